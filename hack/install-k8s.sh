@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Builds (or finds) the control-plane binaries the tests, the demo and the
+# benchmark run: kube-apiserver, kube-controller-manager, kubectl and etcd.
+#
+# Nothing ships these binaries for this machine, so they are compiled from the
+# official Go modules. The result is cached per user, keyed by version, so only
+# the first run is slow. Prints the directory holding the binaries on stdout;
+# everything else goes to stderr.
+#
+#   KUBE_VERSION   Kubernetes release to build (default: hack/kube-version)
+#   KUBE_BIN_DIR   use binaries from this directory instead of building
+set -euo pipefail
+
+# hack/kube-version pins the release; its minor matches the k8s-openapi
+# feature in Cargo.toml.
+KUBE_VERSION="${KUBE_VERSION:-$(cat "$(dirname "$0")/kube-version")}"
+REQUIRED=(etcd kube-apiserver kube-controller-manager kubectl)
+
+log() { printf 'install-k8s: %s\n' "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# Runs a command and, if it fails, names it before exiting.
+run() {
+  if ! "$@"; then
+    die "command failed: $*"
+  fi
+}
+
+have_all() {
+  local dir="$1" bin
+  for bin in "${REQUIRED[@]}"; do
+    [ -x "$dir/$bin" ] || return 1
+  done
+}
+
+if [ -n "${KUBE_BIN_DIR:-}" ]; then
+  have_all "$KUBE_BIN_DIR" || die "KUBE_BIN_DIR=$KUBE_BIN_DIR lacks one of: ${REQUIRED[*]}"
+  log "using binaries from KUBE_BIN_DIR"
+  echo "$KUBE_BIN_DIR"
+  exit 0
+fi
+
+cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/configmap-mirror"
+dest="$cache_root/k8s-$KUBE_VERSION"
+# A build is complete only when this marker exists; it is written last.
+stamp="$dest/.complete"
+
+if [ -f "$stamp" ] && have_all "$dest/bin"; then
+  log "cached: $dest/bin"
+  echo "$dest/bin"
+  exit 0
+fi
+
+command -v go >/dev/null || die "Go is required to build the control plane (apt-get install golang, or see https://go.dev/doc/install)"
+
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+minor="${KUBE_VERSION#v1.}"
+staging_version="v0.${minor}"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/configmap-mirror-k8s-build.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+log "building Kubernetes $KUBE_VERSION (a cold build takes a while; later runs use the cache)"
+run go mod init configmap-mirror.local/k8s-build >/dev/null 2>&1
+run go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" >"$work/download.json"
+upstream_mod="$(sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p' "$work/download.json")"
+[ -f "$upstream_mod" ] || die "could not locate go.mod of k8s.io/kubernetes@$KUBE_VERSION"
+
+go_line="$(grep -m1 '^go ' "$upstream_mod")"
+godebug_line="$(grep -m1 '^godebug ' "$upstream_mod" || true)"
+etcd_version="$(awk '$1 == "go.etcd.io/etcd/server/v3" {print $2; exit}' "$upstream_mod")"
+[ -n "$etcd_version" ] || die "no go.etcd.io/etcd/server/v3 version in the Kubernetes go.mod"
+
+# Kubernetes requires its staging modules as v0.0.0 and replaces them with
+# local paths; outside that repository each must point at its published tag.
+replaces="$(awk '/^require/,/^\)/ { if ($1 ~ /^k8s\.io\// && $2 == "v0.0.0") print "replace " $1 " => " $1 " '"$staging_version"'" }' "$upstream_mod")"
+[ -n "$replaces" ] || die "found no staging modules to replace in the Kubernetes go.mod"
+
+{
+  echo "module configmap-mirror.local/k8s-build"
+  echo
+  echo "$go_line"
+  [ -n "$godebug_line" ] && echo "$godebug_line"
+  echo
+  echo "require k8s.io/kubernetes $KUBE_VERSION"
+  echo "require go.etcd.io/etcd/server/v3 $etcd_version"
+  echo
+  echo "$replaces"
+} >go.mod
+
+packages=(
+  k8s.io/kubernetes/cmd/kube-apiserver
+  k8s.io/kubernetes/cmd/kube-controller-manager
+  k8s.io/kubernetes/cmd/kubectl
+  go.etcd.io/etcd/server/v3
+)
+run go get "${packages[@]}" >&2
+
+rm -rf "$dest"
+mkdir -p "$dest/bin.partial"
+ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/client-go/pkg/version.gitVersion=$KUBE_VERSION"
+# One invocation, so the commands share every compiled package.
+run go build -trimpath -ldflags "$ldflags" -o "$dest/bin.partial/" "${packages[@]}"
+# The etcd main package's path ends in /server/v3, so Go names it "server".
+mv "$dest/bin.partial/server" "$dest/bin.partial/etcd"
+
+have_all "$dest/bin.partial" || die "build finished without all of: ${REQUIRED[*]}"
+run "$dest/bin.partial/etcd" --version >&2
+run "$dest/bin.partial/kube-apiserver" --version >&2
+mv "$dest/bin.partial" "$dest/bin"
+echo "$KUBE_VERSION etcd $etcd_version" >"$stamp"
+log "installed: $dest/bin"
+echo "$dest/bin"

@@ -1,0 +1,120 @@
+//! Per-object retry bookkeeping.
+//!
+//! kube-runtime requeues whatever `error_policy` returns but keeps no memory
+//! of earlier failures, so the failure count of each object (for exponential
+//! backoff) and the last condition reported on it (so that a Warning Event is
+//! emitted once per distinct condition, not once per retry) live here.
+
+use std::{
+    collections::HashMap,
+    sync::{Mutex, PoisonError},
+    time::Duration,
+};
+
+use rand::Rng;
+
+/// Identifies an object across reconciles: `namespace/name`.
+pub type ObjectKey = String;
+
+#[derive(Debug, Default)]
+struct Failures {
+    attempts: u32,
+    condition: Option<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct Backoffs {
+    failures: Mutex<HashMap<ObjectKey, Failures>>,
+}
+
+impl Backoffs {
+    /// Records one more failure of `key` and returns how long to wait
+    /// before the next attempt.
+    pub fn next_delay(&self, key: &str, first: Duration, cap: Duration) -> Duration {
+        let attempts = self.with(key, |f| {
+            f.attempts = f.attempts.saturating_add(1);
+            f.attempts
+        });
+        jittered(exponential(first, cap, attempts), rand::rng().random_range(0.8..1.2))
+    }
+
+    /// Records the condition `key` fails with; true when it differs from the
+    /// last one recorded, i.e. when it is worth telling people about.
+    pub fn is_new_condition(&self, key: &str, condition: &str) -> bool {
+        self.with(key, |f| {
+            let new = f.condition.as_deref() != Some(condition);
+            f.condition = Some(condition.to_owned());
+            new
+        })
+    }
+
+    /// Forgets `key`'s failures after a success.
+    pub fn clear(&self, key: &str) {
+        self.lock().remove(key);
+    }
+
+    /// How many objects are currently failing.
+    pub fn failing(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn with<T>(&self, key: &str, f: impl FnOnce(&mut Failures) -> T) -> T {
+        let mut failures = self.lock();
+        f(failures.entry(key.to_owned()).or_default())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectKey, Failures>> {
+        // The map stays consistent even if a holder panicked mid-update.
+        self.failures.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// `first * 2^(attempt-1)`, capped.
+pub fn exponential(first: Duration, cap: Duration, attempt: u32) -> Duration {
+    let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
+    first.saturating_mul(factor).min(cap)
+}
+
+fn jittered(delay: Duration, factor: f64) -> Duration {
+    delay.mul_f64(factor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIRST: Duration = Duration::from_millis(200);
+    const CAP: Duration = Duration::from_secs(120);
+
+    #[test]
+    fn delays_double_from_the_first_and_stop_at_the_cap() {
+        assert_eq!(exponential(FIRST, CAP, 1), FIRST);
+        assert_eq!(exponential(FIRST, CAP, 2), FIRST * 2);
+        assert_eq!(exponential(FIRST, CAP, 4), FIRST * 8);
+        assert_eq!(exponential(FIRST, CAP, 30), CAP);
+        assert_eq!(exponential(FIRST, CAP, u32::MAX), CAP);
+    }
+
+    #[test]
+    fn each_object_backs_off_on_its_own_and_resets_on_success() {
+        let backoffs = Backoffs::default();
+        let first_a = backoffs.next_delay("ns/a", FIRST, CAP);
+        let second_a = backoffs.next_delay("ns/a", FIRST, CAP);
+        let first_b = backoffs.next_delay("ns/b", FIRST, CAP);
+        assert!(first_a < FIRST.mul_f64(1.2) && first_b < FIRST.mul_f64(1.2));
+        assert!(second_a >= (FIRST * 2).mul_f64(0.8));
+        backoffs.clear("ns/a");
+        assert!(backoffs.next_delay("ns/a", FIRST, CAP) < FIRST.mul_f64(1.2));
+    }
+
+    #[test]
+    fn a_condition_is_new_only_when_it_changes() {
+        let backoffs = Backoffs::default();
+        assert!(backoffs.is_new_condition("ns/a", "name_taken"));
+        assert!(!backoffs.is_new_condition("ns/a", "name_taken"));
+        assert!(backoffs.is_new_condition("ns/a", "rejected: too big"));
+        backoffs.clear("ns/a");
+        assert!(backoffs.is_new_condition("ns/a", "rejected: too big"));
+        assert_eq!(backoffs.failing(), 1);
+    }
+}

@@ -1,0 +1,161 @@
+//! Command-line flags, each with an environment-variable equivalent.
+
+use std::{net::SocketAddr, time::Duration};
+
+use clap::{Parser, ValueEnum};
+
+#[derive(Debug, Clone, Parser)]
+#[command(name = "configmap-mirror", version, about = "Keeps an exact, self-healing copy of labeled ConfigMaps")]
+pub struct Config {
+    /// Label selector of the source ConfigMaps to mirror.
+    #[arg(long, env = "MIRROR_SELECTOR", default_value = "workshop.io/managed=true")]
+    pub selector: String,
+
+    /// Appended to a source's name to name its companion.
+    #[arg(long, env = "MIRROR_SUFFIX", default_value = "-synced", value_parser = parse_suffix)]
+    pub suffix: String,
+
+    /// Watch and write only this namespace (default: all namespaces).
+    #[arg(long, env = "MIRROR_NAMESPACE")]
+    pub namespace: Option<String>,
+
+    /// How many objects are reconciled at the same time.
+    #[arg(long, env = "MIRROR_CONCURRENCY", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrency: u16,
+
+    /// Log format: `auto` is text on a terminal and JSON otherwise.
+    #[arg(long, env = "MIRROR_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto)]
+    pub log_format: LogFormat,
+
+    /// Address of the one HTTP listener serving /metrics, /healthz and /readyz.
+    #[arg(long, env = "MIRROR_HTTP_ADDR", default_value = "0.0.0.0:8080")]
+    pub http_addr: SocketAddr,
+
+    /// A watch failing without pause for this long makes /healthz fail.
+    #[arg(long, env = "MIRROR_WATCH_FAILURE_THRESHOLD", default_value = "60s", value_parser = parse_duration)]
+    pub watch_failure_threshold: Duration,
+
+    #[command(flatten)]
+    pub leader: LeaderConfig,
+}
+
+/// Leader election, for running two or more replicas.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LeaderConfig {
+    /// Compete for a Lease and reconcile only while holding it.
+    #[arg(id = "leader_elect", long = "leader-elect", env = "MIRROR_LEADER_ELECT", default_value_t = false)]
+    pub enabled: bool,
+
+    /// Namespace of the Lease (default: $POD_NAMESPACE, in-cluster).
+    #[arg(id = "leader_election_namespace", long = "leader-election-namespace", env = "MIRROR_LEADER_ELECTION_NAMESPACE")]
+    pub namespace: Option<String>,
+
+    /// Name of the Lease.
+    #[arg(id = "leader_election_id", long = "leader-election-id", env = "MIRROR_LEADER_ELECTION_ID", default_value = "configmap-mirror")]
+    pub lease_name: String,
+
+    /// Identity written into the Lease (default: $POD_NAME, else host name and pid).
+    #[arg(id = "leader_election_identity", long = "leader-election-identity", env = "MIRROR_LEADER_ELECTION_IDENTITY")]
+    pub identity: Option<String>,
+
+    /// How long a standby waits after the last renewal before taking the Lease over.
+    #[arg(long, env = "MIRROR_LEASE_DURATION", default_value = "15s", value_parser = parse_duration)]
+    pub lease_duration: Duration,
+
+    /// How long the leader keeps trying to renew before it gives up and exits.
+    #[arg(long, env = "MIRROR_RENEW_DEADLINE", default_value = "10s", value_parser = parse_duration)]
+    pub renew_deadline: Duration,
+
+    /// How often the leader renews, and a standby tries to acquire.
+    #[arg(long, env = "MIRROR_RETRY_PERIOD", default_value = "2s", value_parser = parse_duration)]
+    pub retry_period: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Auto,
+    Text,
+    Json,
+}
+
+impl LeaderConfig {
+    /// Rejects timings under which two leaders could act at once.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.renew_deadline >= self.lease_duration {
+            return Err("--renew-deadline must be shorter than --lease-duration".into());
+        }
+        if self.retry_period >= self.renew_deadline {
+            return Err("--retry-period must be shorter than --renew-deadline".into());
+        }
+        Ok(())
+    }
+}
+
+fn parse_suffix(value: &str) -> Result<String, String> {
+    let valid = !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
+    if valid && !value.ends_with(['-', '.']) {
+        Ok(value.to_owned())
+    } else {
+        Err("the suffix must be lowercase letters, digits, '-' or '.', and end in a letter or digit".into())
+    }
+}
+
+/// Parses `500ms`, `15s`, `2m` or a bare number of seconds.
+pub fn parse_duration(value: &str) -> Result<Duration, String> {
+    let value = value.trim();
+    let (number, unit) = value
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .map_or((value, "s"), |at| value.split_at(at));
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("not a duration: {value:?} (e.g. 500ms, 15s, 2m)"))?;
+    let seconds = match unit {
+        "ms" => number / 1000.0,
+        "s" => number,
+        "m" => number * 60.0,
+        _ => return Err(format!("unknown unit in {value:?} (use ms, s or m)")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{value:?}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_accept_the_usual_units() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("15s"), Ok(Duration::from_secs(15)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert!(parse_duration("3h").is_err());
+        assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn a_suffix_must_keep_names_valid() {
+        assert!(parse_suffix("-synced").is_ok());
+        assert!(parse_suffix("-Synced").is_err());
+        assert!(parse_suffix("-synced-").is_err());
+        assert!(parse_suffix("").is_err());
+    }
+
+    #[test]
+    fn defaults_are_those_of_a_local_run() {
+        let config = Config::try_parse_from(["configmap-mirror"]).unwrap();
+        assert_eq!(config.selector, "workshop.io/managed=true");
+        assert_eq!(config.suffix, "-synced");
+        assert!(!config.leader.enabled);
+        assert!(config.leader.validate().is_ok());
+    }
+
+    #[test]
+    fn leader_timings_that_allow_two_leaders_are_refused() {
+        let mut config = Config::try_parse_from(["configmap-mirror"]).unwrap();
+        config.leader.renew_deadline = config.leader.lease_duration;
+        assert!(config.leader.validate().is_err());
+    }
+}

@@ -1,0 +1,199 @@
+//! The one error type of the reconcilers, and how each kind is retried.
+
+use std::time::Duration;
+
+use kube::core::Status;
+
+/// Everything a reconcile can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `<source><suffix>` is longer than a Kubernetes name may be.
+    #[error("companion name {name} is {len} characters long, over the limit of 253")]
+    NameTooLong { name: String, len: usize },
+
+    /// An object not made for this source already has the companion's name.
+    #[error("{name} already exists and is not controlled by this source; it is left untouched")]
+    NameTaken { name: String },
+
+    /// The API server refused the object itself (invalid, too large, or
+    /// denied by an admission policy). Writing it again cannot help until
+    /// something changes.
+    #[error("the API server refused the companion: {0}")]
+    Rejected(String),
+
+    /// RBAC or an admission webhook denied the request.
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+
+    /// The cache was behind the API server (409 on create, stale
+    /// resourceVersion on update). Reconciling again from newer state fixes it.
+    #[error("the cache was stale: {0}")]
+    Stale(String),
+
+    /// The namespace is being deleted, and everything in it with it.
+    #[error("the namespace is being terminated")]
+    NamespaceTerminating,
+
+    /// Anything the API server or the network may get over by itself.
+    #[error("transient API error: {0}")]
+    Transient(#[source] kube::Error),
+}
+
+/// How soon, and how loudly, a failed reconcile is retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// Soon, with exponential backoff from a fraction of a second.
+    Soon,
+    /// Slowly, with exponential backoff from tens of seconds: the condition
+    /// needs a person, and the source heals by itself once it is fixed.
+    Slowly,
+    /// Not until the source changes.
+    OnChange,
+}
+
+impl Error {
+    /// A short, fixed label for logs and metrics.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            Error::NameTooLong { .. } => "name_too_long",
+            Error::NameTaken { .. } => "name_taken",
+            Error::Rejected(_) => "rejected",
+            Error::Forbidden(_) => "forbidden",
+            Error::Stale(_) => "stale_cache",
+            Error::NamespaceTerminating => "namespace_terminating",
+            Error::Transient(_) => "transient",
+        }
+    }
+
+    /// The reason of the Warning Event, for conditions a person must act on.
+    pub fn event_reason(&self) -> Option<&'static str> {
+        match self {
+            Error::NameTooLong { .. } => Some("CompanionNameTooLong"),
+            Error::NameTaken { .. } => Some("CompanionNameTaken"),
+            Error::Rejected(_) => Some("CompanionRejected"),
+            Error::Forbidden(_) => Some("CompanionForbidden"),
+            Error::Stale(_) | Error::Transient(_) | Error::NamespaceTerminating => None,
+        }
+    }
+
+    /// Whether this is a terminal error: one that will not go away by
+    /// retrying, only when something in the cluster changes.
+    pub fn is_terminal(&self) -> bool {
+        self.retry() != Retry::Soon
+    }
+
+    pub fn retry(&self) -> Retry {
+        match self {
+            Error::NameTooLong { .. } | Error::NamespaceTerminating => Retry::OnChange,
+            Error::NameTaken { .. } | Error::Rejected(_) | Error::Forbidden(_) => Retry::Slowly,
+            Error::Stale(_) | Error::Transient(_) => Retry::Soon,
+        }
+    }
+}
+
+impl Retry {
+    /// First delay and cap of the exponential backoff for this kind of retry.
+    pub fn backoff_bounds(self) -> Option<(Duration, Duration)> {
+        match self {
+            Retry::Soon => Some((Duration::from_millis(200), Duration::from_secs(120))),
+            Retry::Slowly => Some((Duration::from_secs(30), Duration::from_secs(300))),
+            Retry::OnChange => None,
+        }
+    }
+}
+
+/// What a failed API call means for the reconcile that made it.
+#[derive(Debug)]
+pub enum ApiOutcome {
+    /// The namespace is being deleted: nothing to do, and nothing to report.
+    NamespaceTerminating,
+    Failed(Error),
+}
+
+/// Sorts a failed write into the kinds above.
+pub fn classify(err: kube::Error) -> ApiOutcome {
+    let kube::Error::Api(status) = &err else {
+        return ApiOutcome::Failed(Error::Transient(err));
+    };
+    if is_namespace_terminating(status) {
+        return ApiOutcome::NamespaceTerminating;
+    }
+    let message = status.message.clone();
+    let failed = if status.is_conflict() || status.is_already_exists() || status.is_not_found() {
+        Error::Stale(message)
+    } else if status.is_forbidden() {
+        Error::Forbidden(message)
+    } else if status.is_invalid() || matches!(status.code, 400 | 413) {
+        Error::Rejected(message)
+    } else {
+        Error::Transient(err)
+    };
+    ApiOutcome::Failed(failed)
+}
+
+fn is_namespace_terminating(status: &Status) -> bool {
+    let by_cause = status
+        .details
+        .as_ref()
+        .is_some_and(|d| d.causes.iter().any(|c| c.reason == "NamespaceTerminating"));
+    by_cause || (status.is_forbidden() && status.message.contains("being terminated"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mk_api_error(code: u16, reason: &str, message: &str) -> kube::Error {
+        kube::Error::Api(Status::failure(message, reason).with_code(code).boxed())
+    }
+
+    fn classified(err: kube::Error) -> Option<&'static str> {
+        match classify(err) {
+            ApiOutcome::NamespaceTerminating => None,
+            ApiOutcome::Failed(e) => Some(e.metric_label()),
+        }
+    }
+
+    #[test]
+    fn conflicts_and_missing_objects_mean_the_cache_was_stale() {
+        assert_eq!(classified(mk_api_error(409, "Conflict", "x")), Some("stale_cache"));
+        assert_eq!(classified(mk_api_error(409, "AlreadyExists", "x")), Some("stale_cache"));
+        assert_eq!(classified(mk_api_error(404, "NotFound", "x")), Some("stale_cache"));
+    }
+
+    #[test]
+    fn refusals_of_the_object_itself_are_terminal() {
+        let invalid = mk_api_error(422, "Invalid", "too long");
+        assert_eq!(classified(invalid), Some("rejected"));
+        let too_large = mk_api_error(413, "RequestEntityTooLarge", "too large");
+        assert_eq!(classified(too_large), Some("rejected"));
+        assert!(Error::Rejected(String::new()).is_terminal());
+        assert!(Error::Forbidden(String::new()).is_terminal());
+    }
+
+    #[test]
+    fn server_errors_are_retried_soon() {
+        let err = mk_api_error(500, "InternalError", "etcd");
+        match classify(err) {
+            ApiOutcome::Failed(e) => assert_eq!(e.retry(), Retry::Soon),
+            ApiOutcome::NamespaceTerminating => panic!("a 500 is not a terminating namespace"),
+        }
+    }
+
+    #[test]
+    fn a_terminating_namespace_is_recognised() {
+        let err = mk_api_error(
+            403,
+            "Forbidden",
+            "configmaps \"a\" is forbidden: unable to create new content in namespace x because it is being terminated",
+        );
+        assert!(matches!(classify(err), ApiOutcome::NamespaceTerminating));
+    }
+
+    #[test]
+    fn a_too_long_name_waits_for_the_source_to_change() {
+        let err = Error::NameTooLong { name: "n".into(), len: 254 };
+        assert_eq!(err.retry(), Retry::OnChange);
+        assert_eq!(err.retry().backoff_bounds(), None);
+    }
+}

@@ -1,0 +1,29 @@
+//! configmap-mirror keeps, for every ConfigMap labeled
+//! `workshop.io/managed=true`, an exact companion copy `<name>-synced` in the
+//! same namespace, and heals it when it drifts.
+//!
+//! Reading order for newcomers: [`desired`] (what a companion should be),
+//! [`plan`] (what to write), [`reconcile`] and [`prune`] (the two reconcile
+//! loops), [`caches`] (what wakes them), then [`app`] (how it all runs).
+#![forbid(unsafe_code)]
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod app;
+pub mod backoff;
+pub mod caches;
+pub mod config;
+pub mod context;
+pub mod controller;
+pub mod desired;
+pub mod error;
+pub mod health;
+pub mod http;
+pub mod leader;
+pub mod metrics;
+pub mod plan;
+pub mod prune;
+pub mod reconcile;
+pub mod report;
+pub mod telemetry;
+pub mod write;

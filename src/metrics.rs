@@ -1,0 +1,207 @@
+//! Prometheus metrics, under the names controller-runtime uses, so existing
+//! dashboards and alerts work. No label carries an object's name or
+//! namespace: the number of series stays flat as the cluster grows.
+
+use std::{
+    borrow::Cow,
+    sync::atomic::{AtomicU64, Ordering},
+    time::Instant,
+};
+
+use prometheus_client::{
+    encoding::{EncodeLabelSet, EncodeLabelValue, text::encode},
+    metrics::{
+        counter::Counter,
+        family::Family,
+        gauge::Gauge,
+        histogram::{Histogram, exponential_buckets},
+    },
+    registry::Registry,
+};
+
+use crate::desired::MANAGER_NAME;
+
+/// The outcome label of `controller_runtime_reconcile_total`.
+#[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
+#[allow(non_camel_case_types)]
+pub enum Outcome {
+    success,
+    error,
+    requeue,
+    requeue_after,
+}
+
+/// The companion writes the controller makes.
+#[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
+#[allow(non_camel_case_types)]
+pub enum Operation {
+    create,
+    update,
+    delete,
+    recreate,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabel {
+    result: Outcome,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OperationLabel {
+    operation: Operation,
+}
+
+pub struct Metrics {
+    registry: Registry,
+    reconciles: Family<ResultLabel, Counter>,
+    reconcile_errors: Counter,
+    terminal_errors: Counter,
+    reconcile_time: Histogram,
+    active_workers: Gauge,
+    queue_depth: Gauge,
+    queue_adds: Counter,
+    queue_retries: Counter,
+    leader: Gauge,
+    writes: Family<OperationLabel, Counter>,
+    managed_sources: Gauge,
+    writes_seen: AtomicU64,
+}
+
+impl Metrics {
+    pub fn new(max_concurrent_reconciles: u16, lease_name: &str) -> Self {
+        let mut registry = Registry::default();
+        let this = Metrics {
+            registry: Registry::default(),
+            reconciles: Family::default(),
+            reconcile_errors: Counter::default(),
+            terminal_errors: Counter::default(),
+            reconcile_time: Histogram::new(exponential_buckets(0.0005, 2.0, 16)),
+            active_workers: Gauge::default(),
+            queue_depth: Gauge::default(),
+            queue_adds: Counter::default(),
+            queue_retries: Counter::default(),
+            leader: Gauge::default(),
+            writes: Family::default(),
+            managed_sources: Gauge::default(),
+            writes_seen: AtomicU64::new(0),
+        };
+        let max_concurrent: Gauge = Gauge::default();
+        max_concurrent.set(i64::from(max_concurrent_reconciles));
+
+        let runtime = registry.sub_registry_with_label(label("controller", MANAGER_NAME));
+        runtime.register("controller_runtime_reconcile", "Reconciliations by result", this.reconciles.clone());
+        runtime.register("controller_runtime_reconcile_errors", "Reconciliations that failed", this.reconcile_errors.clone());
+        runtime.register(
+            "controller_runtime_terminal_reconcile_errors",
+            "Reconciliations that failed in a way retrying cannot fix",
+            this.terminal_errors.clone(),
+        );
+        runtime.register("controller_runtime_reconcile_time_seconds", "Time per reconciliation", this.reconcile_time.clone());
+        runtime.register("controller_runtime_max_concurrent_reconciles", "Most reconciliations run at once", max_concurrent);
+        runtime.register("controller_runtime_active_workers", "Reconciliations running now", this.active_workers.clone());
+
+        let queue = registry.sub_registry_with_label(label("name", MANAGER_NAME));
+        queue.register("workqueue_depth", "Triggers waiting to be taken into the controller's queue", this.queue_depth.clone());
+        queue.register("workqueue_adds", "Triggers handed to the controller's queue", this.queue_adds.clone());
+        queue.register("workqueue_retries", "Reconciliations requeued after an error", this.queue_retries.clone());
+
+        let election = registry.sub_registry_with_label(label("name", lease_name.to_owned()));
+        election.register("leader_election_master_status", "1 while this replica holds the lease", this.leader.clone());
+
+        registry.register("configmap_mirror_companion_writes", "Companion writes by operation", this.writes.clone());
+        registry.register("configmap_mirror_managed_sources", "Managed sources in the cache", this.managed_sources.clone());
+        Metrics { registry, ..this }
+    }
+
+    /// Prometheus text exposition of every metric.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = encode(&mut out, &self.registry);
+        out
+    }
+
+    /// Marks a reconcile as running until the returned guard is finished.
+    pub fn reconcile_started(&self) -> ReconcileTimer<'_> {
+        self.active_workers.inc();
+        ReconcileTimer { metrics: self, started: Instant::now() }
+    }
+
+    pub fn reconcile_failed(&self, terminal: bool) {
+        self.reconcile_errors.inc();
+        if terminal {
+            self.terminal_errors.inc();
+        }
+        self.queue_retries.inc();
+    }
+
+    pub fn companion_written(&self, operation: Operation) {
+        self.writes.get_or_create(&OperationLabel { operation }).inc();
+        self.writes_seen.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Every companion write since start, whatever its operation.
+    pub fn companion_writes(&self) -> u64 {
+        self.writes_seen.load(Ordering::Relaxed)
+    }
+
+    pub fn set_managed_sources(&self, count: usize) {
+        self.managed_sources.set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    pub fn trigger_queued(&self) {
+        self.queue_adds.inc();
+        self.queue_depth.inc();
+    }
+
+    pub fn trigger_taken(&self) {
+        self.queue_depth.dec();
+    }
+
+    pub fn set_leader(&self, leading: bool) {
+        self.leader.set(i64::from(leading));
+    }
+}
+
+/// Records a reconcile's duration and outcome when finished.
+pub struct ReconcileTimer<'a> {
+    metrics: &'a Metrics,
+    started: Instant,
+}
+
+impl ReconcileTimer<'_> {
+    pub fn finish(self, outcome: Outcome) {
+        self.metrics.reconciles.get_or_create(&ResultLabel { result: outcome }).inc();
+        self.metrics.reconcile_time.observe(self.started.elapsed().as_secs_f64());
+        self.metrics.active_workers.dec();
+    }
+}
+
+fn label(key: &'static str, value: impl Into<Cow<'static, str>>) -> (Cow<'static, str>, Cow<'static, str>) {
+    (Cow::Borrowed(key), value.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_render_under_controller_runtime_names() {
+        let metrics = Metrics::new(16, "configmap-mirror");
+        metrics.reconcile_started().finish(Outcome::success);
+        metrics.companion_written(Operation::create);
+        let text = metrics.render();
+        for expected in [
+            "controller_runtime_reconcile_total{controller=\"configmap-mirror\",result=\"success\"} 1",
+            "controller_runtime_max_concurrent_reconciles{controller=\"configmap-mirror\"} 16",
+            "controller_runtime_active_workers{controller=\"configmap-mirror\"} 0",
+            "controller_runtime_reconcile_time_seconds_count{controller=\"configmap-mirror\"} 1",
+            "workqueue_adds_total{name=\"configmap-mirror\"} 0",
+            "leader_election_master_status{name=\"configmap-mirror\"} 0",
+            "configmap_mirror_companion_writes_total{operation=\"create\"} 1",
+        ] {
+            assert!(text.contains(expected), "missing {expected} in:\n{text}");
+        }
+        assert_eq!(metrics.companion_writes(), 1);
+    }
+}

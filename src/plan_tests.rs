@@ -1,0 +1,128 @@
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use super::*;
+use crate::desired::{desired_companion, owner_reference};
+
+const SUFFIX: &str = "-synced";
+
+fn mk_source(name: &str, uid: &str, value: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("ns".into()),
+            uid: Some(uid.into()),
+            ..ObjectMeta::default()
+        },
+        data: Some(BTreeMap::from([("key".to_owned(), value.to_owned())])),
+        ..ConfigMap::default()
+    }
+}
+
+fn mk_existing(desired: &ConfigMap) -> ConfigMap {
+    let mut existing = desired.clone();
+    existing.metadata.uid = Some("companion-uid".into());
+    existing.metadata.resource_version = Some("7".into());
+    existing
+}
+
+fn keys() -> Vec<String> {
+    vec!["workshop.io/managed".into()]
+}
+
+#[test]
+fn a_missing_companion_is_created() {
+    let source = mk_source("a", "u1", "v");
+    let desired = desired_companion(&source, SUFFIX).unwrap();
+    assert_eq!(
+        plan(desired.clone(), None, &source, &keys()),
+        Ok(Write::Create(desired))
+    );
+}
+
+#[test]
+fn a_companion_in_sync_is_left_alone() {
+    let source = mk_source("a", "u1", "v");
+    let desired = desired_companion(&source, SUFFIX).unwrap();
+    let existing = mk_existing(&desired);
+    assert_eq!(plan(desired, Some(&existing), &source, &keys()), Ok(Write::Nothing));
+}
+
+#[test]
+fn a_changed_source_replaces_the_companion_keeping_its_resource_version() {
+    let old = mk_source("a", "u1", "old");
+    let existing = mk_existing(&desired_companion(&old, SUFFIX).unwrap());
+    let new = mk_source("a", "u1", "new");
+    let desired = desired_companion(&new, SUFFIX).unwrap();
+    let Ok(Write::Replace { companion, why }) = plan(desired, Some(&existing), &new, &keys()) else {
+        panic!("expected a replace");
+    };
+    assert_eq!(why, Difference::SourceChanged);
+    assert_eq!(companion.data, new.data);
+    assert_eq!(companion.metadata.resource_version.as_deref(), Some("7"));
+}
+
+#[test]
+fn a_recreated_source_takes_over_the_companion_of_its_predecessor() {
+    let old = mk_source("a", "u1", "v");
+    let existing = mk_existing(&desired_companion(&old, SUFFIX).unwrap());
+    let reborn = mk_source("a", "u2", "v");
+    let desired = desired_companion(&reborn, SUFFIX).unwrap();
+    let Ok(Write::Replace { companion, .. }) = plan(desired, Some(&existing), &reborn, &keys())
+    else {
+        panic!("expected a replace");
+    };
+    let owners = companion.metadata.owner_references.unwrap();
+    assert_eq!(owners, vec![owner_reference("a", "u2")]);
+}
+
+#[test]
+fn a_foreign_object_at_the_companion_name_is_never_written() {
+    let source = mk_source("a", "u1", "v");
+    let desired = desired_companion(&source, SUFFIX).unwrap();
+    let stranger = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("a-synced".into()),
+            namespace: Some("ns".into()),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    };
+    assert_eq!(plan(desired, Some(&stranger), &source, &keys()), Err(NameTaken));
+}
+
+#[test]
+fn an_immutable_companion_with_stale_content_is_deleted_by_uid() {
+    let mut old = mk_source("a", "u1", "old");
+    old.immutable = Some(true);
+    let existing = mk_existing(&desired_companion(&old, SUFFIX).unwrap());
+    let mut new = mk_source("a", "u1", "new");
+    new.immutable = Some(true);
+    let desired = desired_companion(&new, SUFFIX).unwrap();
+    assert_eq!(
+        plan(desired, Some(&existing), &new, &keys()),
+        Ok(Write::DeleteToRecreate { uid: "companion-uid".into() })
+    );
+}
+
+#[test]
+fn a_companion_whose_source_is_no_longer_managed_is_pruned() {
+    let companion = desired_companion(&mk_source("a", "u1", "v"), SUFFIX).unwrap();
+    assert!(should_prune(&companion, SUFFIX, |_| false));
+    assert!(!should_prune(&companion, SUFFIX, |name| name == "a"));
+}
+
+#[test]
+fn a_companion_named_by_another_suffix_is_pruned() {
+    let companion = desired_companion(&mk_source("a", "u1", "v"), "-copy").unwrap();
+    assert!(should_prune(&companion, SUFFIX, |_| true));
+}
+
+#[test]
+fn a_companion_without_a_controlling_owner_is_never_pruned() {
+    let mut companion = desired_companion(&mk_source("a", "u1", "v"), SUFFIX).unwrap();
+    companion.metadata.owner_references = None;
+    assert!(!should_prune(&companion, SUFFIX, |_| false));
+    assert_eq!(claimed_source(&companion, SUFFIX).as_deref(), Some("a"));
+}
