@@ -28,6 +28,7 @@ use kube::{
         watcher::{self, Event},
     },
 };
+use tokio::sync::watch;
 
 use crate::{desired, health::Health, metrics::Metrics, plan};
 
@@ -36,6 +37,9 @@ use crate::{desired, health::Health, metrics::Metrics, plan};
 pub struct Caches {
     pub sources: Store<ConfigMap>,
     pub companions: Store<ConfigMap>,
+    // `Store::wait_until_ready` wakes only the most recent of several
+    // concurrent waiters, so the reconciles wait on this instead.
+    ready: watch::Receiver<bool>,
 }
 
 impl Caches {
@@ -44,8 +48,7 @@ impl Caches {
     pub async fn wait_ready(&self) {
         // An error means the watch task is gone, i.e. the process is
         // shutting down; reconciles then see whatever the caches hold.
-        let _ = self.sources.wait_until_ready().await;
-        let _ = self.companions.wait_until_ready().await;
+        let _ = self.ready.clone().wait_for(|ready| *ready).await;
     }
 
     pub fn source(&self, namespace: &str, name: &str) -> Option<Arc<ConfigMap>> {
@@ -99,20 +102,30 @@ pub fn watch(
     let (sync_tx, sync) = mpsc::channel(WAKEUP_BUFFER);
     let (prune_tx, prune) = mpsc::channel(WAKEUP_BUFFER);
     let (prune_all_tx, prune_all) = mpsc::channel(1);
-    let senders = Senders { sync: sync_tx, prune: prune_tx, prune_all: prune_all_tx };
+    let senders = Senders {
+        sync: sync_tx,
+        prune: prune_tx,
+        prune_all: prune_all_tx,
+    };
 
     let source_events = watcher(api.clone(), &settings.selector)
         .modify(|cm: &mut ConfigMap| {
             cm.managed_fields_mut().clear();
             // Never copied, and often as large as the data itself.
-            cm.annotations_mut().remove("kubectl.kubernetes.io/last-applied-configuration");
+            cm.annotations_mut()
+                .remove("kubectl.kubernetes.io/last-applied-configuration");
         })
         .reflect(source_writer);
     let companion_events = watcher(api, desired::COMPANION_SELECTOR)
         .modify(|cm: &mut ConfigMap| cm.managed_fields_mut().clear())
         .reflect(companion_writer);
 
-    let caches = Caches { sources, companions };
+    let (ready_tx, ready) = watch::channel(false);
+    let caches = Caches {
+        sources,
+        companions,
+        ready,
+    };
     let suffix = settings.suffix;
     let drive = {
         let caches = caches.clone();
@@ -142,13 +155,23 @@ pub fn watch(
                 move |event| companion_wakeups(event, &suffix),
             );
             let synced = async {
-                caches.wait_ready().await;
+                let _ = caches.sources.wait_until_ready().await;
+                let _ = caches.companions.wait_until_ready().await;
+                ready_tx.send_replace(true);
                 health.set_caches_synced();
             };
             futures::join!(sources, companions, synced);
         }
     };
-    (caches, Wakeups { sync, prune, prune_all }, drive)
+    (
+        caches,
+        Wakeups {
+            sync,
+            prune,
+            prune_all,
+        },
+        drive,
+    )
 }
 
 fn watcher(
@@ -182,7 +205,10 @@ pub fn source_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
         },
         // Sources that vanished while the watch was down produce no delete
         // event; re-checking every companion after a re-list catches them.
-        Event::InitDone => Wake { prune_all: true, ..Wake::default() },
+        Event::InitDone => Wake {
+            prune_all: true,
+            ..Wake::default()
+        },
         Event::Init => Wake::default(),
     }
 }
@@ -199,7 +225,10 @@ pub fn companion_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
             prune: Some(ObjectRef::from(companion)),
             prune_all: false,
         },
-        Event::Delete(companion) => Wake { sync: source_of(companion), ..Wake::default() },
+        Event::Delete(companion) => Wake {
+            sync: source_of(companion),
+            ..Wake::default()
+        },
         Event::Init | Event::InitDone => Wake::default(),
     }
 }
@@ -260,7 +289,10 @@ mod tests {
     #[test]
     fn a_deleted_source_wakes_the_prune_of_its_companion() {
         let wake = source_wakeups(&Event::Delete(mk_configmap("colors")), "-synced");
-        assert_eq!(wake.prune, Some(ObjectRef::new("colors-synced").within("ns")));
+        assert_eq!(
+            wake.prune,
+            Some(ObjectRef::new("colors-synced").within("ns"))
+        );
         assert_eq!(wake.sync, None);
     }
 
