@@ -1,0 +1,30 @@
+//! A real Kubernetes control plane (etcd, kube-apiserver,
+//! kube-controller-manager) on loopback, for integration tests, the demo
+//! cluster and the benchmark.
+//!
+//! ```no_run
+//! # async fn example() -> anyhow::Result<()> {
+//! let control_plane = testenv::ControlPlane::shared();
+//! let client = control_plane.client().await;
+//! let namespace = testenv::fresh_namespace(&client, "my-test").await?;
+//! # Ok(()) }
+//! ```
+#![forbid(unsafe_code)]
+
+mod binaries;
+mod certs;
+mod control_plane;
+mod kubeconfig;
+mod logs;
+mod objects;
+mod ports;
+mod process;
+mod state;
+mod wait;
+
+pub use binaries::{bin_dir, kube_version};
+pub use control_plane::{ControlPlane, Options};
+pub use objects::{fresh_namespace, mint_token};
+pub use ports::free_port;
+pub use process::{ChildProcess, Signal, process_alive, spawn_child};
+pub use wait::wait_for;
