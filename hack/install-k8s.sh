@@ -95,7 +95,9 @@ packages=(
   k8s.io/kubernetes/cmd/kubectl
   go.etcd.io/etcd/server/v3
 )
-run go get "${packages[@]}" >&2
+# Versions are explicit: a bare `go get` would upgrade each to its latest
+# release and build a different etcd (and etcd client) than Kubernetes pins.
+run go get "k8s.io/kubernetes@$KUBE_VERSION" "go.etcd.io/etcd/server/v3@$etcd_version" >&2
 
 rm -rf "$dest"
 mkdir -p "$dest/bin.partial"
@@ -106,6 +108,13 @@ run go build -trimpath -ldflags "$ldflags" -o "$dest/bin.partial/" "${packages[@
 mv "$dest/bin.partial/server" "$dest/bin.partial/etcd"
 
 have_all "$dest/bin.partial" || die "build finished without all of: ${REQUIRED[*]}"
+# The module graph must be exactly what Kubernetes pins.
+for pinned in "k8s.io/kubernetes $KUBE_VERSION" "go.etcd.io/etcd/client/v3 $etcd_version"; do
+  go version -m "$dest/bin.partial/kube-apiserver" | grep -qE "[[:space:]]${pinned% *}[[:space:]]+${pinned#* }([[:space:]]|$)" \
+    || die "kube-apiserver was not built with $pinned"
+done
+"$dest/bin.partial/etcd" --version | grep -q "etcd Version: ${etcd_version#v}" \
+  || die "etcd is not version $etcd_version"
 run "$dest/bin.partial/etcd" --version >&2
 run "$dest/bin.partial/kube-apiserver" --version >&2
 mv "$dest/bin.partial" "$dest/bin"
