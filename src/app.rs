@@ -62,7 +62,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         metrics.clone(),
     );
     let ctx = Arc::new(Context {
-        reporter: Reporter::new(client.clone(), elector.as_ref().map(|e| e.identity().to_owned())),
+        reporter: Reporter::new(
+            client.clone(),
+            elector.as_ref().map(|e| e.identity().to_owned()),
+        ),
         client,
         caches,
         suffix: config.suffix.clone(),
@@ -78,7 +81,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         "configmap-mirror started"
     );
 
-    let controllers = controller::run(ctx, wakeups, config.concurrency, leading_rx, stopped(stop_rx));
+    let controllers = controller::run(
+        ctx,
+        wakeups,
+        config.concurrency,
+        leading_rx,
+        stopped(stop_rx),
+    );
     let election = async {
         match elector.as_mut() {
             Some(elector) => elector.run(&leading_tx).await,
@@ -105,7 +114,11 @@ fn elector(client: Client, config: &Config) -> anyhow::Result<Elector> {
         .clone()
         .or_else(|| std::env::var("POD_NAMESPACE").ok())
         .context("--leader-elect needs --leader-election-namespace (or POD_NAMESPACE)")?;
-    let identity = config.leader.identity.clone().unwrap_or_else(leader::default_identity);
+    let identity = config
+        .leader
+        .identity
+        .clone()
+        .unwrap_or_else(leader::default_identity);
     Ok(Elector::new(client, &namespace, identity, &config.leader))
 }
 

@@ -35,7 +35,10 @@ impl Backoffs {
             f.attempts = f.attempts.saturating_add(1);
             f.attempts
         });
-        jittered(exponential(first, cap, attempts), rand::rng().random_range(0.8..1.2))
+        jittered(
+            exponential(first, cap, attempts),
+            rand::rng().random_range(0.8..1.2),
+        )
     }
 
     /// Records the condition `key` fails with; true when it differs from the

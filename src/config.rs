@@ -5,10 +5,18 @@ use std::{net::SocketAddr, time::Duration};
 use clap::{Parser, ValueEnum};
 
 #[derive(Debug, Clone, Parser)]
-#[command(name = "configmap-mirror", version, about = "Keeps an exact, self-healing copy of labeled ConfigMaps")]
+#[command(
+    name = "configmap-mirror",
+    version,
+    about = "Keeps an exact, self-healing copy of labeled ConfigMaps"
+)]
 pub struct Config {
     /// Label selector of the source ConfigMaps to mirror.
-    #[arg(long, env = "MIRROR_SELECTOR", default_value = "workshop.io/managed=true")]
+    #[arg(
+        long,
+        env = "MIRROR_SELECTOR",
+        default_value = "workshop.io/managed=true"
+    )]
     pub selector: String,
 
     /// Appended to a source's name to name its companion.
@@ -43,19 +51,37 @@ pub struct Config {
 #[derive(Debug, Clone, clap::Args)]
 pub struct LeaderConfig {
     /// Compete for a Lease and reconcile only while holding it.
-    #[arg(id = "leader_elect", long = "leader-elect", env = "MIRROR_LEADER_ELECT", default_value_t = false)]
+    #[arg(
+        id = "leader_elect",
+        long = "leader-elect",
+        env = "MIRROR_LEADER_ELECT",
+        default_value_t = false
+    )]
     pub enabled: bool,
 
     /// Namespace of the Lease (default: $POD_NAMESPACE, in-cluster).
-    #[arg(id = "leader_election_namespace", long = "leader-election-namespace", env = "MIRROR_LEADER_ELECTION_NAMESPACE")]
+    #[arg(
+        id = "leader_election_namespace",
+        long = "leader-election-namespace",
+        env = "MIRROR_LEADER_ELECTION_NAMESPACE"
+    )]
     pub namespace: Option<String>,
 
     /// Name of the Lease.
-    #[arg(id = "leader_election_id", long = "leader-election-id", env = "MIRROR_LEADER_ELECTION_ID", default_value = "configmap-mirror")]
+    #[arg(
+        id = "leader_election_id",
+        long = "leader-election-id",
+        env = "MIRROR_LEADER_ELECTION_ID",
+        default_value = "configmap-mirror"
+    )]
     pub lease_name: String,
 
     /// Identity written into the Lease (default: $POD_NAME, else host name and pid).
-    #[arg(id = "leader_election_identity", long = "leader-election-identity", env = "MIRROR_LEADER_ELECTION_IDENTITY")]
+    #[arg(
+        id = "leader_election_identity",
+        long = "leader-election-identity",
+        env = "MIRROR_LEADER_ELECTION_IDENTITY"
+    )]
     pub identity: Option<String>,
 
     /// How long a standby waits after the last renewal before taking the Lease over.

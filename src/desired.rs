@@ -65,8 +65,18 @@ pub fn checksum(
     let data = data.unwrap_or(&empty_text);
     let binary_data = binary_data.unwrap_or(&empty_binary);
     let mut hasher = Sha256::new();
-    hash_map(&mut hasher, b'd', data.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes())));
-    hash_map(&mut hasher, b'b', binary_data.iter().map(|(k, v)| (k.as_bytes(), v.0.as_slice())));
+    hash_map(
+        &mut hasher,
+        b'd',
+        data.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes())),
+    );
+    hash_map(
+        &mut hasher,
+        b'b',
+        binary_data
+            .iter()
+            .map(|(k, v)| (k.as_bytes(), v.0.as_slice())),
+    );
     hex::encode(hasher.finalize())
 }
 
@@ -175,15 +185,19 @@ pub enum Ownership {
 /// the checksum annotation shows the object was written by this controller.
 pub fn ownership(existing: &ConfigMap, source_name: &str, source_uid: &str) -> Ownership {
     let refs = existing.metadata.owner_references.as_deref().unwrap_or(&[]);
-    let names_source =
-        |r: &OwnerReference| r.api_version == "v1" && r.kind == "ConfigMap" && r.name == source_name;
+    let names_source = |r: &OwnerReference| {
+        r.api_version == "v1" && r.kind == "ConfigMap" && r.name == source_name
+    };
     if refs
         .iter()
         .any(|r| names_source(r) && r.uid == source_uid && r.controller == Some(true))
     {
         return Ownership::Ours;
     }
-    if refs.iter().any(|r| r.controller == Some(true) && !names_source(r)) {
+    if refs
+        .iter()
+        .any(|r| r.controller == Some(true) && !names_source(r))
+    {
         return Ownership::Foreign;
     }
     if refs.iter().any(names_source) {

@@ -52,7 +52,10 @@ fn companion_is_named_after_its_source_with_the_suffix() {
 
 #[test]
 fn source_name_is_recovered_from_a_companion_name() {
-    assert_eq!(source_name_of("colors-synced", SUFFIX).as_deref(), Some("colors"));
+    assert_eq!(
+        source_name_of("colors-synced", SUFFIX).as_deref(),
+        Some("colors")
+    );
     assert_eq!(source_name_of("colors", SUFFIX), None);
     assert_eq!(source_name_of("-synced", SUFFIX), None);
 }
@@ -65,7 +68,10 @@ fn checksum_ignores_the_order_keys_were_written_in() {
     let mut backward = BTreeMap::new();
     backward.insert("b".to_owned(), "2".to_owned());
     backward.insert("a".to_owned(), "1".to_owned());
-    assert_eq!(checksum(Some(&forward), None), checksum(Some(&backward), None));
+    assert_eq!(
+        checksum(Some(&forward), None),
+        checksum(Some(&backward), None)
+    );
 }
 
 #[test]
@@ -101,7 +107,10 @@ fn checksum_tells_apart_contents_that_concatenate_alike() {
 fn checksum_keeps_data_and_binary_data_apart() {
     let as_text = mk_data(&[("k", "v")]);
     let as_bytes = mk_binary(&[("k", b"v")]);
-    assert_ne!(checksum(Some(&as_text), None), checksum(None, Some(&as_bytes)));
+    assert_ne!(
+        checksum(Some(&as_text), None),
+        checksum(None, Some(&as_bytes))
+    );
 }
 
 #[test]
@@ -130,7 +139,10 @@ fn desired_companion_carries_no_label_or_annotation_of_the_source() {
     let companion = desired_companion(&mk_source("colors", &[("a", "1")]), SUFFIX).unwrap();
     let labels = companion.metadata.labels.unwrap();
     assert_eq!(labels.len(), 1);
-    assert_eq!(labels.get(MANAGED_BY_LABEL).map(String::as_str), Some(MANAGER_NAME));
+    assert_eq!(
+        labels.get(MANAGED_BY_LABEL).map(String::as_str),
+        Some(MANAGER_NAME)
+    );
     let annotations = companion.metadata.annotations.unwrap();
     assert_eq!(annotations.len(), 1);
     assert!(annotations.contains_key(CHECKSUM_ANNOTATION));
@@ -143,7 +155,12 @@ fn desired_companion_has_one_controller_reference_to_its_source() {
     assert_eq!(refs.len(), 1);
     let owner = &refs[0];
     assert_eq!(
-        (owner.api_version.as_str(), owner.kind.as_str(), owner.name.as_str(), owner.uid.as_str()),
+        (
+            owner.api_version.as_str(),
+            owner.kind.as_str(),
+            owner.name.as_str(),
+            owner.uid.as_str()
+        ),
         ("v1", "ConfigMap", "colors", "uid-1")
     );
     assert_eq!(owner.controller, Some(true));
@@ -172,7 +189,10 @@ fn a_companion_is_never_treated_as_a_source() {
 #[test]
 fn a_companion_controlled_by_the_source_is_ours() {
     let source = mk_source("colors", &[]);
-    assert_eq!(ownership(&mk_companion_of(&source), "colors", "uid-1"), Ownership::Ours);
+    assert_eq!(
+        ownership(&mk_companion_of(&source), "colors", "uid-1"),
+        Ownership::Ours
+    );
 }
 
 #[test]
@@ -188,7 +208,10 @@ fn a_companion_of_a_deleted_source_with_the_same_name_is_adoptable() {
 fn a_companion_whose_owner_reference_was_removed_by_hand_is_adoptable() {
     let mut companion = mk_companion_of(&mk_source("colors", &[]));
     companion.metadata.owner_references = None;
-    assert_eq!(ownership(&companion, "colors", "uid-1"), Ownership::Adoptable);
+    assert_eq!(
+        ownership(&companion, "colors", "uid-1"),
+        Ownership::Adoptable
+    );
 }
 
 #[test]
@@ -222,7 +245,10 @@ fn an_up_to_date_companion_needs_no_write() {
         .labels
         .get_or_insert_with(BTreeMap::new)
         .insert("added-by-someone".into(), "x".into());
-    assert_eq!(difference(&actual, &desired, &source_keys()), Difference::None);
+    assert_eq!(
+        difference(&actual, &desired, &source_keys()),
+        Difference::None
+    );
 }
 
 #[test]
@@ -292,12 +318,18 @@ fn merge_restores_owned_fields_and_keeps_foreign_metadata() {
 
     let merged = merge_onto(&actual, &desired, &source_keys());
     assert_eq!(merged.data, desired.data);
-    assert_eq!(merged.metadata.owner_references, desired.metadata.owner_references);
+    assert_eq!(
+        merged.metadata.owner_references,
+        desired.metadata.owner_references
+    );
     assert_eq!(merged.metadata.resource_version.as_deref(), Some("42"));
     let labels = merged.metadata.labels.as_ref().unwrap();
     assert!(!labels.contains_key("workshop.io/managed"));
     assert_eq!(labels.get("keep").map(String::as_str), Some("me"));
-    assert_eq!(difference(&merged, &desired, &source_keys()), Difference::None);
+    assert_eq!(
+        difference(&merged, &desired, &source_keys()),
+        Difference::None
+    );
 }
 
 #[test]
@@ -325,7 +357,10 @@ fn mk_source_immutable(name: &str, data: &[(&str, &str)]) -> ConfigMap {
 
 #[test]
 fn selector_keys_are_read_from_every_term_shape() {
-    assert_eq!(selector_label_keys("workshop.io/managed=true"), vec!["workshop.io/managed"]);
+    assert_eq!(
+        selector_label_keys("workshop.io/managed=true"),
+        vec!["workshop.io/managed"]
+    );
     assert_eq!(
         selector_label_keys("a==1, b!=2,c,!d,e in (x,y),f notin (z)"),
         vec!["a", "b", "c", "d", "e", "f"]

@@ -156,9 +156,18 @@ mod tests {
 
     #[test]
     fn conflicts_and_missing_objects_mean_the_cache_was_stale() {
-        assert_eq!(classified(mk_api_error(409, "Conflict", "x")), Some("stale_cache"));
-        assert_eq!(classified(mk_api_error(409, "AlreadyExists", "x")), Some("stale_cache"));
-        assert_eq!(classified(mk_api_error(404, "NotFound", "x")), Some("stale_cache"));
+        assert_eq!(
+            classified(mk_api_error(409, "Conflict", "x")),
+            Some("stale_cache")
+        );
+        assert_eq!(
+            classified(mk_api_error(409, "AlreadyExists", "x")),
+            Some("stale_cache")
+        );
+        assert_eq!(
+            classified(mk_api_error(404, "NotFound", "x")),
+            Some("stale_cache")
+        );
     }
 
     #[test]
@@ -192,7 +201,10 @@ mod tests {
 
     #[test]
     fn a_too_long_name_waits_for_the_source_to_change() {
-        let err = Error::NameTooLong { name: "n".into(), len: 254 };
+        let err = Error::NameTooLong {
+            name: "n".into(),
+            len: 254,
+        };
         assert_eq!(err.retry(), Retry::OnChange);
         assert_eq!(err.retry().backoff_bounds(), None);
     }

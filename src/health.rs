@@ -54,13 +54,24 @@ impl Health {
             .lock()
             .iter()
             .filter(|(_, since)| now.saturating_duration_since(**since) > self.threshold)
-            .map(|(watch, since)| format!("{watch} watch failing for {:?}", now.saturating_duration_since(*since)))
+            .map(|(watch, since)| {
+                format!(
+                    "{watch} watch failing for {:?}",
+                    now.saturating_duration_since(*since)
+                )
+            })
             .collect();
-        if wedged.is_empty() { Ok(()) } else { Err(wedged.join("; ")) }
+        if wedged.is_empty() {
+            Ok(())
+        } else {
+            Err(wedged.join("; "))
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<&'static str, Instant>> {
-        self.failing_since.lock().unwrap_or_else(PoisonError::into_inner)
+        self.failing_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 

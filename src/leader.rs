@@ -20,10 +20,7 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta},
     jiff::Timestamp,
 };
-use kube::{
-    Api, Client,
-    api::{PostParams},
-};
+use kube::{Api, Client, api::PostParams};
 use tokio::sync::watch;
 
 use crate::{config::LeaderConfig, desired::MANAGER_NAME};
@@ -56,7 +53,12 @@ pub enum Claim {
 
 /// Decides from the holder and how long ago (by our clock) the record last
 /// changed.
-pub fn claim(holder: Option<&str>, identity: &str, unchanged_for: Duration, lease_duration: Duration) -> Claim {
+pub fn claim(
+    holder: Option<&str>,
+    identity: &str,
+    unchanged_for: Duration,
+    lease_duration: Duration,
+) -> Claim {
     match holder {
         Some(holder) if holder == identity => Claim::Renew,
         Some(holder) if !holder.is_empty() && unchanged_for < lease_duration => Claim::Wait,
@@ -132,7 +134,9 @@ impl Elector {
         spec.acquire_time = Some(now);
         match self.api.replace(&self.name, &post_params(), &lease).await {
             Ok(_) => tracing::info!(lease = %self.name, "released the lease"),
-            Err(error) => tracing::warn!(lease = %self.name, %error, "could not release the lease; it expires by itself"),
+            Err(error) => {
+                tracing::warn!(lease = %self.name, %error, "could not release the lease; it expires by itself")
+            }
         }
     }
 
@@ -148,7 +152,12 @@ impl Elector {
         };
         let unchanged_for = self.observe(&lease);
         let spec = lease.spec.clone().unwrap_or_default();
-        match claim(spec.holder_identity.as_deref(), &self.identity, unchanged_for, self.lease_duration) {
+        match claim(
+            spec.holder_identity.as_deref(),
+            &self.identity,
+            unchanged_for,
+            self.lease_duration,
+        ) {
             Claim::Wait => false,
             decision => self.write(lease, decision).await,
         }
@@ -165,17 +174,26 @@ impl Elector {
         };
         let changed = self.observed.as_ref().is_none_or(|seen| {
             (&seen.holder, &seen.renew_time, &seen.resource_version)
-                != (&current.holder, &current.renew_time, &current.resource_version)
+                != (
+                    &current.holder,
+                    &current.renew_time,
+                    &current.resource_version,
+                )
         });
         if changed {
             self.observed = Some(current);
         }
-        self.observed.as_ref().map_or(Duration::ZERO, |seen| seen.seen_at.elapsed())
+        self.observed
+            .as_ref()
+            .map_or(Duration::ZERO, |seen| seen.seen_at.elapsed())
     }
 
     async fn create(&mut self) -> bool {
         let lease = Lease {
-            metadata: ObjectMeta { name: Some(self.name.clone()), ..ObjectMeta::default() },
+            metadata: ObjectMeta {
+                name: Some(self.name.clone()),
+                ..ObjectMeta::default()
+            },
             spec: Some(self.record(None, Claim::Take)),
         };
         self.api.create(&post_params(), &lease).await.is_ok()
@@ -204,13 +222,19 @@ impl Elector {
         let (acquire_time, lease_transitions) = match decision {
             Claim::Renew => (previous.and_then(|p| p.acquire_time.clone()), transitions),
             Claim::Take | Claim::Wait => {
-                let taken_from_someone = previous.and_then(|p| p.holder_identity.as_ref()).is_some();
-                (Some(now.clone()), transitions + i32::from(taken_from_someone))
+                let taken_from_someone =
+                    previous.and_then(|p| p.holder_identity.as_ref()).is_some();
+                (
+                    Some(now.clone()),
+                    transitions + i32::from(taken_from_someone),
+                )
             }
         };
         LeaseSpec {
             holder_identity: Some(self.identity.clone()),
-            lease_duration_seconds: Some(i32::try_from(self.lease_duration.as_secs().max(1)).unwrap_or(i32::MAX)),
+            lease_duration_seconds: Some(
+                i32::try_from(self.lease_duration.as_secs().max(1)).unwrap_or(i32::MAX),
+            ),
             acquire_time,
             renew_time: Some(now),
             lease_transitions: Some(lease_transitions),
@@ -220,7 +244,10 @@ impl Elector {
 }
 
 fn post_params() -> PostParams {
-    PostParams { field_manager: Some(MANAGER_NAME.into()), ..PostParams::default() }
+    PostParams {
+        field_manager: Some(MANAGER_NAME.into()),
+        ..PostParams::default()
+    }
 }
 
 /// `$POD_NAME` in a cluster, else host name and pid: unique per process.
@@ -248,12 +275,18 @@ mod tests {
 
     #[test]
     fn our_own_lease_is_renewed() {
-        assert_eq!(claim(Some("me"), "me", Duration::from_secs(60), DURATION), Claim::Renew);
+        assert_eq!(
+            claim(Some("me"), "me", Duration::from_secs(60), DURATION),
+            Claim::Renew
+        );
     }
 
     #[test]
     fn a_fresh_lease_of_another_holder_is_left_alone() {
-        assert_eq!(claim(Some("other"), "me", Duration::from_secs(14), DURATION), Claim::Wait);
+        assert_eq!(
+            claim(Some("other"), "me", Duration::from_secs(14), DURATION),
+            Claim::Wait
+        );
     }
 
     #[test]

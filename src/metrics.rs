@@ -89,27 +89,71 @@ impl Metrics {
         max_concurrent.set(i64::from(max_concurrent_reconciles));
 
         let runtime = registry.sub_registry_with_label(label("controller", MANAGER_NAME));
-        runtime.register("controller_runtime_reconcile", "Reconciliations by result", this.reconciles.clone());
-        runtime.register("controller_runtime_reconcile_errors", "Reconciliations that failed", this.reconcile_errors.clone());
+        runtime.register(
+            "controller_runtime_reconcile",
+            "Reconciliations by result",
+            this.reconciles.clone(),
+        );
+        runtime.register(
+            "controller_runtime_reconcile_errors",
+            "Reconciliations that failed",
+            this.reconcile_errors.clone(),
+        );
         runtime.register(
             "controller_runtime_terminal_reconcile_errors",
             "Reconciliations that failed in a way retrying cannot fix",
             this.terminal_errors.clone(),
         );
-        runtime.register("controller_runtime_reconcile_time_seconds", "Time per reconciliation", this.reconcile_time.clone());
-        runtime.register("controller_runtime_max_concurrent_reconciles", "Most reconciliations run at once", max_concurrent);
-        runtime.register("controller_runtime_active_workers", "Reconciliations running now", this.active_workers.clone());
+        runtime.register(
+            "controller_runtime_reconcile_time_seconds",
+            "Time per reconciliation",
+            this.reconcile_time.clone(),
+        );
+        runtime.register(
+            "controller_runtime_max_concurrent_reconciles",
+            "Most reconciliations run at once",
+            max_concurrent,
+        );
+        runtime.register(
+            "controller_runtime_active_workers",
+            "Reconciliations running now",
+            this.active_workers.clone(),
+        );
 
         let queue = registry.sub_registry_with_label(label("name", MANAGER_NAME));
-        queue.register("workqueue_depth", "Triggers waiting to be taken into the controller's queue", this.queue_depth.clone());
-        queue.register("workqueue_adds", "Triggers handed to the controller's queue", this.queue_adds.clone());
-        queue.register("workqueue_retries", "Reconciliations requeued after an error", this.queue_retries.clone());
+        queue.register(
+            "workqueue_depth",
+            "Triggers waiting to be taken into the controller's queue",
+            this.queue_depth.clone(),
+        );
+        queue.register(
+            "workqueue_adds",
+            "Triggers handed to the controller's queue",
+            this.queue_adds.clone(),
+        );
+        queue.register(
+            "workqueue_retries",
+            "Reconciliations requeued after an error",
+            this.queue_retries.clone(),
+        );
 
         let election = registry.sub_registry_with_label(label("name", lease_name.to_owned()));
-        election.register("leader_election_master_status", "1 while this replica holds the lease", this.leader.clone());
+        election.register(
+            "leader_election_master_status",
+            "1 while this replica holds the lease",
+            this.leader.clone(),
+        );
 
-        registry.register("configmap_mirror_companion_writes", "Companion writes by operation", this.writes.clone());
-        registry.register("configmap_mirror_managed_sources", "Managed sources in the cache", this.managed_sources.clone());
+        registry.register(
+            "configmap_mirror_companion_writes",
+            "Companion writes by operation",
+            this.writes.clone(),
+        );
+        registry.register(
+            "configmap_mirror_managed_sources",
+            "Managed sources in the cache",
+            this.managed_sources.clone(),
+        );
         Metrics { registry, ..this }
     }
 
@@ -124,7 +168,10 @@ impl Metrics {
     /// Marks a reconcile as running until the returned guard is finished.
     pub fn reconcile_started(&self) -> ReconcileTimer<'_> {
         self.active_workers.inc();
-        ReconcileTimer { metrics: self, started: Instant::now() }
+        ReconcileTimer {
+            metrics: self,
+            started: Instant::now(),
+        }
     }
 
     pub fn reconcile_failed(&self, terminal: bool) {
@@ -136,7 +183,9 @@ impl Metrics {
     }
 
     pub fn companion_written(&self, operation: Operation) {
-        self.writes.get_or_create(&OperationLabel { operation }).inc();
+        self.writes
+            .get_or_create(&OperationLabel { operation })
+            .inc();
         self.writes_seen.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -146,7 +195,8 @@ impl Metrics {
     }
 
     pub fn set_managed_sources(&self, count: usize) {
-        self.managed_sources.set(i64::try_from(count).unwrap_or(i64::MAX));
+        self.managed_sources
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 
     pub fn trigger_queued(&self) {
@@ -171,13 +221,21 @@ pub struct ReconcileTimer<'a> {
 
 impl ReconcileTimer<'_> {
     pub fn finish(self, outcome: Outcome) {
-        self.metrics.reconciles.get_or_create(&ResultLabel { result: outcome }).inc();
-        self.metrics.reconcile_time.observe(self.started.elapsed().as_secs_f64());
+        self.metrics
+            .reconciles
+            .get_or_create(&ResultLabel { result: outcome })
+            .inc();
+        self.metrics
+            .reconcile_time
+            .observe(self.started.elapsed().as_secs_f64());
         self.metrics.active_workers.dec();
     }
 }
 
-fn label(key: &'static str, value: impl Into<Cow<'static, str>>) -> (Cow<'static, str>, Cow<'static, str>) {
+fn label(
+    key: &'static str,
+    value: impl Into<Cow<'static, str>>,
+) -> (Cow<'static, str>, Cow<'static, str>) {
     (Cow::Borrowed(key), value.into())
 }
 

@@ -16,7 +16,10 @@ pub enum Write {
     /// There is no companion: create this one.
     Create(ConfigMap),
     /// The companion differs: replace it with this (same resourceVersion).
-    Replace { companion: ConfigMap, why: Difference },
+    Replace {
+        companion: ConfigMap,
+        why: Difference,
+    },
     /// An immutable companion must change content: delete it (guarded by its
     /// uid) so that the next reconcile creates it afresh.
     DeleteToRecreate { uid: String },

@@ -46,7 +46,10 @@ fn a_companion_in_sync_is_left_alone() {
     let source = mk_source("a", "u1", "v");
     let desired = desired_companion(&source, SUFFIX).unwrap();
     let existing = mk_existing(&desired);
-    assert_eq!(plan(desired, Some(&existing), &source, &keys()), Ok(Write::Nothing));
+    assert_eq!(
+        plan(desired, Some(&existing), &source, &keys()),
+        Ok(Write::Nothing)
+    );
 }
 
 #[test]
@@ -55,7 +58,8 @@ fn a_changed_source_replaces_the_companion_keeping_its_resource_version() {
     let existing = mk_existing(&desired_companion(&old, SUFFIX).unwrap());
     let new = mk_source("a", "u1", "new");
     let desired = desired_companion(&new, SUFFIX).unwrap();
-    let Ok(Write::Replace { companion, why }) = plan(desired, Some(&existing), &new, &keys()) else {
+    let Ok(Write::Replace { companion, why }) = plan(desired, Some(&existing), &new, &keys())
+    else {
         panic!("expected a replace");
     };
     assert_eq!(why, Difference::SourceChanged);
@@ -89,7 +93,10 @@ fn a_foreign_object_at_the_companion_name_is_never_written() {
         },
         ..ConfigMap::default()
     };
-    assert_eq!(plan(desired, Some(&stranger), &source, &keys()), Err(NameTaken));
+    assert_eq!(
+        plan(desired, Some(&stranger), &source, &keys()),
+        Err(NameTaken)
+    );
 }
 
 #[test]
@@ -102,7 +109,9 @@ fn an_immutable_companion_with_stale_content_is_deleted_by_uid() {
     let desired = desired_companion(&new, SUFFIX).unwrap();
     assert_eq!(
         plan(desired, Some(&existing), &new, &keys()),
-        Ok(Write::DeleteToRecreate { uid: "companion-uid".into() })
+        Ok(Write::DeleteToRecreate {
+            uid: "companion-uid".into()
+        })
     );
 }
 

@@ -29,7 +29,11 @@ pub async fn reconcile(companion: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<A
     let result = prune(&companion, &ctx)
         .instrument(ctx.reconcile_span("prune", &companion))
         .await;
-    timer.finish(if result.is_ok() { Outcome::success } else { Outcome::error });
+    timer.finish(if result.is_ok() {
+        Outcome::success
+    } else {
+        Outcome::error
+    });
     match result {
         Ok(()) => {
             ctx.backoffs.clear(&backoff_key(&companion));
@@ -59,7 +63,8 @@ async fn prune(companion: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     tracing::info!("{message}");
     ctx.metrics.companion_written(Operation::delete);
     if let Some(source) = source_reference(companion) {
-        ctx.reporter.publish(source, EventType::Normal, "CompanionDeleted", message);
+        ctx.reporter
+            .publish(source, EventType::Normal, "CompanionDeleted", message);
     }
     Ok(())
 }

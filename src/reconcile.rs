@@ -30,7 +30,11 @@ pub async fn reconcile(source: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Acti
     let result = sync(&source, &ctx)
         .instrument(ctx.reconcile_span("sync", &source))
         .await;
-    timer.finish(if result.is_ok() { Outcome::success } else { Outcome::error });
+    timer.finish(if result.is_ok() {
+        Outcome::success
+    } else {
+        Outcome::error
+    });
     match result {
         Ok(()) => {
             ctx.backoffs.clear(&object_key(&source));
@@ -51,8 +55,11 @@ async fn sync(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     let namespace = source.namespace().unwrap_or_default();
     let name = desired.name_any();
     let actual = ctx.caches.companion(&namespace, &name);
-    let write = plan::plan(desired, actual.as_deref(), source, &ctx.source_label_keys)
-        .map_err(|NameTaken| Error::NameTaken { name: format!("{namespace}/{name}") })?;
+    let write = plan::plan(desired, actual.as_deref(), source, &ctx.source_label_keys).map_err(
+        |NameTaken| Error::NameTaken {
+            name: format!("{namespace}/{name}"),
+        },
+    )?;
     write::perform(ctx, source, write).await
 }
 
@@ -68,7 +75,9 @@ pub fn error_policy(source: Arc<ConfigMap>, error: &Error, ctx: Arc<Context>) ->
             tracing::error!(source = %key, %error, kind = error.metric_label(), "cannot mirror source");
             ctx.reporter.warning(&source, reason, error.to_string());
         }
-        (true, None) => tracing::warn!(source = %key, %error, "reconcile failed; retrying with backoff"),
+        (true, None) => {
+            tracing::warn!(source = %key, %error, "reconcile failed; retrying with backoff")
+        }
         (false, _) => tracing::debug!(source = %key, %error, "reconcile failed again; retrying"),
     }
     match error.retry().backoff_bounds() {

@@ -16,13 +16,24 @@ pub struct Reporter {
 
 impl Reporter {
     pub fn new(client: Client, instance: Option<String>) -> Self {
-        let source = EventSource { controller: MANAGER_NAME.into(), instance };
-        Reporter { recorder: Recorder::new(client, source) }
+        let source = EventSource {
+            controller: MANAGER_NAME.into(),
+            instance,
+        };
+        Reporter {
+            recorder: Recorder::new(client, source),
+        }
     }
 
     /// Publishes in the background: an Event is worth a try, never a
     /// failed or delayed reconcile.
-    pub fn publish(&self, regarding: ObjectReference, kind: EventType, reason: &'static str, note: String) {
+    pub fn publish(
+        &self,
+        regarding: ObjectReference,
+        kind: EventType,
+        reason: &'static str,
+        note: String,
+    ) {
         let recorder = self.recorder.clone();
         tokio::spawn(async move {
             let event = Event {

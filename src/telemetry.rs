@@ -11,15 +11,24 @@ use crate::config::LogFormat;
 const DEFAULT_FILTER: &str = "info,kube=warn,tower=warn,hyper=warn";
 
 pub fn init(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    let terminal = std::io::stderr().is_terminal();
     let json = match format {
         LogFormat::Json => true,
         LogFormat::Text => false,
-        LogFormat::Auto => !std::io::stderr().is_terminal(),
+        LogFormat::Auto => !terminal,
     };
-    let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(terminal);
     if json {
-        builder.json().with_current_span(true).with_span_list(false).init();
+        builder
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init();
     } else {
         builder.with_target(false).init();
     }

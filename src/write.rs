@@ -29,18 +29,36 @@ pub async fn perform(ctx: &Context, source: &ConfigMap, write: Write) -> Result<
         Write::Create(companion) => create(ctx, source, companion).await,
         Write::Replace { companion, why } => {
             let name = companion.name_any();
-            api_call(ctx.configmaps(&ns(source)).replace(&name, &post_params(), &companion)).await?;
-            let verb = if why == crate::desired::Difference::SourceChanged { "updated" } else { "restored" };
-            done(ctx, source, Operation::update, &format!("{verb} companion {}/{name} ({})", ns(source), why.reason()));
+            api_call(
+                ctx.configmaps(&ns(source))
+                    .replace(&name, &post_params(), &companion),
+            )
+            .await?;
+            let verb = if why == crate::desired::Difference::SourceChanged {
+                "updated"
+            } else {
+                "restored"
+            };
+            done(
+                ctx,
+                source,
+                Operation::update,
+                &format!("{verb} companion {}/{name} ({})", ns(source), why.reason()),
+            );
             Ok(())
         }
         Write::DeleteToRecreate { uid } => {
             let name = crate::desired::companion_name(&source.name_any(), &ctx.suffix);
             delete(ctx, &ns(source), &name, uid).await?;
-            done(ctx, source, Operation::recreate, &format!(
-                "deleted immutable companion {}/{name} to recreate it (content changed)",
-                ns(source)
-            ));
+            done(
+                ctx,
+                source,
+                Operation::recreate,
+                &format!(
+                    "deleted immutable companion {}/{name} to recreate it (content changed)",
+                    ns(source)
+                ),
+            );
             Ok(())
         }
     }
@@ -51,16 +69,25 @@ async fn create(ctx: &Context, source: &ConfigMap, companion: ConfigMap) -> Resu
     let name = companion.name_any();
     match api.create(&post_params(), &companion).await {
         Ok(_) => {
-            done(ctx, source, Operation::create, &format!("created companion {}/{name}", ns(source)));
+            done(
+                ctx,
+                source,
+                Operation::create,
+                &format!("created companion {}/{name}", ns(source)),
+            );
             Ok(())
         }
         Err(err) if is_already_exists(&err) => {
             let existing = api_call(api.get_opt(&name)).await?;
             let Some(existing) = existing else {
-                return Err(Error::Stale(format!("{name} was deleted while being created")));
+                return Err(Error::Stale(format!(
+                    "{name} was deleted while being created"
+                )));
             };
             let replan = plan::plan(companion, Some(&existing), source, &ctx.source_label_keys)
-                .map_err(|plan::NameTaken| Error::NameTaken { name: format!("{}/{name}", ns(source)) })?;
+                .map_err(|plan::NameTaken| Error::NameTaken {
+                    name: format!("{}/{name}", ns(source)),
+                })?;
             Box::pin(perform(ctx, source, replan)).await
         }
         Err(err) => Err(failed(err)),
@@ -71,7 +98,10 @@ async fn create(ctx: &Context, source: &ConfigMap, companion: ConfigMap) -> Resu
 /// under the same name meanwhile is never removed. Gone already is success.
 pub async fn delete(ctx: &Context, namespace: &str, name: &str, uid: String) -> Result<(), Error> {
     let params = DeleteParams {
-        preconditions: Some(Preconditions { uid: Some(uid), resource_version: None }),
+        preconditions: Some(Preconditions {
+            uid: Some(uid),
+            resource_version: None,
+        }),
         ..DeleteParams::default()
     };
     match ctx.configmaps(namespace).delete(name, &params).await {

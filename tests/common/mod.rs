@@ -1,0 +1,325 @@
+//! What the integration tests share: the controller binary as a child
+//! process against the shared control plane, and small ConfigMap builders.
+#![allow(dead_code)]
+
+use std::{
+    collections::BTreeMap, net::TcpListener, path::PathBuf, process::Command, time::Duration,
+};
+
+use anyhow::Context as _;
+use configmap_mirror::desired::{self, CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME};
+use k8s_openapi::{
+    ByteString,
+    api::{core::v1::ConfigMap, events::v1::Event},
+    apimachinery::pkg::apis::meta::v1::ObjectMeta,
+};
+use kube::{
+    Api, Client, ResourceExt,
+    api::{ListParams, Patch, PatchParams, PostParams},
+};
+use testenv::{ChildProcess, ControlPlane, Signal, spawn_child, wait_for};
+
+pub const SOURCE_LABEL: &str = "workshop.io/managed";
+/// Long enough for a loaded 2-core machine; the benchmark measures speed.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// One test's world: the shared control plane, an admin client and a fresh
+/// namespace of its own.
+pub struct Scene {
+    pub control_plane: &'static ControlPlane,
+    pub client: Client,
+    pub namespace: String,
+}
+
+impl Scene {
+    pub async fn new(prefix: &str) -> Scene {
+        let control_plane = ControlPlane::shared();
+        let client = control_plane.client().await;
+        let namespace = testenv::fresh_namespace(&client, prefix)
+            .await
+            .expect("create a namespace for the test");
+        Scene {
+            control_plane,
+            client,
+            namespace,
+        }
+    }
+
+    pub fn configmaps(&self) -> Api<ConfigMap> {
+        Api::namespaced(self.client.clone(), &self.namespace)
+    }
+
+    /// The controller, watching only this test's namespace.
+    pub async fn start_mirror(&self, extra_args: &[&str]) -> Mirror {
+        let mut args = vec!["--namespace", &self.namespace];
+        args.extend_from_slice(extra_args);
+        Mirror::start(
+            self.control_plane,
+            &self.control_plane.kubeconfig_path().to_path_buf(),
+            &self.namespace,
+            &args,
+        )
+        .await
+    }
+
+    pub async fn create(&self, cm: &ConfigMap) -> ConfigMap {
+        self.configmaps()
+            .create(&PostParams::default(), cm)
+            .await
+            .unwrap_or_else(|e| panic!("create {}: {e}", cm.name_any()))
+    }
+
+    pub async fn get(&self, name: &str) -> Option<ConfigMap> {
+        self.configmaps()
+            .get_opt(name)
+            .await
+            .expect("get configmap")
+    }
+
+    pub async fn patch_json(&self, name: &str, patch: serde_json::Value) -> ConfigMap {
+        self.configmaps()
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap_or_else(|e| panic!("patch {name}: {e}"))
+    }
+
+    pub async fn delete(&self, name: &str) {
+        self.configmaps()
+            .delete(name, &Default::default())
+            .await
+            .unwrap_or_else(|e| panic!("delete {name}: {e}"));
+    }
+
+    /// Waits until `name-synced` is an exact companion of the source as it
+    /// is now, and returns it.
+    pub async fn companion_in_sync(&self, source_name: &str) -> ConfigMap {
+        let api = self.configmaps();
+        let name = desired::companion_name(source_name, "-synced");
+        wait_for(&format!("{name} to match {source_name}"), PATIENCE, || {
+            let api = api.clone();
+            let name = name.clone();
+            async move {
+                let source = api.get_opt(source_name).await.ok()??;
+                let companion = api.get_opt(&name).await.ok()??;
+                is_exact_companion(&companion, &source).then_some(companion)
+            }
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"))
+    }
+
+    pub async fn wait_gone(&self, name: &str) {
+        let api = self.configmaps();
+        wait_for(&format!("{name} to be deleted"), PATIENCE, || {
+            let api = api.clone();
+            async move { matches!(api.get_opt(name).await, Ok(None)).then_some(()) }
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    }
+
+    /// Events in this namespace about `regarding`, with `reason`.
+    pub async fn events(&self, regarding: &str, reason: &str) -> Vec<Event> {
+        let api: Api<Event> = Api::namespaced(self.client.clone(), &self.namespace);
+        let events = api.list(&ListParams::default()).await.expect("list events");
+        events
+            .items
+            .into_iter()
+            .filter(|e| {
+                e.reason.as_deref() == Some(reason)
+                    && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(regarding)
+            })
+            .collect()
+    }
+
+    pub async fn wait_event(&self, regarding: &str, reason: &str) -> Event {
+        wait_for(
+            &format!("a {reason} event on {regarding}"),
+            PATIENCE,
+            || async { self.events(regarding, reason).await.into_iter().next() },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"))
+    }
+}
+
+/// The companion has exactly the source's content, the checksum of that
+/// content, one controller reference to this very source, our label, and
+/// nothing of the source's labels or annotations.
+pub fn is_exact_companion(companion: &ConfigMap, source: &ConfigMap) -> bool {
+    let owners = companion.owner_references();
+    let owned = owners.len() == 1
+        && owners[0].uid == source.uid().unwrap_or_default()
+        && owners[0].name == source.name_any()
+        && owners[0].kind == "ConfigMap"
+        && owners[0].controller == Some(true);
+    let labels = companion.labels();
+    let labeled = labels.get(MANAGED_BY_LABEL).map(String::as_str) == Some(MANAGER_NAME)
+        && !labels.contains_key(SOURCE_LABEL);
+    owned
+        && labeled
+        && companion.data.clone().unwrap_or_default() == source.data.clone().unwrap_or_default()
+        && companion.binary_data.clone().unwrap_or_default()
+            == source.binary_data.clone().unwrap_or_default()
+        && companion.immutable.unwrap_or(false) == source.immutable.unwrap_or(false)
+        && companion.annotations().get(CHECKSUM_ANNOTATION)
+            == Some(&desired::content_checksum(source))
+}
+
+pub fn mk_source(name: &str, data: &[(&str, &str)]) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            labels: Some(BTreeMap::from([(
+                SOURCE_LABEL.to_owned(),
+                "true".to_owned(),
+            )])),
+            ..ObjectMeta::default()
+        },
+        data: Some(
+            data.iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        ),
+        ..ConfigMap::default()
+    }
+}
+
+pub fn mk_unmanaged(name: &str, data: &[(&str, &str)]) -> ConfigMap {
+    let mut cm = mk_source(name, data);
+    cm.metadata.labels = None;
+    cm
+}
+
+pub fn with_binary(mut cm: ConfigMap, key: &str, bytes: &[u8]) -> ConfigMap {
+    cm.binary_data
+        .get_or_insert_with(BTreeMap::new)
+        .insert(key.to_owned(), ByteString(bytes.to_vec()));
+    cm
+}
+
+/// The controller binary, running as a child process with its own HTTP
+/// port; stopped (and killed if need be) when dropped.
+pub struct Mirror {
+    child: ChildProcess,
+    pub port: u16,
+    pub log: PathBuf,
+}
+
+impl Mirror {
+    pub async fn start(
+        control_plane: &ControlPlane,
+        kubeconfig: &PathBuf,
+        tag: &str,
+        args: &[&str],
+    ) -> Mirror {
+        let port = free_port();
+        let log = control_plane
+            .log_dir()
+            .join(format!("mirror-{tag}-{port}.log"));
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_configmap-mirror"));
+        cmd.args(args)
+            .args([
+                "--http-addr",
+                &format!("127.0.0.1:{port}"),
+                "--log-format",
+                "text",
+            ])
+            .env("KUBECONFIG", kubeconfig)
+            .env("RUST_LOG", "info,configmap_mirror=debug");
+        let child = spawn_child(cmd, &log).expect("start configmap-mirror");
+        let mirror = Mirror { child, port, log };
+        wait_for("the controller to be ready", PATIENCE, || async {
+            (mirror.get("/readyz").await.ok()?.0 == 200).then_some(())
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
+        mirror
+    }
+
+    /// Status and body of a GET on the controller's HTTP listener.
+    pub async fn get(&self, path: &str) -> anyhow::Result<(u16, String)> {
+        let url = format!("http://127.0.0.1:{}{path}", self.port);
+        let response = reqwest::get(&url)
+            .await
+            .with_context(|| format!("GET {url}"))?;
+        let status = response.status().as_u16();
+        Ok((status, response.text().await?))
+    }
+
+    /// The sum of every series of metric `name` whose labels contain `labels`.
+    pub async fn metric(&self, name: &str, labels: &str) -> f64 {
+        let (_, text) = self.get("/metrics").await.expect("scrape /metrics");
+        sum_metric(&text, name, labels)
+    }
+
+    /// Companion writes made by this process, by its own count.
+    pub async fn writes(&self) -> f64 {
+        self.metric("configmap_mirror_companion_writes_total", "")
+            .await
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.pid()
+    }
+
+    pub fn signal(&self, signal: Signal) {
+        self.child.signal(signal).expect("signal the controller");
+    }
+
+    /// SIGTERM, then the exit status.
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        self.signal(Signal::Term);
+        self.child
+            .wait_with_timeout(PATIENCE)
+            .expect("wait for the controller")
+            .unwrap_or_else(|| {
+                panic!(
+                    "the controller did not stop on SIGTERM\n{}",
+                    self.log_text()
+                )
+            })
+    }
+
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        self.child
+            .wait_with_timeout(timeout)
+            .expect("wait for the controller")
+    }
+}
+
+impl Drop for Mirror {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let text = self.log_text();
+            let tail: Vec<&str> = text.lines().rev().take(80).collect();
+            eprintln!("--- last lines of {} ---", self.log.display());
+            for line in tail.iter().rev() {
+                eprintln!("{line}");
+            }
+        }
+    }
+}
+
+/// Sums a metric over the series whose label text contains `labels`.
+pub fn sum_metric(text: &str, name: &str, labels: &str) -> f64 {
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| {
+            let (series, value) = line.rsplit_once(' ')?;
+            let (metric, rest) = series.split_once('{').unwrap_or((series, ""));
+            (metric == name && rest.contains(labels)).then(|| value.parse::<f64>().ok())?
+        })
+        .sum()
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("find a free port")
+}

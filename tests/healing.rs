@@ -1,0 +1,116 @@
+//! Hand edits and deletions of a companion are undone.
+
+mod common;
+
+use common::{Scene, mk_source, with_binary};
+use configmap_mirror::desired::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL};
+use kube::{
+    ResourceExt,
+    api::{Patch, PatchParams, PostParams},
+};
+use serde_json::json;
+
+#[tokio::test]
+async fn a_deleted_companion_is_recreated_and_evented() {
+    let scene = Scene::new("heal-delete").await;
+    let _mirror = scene.start_mirror(&[]).await;
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    let first = scene.companion_in_sync("colors").await;
+
+    scene.delete("colors-synced").await;
+    let second = scene.companion_in_sync("colors").await;
+    assert_ne!(first.uid(), second.uid(), "it is a new object");
+}
+
+#[tokio::test]
+async fn hand_edits_of_every_owned_field_are_restored() {
+    let scene = Scene::new("heal-edit").await;
+    let mirror = scene.start_mirror(&[]).await;
+    let source = with_binary(mk_source("colors", &[("a", "1")]), "bin", &[1, 2, 3]);
+    scene.create(&source).await;
+    scene.companion_in_sync("colors").await;
+
+    let edits = [
+        json!({"data": {"a": "tampered"}}),
+        json!({"data": {"added-by-hand": "x"}}),
+        json!({"binaryData": {"bin": "AAAA"}}),
+        json!({"metadata": {"annotations": {CHECKSUM_ANNOTATION: "forged"}}}),
+        json!({"metadata": {"ownerReferences": null}}),
+        json!({"metadata": {"labels": {MANAGED_BY_LABEL: null}}}),
+        json!({"metadata": {"labels": {common::SOURCE_LABEL: "true"}}}),
+    ];
+    for edit in edits {
+        let before = mirror.writes().await;
+        scene.patch_json("colors-synced", edit.clone()).await;
+        scene.companion_in_sync("colors").await;
+        assert!(
+            mirror.writes().await > before,
+            "no restoring write after {edit}"
+        );
+    }
+    // The label edit made the companion a source for a moment; no chain stays.
+    scene.wait_gone("colors-synced-synced").await;
+}
+
+#[tokio::test]
+async fn labels_and_annotations_added_by_others_are_left_alone() {
+    let scene = Scene::new("heal-foreign-meta").await;
+    let mirror = scene.start_mirror(&[]).await;
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+    let writes = mirror.writes().await;
+
+    let patched = scene
+        .patch_json(
+            "colors-synced",
+            json!({"metadata": {"labels": {"team": "blue"}, "annotations": {"note": "ok"}}}),
+        )
+        .await;
+    // A later source change still converges, keeping the additions.
+    scene
+        .patch_json("colors", json!({"data": {"a": "2"}}))
+        .await;
+    let companion = scene.companion_in_sync("colors").await;
+    assert_eq!(
+        companion.labels().get("team").map(String::as_str),
+        Some("blue")
+    );
+    assert_eq!(
+        companion.annotations().get("note").map(String::as_str),
+        Some("ok")
+    );
+    assert_ne!(companion.resource_version(), patched.resource_version());
+    assert_eq!(
+        mirror.writes().await,
+        writes + 1.0,
+        "one write: the source change"
+    );
+}
+
+#[tokio::test]
+async fn concurrent_edits_of_the_companion_converge_without_a_loop() {
+    let scene = Scene::new("heal-conflict").await;
+    let mirror = scene.start_mirror(&[]).await;
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+
+    let api = scene.configmaps();
+    for round in 0..20 {
+        let patch = json!({"data": {"a": format!("edit-{round}")}});
+        api.patch(
+            "colors-synced",
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .expect("edit companion");
+    }
+    scene.companion_in_sync("colors").await;
+    // Settled: later edits of unrelated objects cause no more writes here.
+    let settled = mirror.writes().await;
+    scene.create(&common::mk_unmanaged("unrelated", &[])).await;
+    let again = scene.companion_in_sync("colors").await;
+    assert_eq!(mirror.writes().await, settled);
+    assert_eq!(again.data.unwrap_or_default()["a"], "1");
+    let _ = PostParams::default();
+}

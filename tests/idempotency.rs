@@ -1,0 +1,96 @@
+//! At steady state the controller writes nothing, and it never writes a
+//! ConfigMap that is not its own.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{Scene, mk_source, mk_unmanaged};
+use kube::{ResourceExt, api::ListParams};
+use serde_json::json;
+
+const SOURCES: usize = 30;
+
+async fn resource_versions(scene: &Scene) -> BTreeMap<String, String> {
+    let list = scene
+        .configmaps()
+        .list(&ListParams::default())
+        .await
+        .expect("list configmaps");
+    list.items
+        .into_iter()
+        .map(|cm| (cm.name_any(), cm.resource_version().unwrap_or_default()))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_converged_cluster_sees_no_write_across_a_restart() {
+    let scene = Scene::new("steady").await;
+    let mirror = scene.start_mirror(&[]).await;
+    for i in 0..SOURCES {
+        scene
+            .create(&mk_source(&format!("source-{i}"), &[("i", &i.to_string())]))
+            .await;
+    }
+    for i in 0..SOURCES {
+        scene.companion_in_sync(&format!("source-{i}")).await;
+    }
+    assert_eq!(mirror.writes().await, SOURCES as f64);
+    let converged = resource_versions(&scene).await;
+    assert!(
+        mirror.stop().success(),
+        "SIGTERM ends the controller with exit 0"
+    );
+
+    let restarted = scene.start_mirror(&[]).await;
+    // Every source and every companion was reconciled again after the
+    // restart's full list...
+    testenv::wait_for(
+        "every object to be reconciled after the restart",
+        common::PATIENCE,
+        || async {
+            let done = restarted
+                .metric("controller_runtime_reconcile_total", "result=\"success\"")
+                .await;
+            (done >= (2 * SOURCES) as f64).then_some(())
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    // ...and none of them needed a write.
+    assert_eq!(restarted.writes().await, 0.0);
+    assert_eq!(resource_versions(&scene).await, converged);
+}
+
+#[tokio::test]
+async fn unmanaged_configmaps_are_never_written() {
+    let scene = Scene::new("unmanaged").await;
+    let _mirror = scene.start_mirror(&[]).await;
+    let mut bystanders = BTreeMap::new();
+    for name in ["plain", "other-synced", "colors-synced-not", "x"] {
+        let cm = scene.create(&mk_unmanaged(name, &[("k", "v")])).await;
+        bystanders.insert(name.to_owned(), cm.resource_version());
+    }
+
+    // A whole life of a source happens around them.
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+    scene
+        .patch_json("colors", json!({"data": {"a": "2"}}))
+        .await;
+    scene.companion_in_sync("colors").await;
+    scene.delete("colors-synced").await;
+    scene.companion_in_sync("colors").await;
+    scene
+        .patch_json(
+            "colors",
+            json!({"metadata": {"labels": {common::SOURCE_LABEL: null}}}),
+        )
+        .await;
+    scene.wait_gone("colors-synced").await;
+
+    for (name, version) in bystanders {
+        let now = scene.get(&name).await.expect("bystander still exists");
+        assert_eq!(now.resource_version(), version, "{name} was written");
+    }
+}
