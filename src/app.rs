@@ -8,7 +8,7 @@ use kube::Client;
 use tokio::{net::TcpListener, sync::watch};
 
 use crate::{
-    backoff::Backoffs,
+    backoff::{Backoffs, RetryPolicy},
     caches::{self, WatchSettings},
     config::Config,
     context::Context,
@@ -72,6 +72,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         source_label_keys: desired::selector_label_keys(&config.selector),
         metrics,
         backoffs: Backoffs::default(),
+        retry_policy: RetryPolicy::new(config.slow_retry),
         leading: leading_rx.clone(),
     });
     tracing::info!(

@@ -13,6 +13,34 @@ use std::{
 
 use rand::Rng;
 
+use crate::error::Retry;
+
+/// First delay and cap of the exponential backoff of each kind of retry.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    pub soon: (Duration, Duration),
+    pub slowly: (Duration, Duration),
+}
+
+impl RetryPolicy {
+    /// Transient errors retry from 200 ms; conditions that need a person
+    /// from `slow_start`, both doubling up to their caps.
+    pub fn new(slow_start: Duration) -> Self {
+        RetryPolicy {
+            soon: (Duration::from_millis(200), Duration::from_secs(120)),
+            slowly: (slow_start, slow_start.max(Duration::from_secs(300))),
+        }
+    }
+
+    pub fn bounds(&self, retry: Retry) -> Option<(Duration, Duration)> {
+        match retry {
+            Retry::Soon => Some(self.soon),
+            Retry::Slowly => Some(self.slowly),
+            Retry::OnChange => None,
+        }
+    }
+}
+
 /// Identifies an object across reconciles: `namespace/name`.
 pub type ObjectKey = String;
 
@@ -28,6 +56,13 @@ pub struct Backoffs {
 }
 
 impl Backoffs {
+    /// The delay before `key` is retried after failing with `retry`, or
+    /// None when only a change of the object should retry it.
+    pub fn delay_for(&self, key: &str, retry: Retry, policy: &RetryPolicy) -> Option<Duration> {
+        let (first, cap) = policy.bounds(retry)?;
+        Some(self.next_delay(key, first, cap))
+    }
+
     /// Records one more failure of `key` and returns how long to wait
     /// before the next attempt.
     pub fn next_delay(&self, key: &str, first: Duration, cap: Duration) -> Duration {
@@ -108,6 +143,17 @@ mod tests {
         assert!(second_a >= (FIRST * 2).mul_f64(0.8));
         backoffs.clear("ns/a");
         assert!(backoffs.next_delay("ns/a", FIRST, CAP) < FIRST.mul_f64(1.2));
+    }
+
+    #[test]
+    fn conditions_that_need_a_person_retry_slowly_and_changes_only_on_change() {
+        let backoffs = Backoffs::default();
+        let policy = RetryPolicy::new(Duration::from_secs(30));
+        let slow = backoffs.delay_for("ns/a", Retry::Slowly, &policy).unwrap();
+        assert!(slow >= Duration::from_secs(24));
+        assert_eq!(backoffs.delay_for("ns/b", Retry::OnChange, &policy), None);
+        let soon = backoffs.delay_for("ns/c", Retry::Soon, &policy).unwrap();
+        assert!(soon < Duration::from_secs(1));
     }
 
     #[test]

@@ -43,6 +43,11 @@ pub struct Config {
     #[arg(long, env = "MIRROR_WATCH_FAILURE_THRESHOLD", default_value = "60s", value_parser = parse_duration)]
     pub watch_failure_threshold: Duration,
 
+    /// First retry delay for conditions a person must fix (name taken,
+    /// refused by the API server, forbidden); it doubles up to 5 minutes.
+    #[arg(long, env = "MIRROR_SLOW_RETRY", default_value = "30s", value_parser = parse_duration)]
+    pub slow_retry: Duration,
+
     #[command(flatten)]
     pub leader: LeaderConfig,
 }

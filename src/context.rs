@@ -10,7 +10,15 @@ use kube::{Api, Client, ResourceExt};
 use tokio::sync::watch;
 use tracing::Span;
 
-use crate::{backoff::Backoffs, caches::Caches, metrics::Metrics, report::Reporter};
+use kube::runtime::controller::Action;
+
+use crate::{
+    backoff::{Backoffs, RetryPolicy},
+    caches::Caches,
+    error::Error,
+    metrics::Metrics,
+    report::Reporter,
+};
 
 pub struct Context {
     pub client: Client,
@@ -21,6 +29,7 @@ pub struct Context {
     pub reporter: Reporter,
     pub metrics: Arc<Metrics>,
     pub backoffs: Backoffs,
+    pub retry_policy: RetryPolicy,
     pub leading: watch::Receiver<bool>,
 }
 
@@ -28,6 +37,18 @@ impl Context {
     /// Whether this replica may write. Always true without leader election.
     pub fn is_leading(&self) -> bool {
         *self.leading.borrow()
+    }
+
+    /// Counts a failed reconcile of `key` and says when to try again.
+    pub fn requeue_after_failure(&self, key: &str, error: &Error) -> Action {
+        self.metrics.reconcile_failed(error.is_terminal());
+        match self
+            .backoffs
+            .delay_for(key, error.retry(), &self.retry_policy)
+        {
+            Some(delay) => Action::requeue(delay),
+            None => Action::await_change(),
+        }
     }
 
     /// The span every log line of one reconcile carries.

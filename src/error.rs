@@ -1,7 +1,5 @@
 //! The one error type of the reconcilers, and how each kind is retried.
 
-use std::time::Duration;
-
 use kube::core::Status;
 
 /// Everything a reconcile can fail with.
@@ -87,17 +85,6 @@ impl Error {
             Error::NameTooLong { .. } | Error::NamespaceTerminating => Retry::OnChange,
             Error::NameTaken { .. } | Error::Rejected(_) | Error::Forbidden(_) => Retry::Slowly,
             Error::Stale(_) | Error::Transient(_) => Retry::Soon,
-        }
-    }
-}
-
-impl Retry {
-    /// First delay and cap of the exponential backoff for this kind of retry.
-    pub fn backoff_bounds(self) -> Option<(Duration, Duration)> {
-        match self {
-            Retry::Soon => Some((Duration::from_millis(200), Duration::from_secs(120))),
-            Retry::Slowly => Some((Duration::from_secs(30), Duration::from_secs(300))),
-            Retry::OnChange => None,
         }
     }
 }
@@ -206,6 +193,5 @@ mod tests {
             len: 254,
         };
         assert_eq!(err.retry(), Retry::OnChange);
-        assert_eq!(err.retry().backoff_bounds(), None);
     }
 }

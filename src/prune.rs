@@ -87,14 +87,10 @@ fn source_reference(companion: &ConfigMap) -> Option<ObjectReference> {
 
 pub fn error_policy(companion: Arc<ConfigMap>, error: &Error, ctx: Arc<Context>) -> Action {
     let key = backoff_key(&companion);
-    ctx.metrics.reconcile_failed(error.is_terminal());
     if ctx.backoffs.is_new_condition(&key, &error.to_string()) {
         tracing::warn!(companion = %key, %error, "could not prune companion; retrying with backoff");
     }
-    match error.retry().backoff_bounds() {
-        Some((first, cap)) => Action::requeue(ctx.backoffs.next_delay(&key, first, cap)),
-        None => Action::await_change(),
-    }
+    ctx.requeue_after_failure(&key, error)
 }
 
 /// Kept apart from the sources' keys: a source may be named like a companion.

@@ -67,7 +67,6 @@ async fn sync(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
 /// distinct condition (never once per retry).
 pub fn error_policy(source: Arc<ConfigMap>, error: &Error, ctx: Arc<Context>) -> Action {
     let key = object_key(&source);
-    ctx.metrics.reconcile_failed(error.is_terminal());
     let condition = format!("{}: {error}", error.metric_label());
     let new = ctx.backoffs.is_new_condition(&key, &condition);
     match (new, error.event_reason()) {
@@ -80,8 +79,5 @@ pub fn error_policy(source: Arc<ConfigMap>, error: &Error, ctx: Arc<Context>) ->
         }
         (false, _) => tracing::debug!(source = %key, %error, "reconcile failed again; retrying"),
     }
-    match error.retry().backoff_bounds() {
-        Some((first, cap)) => Action::requeue(ctx.backoffs.next_delay(&key, first, cap)),
-        None => Action::await_change(),
-    }
+    ctx.requeue_after_failure(&key, error)
 }

@@ -2,9 +2,7 @@
 //! process against the shared control plane, and small ConfigMap builders.
 #![allow(dead_code)]
 
-use std::{
-    collections::BTreeMap, net::TcpListener, path::PathBuf, process::Command, time::Duration,
-};
+use std::{collections::BTreeMap, path::PathBuf, process::Command, time::Duration};
 
 use anyhow::Context as _;
 use configmap_mirror::desired::{self, CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME};
@@ -17,7 +15,7 @@ use kube::{
     Api, Client, ResourceExt,
     api::{ListParams, Patch, PatchParams, PostParams},
 };
-use testenv::{ChildProcess, ControlPlane, Signal, spawn_child, wait_for};
+use testenv::{ChildProcess, ControlPlane, Signal, free_port, spawn_child, wait_for};
 
 pub const SOURCE_LABEL: &str = "workshop.io/managed";
 /// Long enough for a loaded 2-core machine; the benchmark measures speed.
@@ -207,13 +205,30 @@ pub struct Mirror {
 }
 
 impl Mirror {
+    /// Starts the controller and waits until its caches are synced.
     pub async fn start(
         control_plane: &ControlPlane,
         kubeconfig: &PathBuf,
         tag: &str,
         args: &[&str],
     ) -> Mirror {
-        let port = free_port();
+        let mirror = Mirror::start_unready(control_plane, kubeconfig, tag, args).await;
+        wait_for("the controller to be ready", PATIENCE, || async {
+            (mirror.get("/readyz").await.ok()?.0 == 200).then_some(())
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
+        mirror
+    }
+
+    /// Starts the controller and waits only for its HTTP listener.
+    pub async fn start_unready(
+        control_plane: &ControlPlane,
+        kubeconfig: &PathBuf,
+        tag: &str,
+        args: &[&str],
+    ) -> Mirror {
+        let port = free_port().expect("find a free port");
         let log = control_plane
             .log_dir()
             .join(format!("mirror-{tag}-{port}.log"));
@@ -229,8 +244,8 @@ impl Mirror {
             .env("RUST_LOG", "info,configmap_mirror=debug");
         let child = spawn_child(cmd, &log).expect("start configmap-mirror");
         let mirror = Mirror { child, port, log };
-        wait_for("the controller to be ready", PATIENCE, || async {
-            (mirror.get("/readyz").await.ok()?.0 == 200).then_some(())
+        wait_for("the controller to listen", PATIENCE, || async {
+            mirror.get("/healthz").await.ok().map(|_| ())
         })
         .await
         .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
@@ -317,9 +332,28 @@ pub fn sum_metric(text: &str, name: &str, labels: &str) -> f64 {
         .sum()
 }
 
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("find a free port")
+/// `kubectl apply -f -` of a manifest, failing the test if it fails.
+pub fn kubectl_apply(scene: &Scene, manifest: &str) {
+    use std::io::Write;
+    let mut child = scene
+        .control_plane
+        .kubectl()
+        .args(["apply", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run kubectl");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(manifest.as_bytes())
+        .expect("write manifest");
+    let out = child.wait_with_output().expect("kubectl apply");
+    assert!(
+        out.status.success(),
+        "kubectl apply failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

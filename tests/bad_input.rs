@@ -1,0 +1,223 @@
+//! Input the controller cannot mirror: a Warning Event and a log line, slow
+//! retries, no hot loop, and nothing that is not ours is touched.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Mirror, Scene, mk_source, mk_unmanaged};
+use kube::ResourceExt;
+
+const ERRORS: &str = "controller_runtime_reconcile_errors_total";
+const TERMINAL: &str = "controller_runtime_terminal_reconcile_errors_total";
+
+/// Waits until the controller has failed at least `count` times.
+async fn failures_reach(mirror: &Mirror, count: f64) {
+    testenv::wait_for(
+        &format!("{count} failed reconciles"),
+        common::PATIENCE,
+        || async { (mirror.metric(ERRORS, "").await >= count).then_some(()) },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+}
+
+#[tokio::test]
+async fn a_foreign_configmap_at_the_companion_name_is_never_touched_and_warned_about_once() {
+    let scene = Scene::new("collision").await;
+    let blocker = scene
+        .create(&mk_unmanaged("colors-synced", &[("theirs", "x")]))
+        .await;
+    let mirror = scene.start_mirror(&["--slow-retry", "500ms"]).await;
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+
+    let event = scene.wait_event("colors", "CompanionNameTaken").await;
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    // Several retries later there is still one event, never repeated.
+    failures_reach(&mirror, 3.0).await;
+    let events = scene.events("colors", "CompanionNameTaken").await;
+    assert_eq!(events.len(), 1);
+    assert!(
+        events[0].series.is_none(),
+        "the warning was repeated: {:?}",
+        events[0].series
+    );
+    let untouched = scene.get("colors-synced").await.expect("the blocker stays");
+    assert_eq!(untouched.resource_version(), blocker.resource_version());
+    assert!(
+        mirror
+            .log_text()
+            .contains("already exists and is not controlled by this source")
+    );
+
+    // Once the blocker is gone, the source heals by itself.
+    scene.delete("colors-synced").await;
+    scene.companion_in_sync("colors").await;
+}
+
+#[tokio::test]
+async fn a_name_too_long_is_reported_once_and_never_retried() {
+    let scene = Scene::new("too-long").await;
+    let mirror = scene.start_mirror(&["--slow-retry", "500ms"]).await;
+    let long_name = "l".repeat(250);
+    scene.create(&mk_source(&long_name, &[("a", "1")])).await;
+    scene.wait_event(&long_name, "CompanionNameTooLong").await;
+
+    // The rest of the namespace is served meanwhile.
+    scene.create(&mk_source("fine", &[("a", "1")])).await;
+    scene.companion_in_sync("fine").await;
+    assert_eq!(
+        mirror.metric(ERRORS, "").await,
+        1.0,
+        "a too-long name is not retried"
+    );
+    assert_eq!(mirror.metric(TERMINAL, "").await, 1.0);
+    assert!(mirror.log_text().contains("over the limit of 253"));
+}
+
+#[tokio::test]
+async fn content_the_api_server_refuses_is_warned_about_with_its_message() {
+    let scene = Scene::new("refused").await;
+    let policy = format!("refuse-{}", scene.namespace);
+    common::kubectl_apply(&scene, &refusing_policy(&policy, &scene.namespace));
+    let mirror = scene.start_mirror(&["--slow-retry", "500ms"]).await;
+    scene.create(&mk_source("fine", &[("a", "1")])).await;
+    scene.companion_in_sync("fine").await;
+
+    scene.create(&mk_source("refused", &[("a", "1")])).await;
+    let event = scene.wait_event("refused", "CompanionRejected").await;
+    let note = event.note.unwrap_or_default();
+    assert!(
+        note.contains("mirroring of refused is not allowed here"),
+        "{note}"
+    );
+    failures_reach(&mirror, 3.0).await;
+    assert_eq!(scene.events("refused", "CompanionRejected").await.len(), 1);
+    assert!(scene.get("refused-synced").await.is_none());
+
+    // The source keeps being retried, slowly, and heals when allowed.
+    delete_policy(&scene, &policy);
+    testenv::wait_for(
+        "the refused companion once allowed",
+        Duration::from_secs(60),
+        || async { scene.get("refused-synced").await.map(|_| ()) },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+}
+
+#[tokio::test]
+async fn an_rbac_denial_is_warned_about_and_heals_once_granted() {
+    let scene = Scene::new("rbac-denied").await;
+    common::kubectl_apply(&scene, &rbac_without_create(&scene.namespace));
+    let token = testenv::mint_token(&scene.client, &scene.namespace, "mirror")
+        .await
+        .expect("mint token");
+    let kubeconfig = scene
+        .control_plane
+        .log_dir()
+        .join(format!("{}-kubeconfig", scene.namespace));
+    scene
+        .control_plane
+        .write_token_kubeconfig(&token, &kubeconfig)
+        .expect("write kubeconfig");
+    let args = [
+        "--namespace",
+        scene.namespace.as_str(),
+        "--slow-retry",
+        "500ms",
+    ];
+    let mirror = Mirror::start(scene.control_plane, &kubeconfig, &scene.namespace, &args).await;
+
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    let event = scene.wait_event("colors", "CompanionForbidden").await;
+    assert!(event.note.unwrap_or_default().contains("forbidden"));
+    failures_reach(&mirror, 3.0).await;
+    assert_eq!(mirror.get("/healthz").await.expect("healthz").0, 200);
+
+    common::kubectl_apply(&scene, &grant_create(&scene.namespace));
+    scene.companion_in_sync("colors").await;
+}
+
+fn delete_policy(scene: &Scene, name: &str) {
+    let out = scene
+        .control_plane
+        .kubectl()
+        .args(["delete", "validatingadmissionpolicybinding", name])
+        .output()
+        .expect("kubectl delete");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn refusing_policy(name: &str, namespace: &str) -> String {
+    format!(
+        r#"
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {{name: {name}}}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["configmaps"]}}
+  validations:
+  - expression: "object.metadata.name != 'refused-synced'"
+    message: "mirroring of refused is not allowed here"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {{name: {name}}}
+spec:
+  policyName: {name}
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector:
+      matchLabels: {{kubernetes.io/metadata.name: {namespace}}}
+"#
+    )
+}
+
+fn rbac_without_create(namespace: &str) -> String {
+    format!(
+        r#"
+apiVersion: v1
+kind: ServiceAccount
+metadata: {{name: mirror, namespace: {namespace}}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {{name: mirror-no-create, namespace: {namespace}}}
+rules:
+- {{apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch", "update", "delete"]}}
+- {{apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {{name: mirror-no-create, namespace: {namespace}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: mirror-no-create}}
+subjects: [{{kind: ServiceAccount, name: mirror, namespace: {namespace}}}]
+"#
+    )
+}
+
+fn grant_create(namespace: &str) -> String {
+    format!(
+        r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {{name: mirror-create, namespace: {namespace}}}
+rules:
+- {{apiGroups: [""], resources: ["configmaps"], verbs: ["create"]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {{name: mirror-create, namespace: {namespace}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: mirror-create}}
+subjects: [{{kind: ServiceAccount, name: mirror, namespace: {namespace}}}]
+"#
+    )
+}

@@ -1,0 +1,93 @@
+//! /readyz follows the caches' initial sync; /healthz fails when a watch
+//! has been failing for longer than the threshold, and recovers.
+
+mod common;
+
+use common::{Mirror, Scene};
+
+fn service_account_without_list(namespace: &str) -> String {
+    format!(
+        r#"
+apiVersion: v1
+kind: ServiceAccount
+metadata: {{name: mirror, namespace: {namespace}}}
+"#
+    )
+}
+
+fn grant_everything_it_needs(namespace: &str) -> String {
+    format!(
+        r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {{name: mirror, namespace: {namespace}}}
+rules:
+- {{apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch", "create", "update", "delete"]}}
+- {{apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {{name: mirror, namespace: {namespace}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: mirror}}
+subjects: [{{kind: ServiceAccount, name: mirror, namespace: {namespace}}}]
+"#
+    )
+}
+
+async fn status_of(mirror: &Mirror, path: &str) -> u16 {
+    mirror
+        .get(path)
+        .await
+        .map(|(status, _)| status)
+        .unwrap_or(0)
+}
+
+async fn wait_status(mirror: &Mirror, path: &str, status: u16) {
+    testenv::wait_for(
+        &format!("{path} to answer {status}"),
+        common::PATIENCE,
+        || async { (status_of(mirror, path).await == status).then_some(()) },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+}
+
+#[tokio::test]
+async fn readiness_waits_for_the_caches_and_liveness_catches_a_failing_watch() {
+    let scene = Scene::new("health").await;
+    common::kubectl_apply(&scene, &service_account_without_list(&scene.namespace));
+    let token = testenv::mint_token(&scene.client, &scene.namespace, "mirror")
+        .await
+        .expect("token");
+    let kubeconfig = scene
+        .control_plane
+        .log_dir()
+        .join(format!("{}-kubeconfig", scene.namespace));
+    scene
+        .control_plane
+        .write_token_kubeconfig(&token, &kubeconfig)
+        .expect("kubeconfig");
+    let args = [
+        "--namespace",
+        scene.namespace.as_str(),
+        "--watch-failure-threshold",
+        "2s",
+    ];
+    let mirror =
+        Mirror::start_unready(scene.control_plane, &kubeconfig, &scene.namespace, &args).await;
+
+    // Listing is forbidden: the caches cannot sync, the watches keep failing.
+    assert_eq!(status_of(&mirror, "/readyz").await, 503);
+    wait_status(&mirror, "/healthz", 503).await;
+    let (_, why) = mirror.get("/healthz").await.expect("healthz");
+    assert!(why.contains("watch failing"), "{why}");
+    assert_eq!(status_of(&mirror, "/readyz").await, 503);
+
+    common::kubectl_apply(&scene, &grant_everything_it_needs(&scene.namespace));
+    wait_status(&mirror, "/readyz", 200).await;
+    wait_status(&mirror, "/healthz", 200).await;
+    scene
+        .create(&common::mk_source("colors", &[("a", "1")]))
+        .await;
+    scene.companion_in_sync("colors").await;
+}

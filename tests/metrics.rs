@@ -1,0 +1,85 @@
+//! /metrics moves by the right amounts, under controller-runtime's names,
+//! and no series names an object.
+
+mod common;
+
+use common::{Scene, mk_source};
+use serde_json::json;
+
+const WRITES: &str = "configmap_mirror_companion_writes_total";
+
+#[tokio::test]
+async fn counters_follow_a_scenario_and_carry_no_object_names() {
+    let scene = Scene::new("metrics").await;
+    let mirror = scene.start_mirror(&[]).await;
+    let success = |m: &str| m.contains("result=\"success\"");
+    let _ = success;
+
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+    assert_eq!(mirror.metric(WRITES, "operation=\"create\"").await, 1.0);
+
+    scene
+        .patch_json("colors", json!({"data": {"a": "2"}}))
+        .await;
+    scene.companion_in_sync("colors").await;
+    assert_eq!(mirror.metric(WRITES, "operation=\"update\"").await, 1.0);
+
+    scene.delete("colors-synced").await;
+    scene.companion_in_sync("colors").await;
+    assert_eq!(mirror.metric(WRITES, "operation=\"create\"").await, 2.0);
+
+    let long_name = "m".repeat(250);
+    scene.create(&mk_source(&long_name, &[])).await;
+    scene.wait_event(&long_name, "CompanionNameTooLong").await;
+    testenv::wait_for("the error to be counted", common::PATIENCE, || async {
+        (mirror
+            .metric("controller_runtime_terminal_reconcile_errors_total", "")
+            .await
+            == 1.0)
+            .then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(
+        mirror
+            .metric("controller_runtime_reconcile_errors_total", "")
+            .await,
+        1.0
+    );
+    assert_eq!(
+        mirror
+            .metric("controller_runtime_reconcile_total", "result=\"error\"")
+            .await,
+        1.0
+    );
+    assert!(
+        mirror
+            .metric("controller_runtime_reconcile_total", "result=\"success\"")
+            .await
+            >= 3.0
+    );
+    assert_eq!(
+        mirror.metric("configmap_mirror_managed_sources", "").await,
+        2.0
+    );
+    assert_eq!(
+        mirror.metric("leader_election_master_status", "").await,
+        1.0
+    );
+
+    let (_, text) = mirror.get("/metrics").await.expect("scrape");
+    for needle in ["colors", long_name.as_str(), scene.namespace.as_str()] {
+        assert!(!text.contains(needle), "a series names {needle}");
+    }
+    for name in [
+        "controller_runtime_reconcile_time_seconds_bucket",
+        "controller_runtime_max_concurrent_reconciles",
+        "controller_runtime_active_workers",
+        "workqueue_depth",
+        "workqueue_adds_total",
+        "workqueue_retries_total",
+    ] {
+        assert!(text.contains(&format!("{name}{{")), "missing {name}");
+    }
+}
