@@ -1,0 +1,58 @@
+# Every recipe here is what CI and the README run; nothing is installed by hand.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+LOCAL := .local
+KUBECONFIG_LOCAL := $(CURDIR)/$(LOCAL)/kubeconfig
+BIN_DIR = $(shell bash hack/install-k8s.sh)
+
+.PHONY: help
+help: ## List the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
+
+.PHONY: k8s
+k8s: ## Build (or find cached) etcd, kube-apiserver, kube-controller-manager and kubectl
+	@bash hack/install-k8s.sh >/dev/null
+
+.PHONY: build
+build: ## Build the controller
+	cargo build --locked
+
+.PHONY: release
+release: ## The release build the Dockerfile performs
+	cargo build --release --locked
+
+.PHONY: lint
+lint: ## rustfmt, clippy (warnings are errors) and hadolint
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets --locked -- -D warnings
+	bash hack/lint-dockerfile.sh
+
+.PHONY: test
+test: k8s lint release ## The whole test suite, against a real local control plane
+	cargo test --workspace --locked
+
+.PHONY: run
+run: build ## Run the controller against the current cluster, or the local one
+	@bash hack/run.sh
+
+.PHONY: demo
+demo: k8s build ## Walk through the controller's behaviour on a local control plane
+	@bash hack/demo.sh
+
+.PHONY: bench
+bench: k8s release ## Measure convergence, healing, memory and CPU (see BENCHMARKS.md)
+	cargo run --release --locked -p mirror-bench -- $(BENCH_ARGS)
+
+.PHONY: cluster
+cluster: k8s ## Start a local control plane in the background
+	@bash hack/cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local control plane and remove its state
+	@bash hack/cluster.sh down
+
+.PHONY: clean
+clean: cluster-down ## Remove build output and local state
+	cargo clean
+	rm -rf $(LOCAL)

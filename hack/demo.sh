@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The journey of the README, run for real: a local control plane, the
+# controller, and each kubectl command printed with what it shows.
+#
+#   KEEP=1 make demo   leaves the cluster and the controller running afterwards
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bin_dir=$(bash hack/install-k8s.sh)
+export PATH="$bin_dir:$PATH"
+bash hack/cluster.sh up >/dev/null
+export KUBECONFIG=$PWD/.local/kubeconfig
+ns=demo
+log=.local/demo-controller.log
+
+bold() { printf '\n\033[1m%s\033[0m\n' "$*"; }
+run() { printf '\033[36m$ %s\033[0m\n' "$*"; "$@"; }
+ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+
+controller_pid=
+cleanup() {
+  if [ "${KEEP:-}" = 1 ]; then
+    bold "Still running (KEEP=1): controller pid $controller_pid, log $log"
+    echo "export KUBECONFIG=$KUBECONFIG"
+    echo "Stop with: kill $controller_pid; make cluster-down"
+    return
+  fi
+  [ -n "$controller_pid" ] && kill -TERM "$controller_pid" 2>/dev/null && wait "$controller_pid" 2>/dev/null || true
+  bash hack/cluster.sh down >/dev/null
+  echo "stopped the controller and the local cluster"
+}
+trap cleanup EXIT
+
+kubectl delete namespace "$ns" --ignore-not-found --wait=true >/dev/null
+kubectl create namespace "$ns" >/dev/null
+target/debug/configmap-mirror --namespace "$ns" --log-format text --http-addr 127.0.0.1:0 >"$log" 2>&1 &
+controller_pid=$!
+bold "Started configmap-mirror (pid $controller_pid), watching namespace $ns; its log: $log"
+
+bold "1. A plain ConfigMap: the controller ignores it"
+run kubectl -n "$ns" create configmap colors --from-literal=primary=red --from-literal=secondary=blue
+sleep 1
+run kubectl -n "$ns" get configmaps
+
+bold "2. Label it workshop.io/managed=true: a companion colors-synced appears"
+run kubectl -n "$ns" label configmap colors workshop.io/managed=true
+run kubectl -n "$ns" wait --for=create configmap/colors-synced --timeout=30s
+run kubectl -n "$ns" get configmap colors-synced -o jsonpath='{.data}{"\n"}{.metadata.annotations}{"\n"}{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}{"\n"}'
+
+bold "3. Change the source: the copy follows"
+run kubectl -n "$ns" patch configmap colors --type merge -p '{"data":{"primary":"green"}}'
+for _ in $(seq 100); do
+  [ "$(kubectl -n "$ns" get configmap colors-synced -o jsonpath='{.data.primary}')" = green ] && break
+  sleep 0.1
+done
+run kubectl -n "$ns" get configmap colors-synced -o jsonpath='{.data}{"\n"}'
+
+bold "4. Delete the companion: it comes back"
+start=$(date +%s%N)
+run kubectl -n "$ns" delete configmap colors-synced
+run kubectl -n "$ns" wait --for=create configmap/colors-synced --timeout=30s
+echo "back after $(ms_since "$start") ms (including kubectl's own start-up, twice)"
+
+bold "5. Edit the companion by hand: the edit is undone"
+run kubectl -n "$ns" patch configmap colors-synced --type merge -p '{"data":{"primary":"hacked"}}'
+for _ in $(seq 100); do
+  [ "$(kubectl -n "$ns" get configmap colors-synced -o jsonpath='{.data.primary}')" = green ] && break
+  sleep 0.1
+done
+run kubectl -n "$ns" get configmap colors-synced -o jsonpath='{.data}{"\n"}'
+
+bold "6. Delete the source: the garbage collector removes the companion"
+run kubectl -n "$ns" delete configmap colors
+run kubectl -n "$ns" wait --for=delete configmap/colors-synced --timeout=30s
+run kubectl -n "$ns" get configmaps
+
+bold "What the controller said"
+grep -E 'companion' "$log" | sed -E 's/^[^ ]+ +//' || true
+run kubectl -n "$ns" get events --sort-by=.metadata.creationTimestamp -o custom-columns=TYPE:.type,REASON:.reason,OBJECT:.regarding.name,MESSAGE:.note
