@@ -114,13 +114,15 @@ run go build -trimpath -ldflags "$ldflags" -o "$dest/bin.partial/" "${packages[@
 mv "$dest/bin.partial/server" "$dest/bin.partial/etcd"
 
 have_all "$dest/bin.partial" || die "build finished without all of: ${REQUIRED[*]}"
-# The module graph must be exactly what Kubernetes pins.
+# The module graph must be exactly what Kubernetes pins. (Outputs are
+# captured first: `grep -q` closing a pipe early trips pipefail.)
+apiserver_modules="$(go version -m "$dest/bin.partial/kube-apiserver")"
 for pinned in "k8s.io/kubernetes $KUBE_VERSION" "go.etcd.io/etcd/client/v3 $etcd_version"; do
-  go version -m "$dest/bin.partial/kube-apiserver" | grep -qE "[[:space:]]${pinned% *}[[:space:]]+${pinned#* }([[:space:]]|$)" \
+  grep -qE "[[:space:]]${pinned% *}[[:space:]]+${pinned#* }([[:space:]]|$)" <<<"$apiserver_modules" \
     || die "kube-apiserver was not built with $pinned"
 done
-"$dest/bin.partial/etcd" --version | grep -q "etcd Version: ${etcd_version#v}" \
-  || die "etcd is not version $etcd_version"
+etcd_reported="$("$dest/bin.partial/etcd" --version)"
+grep -q "etcd Version: ${etcd_version#v}" <<<"$etcd_reported" || die "etcd is not version $etcd_version"
 run "$dest/bin.partial/etcd" --version >&2
 run "$dest/bin.partial/kube-apiserver" --version >&2
 mv "$dest/bin.partial" "$dest/bin"
