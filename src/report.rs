@@ -1,27 +1,42 @@
 //! Kubernetes Events about sources, so that `kubectl describe` tells users
 //! what the controller did and what it could not do.
 
-use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
+use k8s_openapi::{
+    api::{
+        core::v1::{ConfigMap, ObjectReference},
+        events::v1::Event as K8sEvent,
+    },
+    apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta},
+    jiff::Timestamp,
+};
 use kube::{
-    Client, Resource,
+    Api, Client, Resource,
+    api::PostParams,
     runtime::events::{Event, EventType, Recorder, Reporter as EventSource},
 };
 
-use crate::desired::MANAGER_NAME;
+use crate::desired::{MANAGER_NAME, MAX_NAME_LEN};
+
+/// The Recorder names an Event `<object name>.<16 hex digits>`.
+const EVENT_NAME_SUFFIX_LEN: usize = 17;
 
 #[derive(Clone)]
 pub struct Reporter {
     recorder: Recorder,
+    client: Client,
+    instance: Option<String>,
 }
 
 impl Reporter {
     pub fn new(client: Client, instance: Option<String>) -> Self {
         let source = EventSource {
             controller: MANAGER_NAME.into(),
-            instance,
+            instance: instance.clone(),
         };
         Reporter {
-            recorder: Recorder::new(client, source),
+            recorder: Recorder::new(client.clone(), source),
+            client,
+            instance,
         }
     }
 
@@ -34,19 +49,72 @@ impl Reporter {
         reason: &'static str,
         note: String,
     ) {
-        let recorder = self.recorder.clone();
+        let event = Event {
+            type_: kind,
+            reason: reason.into(),
+            note: Some(truncate(note)),
+            action: reason.into(),
+            secondary: None,
+        };
+        let long_name = regarding
+            .name
+            .as_ref()
+            .is_some_and(|n| n.len() + EVENT_NAME_SUFFIX_LEN > MAX_NAME_LEN);
+        let this = self.clone();
         tokio::spawn(async move {
-            let event = Event {
-                type_: kind,
-                reason: reason.into(),
-                note: Some(truncate(note)),
-                action: reason.into(),
-                secondary: None,
+            let published = if long_name {
+                this.publish_for_long_name(&event, regarding).await
+            } else {
+                this.recorder.publish(&event, &regarding).await
             };
-            if let Err(error) = recorder.publish(&event, &regarding).await {
-                tracing::debug!(%error, reason, "could not publish event");
+            if let Err(error) = published {
+                tracing::debug!(%error, reason = event.reason, "could not publish event");
             }
         });
+    }
+
+    /// The Recorder would derive an invalid Event name from an object name
+    /// this long, which is exactly when a Warning matters most (a source
+    /// whose companion name is too long), so such Events are written here
+    /// with a shortened name. They are not aggregated into series.
+    async fn publish_for_long_name(
+        &self,
+        event: &Event,
+        regarding: ObjectReference,
+    ) -> Result<(), kube::Error> {
+        let now = Timestamp::now();
+        let name = regarding.name.as_deref().unwrap_or(MANAGER_NAME);
+        let prefix: String = name
+            .chars()
+            .take(MAX_NAME_LEN - EVENT_NAME_SUFFIX_LEN)
+            .collect();
+        let instance = self.instance.clone().unwrap_or_else(|| MANAGER_NAME.into());
+        let k8s_event = K8sEvent {
+            metadata: ObjectMeta {
+                name: Some(format!("{prefix}.{:x}", now.as_nanosecond())),
+                namespace: regarding.namespace.clone(),
+                ..ObjectMeta::default()
+            },
+            action: Some(event.action.clone()),
+            reason: Some(event.reason.clone()),
+            note: event.note.clone(),
+            event_time: Some(MicroTime(now)),
+            regarding: Some(regarding.clone()),
+            reporting_controller: Some(MANAGER_NAME.into()),
+            reporting_instance: Some(instance),
+            type_: Some(match event.type_ {
+                EventType::Normal => "Normal".into(),
+                EventType::Warning => "Warning".into(),
+            }),
+            ..K8sEvent::default()
+        };
+        let api: Api<K8sEvent> = Api::namespaced(
+            self.client.clone(),
+            regarding.namespace.as_deref().unwrap_or_default(),
+        );
+        api.create(&PostParams::default(), &k8s_event)
+            .await
+            .map(|_| ())
     }
 
     pub fn normal(&self, source: &ConfigMap, reason: &'static str, note: String) {
