@@ -6,7 +6,7 @@ use common::{Scene, mk_source, with_binary};
 use configmap_mirror::desired::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL};
 use kube::{
     ResourceExt,
-    api::{Patch, PatchParams, PostParams},
+    api::{Patch, PatchParams},
 };
 use serde_json::json;
 
@@ -112,5 +112,4 @@ async fn concurrent_edits_of_the_companion_converge_without_a_loop() {
     let again = scene.companion_in_sync("colors").await;
     assert_eq!(mirror.writes().await, settled);
     assert_eq!(again.data.unwrap_or_default()["a"], "1");
-    let _ = PostParams::default();
 }

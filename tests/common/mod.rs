@@ -205,14 +205,38 @@ pub struct Mirror {
 }
 
 impl Mirror {
-    /// Starts the controller and waits until its caches are synced.
+    /// Starts the test build of the controller with `kubeconfig` and waits
+    /// until its caches are synced.
     pub async fn start(
         control_plane: &ControlPlane,
         kubeconfig: &PathBuf,
         tag: &str,
         args: &[&str],
     ) -> Mirror {
-        let mirror = Mirror::start_unready(control_plane, kubeconfig, tag, args).await;
+        let binary = PathBuf::from(env!("CARGO_BIN_EXE_configmap-mirror"));
+        Mirror::start_binary(&binary, control_plane, kubeconfig, tag, args, &[]).await
+    }
+
+    /// Like [`Mirror::start`], for another build of the binary.
+    pub async fn start_binary(
+        binary: &PathBuf,
+        control_plane: &ControlPlane,
+        kubeconfig: &PathBuf,
+        tag: &str,
+        args: &[&str],
+        envs: &[(&str, &str)],
+    ) -> Mirror {
+        let mut cmd = Command::new(binary);
+        cmd.args(args)
+            .env("KUBECONFIG", kubeconfig)
+            .envs(envs.iter().copied());
+        Mirror::start_command(cmd, control_plane, tag).await
+    }
+
+    /// Runs `cmd`, whose last arguments must be the controller's, and waits
+    /// until the controller's caches are synced.
+    pub async fn start_command(cmd: Command, control_plane: &ControlPlane, tag: &str) -> Mirror {
+        let mirror = Mirror::spawn(cmd, control_plane, tag).await;
         wait_for("the controller to be ready", PATIENCE, || async {
             (mirror.get("/readyz").await.ok()?.0 == 200).then_some(())
         })
@@ -221,27 +245,30 @@ impl Mirror {
         mirror
     }
 
-    /// Starts the controller and waits only for its HTTP listener.
+    /// Starts the test build and waits only for its HTTP listener.
     pub async fn start_unready(
         control_plane: &ControlPlane,
         kubeconfig: &PathBuf,
         tag: &str,
         args: &[&str],
     ) -> Mirror {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_configmap-mirror"));
+        cmd.args(args).env("KUBECONFIG", kubeconfig);
+        Mirror::spawn(cmd, control_plane, tag).await
+    }
+
+    async fn spawn(mut cmd: Command, control_plane: &ControlPlane, tag: &str) -> Mirror {
         let port = free_port().expect("find a free port");
         let log = control_plane
             .log_dir()
             .join(format!("mirror-{tag}-{port}.log"));
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_configmap-mirror"));
-        cmd.args(args)
-            .args([
-                "--http-addr",
-                &format!("127.0.0.1:{port}"),
-                "--log-format",
-                "text",
-            ])
-            .env("KUBECONFIG", kubeconfig)
-            .env("RUST_LOG", "info,configmap_mirror=debug");
+        cmd.args([
+            "--http-addr",
+            &format!("127.0.0.1:{port}"),
+            "--log-format",
+            "text",
+        ])
+        .env("RUST_LOG", "info,configmap_mirror=debug");
         let child = spawn_child(cmd, &log).expect("start configmap-mirror");
         let mirror = Mirror { child, port, log };
         wait_for("the controller to listen", PATIENCE, || async {
