@@ -246,12 +246,19 @@ async fn forward(
         let event = match event {
             Ok(event) => event,
             Err(error) => {
-                health.watch_failed(name);
-                tracing::warn!(watch = name, %error, "watch failed; retrying with backoff");
+                if health.watch_failed(name) {
+                    tracing::warn!(watch = name, %error, "watch failed; retrying with backoff");
+                } else {
+                    tracing::debug!(watch = name, %error, "watch failed again; retrying");
+                }
                 continue;
             }
         };
-        health.watch_ok(name);
+        // Init is announced before the list is even attempted, so it proves
+        // nothing; any other event comes from a working list or watch.
+        if !matches!(event, Event::Init) && health.watch_ok(name) {
+            tracing::info!(watch = name, "watch works again");
+        }
         let wake = wakeups_of(&event);
         // A closed channel means the controllers stopped: shutting down.
         if let Some(source) = wake.sync {

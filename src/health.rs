@@ -31,13 +31,17 @@ impl Health {
     }
 
     /// A watch produced an error; it counts from its first error in a row.
-    pub fn watch_failed(&self, watch: &'static str) {
-        self.lock().entry(watch).or_insert_with(Instant::now);
+    /// True when this error starts a new streak.
+    pub fn watch_failed(&self, watch: &'static str) -> bool {
+        let mut failing = self.lock();
+        let new = !failing.contains_key(watch);
+        failing.entry(watch).or_insert_with(Instant::now);
+        new
     }
 
-    /// A watch delivered an event, so it works again.
-    pub fn watch_ok(&self, watch: &'static str) {
-        self.lock().remove(watch);
+    /// A watch delivered an event, so it works. True when it was failing.
+    pub fn watch_ok(&self, watch: &'static str) -> bool {
+        self.lock().remove(watch).is_some()
     }
 
     pub fn set_caches_synced(&self) {
@@ -82,14 +86,15 @@ mod tests {
     #[test]
     fn a_watch_failing_past_the_threshold_makes_the_process_unhealthy() {
         let health = Health::new(Duration::from_secs(5));
-        health.watch_failed("sources");
+        assert!(health.watch_failed("sources"));
         let soon = Instant::now() + Duration::from_secs(1);
         assert!(health.liveness(soon).is_ok());
         let later = Instant::now() + Duration::from_secs(6);
         let err = health.liveness(later).unwrap_err();
         assert!(err.contains("sources"), "{err}");
-        health.watch_ok("sources");
+        assert!(health.watch_ok("sources"));
         assert!(health.liveness(later).is_ok());
+        assert!(!health.watch_ok("sources"));
     }
 
     #[test]
@@ -97,7 +102,7 @@ mod tests {
         let health = Health::new(Duration::from_secs(5));
         health.watch_failed("companions");
         let first = Instant::now();
-        health.watch_failed("companions");
+        assert!(!health.watch_failed("companions"));
         assert!(health.liveness(first + Duration::from_secs(6)).is_err());
     }
 

@@ -8,7 +8,9 @@ use crate::config::LogFormat;
 
 /// Level from `RUST_LOG`, defaulting to this crate's progress at info and
 /// only warnings from the libraries beneath it.
-const DEFAULT_FILTER: &str = "info,kube=warn,tower=warn,hyper=warn";
+// kube_runtime's own watcher warnings repeat on every retry; the watch
+// failures are logged here once per streak instead.
+const DEFAULT_FILTER: &str = "info,kube=warn,kube_runtime=error,tower=warn,hyper=warn";
 
 pub fn init(format: LogFormat) {
     let filter =
