@@ -80,6 +80,7 @@ async fn content_the_api_server_refuses_is_warned_about_with_its_message() {
     let scene = Scene::new("refused").await;
     let policy = format!("refuse-{}", scene.namespace);
     common::kubectl_apply(&scene, &refusing_policy(&policy, &scene.namespace));
+    policy_enforced(&scene).await;
     let mirror = scene.start_mirror(&["--slow-retry", "500ms"]).await;
     scene.create(&mk_source("fine", &[("a", "1")])).await;
     scene.companion_in_sync("fine").await;
@@ -137,6 +138,29 @@ async fn an_rbac_denial_is_warned_about_and_heals_once_granted() {
 
     common::kubectl_apply(&scene, &grant_create(&scene.namespace));
     scene.companion_in_sync("colors").await;
+}
+
+/// Admission policies take effect a moment after they are written.
+async fn policy_enforced(scene: &Scene) {
+    let probe = mk_unmanaged("refused-synced", &[]);
+    let dry_run = kube::api::PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    testenv::wait_for(
+        "the admission policy to be enforced",
+        common::PATIENCE,
+        || async {
+            scene
+                .configmaps()
+                .create(&dry_run, &probe)
+                .await
+                .is_err()
+                .then_some(())
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
 }
 
 fn delete_policy(scene: &Scene, name: &str) {

@@ -51,7 +51,7 @@ async fn a_companion_frozen_by_hand_is_replaced_by_a_mutable_copy() {
     let second = scene.companion_in_sync("thaw").await;
     assert_ne!(second.immutable, Some(true));
     assert_ne!(first.uid(), second.uid());
-    assert_eq!(mirror.metric(WRITES, RECREATE).await, 1.0);
+    assert_eq!(mirror.metric_reaching(WRITES, RECREATE, 1.0).await, 1.0);
     let errors = mirror
         .metric("controller_runtime_reconcile_errors_total", "")
         .await;

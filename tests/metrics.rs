@@ -15,17 +15,32 @@ async fn counters_follow_a_scenario_and_carry_no_object_names() {
 
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
-    assert_eq!(mirror.metric(WRITES, "operation=\"create\"").await, 1.0);
+    assert_eq!(
+        mirror
+            .metric_reaching(WRITES, "operation=\"create\"", 1.0)
+            .await,
+        1.0
+    );
 
     scene
         .patch_json("colors", json!({"data": {"a": "2"}}))
         .await;
     scene.companion_in_sync("colors").await;
-    assert_eq!(mirror.metric(WRITES, "operation=\"update\"").await, 1.0);
+    assert_eq!(
+        mirror
+            .metric_reaching(WRITES, "operation=\"update\"", 1.0)
+            .await,
+        1.0
+    );
 
     scene.delete("colors-synced").await;
     scene.companion_in_sync("colors").await;
-    assert_eq!(mirror.metric(WRITES, "operation=\"create\"").await, 2.0);
+    assert_eq!(
+        mirror
+            .metric_reaching(WRITES, "operation=\"create\"", 2.0)
+            .await,
+        2.0
+    );
 
     let long_name = "m".repeat(250);
     scene.create(&mk_source(&long_name, &[])).await;

@@ -159,9 +159,9 @@ async fn a_source_named_like_a_companion_is_ordinary_and_grows_no_chain() {
     scene.companion_in_sync("x-synced").await;
 
     // Once converged the controller keeps writing nothing: no third link.
-    let writes = mirror.writes().await;
+    let writes = mirror.writes_reaching(1.0).await;
     scene.create(&mk_source("marker", &[])).await;
     scene.companion_in_sync("marker").await;
-    assert_eq!(mirror.writes().await, writes + 1.0);
+    assert_eq!(mirror.writes_reaching(writes + 1.0).await, writes + 1.0);
     assert!(scene.get("x-synced-synced-synced").await.is_none());
 }

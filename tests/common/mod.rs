@@ -301,6 +301,30 @@ impl Mirror {
             .await
     }
 
+    /// The metric once it has reached `at_least` (or its value when
+    /// patience runs out). The controller counts a write just after the API
+    /// server accepts it, so a test that has seen the write may be a moment
+    /// ahead of the counter; counters only grow, so waiting for the expected
+    /// value and then comparing still catches any extra count.
+    pub async fn metric_reaching(&self, name: &str, labels: &str, at_least: f64) -> f64 {
+        let what = format!("{name}{{{labels}}} to reach {at_least}");
+        let reached = wait_for(&what, PATIENCE, || async {
+            let value = self.metric(name, labels).await;
+            (value >= at_least).then_some(value)
+        })
+        .await;
+        match reached {
+            Ok(value) => value,
+            Err(_) => self.metric(name, labels).await,
+        }
+    }
+
+    /// [`Mirror::writes`], once it has reached `at_least`.
+    pub async fn writes_reaching(&self, at_least: f64) -> f64 {
+        self.metric_reaching("configmap_mirror_companion_writes_total", "", at_least)
+            .await
+    }
+
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
