@@ -12,16 +12,21 @@ use crate::{
     caches::{self, WatchSettings},
     config::Config,
     context::Context,
-    controller, desired,
+    controller,
     health::Health,
     http,
     leader::{self, Elector},
     metrics::Metrics,
     report::Reporter,
+    selector::Selector,
 };
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
     config.leader.validate().map_err(anyhow::Error::msg)?;
+    let source_selector =
+        Selector::parse(&config.selector).map_err(|e| anyhow::anyhow!("--selector: {e}"))?;
+    let consent = Selector::parse(&config.accept_mirrors_selector)
+        .map_err(|e| anyhow::anyhow!("--accept-mirrors-selector: {e}"))?;
     let client = Client::try_default()
         .await
         .context("no Kubernetes configuration found (kubeconfig or in-cluster)")?;
@@ -69,15 +74,17 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         client,
         caches,
         suffix: config.suffix.clone(),
-        source_label_keys: desired::selector_label_keys(&config.selector),
+        source_label_keys: source_selector.keys(),
         metrics,
         backoffs: Backoffs::default(),
         retry_policy: RetryPolicy::new(config.slow_retry),
+        consent,
         leading: leading_rx.clone(),
     });
     tracing::info!(
         selector = %config.selector,
         namespace = config.namespace.as_deref().unwrap_or("(all)"),
+        mirroring = config.namespace.is_none(),
         leader_election = config.leader.enabled,
         "configmap-mirror started"
     );

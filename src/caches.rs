@@ -10,18 +10,25 @@
 //! | source created or changed    | sync of that source                    |
 //! | source deleted or unlabeled  | prune of its companion                 |
 //! | source list (re)completed    | prune of every companion               |
-//! | companion changed or deleted | sync of its source, prune of itself    |
+//! | copy changed or deleted      | sync of its source, prune of itself    |
+//! | namespace labeled or deleted | sync of mirroring sources, prune of the copies in it |
+//! | namespace list (re)completed | sync of mirroring sources, prune of every copy |
+//!
+//! "Copies" are companions and mirrors alike: both carry the managed-by label
+//! and share one cache. Namespaces are watched (metadata only) when mirroring
+//! into other namespaces is possible, i.e. when watching all namespaces.
 //!
 //! A label-selected watch reports a source that loses its label as deleted,
 //! and the sync controller cannot run for an object no longer in its cache;
 //! that is why unlabeling is handled from the companion's side, by prune.
 
-use std::sync::Arc;
+use std::{collections::BTreeMap, sync::Arc};
 
 use futures::{SinkExt, Stream, StreamExt, channel::mpsc};
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::{
     Api, Client, ResourceExt,
+    core::PartialObjectMeta,
     runtime::{
         WatchStreamExt,
         reflector::{self, ObjectRef, Store},
@@ -30,13 +37,18 @@ use kube::{
 };
 use tokio::sync::watch;
 
-use crate::{desired, health::Health, metrics::Metrics, plan};
+use crate::{desired, health::Health, metrics::Metrics, plan, targets};
 
-/// Read-only views of both caches.
+type NamespaceMeta = PartialObjectMeta<Namespace>;
+
+/// Read-only views of the caches.
 #[derive(Clone)]
 pub struct Caches {
     pub sources: Store<ConfigMap>,
+    /// Companions and mirrors: every ConfigMap with the managed-by label.
     pub companions: Store<ConfigMap>,
+    /// Namespace metadata, when mirroring into other namespaces is on.
+    pub namespaces: Option<Store<NamespaceMeta>>,
     // `Store::wait_until_ready` wakes only the most recent of several
     // concurrent waiters, so the reconciles wait on this instead.
     ready: watch::Receiver<bool>,
@@ -58,6 +70,44 @@ impl Caches {
     pub fn companion(&self, namespace: &str, name: &str) -> Option<Arc<ConfigMap>> {
         self.companions.get(&ObjectRef::new(name).within(namespace))
     }
+
+    /// Every namespace with its labels; empty when mirroring is off.
+    pub fn namespaces(&self) -> Vec<(String, BTreeMap<String, String>)> {
+        let Some(namespaces) = &self.namespaces else {
+            return Vec::new();
+        };
+        namespaces
+            .state()
+            .iter()
+            .map(|ns| (ns.name_any(), ns.labels().clone()))
+            .collect()
+    }
+
+    /// A namespace's labels, or None if it does not exist (or mirroring is off).
+    pub fn namespace_labels(&self, name: &str) -> Option<BTreeMap<String, String>> {
+        let namespace = self.namespaces.as_ref()?.get(&ObjectRef::new(name))?;
+        Some(namespace.labels().clone())
+    }
+
+    /// Sources that ask to be mirrored into other namespaces.
+    fn mirroring_sources(&self) -> Vec<ObjectRef<ConfigMap>> {
+        self.sources
+            .state()
+            .iter()
+            .filter(|source| has_mirror_annotations(source))
+            .map(|s| ObjectRef::from(&**s))
+            .collect()
+    }
+
+    /// The copies in one namespace.
+    fn copies_in(&self, namespace: &str) -> Vec<ObjectRef<ConfigMap>> {
+        self.companions
+            .state()
+            .iter()
+            .filter(|c| c.namespace().as_deref() == Some(namespace))
+            .map(|c| ObjectRef::from(&**c))
+            .collect()
+    }
 }
 
 /// What the watches ask the two controllers to look at.
@@ -76,6 +126,7 @@ struct Senders {
 
 /// What the watches need to know.
 pub struct WatchSettings {
+    /// Watch only this namespace; mirroring into others is then off.
     pub namespace: Option<String>,
     pub selector: String,
     pub suffix: String,
@@ -94,8 +145,20 @@ pub fn watch(
     metrics: Arc<Metrics>,
 ) -> (Caches, Wakeups, impl Future<Output = ()> + Send) {
     let api: Api<ConfigMap> = match &settings.namespace {
-        Some(ns) => Api::namespaced(client, ns),
-        None => Api::all(client),
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    let (namespaces, namespace_events) = match settings.namespace {
+        Some(_) => (None, None),
+        None => {
+            let (store, writer) = reflector::store();
+            let config = watcher::Config::default().any_semantic();
+            let events = watcher::watcher(Api::<NamespaceMeta>::all(client), config)
+                .default_backoff()
+                .modify(|ns: &mut NamespaceMeta| ns.managed_fields_mut().clear())
+                .reflect(writer);
+            (Some(store), Some(events))
+        }
     };
     let (sources, source_writer) = reflector::store();
     let (companions, companion_writer) = reflector::store();
@@ -124,6 +187,7 @@ pub fn watch(
     let caches = Caches {
         sources,
         companions,
+        namespaces,
         ready,
     };
     let suffix = settings.suffix;
@@ -149,18 +213,37 @@ pub fn watch(
             let companions = forward(
                 "companions",
                 companion_events,
-                senders,
+                senders.clone(),
                 health.clone(),
-                metrics,
+                metrics.clone(),
                 move |event| companion_wakeups(event, &suffix),
             );
+            let namespaces = async {
+                if let Some(events) = namespace_events {
+                    let caches = caches.clone();
+                    let wakeups =
+                        move |event: &Event<NamespaceMeta>| namespace_wakeups(event, &caches);
+                    forward(
+                        "namespaces",
+                        events,
+                        senders,
+                        health.clone(),
+                        metrics,
+                        wakeups,
+                    )
+                    .await;
+                }
+            };
             let synced = async {
                 let _ = caches.sources.wait_until_ready().await;
                 let _ = caches.companions.wait_until_ready().await;
+                if let Some(namespaces) = &caches.namespaces {
+                    let _ = namespaces.wait_until_ready().await;
+                }
                 ready_tx.send_replace(true);
                 health.set_caches_synced();
             };
-            futures::join!(sources, companions, synced);
+            futures::join!(sources, companions, namespaces, synced);
         }
     };
     (
@@ -186,21 +269,29 @@ fn watcher(
 /// Who must look at something after one watch event.
 #[derive(Debug, Default, PartialEq)]
 pub struct Wake {
-    pub sync: Option<ObjectRef<ConfigMap>>,
-    pub prune: Option<ObjectRef<ConfigMap>>,
+    pub sync: Vec<ObjectRef<ConfigMap>>,
+    pub prune: Vec<ObjectRef<ConfigMap>>,
     pub prune_all: bool,
 }
 
 pub fn source_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
     match event {
         Event::Apply(source) | Event::InitApply(source) => Wake {
-            sync: Some(ObjectRef::from(source)),
+            sync: vec![ObjectRef::from(source)],
             ..Wake::default()
         },
+        // Its mirrors are found by prune_all: they live in other namespaces.
         Event::Delete(source) => Wake {
-            prune: source.metadata.namespace.as_deref().map(|ns| {
-                ObjectRef::new(&desired::companion_name(&source.name_any(), suffix)).within(ns)
-            }),
+            prune: source
+                .metadata
+                .namespace
+                .as_deref()
+                .map(|ns| {
+                    ObjectRef::new(&desired::companion_name(&source.name_any(), suffix)).within(ns)
+                })
+                .into_iter()
+                .collect(),
+            prune_all: has_mirror_annotations(source),
             ..Wake::default()
         },
         // Sources that vanished while the watch was down produce no delete
@@ -214,32 +305,57 @@ pub fn source_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
 }
 
 pub fn companion_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
-    let source_of = |companion: &ConfigMap| {
-        let namespace = companion.metadata.namespace.as_deref()?;
-        let name = plan::claimed_source(companion, suffix)?;
-        Some(ObjectRef::new(&name).within(namespace))
+    let source_of = |copy: &ConfigMap| {
+        plan::claimed_source(copy, suffix)
+            .map(|(namespace, name)| ObjectRef::new(&name).within(&namespace))
+            .into_iter()
+            .collect()
     };
     match event {
-        Event::Apply(companion) | Event::InitApply(companion) => Wake {
-            sync: source_of(companion),
-            prune: Some(ObjectRef::from(companion)),
+        Event::Apply(copy) | Event::InitApply(copy) => Wake {
+            sync: source_of(copy),
+            prune: vec![ObjectRef::from(copy)],
             prune_all: false,
         },
-        Event::Delete(companion) => Wake {
-            sync: source_of(companion),
+        Event::Delete(copy) => Wake {
+            sync: source_of(copy),
             ..Wake::default()
         },
         Event::Init | Event::InitDone => Wake::default(),
     }
 }
 
-async fn forward(
+/// A namespace that appears, changes labels or goes may change where
+/// mirrors belong: the mirroring sources and the copies in it look again.
+fn namespace_wakeups(event: &Event<NamespaceMeta>, caches: &Caches) -> Wake {
+    match event {
+        Event::Apply(namespace) | Event::Delete(namespace) => Wake {
+            sync: caches.mirroring_sources(),
+            prune: caches.copies_in(&namespace.name_any()),
+            prune_all: false,
+        },
+        Event::InitDone => Wake {
+            sync: caches.mirroring_sources(),
+            prune: Vec::new(),
+            prune_all: true,
+        },
+        Event::Init | Event::InitApply(_) => Wake::default(),
+    }
+}
+
+fn has_mirror_annotations(source: &ConfigMap) -> bool {
+    let annotations = source.annotations();
+    annotations.contains_key(targets::MIRROR_TO_ANNOTATION)
+        || annotations.contains_key(targets::MIRROR_TO_SELECTOR_ANNOTATION)
+}
+
+async fn forward<K>(
     name: &'static str,
-    events: impl Stream<Item = Result<Event<ConfigMap>, watcher::Error>>,
+    events: impl Stream<Item = Result<Event<K>, watcher::Error>>,
     mut senders: Senders,
     health: Arc<Health>,
     metrics: Arc<Metrics>,
-    mut wakeups_of: impl FnMut(&Event<ConfigMap>) -> Wake,
+    mut wakeups_of: impl FnMut(&Event<K>) -> Wake,
 ) {
     let mut events = std::pin::pin!(events);
     while let Some(event) = events.next().await {
@@ -261,12 +377,12 @@ async fn forward(
         }
         let wake = wakeups_of(&event);
         // A closed channel means the controllers stopped: shutting down.
-        if let Some(source) = wake.sync {
+        for source in wake.sync {
             metrics.trigger_queued();
             let _ = senders.sync.send(source).await;
         }
-        if let Some(companion) = wake.prune {
-            let _ = senders.prune.send(companion).await;
+        for copy in wake.prune {
+            let _ = senders.prune.send(copy).await;
         }
         if wake.prune_all {
             // One pending request is enough: it re-reads the whole cache.
@@ -298,9 +414,10 @@ mod tests {
         let wake = source_wakeups(&Event::Delete(mk_configmap("colors")), "-synced");
         assert_eq!(
             wake.prune,
-            Some(ObjectRef::new("colors-synced").within("ns"))
+            vec![ObjectRef::new("colors-synced").within("ns")]
         );
-        assert_eq!(wake.sync, None);
+        assert!(wake.sync.is_empty());
+        assert!(!wake.prune_all, "no mirrors to look for");
     }
 
     #[test]
@@ -313,6 +430,6 @@ mod tests {
         let source = mk_configmap("colors");
         let companion = desired::desired_companion(&source, "-synced").unwrap();
         let wake = companion_wakeups(&Event::Delete(companion), "-synced");
-        assert_eq!(wake.sync, Some(ObjectRef::new("colors").within("ns")));
+        assert_eq!(wake.sync, vec![ObjectRef::new("colors").within("ns")]);
     }
 }

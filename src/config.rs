@@ -43,6 +43,16 @@ pub struct Config {
     #[arg(long, env = "MIRROR_WATCH_FAILURE_THRESHOLD", default_value = "60s", value_parser = parse_duration)]
     pub watch_failure_threshold: Duration,
 
+    /// Label selector of the namespaces that accept mirrors from other
+    /// namespaces. Empty accepts every namespace: then anyone who can label
+    /// a ConfigMap can write into every namespace.
+    #[arg(
+        long,
+        env = "MIRROR_ACCEPT_MIRRORS_SELECTOR",
+        default_value = "workshop.io/accept-mirrors=true"
+    )]
+    pub accept_mirrors_selector: String,
+
     /// First retry delay for conditions a person must fix (name taken,
     /// refused by the API server, forbidden); it doubles up to 5 minutes.
     #[arg(long, env = "MIRROR_SLOW_RETRY", default_value = "30s", value_parser = parse_duration)]

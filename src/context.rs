@@ -18,6 +18,7 @@ use crate::{
     error::Error,
     metrics::Metrics,
     report::Reporter,
+    selector::Selector,
 };
 
 pub struct Context {
@@ -30,6 +31,8 @@ pub struct Context {
     pub metrics: Arc<Metrics>,
     pub backoffs: Backoffs,
     pub retry_policy: RetryPolicy,
+    /// Which namespaces accept mirrors.
+    pub consent: Selector,
     pub leading: watch::Receiver<bool>,
 }
 

@@ -24,6 +24,10 @@ pub const MANAGER_NAME: &str = "configmap-mirror";
 pub const COMPANION_SELECTOR: &str = "app.kubernetes.io/managed-by=configmap-mirror";
 /// Longest object name Kubernetes accepts for a ConfigMap (a DNS subdomain).
 pub const MAX_NAME_LEN: usize = 253;
+/// On a mirror in another namespace: `namespace/name` of its source.
+pub const MIRROR_OF_ANNOTATION: &str = "workshop.io/mirror-of";
+/// On a mirror: the uid of its source.
+pub const MIRROR_OF_UID_ANNOTATION: &str = "workshop.io/mirror-of-uid";
 
 /// Why a companion cannot be built for a source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,6 +169,72 @@ pub fn desired_companion(source: &ConfigMap, suffix: &str) -> Result<ConfigMap, 
     })
 }
 
+/// The mirror of a source in namespace `target`: the companion's content
+/// under the source's own name. A namespace cannot own objects in another,
+/// so instead of an owner reference it names its source in annotations, and
+/// the prune loop removes it when the source no longer wants it.
+pub fn desired_mirror(source: &ConfigMap, target: &str) -> Result<ConfigMap, Refusal> {
+    if is_managed_by_us(source) {
+        return Err(Refusal::SourceIsCompanion);
+    }
+    let (Some(name), Some(namespace), Some(uid)) = (
+        source.metadata.name.as_deref(),
+        source.metadata.namespace.as_deref(),
+        source.metadata.uid.as_deref(),
+    ) else {
+        return Err(Refusal::Incomplete);
+    };
+    Ok(ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(target.into()),
+            labels: Some(BTreeMap::from([(
+                MANAGED_BY_LABEL.into(),
+                MANAGER_NAME.into(),
+            )])),
+            annotations: Some(BTreeMap::from([
+                (CHECKSUM_ANNOTATION.into(), content_checksum(source)),
+                (MIRROR_OF_ANNOTATION.into(), format!("{namespace}/{name}")),
+                (MIRROR_OF_UID_ANNOTATION.into(), uid.into()),
+            ])),
+            ..ObjectMeta::default()
+        },
+        data: source.data.clone(),
+        binary_data: source.binary_data.clone(),
+        immutable: source.immutable,
+    })
+}
+
+/// The source a mirror names, as (namespace, name), if it is a mirror.
+pub fn mirror_of(cm: &ConfigMap) -> Option<(String, String)> {
+    let (namespace, name) = annotation(cm, MIRROR_OF_ANNOTATION)?.split_once('/')?;
+    Some((namespace.to_owned(), name.to_owned()))
+}
+
+/// Decides whether `existing` in another namespace is the mirror of
+/// `source`: it must name this source (namespace and name) in its
+/// annotations and carry our label. A mirror of an earlier source of the
+/// same name (deleted and recreated) is taken over; anything else, including
+/// the mirror of another source with the same name, is never touched.
+pub fn mirror_ownership(existing: &ConfigMap, source: &ConfigMap) -> Ownership {
+    let source_ref = source
+        .metadata
+        .namespace
+        .as_deref()
+        .zip(source.metadata.name.as_deref());
+    let names_source = mirror_of(existing).zip(source_ref).is_some_and(
+        |((ns, name), (source_ns, source_name))| ns == source_ns && name == source_name,
+    );
+    if !names_source || !is_managed_by_us(existing) {
+        return Ownership::Foreign;
+    }
+    if annotation(existing, MIRROR_OF_UID_ANNOTATION) == source.metadata.uid.as_deref() {
+        Ownership::Ours
+    } else {
+        Ownership::Adoptable
+    }
+}
+
 /// Who an existing object at the companion's name belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ownership {
@@ -251,8 +321,8 @@ pub fn difference(actual: &ConfigMap, desired: &ConfigMap, source_keys: &[String
     let content_equal = actual.data == desired.data
         && actual.binary_data == desired.binary_data
         && actual.immutable.unwrap_or(false) == desired.immutable.unwrap_or(false);
-    let metadata_equal = have_checksum == want_checksum
-        && is_managed_by_us(actual)
+    let metadata_equal = contains_all(&actual.metadata.annotations, &desired.metadata.annotations)
+        && contains_all(&actual.metadata.labels, &desired.metadata.labels)
         && !carries_any_label(actual, source_keys)
         && actual.metadata.owner_references == desired.metadata.owner_references;
     if content_equal && metadata_equal {
@@ -266,6 +336,18 @@ pub fn difference(actual: &ConfigMap, desired: &ConfigMap, source_keys: &[String
     } else {
         Difference::Drifted
     }
+}
+
+/// Whether every entry of `wanted` is in `actual`, with the same value.
+fn contains_all(
+    actual: &Option<BTreeMap<String, String>>,
+    wanted: &Option<BTreeMap<String, String>>,
+) -> bool {
+    let actual = actual.as_ref();
+    wanted
+        .iter()
+        .flatten()
+        .all(|(key, value)| actual.and_then(|a| a.get(key)) == Some(value))
 }
 
 fn carries_any_label(cm: &ConfigMap, keys: &[String]) -> bool {
@@ -307,42 +389,6 @@ pub fn merge_onto(actual: &ConfigMap, desired: &ConfigMap, source_keys: &[String
         .extend(desired.metadata.annotations.clone().unwrap_or_default());
     merged.metadata.managed_fields = None;
     merged
-}
-
-/// The label keys a label selector constrains, so that a companion can be
-/// kept from carrying them. Understands `k=v`, `k==v`, `k!=v`, `k`, `!k`,
-/// `k in (..)` and `k notin (..)` terms.
-pub fn selector_label_keys(selector: &str) -> Vec<String> {
-    split_selector_terms(selector)
-        .filter_map(|term| {
-            let term = term.trim().trim_start_matches('!');
-            let end = term
-                .find(|c: char| c == '=' || c == '!' || c.is_whitespace())
-                .unwrap_or(term.len());
-            let key = term[..end].trim();
-            (!key.is_empty()).then(|| key.to_owned())
-        })
-        .collect()
-}
-
-/// Splits on the commas that separate terms, not those inside `in (a,b)`.
-fn split_selector_terms(selector: &str) -> impl Iterator<Item = &str> {
-    let mut depth = 0usize;
-    let mut start = 0usize;
-    let mut terms = Vec::new();
-    for (i, c) in selector.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                terms.push(&selector[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    terms.push(&selector[start..]);
-    terms.into_iter()
 }
 
 #[cfg(test)]

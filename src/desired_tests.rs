@@ -356,13 +356,57 @@ fn mk_source_immutable(name: &str, data: &[(&str, &str)]) -> ConfigMap {
 }
 
 #[test]
-fn selector_keys_are_read_from_every_term_shape() {
+fn a_mirror_names_its_source_instead_of_an_owner() {
+    let source = mk_source("colors", &[("a", "1")]);
+    let mirror = desired_mirror(&source, "team-a").unwrap();
+    assert_eq!(mirror.metadata.name.as_deref(), Some("colors"));
+    assert_eq!(mirror.metadata.namespace.as_deref(), Some("team-a"));
+    assert_eq!(mirror.metadata.owner_references, None);
+    assert_eq!(mirror.data, source.data);
+    assert_eq!(mirror_of(&mirror), Some(("ns".into(), "colors".into())));
+    let annotations = mirror.metadata.annotations.as_ref().unwrap();
+    assert_eq!(annotations[MIRROR_OF_UID_ANNOTATION], "uid-1");
+    assert_eq!(annotations[CHECKSUM_ANNOTATION], content_checksum(&source));
+}
+
+#[test]
+fn a_mirror_is_ours_only_for_the_source_it_names() {
+    let source = mk_source("colors", &[]);
+    let mirror = desired_mirror(&source, "team-a").unwrap();
+    assert_eq!(mirror_ownership(&mirror, &source), Ownership::Ours);
+
+    let mut reborn = source.clone();
+    reborn.metadata.uid = Some("uid-2".into());
+    assert_eq!(mirror_ownership(&mirror, &reborn), Ownership::Adoptable);
+
+    let mut same_name_elsewhere = source.clone();
+    same_name_elsewhere.metadata.namespace = Some("other".into());
     assert_eq!(
-        selector_label_keys("workshop.io/managed=true"),
-        vec!["workshop.io/managed"]
+        mirror_ownership(&mirror, &same_name_elsewhere),
+        Ownership::Foreign
+    );
+
+    let mut stranger = mk_source("colors", &[]);
+    stranger.metadata.labels = None;
+    assert_eq!(mirror_ownership(&stranger, &source), Ownership::Foreign);
+}
+
+#[test]
+fn a_mirror_whose_source_annotations_were_edited_has_drifted() {
+    let source = mk_source("colors", &[("a", "1")]);
+    let desired = desired_mirror(&source, "team-a").unwrap();
+    let mut actual = desired.clone();
+    actual
+        .metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(MIRROR_OF_UID_ANNOTATION.into(), "forged".into());
+    assert_eq!(
+        difference(&actual, &desired, &source_keys()),
+        Difference::Drifted
     );
     assert_eq!(
-        selector_label_keys("a==1, b!=2,c,!d,e in (x,y),f notin (z)"),
-        vec!["a", "b", "c", "d", "e", "f"]
+        difference(&desired, &desired, &source_keys()),
+        Difference::None
     );
 }

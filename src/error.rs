@@ -13,6 +13,15 @@ pub enum Error {
     #[error("{name} already exists and is not controlled by this source; it is left untouched")]
     NameTaken { name: String },
 
+    /// Mirrors could not be written where objects not made for this source
+    /// already have the source's name.
+    #[error("{} already exist(s) and is not a mirror of this source; left untouched", names.join(", "))]
+    MirrorNameTaken { names: Vec<String> },
+
+    /// The source's mirror annotations cannot be understood.
+    #[error("invalid mirror targets: {0}")]
+    InvalidTargets(String),
+
     /// The API server refused the object itself (invalid, too large, or
     /// denied by an admission policy). Writing it again cannot help until
     /// something changes.
@@ -55,6 +64,8 @@ impl Error {
         match self {
             Error::NameTooLong { .. } => "name_too_long",
             Error::NameTaken { .. } => "name_taken",
+            Error::MirrorNameTaken { .. } => "mirror_name_taken",
+            Error::InvalidTargets(_) => "invalid_targets",
             Error::Rejected(_) => "rejected",
             Error::Forbidden(_) => "forbidden",
             Error::Stale(_) => "stale_cache",
@@ -68,6 +79,8 @@ impl Error {
         match self {
             Error::NameTooLong { .. } => Some("CompanionNameTooLong"),
             Error::NameTaken { .. } => Some("CompanionNameTaken"),
+            Error::MirrorNameTaken { .. } => Some("MirrorNameTaken"),
+            Error::InvalidTargets(_) => Some("InvalidMirrorTargets"),
             Error::Rejected(_) => Some("CompanionRejected"),
             Error::Forbidden(_) => Some("CompanionForbidden"),
             Error::Stale(_) | Error::Transient(_) | Error::NamespaceTerminating => None,
@@ -82,8 +95,13 @@ impl Error {
 
     pub fn retry(&self) -> Retry {
         match self {
-            Error::NameTooLong { .. } | Error::NamespaceTerminating => Retry::OnChange,
-            Error::NameTaken { .. } | Error::Rejected(_) | Error::Forbidden(_) => Retry::Slowly,
+            Error::NameTooLong { .. } | Error::NamespaceTerminating | Error::InvalidTargets(_) => {
+                Retry::OnChange
+            }
+            Error::NameTaken { .. }
+            | Error::MirrorNameTaken { .. }
+            | Error::Rejected(_)
+            | Error::Forbidden(_) => Retry::Slowly,
             Error::Stale(_) | Error::Transient(_) => Retry::Soon,
         }
     }

@@ -2,6 +2,9 @@
 //! `workshop.io/managed=true`, an exact companion copy `<name>-synced` in the
 //! same namespace, and heals it when it drifts.
 //!
+//! A source may also ask to be mirrored into other namespaces that consent
+//! ([`targets`]).
+//!
 //! Reading order for newcomers: [`desired`] (what a companion should be),
 //! [`plan`] (what to write), [`reconcile`] and [`prune`] (the two reconcile
 //! loops), [`caches`] (what wakes them), then [`app`] (how it all runs).
@@ -25,5 +28,7 @@ pub mod plan;
 pub mod prune;
 pub mod reconcile;
 pub mod report;
+pub mod selector;
+pub mod targets;
 pub mod telemetry;
 pub mod write;

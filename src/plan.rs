@@ -2,13 +2,20 @@
 //! which single write (if any) brings the cluster to the desired state.
 //! Pure, like `desired`; the reconcilers carry out what it decides.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::core::v1::ConfigMap;
 
-use crate::desired::{
-    self, Difference, Ownership, difference, merge_onto, needs_recreate, ownership,
+use crate::{
+    desired::{
+        self, Difference, Ownership, difference, merge_onto, mirror_ownership, needs_recreate,
+        ownership,
+    },
+    selector::Selector,
+    targets::{Targets, wants_mirror},
 };
 
-/// The one write a reconcile of a source makes.
+/// The one write a copy (companion or mirror) of a source needs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Write {
     /// The companion is as it should be.
@@ -16,13 +23,10 @@ pub enum Write {
     /// There is no companion: create this one.
     Create(ConfigMap),
     /// The companion differs: replace it with this (same resourceVersion).
-    Replace {
-        companion: ConfigMap,
-        why: Difference,
-    },
-    /// An immutable companion must change content: delete it (guarded by its
+    Replace { copy: ConfigMap, why: Difference },
+    /// An immutable copy must change content: delete it (guarded by its
     /// uid) so that the next reconcile creates it afresh.
-    DeleteToRecreate { uid: String },
+    DeleteToRecreate { copy: ConfigMap, uid: String },
 }
 
 /// The companion's name is held by an object that is not ours.
@@ -42,18 +46,23 @@ pub fn plan(
     };
     let source_name = source.metadata.name.as_deref().unwrap_or_default();
     let source_uid = source.metadata.uid.as_deref().unwrap_or_default();
-    if ownership(actual, source_name, source_uid) == Ownership::Foreign {
+    let owner = match desired::mirror_of(&desired) {
+        Some(_) => mirror_ownership(actual, source),
+        None => ownership(actual, source_name, source_uid),
+    };
+    if owner == Ownership::Foreign {
         return Err(NameTaken);
     }
     if needs_recreate(actual, &desired) {
         return Ok(Write::DeleteToRecreate {
+            copy: desired,
             uid: actual.metadata.uid.clone().unwrap_or_default(),
         });
     }
     match difference(actual, &desired, source_keys) {
         Difference::None => Ok(Write::Nothing),
         why => Ok(Write::Replace {
-            companion: merge_onto(actual, &desired, source_keys),
+            copy: merge_onto(actual, &desired, source_keys),
             why,
         }),
     }
@@ -71,13 +80,45 @@ pub fn controlling_source(companion: &ConfigMap) -> Option<&str> {
         .map(|owner| owner.name.as_str())
 }
 
-/// The source whose reconcile should look at this companion: its
-/// controlling owner, or, when the owner reference was removed by hand, the
-/// source its name was derived from.
-pub fn claimed_source(companion: &ConfigMap, suffix: &str) -> Option<String> {
-    match controlling_source(companion) {
-        Some(owner) => Some(owner.to_owned()),
-        None => desired::source_name_of(companion.metadata.name.as_deref()?, suffix),
+/// The source, as (namespace, name), whose reconcile should look at this
+/// copy: the source a mirror names; a companion's controlling owner or, when
+/// the owner reference was removed by hand, the source its name comes from.
+pub fn claimed_source(copy: &ConfigMap, suffix: &str) -> Option<(String, String)> {
+    if let Some(source) = desired::mirror_of(copy) {
+        return Some(source);
+    }
+    let namespace = copy.metadata.namespace.clone()?;
+    let name = match controlling_source(copy) {
+        Some(owner) => owner.to_owned(),
+        None => desired::source_name_of(copy.metadata.name.as_deref()?, suffix)?,
+    };
+    Some((namespace, name))
+}
+
+/// Whether a mirror is still wanted, given its source as the cache holds it
+/// (None: not a managed source) and the labels of the mirror's namespace
+/// (None: the namespace is gone, and the mirror with it).
+///
+/// A source whose mirror annotations are malformed keeps its mirrors until
+/// it is fixed: a typo must not delete copies that workloads depend on.
+pub fn mirror_wanted(
+    mirror: &ConfigMap,
+    source: Option<&ConfigMap>,
+    namespace_labels: Option<&BTreeMap<String, String>>,
+    consent: &Selector,
+) -> bool {
+    let Some(labels) = namespace_labels else {
+        return true;
+    };
+    let Some(source) = source else {
+        return false;
+    };
+    let source_namespace = source.metadata.namespace.as_deref().unwrap_or_default();
+    let namespace = mirror.metadata.namespace.as_deref().unwrap_or_default();
+    match Targets::of(source) {
+        Err(_) => true,
+        Ok(None) => false,
+        Ok(Some(targets)) => wants_mirror(&targets, source_namespace, namespace, labels, consent),
     }
 }
 

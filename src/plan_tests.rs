@@ -58,7 +58,10 @@ fn a_changed_source_replaces_the_companion_keeping_its_resource_version() {
     let existing = mk_existing(&desired_companion(&old, SUFFIX).unwrap());
     let new = mk_source("a", "u1", "new");
     let desired = desired_companion(&new, SUFFIX).unwrap();
-    let Ok(Write::Replace { companion, why }) = plan(desired, Some(&existing), &new, &keys())
+    let Ok(Write::Replace {
+        copy: companion,
+        why,
+    }) = plan(desired, Some(&existing), &new, &keys())
     else {
         panic!("expected a replace");
     };
@@ -73,7 +76,9 @@ fn a_recreated_source_takes_over_the_companion_of_its_predecessor() {
     let existing = mk_existing(&desired_companion(&old, SUFFIX).unwrap());
     let reborn = mk_source("a", "u2", "v");
     let desired = desired_companion(&reborn, SUFFIX).unwrap();
-    let Ok(Write::Replace { companion, .. }) = plan(desired, Some(&existing), &reborn, &keys())
+    let Ok(Write::Replace {
+        copy: companion, ..
+    }) = plan(desired, Some(&existing), &reborn, &keys())
     else {
         panic!("expected a replace");
     };
@@ -108,8 +113,9 @@ fn an_immutable_companion_with_stale_content_is_deleted_by_uid() {
     new.immutable = Some(true);
     let desired = desired_companion(&new, SUFFIX).unwrap();
     assert_eq!(
-        plan(desired, Some(&existing), &new, &keys()),
+        plan(desired.clone(), Some(&existing), &new, &keys()),
         Ok(Write::DeleteToRecreate {
+            copy: desired,
             uid: "companion-uid".into()
         })
     );
@@ -133,5 +139,69 @@ fn a_companion_without_a_controlling_owner_is_never_pruned() {
     let mut companion = desired_companion(&mk_source("a", "u1", "v"), SUFFIX).unwrap();
     companion.metadata.owner_references = None;
     assert!(!should_prune(&companion, SUFFIX, |_| false));
-    assert_eq!(claimed_source(&companion, SUFFIX).as_deref(), Some("a"));
+    assert_eq!(
+        claimed_source(&companion, SUFFIX),
+        Some(("ns".into(), "a".into()))
+    );
+}
+
+fn mk_mirror_source(mirror_to: &str) -> ConfigMap {
+    let mut source = mk_source("a", "u1", "v");
+    source.metadata.annotations = Some(BTreeMap::from([(
+        crate::targets::MIRROR_TO_ANNOTATION.to_owned(),
+        mirror_to.to_owned(),
+    )]));
+    source
+}
+
+fn consenting() -> BTreeMap<String, String> {
+    BTreeMap::from([("workshop.io/accept-mirrors".to_owned(), "true".to_owned())])
+}
+
+#[test]
+fn a_mirror_is_wanted_while_its_source_asks_and_its_namespace_consents() {
+    let consent = Selector::parse("workshop.io/accept-mirrors=true").unwrap();
+    let source = mk_mirror_source("team-*");
+    let mirror = desired::desired_mirror(&source, "team-a").unwrap();
+    assert!(mirror_wanted(
+        &mirror,
+        Some(&source),
+        Some(&consenting()),
+        &consent
+    ));
+    assert!(
+        !mirror_wanted(&mirror, Some(&source), Some(&BTreeMap::new()), &consent),
+        "consent withdrawn"
+    );
+    assert!(
+        !mirror_wanted(&mirror, None, Some(&consenting()), &consent),
+        "source gone"
+    );
+    let narrowed = mk_mirror_source("payments");
+    assert!(
+        !mirror_wanted(&mirror, Some(&narrowed), Some(&consenting()), &consent),
+        "not asked any more"
+    );
+    let typo = mk_mirror_source("team_*");
+    assert!(
+        mirror_wanted(&mirror, Some(&typo), Some(&consenting()), &consent),
+        "kept until fixed"
+    );
+}
+
+#[test]
+fn a_mirror_of_another_source_with_the_same_name_is_never_written() {
+    let source = mk_mirror_source("*");
+    let mut rival = mk_mirror_source("*");
+    rival.metadata.namespace = Some("elsewhere".into());
+    let rivals_mirror = desired::desired_mirror(&rival, "team-a").unwrap();
+    let desired = desired::desired_mirror(&source, "team-a").unwrap();
+    assert_eq!(
+        plan(desired, Some(&rivals_mirror), &source, &keys()),
+        Err(NameTaken)
+    );
+    assert_eq!(
+        claimed_source(&rivals_mirror, SUFFIX),
+        Some(("elsewhere".into(), "a".into()))
+    );
 }

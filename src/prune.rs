@@ -1,8 +1,11 @@
-//! The reconcile of a companion: delete it once nothing wants it.
+//! The reconcile of a copy: delete it once nothing wants it.
 //!
 //! A source that loses its label drops out of the source watch as if it had
 //! been deleted, but it still exists, so the garbage collector will not
-//! remove its companion. This reconcile does, from the companion's side.
+//! remove its companion. Mirrors in other namespaces have no owner reference
+//! at all (a namespace cannot own objects in another). This reconcile
+//! removes both from the copy's side, so a source's deletion never waits for
+//! the controller: there is no finalizer to remove.
 
 use std::sync::Arc;
 
@@ -16,6 +19,7 @@ use kube::{
 
 use crate::{
     context::{Context, object_key},
+    desired,
     error::Error,
     metrics::{Operation, Outcome},
     plan, write,
@@ -44,29 +48,66 @@ pub async fn reconcile(companion: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<A
     }
 }
 
-async fn prune(companion: &ConfigMap, ctx: &Context) -> Result<(), Error> {
+async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     // Never before the source cache is complete: an incomplete cache would
     // make every source look unmanaged.
     ctx.caches.wait_ready().await;
-    let namespace = companion.namespace().unwrap_or_default();
-    let unwanted = plan::should_prune(companion, &ctx.suffix, |source| {
-        ctx.caches.source(&namespace, source).is_some()
-    });
-    let (true, Some(uid)) = (unwanted, companion.uid()) else {
+    let namespace = copy.namespace().unwrap_or_default();
+    let (unwanted, source) = match desired::mirror_of(copy) {
+        Some((source_namespace, source_name)) => {
+            let source = ctx.caches.source(&source_namespace, &source_name);
+            let labels = ctx.caches.namespace_labels(&namespace);
+            let wanted =
+                plan::mirror_wanted(copy, source.as_deref(), labels.as_ref(), &ctx.consent);
+            (
+                !wanted,
+                mirror_source_reference(copy, source_namespace, source_name),
+            )
+        }
+        None => {
+            let unwanted = plan::should_prune(copy, &ctx.suffix, |source| {
+                ctx.caches.source(&namespace, source).is_some()
+            });
+            (unwanted, source_reference(copy))
+        }
+    };
+    let (true, Some(uid)) = (unwanted, copy.uid()) else {
         return Ok(());
     };
-    write::delete(ctx, &namespace, &companion.name_any(), uid).await?;
+    write::delete(ctx, &namespace, &copy.name_any(), uid).await?;
     let message = format!(
-        "deleted companion {} (source no longer managed)",
-        object_key(companion)
+        "deleted {} {} (source no longer wants it)",
+        write::kind(copy),
+        object_key(copy)
     );
     tracing::info!("{message}");
     ctx.metrics.companion_written(Operation::delete);
-    if let Some(source) = source_reference(companion) {
+    if let Some(source) = source {
+        let reason = write::event_reason(copy, Operation::delete);
         ctx.reporter
-            .publish(source, EventType::Normal, "CompanionDeleted", message);
+            .publish(source, EventType::Normal, reason, message);
     }
     Ok(())
+}
+
+/// The source, as a mirror's annotations name it.
+fn mirror_source_reference(
+    mirror: &ConfigMap,
+    namespace: String,
+    name: String,
+) -> Option<ObjectReference> {
+    let uid = mirror
+        .annotations()
+        .get(desired::MIRROR_OF_UID_ANNOTATION)
+        .cloned();
+    Some(ObjectReference {
+        api_version: Some("v1".into()),
+        kind: Some("ConfigMap".into()),
+        name: Some(name),
+        namespace: Some(namespace),
+        uid,
+        ..ObjectReference::default()
+    })
 }
 
 /// The source, as the companion's owner reference names it.

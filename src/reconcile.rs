@@ -1,22 +1,25 @@
-//! The reconcile of a source: make its companion what it should be.
+//! The reconcile of a source: make its companion, and its mirrors in other
+//! namespaces, what they should be.
 //!
 //! Level-triggered: it never asks what happened, only compares the desired
 //! companion (computed from the source as it is now) with the companion as
-//! the cache holds it now, and makes at most one write.
+//! the cache holds it now, and makes at most one write per copy.
 
 use std::sync::Arc;
 
 use tracing::Instrument;
 
+use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{ResourceExt, runtime::controller::Action};
 
 use crate::{
     context::{Context, object_key},
-    desired::{Refusal, desired_companion},
+    desired::{Refusal, desired_companion, desired_mirror},
     error::Error,
     metrics::Outcome,
     plan::{self, NameTaken},
+    targets::{Targets, wants_mirror},
     write,
 };
 
@@ -47,12 +50,23 @@ pub async fn reconcile(source: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Acti
 
 async fn sync(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     ctx.caches.wait_ready().await;
+    let companion = sync_companion(source, ctx).await;
+    let mirrors = sync_mirrors(source, ctx).await;
+    companion.and(mirrors)
+}
+
+async fn sync_companion(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     let desired = match desired_companion(source, &ctx.suffix) {
         Ok(desired) => desired,
         Err(Refusal::NameTooLong { name, len }) => return Err(Error::NameTooLong { name, len }),
         Err(Refusal::SourceIsCompanion | Refusal::Incomplete) => return Ok(()),
     };
-    let namespace = source.namespace().unwrap_or_default();
+    sync_copy(source, desired, ctx).await
+}
+
+/// Compares one copy (companion or mirror) with the cache; one write at most.
+async fn sync_copy(source: &ConfigMap, desired: ConfigMap, ctx: &Context) -> Result<(), Error> {
+    let namespace = desired.namespace().unwrap_or_default();
     let name = desired.name_any();
     let actual = ctx.caches.companion(&namespace, &name);
     let write = plan::plan(desired, actual.as_deref(), source, &ctx.source_label_keys).map_err(
@@ -61,6 +75,55 @@ async fn sync(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
         },
     )?;
     write::perform(ctx, source, write).await
+}
+
+/// How many mirrors of one source are written at once.
+const MIRROR_WRITES_AT_ONCE: usize = 16;
+
+/// One copy in each namespace the source asks for and that consents. The
+/// mirrors no longer wanted are removed by the prune loop.
+async fn sync_mirrors(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
+    if ctx.caches.namespaces.is_none() {
+        return Ok(());
+    }
+    let targets = match Targets::of(source) {
+        Ok(Some(targets)) => targets,
+        Ok(None) => return Ok(()),
+        Err(why) => return Err(Error::InvalidTargets(why)),
+    };
+    let source_namespace = source.namespace().unwrap_or_default();
+    let wanted = ctx
+        .caches
+        .namespaces()
+        .into_iter()
+        .filter(|(ns, labels)| wants_mirror(&targets, &source_namespace, ns, labels, &ctx.consent))
+        .filter_map(|(ns, _)| desired_mirror(source, &ns).ok());
+    let results: Vec<Result<(), Error>> = stream::iter(wanted)
+        .map(|mirror| sync_copy(source, mirror, ctx))
+        .buffer_unordered(MIRROR_WRITES_AT_ONCE)
+        .collect()
+        .await;
+    mirror_outcome(results)
+}
+
+/// All names taken become one condition (reported once); otherwise the
+/// first failure stands for the rest.
+fn mirror_outcome(results: Vec<Result<(), Error>>) -> Result<(), Error> {
+    let mut taken = Vec::new();
+    let mut other = None;
+    for result in results {
+        match result {
+            Ok(()) => {}
+            Err(Error::NameTaken { name }) => taken.push(name),
+            Err(error) => other = other.or(Some(error)),
+        }
+    }
+    taken.sort();
+    match (taken.is_empty(), other) {
+        (false, _) => Err(Error::MirrorNameTaken { names: taken }),
+        (true, Some(error)) => Err(error),
+        (true, None) => Ok(()),
+    }
 }
 
 /// Decides when a failed reconcile runs again, and tells people once per

@@ -1,4 +1,4 @@
-//! Carries out the one write a plan asks for, and says what it did.
+//! Carries out the write a plan asks for, and says what it did.
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{
@@ -8,6 +8,7 @@ use kube::{
 
 use crate::{
     context::{Context, object_key},
+    desired::{self, Difference},
     error::{ApiOutcome, Error, classify},
     metrics::Operation,
     plan::{self, Write},
@@ -15,66 +16,61 @@ use crate::{
 
 fn post_params() -> PostParams {
     PostParams {
-        field_manager: Some(crate::desired::MANAGER_NAME.into()),
+        field_manager: Some(desired::MANAGER_NAME.into()),
         ..PostParams::default()
     }
 }
 
-/// Performs `write` for `source`. A create that finds the name taken (the
-/// cache had not seen that object: it lacks the managed-by label, or was
-/// just made) reads the object once and plans again from what it is.
+/// Performs `write` for a copy of `source`. A create that finds the name
+/// taken (the cache had not seen that object: it lacks the managed-by label,
+/// or was just made) reads the object once and plans again from what it is.
 pub async fn perform(ctx: &Context, source: &ConfigMap, write: Write) -> Result<(), Error> {
     match write {
         Write::Nothing => Ok(()),
-        Write::Create(companion) => create(ctx, source, companion).await,
-        Write::Replace { companion, why } => {
-            let name = companion.name_any();
-            api_call(
-                ctx.configmaps(&ns(source))
-                    .replace(&name, &post_params(), &companion),
-            )
-            .await?;
-            let verb = if why == crate::desired::Difference::SourceChanged {
+        Write::Create(copy) => create(ctx, source, copy).await,
+        Write::Replace { copy, why } => {
+            let api = ctx.configmaps(&copy.namespace().unwrap_or_default());
+            api_call(api.replace(&copy.name_any(), &post_params(), &copy)).await?;
+            let verb = if why == Difference::SourceChanged {
                 "updated"
             } else {
                 "restored"
             };
-            done(
-                ctx,
-                source,
-                Operation::update,
-                &format!("{verb} companion {}/{name} ({})", ns(source), why.reason()),
+            let message = format!(
+                "{verb} {} {} ({})",
+                kind(&copy),
+                object_key(&copy),
+                why.reason()
             );
+            done(ctx, source, &copy, Operation::update, message);
             Ok(())
         }
-        Write::DeleteToRecreate { uid } => {
-            let name = crate::desired::companion_name(&source.name_any(), &ctx.suffix);
-            delete(ctx, &ns(source), &name, uid).await?;
-            done(
+        Write::DeleteToRecreate { copy, uid } => {
+            delete(
                 ctx,
-                source,
-                Operation::recreate,
-                &format!(
-                    "deleted immutable companion {}/{name} to recreate it (content changed)",
-                    ns(source)
-                ),
+                &copy.namespace().unwrap_or_default(),
+                &copy.name_any(),
+                uid,
+            )
+            .await?;
+            let message = format!(
+                "deleted immutable {} {} to recreate it (content changed)",
+                kind(&copy),
+                object_key(&copy)
             );
+            done(ctx, source, &copy, Operation::recreate, message);
             Ok(())
         }
     }
 }
 
-async fn create(ctx: &Context, source: &ConfigMap, companion: ConfigMap) -> Result<(), Error> {
-    let api = ctx.configmaps(&ns(source));
-    let name = companion.name_any();
-    match api.create(&post_params(), &companion).await {
+async fn create(ctx: &Context, source: &ConfigMap, copy: ConfigMap) -> Result<(), Error> {
+    let api = ctx.configmaps(&copy.namespace().unwrap_or_default());
+    let name = copy.name_any();
+    match api.create(&post_params(), &copy).await {
         Ok(_) => {
-            done(
-                ctx,
-                source,
-                Operation::create,
-                &format!("created companion {}/{name}", ns(source)),
-            );
+            let message = format!("created {} {}", kind(&copy), object_key(&copy));
+            done(ctx, source, &copy, Operation::create, message);
             Ok(())
         }
         Err(err) if is_already_exists(&err) => {
@@ -84,18 +80,17 @@ async fn create(ctx: &Context, source: &ConfigMap, companion: ConfigMap) -> Resu
                     "{name} was deleted while being created"
                 )));
             };
-            let replan = plan::plan(companion, Some(&existing), source, &ctx.source_label_keys)
-                .map_err(|plan::NameTaken| Error::NameTaken {
-                    name: format!("{}/{name}", ns(source)),
-                })?;
+            let key = object_key(&copy);
+            let replan = plan::plan(copy, Some(&existing), source, &ctx.source_label_keys)
+                .map_err(|plan::NameTaken| Error::NameTaken { name: key })?;
             Box::pin(perform(ctx, source, replan)).await
         }
         Err(err) => Err(failed(err)),
     }
 }
 
-/// Deletes a companion guarded by its uid, so that an object recreated
-/// under the same name meanwhile is never removed. Gone already is success.
+/// Deletes a copy guarded by its uid, so that an object recreated under the
+/// same name meanwhile is never removed. Gone already is success.
 pub async fn delete(ctx: &Context, namespace: &str, name: &str, uid: String) -> Result<(), Error> {
     let params = DeleteParams {
         preconditions: Some(Preconditions {
@@ -127,18 +122,38 @@ fn is_already_exists(err: &kube::Error) -> bool {
     matches!(err, kube::Error::Api(status) if status.is_already_exists())
 }
 
-fn done(ctx: &Context, source: &ConfigMap, operation: Operation, message: &str) {
-    tracing::info!(source = %object_key(source), "{message}");
-    ctx.metrics.companion_written(operation);
-    let reason = match operation {
-        Operation::create => "CompanionCreated",
-        Operation::update => "CompanionUpdated",
-        Operation::delete => "CompanionDeleted",
-        Operation::recreate => "CompanionRecreated",
-    };
-    ctx.reporter.normal(source, reason, message.to_owned());
+/// "companion" or "mirror", as the logs and Events call a copy.
+pub fn kind(copy: &ConfigMap) -> &'static str {
+    if desired::mirror_of(copy).is_some() {
+        "mirror"
+    } else {
+        "companion"
+    }
 }
 
-fn ns(cm: &ConfigMap) -> String {
-    cm.namespace().unwrap_or_default()
+/// The Event reason for `operation` on a copy of this kind.
+pub fn event_reason(copy: &ConfigMap, operation: Operation) -> &'static str {
+    match (kind(copy), operation) {
+        ("mirror", Operation::create) => "MirrorCreated",
+        ("mirror", Operation::update) => "MirrorUpdated",
+        ("mirror", Operation::delete) => "MirrorDeleted",
+        ("mirror", Operation::recreate) => "MirrorRecreated",
+        (_, Operation::create) => "CompanionCreated",
+        (_, Operation::update) => "CompanionUpdated",
+        (_, Operation::delete) => "CompanionDeleted",
+        (_, Operation::recreate) => "CompanionRecreated",
+    }
+}
+
+fn done(
+    ctx: &Context,
+    source: &ConfigMap,
+    copy: &ConfigMap,
+    operation: Operation,
+    message: String,
+) {
+    tracing::info!(source = %object_key(source), "{message}");
+    ctx.metrics.companion_written(operation);
+    ctx.reporter
+        .normal(source, event_reason(copy, operation), message);
 }

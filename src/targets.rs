@@ -1,0 +1,221 @@
+//! Which other namespaces a source is mirrored into. Pure.
+//!
+//! A source asks with annotations:
+//! - `workshop.io/mirror-to: "team-*,payments"`: namespace names and `*` globs;
+//! - `workshop.io/mirror-to-selector: "env=prod"`: a namespace label selector.
+//!
+//! A namespace receives the mirror when the source asks for it, the
+//! namespace consents (its labels match the controller's consent selector),
+//! and it is not the source's own namespace (that one has the companion).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+
+use crate::selector::Selector;
+
+pub const MIRROR_TO_ANNOTATION: &str = "workshop.io/mirror-to";
+pub const MIRROR_TO_SELECTOR_ANNOTATION: &str = "workshop.io/mirror-to-selector";
+
+/// What a source asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Targets {
+    patterns: Vec<String>,
+    selector: Option<Selector>,
+}
+
+impl Targets {
+    /// Reads a source's annotations: `Ok(None)` when it asks for no mirrors,
+    /// an error naming the malformed annotation otherwise.
+    pub fn of(source: &ConfigMap) -> Result<Option<Targets>, String> {
+        let annotations = source.metadata.annotations.as_ref();
+        let get = |key| annotations.and_then(|a| a.get(key)).map(String::as_str);
+        let patterns = get(MIRROR_TO_ANNOTATION).map(parse_patterns).transpose()?;
+        let selector = get(MIRROR_TO_SELECTOR_ANNOTATION)
+            .map(|text| {
+                if text.trim().is_empty() {
+                    return Err(format!("{MIRROR_TO_SELECTOR_ANNOTATION} is empty"));
+                }
+                Selector::parse(text).map_err(|e| format!("{MIRROR_TO_SELECTOR_ANNOTATION}: {e}"))
+            })
+            .transpose()?;
+        if patterns.is_none() && selector.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(Targets {
+            patterns: patterns.unwrap_or_default(),
+            selector,
+        }))
+    }
+
+    /// Whether the namespace `name` with `labels` is asked for.
+    pub fn includes(&self, name: &str, labels: &BTreeMap<String, String>) -> bool {
+        self.patterns
+            .iter()
+            .any(|pattern| glob_matches(pattern, name))
+            || self
+                .selector
+                .as_ref()
+                .is_some_and(|selector| selector.matches(labels))
+    }
+}
+
+fn parse_patterns(text: &str) -> Result<Vec<String>, String> {
+    text.split(',')
+        .map(str::trim)
+        .map(|pattern| {
+            let valid = !pattern.is_empty()
+                && pattern.len() <= 63
+                && pattern
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '*');
+            if valid {
+                Ok(pattern.to_owned())
+            } else {
+                Err(format!(
+                    "{MIRROR_TO_ANNOTATION}: {pattern:?} is neither a namespace name nor a glob \
+                     (lowercase letters, digits, '-' and '*', comma-separated)"
+                ))
+            }
+        })
+        .collect()
+}
+
+/// `*` matches any run of characters, everything else itself.
+pub fn glob_matches(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let middle: Vec<&str> = parts.collect();
+    let Some((last, between)) = middle.split_last() else {
+        return rest.is_empty();
+    };
+    for part in between {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// Whether a namespace should hold a mirror of `source`.
+pub fn wants_mirror(
+    targets: &Targets,
+    source_namespace: &str,
+    namespace: &str,
+    labels: &BTreeMap<String, String>,
+    consent: &Selector,
+) -> bool {
+    namespace != source_namespace && targets.includes(namespace, labels) && consent.matches(labels)
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    use super::*;
+
+    fn mk_source(annotations: &[(&str, &str)]) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                annotations: Some(
+                    annotations
+                        .iter()
+                        .map(|(k, v)| ((*k).into(), (*v).into()))
+                        .collect(),
+                ),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        }
+    }
+
+    fn mk_labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn globs_match_prefixes_suffixes_and_middles() {
+        assert!(glob_matches("team-*", "team-a"));
+        assert!(glob_matches("team-*", "team-"));
+        assert!(!glob_matches("team-*", "teams"));
+        assert!(glob_matches("*-prod", "payments-prod"));
+        assert!(glob_matches("a*b*c", "axxbyyc"));
+        assert!(!glob_matches("a*b*c", "axxc"));
+        assert!(glob_matches("payments", "payments"));
+        assert!(!glob_matches("payments", "payments-2"));
+        assert!(glob_matches("*", "anything"));
+        assert!(!glob_matches("ab*ba", "aba"));
+    }
+
+    #[test]
+    fn a_source_without_annotations_asks_for_nothing() {
+        assert_eq!(Targets::of(&mk_source(&[])), Ok(None));
+    }
+
+    #[test]
+    fn names_globs_and_a_selector_combine() {
+        let source = mk_source(&[
+            (MIRROR_TO_ANNOTATION, "team-*, payments"),
+            (MIRROR_TO_SELECTOR_ANNOTATION, "env=prod"),
+        ]);
+        let targets = Targets::of(&source).unwrap().unwrap();
+        let none = BTreeMap::new();
+        assert!(targets.includes("team-x", &none));
+        assert!(targets.includes("payments", &none));
+        assert!(targets.includes("other", &mk_labels(&[("env", "prod")])));
+        assert!(!targets.includes("other", &none));
+    }
+
+    #[test]
+    fn malformed_annotations_are_refused_with_their_name() {
+        let bad_names = mk_source(&[(MIRROR_TO_ANNOTATION, "team_a,,")]);
+        assert!(
+            Targets::of(&bad_names)
+                .unwrap_err()
+                .contains(MIRROR_TO_ANNOTATION)
+        );
+        let bad_selector = mk_source(&[(MIRROR_TO_SELECTOR_ANNOTATION, "a in b")]);
+        assert!(
+            Targets::of(&bad_selector)
+                .unwrap_err()
+                .contains(MIRROR_TO_SELECTOR_ANNOTATION)
+        );
+    }
+
+    #[test]
+    fn only_consenting_namespaces_other_than_the_source_s_own_receive_mirrors() {
+        let targets = Targets::of(&mk_source(&[(MIRROR_TO_ANNOTATION, "*")]))
+            .unwrap()
+            .unwrap();
+        let consent = Selector::parse("workshop.io/accept-mirrors=true").unwrap();
+        let consenting = mk_labels(&[("workshop.io/accept-mirrors", "true")]);
+        assert!(wants_mirror(
+            &targets,
+            "home",
+            "team-a",
+            &consenting,
+            &consent
+        ));
+        assert!(!wants_mirror(
+            &targets,
+            "home",
+            "team-a",
+            &BTreeMap::new(),
+            &consent
+        ));
+        assert!(!wants_mirror(
+            &targets,
+            "home",
+            "home",
+            &consenting,
+            &consent
+        ));
+    }
+}
