@@ -37,7 +37,7 @@ use kube::{
 };
 use tokio::sync::watch;
 
-use crate::{desired, health::Health, metrics::Metrics, plan, targets};
+use crate::{desired, health::Health, metrics::Metrics, mirror_index::MirrorIndex, plan, targets};
 
 type NamespaceMeta = PartialObjectMeta<Namespace>;
 
@@ -191,6 +191,7 @@ pub fn watch(
         ready,
     };
     let suffix = settings.suffix;
+    let index = MirrorIndex::default();
     let drive = {
         let caches = caches.clone();
         async move {
@@ -204,9 +205,17 @@ pub fn watch(
                     let suffix = suffix.clone();
                     let caches = caches.clone();
                     let metrics = metrics.clone();
+                    let index = index.clone();
                     move |event| {
                         metrics.set_managed_sources(caches.sources.len());
-                        source_wakeups(event, &suffix)
+                        let mut wake = source_wakeups(event, &suffix);
+                        // A changed source may want fewer mirrors than it has.
+                        if let Event::Apply(source) = event {
+                            let namespace = source.namespace().unwrap_or_default();
+                            wake.prune
+                                .extend(index.mirrors_of(&namespace, &source.name_any()));
+                        }
+                        wake
                     }
                 },
             );
@@ -216,7 +225,10 @@ pub fn watch(
                 senders.clone(),
                 health.clone(),
                 metrics.clone(),
-                move |event| companion_wakeups(event, &suffix),
+                move |event| {
+                    index.observe(event);
+                    companion_wakeups(event, &suffix)
+                },
             );
             let namespaces = async {
                 if let Some(events) = namespace_events {

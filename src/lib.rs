@@ -24,6 +24,7 @@ pub mod health;
 pub mod http;
 pub mod leader;
 pub mod metrics;
+pub mod mirror_index;
 pub mod plan;
 pub mod prune;
 pub mod reconcile;
