@@ -1,0 +1,474 @@
+//! Mirroring into other namespaces: asked for by the source, consented to by
+//! the target namespace, cleaned up without owner references or finalizers.
+//!
+//! The controller here watches the whole cluster, so these tests run one at
+//! a time, each in namespaces of its own, and each removes what it created
+//! before the next starts.
+
+mod common;
+
+use std::{collections::BTreeMap, time::Duration};
+
+use common::{Mirror, PATIENCE, SOURCE_LABEL, Scene, mk_source, mk_unmanaged};
+use configmap_mirror::desired::{
+    CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, content_checksum,
+};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::{
+    Api, ResourceExt,
+    api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams},
+};
+use serde_json::json;
+use tokio::sync::{Mutex, MutexGuard};
+
+const CONSENT: &str = "workshop.io/accept-mirrors";
+
+/// One test at a time: each runs a cluster-wide controller.
+async fn exclusive() -> MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
+    ONE_AT_A_TIME.lock().await
+}
+
+struct World {
+    scene: Scene,
+    /// Unique to the test: every target namespace is named `<prefix>-...`.
+    prefix: String,
+    mirror: Option<Mirror>,
+    _turn: MutexGuard<'static, ()>,
+}
+
+impl World {
+    async fn new(tag: &str) -> World {
+        let turn = exclusive().await;
+        let scene = Scene::new(tag).await;
+        let prefix = scene.namespace.clone();
+        let mut world = World {
+            scene,
+            prefix,
+            mirror: None,
+            _turn: turn,
+        };
+        world.start().await;
+        world
+    }
+
+    async fn start(&mut self) {
+        let kubeconfig = self.scene.control_plane.kubeconfig_path().to_path_buf();
+        let mirror = Mirror::start(
+            self.scene.control_plane,
+            &kubeconfig,
+            &self.prefix,
+            &["--slow-retry", "1s"],
+        )
+        .await;
+        self.mirror = Some(mirror);
+    }
+
+    fn mirror(&self) -> &Mirror {
+        self.mirror.as_ref().expect("the controller runs")
+    }
+
+    fn stop(&mut self) {
+        let mirror = self.mirror.take().expect("the controller runs");
+        assert!(mirror.stop().success());
+    }
+
+    /// Creates `<prefix>-<suffix>`, consenting or not, with extra labels.
+    async fn namespace(&self, suffix: &str, consents: bool, labels: &[(&str, &str)]) -> String {
+        let name = format!("{}-{suffix}", self.prefix);
+        let mut all: BTreeMap<String, String> = labels
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect();
+        if consents {
+            all.insert(CONSENT.into(), "true".into());
+        }
+        let namespace = Namespace {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                labels: Some(all),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        };
+        let api: Api<Namespace> = Api::all(self.scene.client.clone());
+        api.create(&PostParams::default(), &namespace)
+            .await
+            .expect("create namespace");
+        name
+    }
+
+    async fn label_namespace(&self, name: &str, key: &str, value: Option<&str>) {
+        let api: Api<Namespace> = Api::all(self.scene.client.clone());
+        let patch = json!({"metadata": {"labels": {key: value}}});
+        api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .expect("label namespace");
+    }
+
+    fn configmaps(&self, namespace: &str) -> Api<ConfigMap> {
+        Api::namespaced(self.scene.client.clone(), namespace)
+    }
+
+    /// A labeled source in the test's own namespace that mirrors to `to`.
+    async fn source(&self, name: &str, to: &[(&str, &str)]) -> ConfigMap {
+        let mut source = mk_source(name, &[("color", "blue")]);
+        source.metadata.annotations =
+            Some(to.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect());
+        self.scene.create(&source).await
+    }
+
+    /// Waits until `namespace` holds an exact mirror of the source as it is now.
+    async fn mirror_in_sync(&self, namespace: &str, source_name: &str) -> ConfigMap {
+        let sources = self.scene.configmaps();
+        let mirrors = self.configmaps(namespace);
+        testenv::wait_for(
+            &format!("a mirror of {source_name} in {namespace}"),
+            PATIENCE,
+            || async {
+                let source = sources.get_opt(source_name).await.ok()??;
+                let mirror = mirrors.get_opt(source_name).await.ok()??;
+                is_exact_mirror(&mirror, &source).then_some(mirror)
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"))
+    }
+
+    async fn no_mirror(&self, namespace: &str, name: &str) {
+        let api = self.configmaps(namespace);
+        testenv::wait_for(&format!("no {name} in {namespace}"), PATIENCE, || async {
+            matches!(api.get_opt(name).await, Ok(None)).then_some(())
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    }
+
+    /// Deletes the test's sources and waits until every copy made from
+    /// them, anywhere, is gone, so the next test starts from a clean cluster.
+    async fn clean_up(mut self) {
+        if self.mirror.is_none() {
+            self.start().await;
+        }
+        let sources = self.scene.configmaps();
+        sources
+            .delete_collection(
+                &Default::default(),
+                &ListParams::default().labels(SOURCE_LABEL),
+            )
+            .await
+            .expect("delete sources");
+        let all: Api<ConfigMap> = Api::all(self.scene.client.clone());
+        let ours = ListParams::default().labels("app.kubernetes.io/managed-by=configmap-mirror");
+        testenv::wait_for("every copy to be removed", PATIENCE, || async {
+            let left = all.list(&ours).await.ok()?;
+            let mine = left.items.iter().filter(|cm| {
+                configmap_mirror::desired::mirror_of(cm)
+                    .is_some_and(|(ns, _)| ns == self.scene.namespace)
+                    || cm.namespace().as_deref() == Some(&self.scene.namespace)
+            });
+            (mine.count() == 0).then_some(())
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    }
+}
+
+fn is_exact_mirror(mirror: &ConfigMap, source: &ConfigMap) -> bool {
+    let annotations = mirror.annotations();
+    let of = format!(
+        "{}/{}",
+        source.namespace().unwrap_or_default(),
+        source.name_any()
+    );
+    mirror.data == source.data
+        && mirror.binary_data == source.binary_data
+        && annotations.get(CHECKSUM_ANNOTATION) == Some(&content_checksum(source))
+        && annotations.get(MIRROR_OF_ANNOTATION) == Some(&of)
+        && annotations.get(MIRROR_OF_UID_ANNOTATION) == source.uid().as_ref()
+        && mirror.owner_references().is_empty()
+        && !mirror.labels().contains_key(SOURCE_LABEL)
+}
+
+fn to(glob: &str) -> (&'static str, &str) {
+    ("workshop.io/mirror-to", glob)
+}
+
+#[tokio::test]
+async fn a_source_is_mirrored_into_namespaces_chosen_by_glob_and_by_selector() {
+    let world = World::new("mt-glob").await;
+    let a = world.namespace("a", true, &[]).await;
+    let b = world.namespace("b", true, &[]).await;
+    let picked = world
+        .namespace("picked", true, &[("mirror-test", &world.prefix)])
+        .await;
+    let refusing = world.namespace("refusing", false, &[]).await;
+    let glob = format!("{}-a,{}-b", world.prefix, world.prefix);
+    let selector = format!("mirror-test={}", world.prefix);
+    world
+        .source(
+            "shared",
+            &[to(&glob), ("workshop.io/mirror-to-selector", &selector)],
+        )
+        .await;
+
+    for namespace in [&a, &b, &picked] {
+        world.mirror_in_sync(namespace, "shared").await;
+    }
+    world.scene.companion_in_sync("shared").await;
+    assert!(
+        world
+            .configmaps(&refusing)
+            .get_opt("shared")
+            .await
+            .expect("get")
+            .is_none()
+    );
+    assert!(
+        world
+            .scene
+            .get("shared")
+            .await
+            .is_some_and(|s| !configmap_mirror::desired::is_managed_by_us(&s))
+    );
+
+    world
+        .scene
+        .patch_json("shared", json!({"data": {"color": "green"}}))
+        .await;
+    for namespace in [&a, &b, &picked] {
+        world.mirror_in_sync(namespace, "shared").await;
+    }
+    world.clean_up().await;
+}
+
+#[tokio::test]
+async fn a_namespace_created_later_receives_the_mirror() {
+    let world = World::new("mt-later").await;
+    world
+        .source("shared", &[to(&format!("{}-*", world.prefix))])
+        .await;
+    world.scene.companion_in_sync("shared").await;
+
+    let late = world.namespace("late", true, &[]).await;
+    world.mirror_in_sync(&late, "shared").await;
+    world.clean_up().await;
+}
+
+#[tokio::test]
+async fn consent_granted_brings_the_mirror_and_consent_withdrawn_removes_it() {
+    let world = World::new("mt-consent").await;
+    let target = world.namespace("t", false, &[]).await;
+    world.source("shared", &[to(&target)]).await;
+    // The companion shows the source was reconciled: nothing went to `t`.
+    world.scene.companion_in_sync("shared").await;
+    assert!(
+        world
+            .configmaps(&target)
+            .get_opt("shared")
+            .await
+            .expect("get")
+            .is_none()
+    );
+
+    world.label_namespace(&target, CONSENT, Some("true")).await;
+    world.mirror_in_sync(&target, "shared").await;
+    world.label_namespace(&target, CONSENT, None).await;
+    world.no_mirror(&target, "shared").await;
+    world.clean_up().await;
+}
+
+#[tokio::test]
+async fn dropping_a_namespace_from_the_annotation_deletes_its_mirror() {
+    let world = World::new("mt-drop").await;
+    let a = world.namespace("a", true, &[]).await;
+    let b = world.namespace("b", true, &[]).await;
+    world.source("shared", &[to(&format!("{a},{b}"))]).await;
+    world.mirror_in_sync(&a, "shared").await;
+    world.mirror_in_sync(&b, "shared").await;
+
+    world
+        .scene
+        .patch_json(
+            "shared",
+            json!({"metadata": {"annotations": {"workshop.io/mirror-to": a}}}),
+        )
+        .await;
+    world.no_mirror(&b, "shared").await;
+    world.mirror_in_sync(&a, "shared").await;
+    world.clean_up().await;
+}
+
+#[tokio::test]
+async fn unlabeling_or_deleting_the_source_removes_every_mirror() {
+    let world = World::new("mt-gone").await;
+    let a = world.namespace("a", true, &[]).await;
+    let b = world.namespace("b", true, &[]).await;
+    let targets = format!("{a},{b}");
+    world.source("unlabeled", &[to(&targets)]).await;
+    world.source("deleted", &[to(&targets)]).await;
+    for namespace in [&a, &b] {
+        world.mirror_in_sync(namespace, "unlabeled").await;
+        world.mirror_in_sync(namespace, "deleted").await;
+    }
+
+    world
+        .scene
+        .patch_json(
+            "unlabeled",
+            json!({"metadata": {"labels": {SOURCE_LABEL: null}}}),
+        )
+        .await;
+    world.scene.delete("deleted").await;
+    for namespace in [&a, &b] {
+        world.no_mirror(namespace, "unlabeled").await;
+        world.no_mirror(namespace, "deleted").await;
+    }
+    world.scene.wait_event("unlabeled", "MirrorDeleted").await;
+    world.clean_up().await;
+}
+
+#[tokio::test]
+async fn mirrors_edited_or_deleted_by_hand_are_restored() {
+    let world = World::new("mt-heal").await;
+    let a = world.namespace("a", true, &[]).await;
+    world.source("shared", &[to(&a)]).await;
+    let first = world.mirror_in_sync(&a, "shared").await;
+
+    let api = world.configmaps(&a);
+    for edit in [
+        json!({"data": {"color": "tampered", "extra": "x"}}),
+        json!({"metadata": {"annotations": {CHECKSUM_ANNOTATION: "forged"}}}),
+    ] {
+        api.patch("shared", &PatchParams::default(), &Patch::Merge(&edit))
+            .await
+            .expect("edit mirror");
+        world.mirror_in_sync(&a, "shared").await;
+    }
+    api.delete("shared", &Default::default())
+        .await
+        .expect("delete mirror");
+    let recreated = world.mirror_in_sync(&a, "shared").await;
+    assert_ne!(first.uid(), recreated.uid());
+    world.clean_up().await;
+}
+
+#[tokio::test]
+async fn an_unrelated_configmap_at_the_mirror_name_is_untouched_and_warned_about() {
+    let world = World::new("mt-foreign").await;
+    let a = world.namespace("a", true, &[]).await;
+    let b = world.namespace("b", true, &[]).await;
+    let theirs = world
+        .configmaps(&a)
+        .create(
+            &PostParams::default(),
+            &mk_unmanaged("shared", &[("theirs", "1")]),
+        )
+        .await
+        .expect("create the bystander");
+    world.source("shared", &[to(&format!("{a},{b}"))]).await;
+
+    world.mirror_in_sync(&b, "shared").await;
+    let event = world.scene.wait_event("shared", "MirrorNameTaken").await;
+    assert!(event.note.unwrap_or_default().contains(&a));
+    let mirror = world.mirror();
+    let errors = "controller_runtime_reconcile_errors_total";
+    mirror.metric_reaching(errors, "", 3.0).await;
+    assert_eq!(
+        world.scene.events("shared", "MirrorNameTaken").await.len(),
+        1
+    );
+    let after = world
+        .configmaps(&a)
+        .get("shared")
+        .await
+        .expect("the bystander stays");
+    assert_eq!(after.resource_version(), theirs.resource_version());
+    world.clean_up().await;
+}
+
+#[tokio::test]
+async fn of_two_sources_competing_for_one_name_the_first_keeps_it_without_flapping() {
+    let world = World::new("mt-rivals").await;
+    let target = world.namespace("t", true, &[]).await;
+    world.source("shared", &[to(&target)]).await;
+    let winner = world.mirror_in_sync(&target, "shared").await;
+
+    let rival_namespace = world.namespace("rival", false, &[]).await;
+    let mut rival = mk_source("shared", &[("color", "red")]);
+    rival.metadata.annotations =
+        Some([("workshop.io/mirror-to".to_owned(), target.clone())].into());
+    world
+        .configmaps(&rival_namespace)
+        .create(&PostParams::default(), &rival)
+        .await
+        .expect("create rival");
+    let events: Api<k8s_openapi::api::events::v1::Event> =
+        Api::namespaced(world.scene.client.clone(), &rival_namespace);
+    testenv::wait_for(
+        "a MirrorNameTaken warning on the rival",
+        PATIENCE,
+        || async {
+            let list = events.list(&ListParams::default()).await.ok()?;
+            list.items
+                .into_iter()
+                .find(|e| e.reason.as_deref() == Some("MirrorNameTaken"))
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+
+    let writes = world.mirror().writes().await;
+    // A window in which flapping would show; the loser retries meanwhile.
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let held = world
+        .configmaps(&target)
+        .get("shared")
+        .await
+        .expect("mirror");
+    assert_eq!(
+        held.resource_version(),
+        winner.resource_version(),
+        "the mirror was rewritten"
+    );
+    assert_eq!(world.mirror().writes().await, writes, "the loser wrote");
+    world
+        .configmaps(&rival_namespace)
+        .delete("shared", &Default::default())
+        .await
+        .expect("delete rival");
+    world.clean_up().await;
+}
+
+#[tokio::test]
+async fn a_source_deleted_while_the_controller_is_down_loses_its_mirrors_at_start() {
+    let mut world = World::new("mt-down").await;
+    let a = world.namespace("a", true, &[]).await;
+    world.source("shared", &[to(&a)]).await;
+    world.mirror_in_sync(&a, "shared").await;
+    world.stop();
+
+    // Nothing holds the deletion back: the source is gone at once.
+    world.scene.delete("shared").await;
+    assert!(world.scene.get("shared").await.is_none());
+    assert!(
+        world
+            .configmaps(&a)
+            .get_opt("shared")
+            .await
+            .expect("get")
+            .is_some()
+    );
+    world.start().await;
+    world.no_mirror(&a, "shared").await;
+    world.clean_up().await;
+}
+
+#[tokio::test]
+async fn malformed_mirror_annotations_are_warned_about() {
+    let world = World::new("mt-typo").await;
+    world.source("typo", &[to("Team_*")]).await;
+    world.scene.wait_event("typo", "InvalidMirrorTargets").await;
+    world.scene.companion_in_sync("typo").await;
+    world.clean_up().await;
+}
