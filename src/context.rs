@@ -8,7 +8,7 @@ use std::sync::{
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, Client, ResourceExt};
 use tokio::sync::watch;
-use tracing::Span;
+use tracing::{Instrument, Span};
 
 use kube::runtime::controller::Action;
 
@@ -16,7 +16,7 @@ use crate::{
     backoff::{Backoffs, RetryPolicy},
     caches::Caches,
     error::Error,
-    metrics::Metrics,
+    metrics::{Metrics, Outcome},
     report::Reporter,
     selector::Selector,
 };
@@ -42,6 +42,37 @@ impl Context {
         *self.leading.borrow()
     }
 
+    /// What both loops do around their work: only the leader works (a
+    /// standby keeps its caches warm and writes nothing; it reconciles
+    /// everything when it becomes the leader); time and outcome are
+    /// measured; a success forgets the object's earlier failures.
+    pub async fn run_reconcile(
+        &self,
+        controller: &'static str,
+        cm: &ConfigMap,
+        backoff_key: &str,
+        work: impl Future<Output = Result<(), Error>>,
+    ) -> Result<Action, Error> {
+        if !self.is_leading() {
+            return Ok(Action::await_change());
+        }
+        let timer = self.metrics.reconcile_started();
+        let result = work.instrument(self.reconcile_span(controller, cm)).await;
+        timer.finish(if result.is_ok() {
+            Outcome::success
+        } else {
+            Outcome::error
+        });
+        match result {
+            Ok(()) => {
+                self.backoffs.clear(backoff_key);
+                Ok(Action::await_change())
+            }
+            Err(Error::NamespaceTerminating) => Ok(Action::await_change()),
+            Err(error) => Err(error),
+        }
+    }
+
     /// Counts a failed reconcile of `key` and says when to try again.
     pub fn requeue_after_failure(&self, key: &str, error: &Error) -> Action {
         self.metrics.reconcile_failed(error.is_terminal());
@@ -55,7 +86,7 @@ impl Context {
     }
 
     /// The span every log line of one reconcile carries.
-    pub fn reconcile_span(&self, controller: &'static str, cm: &ConfigMap) -> Span {
+    fn reconcile_span(&self, controller: &'static str, cm: &ConfigMap) -> Span {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         tracing::info_span!(
             "reconcile",

@@ -128,18 +128,25 @@ pub fn is_managed_by_us(cm: &ConfigMap) -> bool {
         .is_some_and(|value| value == MANAGER_NAME)
 }
 
-/// The companion a source should have, built from the source alone.
-pub fn desired_companion(source: &ConfigMap, suffix: &str) -> Result<ConfigMap, Refusal> {
+/// Name, namespace and uid of a ConfigMap that may be copied: one that is
+/// stored (so has all three) and is not itself a copy.
+fn identity(source: &ConfigMap) -> Result<(&str, &str, &str), Refusal> {
     if is_managed_by_us(source) {
         return Err(Refusal::SourceIsCompanion);
     }
-    let (Some(name), Some(namespace), Some(uid)) = (
+    match (
         source.metadata.name.as_deref(),
         source.metadata.namespace.as_deref(),
         source.metadata.uid.as_deref(),
-    ) else {
-        return Err(Refusal::Incomplete);
-    };
+    ) {
+        (Some(name), Some(namespace), Some(uid)) => Ok((name, namespace, uid)),
+        _ => Err(Refusal::Incomplete),
+    }
+}
+
+/// The companion a source should have, built from the source alone.
+pub fn desired_companion(source: &ConfigMap, suffix: &str) -> Result<ConfigMap, Refusal> {
+    let (name, namespace, uid) = identity(source)?;
     let companion = companion_name(name, suffix);
     if companion.len() > MAX_NAME_LEN {
         let len = companion.len();
@@ -174,16 +181,7 @@ pub fn desired_companion(source: &ConfigMap, suffix: &str) -> Result<ConfigMap, 
 /// so instead of an owner reference it names its source in annotations, and
 /// the prune loop removes it when the source no longer wants it.
 pub fn desired_mirror(source: &ConfigMap, target: &str) -> Result<ConfigMap, Refusal> {
-    if is_managed_by_us(source) {
-        return Err(Refusal::SourceIsCompanion);
-    }
-    let (Some(name), Some(namespace), Some(uid)) = (
-        source.metadata.name.as_deref(),
-        source.metadata.namespace.as_deref(),
-        source.metadata.uid.as_deref(),
-    ) else {
-        return Err(Refusal::Incomplete);
-    };
+    let (name, namespace, uid) = identity(source)?;
     Ok(ConfigMap {
         metadata: ObjectMeta {
             name: Some(name.into()),

@@ -9,8 +9,6 @@
 
 use std::sync::Arc;
 
-use tracing::Instrument;
-
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
 use kube::{
     ResourceExt,
@@ -21,31 +19,14 @@ use crate::{
     context::{Context, object_key},
     desired,
     error::Error,
-    metrics::{Operation, Outcome},
+    metrics::Operation,
     plan, write,
 };
 
-pub async fn reconcile(companion: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Error> {
-    if !ctx.is_leading() {
-        return Ok(Action::await_change());
-    }
-    let timer = ctx.metrics.reconcile_started();
-    let result = prune(&companion, &ctx)
-        .instrument(ctx.reconcile_span("prune", &companion))
-        .await;
-    timer.finish(if result.is_ok() {
-        Outcome::success
-    } else {
-        Outcome::error
-    });
-    match result {
-        Ok(()) => {
-            ctx.backoffs.clear(&backoff_key(&companion));
-            Ok(Action::await_change())
-        }
-        Err(Error::NamespaceTerminating) => Ok(Action::await_change()),
-        Err(error) => Err(error),
-    }
+pub async fn reconcile(copy: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let key = backoff_key(&copy);
+    ctx.run_reconcile("prune", &copy, &key, prune(&copy, &ctx))
+        .await
 }
 
 async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {

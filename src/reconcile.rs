@@ -7,8 +7,6 @@
 
 use std::sync::Arc;
 
-use tracing::Instrument;
-
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{ResourceExt, runtime::controller::Action};
@@ -17,35 +15,15 @@ use crate::{
     context::{Context, object_key},
     desired::{Refusal, desired_companion, desired_mirror},
     error::Error,
-    metrics::Outcome,
     plan::{self, NameTaken},
     targets::{Targets, wants_mirror},
     write,
 };
 
 pub async fn reconcile(source: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Error> {
-    if !ctx.is_leading() {
-        // A standby keeps its caches warm and writes nothing; it reconciles
-        // everything when it becomes the leader.
-        return Ok(Action::await_change());
-    }
-    let timer = ctx.metrics.reconcile_started();
-    let result = sync(&source, &ctx)
-        .instrument(ctx.reconcile_span("sync", &source))
-        .await;
-    timer.finish(if result.is_ok() {
-        Outcome::success
-    } else {
-        Outcome::error
-    });
-    match result {
-        Ok(()) => {
-            ctx.backoffs.clear(&object_key(&source));
-            Ok(Action::await_change())
-        }
-        Err(Error::NamespaceTerminating) => Ok(Action::await_change()),
-        Err(error) => Err(error),
-    }
+    let key = object_key(&source);
+    ctx.run_reconcile("sync", &source, &key, sync(&source, &ctx))
+        .await
 }
 
 async fn sync(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {

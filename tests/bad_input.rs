@@ -110,7 +110,12 @@ async fn content_the_api_server_refuses_is_warned_about_with_its_message() {
 #[tokio::test]
 async fn an_rbac_denial_is_warned_about_and_heals_once_granted() {
     let scene = Scene::new("rbac-denied").await;
-    common::kubectl_apply(&scene, &rbac_without_create(&scene.namespace));
+    let no_create = ["get", "list", "watch", "update", "delete"];
+    common::kubectl_apply(&scene, &common::service_account(&scene.namespace, "mirror"));
+    common::kubectl_apply(
+        &scene,
+        &common::role_for(&scene.namespace, "mirror", "no-create", &no_create),
+    );
     let token = testenv::mint_token(&scene.client, &scene.namespace, "mirror")
         .await
         .expect("mint token");
@@ -136,7 +141,10 @@ async fn an_rbac_denial_is_warned_about_and_heals_once_granted() {
     failures_reach(&mirror, 3.0).await;
     assert_eq!(mirror.get("/healthz").await.expect("healthz").0, 200);
 
-    common::kubectl_apply(&scene, &grant_create(&scene.namespace));
+    common::kubectl_apply(
+        &scene,
+        &common::role_for(&scene.namespace, "mirror", "create", &["create"]),
+    );
     scene.companion_in_sync("colors").await;
 }
 
@@ -201,47 +209,6 @@ spec:
   matchResources:
     namespaceSelector:
       matchLabels: {{kubernetes.io/metadata.name: {namespace}}}
-"#
-    )
-}
-
-fn rbac_without_create(namespace: &str) -> String {
-    format!(
-        r#"
-apiVersion: v1
-kind: ServiceAccount
-metadata: {{name: mirror, namespace: {namespace}}}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {{name: mirror-no-create, namespace: {namespace}}}
-rules:
-- {{apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch", "update", "delete"]}}
-- {{apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"]}}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {{name: mirror-no-create, namespace: {namespace}}}
-roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: mirror-no-create}}
-subjects: [{{kind: ServiceAccount, name: mirror, namespace: {namespace}}}]
-"#
-    )
-}
-
-fn grant_create(namespace: &str) -> String {
-    format!(
-        r#"
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {{name: mirror-create, namespace: {namespace}}}
-rules:
-- {{apiGroups: [""], resources: ["configmaps"], verbs: ["create"]}}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {{name: mirror-create, namespace: {namespace}}}
-roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: mirror-create}}
-subjects: [{{kind: ServiceAccount, name: mirror, namespace: {namespace}}}]
 "#
     )
 }

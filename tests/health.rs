@@ -5,35 +5,6 @@ mod common;
 
 use common::{Mirror, Scene};
 
-fn service_account_without_list(namespace: &str) -> String {
-    format!(
-        r#"
-apiVersion: v1
-kind: ServiceAccount
-metadata: {{name: mirror, namespace: {namespace}}}
-"#
-    )
-}
-
-fn grant_everything_it_needs(namespace: &str) -> String {
-    format!(
-        r#"
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {{name: mirror, namespace: {namespace}}}
-rules:
-- {{apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch", "create", "update", "delete"]}}
-- {{apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"]}}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {{name: mirror, namespace: {namespace}}}
-roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: mirror}}
-subjects: [{{kind: ServiceAccount, name: mirror, namespace: {namespace}}}]
-"#
-    )
-}
-
 async fn status_of(mirror: &Mirror, path: &str) -> u16 {
     mirror
         .get(path)
@@ -55,7 +26,8 @@ async fn wait_status(mirror: &Mirror, path: &str, status: u16) {
 #[tokio::test]
 async fn readiness_waits_for_the_caches_and_liveness_catches_a_failing_watch() {
     let scene = Scene::new("health").await;
-    common::kubectl_apply(&scene, &service_account_without_list(&scene.namespace));
+    // A ServiceAccount without any role: listing is forbidden.
+    common::kubectl_apply(&scene, &common::service_account(&scene.namespace, "mirror"));
     let token = testenv::mint_token(&scene.client, &scene.namespace, "mirror")
         .await
         .expect("token");
@@ -83,7 +55,11 @@ async fn readiness_waits_for_the_caches_and_liveness_catches_a_failing_watch() {
     assert!(why.contains("watch failing"), "{why}");
     assert_eq!(status_of(&mirror, "/readyz").await, 503);
 
-    common::kubectl_apply(&scene, &grant_everything_it_needs(&scene.namespace));
+    let verbs = ["get", "list", "watch", "create", "update", "delete"];
+    common::kubectl_apply(
+        &scene,
+        &common::role_for(&scene.namespace, "mirror", "mirror", &verbs),
+    );
     wait_status(&mirror, "/readyz", 200).await;
     wait_status(&mirror, "/healthz", 200).await;
     scene

@@ -408,3 +408,40 @@ pub fn kubectl_apply(scene: &Scene, manifest: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A ServiceAccount, for running the controller with a token of its own.
+pub fn service_account(namespace: &str, name: &str) -> String {
+    format!(
+        r#"
+apiVersion: v1
+kind: ServiceAccount
+metadata: {{name: {name}, namespace: {namespace}}}
+"#
+    )
+}
+
+/// A Role with these verbs on configmaps (and Events, which the controller
+/// always writes), bound to ServiceAccount `account`.
+pub fn role_for(namespace: &str, account: &str, role: &str, configmap_verbs: &[&str]) -> String {
+    let verbs = configmap_verbs
+        .iter()
+        .map(|v| format!("{v:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {{name: {role}, namespace: {namespace}}}
+rules:
+- {{apiGroups: [""], resources: ["configmaps"], verbs: [{verbs}]}}
+- {{apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {{name: {role}, namespace: {namespace}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {role}}}
+subjects: [{{kind: ServiceAccount, name: {account}, namespace: {namespace}}}]
+"#
+    )
+}
