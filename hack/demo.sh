@@ -69,11 +69,11 @@ for _ in $(seq 100); do
 done
 run kubectl -n "$ns" get configmap colors-synced -o jsonpath='{.data}{"\n"}'
 
-bold "6. Delete the source: the garbage collector removes the companion"
+bold "6. Delete the source: its companion goes too (owner reference: the garbage collector; and the controller's prune loop, whichever is first)"
 run kubectl -n "$ns" delete configmap colors
 run kubectl -n "$ns" wait --for=delete configmap/colors-synced --timeout=30s
 run kubectl -n "$ns" get configmaps
 
 bold "What the controller said"
 grep -E 'companion' "$log" | sed -E 's/^[^ ]+ +//' || true
-run kubectl -n "$ns" get events --sort-by=.metadata.creationTimestamp -o custom-columns=TYPE:.type,REASON:.reason,OBJECT:.regarding.name,MESSAGE:.note
+run kubectl -n "$ns" get events --sort-by=.metadata.creationTimestamp -o custom-columns=TYPE:.type,REASON:.reason,OBJECT:.involvedObject.name,COUNT:.count,MESSAGE:.message

@@ -56,11 +56,11 @@ async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
         return Ok(());
     };
     write::delete(ctx, &namespace, &copy.name_any(), uid).await?;
-    let message = format!(
-        "deleted {} {} (source no longer wants it)",
-        write::kind(copy),
-        object_key(copy)
-    );
+    let why = match write::kind(copy) {
+        "mirror" => "no longer wanted in this namespace",
+        _ => "source no longer managed",
+    };
+    let message = format!("deleted {} {} ({why})", write::kind(copy), object_key(copy));
     tracing::info!("{message}");
     ctx.metrics.companion_written(Operation::delete);
     if let Some(source) = source {
