@@ -180,7 +180,10 @@ pub fn watch(
         })
         .reflect(source_writer);
     let companion_events = watcher(api, desired::COMPANION_SELECTOR)
-        .modify(|cm: &mut ConfigMap| cm.managed_fields_mut().clear())
+        .modify(|cm: &mut ConfigMap| {
+            cm.managed_fields_mut().clear();
+            desired::slim_for_cache(cm);
+        })
         .reflect(companion_writer);
 
     let (ready_tx, ready) = watch::channel(false);

@@ -316,8 +316,7 @@ impl Difference {
 pub fn difference(actual: &ConfigMap, desired: &ConfigMap, source_keys: &[String]) -> Difference {
     let want_checksum = annotation(desired, CHECKSUM_ANNOTATION);
     let have_checksum = annotation(actual, CHECKSUM_ANNOTATION);
-    let content_equal = actual.data == desired.data
-        && actual.binary_data == desired.binary_data
+    let content_equal = content_digest(actual) == content_digest(desired)
         && actual.immutable.unwrap_or(false) == desired.immutable.unwrap_or(false);
     let metadata_equal = contains_all(&actual.metadata.annotations, &desired.metadata.annotations)
         && contains_all(&actual.metadata.labels, &desired.metadata.labels)
@@ -328,7 +327,7 @@ pub fn difference(actual: &ConfigMap, desired: &ConfigMap, source_keys: &[String
     }
     // The companion still holds what it last copied, under that copy's
     // checksum: the source moved on. Anything else was edited by hand.
-    let untouched_since_written = have_checksum.is_some_and(|sum| sum == content_checksum(actual));
+    let untouched_since_written = have_checksum.is_some_and(|sum| sum == content_digest(actual));
     if have_checksum != want_checksum && untouched_since_written {
         Difference::SourceChanged
     } else {
@@ -359,9 +358,34 @@ fn carries_any_label(cm: &ConfigMap, keys: &[String]) -> bool {
 /// Kubernetes forbids changing on an immutable ConfigMap.
 pub fn needs_recreate(actual: &ConfigMap, desired: &ConfigMap) -> bool {
     actual.immutable == Some(true)
-        && (actual.data != desired.data
-            || actual.binary_data != desired.binary_data
-            || desired.immutable != Some(true))
+        && (content_digest(actual) != content_digest(desired) || desired.immutable != Some(true))
+}
+
+/// Where the copies' cache keeps the digest of a copy's content in place of
+/// the content. Not a valid annotation key, so no real annotation can
+/// collide with it; [`merge_onto`] removes it, so it is never written.
+const CACHED_DIGEST_KEY: &str = " cached content digest";
+
+/// Replaces a copy's content by its digest, for the copies' cache: the
+/// reconcilers only ever compare a copy's content, never read it, and the
+/// content is most of an object's size.
+pub fn slim_for_cache(copy: &mut ConfigMap) {
+    let digest = content_checksum(copy);
+    copy.data = None;
+    copy.binary_data = None;
+    copy.metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(CACHED_DIGEST_KEY.into(), digest);
+}
+
+/// The checksum of a ConfigMap's content, whether it holds the content or,
+/// slimmed for the cache, only its digest.
+pub fn content_digest(cm: &ConfigMap) -> String {
+    match annotation(cm, CACHED_DIGEST_KEY) {
+        Some(digest) => digest.to_owned(),
+        None => content_checksum(cm),
+    }
 }
 
 /// `actual` with every field this controller owns set as in `desired`.
@@ -380,11 +404,12 @@ pub fn merge_onto(actual: &ConfigMap, desired: &ConfigMap, source_keys: &[String
         labels.remove(key);
     }
     labels.extend(desired.metadata.labels.clone().unwrap_or_default());
-    merged
+    let annotations = merged
         .metadata
         .annotations
-        .get_or_insert_with(BTreeMap::new)
-        .extend(desired.metadata.annotations.clone().unwrap_or_default());
+        .get_or_insert_with(BTreeMap::new);
+    annotations.remove(CACHED_DIGEST_KEY);
+    annotations.extend(desired.metadata.annotations.clone().unwrap_or_default());
     merged.metadata.managed_fields = None;
     merged
 }

@@ -27,6 +27,7 @@ pub mod metrics;
 pub mod mirror_index;
 pub mod plan;
 pub mod prune;
+pub mod ratelimit;
 pub mod reconcile;
 pub mod report;
 pub mod selector;

@@ -10,10 +10,7 @@
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
-use kube::{
-    ResourceExt,
-    runtime::{controller::Action, events::EventType},
-};
+use kube::{ResourceExt, runtime::controller::Action};
 
 use crate::{
     context::{Context, object_key},
@@ -65,8 +62,7 @@ async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     ctx.metrics.companion_written(Operation::delete);
     if let Some(source) = source {
         let reason = write::event_reason(copy, Operation::delete);
-        ctx.reporter
-            .publish(source, EventType::Normal, reason, message);
+        ctx.reporter.normal_about(source, reason, message);
     }
     Ok(())
 }

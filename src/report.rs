@@ -15,7 +15,15 @@ use kube::{
     runtime::events::{Event, EventType, Recorder, Reporter as EventSource},
 };
 
-use crate::desired::{MANAGER_NAME, MAX_NAME_LEN};
+use std::{
+    sync::{Arc, Mutex, PoisonError},
+    time::Instant,
+};
+
+use crate::{
+    desired::{MANAGER_NAME, MAX_NAME_LEN},
+    ratelimit::{NORMAL_EVENT_BURST, NORMAL_EVENTS_PER_SECOND, TokenBucket},
+};
 
 /// The Recorder names an Event `<object name>.<16 hex digits>`.
 const EVENT_NAME_SUFFIX_LEN: usize = 17;
@@ -25,6 +33,7 @@ pub struct Reporter {
     recorder: Recorder,
     client: Client,
     instance: Option<String>,
+    normal_budget: Arc<Mutex<TokenBucket>>,
 }
 
 impl Reporter {
@@ -37,6 +46,11 @@ impl Reporter {
             recorder: Recorder::new(client.clone(), source),
             client,
             instance,
+            normal_budget: Arc::new(Mutex::new(TokenBucket::new(
+                NORMAL_EVENTS_PER_SECOND,
+                NORMAL_EVENT_BURST,
+                Instant::now(),
+            ))),
         }
     }
 
@@ -117,8 +131,24 @@ impl Reporter {
             .map(|_| ())
     }
 
+    /// A Normal Event, unless too many were published just now: they
+    /// repeat what the log says, and a cold start must not double the load
+    /// on the API server.
     pub fn normal(&self, source: &ConfigMap, reason: &'static str, note: String) {
-        self.publish(source.object_ref(&()), EventType::Normal, reason, note);
+        self.normal_about(source.object_ref(&()), reason, note);
+    }
+
+    pub fn normal_about(&self, regarding: ObjectReference, reason: &'static str, note: String) {
+        let allowed = self
+            .normal_budget
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .try_take(Instant::now());
+        if allowed {
+            self.publish(regarding, EventType::Normal, reason, note);
+        } else {
+            tracing::debug!(reason, "Normal Event skipped: too many at once");
+        }
     }
 
     pub fn warning(&self, source: &ConfigMap, reason: &'static str, note: String) {
