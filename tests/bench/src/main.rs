@@ -1,0 +1,100 @@
+//! `mirror-bench`: see the library for what it measures.
+#![forbid(unsafe_code)]
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use mirror_bench::params::{self, Params};
+
+/// Benchmarks configmap-mirror against a local control plane: convergence,
+/// healing, update latency, steady-state writes, CPU and memory.
+#[derive(Debug, Parser)]
+#[command(name = "mirror-bench")]
+struct Args {
+    /// The controller binary to run [default: target/release/configmap-mirror]
+    #[arg(long)]
+    controller: Option<PathBuf>,
+    /// Where to write the figures as JSON [default: target/bench/results.json]
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Quick preset: 200 sources, 1000 unmanaged, 20 samples, 10 s idle;
+    /// the flags below still override it.
+    #[arg(long)]
+    small: bool,
+    /// Labeled source ConfigMaps [default: 10000]
+    #[arg(long)]
+    sources: Option<usize>,
+    /// Bytes of data per source, over 4 keys [default: 1024]
+    #[arg(long)]
+    data_size: Option<usize>,
+    /// Unlabeled ConfigMaps created to measure their memory cost [default: 50000]
+    #[arg(long)]
+    unmanaged: Option<usize>,
+    /// Controller --concurrency, and the bench's own write concurrency [default: 16]
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// Heal and update latency samples [default: 200]
+    #[arg(long)]
+    samples: Option<usize>,
+    /// Seconds of idling, one controller restart included [default: 60]
+    #[arg(long)]
+    idle_secs: Option<u64>,
+    /// Control-plane state directory [default: target/bench/state]
+    #[arg(long)]
+    state_dir: Option<PathBuf>,
+}
+
+impl Args {
+    fn params(&self) -> Params {
+        let mut p = if self.small {
+            Params::small()
+        } else {
+            Params::default()
+        };
+        let set = |field: &mut usize, value: Option<usize>| *field = value.unwrap_or(*field);
+        set(&mut p.sources, self.sources);
+        set(&mut p.data_size, self.data_size);
+        set(&mut p.unmanaged, self.unmanaged);
+        set(&mut p.concurrency, self.concurrency);
+        set(&mut p.samples, self.samples);
+        p.idle_secs = self.idle_secs.unwrap_or(p.idle_secs);
+        if let Some(dir) = &self.state_dir {
+            p.state_dir = dir.clone();
+        }
+        p
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    let controller = args
+        .controller
+        .clone()
+        .unwrap_or_else(params::default_controller);
+    let json = args
+        .json
+        .clone()
+        .unwrap_or_else(|| params::bench_dir().join("results.json"));
+    let results = match mirror_bench::run(args.params(), &controller).await {
+        Ok(results) => results,
+        Err(e) => {
+            eprintln!("mirror-bench: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("{}", results.table());
+    if let Err(e) = results.write_json(&json) {
+        eprintln!("mirror-bench: {e:#}");
+        return ExitCode::FAILURE;
+    }
+    println!("figures written to {}", json.display());
+    if results.passed() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("mirror-bench: the controller wrote companions while nothing had changed");
+        ExitCode::FAILURE
+    }
+}
