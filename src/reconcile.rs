@@ -115,6 +115,11 @@ pub fn error_policy(source: Arc<ConfigMap>, error: &Error, ctx: Arc<Context>) ->
             tracing::error!(source = %key, %error, kind = error.metric_label(), "cannot mirror source");
             ctx.reporter.warning(&source, reason, error.to_string());
         }
+        // A stale cache is the normal cost of reading from a cache: it is
+        // fixed by reconciling again from the newer state, soon.
+        (true, None) if matches!(error, Error::Stale(_)) => {
+            tracing::debug!(source = %key, %error, "cache was stale; reconciling again")
+        }
         (true, None) => {
             tracing::warn!(source = %key, %error, "reconcile failed; retrying with backoff")
         }
