@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod controller;
+pub mod fanout;
 pub mod observer;
 pub mod params;
 pub mod phases;

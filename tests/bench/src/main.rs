@@ -38,6 +38,9 @@ struct Args {
     /// Heal and update latency samples [default: 200]
     #[arg(long)]
     samples: Option<usize>,
+    /// Namespaces one source is mirrored into [default: 500]
+    #[arg(long)]
+    fan_out: Option<usize>,
     /// Seconds of idling, one controller restart included [default: 60]
     #[arg(long)]
     idle_secs: Option<u64>,
@@ -59,6 +62,7 @@ impl Args {
         set(&mut p.unmanaged, self.unmanaged);
         set(&mut p.concurrency, self.concurrency);
         set(&mut p.samples, self.samples);
+        set(&mut p.fan_out, self.fan_out);
         p.idle_secs = self.idle_secs.unwrap_or(p.idle_secs);
         if let Some(dir) = &self.state_dir {
             p.state_dir = dir.clone();

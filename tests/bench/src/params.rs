@@ -23,6 +23,8 @@ pub struct Params {
     /// Seconds of idling (one controller restart included) in which no
     /// companion may be written.
     pub idle_secs: u64,
+    /// Namespaces one source is mirrored into, for the fan-out figure.
+    pub fan_out: usize,
     /// One heal or update sample starts at most this often, so samples
     /// measure the controller's reaction rather than a queue we built up.
     #[serde(with = "millis")]
@@ -44,6 +46,7 @@ impl Default for Params {
             concurrency: 16,
             samples: 200,
             idle_secs: 60,
+            fan_out: 500,
             sample_pace: Duration::from_millis(50),
             state_dir: bench_dir().join("state"),
         }
@@ -58,6 +61,7 @@ impl Params {
             unmanaged: 1000,
             samples: 20,
             idle_secs: 10,
+            fan_out: 20,
             // Its own, so a quick run never collides with a full one's state.
             state_dir: bench_dir().join("state-small"),
             ..Params::default()

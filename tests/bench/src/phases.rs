@@ -100,28 +100,28 @@ pub async fn run(
     let n = params.sources;
     let per_1000 = |cpu: f64| cpu * 1000.0 / n as f64;
 
-    phase("1/7", &format!("API floor: the bench creates {n} sources"));
+    phase("1/8", &format!("API floor: the bench creates {n} sources"));
     let before = CpuSnapshot::take(&servers);
     let floor = floor(&mut bench).await?;
     let floor_cpu = CpuSnapshot::take(&servers).since(&before);
 
-    phase("2/7", "cold convergence: starting the controller");
+    phase("2/8", "cold convergence: starting the controller");
     let (running, cold, cold_cpu) = cold(&bench, &launcher, &floor, &servers).await?;
-    let events = workload::count_events(client, &sources_ns).await?;
+    let events = workload::count_events(client.clone(), &sources_ns).await?;
     let cold = Cold {
         events_at_convergence: events,
         ..cold
     };
 
     phase(
-        "3/7",
+        "3/8",
         &format!("steady state: {} s idle with a restart", params.idle_secs),
     );
     let (mut running, steady, idle) = steady(&bench, &launcher, running).await?;
     let after_convergence = running.memory()?;
 
     phase(
-        "4/7",
+        "4/8",
         &format!("memory: creating {} unmanaged ConfigMaps", params.unmanaged),
     );
     let writes_before = bench.observer.state().writes();
@@ -136,7 +136,7 @@ pub async fn run(
     };
 
     phase(
-        "5/7",
+        "5/8",
         &format!("heal: deleting {} companions", params.samples),
     );
     let cpu_before = running.cpu_seconds()?;
@@ -144,20 +144,26 @@ pub async fn run(
     let heal_cpu = running.cpu_seconds()? - cpu_before;
 
     phase(
-        "6/7",
+        "6/8",
         &format!("update: patching {} sources", params.samples),
     );
     let cpu_before = running.cpu_seconds()?;
     let update = update(&mut bench).await?;
     let update_cpu = running.cpu_seconds()? - cpu_before;
 
-    phase("7/7", &format!("burst: patching all {n} sources at once"));
+    phase("7/8", &format!("burst: patching all {n} sources at once"));
     let cpu_before = running.cpu_seconds()?;
     let before = CpuSnapshot::take(&with_controller(&servers, &running));
     let burst = burst(&mut bench).await?;
     running.ensure_running()?;
     let burst_cpu = running.cpu_seconds()? - cpu_before;
     let burst_all_cpu = CpuSnapshot::take(&with_controller(&servers, &running)).since(&before);
+    phase(
+        "8/8",
+        &format!("fan-out: one source into {} namespaces", params.fan_out),
+    );
+    let fan_out =
+        crate::fanout::run(&client, &sources_ns, params.fan_out, params.concurrency).await?;
     let at_end = running.memory()?;
     running
         .stop()
@@ -202,6 +208,7 @@ pub async fn run(
         heal,
         update,
         burst,
+        fan_out,
         memory,
         cpu,
         targets,

@@ -26,6 +26,7 @@ pub struct Results {
     pub heal: Latency,
     pub update: Latency,
     pub burst: Burst,
+    pub fan_out: crate::fanout::FanOut,
     pub memory: MemoryFigures,
     pub cpu: Cpu,
     pub targets: Vec<Target>,
@@ -440,6 +441,13 @@ impl Results {
             ),
         );
         row("   all processes", by_process(&self.cpu.by_process.burst));
+        row(
+            &format!("8. fan-out into {} namespaces", self.fan_out.namespaces),
+            format!(
+                "all mirrors in {:.2} s; one update reached all in {:.2} s",
+                self.fan_out.converge_seconds, self.fan_out.propagate_seconds
+            ),
+        );
         let m = &self.memory;
         row(
             "7. memory after re-list convergence",
