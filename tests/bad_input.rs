@@ -116,17 +116,7 @@ async fn an_rbac_denial_is_warned_about_and_heals_once_granted() {
         &scene,
         &common::role_for(&scene.namespace, "mirror", "no-create", &no_create),
     );
-    let token = testenv::mint_token(&scene.client, &scene.namespace, "mirror")
-        .await
-        .expect("mint token");
-    let kubeconfig = scene
-        .control_plane
-        .log_dir()
-        .join(format!("{}-kubeconfig", scene.namespace));
-    scene
-        .control_plane
-        .write_token_kubeconfig(&token, &kubeconfig)
-        .expect("write kubeconfig");
+    let kubeconfig = scene.token_kubeconfig("mirror").await;
     let args = [
         "--namespace",
         scene.namespace.as_str(),

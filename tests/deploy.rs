@@ -137,12 +137,7 @@ async fn the_service_account_can_run_the_whole_mirror_scenario() {
     scene.create(&mk_source("taken", &[])).await;
     scene.wait_event("taken", "CompanionNameTaken").await;
 
-    scene
-        .patch_json(
-            "colors",
-            json!({"metadata": {"labels": {common::SOURCE_LABEL: null}}}),
-        )
-        .await;
+    scene.unlabel("colors").await;
     scene.wait_gone("colors-synced").await;
     scene.create(&mk_source("doomed", &[("a", "1")])).await;
     scene.companion_in_sync("doomed").await;

@@ -28,17 +28,7 @@ async fn readiness_waits_for_the_caches_and_liveness_catches_a_failing_watch() {
     let scene = Scene::new("health").await;
     // A ServiceAccount without any role: listing is forbidden.
     common::kubectl_apply(&scene, &common::service_account(&scene.namespace, "mirror"));
-    let token = testenv::mint_token(&scene.client, &scene.namespace, "mirror")
-        .await
-        .expect("token");
-    let kubeconfig = scene
-        .control_plane
-        .log_dir()
-        .join(format!("{}-kubeconfig", scene.namespace));
-    scene
-        .control_plane
-        .write_token_kubeconfig(&token, &kubeconfig)
-        .expect("kubeconfig");
+    let kubeconfig = scene.token_kubeconfig("mirror").await;
     let args = [
         "--namespace",
         scene.namespace.as_str(),

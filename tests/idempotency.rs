@@ -81,12 +81,7 @@ async fn unmanaged_configmaps_are_never_written() {
     scene.companion_in_sync("colors").await;
     scene.delete("colors-synced").await;
     scene.companion_in_sync("colors").await;
-    scene
-        .patch_json(
-            "colors",
-            json!({"metadata": {"labels": {common::SOURCE_LABEL: null}}}),
-        )
-        .await;
+    scene.unlabel("colors").await;
     scene.wait_gone("colors-synced").await;
 
     for (name, version) in bystanders {

@@ -98,12 +98,7 @@ async fn removing_the_label_deletes_the_companion_and_nothing_else() {
     scene.companion_in_sync("colors").await;
     let kept = scene.companion_in_sync("keep").await;
 
-    scene
-        .patch_json(
-            "colors",
-            json!({"metadata": {"labels": {common::SOURCE_LABEL: null}}}),
-        )
-        .await;
+    scene.unlabel("colors").await;
     scene.wait_gone("colors-synced").await;
     assert!(
         scene.get("colors").await.is_some(),

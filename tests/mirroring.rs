@@ -312,13 +312,7 @@ async fn unlabeling_or_deleting_the_source_removes_every_mirror() {
         world.mirror_in_sync(namespace, "deleted").await;
     }
 
-    world
-        .scene
-        .patch_json(
-            "unlabeled",
-            json!({"metadata": {"labels": {SOURCE_LABEL: null}}}),
-        )
-        .await;
+    world.scene.unlabel("unlabeled").await;
     world.scene.delete("deleted").await;
     for namespace in [&a, &b] {
         world.no_mirror(namespace, "unlabeled").await;

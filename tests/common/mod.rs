@@ -81,6 +81,31 @@ impl Scene {
             .unwrap_or_else(|e| panic!("patch {name}: {e}"))
     }
 
+    /// Removes the source label: the ConfigMap is no longer managed.
+    pub async fn unlabel(&self, name: &str) {
+        self.patch_json(
+            name,
+            serde_json::json!({"metadata": {"labels": {SOURCE_LABEL: null}}}),
+        )
+        .await;
+    }
+
+    /// A kubeconfig holding only a fresh token of ServiceAccount `account`
+    /// in this namespace.
+    pub async fn token_kubeconfig(&self, account: &str) -> PathBuf {
+        let token = testenv::mint_token(&self.client, &self.namespace, account)
+            .await
+            .expect("mint a token");
+        let path = self
+            .control_plane
+            .log_dir()
+            .join(format!("{}-{account}-kubeconfig", self.namespace));
+        self.control_plane
+            .write_token_kubeconfig(&token, &path)
+            .expect("write the kubeconfig");
+        path
+    }
+
     pub async fn delete(&self, name: &str) {
         self.configmaps()
             .delete(name, &Default::default())
