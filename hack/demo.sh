@@ -17,6 +17,15 @@ bold() { printf '\n\033[1m%s\033[0m\n' "$*"; }
 run() { printf '\033[36m$ %s\033[0m\n' "$*"; "$@"; }
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
+# Waits (up to 10 s) until the companion's "primary" key reads $1, then shows its data.
+show_companion_primary() {
+  for _ in $(seq 100); do
+    [ "$(kubectl -n "$ns" get configmap colors-synced -o jsonpath='{.data.primary}')" = "$1" ] && break
+    sleep 0.1
+  done
+  run kubectl -n "$ns" get configmap colors-synced -o jsonpath='{.data}{"\n"}'
+}
+
 controller_pid=
 cleanup() {
   if [ "${KEEP:-}" = 1 ]; then
@@ -49,11 +58,7 @@ run kubectl -n "$ns" get configmap colors-synced -o jsonpath='{.data}{"\n"}{.met
 
 bold "3. Change the source: the copy follows"
 run kubectl -n "$ns" patch configmap colors --type merge -p '{"data":{"primary":"green"}}'
-for _ in $(seq 100); do
-  [ "$(kubectl -n "$ns" get configmap colors-synced -o jsonpath='{.data.primary}')" = green ] && break
-  sleep 0.1
-done
-run kubectl -n "$ns" get configmap colors-synced -o jsonpath='{.data}{"\n"}'
+show_companion_primary green
 
 bold "4. Delete the companion: it comes back"
 start=$(date +%s%N)
@@ -63,11 +68,7 @@ echo "back after $(ms_since "$start") ms (including kubectl's own start-up, twic
 
 bold "5. Edit the companion by hand: the edit is undone"
 run kubectl -n "$ns" patch configmap colors-synced --type merge -p '{"data":{"primary":"hacked"}}'
-for _ in $(seq 100); do
-  [ "$(kubectl -n "$ns" get configmap colors-synced -o jsonpath='{.data.primary}')" = green ] && break
-  sleep 0.1
-done
-run kubectl -n "$ns" get configmap colors-synced -o jsonpath='{.data}{"\n"}'
+show_companion_primary green
 
 bold "6. Delete the source: its companion goes too (owner reference: the garbage collector; and the controller's prune loop, whichever is first)"
 run kubectl -n "$ns" delete configmap colors

@@ -118,14 +118,7 @@ async fn the_service_account_can_run_the_whole_mirror_scenario() {
     )
     .await;
 
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
-    scene
-        .patch_json("colors", json!({"data": {"a": "2"}}))
-        .await;
-    scene.companion_in_sync("colors").await;
-    scene.delete("colors-synced").await;
-    scene.companion_in_sync("colors").await;
+    scene.live_through_change_and_heal("colors").await;
     scene
         .patch_json("colors-synced", json!({"data": {"a": "edited"}}))
         .await;

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 
 use common::{Scene, mk_source, mk_unmanaged};
 use kube::{ResourceExt, api::ListParams};
-use serde_json::json;
 
 const SOURCES: usize = 30;
 
@@ -73,14 +72,7 @@ async fn unmanaged_configmaps_are_never_written() {
     }
 
     // A whole life of a source happens around them.
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
-    scene
-        .patch_json("colors", json!({"data": {"a": "2"}}))
-        .await;
-    scene.companion_in_sync("colors").await;
-    scene.delete("colors-synced").await;
-    scene.companion_in_sync("colors").await;
+    scene.live_through_change_and_heal("colors").await;
     scene.unlabel("colors").await;
     scene.wait_gone("colors-synced").await;
 

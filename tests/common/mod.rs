@@ -81,6 +81,18 @@ impl Scene {
             .unwrap_or_else(|e| panic!("patch {name}: {e}"))
     }
 
+    /// Creates source `name`, then changes it and deletes its companion,
+    /// waiting each time for the companion to be exact again.
+    pub async fn live_through_change_and_heal(&self, name: &str) {
+        self.create(&mk_source(name, &[("a", "1")])).await;
+        self.companion_in_sync(name).await;
+        self.patch_json(name, serde_json::json!({"data": {"a": "2"}}))
+            .await;
+        self.companion_in_sync(name).await;
+        self.delete(&desired::companion_name(name, "-synced")).await;
+        self.companion_in_sync(name).await;
+    }
+
     /// Removes the source label: the ConfigMap is no longer managed.
     pub async fn unlabel(&self, name: &str) {
         self.patch_json(
