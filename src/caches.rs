@@ -8,11 +8,13 @@
 //! | change                       | wakes                                  |
 //! |------------------------------|----------------------------------------|
 //! | source created or changed    | sync of that source                    |
-//! | source deleted or unlabeled  | prune of its companion                 |
-//! | source list (re)completed    | prune of every companion               |
+//! | source deleted or unlabeled  | prune of its companion (and a resync if it had mirrors) |
 //! | copy changed or deleted      | sync of its source, prune of itself    |
 //! | namespace labeled or deleted | sync of mirroring sources, prune of the copies in it |
-//! | namespace list (re)completed | sync of mirroring sources, prune of every copy |
+//! | any list (re)completed       | a resync of both loops ([`crate::resync`]) |
+//!
+//! Objects delivered by a (re)list wake nothing one by one: the resync that
+//! follows the list compares them all, and wakes only those that need work.
 //!
 //! "Copies" are companions and mirrors alike: both carry the managed-by label
 //! and share one cache. Namespaces are watched (metadata only) when mirroring
@@ -37,7 +39,9 @@ use kube::{
 };
 use tokio::sync::watch;
 
-use crate::{desired, health::Health, metrics::Metrics, mirror_index::MirrorIndex, plan, targets};
+use crate::{
+    cached, desired, health::Health, metrics::Metrics, mirror_index::MirrorIndex, plan, targets,
+};
 
 type NamespaceMeta = PartialObjectMeta<Namespace>;
 
@@ -67,8 +71,12 @@ impl Caches {
         self.sources.get(&ObjectRef::new(name).within(namespace))
     }
 
-    pub fn companion(&self, namespace: &str, name: &str) -> Option<Arc<ConfigMap>> {
-        self.companions.get(&ObjectRef::new(name).within(namespace))
+    /// The copy at this name, read back from its cached form.
+    pub fn companion(&self, namespace: &str, name: &str) -> Option<ConfigMap> {
+        let cached = self
+            .companions
+            .get(&ObjectRef::new(name).within(namespace))?;
+        Some(cached::copy_from_cache(&cached))
     }
 
     /// Every namespace with its labels; empty when mirroring is off.
@@ -114,14 +122,15 @@ impl Caches {
 pub struct Wakeups {
     pub sync: mpsc::Receiver<ObjectRef<ConfigMap>>,
     pub prune: mpsc::Receiver<ObjectRef<ConfigMap>>,
-    pub prune_all: mpsc::Receiver<()>,
+    /// Changes whenever every cached object must be compared again.
+    pub resync: watch::Receiver<u64>,
 }
 
 #[derive(Clone)]
 struct Senders {
     sync: mpsc::Sender<ObjectRef<ConfigMap>>,
     prune: mpsc::Sender<ObjectRef<ConfigMap>>,
-    prune_all: mpsc::Sender<()>,
+    resync: Arc<watch::Sender<u64>>,
 }
 
 /// What the watches need to know.
@@ -164,26 +173,18 @@ pub fn watch(
     let (companions, companion_writer) = reflector::store();
     let (sync_tx, sync) = mpsc::channel(WAKEUP_BUFFER);
     let (prune_tx, prune) = mpsc::channel(WAKEUP_BUFFER);
-    let (prune_all_tx, prune_all) = mpsc::channel(1);
+    let (resync_tx, resync) = watch::channel(0);
     let senders = Senders {
         sync: sync_tx,
         prune: prune_tx,
-        prune_all: prune_all_tx,
+        resync: Arc::new(resync_tx),
     };
 
     let source_events = watcher(api.clone(), &settings.selector)
-        .modify(|cm: &mut ConfigMap| {
-            cm.managed_fields_mut().clear();
-            // Never copied, and often as large as the data itself.
-            cm.annotations_mut()
-                .remove("kubectl.kubernetes.io/last-applied-configuration");
-        })
+        .modify(cached::slim_source)
         .reflect(source_writer);
     let companion_events = watcher(api, desired::COMPANION_SELECTOR)
-        .modify(|cm: &mut ConfigMap| {
-            cm.managed_fields_mut().clear();
-            desired::slim_for_cache(cm);
-        })
+        .modify(cached::slim_copy)
         .reflect(companion_writer);
 
     let (ready_tx, ready) = watch::channel(false);
@@ -266,7 +267,7 @@ pub fn watch(
         Wakeups {
             sync,
             prune,
-            prune_all,
+            resync,
         },
         drive,
     )
@@ -286,16 +287,16 @@ fn watcher(
 pub struct Wake {
     pub sync: Vec<ObjectRef<ConfigMap>>,
     pub prune: Vec<ObjectRef<ConfigMap>>,
-    pub prune_all: bool,
+    pub resync: bool,
 }
 
 pub fn source_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
     match event {
-        Event::Apply(source) | Event::InitApply(source) => Wake {
+        Event::Apply(source) => Wake {
             sync: vec![ObjectRef::from(source)],
             ..Wake::default()
         },
-        // Its mirrors are found by prune_all: they live in other namespaces.
+        // Its mirrors are found by a resync: they live in other namespaces.
         Event::Delete(source) => Wake {
             prune: source
                 .metadata
@@ -306,16 +307,16 @@ pub fn source_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
                 })
                 .into_iter()
                 .collect(),
-            prune_all: has_mirror_annotations(source),
+            resync: has_mirror_annotations(source),
             ..Wake::default()
         },
         // Sources that vanished while the watch was down produce no delete
-        // event; re-checking every companion after a re-list catches them.
+        // event; comparing everything after a re-list catches them.
         Event::InitDone => Wake {
-            prune_all: true,
+            resync: true,
             ..Wake::default()
         },
-        Event::Init => Wake::default(),
+        Event::Init | Event::InitApply(_) => Wake::default(),
     }
 }
 
@@ -327,16 +328,20 @@ pub fn companion_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
             .collect()
     };
     match event {
-        Event::Apply(copy) | Event::InitApply(copy) => Wake {
+        Event::Apply(copy) => Wake {
             sync: source_of(copy),
             prune: vec![ObjectRef::from(copy)],
-            prune_all: false,
+            resync: false,
         },
         Event::Delete(copy) => Wake {
             sync: source_of(copy),
             ..Wake::default()
         },
-        Event::Init | Event::InitDone => Wake::default(),
+        Event::InitDone => Wake {
+            resync: true,
+            ..Wake::default()
+        },
+        Event::Init | Event::InitApply(_) => Wake::default(),
     }
 }
 
@@ -347,12 +352,11 @@ fn namespace_wakeups(event: &Event<NamespaceMeta>, caches: &Caches) -> Wake {
         Event::Apply(namespace) | Event::Delete(namespace) => Wake {
             sync: caches.mirroring_sources(),
             prune: caches.copies_in(&namespace.name_any()),
-            prune_all: false,
+            resync: false,
         },
         Event::InitDone => Wake {
-            sync: caches.mirroring_sources(),
-            prune: Vec::new(),
-            prune_all: true,
+            resync: true,
+            ..Wake::default()
         },
         Event::Init | Event::InitApply(_) => Wake::default(),
     }
@@ -399,9 +403,9 @@ async fn forward<K>(
         for copy in wake.prune {
             let _ = senders.prune.send(copy).await;
         }
-        if wake.prune_all {
-            // One pending request is enough: it re-reads the whole cache.
-            let _ = senders.prune_all.try_send(());
+        if wake.resync {
+            // Requests made while a resync runs merge into the next one.
+            senders.resync.send_modify(|generation| *generation += 1);
         }
     }
 }
@@ -432,12 +436,23 @@ mod tests {
             vec![ObjectRef::new("colors-synced").within("ns")]
         );
         assert!(wake.sync.is_empty());
-        assert!(!wake.prune_all, "no mirrors to look for");
+        assert!(!wake.resync, "no mirrors to look for");
     }
 
     #[test]
-    fn a_completed_source_list_wakes_every_prune() {
-        assert!(source_wakeups(&Event::InitDone, "-synced").prune_all);
+    fn a_completed_list_asks_for_a_resync_and_its_objects_wake_nothing_alone() {
+        let source = mk_configmap("colors");
+        let companion = desired::desired_companion(&source, "-synced").unwrap();
+        assert!(source_wakeups(&Event::InitDone, "-synced").resync);
+        assert!(companion_wakeups(&Event::InitDone, "-synced").resync);
+        assert_eq!(
+            source_wakeups(&Event::InitApply(source), "-synced"),
+            Wake::default()
+        );
+        assert_eq!(
+            companion_wakeups(&Event::InitApply(companion), "-synced"),
+            Wake::default()
+        );
     }
 
     #[test]

@@ -15,11 +15,13 @@ use kube::runtime::{
 };
 use tokio::sync::watch;
 
-use crate::{caches::Wakeups, context::Context, error::Error, prune, reconcile};
+use crate::{
+    caches::Wakeups, context::Context, error::Error, metrics::Loop, prune, reconcile, resync,
+};
 
 /// Runs both controllers until `shutdown` completes and in-flight reconciles
 /// have finished. `leadership` turns true when this replica may write, and
-/// every object is reconciled then.
+/// every object is compared then (a resync).
 pub async fn run(
     ctx: Arc<Context>,
     wakeups: Wakeups,
@@ -35,22 +37,40 @@ pub async fn run(
             let _ = stop_rx.wait_for(|stop| *stop).await;
         }
     };
-    let metrics = ctx.metrics.clone();
-    let sync_wakeups = wakeups.sync.inspect(move |_| metrics.trigger_taken());
+    let sync_due = resync::due(
+        Loop::sync,
+        ctx.caches.sources.clone(),
+        reconcile::needs_sync,
+        wakeups.resync.clone(),
+        leadership.clone(),
+        ctx.clone(),
+    );
+    let prune_due = resync::due(
+        Loop::prune,
+        ctx.caches.companions.clone(),
+        prune::needs_prune,
+        wakeups.resync,
+        leadership,
+        ctx.clone(),
+    );
+    let queued = ctx.metrics.clone();
+    let taken = ctx.metrics.clone();
+    let sync_wakeups = stream::select(
+        wakeups.sync,
+        sync_due.inspect(move |_| queued.trigger_queued()),
+    )
+    .inspect(move |_| taken.trigger_taken());
 
     let sync = Controller::for_stream(no_trigger(), ctx.caches.sources.clone())
         .with_config(config.clone())
         .reconcile_on(sync_wakeups)
-        .reconcile_all_on(became_leader(leadership.clone()))
         .graceful_shutdown_on(stopped())
         .run(reconcile::reconcile, reconcile::error_policy, ctx.clone())
         .for_each(|result| log_outcome("sync", result));
 
     let prune = Controller::for_stream(no_trigger(), ctx.caches.companions.clone())
         .with_config(config)
-        .reconcile_on(wakeups.prune)
-        .reconcile_all_on(wakeups.prune_all)
-        .reconcile_all_on(became_leader(leadership))
+        .reconcile_on(stream::select(wakeups.prune, prune_due))
         .graceful_shutdown_on(stopped())
         .run(prune::reconcile, prune::error_policy, ctx)
         .for_each(|result| log_outcome("prune", result));
@@ -65,13 +85,6 @@ pub async fn run(
 /// The controllers are woken by the caches' wakeups only.
 fn no_trigger() -> impl Stream<Item = Result<ConfigMap, watcher::Error>> + Send {
     stream::pending()
-}
-
-/// Yields once when this replica first leads. A leader that loses the
-/// lease exits, so leadership begins at most once per process.
-fn became_leader(mut leadership: watch::Receiver<bool>) -> impl Stream<Item = ()> + Send {
-    stream::once(async move { leadership.wait_for(|leading| *leading).await.is_ok() })
-        .filter_map(|led| future::ready(led.then_some(())))
 }
 
 type Outcome = Result<(ObjectRef<ConfigMap>, Action), controller::Error<Error, watcher::Error>>;

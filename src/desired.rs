@@ -14,6 +14,8 @@ use k8s_openapi::{
 };
 use sha2::{Digest, Sha256};
 
+use crate::cached::{CACHED_DIGEST_KEY, content_digest};
+
 /// Annotation on a companion holding the checksum of the source content it copies.
 pub const CHECKSUM_ANNOTATION: &str = "workshop.io/source-checksum";
 /// Label key marking objects this controller manages.
@@ -359,33 +361,6 @@ fn carries_any_label(cm: &ConfigMap, keys: &[String]) -> bool {
 pub fn needs_recreate(actual: &ConfigMap, desired: &ConfigMap) -> bool {
     actual.immutable == Some(true)
         && (content_digest(actual) != content_digest(desired) || desired.immutable != Some(true))
-}
-
-/// Where the copies' cache keeps the digest of a copy's content in place of
-/// the content. Not a valid annotation key, so no real annotation can
-/// collide with it; [`merge_onto`] removes it, so it is never written.
-const CACHED_DIGEST_KEY: &str = " cached content digest";
-
-/// Replaces a copy's content by its digest, for the copies' cache: the
-/// reconcilers only ever compare a copy's content, never read it, and the
-/// content is most of an object's size.
-pub fn slim_for_cache(copy: &mut ConfigMap) {
-    let digest = content_checksum(copy);
-    copy.data = None;
-    copy.binary_data = None;
-    copy.metadata
-        .annotations
-        .get_or_insert_with(BTreeMap::new)
-        .insert(CACHED_DIGEST_KEY.into(), digest);
-}
-
-/// The checksum of a ConfigMap's content, whether it holds the content or,
-/// slimmed for the cache, only its digest.
-pub fn content_digest(cm: &ConfigMap) -> String {
-    match annotation(cm, CACHED_DIGEST_KEY) {
-        Some(digest) => digest.to_owned(),
-        None => content_checksum(cm),
-    }
 }
 
 /// `actual` with every field this controller owns set as in `desired`.

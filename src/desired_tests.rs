@@ -410,38 +410,3 @@ fn a_mirror_whose_source_annotations_were_edited_has_drifted() {
         Difference::None
     );
 }
-
-#[test]
-fn a_copy_slimmed_for_the_cache_compares_like_the_full_copy() {
-    let source = mk_source("colors", &[("a", "1")]);
-    let desired = desired_companion(&source, SUFFIX).unwrap();
-    let mut slim = mk_companion_of(&source);
-    slim_for_cache(&mut slim);
-    assert_eq!(slim.data, None);
-    assert_eq!(
-        difference(&slim, &desired, &source_keys()),
-        Difference::None
-    );
-
-    let changed = mk_source("colors", &[("a", "2")]);
-    let desired_changed = desired_companion(&changed, SUFFIX).unwrap();
-    assert_eq!(
-        difference(&slim, &desired_changed, &source_keys()),
-        Difference::SourceChanged
-    );
-    let merged = merge_onto(&slim, &desired_changed, &source_keys());
-    assert_eq!(merged.data, changed.data);
-    assert_eq!(
-        merged.metadata.annotations.as_ref().unwrap().len(),
-        1,
-        "the digest is never written"
-    );
-
-    let mut edited = mk_companion_of(&source);
-    edited.data = Some(mk_data(&[("a", "tampered")]));
-    slim_for_cache(&mut edited);
-    assert_eq!(
-        difference(&edited, &desired, &source_keys()),
-        Difference::Drifted
-    );
-}

@@ -14,6 +14,7 @@
 
 pub mod app;
 pub mod backoff;
+pub mod cached;
 pub mod caches;
 pub mod config;
 pub mod context;
@@ -30,6 +31,7 @@ pub mod prune;
 pub mod ratelimit;
 pub mod reconcile;
 pub mod report;
+pub mod resync;
 pub mod selector;
 pub mod targets;
 pub mod telemetry;

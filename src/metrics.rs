@@ -41,6 +41,28 @@ pub enum Operation {
     recreate,
 }
 
+/// The two reconcile loops.
+#[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
+#[allow(non_camel_case_types)]
+pub enum Loop {
+    sync,
+    prune,
+}
+
+/// What a resync did with one cached object.
+#[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
+#[allow(non_camel_case_types)]
+enum Verdict {
+    queued,
+    in_sync,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResyncLabels {
+    r#loop: Loop,
+    result: Verdict,
+}
+
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ResultLabel {
     result: Outcome,
@@ -64,6 +86,7 @@ pub struct Metrics {
     leader: Gauge,
     writes: Family<OperationLabel, Counter>,
     managed_sources: Gauge,
+    resync_objects: Family<ResyncLabels, Counter>,
     writes_seen: AtomicU64,
 }
 
@@ -83,6 +106,7 @@ impl Metrics {
             leader: Gauge::default(),
             writes: Family::default(),
             managed_sources: Gauge::default(),
+            resync_objects: Family::default(),
             writes_seen: AtomicU64::new(0),
         };
         let max_concurrent: Gauge = Gauge::default();
@@ -154,6 +178,11 @@ impl Metrics {
             "Managed sources in the cache",
             this.managed_sources.clone(),
         );
+        registry.register(
+            "configmap_mirror_resync_objects",
+            "Cached objects compared after a (re)list or a change of leader, by whether their reconcile was queued",
+            this.resync_objects.clone(),
+        );
         Metrics { registry, ..this }
     }
 
@@ -197,6 +226,19 @@ impl Metrics {
     pub fn set_managed_sources(&self, count: usize) {
         self.managed_sources
             .set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    pub fn resynced(&self, which: Loop, checked: usize, queued: usize) {
+        let count = |result, n: usize| {
+            self.resync_objects
+                .get_or_create(&ResyncLabels {
+                    r#loop: which,
+                    result,
+                })
+                .inc_by(u64::try_from(n).unwrap_or(u64::MAX));
+        };
+        count(Verdict::queued, queued);
+        count(Verdict::in_sync, checked.saturating_sub(queued));
     }
 
     pub fn trigger_queued(&self) {
@@ -248,6 +290,7 @@ mod tests {
         let metrics = Metrics::new(16, "configmap-mirror");
         metrics.reconcile_started().finish(Outcome::success);
         metrics.companion_written(Operation::create);
+        metrics.resynced(Loop::sync, 3, 1);
         let text = metrics.render();
         for expected in [
             "controller_runtime_reconcile_total{controller=\"configmap-mirror\",result=\"success\"} 1",
@@ -257,6 +300,8 @@ mod tests {
             "workqueue_adds_total{name=\"configmap-mirror\"} 0",
             "leader_election_master_status{name=\"configmap-mirror\"} 0",
             "configmap_mirror_companion_writes_total{operation=\"create\"} 1",
+            "configmap_mirror_resync_objects_total{loop=\"sync\",result=\"queued\"} 1",
+            "configmap_mirror_resync_objects_total{loop=\"sync\",result=\"in_sync\"} 2",
         ] {
             assert!(text.contains(expected), "missing {expected} in:\n{text}");
         }

@@ -13,6 +13,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
 use kube::{ResourceExt, runtime::controller::Action};
 
 use crate::{
+    cached,
     context::{Context, object_key},
     desired,
     error::Error,
@@ -20,7 +21,8 @@ use crate::{
     plan, write,
 };
 
-pub async fn reconcile(copy: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Error> {
+pub async fn reconcile(cached: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let copy = cached::copy_from_cache(&cached);
     let key = backoff_key(&copy);
     ctx.run_reconcile("prune", &copy, &key, prune(&copy, &ctx))
         .await
@@ -30,28 +32,10 @@ async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     // Never before the source cache is complete: an incomplete cache would
     // make every source look unmanaged.
     ctx.caches.wait_ready().await;
-    let namespace = copy.namespace().unwrap_or_default();
-    let (unwanted, source) = match desired::mirror_of(copy) {
-        Some((source_namespace, source_name)) => {
-            let source = ctx.caches.source(&source_namespace, &source_name);
-            let labels = ctx.caches.namespace_labels(&namespace);
-            let wanted =
-                plan::mirror_wanted(copy, source.as_deref(), labels.as_ref(), &ctx.consent);
-            (
-                !wanted,
-                mirror_source_reference(copy, source_namespace, source_name),
-            )
-        }
-        None => {
-            let unwanted = plan::should_prune(copy, &ctx.suffix, |source| {
-                ctx.caches.source(&namespace, source).is_some()
-            });
-            (unwanted, source_reference(copy))
-        }
-    };
-    let (true, Some(uid)) = (unwanted, copy.uid()) else {
+    let (true, Some(uid)) = (is_unwanted(copy, ctx), copy.uid()) else {
         return Ok(());
     };
+    let namespace = copy.namespace().unwrap_or_default();
     write::delete(ctx, &namespace, &copy.name_any(), uid).await?;
     let why = match write::kind(copy) {
         "mirror" => "no longer wanted in this namespace",
@@ -60,11 +44,36 @@ async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     let message = format!("deleted {} {} ({why})", write::kind(copy), object_key(copy));
     tracing::info!("{message}");
     ctx.metrics.companion_written(Operation::delete);
+    let source = match desired::mirror_of(copy) {
+        Some((namespace, name)) => mirror_source_reference(copy, namespace, name),
+        None => source_reference(copy),
+    };
     if let Some(source) = source {
         let reason = write::event_reason(copy, Operation::delete);
         ctx.reporter.normal_about(source, reason, message);
     }
     Ok(())
+}
+
+/// Whether this cached copy's reconcile would delete it now (see `resync`).
+pub fn needs_prune(cached: &ConfigMap, ctx: &Context) -> bool {
+    is_unwanted(&cached::copy_from_cache(cached), ctx)
+}
+
+/// Whether nothing wants the copy any more: a mirror its source or its
+/// namespace no longer asks for, or a companion of no managed source.
+fn is_unwanted(copy: &ConfigMap, ctx: &Context) -> bool {
+    let namespace = copy.namespace().unwrap_or_default();
+    match desired::mirror_of(copy) {
+        Some((source_namespace, source_name)) => {
+            let source = ctx.caches.source(&source_namespace, &source_name);
+            let labels = ctx.caches.namespace_labels(&namespace);
+            !plan::mirror_wanted(copy, source.as_deref(), labels.as_ref(), &ctx.consent)
+        }
+        None => plan::should_prune(copy, &ctx.suffix, |source| {
+            ctx.caches.source(&namespace, source).is_some()
+        }),
+    }
 }
 
 /// The source, as a mirror's annotations name it.

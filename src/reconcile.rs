@@ -15,7 +15,7 @@ use crate::{
     context::{Context, object_key},
     desired::{Refusal, desired_companion, desired_mirror},
     error::Error,
-    plan::{self, NameTaken},
+    plan::{self, NameTaken, Write},
     targets::{Targets, wants_mirror},
     write,
 };
@@ -34,25 +34,47 @@ async fn sync(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
 }
 
 async fn sync_companion(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
-    let desired = match desired_companion(source, &ctx.suffix) {
-        Ok(desired) => desired,
-        Err(Refusal::NameTooLong { name, len }) => return Err(Error::NameTooLong { name, len }),
-        Err(Refusal::SourceIsCompanion | Refusal::Incomplete) => return Ok(()),
-    };
-    sync_copy(source, desired, ctx).await
+    match companion_of(source, ctx)? {
+        Some(desired) => sync_copy(source, desired, ctx).await,
+        None => Ok(()),
+    }
+}
+
+/// The companion the source should have; None for a ConfigMap that is
+/// quietly not copied (a copy itself, or not yet stored).
+fn companion_of(source: &ConfigMap, ctx: &Context) -> Result<Option<ConfigMap>, Error> {
+    match desired_companion(source, &ctx.suffix) {
+        Ok(desired) => Ok(Some(desired)),
+        Err(Refusal::NameTooLong { name, len }) => Err(Error::NameTooLong { name, len }),
+        Err(Refusal::SourceIsCompanion | Refusal::Incomplete) => Ok(None),
+    }
 }
 
 /// Compares one copy (companion or mirror) with the cache; one write at most.
 async fn sync_copy(source: &ConfigMap, desired: ConfigMap, ctx: &Context) -> Result<(), Error> {
+    let write = plan_copy(source, desired, ctx)?;
+    write::perform(ctx, source, write).await
+}
+
+fn plan_copy(source: &ConfigMap, desired: ConfigMap, ctx: &Context) -> Result<Write, Error> {
     let namespace = desired.namespace().unwrap_or_default();
     let name = desired.name_any();
     let actual = ctx.caches.companion(&namespace, &name);
-    let write = plan::plan(desired, actual.as_deref(), source, &ctx.source_label_keys).map_err(
-        |NameTaken| Error::NameTaken {
+    plan::plan(desired, actual.as_ref(), source, &ctx.source_label_keys).map_err(|NameTaken| {
+        Error::NameTaken {
             name: format!("{namespace}/{name}"),
-        },
-    )?;
-    write::perform(ctx, source, write).await
+        }
+    })
+}
+
+/// Whether this source's reconcile would do anything now (see `resync`):
+/// its companion needs a write or cannot be written, or it may have mirrors,
+/// which its reconcile compares one by one.
+pub fn needs_sync(source: &ConfigMap, ctx: &Context) -> bool {
+    let companion = companion_of(source, ctx)
+        .and_then(|desired| desired.map(|d| plan_copy(source, d, ctx)).transpose());
+    let companion_in_sync = matches!(companion, Ok(None | Some(Write::Nothing)));
+    !companion_in_sync || !matches!(mirror_targets(source, ctx), Ok(None))
 }
 
 /// How many mirrors of one source are written at once.
@@ -61,13 +83,8 @@ const MIRROR_WRITES_AT_ONCE: usize = 16;
 /// One copy in each namespace the source asks for and that consents. The
 /// mirrors no longer wanted are removed by the prune loop.
 async fn sync_mirrors(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
-    if ctx.caches.namespaces.is_none() {
+    let Some(targets) = mirror_targets(source, ctx)? else {
         return Ok(());
-    }
-    let targets = match Targets::of(source) {
-        Ok(Some(targets)) => targets,
-        Ok(None) => return Ok(()),
-        Err(why) => return Err(Error::InvalidTargets(why)),
     };
     let source_namespace = source.namespace().unwrap_or_default();
     let wanted = ctx
@@ -82,6 +99,15 @@ async fn sync_mirrors(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
         .collect()
         .await;
     mirror_outcome(results)
+}
+
+/// Where the source asks to be mirrored; None when it does not, or when
+/// this controller watches one namespace only.
+fn mirror_targets(source: &ConfigMap, ctx: &Context) -> Result<Option<Targets>, Error> {
+    if ctx.caches.namespaces.is_none() {
+        return Ok(None);
+    }
+    Targets::of(source).map_err(Error::InvalidTargets)
 }
 
 /// All names taken become one condition (reported once); otherwise the

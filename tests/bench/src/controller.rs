@@ -122,10 +122,11 @@ impl Controller {
         Ok(sum_of(&self.metrics().await?, family))
     }
 
-    /// Waits until the controller has reconciled at least `at_least` objects
-    /// and then sat idle for [`QUIET_FOR`]: the end of the pass a (re)start
-    /// makes over every cached object. Only needed to know when a pass that
-    /// writes nothing is over; returns when the last reconcile was counted.
+    /// Waits until the controller has compared at least `at_least` objects
+    /// (reconciled, or found in sync by a resync sweep) and then sat idle for
+    /// [`QUIET_FOR`]: the end of the pass a (re)start makes over every cached
+    /// object. Only needed to know when a pass that writes nothing is over;
+    /// returns when the last comparison was counted.
     pub async fn wait_quiet(
         &mut self,
         at_least: f64,
@@ -136,17 +137,18 @@ impl Controller {
         loop {
             self.ensure_running()?;
             let text = self.metrics().await?;
-            let reconciles = sum_of(&text, "controller_runtime_reconcile_total");
+            let compared = sum_of(&text, "controller_runtime_reconcile_total")
+                + sum_of(&text, "configmap_mirror_resync_objects_total");
             let busy = sum_of(&text, "controller_runtime_active_workers");
-            if reconciles != last.0 || busy != 0.0 {
-                last = (reconciles, Instant::now());
-            } else if reconciles >= at_least && last.1.elapsed() >= QUIET_FOR {
+            if compared != last.0 || busy != 0.0 {
+                last = (compared, Instant::now());
+            } else if compared >= at_least && last.1.elapsed() >= QUIET_FOR {
                 return Ok(last.1);
             }
             if Instant::now() >= deadline {
                 bail!(
                     "the controller did not settle within {timeout:?} \
-                     ({reconciles} reconciles, {busy} running)"
+                     ({compared} compared, {busy} running)"
                 );
             }
             tokio::time::sleep(QUIET_POLL).await;

@@ -147,7 +147,7 @@ pub struct Restart {
     pub stop_seconds: f64,
     /// From starting the new process until /readyz (caches listed).
     pub ready_seconds: f64,
-    /// Until its pass over every object had finished (last reconcile).
+    /// Until its pass over every object had finished (last comparison).
     pub settled_seconds: f64,
 }
 

@@ -1,0 +1,169 @@
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+
+use super::*;
+use crate::desired::content_checksum;
+use crate::desired::{
+    CHECKSUM_ANNOTATION, Difference, desired_companion, difference, merge_onto, ownership,
+};
+
+const SUFFIX: &str = "-synced";
+
+fn mk_map(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
+    entries
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+fn mk_source(data: &[(&str, &str)]) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("colors".into()),
+            namespace: Some("ns".into()),
+            uid: Some("uid-1".into()),
+            resource_version: Some("7".into()),
+            labels: Some(mk_map(&[("workshop.io/managed", "true"), ("team", "blue")])),
+            annotations: Some(mk_map(&[
+                (MIRROR_TO_ANNOTATION, "team-*"),
+                ("kubectl.kubernetes.io/last-applied-configuration", "{..}"),
+            ])),
+            owner_references: Some(vec![OwnerReference::default()]),
+            finalizers: Some(vec!["example.com/hold".into()]),
+            ..ObjectMeta::default()
+        },
+        data: Some(mk_map(data)),
+        immutable: Some(true),
+        ..ConfigMap::default()
+    }
+}
+
+fn mk_cached_companion(source: &ConfigMap) -> ConfigMap {
+    let mut companion = desired_companion(source, SUFFIX).unwrap();
+    companion.metadata.resource_version = Some("42".into());
+    slim_copy(&mut companion);
+    companion
+}
+
+fn source_keys() -> Vec<String> {
+    vec!["workshop.io/managed".into()]
+}
+
+#[test]
+fn a_cached_source_keeps_what_the_reconcilers_read() {
+    let full = mk_source(&[("a", "1")]);
+    let mut slim = full.clone();
+    slim_source(&mut slim);
+
+    assert_eq!(slim.metadata.name, full.metadata.name);
+    assert_eq!(slim.metadata.namespace, full.metadata.namespace);
+    assert_eq!(slim.metadata.uid, full.metadata.uid);
+    assert_eq!(
+        slim.metadata.resource_version,
+        full.metadata.resource_version
+    );
+    assert_eq!(slim.data, full.data);
+    assert_eq!(slim.immutable, Some(true));
+    assert_eq!(
+        slim.metadata.annotations,
+        Some(mk_map(&[(MIRROR_TO_ANNOTATION, "team-*")]))
+    );
+    assert_eq!(slim.metadata.labels, None, "the selector vouches for them");
+    assert_eq!(slim.metadata.owner_references, None);
+    assert_eq!(slim.metadata.finalizers, None);
+    assert_eq!(
+        desired_companion(&slim, SUFFIX),
+        desired_companion(&full, SUFFIX),
+        "the companion is built alike from either"
+    );
+}
+
+#[test]
+fn a_cached_source_still_shows_that_it_is_a_copy() {
+    let mut copy_as_source = mk_source(&[("a", "1")]);
+    copy_as_source
+        .metadata
+        .labels
+        .get_or_insert_with(BTreeMap::new)
+        .insert(MANAGED_BY_LABEL.into(), MANAGER_NAME.into());
+    slim_source(&mut copy_as_source);
+    assert!(desired_companion(&copy_as_source, SUFFIX).is_err());
+}
+
+#[test]
+fn an_untouched_cached_copy_keeps_only_its_checksum() {
+    let companion = mk_cached_companion(&mk_source(&[("a", "1")]));
+    assert_eq!(companion.data, None);
+    assert_eq!(companion.metadata.labels, None);
+    let annotations = companion.metadata.annotations.as_ref().unwrap();
+    assert_eq!(
+        annotations.keys().collect::<Vec<_>>(),
+        [CHECKSUM_ANNOTATION]
+    );
+    assert_eq!(
+        content_digest(&copy_from_cache(&companion)),
+        annotations[CHECKSUM_ANNOTATION],
+    );
+}
+
+#[test]
+fn an_edited_cached_copy_keeps_the_digest_of_what_it_holds() {
+    let source = mk_source(&[("a", "1")]);
+    let mut edited = desired_companion(&source, SUFFIX).unwrap();
+    edited.data = Some(mk_map(&[("a", "tampered")]));
+    let held = content_checksum(&edited);
+    slim_copy(&mut edited);
+    assert_eq!(edited.data, None);
+    assert_eq!(content_digest(&copy_from_cache(&edited)), held);
+}
+
+#[test]
+fn a_cached_copy_reads_back_with_its_label_and_other_peoples_labels() {
+    let mut companion = desired_companion(&mk_source(&[("a", "1")]), SUFFIX).unwrap();
+    let labels = companion.metadata.labels.as_mut().unwrap();
+    labels.insert("team".into(), "blue".into());
+    let full = companion.clone();
+    slim_copy(&mut companion);
+    assert_eq!(companion.metadata.labels, Some(mk_map(&[("team", "blue")])));
+
+    let read_back = copy_from_cache(&companion);
+    assert_eq!(read_back.metadata.labels, full.metadata.labels);
+    assert_eq!(content_digest(&read_back), content_digest(&full));
+}
+
+#[test]
+fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
+    let source = mk_source(&[("a", "1")]);
+    let desired = desired_companion(&source, SUFFIX).unwrap();
+    let cached = copy_from_cache(&mk_cached_companion(&source));
+    assert_eq!(
+        difference(&cached, &desired, &source_keys()),
+        Difference::None
+    );
+    assert_eq!(
+        ownership(&cached, "colors", "uid-1"),
+        crate::desired::Ownership::Ours
+    );
+
+    let changed = mk_source(&[("a", "2")]);
+    let desired_changed = desired_companion(&changed, SUFFIX).unwrap();
+    assert_eq!(
+        difference(&cached, &desired_changed, &source_keys()),
+        Difference::SourceChanged
+    );
+    let merged = merge_onto(&cached, &desired_changed, &source_keys());
+    assert_eq!(merged.data, changed.data);
+    assert_eq!(
+        merged.metadata.annotations.as_ref().unwrap().len(),
+        1,
+        "the digest is never written"
+    );
+    assert_eq!(merged.metadata.labels, desired.metadata.labels);
+
+    let mut edited = desired_companion(&source, SUFFIX).unwrap();
+    edited.data = Some(mk_map(&[("a", "tampered")]));
+    slim_copy(&mut edited);
+    assert_eq!(
+        difference(&copy_from_cache(&edited), &desired, &source_keys()),
+        Difference::Drifted
+    );
+}

@@ -1,0 +1,77 @@
+//! The full comparison after every (re)list, and when this replica becomes
+//! the leader: each loop looks at every cached object again, and queues only
+//! those its reconcile would act on.
+//!
+//! A (re)list is when the caches may have missed changes (the watch was
+//! down, or the controller was not running), so everything must be compared
+//! again. The comparison is the reconcile's own decision, made from the same
+//! caches, so an object it skips is one whose reconcile would do nothing.
+//! Doing it here rather than by queueing every object keeps a restart over
+//! 10,000 in-sync sources from making 20,000 reconciles, and keeps the
+//! controllers' queues (which never shrink) from growing to the whole cache.
+
+use std::sync::Arc;
+
+use futures::{Stream, StreamExt, future, stream};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::runtime::reflector::{ObjectRef, Store};
+use tokio::sync::watch;
+
+use crate::{context::Context, metrics::Loop};
+
+/// Whether one cached object's reconcile has something to do.
+pub type NeedsWork = fn(&ConfigMap, &Context) -> bool;
+
+/// The objects of `store` that need work, after every tick of `resyncs` and
+/// once when `leadership` turns true.
+pub fn due(
+    which: Loop,
+    store: Store<ConfigMap>,
+    needs_work: NeedsWork,
+    resyncs: watch::Receiver<u64>,
+    leadership: watch::Receiver<bool>,
+    ctx: Arc<Context>,
+) -> impl Stream<Item = ObjectRef<ConfigMap>> + Send {
+    stream::select(ticks(resyncs), became_leader(leadership))
+        .then(move |()| {
+            let (store, ctx) = (store.clone(), ctx.clone());
+            async move {
+                ctx.caches.wait_ready().await;
+                stream::iter(sweep(which, &store, needs_work, &ctx))
+            }
+        })
+        .flatten()
+}
+
+fn sweep(
+    which: Loop,
+    store: &Store<ConfigMap>,
+    needs_work: NeedsWork,
+    ctx: &Context,
+) -> Vec<ObjectRef<ConfigMap>> {
+    let cached = store.state();
+    let due: Vec<_> = cached
+        .iter()
+        .filter(|object| needs_work(object, ctx))
+        .map(|object| ObjectRef::from(&**object))
+        .collect();
+    ctx.metrics.resynced(which, cached.len(), due.len());
+    tracing::debug!(?which, checked = cached.len(), queued = due.len(), "resync");
+    due
+}
+
+/// One item per change of the counter; changes made while a sweep runs
+/// merge into one more sweep.
+fn ticks(resyncs: watch::Receiver<u64>) -> impl Stream<Item = ()> + Send {
+    stream::unfold(resyncs, |mut resyncs| async move {
+        resyncs.changed().await.ok()?;
+        Some(((), resyncs))
+    })
+}
+
+/// Yields once when this replica first leads. A leader that loses the
+/// lease exits, so leadership begins at most once per process.
+fn became_leader(mut leadership: watch::Receiver<bool>) -> impl Stream<Item = ()> + Send {
+    stream::once(async move { leadership.wait_for(|leading| *leading).await.is_ok() })
+        .filter_map(|led| future::ready(led.then_some(())))
+}
