@@ -62,6 +62,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             namespace: config.namespace.clone(),
             selector: config.selector.clone(),
             suffix: config.suffix.clone(),
+            initial_list: config.initial_list,
         },
         health,
         metrics.clone(),

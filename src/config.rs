@@ -58,6 +58,13 @@ pub struct Config {
     #[arg(long, env = "MIRROR_SLOW_RETRY", default_value = "30s", value_parser = parse_duration)]
     pub slow_retry: Duration,
 
+    /// How each watch fetches its first full list. `stream` asks for the
+    /// objects as watch events (WatchList, on by default in the API server
+    /// since Kubernetes 1.32) and holds one object at a time; `list` reads
+    /// one list response, for API servers with the WatchList gate turned off.
+    #[arg(long, env = "MIRROR_INITIAL_LIST", value_enum, default_value_t = InitialList::Stream)]
+    pub initial_list: InitialList,
+
     #[command(flatten)]
     pub leader: LeaderConfig,
 }
@@ -110,6 +117,12 @@ pub struct LeaderConfig {
     /// How often the leader renews, and a standby tries to acquire.
     #[arg(long, env = "MIRROR_RETRY_PERIOD", default_value = "2s", value_parser = parse_duration)]
     pub retry_period: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InitialList {
+    Stream,
+    List,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -189,6 +202,7 @@ mod tests {
         let config = Config::try_parse_from(["configmap-mirror"]).unwrap();
         assert_eq!(config.selector, "workshop.io/managed=true");
         assert_eq!(config.suffix, "-synced");
+        assert_eq!(config.initial_list, InitialList::Stream);
         assert!(!config.leader.enabled);
         assert!(config.leader.validate().is_ok());
     }
