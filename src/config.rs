@@ -31,6 +31,11 @@ pub struct Config {
     #[arg(long, env = "MIRROR_CONCURRENCY", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrency: u16,
 
+    /// Threads running the controller. One is enough for the API server's
+    /// write rate and keeps a single allocator arena (the least memory).
+    #[arg(long, env = "MIRROR_WORKER_THREADS", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    pub worker_threads: u16,
+
     /// Log format: `auto` is text on a terminal and JSON otherwise.
     #[arg(long, env = "MIRROR_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto)]
     pub log_format: LogFormat,
@@ -203,6 +208,7 @@ mod tests {
         assert_eq!(config.selector, "workshop.io/managed=true");
         assert_eq!(config.suffix, "-synced");
         assert_eq!(config.initial_list, InitialList::Stream);
+        assert_eq!(config.worker_threads, 1);
         assert!(!config.leader.enabled);
         assert!(config.leader.validate().is_ok());
     }

@@ -4,16 +4,31 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use configmap_mirror::{app, config::Config, telemetry};
+use tokio::runtime::{Builder, Runtime};
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let config = Config::parse();
     telemetry::init(config.log_format);
-    match app::run(config).await {
+    let result = runtime(config.worker_threads)
+        .map_err(anyhow::Error::from)
+        .and_then(|runtime| runtime.block_on(app::run(config)));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!("{error:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+fn runtime(worker_threads: u16) -> std::io::Result<Runtime> {
+    let mut builder = match worker_threads {
+        1 => Builder::new_current_thread(),
+        n => {
+            let mut builder = Builder::new_multi_thread();
+            builder.worker_threads(n.into());
+            builder
+        }
+    };
+    builder.enable_all().build()
 }

@@ -90,7 +90,8 @@ async fn labels_and_annotations_added_by_others_are_left_alone() {
 #[tokio::test]
 async fn concurrent_edits_of_the_companion_converge_without_a_loop() {
     let scene = Scene::new("heal-conflict").await;
-    let mirror = scene.start_mirror(&[]).await;
+    // On two threads, so watches and reconciles really run side by side.
+    let mirror = scene.start_mirror(&["--worker-threads", "2"]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
 
