@@ -93,6 +93,17 @@ pub fn workspace_root() -> PathBuf {
     root.canonicalize().unwrap_or(root)
 }
 
+/// A path as the report shows it: relative to the workspace when inside
+/// it, so published figures name no directory of the machine they ran on.
+pub fn shown_path(path: &Path) -> String {
+    let root = workspace_root();
+    let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    path.strip_prefix(&root)
+        .unwrap_or(&path)
+        .display()
+        .to_string()
+}
+
 /// Where runs keep state and results; under `target/`, so git ignores it.
 pub fn bench_dir() -> PathBuf {
     workspace_root().join("target/bench")

@@ -57,7 +57,7 @@ impl LogSummary {
                 .filter(|line| level(line, "WARN") || level(line, "ERROR"))
         };
         LogSummary {
-            path: path.display().to_string(),
+            path: crate::params::shown_path(path),
             lines: text.lines().count(),
             warnings: text.lines().filter(|line| level(line, "WARN")).count(),
             errors: text.lines().filter(|line| level(line, "ERROR")).count(),
@@ -101,7 +101,7 @@ impl Build {
             String::from_utf8(out.stdout).ok()
         };
         Ok(Build {
-            binary: binary.display().to_string(),
+            binary: crate::params::shown_path(binary),
             size_bytes: meta.len(),
             modified,
             git_head: git(&["rev-parse", "--short", "HEAD"]).map(|s| s.trim().to_owned()),
