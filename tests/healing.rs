@@ -1,4 +1,5 @@
-//! Hand edits and deletions of a companion are undone.
+//! Hand edits and deletions of a companion are undone, also those made
+//! while the controller was not running.
 
 mod common;
 
@@ -117,4 +118,45 @@ async fn concurrent_edits_of_the_companion_converge_without_a_loop() {
     assert_eq!(again.resource_version(), settled.resource_version());
     // At most one restore per edit, plus the two creates.
     assert!(mirror.writes().await <= 22.0);
+}
+
+#[tokio::test]
+async fn changes_made_while_the_controller_was_down_are_converged_at_start() {
+    let scene = Scene::new("heal-down").await;
+    let mirror = scene.start_mirror(&[]).await;
+    for name in ["patched", "lost", "edited", "unlabeled", "untouched"] {
+        scene.create(&mk_source(name, &[("a", "1")])).await;
+        scene.companion_in_sync(name).await;
+    }
+    assert!(mirror.stop().success(), "SIGTERM exits 0");
+
+    scene
+        .patch_json("patched", json!({"data": {"a": "2"}}))
+        .await;
+    scene.delete("lost-synced").await;
+    scene
+        .patch_json("edited-synced", json!({"data": {"a": "tampered"}}))
+        .await;
+    scene.unlabel("unlabeled").await;
+    let untouched = scene.get("untouched-synced").await.expect("companion");
+
+    // No watch event reaches the new process for any of these: only the
+    // comparison after its first lists can find them.
+    let restarted = scene.start_mirror(&[]).await;
+    for name in ["patched", "lost", "edited"] {
+        scene.companion_in_sync(name).await;
+    }
+    scene.wait_gone("unlabeled-synced").await;
+    assert_eq!(restarted.writes_reaching(4.0).await, 4.0, "one write each");
+    assert!(
+        restarted
+            .metric(
+                "configmap_mirror_resync_objects_total",
+                "loop=\"sync\",result=\"queued\""
+            )
+            .await
+            >= 3.0
+    );
+    let still = scene.get("untouched-synced").await.expect("companion");
+    assert_eq!(still.resource_version(), untouched.resource_version());
 }
