@@ -1,13 +1,16 @@
-//! Starts every part, and stops them in order on SIGTERM or SIGINT:
-//! in-flight reconciles finish, the lease is released, then the process exits.
+//! Starts every part, and stops them in order on SIGTERM or SIGINT, within
+//! `--shutdown-timeout` whatever the state: in-flight reconciles finish or
+//! are abandoned, the lease is released if the API server answers, then the
+//! process exits 0.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Instant};
 
 use anyhow::Context as _;
 use kube::Client;
 use tokio::{net::TcpListener, sync::watch};
 
 use crate::{
+    api_client, api_probe,
     backoff::{Backoffs, RetryPolicy},
     caches::{self, WatchSettings},
     config::Config,
@@ -19,6 +22,7 @@ use crate::{
     metrics::Metrics,
     report::Reporter,
     selector::Selector,
+    shutdown::Shutdown,
 };
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
@@ -27,9 +31,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         Selector::parse(&config.selector).map_err(|e| anyhow::anyhow!("--selector: {e}"))?;
     let consent = Selector::parse(&config.accept_mirrors_selector)
         .map_err(|e| anyhow::anyhow!("--accept-mirrors-selector: {e}"))?;
-    let client = Client::try_default()
-        .await
-        .context("no Kubernetes configuration found (kubeconfig or in-cluster)")?;
+    let shutdown = Shutdown::on_signals().context("cannot listen for signals")?;
+    let kube_config = api_client::infer_config().await?;
+    let client = api_client::calls(&kube_config, config.api_timeout)?;
     let metrics = Arc::new(Metrics::new(config.concurrency, &config.leader.lease_name));
     let health = Arc::new(Health::new(config.watch_failure_threshold));
 
@@ -37,17 +41,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", config.http_addr))?;
     tracing::info!(addr = %listener.local_addr()?, "serving /metrics, /healthz and /readyz");
-    let (stop_tx, stop_rx) = watch::channel(false);
     let server = tokio::spawn(http::serve(
         listener,
         http::router(metrics.clone(), health.clone()),
-        stopped(stop_rx.clone()),
+        discard(shutdown.requested()),
     ));
-    tokio::spawn(async move {
-        shutdown_signal().await;
-        tracing::info!("shutting down: finishing in-flight reconciles");
-        let _ = stop_tx.send(true);
-    });
 
     let mut elector = match config.leader.enabled {
         true => Some(elector(client.clone(), &config)?),
@@ -57,16 +55,17 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     tokio::spawn(mirror_leadership(leading_rx.clone(), metrics.clone()));
 
     let (caches, wakeups, watches) = caches::watch(
-        client.clone(),
+        &kube_config,
         WatchSettings {
             namespace: config.namespace.clone(),
             selector: config.selector.clone(),
             suffix: config.suffix.clone(),
             initial_list: config.initial_list,
         },
-        health,
+        health.clone(),
         metrics.clone(),
-    );
+    )?;
+    tokio::spawn(api_probe::while_watches_fail(client.clone(), health));
     let ctx = Arc::new(Context {
         reporter: Reporter::new(
             client.clone(),
@@ -81,6 +80,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         retry_policy: RetryPolicy::new(config.slow_retry),
         consent,
         leading: leading_rx.clone(),
+        shutdown: shutdown.clone(),
     });
     tracing::info!(
         selector = %config.selector,
@@ -95,7 +95,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         wakeups,
         config.concurrency,
         leading_rx,
-        stopped(stop_rx),
+        discard(shutdown.requested()),
     );
     let election = async {
         match elector.as_mut() {
@@ -103,15 +103,34 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             None => std::future::pending().await,
         }
     };
+    // In-flight reconciles get two thirds of the shutdown time; whatever
+    // they have not finished by then is abandoned (a write either reached
+    // the API server or did not; the next leader compares everything).
+    let drain = config.shutdown_timeout * 2 / 3;
+    let drain_expired = {
+        let requested = shutdown.requested();
+        async move {
+            tokio::time::sleep_until((requested.await + drain).into()).await;
+        }
+    };
     tokio::select! {
         () = controllers => {}
+        () = drain_expired => tracing::warn!(?drain, "shutting down: abandoning the reconciles still in flight"),
         () = watches => anyhow::bail!("the watches ended unexpectedly"),
         lost = election => return lost.map_err(anyhow::Error::from),
     }
-    if let Some(elector) = elector.as_mut() {
-        elector.release().await;
+    let exit_by = shutdown.requested_at().unwrap_or_else(Instant::now) + config.shutdown_timeout;
+    if let Some(elector) = elector.as_mut()
+        && tokio::time::timeout_at(exit_by.into(), elector.release())
+            .await
+            .is_err()
+    {
+        tracing::warn!("shutting down: the lease was not released in time; it expires by itself");
     }
-    server.await??;
+    match tokio::time::timeout_at(exit_by.into(), server).await {
+        Ok(served) => served??,
+        Err(_) => tracing::warn!("shutting down: closing HTTP connections still open"),
+    }
     tracing::info!("stopped");
     Ok(())
 }
@@ -140,21 +159,7 @@ async fn mirror_leadership(mut leading: watch::Receiver<bool>, metrics: Arc<Metr
     }
 }
 
-async fn stopped(mut stop: watch::Receiver<bool>) {
-    let _ = stop.wait_for(|stopped| *stopped).await;
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(mut terminate) => {
-            tokio::select! {
-                _ = ctrl_c => {}
-                _ = terminate.recv() => {}
-            }
-        }
-        Err(_) => {
-            let _ = ctrl_c.await;
-        }
-    }
+/// A future of `()` from one that completes with a value.
+async fn discard<T>(future: impl Future<Output = T>) {
+    future.await;
 }

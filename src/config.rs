@@ -63,12 +63,26 @@ pub struct Config {
     #[arg(long, env = "MIRROR_SLOW_RETRY", default_value = "30s", value_parser = parse_duration)]
     pub slow_retry: Duration,
 
-    /// How each watch fetches its first full list. `stream` asks for the
-    /// objects as watch events (WatchList, on by default in the API server
-    /// since Kubernetes 1.32) and holds one object at a time; `list` reads
-    /// one list response, for API servers with the WatchList gate turned off.
-    #[arg(long, env = "MIRROR_INITIAL_LIST", value_enum, default_value_t = InitialList::Stream)]
+    /// How each watch fetches its first full list. `auto` streams the list
+    /// as watch events (WatchList: one object held at a time) and falls back
+    /// to `list` for a watch whose API server refuses streaming, as servers
+    /// with the WatchList feature gate off do (the default on Kubernetes
+    /// 1.33). `stream` and `list` force one way.
+    #[arg(long, env = "MIRROR_INITIAL_LIST", value_enum, default_value_t = InitialList::Auto)]
     pub initial_list: InitialList,
+
+    /// Longest wait for one API call (a write, a Lease read or renewal, an
+    /// Event, a health probe). Watches are not bounded by it: they are
+    /// long-lived by design and reconnect on their own.
+    #[arg(long, env = "MIRROR_API_TIMEOUT", default_value = "10s", value_parser = parse_positive_duration)]
+    pub api_timeout: Duration,
+
+    /// Longest time from SIGTERM or SIGINT to exit: in-flight reconciles get
+    /// two thirds of it, releasing the Lease the rest. Keep it under the
+    /// Pod's termination grace period (30 s by default). A second signal
+    /// exits at once.
+    #[arg(long, env = "MIRROR_SHUTDOWN_TIMEOUT", default_value = "15s", value_parser = parse_positive_duration)]
+    pub shutdown_timeout: Duration,
 
     #[command(flatten)]
     pub leader: LeaderConfig,
@@ -126,6 +140,7 @@ pub struct LeaderConfig {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum InitialList {
+    Auto,
     Stream,
     List,
 }
@@ -159,6 +174,14 @@ fn parse_suffix(value: &str) -> Result<String, String> {
         Ok(value.to_owned())
     } else {
         Err("the suffix must be lowercase letters, digits, '-' or '.', and end in a letter or digit".into())
+    }
+}
+
+/// A [`parse_duration`] greater than zero.
+pub fn parse_positive_duration(value: &str) -> Result<Duration, String> {
+    match parse_duration(value)? {
+        Duration::ZERO => Err(format!("{value:?} must be greater than zero")),
+        duration => Ok(duration),
     }
 }
 
@@ -207,7 +230,8 @@ mod tests {
         let config = Config::try_parse_from(["configmap-mirror"]).unwrap();
         assert_eq!(config.selector, "workshop.io/managed=true");
         assert_eq!(config.suffix, "-synced");
-        assert_eq!(config.initial_list, InitialList::Stream);
+        assert_eq!(config.initial_list, InitialList::Auto);
+        assert_eq!(config.shutdown_timeout, Duration::from_secs(15));
         assert_eq!(config.worker_threads, 1);
         assert!(!config.leader.enabled);
         assert!(config.leader.validate().is_ok());

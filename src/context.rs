@@ -19,6 +19,7 @@ use crate::{
     metrics::{Metrics, Outcome},
     report::Reporter,
     selector::Selector,
+    shutdown::Shutdown,
 };
 
 pub struct Context {
@@ -34,6 +35,7 @@ pub struct Context {
     /// Which namespaces accept mirrors.
     pub consent: Selector,
     pub leading: watch::Receiver<bool>,
+    pub shutdown: Shutdown,
 }
 
 impl Context {
@@ -68,8 +70,19 @@ impl Context {
                 self.backoffs.clear(backoff_key);
                 Ok(Action::await_change())
             }
-            Err(Error::NamespaceTerminating) => Ok(Action::await_change()),
+            Err(Error::NamespaceTerminating | Error::ShuttingDown) => Ok(Action::await_change()),
             Err(error) => Err(error),
+        }
+    }
+
+    /// Waits until every cache has completed its initial list: before that,
+    /// every copy would look missing and every source gone. Gives up when
+    /// the process is asked to stop, which may be before the caches can
+    /// ever sync (the API server unreachable, or a list forbidden).
+    pub async fn caches_ready(&self) -> Result<(), Error> {
+        tokio::select! {
+            () = self.caches.wait_ready() => Ok(()),
+            _ = self.shutdown.requested() => Err(Error::ShuttingDown),
         }
     }
 

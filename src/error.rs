@@ -41,6 +41,10 @@ pub enum Error {
     #[error("the namespace is being terminated")]
     NamespaceTerminating,
 
+    /// The process is stopping; the reconcile gave up waiting for the caches.
+    #[error("shutting down")]
+    ShuttingDown,
+
     /// Anything the API server or the network may get over by itself.
     #[error("transient API error: {0}")]
     Transient(#[source] kube::Error),
@@ -70,6 +74,7 @@ impl Error {
             Error::Forbidden(_) => "forbidden",
             Error::Stale(_) => "stale_cache",
             Error::NamespaceTerminating => "namespace_terminating",
+            Error::ShuttingDown => "shutting_down",
             Error::Transient(_) => "transient",
         }
     }
@@ -83,7 +88,10 @@ impl Error {
             Error::InvalidTargets(_) => Some("InvalidMirrorTargets"),
             Error::Rejected(_) => Some("CompanionRejected"),
             Error::Forbidden(_) => Some("CompanionForbidden"),
-            Error::Stale(_) | Error::Transient(_) | Error::NamespaceTerminating => None,
+            Error::Stale(_)
+            | Error::Transient(_)
+            | Error::NamespaceTerminating
+            | Error::ShuttingDown => None,
         }
     }
 
@@ -95,9 +103,10 @@ impl Error {
 
     pub fn retry(&self) -> Retry {
         match self {
-            Error::NameTooLong { .. } | Error::NamespaceTerminating | Error::InvalidTargets(_) => {
-                Retry::OnChange
-            }
+            Error::NameTooLong { .. }
+            | Error::NamespaceTerminating
+            | Error::InvalidTargets(_)
+            | Error::ShuttingDown => Retry::OnChange,
             Error::NameTaken { .. }
             | Error::MirrorNameTaken { .. }
             | Error::Rejected(_)

@@ -1,81 +1,190 @@
 //! What /healthz and /readyz report.
 //!
-//! Live: the process runs and no watch has been failing without pause for
-//! longer than the threshold (a wedged watch is fixed by a restart).
-//! Ready: both caches have completed their initial list. A standby replica
-//! keeps its caches warm, so it is ready too.
+//! Live means "not wedged". A watch is failing from its first error until
+//! the API server accepts a watch again or the watch delivers an event,
+//! whichever comes first; a watch that has reconnected on a quiet cluster
+//! is healthy although it delivers nothing. The process is wedged when a
+//! watch has been failing for longer than the threshold *while the API
+//! server answers*: its last error was the API server's own answer (403,
+//! 422, 500...), or the API server answered a probe during the failure. A
+//! restart can fix that. An API server that does not answer at all
+//! (connections refused, reset or hanging) is an outage, which a restart
+//! cannot fix: liveness stays OK, so that an outage never ends in every
+//! replica's crash-loop back-off.
+//!
+//! Ready means every cache has completed its initial list once. The caches
+//! keep serving what they hold during an outage, so readiness stays. Until
+//! then /readyz names each cache still waiting and its last error.
 
 use std::{
-    collections::HashMap,
-    sync::{
-        Mutex, PoisonError,
-        atomic::{AtomicBool, Ordering},
-    },
+    collections::BTreeMap,
+    sync::{Mutex, PoisonError},
     time::{Duration, Instant},
 };
+
+/// How recent an answer to a probe must be to show the API server answers.
+pub const PROBE_FRESHNESS: Duration = Duration::from_secs(15);
 
 #[derive(Debug)]
 pub struct Health {
     threshold: Duration,
-    failing_since: Mutex<HashMap<&'static str, Instant>>,
-    caches_synced: AtomicBool,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    watches: BTreeMap<&'static str, Watch>,
+    api_answered_at: Option<Instant>,
+}
+
+#[derive(Debug, Default)]
+struct Watch {
+    synced: bool,
+    failing: Option<Failure>,
+}
+
+#[derive(Debug)]
+struct Failure {
+    since: Instant,
+    last_error: String,
+    /// The last error was a response of the API server, not a lost link.
+    answered: bool,
+}
+
+/// What a watch error says about the API server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorSource {
+    /// The API server answered, refusing or failing the request.
+    ApiServer,
+    /// No answer: the connection was refused, reset or timed out.
+    Link,
 }
 
 impl Health {
     pub fn new(threshold: Duration) -> Self {
         Health {
             threshold,
-            failing_since: Mutex::default(),
-            caches_synced: AtomicBool::new(false),
+            state: Mutex::default(),
         }
     }
 
-    /// A watch produced an error; it counts from its first error in a row.
-    /// True when this error starts a new streak.
-    pub fn watch_failed(&self, watch: &'static str) -> bool {
-        let mut failing = self.lock();
-        let new = !failing.contains_key(watch);
-        failing.entry(watch).or_insert_with(Instant::now);
-        new
+    /// Declares a watch whose cache readiness waits for.
+    pub fn register(&self, watch: &'static str) {
+        self.lock().watches.entry(watch).or_default();
     }
 
-    /// A watch delivered an event, so it works. True when it was failing.
-    pub fn watch_ok(&self, watch: &'static str) -> bool {
-        self.lock().remove(watch).is_some()
+    /// A watch failed at `now`. True when this error starts a new streak.
+    pub fn watch_failed(
+        &self,
+        watch: &'static str,
+        error: String,
+        source: ErrorSource,
+        now: Instant,
+    ) -> bool {
+        let mut state = self.lock();
+        let entry = state.watches.entry(watch).or_default();
+        let answered = source == ErrorSource::ApiServer;
+        match &mut entry.failing {
+            Some(failure) => {
+                failure.last_error = error;
+                failure.answered = answered;
+                false
+            }
+            None => {
+                entry.failing = Some(Failure {
+                    since: now,
+                    last_error: error,
+                    answered,
+                });
+                true
+            }
+        }
     }
 
-    pub fn set_caches_synced(&self) {
-        self.caches_synced.store(true, Ordering::Release);
+    /// The watch works again (accepted by the API server, or it delivered
+    /// an event). Returns how long it had been failing, if it was.
+    pub fn watch_ok(&self, watch: &'static str, now: Instant) -> Option<Duration> {
+        let mut state = self.lock();
+        let failure = state.watches.entry(watch).or_default().failing.take()?;
+        Some(now.saturating_duration_since(failure.since))
     }
 
-    pub fn is_ready(&self) -> bool {
-        self.caches_synced.load(Ordering::Acquire)
+    /// Whether any watch is failing now.
+    pub fn any_failing(&self) -> bool {
+        self.lock().watches.values().any(|w| w.failing.is_some())
     }
 
-    /// Ok, or the watches that have been failing for too long.
-    pub fn liveness(&self, now: Instant) -> Result<(), String> {
-        let wedged: Vec<String> = self
-            .lock()
+    /// The API server answered a call at `now`.
+    pub fn api_answered(&self, now: Instant) {
+        self.lock().api_answered_at = Some(now);
+    }
+
+    pub fn cache_synced(&self, watch: &'static str) {
+        self.lock().watches.entry(watch).or_default().synced = true;
+    }
+
+    /// Ok, or which caches have not completed their first list, and why.
+    pub fn readiness(&self) -> Result<(), String> {
+        let state = self.lock();
+        let waiting: Vec<String> = state
+            .watches
             .iter()
-            .filter(|(_, since)| now.saturating_duration_since(**since) > self.threshold)
-            .map(|(watch, since)| {
-                format!(
-                    "{watch} watch failing for {:?}",
-                    now.saturating_duration_since(*since)
-                )
+            .filter(|(_, w)| !w.synced)
+            .map(|(name, w)| match &w.failing {
+                Some(failure) => format!("{name} cache not synced: {}", failure.last_error),
+                None => format!("{name} cache not synced yet"),
             })
             .collect();
-        if wedged.is_empty() {
+        if waiting.is_empty() {
             Ok(())
         } else {
-            Err(wedged.join("; "))
+            Err(waiting.join("; "))
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<&'static str, Instant>> {
-        self.failing_since
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    /// Ok with a note, or what is wedged.
+    pub fn liveness(&self, now: Instant) -> Result<String, String> {
+        let state = self.lock();
+        let answered_since = |since: Instant| {
+            state.api_answered_at.is_some_and(|at| {
+                at >= since && now.saturating_duration_since(at) <= PROBE_FRESHNESS
+            })
+        };
+        let mut wedged = Vec::new();
+        let mut unreachable = Vec::new();
+        for (name, watch) in &state.watches {
+            let Some(failure) = &watch.failing else {
+                continue;
+            };
+            let failing_for = now.saturating_duration_since(failure.since);
+            if failing_for <= self.threshold {
+                continue;
+            }
+            let line = format!(
+                "{name} watch failing for {:.0?}: {}",
+                failing_for, failure.last_error
+            );
+            if failure.answered || answered_since(failure.since) {
+                wedged.push(line);
+            } else {
+                unreachable.push(line);
+            }
+        }
+        if !wedged.is_empty() {
+            return Err(format!("the API server answers but {}", wedged.join("; ")));
+        }
+        if unreachable.is_empty() {
+            Ok("ok".into())
+        } else {
+            Ok(format!(
+                "ok: the API server is unreachable, which a restart cannot fix ({})",
+                unreachable.join("; ")
+            ))
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -83,34 +192,93 @@ impl Health {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_watch_failing_past_the_threshold_makes_the_process_unhealthy() {
-        let health = Health::new(Duration::from_secs(5));
-        assert!(health.watch_failed("sources"));
-        let soon = Instant::now() + Duration::from_secs(1);
-        assert!(health.liveness(soon).is_ok());
-        let later = Instant::now() + Duration::from_secs(6);
-        let err = health.liveness(later).unwrap_err();
-        assert!(err.contains("sources"), "{err}");
-        assert!(health.watch_ok("sources"));
-        assert!(health.liveness(later).is_ok());
-        assert!(!health.watch_ok("sources"));
+    const THRESHOLD: Duration = Duration::from_secs(5);
+
+    fn after(start: Instant, secs: u64) -> Instant {
+        start + Duration::from_secs(secs)
     }
 
     #[test]
-    fn repeated_failures_count_from_the_first() {
-        let health = Health::new(Duration::from_secs(5));
-        health.watch_failed("companions");
-        let first = Instant::now();
-        assert!(!health.watch_failed("companions"));
-        assert!(health.liveness(first + Duration::from_secs(6)).is_err());
+    fn a_watch_refused_by_the_api_server_past_the_threshold_is_wedged() {
+        let health = Health::new(THRESHOLD);
+        let start = Instant::now();
+        assert!(health.watch_failed("sources", "403".into(), ErrorSource::ApiServer, start));
+        assert!(health.liveness(after(start, 1)).is_ok());
+        let err = health.liveness(after(start, 6)).unwrap_err();
+        assert!(err.contains("sources") && err.contains("403"), "{err}");
+        assert_eq!(
+            health.watch_ok("sources", after(start, 6)),
+            Some(Duration::from_secs(6))
+        );
+        assert!(health.liveness(after(start, 6)).is_ok());
+        assert_eq!(health.watch_ok("sources", after(start, 7)), None);
     }
 
     #[test]
-    fn readiness_waits_for_the_caches() {
-        let health = Health::new(Duration::from_secs(5));
-        assert!(!health.is_ready());
-        health.set_caches_synced();
-        assert!(health.is_ready());
+    fn an_unreachable_api_server_is_an_outage_not_a_wedge() {
+        let health = Health::new(THRESHOLD);
+        let start = Instant::now();
+        health.watch_failed("sources", "refused".into(), ErrorSource::Link, start);
+        let note = health.liveness(after(start, 60)).unwrap();
+        assert!(note.contains("unreachable"), "{note}");
+    }
+
+    #[test]
+    fn lost_links_while_the_api_server_answers_probes_are_a_wedge() {
+        let health = Health::new(THRESHOLD);
+        let start = Instant::now();
+        health.watch_failed("companions", "reset".into(), ErrorSource::Link, start);
+        health.api_answered(after(start, 20));
+        assert!(health.liveness(after(start, 21)).is_err());
+        // An answer that is no longer fresh says nothing about now.
+        assert!(health.liveness(after(start, 40)).is_ok());
+        // Nor does one from before the failure began.
+        let health = Health::new(THRESHOLD);
+        health.api_answered(start);
+        health.watch_failed(
+            "companions",
+            "reset".into(),
+            ErrorSource::Link,
+            after(start, 1),
+        );
+        assert!(health.liveness(after(start, 10)).is_ok());
+    }
+
+    #[test]
+    fn repeated_failures_count_from_the_first_and_keep_the_latest_error() {
+        let health = Health::new(THRESHOLD);
+        let start = Instant::now();
+        health.watch_failed("companions", "refused".into(), ErrorSource::Link, start);
+        assert!(!health.watch_failed(
+            "companions",
+            "forbidden".into(),
+            ErrorSource::ApiServer,
+            after(start, 4)
+        ));
+        let err = health.liveness(after(start, 6)).unwrap_err();
+        assert!(err.contains("forbidden"), "{err}");
+        assert!(health.any_failing());
+    }
+
+    #[test]
+    fn readiness_waits_for_every_cache_and_says_why() {
+        let health = Health::new(THRESHOLD);
+        health.register("sources");
+        health.register("companions");
+        health.cache_synced("sources");
+        health.watch_failed(
+            "companions",
+            "forbidden: cannot list configmaps".into(),
+            ErrorSource::ApiServer,
+            Instant::now(),
+        );
+        let why = health.readiness().unwrap_err();
+        assert!(
+            why.contains("companions cache not synced: forbidden"),
+            "{why}"
+        );
+        assert!(!why.contains("sources"), "{why}");
+        health.cache_synced("companions");
+        assert!(health.readiness().is_ok());
     }
 }

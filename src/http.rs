@@ -50,15 +50,14 @@ async fn metrics_text(State(shared): State<Shared>) -> impl IntoResponse {
 
 async fn healthz(State(shared): State<Shared>) -> impl IntoResponse {
     match shared.health.liveness(Instant::now()) {
-        Ok(()) => (StatusCode::OK, "ok".to_owned()),
+        Ok(note) => (StatusCode::OK, note),
         Err(why) => (StatusCode::SERVICE_UNAVAILABLE, why),
     }
 }
 
 async fn readyz(State(shared): State<Shared>) -> impl IntoResponse {
-    if shared.health.is_ready() {
-        (StatusCode::OK, "ok")
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "caches not synced yet")
+    match shared.health.readiness() {
+        Ok(()) => (StatusCode::OK, "ok".to_owned()),
+        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, why),
     }
 }

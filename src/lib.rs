@@ -12,6 +12,8 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod api_client;
+pub mod api_probe;
 pub mod app;
 pub mod backoff;
 pub mod cached;
@@ -33,6 +35,8 @@ pub mod reconcile;
 pub mod report;
 pub mod resync;
 pub mod selector;
+pub mod shutdown;
 pub mod targets;
 pub mod telemetry;
+pub mod watch_stream;
 pub mod write;

@@ -31,7 +31,7 @@ pub async fn reconcile(cached: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Acti
 async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     // Never before the source cache is complete: an incomplete cache would
     // make every source look unmanaged.
-    ctx.caches.wait_ready().await;
+    ctx.caches_ready().await?;
     let (true, Some(uid)) = (is_unwanted(copy, ctx), copy.uid()) else {
         return Ok(());
     };

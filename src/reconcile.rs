@@ -27,7 +27,7 @@ pub async fn reconcile(source: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Acti
 }
 
 async fn sync(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
-    ctx.caches.wait_ready().await;
+    ctx.caches_ready().await?;
     let companion = sync_companion(source, ctx).await;
     let mirrors = sync_mirrors(source, ctx).await;
     companion.and(mirrors)

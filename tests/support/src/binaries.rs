@@ -35,6 +35,40 @@ pub fn kube_version() -> anyhow::Result<String> {
     Ok(version.to_owned())
 }
 
+/// A release the compatibility tests run against, by its role in
+/// `hack/compat-versions` (`oldest` or `newest`).
+pub fn compat_version(role: &str) -> anyhow::Result<String> {
+    let path = workspace_root().join("hack/compat-versions");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with('#'))
+        .find_map(|line| match line.split_whitespace().collect::<Vec<_>>()[..] {
+            [name, version] if name == role => Some(version.to_owned()),
+            _ => None,
+        })
+        .with_context(|| format!("{} names no {role} release", path.display()))
+}
+
+/// The cached control-plane binaries of another release than the pinned
+/// one, as `make k8s-compat` builds them.
+pub fn bin_dir_for(version: &str) -> anyhow::Result<PathBuf> {
+    let dir = cache_dir()?.join(format!("k8s-{version}")).join("bin");
+    let missing: Vec<&str> = REQUIRED
+        .iter()
+        .copied()
+        .filter(|bin| !is_executable(&dir.join(bin)))
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "Kubernetes {version} binaries missing from {}: {}; run `make k8s-compat` to build them",
+            dir.display(),
+            missing.join(", ")
+        );
+    }
+    Ok(dir)
+}
+
 /// The directory holding the control-plane binaries: `KUBE_BIN_DIR` if
 /// set, otherwise the per-user cache the install script fills.
 pub fn bin_dir() -> anyhow::Result<PathBuf> {

@@ -22,7 +22,7 @@ mod process;
 mod state;
 mod wait;
 
-pub use binaries::{bin_dir, kube_version};
+pub use binaries::{bin_dir, bin_dir_for, compat_version, kube_version};
 pub use control_plane::{ControlPlane, Options};
 pub use objects::{fresh_namespace, mint_token};
 pub use ports::free_port;

@@ -1,0 +1,129 @@
+//! The connections to the API server, of two kinds.
+//!
+//! - Calls (writes, Lease reads and renewals, Events, probes) share one
+//!   client, and each call is bounded by `--api-timeout`, retries included.
+//!   kube's inferred configuration has no read timeout, so without this a
+//!   call on a half-open connection would hang until TCP gives up, about 15
+//!   minutes: a standby that never takes over, a reconcile slot stuck.
+//! - Each watch has a client of its own with no such bound (a watch is
+//!   long-lived by design; kube's watcher cuts one that stays idle past its
+//!   server-side timeout). It reports every watch the API server accepts, so
+//!   that health can tell a reconnected watch on a quiet cluster, which
+//!   delivers no event, from one that keeps failing.
+
+use std::{
+    sync::Arc,
+    task::{Context, Poll},
+    time::Duration,
+};
+
+use anyhow::Context as _;
+use futures::future::BoxFuture;
+use http::{Request, Response};
+use kube::{
+    Client, Config,
+    client::{Body, ClientBuilder},
+};
+use tower::{Layer, Service, timeout::TimeoutLayer};
+
+/// Reads the kubeconfig or the in-cluster configuration.
+pub async fn infer_config() -> anyhow::Result<Config> {
+    Config::infer()
+        .await
+        .context("no Kubernetes configuration found (kubeconfig or in-cluster)")
+}
+
+/// The client for every call but the watches: each call, with kube's own
+/// retries of 429/503/504, ends within `timeout`.
+pub fn calls(config: &Config, timeout: Duration) -> anyhow::Result<Client> {
+    let builder = ClientBuilder::try_from(config.clone()).context("building the API client")?;
+    Ok(builder.with_layer(&TimeoutLayer::new(timeout)).build())
+}
+
+/// A client for one watch; `connected` runs each time the API server
+/// accepts a watch request made through it.
+pub fn for_watch(
+    config: &Config,
+    connected: impl Fn() + Send + Sync + 'static,
+) -> anyhow::Result<Client> {
+    let builder = ClientBuilder::try_from(config.clone()).context("building a watch client")?;
+    let layer = WatchAcceptedLayer {
+        connected: Arc::new(connected),
+    };
+    Ok(builder.with_layer(&layer).build())
+}
+
+type Callback = Arc<dyn Fn() + Send + Sync>;
+
+struct WatchAcceptedLayer {
+    connected: Callback,
+}
+
+impl<S> Layer<S> for WatchAcceptedLayer {
+    type Service = WatchAccepted<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        WatchAccepted {
+            inner,
+            connected: self.connected.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct WatchAccepted<S> {
+    inner: S,
+    connected: Callback,
+}
+
+impl<S, B> Service<Request<Body>> for WatchAccepted<S>
+where
+    S: Service<Request<Body>, Response = Response<B>>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = BoxFuture<'static, Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let watch = is_watch(request.uri().query());
+        let connected = self.connected.clone();
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            let response = response.await?;
+            // Headers only: a watch's status arrives before any event.
+            if watch && response.status().is_success() {
+                connected();
+            }
+            Ok(response)
+        })
+    }
+}
+
+/// Whether a request's query string asks for a watch.
+fn is_watch(query: Option<&str>) -> bool {
+    query.is_some_and(|query| {
+        query
+            .split('&')
+            .any(|pair| pair == "watch=true" || pair == "watch=1")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_watch;
+
+    #[test]
+    fn only_watch_requests_count_as_watches() {
+        assert!(is_watch(Some(
+            "&watch=true&timeoutSeconds=290&allowWatchBookmarks=true"
+        )));
+        assert!(is_watch(Some("labelSelector=a%3Db&watch=1")));
+        assert!(!is_watch(Some("labelSelector=watch%3Dtrue&limit=500")));
+        assert!(!is_watch(None));
+    }
+}
