@@ -14,6 +14,15 @@ help: ## List the targets
 k8s: ## Build (or find cached) etcd, kube-apiserver, kube-controller-manager and kubectl
 	@bash hack/install-k8s.sh >/dev/null
 
+# The other releases the compatibility tests run against.
+COMPAT_VERSIONS = $(shell awk '!/^\#/ && NF == 2 {print $$2}' hack/compat-versions)
+
+.PHONY: k8s-compat
+k8s-compat: ## Build (or find cached) the other Kubernetes releases the compatibility tests use
+	@for version in $(COMPAT_VERSIONS); do \
+	  KUBE_VERSION=$$version bash hack/install-k8s.sh >/dev/null || exit 1; \
+	done
+
 .PHONY: build
 build: ## Build the controller
 	cargo build --locked
@@ -29,7 +38,7 @@ lint: ## rustfmt, clippy (warnings are errors) and hadolint
 	bash hack/lint-dockerfile.sh
 
 .PHONY: test
-test: k8s lint release ## The whole test suite, against a real local control plane
+test: k8s k8s-compat lint release ## The whole test suite, against a real local control plane
 	cargo test --workspace --locked
 
 .PHONY: run
