@@ -1,6 +1,7 @@
 //! Starting, using and stopping one etcd + kube-apiserver +
 //! kube-controller-manager.
 
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -154,6 +155,13 @@ impl ControlPlane {
         self.token_config(&self.admin_token)
     }
 
+    /// Admin client configuration for reaching the API server at
+    /// `server_url` instead, such as a [`FaultProxy`](crate::FaultProxy)'s:
+    /// the serving certificate is valid for any `https://127.0.0.1:<port>`.
+    pub fn kube_config_via(&self, server_url: &str) -> anyhow::Result<kube::Config> {
+        kubeconfig::config(server_url, &self.ca_der, &self.admin_token)
+    }
+
     /// Client configuration authenticating with `token` only.
     pub fn token_config(&self, token: &str) -> kube::Config {
         kubeconfig::config(&self.server_url, &self.ca_der, token).expect("the server URL is valid")
@@ -167,9 +175,30 @@ impl ControlPlane {
     /// Writes a kubeconfig file that authenticates with `token` only, for
     /// running a binary as a ServiceAccount.
     pub fn write_token_kubeconfig(&self, token: &str, path: &Path) -> anyhow::Result<()> {
+        self.write_token_kubeconfig_via(&self.server_url, token, path)
+    }
+
+    /// Like [`write_token_kubeconfig`](Self::write_token_kubeconfig), for
+    /// reaching the API server at `server_url`, such as a
+    /// [`FaultProxy`](crate::FaultProxy)'s.
+    pub fn write_token_kubeconfig_via(
+        &self,
+        server_url: &str,
+        token: &str,
+        path: &Path,
+    ) -> anyhow::Result<()> {
         kubeconfig::write_private(
             path,
-            &kubeconfig::render(&self.server_url, &self.ca_pem, "token", token),
+            &kubeconfig::render(server_url, &self.ca_pem, "token", token),
+        )
+    }
+
+    /// Writes an admin kubeconfig file for reaching the API server at
+    /// `server_url`, such as a [`FaultProxy`](crate::FaultProxy)'s.
+    pub fn write_admin_kubeconfig_via(&self, server_url: &str, path: &Path) -> anyhow::Result<()> {
+        kubeconfig::write_private(
+            path,
+            &kubeconfig::render(server_url, &self.ca_pem, ADMIN_USER, &self.admin_token),
         )
     }
 
@@ -209,6 +238,12 @@ impl ControlPlane {
 
     pub fn apiserver_port(&self) -> u16 {
         self.servers.apiserver_port
+    }
+
+    /// Where kube-apiserver listens, e.g. as a [`FaultProxy`](crate::FaultProxy)'s
+    /// upstream.
+    pub fn apiserver_address(&self) -> SocketAddr {
+        SocketAddr::from((Ipv4Addr::LOCALHOST, self.servers.apiserver_port))
     }
 
     /// (name, pid) of each server process.

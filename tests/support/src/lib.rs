@@ -14,6 +14,7 @@
 mod binaries;
 mod certs;
 mod control_plane;
+mod fault_proxy;
 mod kubeconfig;
 mod logs;
 mod objects;
@@ -24,6 +25,7 @@ mod wait;
 
 pub use binaries::{bin_dir, bin_dir_for, compat_version, kube_version};
 pub use control_plane::{ControlPlane, Options};
+pub use fault_proxy::FaultProxy;
 pub use objects::{fresh_namespace, mint_token};
 pub use ports::free_port;
 pub use process::{ChildProcess, Signal, process_alive, spawn_child};

@@ -24,6 +24,14 @@ static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
 /// A loopback port that is free now and that this process has not handed
 /// out before, for servers started by tests.
 pub fn free_port() -> anyhow::Result<u16> {
+    Ok(listen_on_free_port()?.local_addr()?.port())
+}
+
+/// A listener on a loopback port that this process has not handed out
+/// before. Kept bound, unlike [`free_port`]'s probe, so nothing can take the
+/// port first; and outside the ephemeral range, so the port can be bound
+/// again after the listener is closed for a while.
+pub(crate) fn listen_on_free_port() -> anyhow::Result<TcpListener> {
     let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
     let mut rng = rand::rng();
     for _ in 0..1000 {
@@ -31,9 +39,9 @@ pub fn free_port() -> anyhow::Result<u16> {
         if handed_out.contains(&port) {
             continue;
         }
-        if TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok() {
+        if let Ok(listener) = TcpListener::bind((Ipv4Addr::LOCALHOST, port)) {
             handed_out.insert(port);
-            return Ok(port);
+            return Ok(listener);
         }
     }
     bail!("found no free loopback port in {RANGE:?}")

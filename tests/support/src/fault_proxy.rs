@@ -1,0 +1,430 @@
+//! A loopback TCP proxy that breaks the link between a client and a server
+//! on command, for fault tests against a real API server.
+//!
+//! It relays bytes without looking at them, so TLS passes through end to
+//! end: a client connecting to the proxy verifies the server's certificate
+//! for `127.0.0.1` as it would connecting directly.
+//!
+//! What each fault looks like to the client:
+//! - [`FaultProxy::reset`]: every open connection is reset (RST), and new
+//!   connections are refused, as when the server's host is gone. The
+//!   upstream side of each connection is closed normally.
+//! - [`FaultProxy::freeze`]: every connection stays open but no byte moves
+//!   in either direction, as in a network partition. New connections are
+//!   accepted but get no further than the TCP handshake. Unlike a real
+//!   partition, the proxy's own kernel still acknowledges what it receives,
+//!   so TCP keepalive and retransmission timeouts never fire: only the
+//!   client's own timeouts notice.
+//! - [`FaultProxy::set_latency`]: every chunk of bytes arrives that much
+//!   later, in both directions; chunks stay in order and do not wait for
+//!   each other.
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, ensure};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use crate::ports::listen_on_free_port;
+
+/// Bytes read from one side in one go.
+const CHUNK_SIZE: usize = 16 * 1024;
+/// Chunks read but not yet written, per direction of a connection. Beyond
+/// that the proxy stops reading, and the sender's kernel buffers fill up as
+/// they would on a real link.
+const CHUNKS_IN_FLIGHT: usize = 32;
+const LISTEN_BACKLOG: u32 = 1024;
+
+/// A proxy from `127.0.0.1:<port>` to one loopback upstream address, with
+/// controls for injecting faults. The controls are blocking methods that
+/// return once the fault is in effect; they can be called from any thread,
+/// inside an async runtime or not. A reset and a freeze are independent:
+/// restoring a frozen link leaves it frozen. The proxy runs on a thread and
+/// runtime of its own, and dropping it closes every connection and stops
+/// that thread.
+///
+/// ```no_run
+/// # fn example(control_plane: &testenv::ControlPlane) -> anyhow::Result<()> {
+/// let proxy = testenv::FaultProxy::start(control_plane.apiserver_address())?;
+/// let kubeconfig = control_plane.state_dir().join("via-proxy.kubeconfig");
+/// control_plane.write_admin_kubeconfig_via(&proxy.url(), &kubeconfig)?;
+/// // ... start the controller with KUBECONFIG=kubeconfig ...
+/// proxy.reset()?; // the API server is gone
+/// proxy.restore()?; // and back
+/// # Ok(()) }
+/// ```
+pub struct FaultProxy {
+    port: u16,
+    upstream: SocketAddr,
+    requests: mpsc::UnboundedSender<Request>,
+    counters: Arc<Counters>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct Counters {
+    accepted: AtomicU64,
+    open: AtomicUsize,
+}
+
+/// What every connection obeys; the latest value is broadcast to all.
+#[derive(Clone, Copy, Debug, Default)]
+struct Link {
+    down: bool,
+    frozen: bool,
+    latency: Duration,
+}
+
+#[derive(Debug)]
+enum Control {
+    Reset,
+    Restore,
+    Freeze,
+    Thaw,
+    SetLatency(Duration),
+}
+
+/// A std channel for the reply, because the caller may be on a runtime's
+/// thread, where tokio's blocking receive panics.
+type Request = (Control, std::sync::mpsc::Sender<anyhow::Result<()>>);
+
+impl FaultProxy {
+    /// Starts relaying to `upstream`, which must be a loopback address:
+    /// fault tests send traffic only to this machine.
+    pub fn start(upstream: SocketAddr) -> anyhow::Result<FaultProxy> {
+        ensure!(
+            upstream.ip().is_loopback(),
+            "the fault proxy relays only to loopback addresses, not {upstream}"
+        );
+        let listener = listen_on_free_port()?;
+        let port = listener.local_addr()?.port();
+        listener.set_nonblocking(true)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("building the fault proxy's runtime")?;
+        // Registered with the runtime here, so a failure shows up in this call.
+        let listener = {
+            let _entered = runtime.enter();
+            TcpListener::from_std(listener)?
+        };
+        let (requests, incoming_requests) = mpsc::unbounded_channel();
+        let counters = Arc::new(Counters::default());
+        let proxy = Proxy {
+            port,
+            upstream,
+            counters: Arc::clone(&counters),
+            link: watch::Sender::new(Link::default()),
+            connections: JoinSet::new(),
+        };
+        let thread = std::thread::Builder::new()
+            .name(format!("testenv-fault-proxy-{port}"))
+            .spawn(move || runtime.block_on(proxy.run(Some(listener), incoming_requests)))
+            .context("starting the fault proxy's thread")?;
+        Ok(FaultProxy {
+            port,
+            upstream,
+            requests,
+            counters,
+            thread: Some(thread),
+        })
+    }
+
+    /// `https://127.0.0.1:<port>`, for a kubeconfig's server URL.
+    pub fn url(&self) -> String {
+        format!("https://127.0.0.1:{}", self.port)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn address(&self) -> SocketAddr {
+        SocketAddr::from((Ipv4Addr::LOCALHOST, self.port))
+    }
+
+    pub fn upstream(&self) -> SocketAddr {
+        self.upstream
+    }
+
+    /// Resets every open connection and refuses new ones until
+    /// [`restore`](Self::restore). Returns once every connection is closed
+    /// and the port no longer listens.
+    pub fn reset(&self) -> anyhow::Result<()> {
+        self.control(Control::Reset)
+    }
+
+    /// Listens again on the same port after [`reset`](Self::reset). Fails if
+    /// another process took the port meanwhile.
+    pub fn restore(&self) -> anyhow::Result<()> {
+        self.control(Control::Restore)
+    }
+
+    /// Holds every byte in both directions, leaving connections open, until
+    /// [`thaw`](Self::thaw). Bytes already written on are not recalled.
+    pub fn freeze(&self) -> anyhow::Result<()> {
+        self.control(Control::Freeze)
+    }
+
+    /// Lets the held bytes flow again, in order, and new connections reach
+    /// the upstream.
+    pub fn thaw(&self) -> anyhow::Result<()> {
+        self.control(Control::Thaw)
+    }
+
+    /// Delays every chunk read from then on by `latency` before it is
+    /// written on, in both directions. Zero, the default, adds none.
+    pub fn set_latency(&self, latency: Duration) -> anyhow::Result<()> {
+        self.control(Control::SetLatency(latency))
+    }
+
+    /// Connections accepted since the start, including those refused on.
+    pub fn accepted_connections(&self) -> u64 {
+        self.counters.accepted.load(Ordering::SeqCst)
+    }
+
+    /// Connections accepted and not yet closed.
+    pub fn open_connections(&self) -> usize {
+        self.counters.open.load(Ordering::SeqCst)
+    }
+
+    fn control(&self, control: Control) -> anyhow::Result<()> {
+        let (reply, result) = std::sync::mpsc::channel();
+        let gone = || anyhow!("the fault proxy on port {} has stopped", self.port);
+        self.requests.send((control, reply)).map_err(|_| gone())?;
+        result.recv().map_err(|_| gone())?
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        // Closing the request channel ends the proxy's loop; its runtime then
+        // drops every connection task, closing their sockets.
+        let (closed, _) = mpsc::unbounded_channel();
+        drop(std::mem::replace(&mut self.requests, closed));
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The state owned by the proxy's thread.
+struct Proxy {
+    port: u16,
+    upstream: SocketAddr,
+    counters: Arc<Counters>,
+    link: watch::Sender<Link>,
+    connections: JoinSet<()>,
+}
+
+impl Proxy {
+    async fn run(
+        mut self,
+        mut listener: Option<TcpListener>,
+        mut requests: mpsc::UnboundedReceiver<Request>,
+    ) {
+        loop {
+            tokio::select! {
+                request = requests.recv() => {
+                    let Some((control, reply)) = request else { break };
+                    let result = self.apply(control, &mut listener).await;
+                    let _ = reply.send(result);
+                }
+                accepted = accept(listener.as_ref()) => match accepted {
+                    Ok((client, _)) => self.spawn_connection(client),
+                    // Failures here concern one incoming connection
+                    // (aborted, or out of file descriptors for now).
+                    Err(e) => {
+                        eprintln!("testenv: fault proxy on port {}: accept failed: {e}", self.port);
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                },
+                Some(finished) = self.connections.join_next(), if !self.connections.is_empty() => {
+                    if let Err(e) = finished {
+                        eprintln!("testenv: fault proxy on port {}: a connection task failed: {e}", self.port);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn apply(
+        &mut self,
+        control: Control,
+        listener: &mut Option<TcpListener>,
+    ) -> anyhow::Result<()> {
+        match control {
+            Control::Reset => {
+                // Closing the listening socket also resets the connections
+                // still waiting in its backlog.
+                *listener = None;
+                self.link.send_modify(|link| link.down = true);
+                while self.connections.join_next().await.is_some() {}
+            }
+            Control::Restore => {
+                if listener.is_none() {
+                    *listener = Some(
+                        listen(self.port)
+                            .with_context(|| format!("listening on port {} again", self.port))?,
+                    );
+                }
+                self.link.send_modify(|link| link.down = false);
+            }
+            Control::Freeze => self.link.send_modify(|link| link.frozen = true),
+            Control::Thaw => self.link.send_modify(|link| link.frozen = false),
+            Control::SetLatency(latency) => self.link.send_modify(|link| link.latency = latency),
+        }
+        Ok(())
+    }
+
+    fn spawn_connection(&mut self, client: TcpStream) {
+        self.counters.accepted.fetch_add(1, Ordering::SeqCst);
+        let open = OpenConnection::count(&self.counters);
+        let upstream = self.upstream;
+        let link = self.link.subscribe();
+        self.connections
+            .spawn(serve_connection(client, upstream, link, open));
+    }
+}
+
+async fn accept(listener: Option<&TcpListener>) -> io::Result<(TcpStream, SocketAddr)> {
+    match listener {
+        Some(listener) => listener.accept().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Binds `port` again. Address reuse lets it bind while closed connections
+/// on that port linger in TIME_WAIT.
+fn listen(port: u16) -> io::Result<TcpListener> {
+    let socket = TcpSocket::new_v4()?;
+    socket.set_reuseaddr(true)?;
+    socket.bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
+/// Counts one open connection for as long as it lives, however its task
+/// ends.
+struct OpenConnection(Arc<Counters>);
+
+impl OpenConnection {
+    fn count(counters: &Arc<Counters>) -> OpenConnection {
+        counters.open.fetch_add(1, Ordering::SeqCst);
+        OpenConnection(Arc::clone(counters))
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+async fn serve_connection(
+    mut client: TcpStream,
+    upstream: SocketAddr,
+    mut link: watch::Receiver<Link>,
+    _open: OpenConnection,
+) {
+    let relay = relay(&mut client, upstream, link.clone());
+    let reset = tokio::select! {
+        result = relay => result.is_err(),
+        // Also taken when the proxy is shutting down.
+        _ = link.wait_for(|link| link.down) => true,
+    };
+    if reset {
+        // A zero linger time makes closing send RST instead of FIN: the
+        // client sees "connection reset" at its next read or write.
+        let _ = client.set_zero_linger();
+    }
+}
+
+/// Relays between `client` and a new connection to `upstream` until both
+/// sides have closed. On an error, such as the upstream refusing the
+/// connection or resetting it, the upstream side is reset here and the
+/// caller resets the client's.
+async fn relay(
+    client: &mut TcpStream,
+    upstream: SocketAddr,
+    mut link: watch::Receiver<Link>,
+) -> io::Result<()> {
+    // A partition lets no connection through to the other side either.
+    until_flowing(&mut link).await?;
+    let mut upstream = TcpStream::connect(upstream).await?;
+    // Chunks are relayed as they come; batching is the endpoints' business.
+    client.set_nodelay(true)?;
+    upstream.set_nodelay(true)?;
+    let result = {
+        let (client_read, client_write) = client.split();
+        let (upstream_read, upstream_write) = upstream.split();
+        tokio::try_join!(
+            pump(client_read, upstream_write, link.clone()),
+            pump(upstream_read, client_write, link),
+        )
+    };
+    if result.is_err() {
+        let _ = upstream.set_zero_linger();
+    }
+    result.map(|_| ())
+}
+
+struct Chunk {
+    bytes: Vec<u8>,
+    due: Instant,
+}
+
+/// Copies `from` to `to` until `from` ends, then closes `to` for writing.
+/// Reading and writing are separate so that latency delays every chunk by
+/// the same amount instead of adding up over a burst.
+async fn pump(
+    mut from: impl AsyncRead + Unpin,
+    mut to: impl AsyncWrite + Unpin,
+    link: watch::Receiver<Link>,
+) -> io::Result<()> {
+    let (chunks, mut pending) = mpsc::channel::<Chunk>(CHUNKS_IN_FLIGHT);
+    let read_link = link.clone();
+    let read = async move {
+        let mut buffer = vec![0; CHUNK_SIZE];
+        loop {
+            let read = from.read(&mut buffer).await?;
+            if read == 0 {
+                // Dropping `chunks` lets the writer finish.
+                return Ok::<(), io::Error>(());
+            }
+            let due = Instant::now() + read_link.borrow().latency;
+            let chunk = Chunk {
+                bytes: buffer[..read].to_vec(),
+                due,
+            };
+            if chunks.send(chunk).await.is_err() {
+                return Ok(());
+            }
+        }
+    };
+    let mut write_link = link;
+    let write = async move {
+        while let Some(chunk) = pending.recv().await {
+            tokio::time::sleep_until(chunk.due).await;
+            until_flowing(&mut write_link).await?;
+            to.write_all(&chunk.bytes).await?;
+        }
+        // The end of the stream is held by a freeze like any byte.
+        until_flowing(&mut write_link).await?;
+        to.shutdown().await
+    };
+    tokio::try_join!(read, write).map(|_| ())
+}
+
+async fn until_flowing(link: &mut watch::Receiver<Link>) -> io::Result<()> {
+    link.wait_for(|link| !link.frozen)
+        .await
+        .map(|_| ())
+        .map_err(|_| io::Error::other("the fault proxy is shutting down"))
+}

@@ -1,0 +1,251 @@
+//! The fault proxy relays, resets, freezes and delays a link as documented,
+//! first between plain loopback sockets whose both ends the test holds, then
+//! between a kube client and a real kube-apiserver.
+
+use std::io::ErrorKind;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::Api;
+use kube::api::ListParams;
+use testenv::{ControlPlane, FaultProxy, wait_for};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::timeout;
+
+/// How long a held byte or call is watched for not arriving. Long enough
+/// that a relay that leaked it would almost surely have delivered it.
+const HELD: Duration = Duration::from_millis(700);
+/// Upper bound for anything that should happen: generous for a busy machine.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// The far end of the proxy, held by the test.
+struct Upstream {
+    listener: TcpListener,
+}
+
+impl Upstream {
+    async fn bind() -> Upstream {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+        Upstream { listener }
+    }
+
+    fn address(&self) -> SocketAddr {
+        self.listener.local_addr().unwrap()
+    }
+
+    async fn accept(&self) -> TcpStream {
+        let (stream, _) = timeout(PATIENCE, self.listener.accept())
+            .await
+            .expect("the proxy connects upstream")
+            .unwrap();
+        stream
+    }
+}
+
+/// A connection through the proxy: (client side, upstream side).
+async fn connect(proxy: &FaultProxy, upstream: &Upstream) -> (TcpStream, TcpStream) {
+    let client = TcpStream::connect(proxy.address()).await.unwrap();
+    (client, upstream.accept().await)
+}
+
+async fn send(stream: &mut TcpStream, bytes: &[u8]) {
+    stream.write_all(bytes).await.unwrap();
+}
+
+async fn receive(stream: &mut TcpStream, len: usize) -> Vec<u8> {
+    let mut buffer = vec![0; len];
+    timeout(PATIENCE, stream.read_exact(&mut buffer))
+        .await
+        .expect("the bytes arrive")
+        .unwrap();
+    buffer
+}
+
+/// Asserts that nothing arrives for a while, leaving the stream usable.
+async fn nothing_arrives(stream: &mut TcpStream, what: &str) {
+    let mut byte = [0];
+    if let Ok(read) = timeout(HELD, stream.read(&mut byte)).await {
+        panic!("{what}: expected nothing, read {read:?}");
+    }
+}
+
+async fn no_open_connections(proxy: &FaultProxy) {
+    wait_for("the proxy to close every connection", PATIENCE, || async {
+        (proxy.open_connections() == 0).then_some(())
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn bytes_flow_both_ways_and_closing_is_passed_on() {
+    let upstream = Upstream::bind().await;
+    let proxy = FaultProxy::start(upstream.address()).unwrap();
+    assert_eq!(proxy.url(), format!("https://127.0.0.1:{}", proxy.port()));
+
+    let (mut client, mut server) = connect(&proxy, &upstream).await;
+    send(&mut client, b"request").await;
+    assert_eq!(receive(&mut server, 7).await, b"request");
+    // More than one chunk, so order across chunks is checked too.
+    let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    send(&mut server, &big).await;
+    assert_eq!(receive(&mut client, big.len()).await, big);
+    assert_eq!(proxy.accepted_connections(), 1);
+    assert_eq!(proxy.open_connections(), 1);
+
+    // A half-close reaches the other side, which can still answer.
+    client.shutdown().await.unwrap();
+    let mut rest = Vec::new();
+    server.read_to_end(&mut rest).await.unwrap();
+    assert!(rest.is_empty());
+    send(&mut server, b"bye").await;
+    assert_eq!(receive(&mut client, 3).await, b"bye");
+    drop(server);
+    assert_eq!(client.read(&mut [0]).await.unwrap(), 0);
+    no_open_connections(&proxy).await;
+}
+
+#[tokio::test]
+async fn a_reset_closes_every_connection_and_refuses_new_ones_until_restored() {
+    let upstream = Upstream::bind().await;
+    let proxy = FaultProxy::start(upstream.address()).unwrap();
+    let (mut client, mut server) = connect(&proxy, &upstream).await;
+
+    proxy.reset().unwrap();
+    assert_eq!(proxy.open_connections(), 0);
+    let error = client.read(&mut [0]).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::ConnectionReset, "{error}");
+    // The upstream side is closed, not reset.
+    assert_eq!(server.read(&mut [0]).await.unwrap(), 0);
+    let error = TcpStream::connect(proxy.address()).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::ConnectionRefused, "{error}");
+
+    proxy.restore().unwrap();
+    let (mut client, mut server) = connect(&proxy, &upstream).await;
+    send(&mut client, b"again").await;
+    assert_eq!(receive(&mut server, 5).await, b"again");
+    assert_eq!(proxy.accepted_connections(), 2);
+}
+
+#[tokio::test]
+async fn a_freeze_holds_every_byte_until_thawed_and_then_delivers_them_in_order() {
+    let upstream = Upstream::bind().await;
+    let proxy = FaultProxy::start(upstream.address()).unwrap();
+    let (mut client, mut server) = connect(&proxy, &upstream).await;
+
+    proxy.freeze().unwrap();
+    send(&mut client, b"one ").await;
+    send(&mut client, b"two").await;
+    send(&mut server, b"answer").await;
+    nothing_arrives(&mut server, "upstream during a freeze").await;
+    nothing_arrives(&mut client, "client during a freeze").await;
+    // A new connection is accepted but goes no further.
+    let mut late_client = TcpStream::connect(proxy.address()).await.unwrap();
+    send(&mut late_client, b"late").await;
+    assert!(
+        timeout(HELD, upstream.listener.accept()).await.is_err(),
+        "a connection reached upstream during a freeze"
+    );
+    assert_eq!(proxy.accepted_connections(), 2);
+    assert_eq!(proxy.open_connections(), 2);
+
+    proxy.thaw().unwrap();
+    assert_eq!(receive(&mut server, 7).await, b"one two");
+    assert_eq!(receive(&mut client, 6).await, b"answer");
+    let mut late_server = upstream.accept().await;
+    assert_eq!(receive(&mut late_server, 4).await, b"late");
+}
+
+#[tokio::test]
+async fn latency_delays_every_chunk_by_at_least_the_amount_set() {
+    let upstream = Upstream::bind().await;
+    let proxy = FaultProxy::start(upstream.address()).unwrap();
+    let (mut client, mut server) = connect(&proxy, &upstream).await;
+    let latency = Duration::from_millis(300);
+    proxy.set_latency(latency).unwrap();
+
+    // A lower bound only: the proxy never delivers early, however busy the
+    // machine is.
+    let sent = Instant::now();
+    send(&mut client, b"ping").await;
+    assert_eq!(receive(&mut server, 4).await, b"ping");
+    send(&mut server, b"pong").await;
+    assert_eq!(receive(&mut client, 4).await, b"pong");
+    assert!(sent.elapsed() >= 2 * latency, "{:?}", sent.elapsed());
+
+    proxy.set_latency(Duration::ZERO).unwrap();
+    send(&mut client, b"fast").await;
+    assert_eq!(receive(&mut server, 4).await, b"fast");
+}
+
+#[tokio::test]
+async fn dropping_the_proxy_closes_its_connections_and_port() {
+    let upstream = Upstream::bind().await;
+    let proxy = FaultProxy::start(upstream.address()).unwrap();
+    let address = proxy.address();
+    let (mut client, mut server) = connect(&proxy, &upstream).await;
+
+    drop(proxy);
+    // Closed, by FIN or RST: either way no more bytes come.
+    assert!(!matches!(client.read(&mut [0]).await, Ok(1)));
+    assert!(!matches!(server.read(&mut [0]).await, Ok(1)));
+    let error = TcpStream::connect(address).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::ConnectionRefused, "{error}");
+}
+
+#[test]
+fn only_loopback_upstreams_are_accepted() {
+    let error = FaultProxy::start(SocketAddr::from(([192, 0, 2, 1], 443)))
+        .err()
+        .expect("a non-loopback upstream must be refused");
+    assert!(error.to_string().contains("loopback"), "{error}");
+}
+
+fn client_via(control_plane: &ControlPlane, url: &str) -> kube::Client {
+    kube::Client::try_from(control_plane.kube_config_via(url).unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn a_kube_client_through_the_proxy_sees_resets_and_freezes() {
+    let control_plane = ControlPlane::shared();
+    let proxy = FaultProxy::start(control_plane.apiserver_address()).unwrap();
+    let namespaces: Api<Namespace> = Api::all(client_via(control_plane, &proxy.url()));
+    let list = ListParams::default();
+    let listed = namespaces.list(&list).await.unwrap();
+    assert!(
+        listed
+            .items
+            .iter()
+            .any(|n| n.metadata.name.as_deref() == Some("default"))
+    );
+
+    proxy.reset().unwrap();
+    let error = timeout(PATIENCE, namespaces.list(&list))
+        .await
+        .expect("a call during a reset fails rather than hangs")
+        .expect_err("a call during a reset fails");
+    eprintln!("a call during a reset failed with: {error}");
+    proxy.restore().unwrap();
+    namespaces.list(&list).await.unwrap();
+
+    proxy.freeze().unwrap();
+    let in_flight = tokio::spawn({
+        let namespaces = namespaces.clone();
+        async move { namespaces.list(&ListParams::default()).await }
+    });
+    let mut in_flight = std::pin::pin!(in_flight);
+    assert!(
+        timeout(HELD, &mut in_flight).await.is_err(),
+        "a call completed during a freeze"
+    );
+    assert!(proxy.open_connections() >= 1);
+    proxy.thaw().unwrap();
+    let listed = timeout(PATIENCE, in_flight)
+        .await
+        .expect("the held call completes once thawed")
+        .unwrap()
+        .unwrap();
+    assert!(!listed.items.is_empty());
+}
