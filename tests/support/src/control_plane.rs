@@ -1,6 +1,7 @@
 //! Starting, using and stopping one etcd + kube-apiserver +
 //! kube-controller-manager.
 
+use std::ffi::OsString;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,7 +15,7 @@ use crate::certs::{self, Pki};
 use crate::kubeconfig;
 use crate::logs::{self, log_file};
 use crate::ports::free_port;
-use crate::process::{ChildProcess, spawn_child};
+use crate::process::{ChildProcess, Signal, spawn_child};
 use crate::state::StateDir;
 
 const ADMIN_USER: &str = "testenv-admin";
@@ -35,6 +36,10 @@ const ADMIN_KUBECONFIG: &str = "admin.kubeconfig";
 const CONTROLLER_MANAGER_KUBECONFIG: &str = "controller-manager.kubeconfig";
 
 const POLL: Duration = Duration::from_millis(50);
+/// How long kube-apiserver gets to shut down gracefully before it is
+/// killed: its shutdown waits for open connections for up to its request
+/// timeout, 60 s by default, and this adds a margin.
+const APISERVER_STOP_GRACE: Duration = Duration::from_secs(70);
 
 /// How to start a [`ControlPlane`].
 #[derive(Clone, Debug)]
@@ -80,6 +85,7 @@ pub struct ControlPlane {
     log_dir: PathBuf,
     bin_dir: PathBuf,
     startup_duration: Duration,
+    startup_timeout: Duration,
     state: StateDir,
 }
 
@@ -88,6 +94,29 @@ struct Servers {
     apiserver: ChildProcess,
     controller_manager: ChildProcess,
     apiserver_port: u16,
+    /// To start kube-apiserver again with the same port, files and etcd.
+    apiserver_launch: LaunchSpec,
+}
+
+/// A command's program and arguments, all that the server commands set.
+struct LaunchSpec {
+    program: OsString,
+    args: Vec<OsString>,
+}
+
+impl LaunchSpec {
+    fn of(command: &Command) -> LaunchSpec {
+        LaunchSpec {
+            program: command.get_program().to_owned(),
+            args: command.get_args().map(ToOwned::to_owned).collect(),
+        }
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args);
+        command
+    }
 }
 
 impl Servers {
@@ -126,20 +155,75 @@ impl ControlPlane {
     /// Starts a control plane owned by the caller. Blocks until every server
     /// is ready; callable from inside or outside an async runtime.
     pub fn start(options: Options) -> anyhow::Result<ControlPlane> {
-        // Startup is async (readiness probes) but this API is not, and a
-        // runtime cannot be blocked on from within another one, so it gets a
-        // thread and a runtime of its own.
-        std::thread::Builder::new()
-            .name("testenv-start".to_owned())
-            .spawn(move || {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?;
-                runtime.block_on(start(options))
+        block_on_own_thread("testenv-start", || start(options))
+    }
+
+    /// Kills kube-apiserver (SIGKILL), as a crash or the loss of its host
+    /// would: its port refuses connections and every open connection is
+    /// closed at once. etcd and kube-controller-manager keep running.
+    /// [`start_apiserver`](Self::start_apiserver) starts it again.
+    pub fn kill_apiserver(&mut self) -> anyhow::Result<()> {
+        self.servers.apiserver.kill()?;
+        Ok(())
+    }
+
+    /// Stops kube-apiserver as an upgrade would: SIGTERM, and SIGKILL only
+    /// if it has not exited within the grace time. It stops listening at
+    /// once but keeps connections that carry watches open, silent, until
+    /// its request timeout (60 s by default) has passed, so with any watch
+    /// open this takes about a minute. etcd and kube-controller-manager keep
+    /// running. [`start_apiserver`](Self::start_apiserver) starts it again.
+    pub fn stop_apiserver(&mut self) -> anyhow::Result<()> {
+        let apiserver = &mut self.servers.apiserver;
+        if apiserver.try_wait()?.is_some() {
+            return Ok(());
+        }
+        apiserver.signal(Signal::Term)?;
+        if apiserver.wait_with_timeout(APISERVER_STOP_GRACE)?.is_none() {
+            eprintln!(
+                "testenv: kube-apiserver did not stop within {APISERVER_STOP_GRACE:?} of SIGTERM; killing it"
+            );
+            apiserver.kill()?;
+        }
+        Ok(())
+    }
+
+    /// Starts kube-apiserver again after it stopped, with the same flags:
+    /// the same port, certificates, tokens and etcd, so clients reconnect to
+    /// the same URL and find the objects written before. Blocks until its
+    /// `/readyz` passes; its log goes on in the same file.
+    pub fn start_apiserver(&mut self) -> anyhow::Result<()> {
+        let started = Instant::now();
+        if self.servers.apiserver.try_wait()?.is_none() {
+            bail!(
+                "kube-apiserver is still running (pid {})",
+                self.servers.apiserver.pid()
+            );
+        }
+        // Stored at once, so that the server is stopped with the others
+        // even if it never becomes ready.
+        self.servers.apiserver = spawn_child(
+            self.servers.apiserver_launch.command(),
+            &log_file(&self.log_dir, "kube-apiserver"),
+        )?;
+        let deadline = started + self.startup_timeout;
+        let readyz = format!("{}/readyz", self.server_url);
+        let (ca_pem, admin_token) = (&self.ca_pem, &self.admin_token);
+        let servers = &mut self.servers;
+        block_on_own_thread("testenv-apiserver-start", || async move {
+            let http = probe_client(ca_pem)?;
+            let mut children = [&mut servers.etcd, &mut servers.apiserver];
+            wait_ready("kube-apiserver /readyz", deadline, &mut children, || {
+                succeeds(http.get(&readyz).bearer_auth(admin_token))
             })
-            .context("starting the control-plane startup thread")?
-            .join()
-            .map_err(|_| anyhow!("control-plane startup panicked"))?
+            .await
+        })?;
+        eprintln!(
+            "testenv: kube-apiserver ready again at {} in {:.2}s",
+            self.server_url,
+            started.elapsed().as_secs_f64()
+        );
+        Ok(())
     }
 
     /// A new admin client. A `kube::Client` is bound to the runtime that
@@ -356,7 +440,33 @@ async fn start(options: Options) -> anyhow::Result<ControlPlane> {
         log_dir: layout.log_dir,
         bin_dir: layout.bin_dir,
         startup_duration,
+        startup_timeout: layout.options.startup_timeout,
         state,
+    })
+}
+
+/// Runs `work` to completion on a thread and runtime of its own. The work is
+/// async (readiness probes) but the harness's API is not, and a runtime
+/// cannot be blocked on from within another one: this way the API can be
+/// called from inside or outside an async runtime.
+fn block_on_own_thread<T, F, Fut>(thread_name: &str, work: F) -> anyhow::Result<T>
+where
+    T: Send,
+    F: FnOnce() -> Fut + Send,
+    Fut: Future<Output = anyhow::Result<T>>,
+{
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name(thread_name.to_owned())
+            .spawn_scoped(scope, || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?;
+                runtime.block_on(work())
+            })
+            .with_context(|| format!("starting thread {thread_name}"))?
+            .join()
+            .map_err(|_| anyhow!("thread {thread_name} panicked"))?
     })
 }
 
@@ -418,15 +528,7 @@ async fn launch(layout: &Layout, deadline: Instant) -> anyhow::Result<Servers> {
         kubeconfig::write_private(&layout.path(name), &contents)?;
     }
 
-    let http = reqwest::Client::builder()
-        .add_root_certificate(reqwest::Certificate::from_pem(
-            layout.pki.ca_pem.as_bytes(),
-        )?)
-        .tls_built_in_root_certs(false)
-        .no_proxy()
-        .timeout(Duration::from_secs(5))
-        .build()
-        .context("building the readiness-probe HTTP client")?;
+    let http = probe_client(&layout.pki.ca_pem)?;
     let get = |url: String| http.get(url).bearer_auth(&layout.admin_token);
 
     let mut etcd = spawn_child(
@@ -442,8 +544,10 @@ async fn launch(layout: &Layout, deadline: Instant) -> anyhow::Result<Servers> {
     })
     .await?;
 
+    let apiserver_command = apiserver_command(layout, &etcd_url, apiserver_port);
+    let apiserver_launch = LaunchSpec::of(&apiserver_command);
     let mut apiserver = spawn_child(
-        apiserver_command(layout, &etcd_url, apiserver_port),
+        apiserver_command,
         &log_file(&layout.log_dir, "kube-apiserver"),
     )?;
     wait_ready(
@@ -481,7 +585,19 @@ async fn launch(layout: &Layout, deadline: Instant) -> anyhow::Result<Servers> {
         apiserver,
         controller_manager,
         apiserver_port,
+        apiserver_launch,
     })
+}
+
+/// An HTTP client trusting only the control plane's CA, for readiness probes.
+fn probe_client(ca_pem: &str) -> anyhow::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(ca_pem.as_bytes())?)
+        .tls_built_in_root_certs(false)
+        .no_proxy()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .context("building the readiness-probe HTTP client")
 }
 
 async fn succeeds(request: reqwest::RequestBuilder) -> Option<()> {

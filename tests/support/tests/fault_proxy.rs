@@ -1,15 +1,16 @@
 //! The fault proxy relays, resets, freezes and delays a link as documented,
 //! first between plain loopback sockets whose both ends the test holds, then
-//! between a kube client and a real kube-apiserver.
+//! between a kube client and a real kube-apiserver; and kube-apiserver can be
+//! restarted on the same etcd and URL.
 
 use std::io::ErrorKind;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::Api;
-use kube::api::ListParams;
-use testenv::{ControlPlane, FaultProxy, wait_for};
+use kube::api::{ListParams, PostParams};
+use testenv::{ControlPlane, FaultProxy, Options, process_alive, wait_for};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::timeout;
@@ -248,4 +249,78 @@ async fn a_kube_client_through_the_proxy_sees_resets_and_freezes() {
         .unwrap()
         .unwrap();
     assert!(!listed.items.is_empty());
+}
+
+fn apiserver_pid(control_plane: &ControlPlane) -> u32 {
+    control_plane
+        .pids()
+        .into_iter()
+        .find(|(server, _)| *server == "kube-apiserver")
+        .map(|(_, pid)| pid)
+        .unwrap()
+}
+
+/// Every client's call fails, quickly enough, while kube-apiserver is down.
+async fn calls_fail(clients: &[(&str, &kube::Client)], namespace: &str) {
+    for (what, client) in clients {
+        let configmaps: Api<ConfigMap> = Api::namespaced((*client).clone(), namespace);
+        let error = timeout(PATIENCE, configmaps.get("before-restart"))
+            .await
+            .expect("a call to a stopped apiserver fails rather than hangs")
+            .expect_err("a call to a stopped apiserver fails");
+        eprintln!("a {what} call to a stopped apiserver failed with: {error}");
+    }
+}
+
+async fn objects_survived(clients: &[(&str, &kube::Client)], namespace: &str, before: &ConfigMap) {
+    for (what, client) in clients {
+        let configmaps: Api<ConfigMap> = Api::namespaced((*client).clone(), namespace);
+        let found = configmaps
+            .get("before-restart")
+            .await
+            .unwrap_or_else(|e| panic!("{what} call after the restart: {e}"));
+        assert_eq!(found.data, before.data);
+    }
+}
+
+#[tokio::test]
+async fn the_apiserver_restarts_on_the_same_etcd_and_url() {
+    let mut control_plane = ControlPlane::start(Options {
+        etcd_unsafe_no_fsync: true,
+        ..Options::default()
+    })
+    .unwrap();
+    let proxy = FaultProxy::start(control_plane.apiserver_address()).unwrap();
+    let direct = control_plane.client().await;
+    let proxied = client_via(&control_plane, &proxy.url());
+    let clients = [("direct", &direct), ("proxied", &proxied)];
+    let namespace = testenv::fresh_namespace(&direct, "restart").await.unwrap();
+    let mut before = ConfigMap::default();
+    before.metadata.name = Some("before-restart".to_owned());
+    before.data = Some([("key".to_owned(), "value".to_owned())].into());
+    Api::<ConfigMap>::namespaced(direct.clone(), &namespace)
+        .create(&PostParams::default(), &before)
+        .await
+        .unwrap();
+
+    let crashed_pid = apiserver_pid(&control_plane);
+    control_plane.kill_apiserver().unwrap();
+    assert!(!process_alive(crashed_pid));
+    calls_fail(&clients, &namespace).await;
+    control_plane.start_apiserver().unwrap();
+    assert!(control_plane.start_apiserver().is_err(), "started twice");
+    objects_survived(&clients, &namespace, &before).await;
+
+    // kube-controller-manager's watches make this stop take about a minute.
+    let stopped_pid = apiserver_pid(&control_plane);
+    assert_ne!(stopped_pid, crashed_pid);
+    control_plane.stop_apiserver().unwrap();
+    assert!(!process_alive(stopped_pid));
+    calls_fail(&clients, &namespace).await;
+    control_plane.start_apiserver().unwrap();
+    objects_survived(&clients, &namespace, &before).await;
+
+    for (server, pid) in control_plane.pids() {
+        assert!(process_alive(pid), "{server} is no longer running");
+    }
 }
