@@ -18,6 +18,11 @@
 //! - [`FaultProxy::set_latency`]: every chunk of bytes arrives that much
 //!   later, in both directions; chunks stay in order and do not wait for
 //!   each other.
+//!
+//! When one side closes or resets its connection, the other side sees that
+//! after every byte sent before it, held or delayed as those were, as a
+//! network delivers the packets already on their way. So the writes of a
+//! client that was frozen and then killed still reach the server on thaw.
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -375,14 +380,27 @@ async fn relay(
     result.map(|_| ())
 }
 
+/// What one side sent, on its way to the other.
+enum Segment {
+    Bytes(Vec<u8>),
+    /// Reading failed: the sender reset the connection.
+    Reset(io::Error),
+}
+
 struct Chunk {
-    bytes: Vec<u8>,
+    segment: Segment,
     due: Instant,
 }
 
 /// Copies `from` to `to` until `from` ends, then closes `to` for writing.
 /// Reading and writing are separate so that latency delays every chunk by
 /// the same amount instead of adding up over a burst.
+///
+/// A reset read from `from` is passed on after the bytes before it, as the
+/// error returned, which ends the whole connection: whatever the other
+/// direction still holds is bound for the side that is gone. A failed write
+/// ends this direction only; the other one reads from the same dead socket
+/// and ends by itself.
 async fn pump(
     mut from: impl AsyncRead + Unpin,
     mut to: impl AsyncWrite + Unpin,
@@ -393,18 +411,16 @@ async fn pump(
     let read = async move {
         let mut buffer = vec![0; CHUNK_SIZE];
         loop {
-            let read = from.read(&mut buffer).await?;
-            if read == 0 {
+            let segment = match from.read(&mut buffer).await {
                 // Dropping `chunks` lets the writer finish.
-                return Ok::<(), io::Error>(());
-            }
-            let due = Instant::now() + read_link.borrow().latency;
-            let chunk = Chunk {
-                bytes: buffer[..read].to_vec(),
-                due,
+                Ok(0) => return,
+                Ok(read) => Segment::Bytes(buffer[..read].to_vec()),
+                Err(error) => Segment::Reset(error),
             };
-            if chunks.send(chunk).await.is_err() {
-                return Ok(());
+            let last = matches!(segment, Segment::Reset(_));
+            let due = Instant::now() + read_link.borrow().latency;
+            if chunks.send(Chunk { segment, due }).await.is_err() || last {
+                return;
             }
         }
     };
@@ -413,13 +429,28 @@ async fn pump(
         while let Some(chunk) = pending.recv().await {
             tokio::time::sleep_until(chunk.due).await;
             until_flowing(&mut write_link).await?;
-            to.write_all(&chunk.bytes).await?;
+            match chunk.segment {
+                Segment::Bytes(bytes) => {
+                    if to.write_all(&bytes).await.is_err() {
+                        return Ok(());
+                    }
+                }
+                Segment::Reset(error) => return Err(error),
+            }
         }
         // The end of the stream is held by a freeze like any byte.
         until_flowing(&mut write_link).await?;
-        to.shutdown().await
+        // A peer that is gone already needs no telling.
+        let _ = to.shutdown().await;
+        Ok(())
     };
-    tokio::try_join!(read, write).map(|_| ())
+    let mut read = std::pin::pin!(read);
+    let mut write = std::pin::pin!(write);
+    tokio::select! {
+        // Nothing more can be delivered: stop reading too.
+        result = &mut write => result,
+        () = &mut read => write.await,
+    }
 }
 
 async fn until_flowing(link: &mut watch::Receiver<Link>) -> io::Result<()> {

@@ -160,6 +160,29 @@ async fn a_freeze_holds_every_byte_until_thawed_and_then_delivers_them_in_order(
 }
 
 #[tokio::test]
+async fn a_reset_sent_during_a_freeze_arrives_after_the_bytes_sent_before_it() {
+    let upstream = Upstream::bind().await;
+    let proxy = FaultProxy::start(upstream.address()).unwrap();
+    let (mut client, mut server) = connect(&proxy, &upstream).await;
+
+    proxy.freeze().unwrap();
+    // A partitioned client writes, then dies.
+    send(&mut client, b"last write").await;
+    client.set_zero_linger().unwrap();
+    drop(client);
+    nothing_arrives(&mut server, "upstream during a freeze").await;
+
+    proxy.thaw().unwrap();
+    assert_eq!(receive(&mut server, 10).await, b"last write");
+    let error = timeout(PATIENCE, server.read(&mut [0]))
+        .await
+        .expect("the reset arrives")
+        .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::ConnectionReset, "{error}");
+    no_open_connections(&proxy).await;
+}
+
+#[tokio::test]
 async fn latency_delays_every_chunk_by_at_least_the_amount_set() {
     let upstream = Upstream::bind().await;
     let proxy = FaultProxy::start(upstream.address()).unwrap();
