@@ -7,7 +7,7 @@ use std::{sync::Arc, time::Instant};
 
 use anyhow::Context as _;
 use kube::Client;
-use tokio::{net::TcpListener, sync::watch};
+use tokio::net::TcpListener;
 
 use crate::{
     api_client, api_probe,
@@ -18,7 +18,7 @@ use crate::{
     controller,
     health::Health,
     http,
-    leader::{self, Elector},
+    leader::{self, Elector, Leadership},
     metrics::Metrics,
     report::Reporter,
     selector::Selector,
@@ -51,8 +51,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         true => Some(elector(client.clone(), &config)?),
         false => None,
     };
-    let (leading_tx, leading_rx) = watch::channel(elector.is_none());
-    tokio::spawn(mirror_leadership(leading_rx.clone(), metrics.clone()));
+    let (term_tx, leadership) = Leadership::new(elector.is_some());
+    tokio::spawn(mirror_leadership(leadership.clone(), metrics.clone()));
 
     let (caches, wakeups, watches) = caches::watch(
         &kube_config,
@@ -79,7 +79,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         backoffs: Backoffs::default(),
         retry_policy: RetryPolicy::new(config.slow_retry),
         consent,
-        leading: leading_rx.clone(),
+        leadership: leadership.clone(),
         shutdown: shutdown.clone(),
     });
     tracing::info!(
@@ -94,12 +94,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         ctx,
         wakeups,
         config.concurrency,
-        leading_rx,
+        leadership,
         discard(shutdown.requested()),
     );
     let election = async {
         match elector.as_mut() {
-            Some(elector) => elector.run(&leading_tx).await,
+            Some(elector) => elector.run(&term_tx).await,
             None => std::future::pending().await,
         }
     };
@@ -150,10 +150,10 @@ fn elector(client: Client, config: &Config) -> anyhow::Result<Elector> {
     Ok(Elector::new(client, &namespace, identity, &config.leader))
 }
 
-async fn mirror_leadership(mut leading: watch::Receiver<bool>, metrics: Arc<Metrics>) {
+async fn mirror_leadership(mut leadership: Leadership, metrics: Arc<Metrics>) {
     loop {
-        metrics.set_leader(*leading.borrow_and_update());
-        if leading.changed().await.is_err() {
+        metrics.set_leader(leadership.is_leading());
+        if !leadership.changed().await {
             return;
         }
     }

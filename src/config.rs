@@ -154,12 +154,27 @@ pub enum LogFormat {
 
 impl LeaderConfig {
     /// Rejects timings under which two leaders could act at once.
+    ///
+    /// - The retry period must be positive and shorter than the renew
+    ///   deadline, so a leader gets more than one try at renewing.
+    /// - Renew deadline plus retry period must stay below the lease
+    ///   duration by a tenth of it, and at least a second: that slack is
+    ///   what absorbs a process pause or a slow clock.
     pub fn validate(&self) -> Result<(), String> {
-        if self.renew_deadline >= self.lease_duration {
-            return Err("--renew-deadline must be shorter than --lease-duration".into());
+        if self.retry_period.is_zero() {
+            return Err("--retry-period must be greater than zero".into());
         }
         if self.retry_period >= self.renew_deadline {
             return Err("--retry-period must be shorter than --renew-deadline".into());
+        }
+        let slack = (self.lease_duration / 10).max(Duration::from_secs(1));
+        let busy = self.renew_deadline + self.retry_period;
+        if busy + slack > self.lease_duration {
+            return Err(format!(
+                "--renew-deadline ({:?}) plus --retry-period ({:?}) must stay at least {slack:?} \
+                 below --lease-duration ({:?})",
+                self.renew_deadline, self.retry_period, self.lease_duration
+            ));
         }
         Ok(())
     }
@@ -239,8 +254,25 @@ mod tests {
 
     #[test]
     fn leader_timings_that_allow_two_leaders_are_refused() {
-        let mut config = Config::try_parse_from(["configmap-mirror"]).unwrap();
-        config.leader.renew_deadline = config.leader.lease_duration;
-        assert!(config.leader.validate().is_err());
+        let leader = |lease, renew, retry| {
+            let mut config = Config::try_parse_from(["configmap-mirror"]).unwrap();
+            config.leader.lease_duration = Duration::from_millis(lease);
+            config.leader.renew_deadline = Duration::from_millis(renew);
+            config.leader.retry_period = Duration::from_millis(retry);
+            config.leader.validate()
+        };
+        assert!(leader(15_000, 10_000, 2_000).is_ok());
+        assert!(leader(6_000, 4_000, 500).is_ok());
+        assert!(leader(15_000, 15_000, 2_000).is_err());
+        assert!(leader(15_000, 12_000, 2_000).is_err(), "no slack");
+        assert!(
+            leader(4_000, 3_000, 500).is_err(),
+            "under a second of slack"
+        );
+        assert!(leader(15_000, 10_000, 0).is_err(), "zero retry period");
+        assert!(
+            leader(15_000, 2_000, 2_000).is_err(),
+            "one try per deadline"
+        );
     }
 }

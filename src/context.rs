@@ -7,7 +7,6 @@ use std::sync::{
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, Client, ResourceExt};
-use tokio::sync::watch;
 use tracing::{Instrument, Span};
 
 use kube::runtime::controller::Action;
@@ -16,6 +15,7 @@ use crate::{
     backoff::{Backoffs, RetryPolicy},
     caches::Caches,
     error::Error,
+    leader::Leadership,
     metrics::{Metrics, Outcome},
     report::Reporter,
     selector::Selector,
@@ -34,14 +34,23 @@ pub struct Context {
     pub retry_policy: RetryPolicy,
     /// Which namespaces accept mirrors.
     pub consent: Selector,
-    pub leading: watch::Receiver<bool>,
+    pub leadership: Leadership,
     pub shutdown: Shutdown,
 }
 
 impl Context {
     /// Whether this replica may write. Always true without leader election.
     pub fn is_leading(&self) -> bool {
-        *self.leading.borrow()
+        self.leadership.is_leading()
+    }
+
+    /// Checked immediately before every write: a replica whose renew
+    /// deadline has passed must not send one, even mid-reconcile.
+    pub fn ensure_leading(&self) -> Result<(), Error> {
+        match self.is_leading() {
+            true => Ok(()),
+            false => Err(Error::NotLeading),
+        }
     }
 
     /// What both loops do around their work: only the leader works (a
@@ -70,7 +79,9 @@ impl Context {
                 self.backoffs.clear(backoff_key);
                 Ok(Action::await_change())
             }
-            Err(Error::NamespaceTerminating | Error::ShuttingDown) => Ok(Action::await_change()),
+            Err(Error::NamespaceTerminating | Error::ShuttingDown | Error::NotLeading) => {
+                Ok(Action::await_change())
+            }
             Err(error) => Err(error),
         }
     }

@@ -16,7 +16,8 @@ use kube::runtime::{
 use tokio::sync::watch;
 
 use crate::{
-    caches::Wakeups, context::Context, error::Error, metrics::Loop, prune, reconcile, resync,
+    caches::Wakeups, context::Context, error::Error, leader::Leadership, metrics::Loop, prune,
+    reconcile, resync,
 };
 
 /// Runs both controllers until `shutdown` completes and in-flight reconciles
@@ -26,7 +27,7 @@ pub async fn run(
     ctx: Arc<Context>,
     wakeups: Wakeups,
     concurrency: u16,
-    leadership: watch::Receiver<bool>,
+    leadership: Leadership,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let config = controller::Config::default().concurrency(concurrency);

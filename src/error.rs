@@ -41,6 +41,10 @@ pub enum Error {
     #[error("the namespace is being terminated")]
     NamespaceTerminating,
 
+    /// This replica is not (or no longer) the leader: it must not write.
+    #[error("not the leader")]
+    NotLeading,
+
     /// The process is stopping; the reconcile gave up waiting for the caches.
     #[error("shutting down")]
     ShuttingDown,
@@ -75,6 +79,7 @@ impl Error {
             Error::Stale(_) => "stale_cache",
             Error::NamespaceTerminating => "namespace_terminating",
             Error::ShuttingDown => "shutting_down",
+            Error::NotLeading => "not_leading",
             Error::Transient(_) => "transient",
         }
     }
@@ -91,7 +96,8 @@ impl Error {
             Error::Stale(_)
             | Error::Transient(_)
             | Error::NamespaceTerminating
-            | Error::ShuttingDown => None,
+            | Error::ShuttingDown
+            | Error::NotLeading => None,
         }
     }
 
@@ -106,7 +112,8 @@ impl Error {
             Error::NameTooLong { .. }
             | Error::NamespaceTerminating
             | Error::InvalidTargets(_)
-            | Error::ShuttingDown => Retry::OnChange,
+            | Error::ShuttingDown
+            | Error::NotLeading => Retry::OnChange,
             Error::NameTaken { .. }
             | Error::MirrorNameTaken { .. }
             | Error::Rejected(_)

@@ -2,16 +2,22 @@
 //! protocol of client-go's leaderelection package, so that `kubectl get
 //! lease` and other tooling read it the usual way.
 //!
-//! - A candidate takes the Lease when it has no holder, or when its record has
-//!   not changed for `lease_duration` as measured by the candidate's own clock
-//!   (so clock skew between nodes does not matter).
-//! - The leader renews every `retry_period`. If no renewal succeeds for
-//!   `renew_deadline`, it stops reconciling at once and exits.
-//! - Since `renew_deadline < lease_duration`, the old leader has stopped before
-//!   any standby may take over: two leaders never act together, as long as
-//!   process pauses stay under `lease_duration - renew_deadline`.
-//! - On shutdown the leader clears the holder, so a standby takes over at its
-//!   next try instead of waiting for the Lease to expire.
+//! Safety rests on two monotonic deadlines:
+//! - A leader may write only until `renew_deadline` after the *start* of its
+//!   last successful renewal; every write checks this just before it is
+//!   sent, and each renewal attempt gets only the time left. With no
+//!   renewal by then it stops at once and exits.
+//! - A candidate starts leading only once the record it replaced has been
+//!   unchanged, as it saw it, for that record's own `leaseDurationSeconds`
+//!   (its own `lease_duration` for a Lease it found missing). An expired
+//!   record has been already; a released one (1 s) almost; a Lease that was
+//!   deleted, or whose holder was edited to name this candidate, has not.
+//!
+//! The old leader's last renewal started before the record the candidate
+//! replaced was written, so the old leader has stopped writing at least
+//! `lease_duration - renew_deadline` before the new one starts: the margin
+//! for process pauses. A leader that sees another holder in the Lease stops
+//! at once, without waiting for its deadline.
 
 use std::time::{Duration, Instant};
 
@@ -29,21 +35,89 @@ use crate::{config::LeaderConfig, desired::MANAGER_NAME};
 pub enum LeaderError {
     #[error("lost the lease: no renewal succeeded within the renew deadline of {0:?}")]
     Lost(Duration),
+    #[error("lost the lease: it is now held by {0:?}")]
+    Superseded(String),
 }
 
-/// The Lease record as a candidate last saw it, and when it saw it change.
+/// Whether, and until when, this replica may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Term {
+    Standby,
+    /// Leading; `until` is the end of the renew deadline, None without
+    /// leader election.
+    Leading {
+        until: Option<Instant>,
+    },
+}
+
+impl Term {
+    pub fn allows_writes_at(self, now: Instant) -> bool {
+        match self {
+            Term::Standby => false,
+            Term::Leading { until } => until.is_none_or(|until| now < until),
+        }
+    }
+}
+
+/// A read-only view of this replica's term, shared by everything that
+/// writes.
+#[derive(Clone)]
+pub struct Leadership(watch::Receiver<Term>);
+
+impl Leadership {
+    /// Without leader election: always leading. Returns the sender too,
+    /// which must be kept alive as long as the view is used.
+    pub fn new(elected: bool) -> (watch::Sender<Term>, Leadership) {
+        let first = match elected {
+            true => Term::Standby,
+            false => Term::Leading { until: None },
+        };
+        let (tx, rx) = watch::channel(first);
+        (tx, Leadership(rx))
+    }
+
+    /// Whether a write may be sent now.
+    pub fn is_leading(&self) -> bool {
+        self.0.borrow().allows_writes_at(Instant::now())
+    }
+
+    /// Completes when this replica first leads; false if it never will.
+    pub async fn became_leader(&self) -> bool {
+        let mut term = self.0.clone();
+        let led = term
+            .wait_for(|term| matches!(term, Term::Leading { .. }))
+            .await
+            .is_ok();
+        led
+    }
+
+    /// Completes at the next change of term; false once no more can come.
+    pub async fn changed(&mut self) -> bool {
+        self.0.changed().await.is_ok()
+    }
+}
+
+/// The Lease record as a candidate last saw it, and when it first saw it.
 #[derive(Debug, Clone, PartialEq)]
 struct Observed {
+    /// None: the Lease did not exist.
+    record: Option<Record>,
+    seen_at: Instant,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Record {
     holder: Option<String>,
     renew_time: Option<Timestamp>,
     resource_version: Option<String>,
-    seen_at: Instant,
+    /// `leaseDurationSeconds` as stored.
+    duration: Option<Duration>,
 }
 
 /// What a candidate may do with the Lease as it is now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Claim {
-    /// It is ours: renew it.
+    /// It names us: renew it.
     Renew,
     /// Free or expired: take it.
     Take,
@@ -52,18 +126,40 @@ pub enum Claim {
 }
 
 /// Decides from the holder and how long ago (by our clock) the record last
-/// changed.
+/// changed, against the duration the record itself states.
 pub fn claim(
     holder: Option<&str>,
     identity: &str,
     unchanged_for: Duration,
-    lease_duration: Duration,
+    duration: Duration,
 ) -> Claim {
     match holder {
         Some(holder) if holder == identity => Claim::Renew,
-        Some(holder) if !holder.is_empty() && unchanged_for < lease_duration => Claim::Wait,
+        Some(holder) if !holder.is_empty() && unchanged_for < duration => Claim::Wait,
         _ => Claim::Take,
     }
+}
+
+/// When a candidate that just wrote itself into the Lease may start
+/// leading: once the record it replaced, first seen at `seen_at`, has had
+/// its stored duration (`own` for a missing Lease or none stored).
+pub fn lead_at(
+    replaced_seen_at: Instant,
+    replaced_duration: Option<Duration>,
+    own: Duration,
+) -> Instant {
+    replaced_seen_at + replaced_duration.unwrap_or(own)
+}
+
+/// The outcome of one round of the protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Round {
+    /// We hold the Lease; a candidate may lead from `lead_at`.
+    Held { lead_at: Instant },
+    /// Another holder keeps it fresh.
+    HeldBy(String),
+    /// The API server could not be read or written; nothing is known.
+    Failed,
 }
 
 pub struct Elector {
@@ -93,28 +189,73 @@ impl Elector {
         &self.identity
     }
 
-    /// Competes for the Lease, then holds it, publishing on `leading` while
-    /// it leads. Returns an error when leadership is lost; runs until
+    /// Competes for the Lease, then holds it, publishing the term on
+    /// `term`. Returns an error when leadership is lost; runs until
     /// cancelled otherwise.
-    pub async fn run(&mut self, leading: &watch::Sender<bool>) -> Result<(), LeaderError> {
+    pub async fn run(&mut self, term: &watch::Sender<Term>) -> Result<(), LeaderError> {
+        let mut leading = false;
+        // While holding the Lease: the end of the renew deadline, and (as a
+        // candidate) when leading may begin.
+        let mut valid_until: Option<Instant> = None;
+        let mut pending_lead_at: Option<Instant> = None;
         loop {
-            if self.try_acquire_or_renew().await {
-                break;
+            let started = Instant::now();
+            let budget = match (leading, valid_until) {
+                (true, Some(until)) => until.saturating_duration_since(started),
+                _ => self.renew_deadline,
+            };
+            let round =
+                tokio::time::timeout(budget, self.round(pending_lead_at.is_some() || leading))
+                    .await
+                    .unwrap_or(Round::Failed);
+            let now = Instant::now();
+            match round {
+                Round::Held { lead_at } => {
+                    valid_until = Some(started + self.renew_deadline);
+                    if !leading {
+                        let lead_at = *pending_lead_at.get_or_insert(lead_at);
+                        if now >= lead_at {
+                            leading = true;
+                            pending_lead_at = None;
+                            tracing::info!(lease = %self.name, identity = %self.identity, "became leader");
+                        } else {
+                            tracing::info!(
+                                lease = %self.name,
+                                wait = ?lead_at - now,
+                                "holding the lease; leading once its previous holder must have stopped"
+                            );
+                        }
+                    }
+                    if leading {
+                        term.send_replace(Term::Leading { until: valid_until });
+                    }
+                }
+                Round::HeldBy(holder) if leading => {
+                    term.send_replace(Term::Standby);
+                    return Err(LeaderError::Superseded(holder));
+                }
+                Round::HeldBy(_) => {
+                    pending_lead_at = None;
+                    valid_until = None;
+                }
+                Round::Failed => {
+                    if valid_until.is_some_and(|until| now >= until) {
+                        if leading {
+                            term.send_replace(Term::Standby);
+                            return Err(LeaderError::Lost(self.renew_deadline));
+                        }
+                        pending_lead_at = None;
+                        valid_until = None;
+                    }
+                }
             }
-            tokio::time::sleep(self.retry_period).await;
-        }
-        tracing::info!(lease = %self.name, identity = %self.identity, "became leader");
-        leading.send_replace(true);
-        let mut last_renewal = Instant::now();
-        loop {
-            tokio::time::sleep(self.retry_period).await;
-            let attempt = tokio::time::timeout(self.renew_deadline, self.try_acquire_or_renew());
-            if matches!(attempt.await, Ok(true)) {
-                last_renewal = Instant::now();
-            } else if last_renewal.elapsed() >= self.renew_deadline {
-                leading.send_replace(false);
-                return Err(LeaderError::Lost(self.renew_deadline));
-            }
+            let sleep = match pending_lead_at {
+                Some(lead_at) => self
+                    .retry_period
+                    .min(lead_at.saturating_duration_since(now)),
+                None => self.retry_period,
+            };
+            tokio::time::sleep(sleep).await;
         }
     }
 
@@ -140,73 +281,94 @@ impl Elector {
         }
     }
 
-    /// One round of the protocol; true when we hold the Lease afterwards.
-    async fn try_acquire_or_renew(&mut self) -> bool {
+    /// One round of the protocol. `holding`: we held the Lease after the
+    /// previous round.
+    async fn round(&mut self, holding: bool) -> Round {
         let lease = match self.api.get_opt(&self.name).await {
             Ok(Some(lease)) => lease,
             Ok(None) => return self.create().await,
             Err(error) => {
                 tracing::debug!(lease = %self.name, %error, "could not read the lease");
-                return false;
+                return Round::Failed;
             }
         };
-        let unchanged_for = self.observe(&lease);
-        let spec = lease.spec.clone().unwrap_or_default();
+        let replaced = self.observe(Some(&lease));
+        let record = replaced.record.clone().unwrap_or_else(|| record_of(&lease));
+        let duration = record.duration.unwrap_or(self.lease_duration);
+        let unchanged_for = replaced.seen_at.elapsed();
         match claim(
-            spec.holder_identity.as_deref(),
+            record.holder.as_deref(),
             &self.identity,
             unchanged_for,
-            self.lease_duration,
+            duration,
         ) {
-            Claim::Wait => false,
-            decision => self.write(lease, decision).await,
+            Claim::Wait => Round::HeldBy(record.holder.unwrap_or_default()),
+            // A leader finds another holder: it must stop now, even if the
+            // record has gone unrenewed for a while.
+            Claim::Take if holding => Round::HeldBy(record.holder.unwrap_or_default()),
+            decision => {
+                let lead_at = lead_at(replaced.seen_at, record.duration, self.lease_duration);
+                match self.write(lease, decision).await {
+                    true => Round::Held { lead_at },
+                    false => Round::Failed,
+                }
+            }
         }
     }
 
-    /// Remembers the record if it changed; returns how long it has not.
-    fn observe(&mut self, lease: &Lease) -> Duration {
-        let spec = lease.spec.as_ref();
-        let current = Observed {
-            holder: spec.and_then(|s| s.holder_identity.clone()),
-            renew_time: spec.and_then(|s| s.renew_time.as_ref()).map(|t| t.0),
-            resource_version: lease.metadata.resource_version.clone(),
-            seen_at: Instant::now(),
-        };
-        let changed = self.observed.as_ref().is_none_or(|seen| {
-            (&seen.holder, &seen.renew_time, &seen.resource_version)
-                != (
-                    &current.holder,
-                    &current.renew_time,
-                    &current.resource_version,
-                )
-        });
-        if changed {
-            self.observed = Some(current);
-        }
-        self.observed
+    /// Remembers the record if it changed; returns the observation of the
+    /// record as it is now, with when it was first seen.
+    fn observe(&mut self, lease: Option<&Lease>) -> Observed {
+        let record = lease.map(record_of);
+        let changed = self
+            .observed
             .as_ref()
-            .map_or(Duration::ZERO, |seen| seen.seen_at.elapsed())
+            .is_none_or(|seen| seen.record != record);
+        if changed {
+            self.observed = Some(Observed {
+                record,
+                seen_at: Instant::now(),
+            });
+        }
+        self.observed.clone().unwrap_or(Observed {
+            record: None,
+            seen_at: Instant::now(),
+        })
     }
 
-    async fn create(&mut self) -> bool {
+    async fn create(&mut self) -> Round {
+        // A missing Lease may have been deleted under a live leader: lead
+        // only a full lease duration after first finding it missing.
+        let missing = self.observe(None);
         let lease = Lease {
             metadata: ObjectMeta {
                 name: Some(self.name.clone()),
                 ..ObjectMeta::default()
             },
-            spec: Some(self.record(None, Claim::Take)),
+            spec: Some(self.spec(None, Claim::Take)),
         };
-        self.api.create(&post_params(), &lease).await.is_ok()
+        match self.api.create(&post_params(), &lease).await {
+            Ok(created) => {
+                self.observe(Some(&created));
+                Round::Held {
+                    lead_at: lead_at(missing.seen_at, None, self.lease_duration),
+                }
+            }
+            Err(error) => {
+                tracing::debug!(lease = %self.name, %error, "could not create the lease");
+                Round::Failed
+            }
+        }
     }
 
     async fn write(&mut self, mut lease: Lease, decision: Claim) -> bool {
         let previous = lease.spec.take();
-        lease.spec = Some(self.record(previous.as_ref(), decision));
+        lease.spec = Some(self.spec(previous.as_ref(), decision));
         // The resourceVersion makes this a compare-and-swap: of two
         // candidates taking the Lease at once, one gets a conflict.
         match self.api.replace(&self.name, &post_params(), &lease).await {
             Ok(written) => {
-                self.observe(&written);
+                self.observe(Some(&written));
                 true
             }
             Err(error) => {
@@ -216,7 +378,7 @@ impl Elector {
         }
     }
 
-    fn record(&self, previous: Option<&LeaseSpec>, decision: Claim) -> LeaseSpec {
+    fn spec(&self, previous: Option<&LeaseSpec>, decision: Claim) -> LeaseSpec {
         let now = MicroTime(Timestamp::now());
         let transitions = previous.and_then(|p| p.lease_transitions).unwrap_or(0);
         let (acquire_time, lease_transitions) = match decision {
@@ -240,6 +402,19 @@ impl Elector {
             lease_transitions: Some(lease_transitions),
             ..previous.cloned().unwrap_or_default()
         }
+    }
+}
+
+fn record_of(lease: &Lease) -> Record {
+    let spec = lease.spec.as_ref();
+    Record {
+        holder: spec.and_then(|s| s.holder_identity.clone()),
+        renew_time: spec.and_then(|s| s.renew_time.as_ref()).map(|t| t.0),
+        resource_version: lease.metadata.resource_version.clone(),
+        duration: spec
+            .and_then(|s| s.lease_duration_seconds)
+            .and_then(|secs| u64::try_from(secs).ok())
+            .map(Duration::from_secs),
     }
 }
 
@@ -292,5 +467,37 @@ mod tests {
     #[test]
     fn a_lease_unchanged_for_its_duration_is_taken_over() {
         assert_eq!(claim(Some("other"), "me", DURATION, DURATION), Claim::Take);
+    }
+
+    #[test]
+    fn the_stored_duration_decides_expiry() {
+        let stored = Duration::from_secs(30);
+        assert_eq!(
+            claim(Some("other"), "me", Duration::from_secs(20), stored),
+            Claim::Wait
+        );
+    }
+
+    #[test]
+    fn leading_waits_for_the_replaced_record_to_have_had_its_duration() {
+        let seen = Instant::now();
+        let own = Duration::from_secs(15);
+        assert_eq!(
+            lead_at(seen, Some(Duration::from_secs(1)), own),
+            seen + Duration::from_secs(1)
+        );
+        assert_eq!(lead_at(seen, None, own), seen + own);
+    }
+
+    #[test]
+    fn a_term_allows_writes_only_before_its_deadline() {
+        let now = Instant::now();
+        let term = Term::Leading {
+            until: Some(now + Duration::from_secs(1)),
+        };
+        assert!(term.allows_writes_at(now));
+        assert!(!term.allows_writes_at(now + Duration::from_secs(1)));
+        assert!(Term::Leading { until: None }.allows_writes_at(now));
+        assert!(!Term::Standby.allows_writes_at(now));
     }
 }

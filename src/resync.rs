@@ -17,7 +17,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::reflector::{ObjectRef, Store};
 use tokio::sync::watch;
 
-use crate::{context::Context, metrics::Loop};
+use crate::{context::Context, leader::Leadership, metrics::Loop};
 
 /// Whether one cached object's reconcile has something to do.
 pub type NeedsWork = fn(&ConfigMap, &Context) -> bool;
@@ -29,7 +29,7 @@ pub fn due(
     store: Store<ConfigMap>,
     needs_work: NeedsWork,
     resyncs: watch::Receiver<u64>,
-    leadership: watch::Receiver<bool>,
+    leadership: Leadership,
     ctx: Arc<Context>,
 ) -> impl Stream<Item = ObjectRef<ConfigMap>> + Send {
     stream::select(ticks(resyncs), became_leader(leadership))
@@ -71,7 +71,7 @@ fn ticks(resyncs: watch::Receiver<u64>) -> impl Stream<Item = ()> + Send {
 
 /// Yields once when this replica first leads. A leader that loses the
 /// lease exits, so leadership begins at most once per process.
-fn became_leader(mut leadership: watch::Receiver<bool>) -> impl Stream<Item = ()> + Send {
-    stream::once(async move { leadership.wait_for(|leading| *leading).await.is_ok() })
+fn became_leader(leadership: Leadership) -> impl Stream<Item = ()> + Send {
+    stream::once(async move { leadership.became_leader().await })
         .filter_map(|led| future::ready(led.then_some(())))
 }

@@ -30,6 +30,7 @@ pub async fn perform(ctx: &Context, source: &ConfigMap, write: Write) -> Result<
         Write::Create(copy) => create(ctx, source, copy).await,
         Write::Replace { copy, why } => {
             let api = ctx.configmaps(&copy.namespace().unwrap_or_default());
+            ctx.ensure_leading()?;
             api_call(api.replace(&copy.name_any(), &post_params(), &copy)).await?;
             let verb = if why == Difference::SourceChanged {
                 "updated"
@@ -67,6 +68,7 @@ pub async fn perform(ctx: &Context, source: &ConfigMap, write: Write) -> Result<
 async fn create(ctx: &Context, source: &ConfigMap, copy: ConfigMap) -> Result<(), Error> {
     let api = ctx.configmaps(&copy.namespace().unwrap_or_default());
     let name = copy.name_any();
+    ctx.ensure_leading()?;
     match api.create(&post_params(), &copy).await {
         Ok(_) => {
             let message = format!("created {} {}", kind(&copy), object_key(&copy));
@@ -99,6 +101,7 @@ pub async fn delete(ctx: &Context, namespace: &str, name: &str, uid: String) -> 
         }),
         ..DeleteParams::default()
     };
+    ctx.ensure_leading()?;
     match ctx.configmaps(namespace).delete(name, &params).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),

@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{Mirror, Scene, mk_source};
 use k8s_openapi::{
@@ -17,10 +17,16 @@ use serde_json::json;
 use testenv::Signal;
 
 const LEASE: &str = "configmap-mirror";
-const LEASE_DURATION: Duration = Duration::from_secs(4);
+const LEASE_DURATION: Duration = Duration::from_secs(6);
 const RETRY_PERIOD: Duration = Duration::from_millis(500);
 
 async fn replica(scene: &Scene<'_>, identity: &str) -> Mirror {
+    replica_with(scene, identity, ["6s", "4s", "500ms"]).await
+}
+
+/// A replica with this lease duration, renew deadline and retry period.
+async fn replica_with(scene: &Scene<'_>, identity: &str, timings: [&str; 3]) -> Mirror {
+    let [lease, renew, retry] = timings;
     scene
         .start_mirror(&[
             "--leader-elect",
@@ -29,11 +35,11 @@ async fn replica(scene: &Scene<'_>, identity: &str) -> Mirror {
             "--leader-election-identity",
             identity,
             "--lease-duration",
-            "4s",
+            lease,
             "--renew-deadline",
-            "3s",
+            renew,
             "--retry-period",
-            "500ms",
+            retry,
         ])
         .await
 }
@@ -44,7 +50,11 @@ async fn holder(scene: &Scene<'_>) -> Option<String> {
     lease.spec?.holder_identity.filter(|h| !h.is_empty())
 }
 
-async fn wait_holder(scene: &Scene<'_>, timeout: Duration, wanted: impl Fn(&str) -> bool) -> String {
+async fn wait_holder(
+    scene: &Scene<'_>,
+    timeout: Duration,
+    wanted: impl Fn(&str) -> bool,
+) -> String {
     testenv::wait_for("the lease holder", timeout, || async {
         holder(scene).await.filter(|h| wanted(h))
     })
@@ -54,6 +64,37 @@ async fn wait_holder(scene: &Scene<'_>, timeout: Duration, wanted: impl Fn(&str)
 
 async fn leading(mirror: &Mirror) -> bool {
     mirror.metric("leader_election_master_status", "").await == 1.0
+}
+
+/// Like [`leading`], and false for a replica that has exited.
+async fn leads(mirror: &Mirror) -> bool {
+    match mirror.get("/metrics").await {
+        Ok((_, text)) => common::sum_metric(&text, "leader_election_master_status", "") == 1.0,
+        Err(_) => false,
+    }
+}
+
+/// Samples both replicas for `window`, failing if both ever lead at once.
+async fn never_both_lead(a: &Mirror, b: &Mirror, window: Duration) {
+    let end = Instant::now() + window;
+    while Instant::now() < end {
+        let (a_leads, b_leads) = tokio::join!(leads(a), leads(b));
+        assert!(
+            !(a_leads && b_leads),
+            "both replicas lead at once\n--- a ---\n{}\n--- b ---\n{}",
+            a.log_text(),
+            b.log_text()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn wait_leading(mirror: &Mirror) {
+    testenv::wait_for("a replica to lead", common::PATIENCE, || async {
+        leads(mirror).await.then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
 }
 
 /// Starts replicas a and b; returns (leader, standby).
@@ -126,7 +167,7 @@ async fn a_killed_leader_is_replaced_once_its_lease_expires() {
     leader.signal(Signal::Kill);
     assert!(leader.wait_exit(common::PATIENCE).is_some());
     scene.create(&mk_source("colors", &[("a", "1")])).await;
-    let bound = LEASE_DURATION + RETRY_PERIOD + Duration::from_secs(2);
+    let bound = LEASE_DURATION + RETRY_PERIOD + Duration::from_secs(3);
     wait_holder(&scene, bound, |h| h != leader_id).await;
     scene.companion_in_sync("colors").await;
     assert_eq!(standby.writes_reaching(1.0).await, 1.0);
@@ -137,9 +178,11 @@ async fn a_leader_that_cannot_renew_stops_and_exits_non_zero() {
     let scene = Scene::new("le-lost").await;
     let mut leader = replica(&scene, "replica-a").await;
     wait_holder(&scene, common::PATIENCE, |h| h == "replica-a").await;
+    wait_leading(&leader).await;
 
     // Someone else keeps the Lease fresh: every renewal attempt fails.
     let leases: Api<Lease> = Api::namespaced(scene.client.clone(), &scene.namespace);
+    let deadline = Instant::now() + common::PATIENCE;
     let status = loop {
         let now = MicroTime(Timestamp::now());
         let patch = json!({"spec": {"holderIdentity": "intruder", "renewTime": now}});
@@ -150,7 +193,97 @@ async fn a_leader_that_cannot_renew_stops_and_exits_non_zero() {
         if let Some(status) = leader.wait_exit(Duration::from_millis(300)) {
             break status;
         }
+        assert!(
+            Instant::now() < deadline,
+            "the leader kept running without its lease"
+        );
     };
     assert_eq!(status.code(), Some(1), "{status}");
     assert!(leader.log_text().contains("lost the lease"));
+}
+
+#[tokio::test]
+async fn a_lease_handed_to_the_standby_by_hand_never_makes_two_leaders() {
+    let scene = Scene::new("le-edit").await;
+    let (mut leader, standby) = two_replicas(&scene).await;
+    wait_leading(&leader).await;
+    let standby_id = if holder(&scene).await.as_deref() == Some("replica-a") {
+        "replica-b"
+    } else {
+        "replica-a"
+    };
+
+    let leases: Api<Lease> = Api::namespaced(scene.client.clone(), &scene.namespace);
+    let patch =
+        json!({"spec": {"holderIdentity": standby_id, "renewTime": MicroTime(Timestamp::now())}});
+    leases
+        .patch(LEASE, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("hand the lease over");
+    never_both_lead(&leader, &standby, LEASE_DURATION * 2).await;
+    wait_leading(&standby).await;
+    let status = leader
+        .wait_exit(common::PATIENCE)
+        .expect("the old leader exits");
+    assert_eq!(status.code(), Some(1), "{status}");
+    assert!(leader.log_text().contains("it is now held by"));
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+}
+
+#[tokio::test]
+async fn a_deleted_lease_never_makes_two_leaders() {
+    let scene = Scene::new("le-delete").await;
+    let (leader, standby) = two_replicas(&scene).await;
+    wait_leading(&leader).await;
+
+    // The leader is paused, so the standby is the one to find the Lease
+    // missing and create it; the leader resumes within its deadline.
+    let leases: Api<Lease> = Api::namespaced(scene.client.clone(), &scene.namespace);
+    leader.signal(Signal::Stop);
+    leases
+        .delete(LEASE, &Default::default())
+        .await
+        .expect("delete the lease");
+    let recreated = testenv::wait_for("the standby to create the lease", common::PATIENCE, || {
+        holder(&scene)
+    })
+    .await;
+    leader.signal(Signal::Cont);
+    recreated.unwrap_or_else(|e| panic!("{e:#}"));
+    never_both_lead(&leader, &standby, LEASE_DURATION * 2).await;
+    let either = testenv::wait_for("a leader", common::PATIENCE, || async {
+        (leads(&leader).await || leads(&standby).await).then_some(())
+    })
+    .await;
+    either.unwrap_or_else(|e| panic!("{e:#}"));
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+}
+
+/// A candidate with a shorter lease duration than the leader's must wait
+/// for the leader's, as the Lease states it: a leader that stalls for
+/// longer than the candidate's own duration, but within its own renew
+/// deadline, is still the only leader when it resumes.
+#[tokio::test]
+async fn a_candidate_honours_the_lease_duration_the_lease_states() {
+    let scene = Scene::new("le-durations").await;
+    let long = replica_with(&scene, "long", ["20s", "10s", "1s"]).await;
+    wait_holder(&scene, common::PATIENCE, |h| h == "long").await;
+    wait_leading(&long).await;
+    let short = replica(&scene, "short").await;
+
+    long.signal(Signal::Stop);
+    // Past the candidate's own 6 s, within the leader's 10 s deadline.
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let short_led = leads(&short).await;
+    let holder_then = holder(&scene).await;
+    long.signal(Signal::Cont);
+    assert!(
+        !short_led,
+        "the candidate took over before the stored duration"
+    );
+    assert_eq!(holder_then.as_deref(), Some("long"));
+    never_both_lead(&long, &short, Duration::from_secs(3)).await;
+    assert!(leads(&long).await, "{}", long.log_text());
 }

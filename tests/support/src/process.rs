@@ -25,6 +25,10 @@ pub enum Signal {
     Int,
     Hup,
     Kill,
+    /// Pauses the process, as a long stall would.
+    Stop,
+    /// Resumes a stopped process.
+    Cont,
 }
 
 impl Signal {
@@ -34,6 +38,8 @@ impl Signal {
             Signal::Int => "INT",
             Signal::Hup => "HUP",
             Signal::Kill => "KILL",
+            Signal::Stop => "STOP",
+            Signal::Cont => "CONT",
         }
     }
 }
