@@ -84,11 +84,9 @@ impl Leadership {
     /// Completes when this replica first leads; false if it never will.
     pub async fn became_leader(&self) -> bool {
         let mut term = self.0.clone();
-        let led = term
-            .wait_for(|term| matches!(term, Term::Leading { .. }))
+        term.wait_for(|term| matches!(term, Term::Leading { .. }))
             .await
-            .is_ok();
-        led
+            .is_ok()
     }
 
     /// Completes at the next change of term; false once no more can come.
