@@ -14,6 +14,14 @@ help: ## List the targets
 k8s: ## Build (or find cached) etcd, kube-apiserver, kube-controller-manager and kubectl
 	@bash hack/install-k8s.sh >/dev/null
 
+.PHONY: node
+node: k8s ## Build (or find cached) what a local kubelet node runs: kubelet, kube-proxy, kube-scheduler, containerd
+	@bash hack/install-node.sh
+
+.PHONY: image
+image: ## Build the container image with podman, offline (see hack/image.sh)
+	@bash hack/image.sh
+
 .PHONY: build
 build: ## Build the controller
 	cargo build --locked
@@ -45,7 +53,7 @@ bench: k8s release ## Measure convergence, healing, memory and CPU (see BENCHMAR
 	cargo run --release --locked -p mirror-bench -- $(BENCH_ARGS)
 
 .PHONY: cluster
-cluster: k8s ## Start a local control plane in the background
+cluster: k8s $(if $(filter 1,$(NODE)),node) ## Start a local control plane in the background (NODE=1: with a kubelet node)
 	@bash hack/cluster.sh up
 
 .PHONY: cluster-down

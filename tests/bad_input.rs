@@ -139,7 +139,7 @@ async fn an_rbac_denial_is_warned_about_and_heals_once_granted() {
 }
 
 /// Admission policies take effect a moment after they are written.
-async fn policy_enforced(scene: &Scene) {
+async fn policy_enforced(scene: &Scene<'_>) {
     let probe = mk_unmanaged("refused-synced", &[]);
     let dry_run = kube::api::PostParams {
         dry_run: true,
@@ -161,7 +161,7 @@ async fn policy_enforced(scene: &Scene) {
     .unwrap_or_else(|e| panic!("{e:#}"));
 }
 
-fn delete_policy(scene: &Scene, name: &str) {
+fn delete_policy(scene: &Scene<'_>, name: &str) {
     let out = scene
         .control_plane
         .kubectl()

@@ -13,7 +13,7 @@ const RESYNC: &str = "configmap_mirror_resync_objects_total";
 const RESYNC_SYNC_IN_SYNC: &str = "loop=\"sync\",result=\"in_sync\"";
 const RESYNC_PRUNE_IN_SYNC: &str = "loop=\"prune\",result=\"in_sync\"";
 
-async fn resource_versions(scene: &Scene) -> BTreeMap<String, String> {
+async fn resource_versions(scene: &Scene<'_>) -> BTreeMap<String, String> {
     let list = scene
         .configmaps()
         .list(&ListParams::default())

@@ -20,7 +20,7 @@ const LEASE: &str = "configmap-mirror";
 const LEASE_DURATION: Duration = Duration::from_secs(4);
 const RETRY_PERIOD: Duration = Duration::from_millis(500);
 
-async fn replica(scene: &Scene, identity: &str) -> Mirror {
+async fn replica(scene: &Scene<'_>, identity: &str) -> Mirror {
     scene
         .start_mirror(&[
             "--leader-elect",
@@ -38,13 +38,17 @@ async fn replica(scene: &Scene, identity: &str) -> Mirror {
         .await
 }
 
-async fn holder(scene: &Scene) -> Option<String> {
+async fn holder(scene: &Scene<'_>) -> Option<String> {
     let leases: Api<Lease> = Api::namespaced(scene.client.clone(), &scene.namespace);
     let lease = leases.get_opt(LEASE).await.ok()??;
     lease.spec?.holder_identity.filter(|h| !h.is_empty())
 }
 
-async fn wait_holder(scene: &Scene, timeout: Duration, wanted: impl Fn(&str) -> bool) -> String {
+async fn wait_holder(
+    scene: &Scene<'_>,
+    timeout: Duration,
+    wanted: impl Fn(&str) -> bool,
+) -> String {
     testenv::wait_for("the lease holder", timeout, || async {
         holder(scene).await.filter(|h| wanted(h))
     })
@@ -57,7 +61,7 @@ async fn leading(mirror: &Mirror) -> bool {
 }
 
 /// Starts replicas a and b; returns (leader, standby).
-async fn two_replicas(scene: &Scene) -> (Mirror, Mirror) {
+async fn two_replicas(scene: &Scene<'_>) -> (Mirror, Mirror) {
     let a = replica(scene, "replica-a").await;
     let b = replica(scene, "replica-b").await;
     let first = wait_holder(scene, common::PATIENCE, |_| true).await;

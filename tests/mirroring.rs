@@ -30,7 +30,7 @@ async fn exclusive() -> MutexGuard<'static, ()> {
 }
 
 struct World {
-    scene: Scene,
+    scene: Scene<'static>,
     /// Unique to the test: every target namespace is named `<prefix>-...`.
     prefix: String,
     mirror: Option<Mirror>,

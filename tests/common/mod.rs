@@ -21,17 +21,22 @@ pub const SOURCE_LABEL: &str = "workshop.io/managed";
 /// Long enough for a loaded 2-core machine; the benchmark measures speed.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
-/// One test's world: the shared control plane, an admin client and a fresh
-/// namespace of its own.
-pub struct Scene {
-    pub control_plane: &'static ControlPlane,
+/// One test's world: a control plane (the shared one, unless the test
+/// owns one), an admin client and a fresh namespace of its own.
+pub struct Scene<'a> {
+    pub control_plane: &'a ControlPlane,
     pub client: Client,
     pub namespace: String,
 }
 
-impl Scene {
-    pub async fn new(prefix: &str) -> Scene {
-        let control_plane = ControlPlane::shared();
+impl Scene<'static> {
+    pub async fn new(prefix: &str) -> Scene<'static> {
+        Scene::on(ControlPlane::shared(), prefix).await
+    }
+}
+
+impl<'a> Scene<'a> {
+    pub async fn on(control_plane: &'a ControlPlane, prefix: &str) -> Scene<'a> {
         let client = control_plane.client().await;
         let namespace = testenv::fresh_namespace(&client, prefix)
             .await
