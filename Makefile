@@ -37,7 +37,7 @@ lint: ## rustfmt, clippy (warnings are errors) and hadolint
 	bash hack/lint-dockerfile.sh
 
 .PHONY: test
-test: k8s lint release ## The whole test suite, against a real local control plane
+test: k8s node lint release ## The whole test suite, against a real local control plane (and a kubelet node)
 	cargo test --workspace --locked
 
 .PHONY: run
@@ -47,6 +47,10 @@ run: build ## Run the controller against the current cluster, or the local one
 .PHONY: demo
 demo: k8s build ## Walk through the controller's behaviour on a local control plane
 	@bash hack/demo.sh
+
+.PHONY: demo-in-cluster
+demo-in-cluster: k8s node ## The same, with the image built here running as pods on a kubelet node (root)
+	@bash hack/demo-in-cluster.sh
 
 .PHONY: bench
 bench: k8s release ## Measure convergence, healing, memory and CPU (see BENCHMARKS.md)
