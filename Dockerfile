@@ -14,19 +14,22 @@
 # dependency layer is reused until a manifest or Cargo.lock changes, whatever
 # the workspace members are.
 FROM rust:1.95-bookworm AS planner
-SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# Every RUN here is plain POSIX sh with no pipeline: builders that ignore SHELL
+# (buildah in OCI format) run it under dash, and a failure must fail the build.
 WORKDIR /build
 COPY . .
+# find -exec ... {} + exits non-zero when the script fails for any manifest.
+# (No literal "{}" may appear in the script: find would substitute it.)
 RUN mkdir -p /skeleton \
     && cp Cargo.lock /skeleton/ \
-    && find . -name Cargo.toml -not -path './target/*' -print0 \
-       | while IFS= read -r -d '' manifest; do \
+    && find . -name Cargo.toml -not -path './target/*' -exec sh -ec ' \
+         for manifest; do \
            dir="/skeleton/$(dirname "$manifest")"; \
            mkdir -p "$dir/src"; \
            cp "$manifest" "$dir/"; \
-           echo 'fn main() {}' > "$dir/src/main.rs"; \
+           echo "fn main() { }" > "$dir/src/main.rs"; \
            touch "$dir/src/lib.rs"; \
-         done
+         done' sh {} +
 
 ############################ builder ############################
 FROM rust:1.95-bookworm AS builder

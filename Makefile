@@ -23,6 +23,14 @@ k8s-compat: ## Build (or find cached) the other Kubernetes releases the compatib
 	  KUBE_VERSION=$$version bash hack/install-k8s.sh >/dev/null || exit 1; \
 	done
 
+.PHONY: node
+node: k8s ## Build (or find cached) what a local kubelet node runs: kubelet, kube-proxy, kube-scheduler, containerd
+	@bash hack/install-node.sh
+
+.PHONY: image
+image: ## Build the container image with podman, offline (see hack/image.sh)
+	@bash hack/image.sh
+
 .PHONY: build
 build: ## Build the controller
 	cargo build --locked
@@ -38,7 +46,7 @@ lint: ## rustfmt, clippy (warnings are errors) and hadolint
 	bash hack/lint-dockerfile.sh
 
 .PHONY: test
-test: k8s k8s-compat lint release ## The whole test suite, against a real local control plane
+test: k8s k8s-compat node lint release ## The whole test suite, against real local control planes (and a kubelet node)
 	cargo test --workspace --locked
 
 .PHONY: run
@@ -49,12 +57,16 @@ run: build ## Run the controller against the current cluster, or the local one
 demo: k8s build ## Walk through the controller's behaviour on a local control plane
 	@bash hack/demo.sh
 
+.PHONY: demo-in-cluster
+demo-in-cluster: k8s node ## The same, with the image built here running as pods on a kubelet node (root)
+	@bash hack/demo-in-cluster.sh
+
 .PHONY: bench
 bench: k8s release ## Measure convergence, healing, memory and CPU (see BENCHMARKS.md)
 	cargo run --release --locked -p mirror-bench -- $(BENCH_ARGS)
 
 .PHONY: cluster
-cluster: k8s ## Start a local control plane in the background
+cluster: k8s $(if $(filter 1,$(NODE)),node) ## Start a local control plane in the background (NODE=1: with a kubelet node)
 	@bash hack/cluster.sh up
 
 .PHONY: cluster-down

@@ -4,6 +4,9 @@
 #
 #   hack/cluster.sh up     start it in the background (idempotent)
 #   hack/cluster.sh down   stop it and remove its state
+#
+#   NODE=1   with a kubelet node beside it (needs root and `make node`), so
+#            that Deployments run as real pods; its files are in .local/node/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,11 +33,17 @@ up() {
   cargo build --locked --quiet -p testenv --bin local-cluster
   mkdir -p "$local_dir"
   rm -f "$kubeconfig"
+  local node_flag=() polls=600
+  if [ "${NODE:-}" = 1 ]; then
+    node_flag=(--node)
+    # A node takes longer: it waits until kubelet reports Ready.
+    polls=1500
+  fi
   # setsid: a Ctrl-C in this terminal must not stop the cluster.
   setsid nohup target/debug/local-cluster up --state-dir "$local_dir/cluster" \
-    --kubeconfig "$kubeconfig" --pid-file "$pid_file" </dev/null >"$log" 2>&1 &
+    --kubeconfig "$kubeconfig" --pid-file "$pid_file" "${node_flag[@]}" </dev/null >"$log" 2>&1 &
   local pid=$!
-  for _ in $(seq 600); do
+  for _ in $(seq "$polls"); do
     if [ -f "$kubeconfig" ]; then
       echo "local cluster up (pid $pid, log $log)"
       echo "export KUBECONFIG=$kubeconfig"
@@ -47,14 +56,15 @@ up() {
     fi
     sleep 0.2
   done
-  echo "the local cluster was not ready after 120 s; see $log" >&2
+  echo "the local cluster was not ready after $((polls / 5)) s; see $log" >&2
   exit 1
 }
 
 down() {
   if pid=$(running_pid); then
     kill -TERM "$pid"
-    for _ in $(seq 150); do
+    # A node stops its pods first.
+    for _ in $(seq 600); do
       # A zombie still answers kill -0, so look at its state instead.
       grep -qs '^State:[[:space:]]*[RSDTt]' "/proc/$pid/status" || break
       sleep 0.2

@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
 # Builds (or finds) the control-plane binaries the tests, the demo and the
 # benchmark run: kube-apiserver, kube-controller-manager, kubectl and etcd.
+# With the component set "node" first, it builds instead what a kubelet node
+# adds, from the same release: kubelet, kube-proxy and kube-scheduler. Each
+# set is cached on its own, so the control plane alone never pays for a node.
 #
 # Nothing ships these binaries for this machine, so they are compiled from the
 # official Go modules. The result is cached per user, keyed by version, so only
 # the first run is slow. Prints the directory holding the binaries on stdout;
 # everything else goes to stderr.
 #
-#   KUBE_VERSION   Kubernetes release to build (default: hack/kube-version)
-#   KUBE_BIN_DIR   use binaries from this directory instead of building
+#   hack/install-k8s.sh [node] [--cached-only]
+#
+#   KUBE_VERSION        Kubernetes release to build (default: hack/kube-version)
+#   KUBE_BIN_DIR        use control-plane binaries from this directory instead of building
+#   KUBE_NODE_BIN_DIR   the same, for the node set
 #
 # With --cached-only it never builds: it prints the directory if the binaries
 # are already there and fails otherwise.
 set -euo pipefail
+component_set=control-plane
+[ "${1:-}" = node ] && { component_set=node; shift; }
 cached_only=false
 [ "${1:-}" = --cached-only ] && cached_only=true
 
@@ -20,6 +28,26 @@ cached_only=false
 # feature in Cargo.toml.
 KUBE_VERSION="${KUBE_VERSION:-$(cat "$(dirname "$0")/kube-version")}"
 REQUIRED=(etcd kube-apiserver kube-controller-manager kubectl)
+packages=(
+  k8s.io/kubernetes/cmd/kube-apiserver
+  k8s.io/kubernetes/cmd/kube-controller-manager
+  k8s.io/kubernetes/cmd/kubectl
+  go.etcd.io/etcd/server/v3
+)
+given_bin_dir="${KUBE_BIN_DIR:-}"
+given_bin_dir_variable=KUBE_BIN_DIR
+cache_name="k8s-$KUBE_VERSION"
+if [ "$component_set" = node ]; then
+  REQUIRED=(kubelet kube-proxy kube-scheduler)
+  packages=(
+    k8s.io/kubernetes/cmd/kubelet
+    k8s.io/kubernetes/cmd/kube-proxy
+    k8s.io/kubernetes/cmd/kube-scheduler
+  )
+  given_bin_dir="${KUBE_NODE_BIN_DIR:-}"
+  given_bin_dir_variable=KUBE_NODE_BIN_DIR
+  cache_name="k8s-node-$KUBE_VERSION"
+fi
 
 log() { printf 'install-k8s: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -38,15 +66,15 @@ have_all() {
   done
 }
 
-if [ -n "${KUBE_BIN_DIR:-}" ]; then
-  have_all "$KUBE_BIN_DIR" || die "KUBE_BIN_DIR=$KUBE_BIN_DIR lacks one of: ${REQUIRED[*]}"
-  log "using binaries from KUBE_BIN_DIR"
-  echo "$KUBE_BIN_DIR"
+if [ -n "$given_bin_dir" ]; then
+  have_all "$given_bin_dir" || die "$given_bin_dir_variable=$given_bin_dir lacks one of: ${REQUIRED[*]}"
+  log "using binaries from $given_bin_dir_variable"
+  echo "$given_bin_dir"
   exit 0
 fi
 
 cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/configmap-mirror"
-dest="$cache_root/k8s-$KUBE_VERSION"
+dest="$cache_root/$cache_name"
 # A build is complete only when this marker exists; it is written last.
 stamp="$dest/.complete"
 
@@ -67,7 +95,7 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/configmap-mirror-k8s-build.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 
-log "building Kubernetes $KUBE_VERSION (a cold build takes a while; later runs use the cache)"
+log "building Kubernetes $KUBE_VERSION, $component_set set (a cold build takes a while; later runs use the cache)"
 run go mod init configmap-mirror.local/k8s-build >/dev/null 2>&1
 run go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" >"$work/download.json"
 upstream_mod="$(sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p' "$work/download.json")"
@@ -95,12 +123,6 @@ replaces="$(awk '/^require/,/^\)/ { if ($1 ~ /^k8s\.io\// && $2 == "v0.0.0") pri
   echo "$replaces"
 } >go.mod
 
-packages=(
-  k8s.io/kubernetes/cmd/kube-apiserver
-  k8s.io/kubernetes/cmd/kube-controller-manager
-  k8s.io/kubernetes/cmd/kubectl
-  go.etcd.io/etcd/server/v3
-)
 # Versions are explicit: a bare `go get` would upgrade each to its latest
 # release and build a different etcd (and etcd client) than Kubernetes pins.
 run go get "k8s.io/kubernetes@$KUBE_VERSION" "go.etcd.io/etcd/server/v3@$etcd_version" >&2
@@ -111,20 +133,27 @@ ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.
 # One invocation, so the commands share every compiled package.
 run go build -trimpath -ldflags "$ldflags" -o "$dest/bin.partial/" "${packages[@]}"
 # The etcd main package's path ends in /server/v3, so Go names it "server".
-mv "$dest/bin.partial/server" "$dest/bin.partial/etcd"
+[ "$component_set" = control-plane ] && mv "$dest/bin.partial/server" "$dest/bin.partial/etcd"
 
 have_all "$dest/bin.partial" || die "build finished without all of: ${REQUIRED[*]}"
 # The module graph must be exactly what Kubernetes pins. (Outputs are
 # captured first: `grep -q` closing a pipe early trips pipefail.)
-apiserver_modules="$(go version -m "$dest/bin.partial/kube-apiserver")"
-for pinned in "k8s.io/kubernetes $KUBE_VERSION" "go.etcd.io/etcd/client/v3 $etcd_version"; do
-  grep -qE "[[:space:]]${pinned% *}[[:space:]]+${pinned#* }([[:space:]]|$)" <<<"$apiserver_modules" \
-    || die "kube-apiserver was not built with $pinned"
-done
-etcd_reported="$("$dest/bin.partial/etcd" --version)"
-grep -q "etcd Version: ${etcd_version#v}" <<<"$etcd_reported" || die "etcd is not version $etcd_version"
-run "$dest/bin.partial/etcd" --version >&2
-run "$dest/bin.partial/kube-apiserver" --version >&2
+if [ "$component_set" = node ]; then
+  kubelet_modules="$(go version -m "$dest/bin.partial/kubelet")"
+  grep -qE "[[:space:]]k8s.io/kubernetes[[:space:]]+$KUBE_VERSION([[:space:]]|$)" <<<"$kubelet_modules" \
+    || die "kubelet was not built with k8s.io/kubernetes $KUBE_VERSION"
+  run "$dest/bin.partial/kubelet" --version >&2
+else
+  apiserver_modules="$(go version -m "$dest/bin.partial/kube-apiserver")"
+  for pinned in "k8s.io/kubernetes $KUBE_VERSION" "go.etcd.io/etcd/client/v3 $etcd_version"; do
+    grep -qE "[[:space:]]${pinned% *}[[:space:]]+${pinned#* }([[:space:]]|$)" <<<"$apiserver_modules" \
+      || die "kube-apiserver was not built with $pinned"
+  done
+  etcd_reported="$("$dest/bin.partial/etcd" --version)"
+  grep -q "etcd Version: ${etcd_version#v}" <<<"$etcd_reported" || die "etcd is not version $etcd_version"
+  run "$dest/bin.partial/etcd" --version >&2
+  run "$dest/bin.partial/kube-apiserver" --version >&2
+fi
 mv "$dest/bin.partial" "$dest/bin"
 echo "$KUBE_VERSION etcd $etcd_version" >"$stamp"
 log "installed: $dest/bin"

@@ -1,10 +1,14 @@
 //! Key material for one control plane, generated fresh every start so no
 //! secret is shared between runs or checked in.
 
+use std::net::Ipv4Addr;
+
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,
 };
+
+use crate::control_plane::KUBERNETES_SERVICE_IP;
 
 pub(crate) struct Pki {
     pub ca_pem: String,
@@ -19,7 +23,8 @@ pub(crate) struct Pki {
     pub service_account_public_key_pem: String,
 }
 
-pub(crate) fn generate() -> anyhow::Result<Pki> {
+/// `apiserver_address`: an address the API server serves on besides loopback.
+pub(crate) fn generate(apiserver_address: Option<Ipv4Addr>) -> anyhow::Result<Pki> {
     let ca_key = KeyPair::generate()?;
     let mut ca_params = CertificateParams::default();
     ca_params.distinguished_name = name("testenv-ca");
@@ -32,13 +37,19 @@ pub(crate) fn generate() -> anyhow::Result<Pki> {
     let ca = ca_params.self_signed(&ca_key)?;
 
     let serving_key = KeyPair::generate()?;
-    let mut serving_params = CertificateParams::new(vec![
+    // Every name a pod may use for the API server: the `kubernetes` Service's
+    // ClusterIP and DNS names, besides what clients on this machine use.
+    let mut names = vec![
         "127.0.0.1".to_owned(),
         "localhost".to_owned(),
+        KUBERNETES_SERVICE_IP.to_string(),
         "kubernetes".to_owned(),
         "kubernetes.default".to_owned(),
         "kubernetes.default.svc".to_owned(),
-    ])?;
+        "kubernetes.default.svc.cluster.local".to_owned(),
+    ];
+    names.extend(apiserver_address.map(|address| address.to_string()));
+    let mut serving_params = CertificateParams::new(names)?;
     serving_params.distinguished_name = name("kube-apiserver");
     serving_params.key_usages = vec![
         KeyUsagePurpose::DigitalSignature,

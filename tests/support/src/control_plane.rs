@@ -21,7 +21,9 @@ use crate::state::StateDir;
 const ADMIN_USER: &str = "testenv-admin";
 const CONTROLLER_MANAGER_USER: &str = "system:kube-controller-manager";
 const SERVICE_ACCOUNT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
-const SERVICE_CLUSTER_IP_RANGE: &str = "10.0.0.0/24";
+pub(crate) const SERVICE_CLUSTER_IP_RANGE: &str = "10.0.0.0/24";
+/// The `kubernetes` Service's ClusterIP: the first address of the range.
+pub(crate) const KUBERNETES_SERVICE_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
 /// A port taken between probing and binding is the one startup failure worth
 /// retrying; see `ports`.
 const START_ATTEMPTS: u32 = 3;
@@ -57,6 +59,16 @@ pub struct Options {
     pub extra_apiserver_args: Vec<String>,
     /// Upper bound for all servers to become ready.
     pub startup_timeout: Duration,
+    /// Serve on this address instead of 127.0.0.1, and advertise it as the
+    /// `kubernetes` Service's endpoint (the endpoint reconciler is then on),
+    /// so that pods on a node reach the API server through the Service's
+    /// ClusterIP. For [`Cluster`](crate::Cluster), which gives it an address
+    /// on the link to its node.
+    pub apiserver_address: Option<Ipv4Addr>,
+    /// Also run the controllers a node's Deployments need: Deployments and
+    /// ReplicaSets, ServiceAccounts and their CA bundle, EndpointSlices,
+    /// disruption budgets and node lifecycle.
+    pub node_controllers: bool,
 }
 
 impl Default for Options {
@@ -69,6 +81,8 @@ impl Default for Options {
             // Generous: the first start after a build pages in ~100 MB of
             // binaries, on a machine that may be busy compiling.
             startup_timeout: Duration::from_secs(120),
+            apiserver_address: None,
+            node_controllers: false,
         }
     }
 }
@@ -369,6 +383,16 @@ impl Layout {
     fn path_flag(&self, flag: &str, name: &str) -> String {
         format!("{flag}={}", self.path(name).display())
     }
+
+    fn apiserver_address(&self) -> Ipv4Addr {
+        self.options
+            .apiserver_address
+            .unwrap_or(Ipv4Addr::LOCALHOST)
+    }
+
+    fn server_url(&self, port: u16) -> String {
+        format!("https://{}:{port}", self.apiserver_address())
+    }
 }
 
 async fn start(options: Options) -> anyhow::Result<ControlPlane> {
@@ -389,7 +413,7 @@ async fn start(options: Options) -> anyhow::Result<ControlPlane> {
         log_dir: root.join("logs"),
         root,
         bin_dir,
-        pki: certs::generate().context("generating certificates")?,
+        pki: certs::generate(options.apiserver_address).context("generating certificates")?,
         admin_token: random_token(),
         controller_manager_token: random_token(),
         options,
@@ -424,7 +448,7 @@ async fn start(options: Options) -> anyhow::Result<ControlPlane> {
     };
 
     let startup_duration = started.elapsed();
-    let server_url = format!("https://127.0.0.1:{}", servers.apiserver_port);
+    let server_url = layout.server_url(servers.apiserver_port);
     eprintln!(
         "testenv: control plane ready at {server_url} in {:.2}s (state: {})",
         startup_duration.as_secs_f64(),
@@ -512,7 +536,7 @@ async fn launch(layout: &Layout, deadline: Instant) -> anyhow::Result<Servers> {
     let apiserver_port = free_port()?;
     let controller_manager_port = free_port()?;
     let etcd_url = format!("http://127.0.0.1:{etcd_port}");
-    let server_url = format!("https://127.0.0.1:{apiserver_port}");
+    let server_url = layout.server_url(apiserver_port);
 
     // Kubeconfigs name the port, so they are written per attempt.
     let kubeconfigs = [
@@ -624,10 +648,11 @@ fn etcd_command(layout: &Layout, port: u16, peer_port: u16) -> Command {
 }
 
 fn apiserver_command(layout: &Layout, etcd_url: &str, port: u16) -> Command {
+    let address = layout.apiserver_address();
     let mut cmd = Command::new(layout.bin_dir.join("kube-apiserver"));
     cmd.arg(format!("--etcd-servers={etcd_url}"))
-        .arg("--bind-address=127.0.0.1")
-        .arg("--advertise-address=127.0.0.1")
+        .arg(format!("--bind-address={address}"))
+        .arg(format!("--advertise-address={address}"))
         .arg(format!("--secure-port={port}"))
         .arg(layout.path_flag("--tls-cert-file", SERVING_CERT))
         .arg(layout.path_flag("--tls-private-key-file", SERVING_KEY))
@@ -641,11 +666,16 @@ fn apiserver_command(layout: &Layout, etcd_url: &str, port: u16) -> Command {
         .arg(format!(
             "--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}"
         ))
-        // The `kubernetes` Service's endpoints cannot hold a loopback address,
-        // so reconciling them would only log errors.
-        .arg("--endpoint-reconciler-type=none")
-        .arg("--profiling=false")
-        .args(&layout.options.extra_apiserver_args);
+        // A node's name may not resolve; its InternalIP is the address to use
+        // for logs and exec.
+        .arg("--kubelet-preferred-address-types=InternalIP")
+        .arg("--profiling=false");
+    if layout.options.apiserver_address.is_none() {
+        // The `kubernetes` Service's endpoints cannot hold a loopback
+        // address, so reconciling them would only log errors.
+        cmd.arg("--endpoint-reconciler-type=none");
+    }
+    cmd.args(&layout.options.extra_apiserver_args);
     cmd
 }
 
@@ -654,7 +684,14 @@ fn controller_manager_command(layout: &Layout, port: u16) -> Command {
     cmd.arg(layout.path_flag("--kubeconfig", CONTROLLER_MANAGER_KUBECONFIG))
         // Deleting dependents (ownerReferences) and namespaces' contents: what
         // a real cluster does that the apiserver alone does not.
-        .arg("--controllers=garbagecollector,namespace")
+        .arg(if layout.options.node_controllers {
+            // What a Deployment needs to become running pods. Without
+            // nodelifecycle a new node keeps its not-ready taint.
+            "--controllers=garbagecollector,namespace,deployment,replicaset,serviceaccount,\
+             serviceaccount-token,root-ca-cert-publisher,endpointslice,disruption,nodelifecycle"
+        } else {
+            "--controllers=garbagecollector,namespace"
+        })
         .arg("--leader-elect=false")
         .arg("--use-service-account-credentials=false")
         .arg("--bind-address=127.0.0.1")
@@ -663,6 +700,12 @@ fn controller_manager_command(layout: &Layout, port: u16) -> Command {
         .arg(layout.path_flag("--tls-private-key-file", SERVING_KEY))
         .arg(layout.path_flag("--cert-dir", "controller-manager-certs"))
         .arg("--profiling=false");
+    if layout.options.node_controllers {
+        // The CA that pods' `kube-root-ca.crt` ConfigMap publishes, and the
+        // key that signs ServiceAccount token Secrets.
+        cmd.arg(layout.path_flag("--root-ca-file", CA_CERT))
+            .arg(layout.path_flag("--service-account-private-key-file", SERVICE_ACCOUNT_KEY));
+    }
     cmd
 }
 

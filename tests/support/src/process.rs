@@ -60,6 +60,28 @@ type SpawnRequest = (Command, Sender<io::Result<Child>>);
 /// are appended to `log_file`. The environment and working directory set on
 /// `cmd` are kept; `env_clear` is not.
 pub fn spawn_child(cmd: Command, log_file: &Path) -> anyhow::Result<ChildProcess> {
+    spawn_wrapped(cmd, log_file, &[])
+}
+
+/// Like [`spawn_child`], with the child in the network namespace `netns`
+/// (a `/proc/PID/ns/net` path). nsenter execs the command, so the pid is
+/// still the command's own.
+pub(crate) fn spawn_child_in_netns(
+    cmd: Command,
+    log_file: &Path,
+    netns: &Path,
+) -> anyhow::Result<ChildProcess> {
+    let mut net = std::ffi::OsString::from("--net=");
+    net.push(netns);
+    spawn_wrapped(cmd, log_file, &["nsenter".into(), net, "--".into()])
+}
+
+/// Runs `prefix` (a command that ends by exec'ing its arguments) with `cmd`.
+fn spawn_wrapped(
+    cmd: Command,
+    log_file: &Path,
+    prefix: &[std::ffi::OsString],
+) -> anyhow::Result<ChildProcess> {
     let program = cmd.get_program().to_owned();
     let name = Path::new(&program).file_name().map_or_else(
         || program.to_string_lossy().into_owned(),
@@ -69,6 +91,7 @@ pub fn spawn_child(cmd: Command, log_file: &Path) -> anyhow::Result<ChildProcess
     let mut wrapped = Command::new("setpriv");
     wrapped
         .args(["--pdeathsig", "KILL", "--"])
+        .args(prefix)
         .arg(&program)
         .args(cmd.get_args());
     for (key, value) in cmd.get_envs() {
@@ -208,7 +231,7 @@ pub fn process_alive(pid: u32) -> bool {
 }
 
 /// `target` is a pid, or a negated process group id.
-fn run_kill(signal: Signal, target: &str) -> anyhow::Result<()> {
+pub(crate) fn run_kill(signal: Signal, target: &str) -> anyhow::Result<()> {
     let status = Command::new("kill")
         .args(["-s", signal.name(), "--", target])
         .stdin(Stdio::null())

@@ -1,7 +1,11 @@
 //! Runs a local control plane in the foreground until SIGTERM or SIGINT, for
 //! trying the controller by hand.
 //!
-//!     local-cluster up --state-dir DIR --kubeconfig FILE [--pid-file FILE]
+//!     local-cluster up --state-dir DIR --kubeconfig FILE [--pid-file FILE] [--node]
+//!
+//! With `--node` (needs root) a kubelet node runs beside the control plane,
+//! with its files in `.local/node/` of the workspace, so that Deployments
+//! run as real pods.
 //!
 //! The pid file (default: DIR.pid) is written before anything starts and the
 //! kubeconfig only once the cluster is ready, so a script can start this in
@@ -14,16 +18,32 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use testenv::{ControlPlane, Options, process_alive};
+use testenv::{Cluster, ClusterOptions, ControlPlane, Options, process_alive};
 use tokio::signal::unix::{SignalKind, signal};
 
-const USAGE: &str = "usage: local-cluster up --state-dir DIR --kubeconfig FILE [--pid-file FILE] [--etcd-unsafe-no-fsync]";
+const USAGE: &str = "usage: local-cluster up --state-dir DIR --kubeconfig FILE [--pid-file FILE] [--etcd-unsafe-no-fsync] [--node]";
 
 struct Args {
     state_dir: PathBuf,
     kubeconfig: PathBuf,
     pid_file: PathBuf,
     etcd_unsafe_no_fsync: bool,
+    node: bool,
+}
+
+/// What runs: a control plane alone, or with a node.
+enum Running {
+    ControlPlane(Box<ControlPlane>),
+    Cluster(Box<Cluster>),
+}
+
+impl Running {
+    fn control_plane(&self) -> &ControlPlane {
+        match self {
+            Running::ControlPlane(control_plane) => control_plane,
+            Running::Cluster(cluster) => cluster.control_plane(),
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -54,8 +74,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> anyhow::Result<Args> {
         Some(other) => bail!("unknown command {other:?}"),
         None => bail!("missing command"),
     }
-    let (mut state_dir, mut kubeconfig, mut pid_file, mut etcd_unsafe_no_fsync) =
-        (None, None, None, false);
+    let (mut state_dir, mut kubeconfig, mut pid_file, mut etcd_unsafe_no_fsync, mut node) =
+        (None, None, None, false, false);
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
             Some((flag, value)) => (flag.to_owned(), Some(value.to_owned())),
@@ -73,6 +93,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> anyhow::Result<Args> {
             "--kubeconfig" => kubeconfig = Some(value()?),
             "--pid-file" => pid_file = Some(value()?),
             "--etcd-unsafe-no-fsync" => etcd_unsafe_no_fsync = true,
+            "--node" => node = true,
             _ => bail!("unknown argument {flag:?}"),
         }
     }
@@ -91,6 +112,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> anyhow::Result<Args> {
         kubeconfig,
         pid_file,
         etcd_unsafe_no_fsync,
+        node,
     })
 }
 
@@ -117,9 +139,21 @@ async fn serve(args: &Args) -> anyhow::Result<()> {
         etcd_unsafe_no_fsync: args.etcd_unsafe_no_fsync,
         ..Options::default()
     };
-    let mut starting = tokio::task::spawn_blocking(move || ControlPlane::start(options));
+    let node = args.node;
+    let mut starting = tokio::task::spawn_blocking(move || {
+        if node {
+            let options = ClusterOptions {
+                control_plane: options,
+                ..ClusterOptions::default()
+            };
+            Cluster::start(options).map(|cluster| Running::Cluster(Box::new(cluster)))
+        } else {
+            ControlPlane::start(options)
+                .map(|control_plane| Running::ControlPlane(Box::new(control_plane)))
+        }
+    });
     let mut stop_requested = false;
-    let control_plane = loop {
+    let running = loop {
         tokio::select! {
             started = &mut starting => break started.context("the startup task failed")??,
             _ = terminate.recv(), if !stop_requested => stop_requested = true,
@@ -128,6 +162,7 @@ async fn serve(args: &Args) -> anyhow::Result<()> {
         eprintln!("local-cluster: stopping once startup has finished");
     };
 
+    let control_plane = running.control_plane();
     if !stop_requested {
         publish(control_plane.kubeconfig_path(), &args.kubeconfig)
             .with_context(|| format!("writing {}", args.kubeconfig.display()))?;
@@ -145,7 +180,7 @@ async fn serve(args: &Args) -> anyhow::Result<()> {
     }
     eprintln!("local-cluster: stopping");
     let _ = std::fs::remove_file(&args.kubeconfig);
-    drop(control_plane);
+    drop(running);
     eprintln!("local-cluster: stopped");
     Ok(())
 }

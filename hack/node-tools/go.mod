@@ -1,0 +1,3 @@
+module configmap-mirror.local/node-tools
+
+go 1.22
