@@ -74,6 +74,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         client,
         caches,
         suffix: config.suffix.clone(),
+        selector: config.selector.clone(),
         source_label_keys: source_selector.keys(),
         metrics,
         backoffs: Backoffs::default(),

@@ -26,6 +26,8 @@ pub struct Context {
     pub client: Client,
     pub caches: Caches,
     pub suffix: String,
+    /// The source selector as configured; every copy is marked with it.
+    pub selector: String,
     /// Label keys of the source selector; a companion must not carry them.
     pub source_label_keys: Vec<String>,
     pub reporter: Reporter,

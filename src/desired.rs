@@ -30,6 +30,10 @@ pub const MAX_NAME_LEN: usize = 253;
 pub const MIRROR_OF_ANNOTATION: &str = "workshop.io/mirror-of";
 /// On a mirror: the uid of its source.
 pub const MIRROR_OF_UID_ANNOTATION: &str = "workshop.io/mirror-of-uid";
+/// On every copy: the source selector of the install that wrote it. Two
+/// installs with different selectors share the managed-by label; each
+/// prunes only its own copies.
+pub const SOURCE_SELECTOR_ANNOTATION: &str = "workshop.io/source-selector";
 
 /// Why a companion cannot be built for a source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +44,8 @@ pub enum Refusal {
     NameTooLong { name: String, len: usize },
     /// The source is itself a companion; mirroring it would grow a chain.
     SourceIsCompanion,
+    /// The source is being deleted: new copies would only be garbage.
+    BeingDeleted,
 }
 
 /// The companion's name for a source called `source_name`.
@@ -136,6 +142,9 @@ fn identity(source: &ConfigMap) -> Result<(&str, &str, &str), Refusal> {
     if is_managed_by_us(source) {
         return Err(Refusal::SourceIsCompanion);
     }
+    if source.metadata.deletion_timestamp.is_some() {
+        return Err(Refusal::BeingDeleted);
+    }
     match (
         source.metadata.name.as_deref(),
         source.metadata.namespace.as_deref(),
@@ -205,6 +214,20 @@ pub fn desired_mirror(source: &ConfigMap, target: &str) -> Result<ConfigMap, Ref
     })
 }
 
+/// Marks a copy as written by the install with this source selector.
+pub fn mark_install(mut copy: ConfigMap, selector: &str) -> ConfigMap {
+    copy.metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(SOURCE_SELECTOR_ANNOTATION.into(), selector.into());
+    copy
+}
+
+/// Whether a copy was written by the install with this source selector.
+pub fn written_under(copy: &ConfigMap, selector: &str) -> bool {
+    annotation(copy, SOURCE_SELECTOR_ANNOTATION) == Some(selector)
+}
+
 /// The source a mirror names, as (namespace, name), if it is a mirror.
 pub fn mirror_of(cm: &ConfigMap) -> Option<(String, String)> {
     let (namespace, name) = annotation(cm, MIRROR_OF_ANNOTATION)?.split_once('/')?;
@@ -225,7 +248,15 @@ pub fn mirror_ownership(existing: &ConfigMap, source: &ConfigMap) -> Ownership {
     let names_source = mirror_of(existing).zip(source_ref).is_some_and(
         |((ns, name), (source_ns, source_name))| ns == source_ns && name == source_name,
     );
-    if !names_source || !is_managed_by_us(existing) {
+    // An object with an owner (a companion, or anything else's) is never
+    // taken for a mirror.
+    let owned = !existing
+        .metadata
+        .owner_references
+        .as_deref()
+        .unwrap_or(&[])
+        .is_empty();
+    if !names_source || !is_managed_by_us(existing) || owned {
         return Ownership::Foreign;
     }
     if annotation(existing, MIRROR_OF_UID_ANNOTATION) == source.metadata.uid.as_deref() {
@@ -251,9 +282,14 @@ pub enum Ownership {
 ///
 /// An owner reference to a ConfigMap of the source's name can only be this
 /// source or a deleted predecessor of it, because names are unique in a
-/// namespace. Without any owner reference, the managed-by label together with
-/// the checksum annotation shows the object was written by this controller.
+/// namespace. Without any owner reference, it takes our label, a checksum
+/// annotation that matches the content (a copy nobody edited since it was
+/// written) and no mirror annotation: the mirror of another namespace's
+/// source is never a companion, however it is named.
 pub fn ownership(existing: &ConfigMap, source_name: &str, source_uid: &str) -> Ownership {
+    if mirror_of(existing).is_some() {
+        return Ownership::Foreign;
+    }
     let refs = existing.metadata.owner_references.as_deref().unwrap_or(&[]);
     let names_source = |r: &OwnerReference| {
         r.api_version == "v1" && r.kind == "ConfigMap" && r.name == source_name
@@ -273,9 +309,9 @@ pub fn ownership(existing: &ConfigMap, source_name: &str, source_uid: &str) -> O
     if refs.iter().any(names_source) {
         return Ownership::Adoptable;
     }
-    let carries_our_marks =
-        is_managed_by_us(existing) && annotation(existing, CHECKSUM_ANNOTATION).is_some();
-    if refs.is_empty() && carries_our_marks {
+    let untouched_copy = is_managed_by_us(existing)
+        && annotation(existing, CHECKSUM_ANNOTATION) == Some(content_digest(existing).as_str());
+    if refs.is_empty() && untouched_copy {
         Ownership::Adoptable
     } else {
         Ownership::Foreign

@@ -215,6 +215,44 @@ fn a_companion_whose_owner_reference_was_removed_by_hand_is_adoptable() {
 }
 
 #[test]
+fn a_companion_edited_by_hand_and_without_owner_is_not_adopted() {
+    let mut companion = mk_companion_of(&mk_source("colors", &[("a", "1")]));
+    companion.metadata.owner_references = None;
+    companion.data = Some(mk_data(&[("a", "forged")]));
+    assert_eq!(ownership(&companion, "colors", "uid-1"), Ownership::Foreign);
+}
+
+#[test]
+fn a_mirror_is_never_a_companion_and_a_companion_never_a_mirror() {
+    let tenant_source = mk_source("app-synced", &[("k", "evil")]);
+    let mut mirror = desired_mirror(&tenant_source, "b").unwrap();
+    mirror.metadata.namespace = Some("b".into());
+    assert_eq!(ownership(&mirror, "app", "uid-b"), Ownership::Foreign);
+
+    let source = mk_source("colors", &[]);
+    let mut companion = mk_companion_of(&source);
+    companion
+        .metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(MIRROR_OF_ANNOTATION.into(), "ns/colors".into());
+    assert_eq!(mirror_ownership(&companion, &source), Ownership::Foreign);
+}
+
+#[test]
+fn a_source_being_deleted_gets_no_copies() {
+    let mut source = mk_source("colors", &[]);
+    source.metadata.deletion_timestamp = Some(
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()),
+    );
+    assert_eq!(
+        desired_companion(&source, "-synced"),
+        Err(Refusal::BeingDeleted)
+    );
+    assert_eq!(desired_mirror(&source, "b"), Err(Refusal::BeingDeleted));
+}
+
+#[test]
 fn an_unrelated_configmap_with_the_companion_name_is_foreign() {
     let mut stranger = mk_source("colors-synced", &[]);
     stranger.metadata.labels = None;

@@ -99,8 +99,10 @@ pub fn claimed_source(copy: &ConfigMap, suffix: &str) -> Option<(String, String)
 /// (None: not a managed source) and the labels of the mirror's namespace
 /// (None: the namespace is gone, and the mirror with it).
 ///
-/// A source whose mirror annotations are malformed keeps its mirrors until
-/// it is fixed: a typo must not delete copies that workloads depend on.
+/// Consent comes first, always: a namespace that no longer consents loses
+/// its mirrors. Only then does a source whose mirror annotations are
+/// malformed keep its mirrors until it is fixed: a typo must not delete
+/// copies that workloads depend on.
 pub fn mirror_wanted(
     mirror: &ConfigMap,
     source: Option<&ConfigMap>,
@@ -113,6 +115,9 @@ pub fn mirror_wanted(
     let Some(source) = source else {
         return false;
     };
+    if !consent.matches(labels) {
+        return false;
+    }
     let source_namespace = source.metadata.namespace.as_deref().unwrap_or_default();
     let namespace = mirror.metadata.namespace.as_deref().unwrap_or_default();
     match Targets::of(source) {
@@ -123,9 +128,11 @@ pub fn mirror_wanted(
 }
 
 /// Whether a companion should be deleted because nothing wants it any more:
-/// its controlling source is no longer a managed source, or the companion's
-/// name no longer follows the naming rule. A companion with no controlling
-/// owner is not provably ours and is never pruned.
+/// its controlling source is no longer a managed source. Only an object
+/// named exactly as this install names its source's companion can be one:
+/// a copy of a companion under another name (a backup, another install's
+/// suffix) is somebody else's. A companion with no controlling owner is not
+/// provably ours and is never pruned.
 pub fn should_prune(
     companion: &ConfigMap,
     suffix: &str,
@@ -137,7 +144,7 @@ pub fn should_prune(
     ) else {
         return false;
     };
-    desired::companion_name(owner, suffix) != name || !is_managed_source(owner)
+    desired::companion_name(owner, suffix) == name && !is_managed_source(owner)
 }
 
 #[cfg(test)]

@@ -129,9 +129,31 @@ fn a_companion_whose_source_is_no_longer_managed_is_pruned() {
 }
 
 #[test]
-fn a_companion_named_by_another_suffix_is_pruned() {
+fn a_copy_under_another_name_is_never_pruned() {
     let companion = desired_companion(&mk_source("a", "u1", "v"), "-copy").unwrap();
-    assert!(should_prune(&companion, SUFFIX, |_| true));
+    assert!(!should_prune(&companion, SUFFIX, |_| false));
+    let mut backup = desired_companion(&mk_source("a", "u1", "v"), SUFFIX).unwrap();
+    backup.metadata.name = Some("a-backup".into());
+    assert!(!should_prune(&backup, SUFFIX, |_| false));
+}
+
+#[test]
+fn consent_withdrawn_removes_a_mirror_even_while_the_annotation_is_malformed() {
+    let consent = Selector::parse("workshop.io/accept-mirrors=true").unwrap();
+    let typo = mk_mirror_source("");
+    let mirror = desired::desired_mirror(&mk_mirror_source("*"), "team-a").unwrap();
+    assert!(mirror_wanted(
+        &mirror,
+        Some(&typo),
+        Some(&consenting()),
+        &consent
+    ));
+    assert!(!mirror_wanted(
+        &mirror,
+        Some(&typo),
+        Some(&BTreeMap::new()),
+        &consent
+    ));
 }
 
 #[test]

@@ -45,7 +45,7 @@ async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     tracing::info!("{message}");
     ctx.metrics.companion_written(Operation::delete);
     let source = match desired::mirror_of(copy) {
-        Some((namespace, name)) => mirror_source_reference(copy, namespace, name),
+        Some((namespace, name)) => verified_mirror_source(copy, namespace, name, ctx).await,
         None => source_reference(copy),
     };
     if let Some(source) = source {
@@ -61,8 +61,13 @@ pub fn needs_prune(cached: &ConfigMap, ctx: &Context) -> bool {
 }
 
 /// Whether nothing wants the copy any more: a mirror its source or its
-/// namespace no longer asks for, or a companion of no managed source.
+/// namespace no longer asks for, or a companion of no managed source. Only
+/// a copy this install wrote is ever unwanted: one marked with another
+/// install's selector, or with none, belongs to someone else.
 fn is_unwanted(copy: &ConfigMap, ctx: &Context) -> bool {
+    if !desired::written_under(copy, &ctx.selector) {
+        return false;
+    }
     let namespace = copy.namespace().unwrap_or_default();
     match desired::mirror_of(copy) {
         Some((source_namespace, source_name)) => {
@@ -76,16 +81,36 @@ fn is_unwanted(copy: &ConfigMap, ctx: &Context) -> bool {
     }
 }
 
-/// The source, as a mirror's annotations name it.
-fn mirror_source_reference(
+/// The source a mirror's annotations name, only if that object exists with
+/// the very uid the mirror records: annotations can be written by anyone,
+/// and must not make the controller post Events into another namespace. A
+/// managed source is checked in the cache; one that no longer is (the
+/// usual reason its mirrors go) is read once.
+async fn verified_mirror_source(
     mirror: &ConfigMap,
     namespace: String,
     name: String,
+    ctx: &Context,
 ) -> Option<ObjectReference> {
     let uid = mirror
         .annotations()
         .get(desired::MIRROR_OF_UID_ANNOTATION)
-        .cloned();
+        .cloned()?;
+    let actual_uid = match ctx.caches.source(&namespace, &name) {
+        Some(source) => source.metadata.uid.clone(),
+        None => ctx
+            .configmaps(&namespace)
+            .get_metadata_opt(&name)
+            .await
+            .ok()
+            .flatten()
+            .and_then(|source| source.metadata.uid),
+    };
+    if actual_uid.as_deref() != Some(uid.as_str()) {
+        tracing::debug!(mirror = %object_key(mirror), "the source this mirror names is not verified; no Event");
+        return None;
+    }
+    let uid = Some(uid);
     Some(ObjectReference {
         api_version: Some("v1".into()),
         kind: Some("ConfigMap".into()),

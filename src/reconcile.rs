@@ -13,7 +13,7 @@ use kube::{ResourceExt, runtime::controller::Action};
 
 use crate::{
     context::{Context, object_key},
-    desired::{Refusal, desired_companion, desired_mirror},
+    desired::{Refusal, desired_companion, desired_mirror, mark_install},
     error::Error,
     plan::{self, NameTaken, Write},
     targets::{Targets, wants_mirror},
@@ -44,9 +44,9 @@ async fn sync_companion(source: &ConfigMap, ctx: &Context) -> Result<(), Error> 
 /// quietly not copied (a copy itself, or not yet stored).
 fn companion_of(source: &ConfigMap, ctx: &Context) -> Result<Option<ConfigMap>, Error> {
     match desired_companion(source, &ctx.suffix) {
-        Ok(desired) => Ok(Some(desired)),
+        Ok(desired) => Ok(Some(mark_install(desired, &ctx.selector))),
         Err(Refusal::NameTooLong { name, len }) => Err(Error::NameTooLong { name, len }),
-        Err(Refusal::SourceIsCompanion | Refusal::Incomplete) => Ok(None),
+        Err(Refusal::SourceIsCompanion | Refusal::Incomplete | Refusal::BeingDeleted) => Ok(None),
     }
 }
 
@@ -92,7 +92,8 @@ async fn sync_mirrors(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
         .namespaces()
         .into_iter()
         .filter(|(ns, labels)| wants_mirror(&targets, &source_namespace, ns, labels, &ctx.consent))
-        .filter_map(|(ns, _)| desired_mirror(source, &ns).ok());
+        .filter_map(|(ns, _)| desired_mirror(source, &ns).ok())
+        .map(|mirror| mark_install(mirror, &ctx.selector));
     let results: Vec<Result<(), Error>> = stream::iter(wanted)
         .map(|mirror| sync_copy(source, mirror, ctx))
         .buffer_unordered(MIRROR_WRITES_AT_ONCE)

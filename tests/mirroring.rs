@@ -466,3 +466,142 @@ async fn malformed_mirror_annotations_are_warned_about() {
     world.scene.companion_in_sync("typo").await;
     world.clean_up().await;
 }
+
+/// A tenant in one namespace mirrors a ConfigMap named like another
+/// namespace's future companion into it. The other namespace's source must
+/// not adopt that mirror: it gets a Warning, nothing is overwritten or
+/// deleted, and it gets its companion once the tenant's mirror goes.
+#[tokio::test]
+async fn a_tenant_cannot_take_over_a_companion_name_in_another_namespace() {
+    let world = World::new("mt-tenant").await;
+    let b = world.namespace("b", true, &[]).await;
+    world.source("app-synced", &[to(&b)]).await;
+    let evil = world.mirror_in_sync(&b, "app-synced").await;
+
+    let b_sources = world.configmaps(&b);
+    let app = b_sources
+        .create(&PostParams::default(), &mk_source("app", &[("k", "good")]))
+        .await
+        .expect("create b/app");
+    let events: Api<k8s_openapi::api::events::v1::Event> =
+        Api::namespaced(world.scene.client.clone(), &b);
+    testenv::wait_for(
+        "a CompanionNameTaken warning on b/app",
+        PATIENCE,
+        || async {
+            let list = events.list(&ListParams::default()).await.ok()?;
+            list.items
+                .into_iter()
+                .find(|e| {
+                    e.reason.as_deref() == Some("CompanionNameTaken")
+                        && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("app")
+                })
+                .map(|_| ())
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    let held = b_sources
+        .get("app-synced")
+        .await
+        .expect("the tenant's mirror");
+    assert_eq!(held.data, evil.data, "the mirror was overwritten");
+    assert!(held.owner_references().is_empty(), "the mirror was adopted");
+    assert_eq!(
+        held.metadata.resource_version,
+        evil.metadata.resource_version
+    );
+
+    // The tenant withdraws: its mirror goes, and b/app gets its companion.
+    world
+        .scene
+        .patch_json(
+            "app-synced",
+            json!({"metadata": {"annotations": {"workshop.io/mirror-to": null}}}),
+        )
+        .await;
+    testenv::wait_for("b/app-synced to be b/app's companion", PATIENCE, || async {
+        let companion = b_sources.get_opt("app-synced").await.ok()??;
+        common::is_exact_companion(&companion, &app).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    b_sources
+        .delete("app", &Default::default())
+        .await
+        .expect("delete b/app");
+    world.clean_up().await;
+}
+
+/// Consent is checked first, always: a namespace that withdraws it loses
+/// its mirror even while the source's annotation is malformed.
+#[tokio::test]
+async fn withdrawn_consent_removes_a_mirror_whose_source_annotation_is_malformed() {
+    let world = World::new("mt-consent-typo").await;
+    let b = world.namespace("b", true, &[]).await;
+    world.source("shared", &[to(&b)]).await;
+    world.mirror_in_sync(&b, "shared").await;
+
+    world
+        .scene
+        .patch_json(
+            "shared",
+            json!({"metadata": {"annotations": {"workshop.io/mirror-to": ""}}}),
+        )
+        .await;
+    world
+        .scene
+        .wait_event("shared", "InvalidMirrorTargets")
+        .await;
+    world.label_namespace(&b, CONSENT, None).await;
+    world.no_mirror(&b, "shared").await;
+    world.clean_up().await;
+}
+
+/// A labeled copy whose annotations claim it mirrors kube-system/x: it is
+/// pruned like any unwanted mirror of this install, and no Event goes to
+/// kube-system, a namespace no verified source lives in.
+#[tokio::test]
+async fn a_fabricated_mirror_never_makes_the_controller_post_events_elsewhere() {
+    let world = World::new("mt-forged").await;
+    let mut forged = mk_unmanaged("forged", &[("k", "v")]);
+    forged.metadata.labels = Some(
+        [(
+            "app.kubernetes.io/managed-by".to_owned(),
+            "configmap-mirror".to_owned(),
+        )]
+        .into(),
+    );
+    forged.metadata.annotations = Some(
+        [
+            (MIRROR_OF_ANNOTATION, "kube-system/x"),
+            (
+                MIRROR_OF_UID_ANNOTATION,
+                "00000000-0000-0000-0000-000000000000",
+            ),
+            ("workshop.io/source-selector", "workshop.io/managed=true"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect(),
+    );
+    world.scene.create(&forged).await;
+    // Nothing wants it, so it goes: the prune loop has handled it.
+    world.scene.wait_gone("forged").await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let events: Api<k8s_openapi::api::events::v1::Event> =
+        Api::namespaced(world.scene.client.clone(), "kube-system");
+    let posted: Vec<_> = events
+        .list(&ListParams::default())
+        .await
+        .expect("list events in kube-system")
+        .items
+        .into_iter()
+        .filter(|e| e.reporting_controller.as_deref() == Some("configmap-mirror"))
+        .collect();
+    assert!(
+        posted.is_empty(),
+        "events posted into kube-system: {posted:?}"
+    );
+    world.clean_up().await;
+}
