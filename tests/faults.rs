@@ -1,0 +1,391 @@
+//! The link to the API server cut (reset: connections refused), frozen
+//! (a partition: bytes held both ways), or the API server process itself
+//! restarted, with the controller in every state: the cluster converges
+//! once the link is back, liveness tells an outage from a wedge, and a stop
+//! is bounded.
+
+mod common;
+
+use std::{
+    path::PathBuf,
+    time::{Duration, Instant},
+};
+
+use common::{Mirror, PATIENCE, Scene, mk_source};
+use k8s_openapi::api::{coordination::v1::Lease, core::v1::ConfigMap};
+use kube::{Api, api::ListParams};
+use serde_json::json;
+use testenv::{ControlPlane, FaultProxy, Options, Signal, wait_for};
+
+/// A proxy in front of the control plane's API server, and a kubeconfig
+/// that goes through it.
+fn proxied(scene: &Scene<'_>, tag: &str) -> (FaultProxy, PathBuf) {
+    let control_plane = scene.control_plane;
+    let proxy = FaultProxy::start(control_plane.apiserver_address()).expect("start the proxy");
+    let kubeconfig = control_plane
+        .log_dir()
+        .join(format!("{}-{tag}-proxied.kubeconfig", scene.namespace));
+    control_plane
+        .write_admin_kubeconfig_via(&proxy.url(), &kubeconfig)
+        .expect("write the kubeconfig");
+    (proxy, kubeconfig)
+}
+
+async fn mirror_via(scene: &Scene<'_>, kubeconfig: &PathBuf, tag: &str, extra: &[&str]) -> Mirror {
+    let mut args = vec!["--namespace", scene.namespace.as_str()];
+    args.extend_from_slice(extra);
+    Mirror::start(scene.control_plane, kubeconfig, tag, &args).await
+}
+
+fn leader_args<'a>(scene: &'a Scene<'_>, identity: &'a str) -> Vec<&'a str> {
+    vec![
+        "--leader-elect",
+        "--leader-election-namespace",
+        scene.namespace.as_str(),
+        "--leader-election-identity",
+        identity,
+        "--lease-duration",
+        "6s",
+        "--renew-deadline",
+        "4s",
+        "--retry-period",
+        "500ms",
+    ]
+}
+
+async fn healthz(mirror: &Mirror) -> (u16, String) {
+    mirror.get("/healthz").await.unwrap_or((0, String::new()))
+}
+
+async fn wait_healthz_ok(mirror: &Mirror) {
+    wait_for("/healthz to say ok", PATIENCE, || async {
+        let (status, body) = healthz(mirror).await;
+        (status == 200 && body == "ok").then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
+}
+
+async fn wait_leading(mirror: &Mirror) {
+    wait_for("the replica to lead", PATIENCE, || async {
+        (mirror.metric("leader_election_master_status", "").await == 1.0).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
+}
+
+#[tokio::test]
+async fn changes_made_during_a_ten_second_outage_converge_when_it_ends() {
+    let scene = Scene::new("fault-outage").await;
+    let (proxy, kubeconfig) = proxied(&scene, "outage");
+    let _mirror = mirror_via(&scene, &kubeconfig, "outage", &[]).await;
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.create(&mk_source("shapes", &[("b", "1")])).await;
+    scene.companion_in_sync("colors").await;
+    scene.companion_in_sync("shapes").await;
+
+    proxy.reset().expect("cut the link");
+    scene
+        .patch_json(
+            "colors",
+            json!({"data": {"a": "changed during the outage"}}),
+        )
+        .await;
+    scene.delete("shapes-synced").await;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    proxy.restore().expect("restore the link");
+
+    scene.companion_in_sync("colors").await;
+    scene.companion_in_sync("shapes").await;
+}
+
+#[tokio::test]
+async fn changes_made_during_a_twenty_second_partition_converge_when_it_heals() {
+    let scene = Scene::new("fault-partition").await;
+    let (proxy, kubeconfig) = proxied(&scene, "partition");
+    let _mirror = mirror_via(&scene, &kubeconfig, "partition", &[]).await;
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.create(&mk_source("shapes", &[("b", "1")])).await;
+    scene.companion_in_sync("colors").await;
+    scene.companion_in_sync("shapes").await;
+
+    proxy.freeze().expect("freeze the link");
+    scene
+        .patch_json(
+            "colors",
+            json!({"data": {"a": "changed during the partition"}}),
+        )
+        .await;
+    scene.delete("shapes-synced").await;
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    proxy.thaw().expect("thaw the link");
+
+    scene.companion_in_sync("colors").await;
+    scene.companion_in_sync("shapes").await;
+}
+
+/// An unreachable API server is an outage, which a restart cannot fix:
+/// liveness stays 200 throughout, says so, and is plain "ok" again soon
+/// after the link returns.
+#[tokio::test]
+async fn liveness_stays_ok_through_a_long_outage_and_after_it() {
+    let scene = Scene::new("fault-live").await;
+    let (proxy, kubeconfig) = proxied(&scene, "live");
+    let mirror = mirror_via(
+        &scene,
+        &kubeconfig,
+        "live",
+        &["--watch-failure-threshold", "2s"],
+    )
+    .await;
+    wait_healthz_ok(&mirror).await;
+
+    proxy.reset().expect("cut the link");
+    let outage_ends = Instant::now() + Duration::from_secs(12);
+    let mut said_unreachable = false;
+    while Instant::now() < outage_ends {
+        let (status, body) = healthz(&mirror).await;
+        assert_eq!(status, 200, "liveness failed during an outage: {body}");
+        said_unreachable |= body.contains("unreachable");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(said_unreachable, "{}", mirror.log_text());
+    proxy.restore().expect("restore the link");
+    wait_healthz_ok(&mirror).await;
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+}
+
+/// A reconnected watch on a quiet cluster delivers no event, and is
+/// healthy all the same: nothing changes, yet liveness says "ok" again
+/// and stays 200 well past the threshold.
+#[tokio::test]
+async fn a_two_second_blip_with_nothing_changing_leaves_liveness_ok() {
+    let scene = Scene::new("fault-blip").await;
+    let (proxy, kubeconfig) = proxied(&scene, "blip");
+    let mirror = mirror_via(
+        &scene,
+        &kubeconfig,
+        "blip",
+        &["--watch-failure-threshold", "3s"],
+    )
+    .await;
+    wait_healthz_ok(&mirror).await;
+
+    proxy.reset().expect("cut the link");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    proxy.restore().expect("restore the link");
+    wait_healthz_ok(&mirror).await;
+    let watch_until = Instant::now() + Duration::from_secs(8);
+    while Instant::now() < watch_until {
+        let (status, body) = healthz(&mirror).await;
+        assert_eq!(status, 200, "{body}\n{}", mirror.log_text());
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// The API server unreachable from the start: the caches never sync, and
+/// SIGTERM still stops the process within its bound, exit 0.
+#[tokio::test]
+async fn sigterm_before_the_caches_sync_exits_within_the_bound() {
+    let scene = Scene::new("fault-term-unsynced").await;
+    let (proxy, kubeconfig) = proxied(&scene, "unsynced");
+    proxy.reset().expect("cut the link");
+    let args = [
+        "--namespace",
+        scene.namespace.as_str(),
+        "--shutdown-timeout",
+        "3s",
+    ];
+    let mut mirror =
+        Mirror::start_unready(scene.control_plane, &kubeconfig, "unsynced", &args).await;
+    assert_eq!(mirror.get("/readyz").await.expect("readyz").0, 503);
+    mirror.signal(Signal::Term);
+    let status = mirror
+        .wait_exit(Duration::from_secs(3) + Duration::from_secs(10))
+        .unwrap_or_else(|| panic!("no exit after SIGTERM\n{}", mirror.log_text()));
+    assert!(status.success(), "{status}");
+}
+
+/// A leader on a frozen link: releasing the Lease cannot get through, and
+/// the stop is bounded all the same.
+#[tokio::test]
+async fn sigterm_of_a_partitioned_leader_exits_within_the_bound() {
+    let scene = Scene::new("fault-term-frozen").await;
+    let (proxy, kubeconfig) = proxied(&scene, "frozen");
+    let mut args = leader_args(&scene, "frozen");
+    args.extend(["--shutdown-timeout", "3s"]);
+    let mut mirror = mirror_via(&scene, &kubeconfig, "frozen", &args).await;
+    wait_leading(&mirror).await;
+
+    proxy.freeze().expect("freeze the link");
+    mirror.signal(Signal::Term);
+    let status = mirror
+        .wait_exit(Duration::from_secs(3) + Duration::from_secs(10))
+        .unwrap_or_else(|| panic!("no exit after SIGTERM\n{}", mirror.log_text()));
+    // Either it stopped as asked (0), or its renewals failed first (1).
+    assert!(matches!(status.code(), Some(0 | 1)), "{status}");
+    proxy.thaw().expect("thaw the link");
+}
+
+/// The first SIGINT waits for what can finish (here, a Lease release that
+/// hangs on a frozen link, under long bounds); the second exits at once.
+#[tokio::test]
+async fn a_second_sigint_exits_at_once() {
+    let scene = Scene::new("fault-int").await;
+    let (proxy, kubeconfig) = proxied(&scene, "int");
+    let mut args = leader_args(&scene, "int");
+    args.extend(["--shutdown-timeout", "120s", "--api-timeout", "120s"]);
+    let mut mirror = mirror_via(&scene, &kubeconfig, "int", &args).await;
+    wait_leading(&mirror).await;
+
+    proxy.freeze().expect("freeze the link");
+    mirror.signal(Signal::Int);
+    assert!(
+        mirror.wait_exit(Duration::from_secs(1)).is_none(),
+        "the first SIGINT was expected to wait"
+    );
+    mirror.signal(Signal::Int);
+    let status = mirror
+        .wait_exit(PATIENCE)
+        .unwrap_or_else(|| panic!("no exit after a second SIGINT\n{}", mirror.log_text()));
+    assert_eq!(status.code(), Some(130), "{status}");
+    proxy.thaw().expect("thaw the link");
+}
+
+/// A leader cut off by a partition stops writing and exits; the standby,
+/// connected directly, takes over; when the partition heals, the old
+/// leader's held bytes reach the API server and change nothing.
+#[tokio::test]
+async fn a_partitioned_leader_yields_and_its_held_writes_change_nothing() {
+    let scene = Scene::new("fault-split").await;
+    let (proxy, kubeconfig) = proxied(&scene, "split");
+    let mut old = mirror_via(&scene, &kubeconfig, "old", &leader_args(&scene, "old")).await;
+    wait_leading(&old).await;
+    let direct = scene.control_plane.kubeconfig_path().to_path_buf();
+    let new = mirror_via(&scene, &direct, "new", &leader_args(&scene, "new")).await;
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+
+    // The old leader may or may not have sent its write of "2" when the
+    // link freezes; if it has not, the write is held by the partition.
+    scene
+        .patch_json("colors", json!({"data": {"a": "2"}}))
+        .await;
+    proxy.freeze().expect("freeze the link");
+    scene
+        .patch_json("colors", json!({"data": {"a": "3"}}))
+        .await;
+
+    let status = old
+        .wait_exit(PATIENCE)
+        .unwrap_or_else(|| panic!("the partitioned leader kept running\n{}", old.log_text()));
+    assert_eq!(status.code(), Some(1), "{status}");
+    wait_leading(&new).await;
+    let settled = scene.companion_in_sync("colors").await;
+    let leases: Api<Lease> = Api::namespaced(scene.client.clone(), &scene.namespace);
+    let lease_before = leases.get("configmap-mirror").await.expect("the lease");
+
+    proxy.thaw().expect("thaw the link");
+    // Long enough for held bytes to arrive and be answered.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let now = scene.get("colors-synced").await.expect("the companion");
+    assert_eq!(
+        now.metadata.resource_version,
+        settled.metadata.resource_version
+    );
+    assert_eq!(now.data, settled.data);
+    let lease_after = leases.get("configmap-mirror").await.expect("the lease");
+    assert_eq!(
+        lease_after.spec.and_then(|s| s.holder_identity).as_deref(),
+        Some("new")
+    );
+    assert!(
+        lease_after.metadata.resource_version >= lease_before.metadata.resource_version,
+        "the lease went back"
+    );
+}
+
+/// SIGKILL in the middle of a cold start over a few hundred sources: the
+/// restarted controller converges every one of them.
+#[tokio::test]
+async fn a_cold_start_killed_midway_converges_after_a_restart() {
+    const SOURCES: usize = 300;
+    let scene = Scene::new("fault-cold").await;
+    for i in 0..SOURCES {
+        scene
+            .create(&mk_source(&format!("s{i:03}"), &[("i", &i.to_string())]))
+            .await;
+    }
+    let mut first = scene.start_mirror(&[]).await;
+    first.writes_reaching(30.0).await;
+    first.signal(Signal::Kill);
+    assert!(first.wait_exit(PATIENCE).is_some());
+    let written_before = count_companions(&scene).await;
+
+    let second = scene.start_mirror(&[]).await;
+    for i in 0..SOURCES {
+        scene.companion_in_sync(&format!("s{i:03}")).await;
+    }
+    eprintln!("{written_before} of {SOURCES} companions existed when the first run was killed");
+    drop(second);
+}
+
+async fn count_companions(scene: &Scene<'_>) -> usize {
+    let api: Api<ConfigMap> = scene.configmaps();
+    let params = ListParams::default().labels("app.kubernetes.io/managed-by=configmap-mirror");
+    api.list(&params)
+        .await
+        .expect("list companions")
+        .items
+        .len()
+}
+
+/// The kube-apiserver process stops and starts again on the same etcd:
+/// what changes right after it is back converges, and health recovers.
+#[tokio::test]
+async fn an_api_server_restart_converges_what_changed_meanwhile() {
+    let mut control_plane = ControlPlane::start(Options {
+        etcd_unsafe_no_fsync: true,
+        ..Options::default()
+    })
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    let (namespace, mirror) = {
+        let scene = Scene::on(&control_plane, "fault-restart").await;
+        let mirror = scene
+            .start_mirror(&["--watch-failure-threshold", "2s"])
+            .await;
+        scene.create(&mk_source("colors", &[("a", "1")])).await;
+        scene.create(&mk_source("shapes", &[("b", "1")])).await;
+        scene.companion_in_sync("colors").await;
+        scene.companion_in_sync("shapes").await;
+        (scene.namespace.clone(), mirror)
+    };
+
+    control_plane.kill_apiserver().expect("kill kube-apiserver");
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let (status, body) = healthz(&mirror).await;
+    assert_eq!(
+        status, 200,
+        "liveness failed while the API server was down: {body}"
+    );
+    control_plane
+        .start_apiserver()
+        .expect("start kube-apiserver");
+
+    let scene = Scene {
+        control_plane: &control_plane,
+        client: control_plane.client().await,
+        namespace,
+    };
+    scene
+        .patch_json(
+            "colors",
+            json!({"data": {"a": "changed after the restart"}}),
+        )
+        .await;
+    scene.delete("shapes-synced").await;
+    scene.companion_in_sync("colors").await;
+    scene.companion_in_sync("shapes").await;
+    wait_healthz_ok(&mirror).await;
+}
