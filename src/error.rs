@@ -66,6 +66,33 @@ pub enum Retry {
     OnChange,
 }
 
+impl Retry {
+    /// Lower is sooner.
+    fn urgency(self) -> u8 {
+        match self {
+            Retry::Soon => 0,
+            Retry::Slowly => 1,
+            Retry::OnChange => 2,
+        }
+    }
+}
+
+/// Of the outcomes of a reconcile's parts (the companion, each mirror), the
+/// failure to be retried soonest stands for all: a part that can wait must
+/// not delay the retry of one that cannot. Among equals, the first.
+pub fn soonest(outcomes: impl IntoIterator<Item = Result<(), Error>>) -> Result<(), Error> {
+    let mut chosen: Option<Error> = None;
+    for error in outcomes.into_iter().filter_map(Result::err) {
+        let sooner = chosen
+            .as_ref()
+            .is_none_or(|c| error.retry().urgency() < c.retry().urgency());
+        if sooner {
+            chosen = Some(error);
+        }
+    }
+    chosen.map_or(Ok(()), Err)
+}
+
 impl Error {
     /// A short, fixed label for logs and metrics.
     pub fn metric_label(&self) -> &'static str {
@@ -218,6 +245,20 @@ mod tests {
             "configmaps \"a\" is forbidden: unable to create new content in namespace x because it is being terminated",
         );
         assert!(matches!(classify(err), ApiOutcome::NamespaceTerminating));
+    }
+
+    #[test]
+    fn the_soonest_retry_stands_for_all_parts() {
+        let too_long = || Error::NameTooLong {
+            name: "n".into(),
+            len: 254,
+        };
+        let transient = || Error::Stale("conflict".into());
+        let outcome = soonest([Err(too_long()), Ok(()), Err(transient())]);
+        assert_eq!(outcome.unwrap_err().retry(), Retry::Soon);
+        let outcome = soonest([Err(Error::Rejected("no".into())), Err(too_long())]);
+        assert_eq!(outcome.unwrap_err().metric_label(), "rejected");
+        assert!(soonest([Ok(()), Ok(())]).is_ok());
     }
 
     #[test]

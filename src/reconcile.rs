@@ -14,7 +14,7 @@ use kube::{ResourceExt, runtime::controller::Action};
 use crate::{
     context::{Context, object_key},
     desired::{Refusal, desired_companion, desired_mirror, mark_install},
-    error::Error,
+    error::{Error, soonest},
     plan::{self, NameTaken, Write},
     targets::{Targets, wants_mirror},
     write,
@@ -30,7 +30,7 @@ async fn sync(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     ctx.caches_ready().await?;
     let companion = sync_companion(source, ctx).await;
     let mirrors = sync_mirrors(source, ctx).await;
-    companion.and(mirrors)
+    soonest([companion, mirrors])
 }
 
 async fn sync_companion(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
@@ -111,24 +111,24 @@ fn mirror_targets(source: &ConfigMap, ctx: &Context) -> Result<Option<Targets>, 
     Targets::of(source).map_err(Error::InvalidTargets)
 }
 
-/// All names taken become one condition (reported once); otherwise the
-/// first failure stands for the rest.
+/// All names taken become one condition (reported once); a namespace being
+/// deleted needs no mirror; of what is left, the failure to be retried
+/// soonest stands for the rest.
 fn mirror_outcome(results: Vec<Result<(), Error>>) -> Result<(), Error> {
     let mut taken = Vec::new();
-    let mut other = None;
+    let mut others = Vec::new();
     for result in results {
         match result {
-            Ok(()) => {}
+            Ok(()) | Err(Error::NamespaceTerminating) => {}
             Err(Error::NameTaken { name }) => taken.push(name),
-            Err(error) => other = other.or(Some(error)),
+            Err(error) => others.push(Err(error)),
         }
     }
     taken.sort();
-    match (taken.is_empty(), other) {
-        (false, _) => Err(Error::MirrorNameTaken { names: taken }),
-        (true, Some(error)) => Err(error),
-        (true, None) => Ok(()),
+    if !taken.is_empty() {
+        others.insert(0, Err(Error::MirrorNameTaken { names: taken }));
     }
+    soonest(others)
 }
 
 /// Decides when a failed reconcile runs again, and tells people once per
