@@ -54,6 +54,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let (term_tx, leadership) = Leadership::new(elector.is_some());
     tokio::spawn(mirror_leadership(leadership.clone(), metrics.clone()));
 
+    let backoffs = Arc::new(Backoffs::new(metrics.failing_objects()));
     let (caches, wakeups, watches) = caches::watch(
         &kube_config,
         WatchSettings {
@@ -64,6 +65,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         },
         health.clone(),
         metrics.clone(),
+        backoffs.clone(),
     )?;
     tokio::spawn(api_probe::while_watches_fail(client.clone(), health));
     let ctx = Arc::new(Context {
@@ -77,7 +79,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         selector: config.selector.clone(),
         source_label_keys: source_selector.keys(),
         metrics,
-        backoffs: Backoffs::default(),
+        backoffs,
         retry_policy: RetryPolicy::new(config.slow_retry),
         consent,
         leadership: leadership.clone(),

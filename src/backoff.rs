@@ -11,9 +11,11 @@ use std::{
     time::Duration,
 };
 
+use k8s_openapi::api::core::v1::ConfigMap;
+use prometheus_client::metrics::gauge::Gauge;
 use rand::Rng;
 
-use crate::error::Retry;
+use crate::{error::Retry, metrics::Loop};
 
 /// First delay and cap of the exponential backoff of each kind of retry.
 #[derive(Debug, Clone, Copy)]
@@ -41,8 +43,30 @@ impl RetryPolicy {
     }
 }
 
-/// Identifies an object across reconciles: `namespace/name`.
-pub type ObjectKey = String;
+/// One object's failures in one loop. By uid: a source deleted and
+/// recreated under the same name starts with no backoff and gets its
+/// Warning, and the entry of an object that is gone can be found and
+/// dropped.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BackoffKey {
+    which: Loop,
+    uid: String,
+}
+
+impl BackoffKey {
+    pub fn new(which: Loop, cm: &ConfigMap) -> Self {
+        let meta = &cm.metadata;
+        // Every stored object has a uid; the name is a stand-in only.
+        let uid = meta.uid.clone().unwrap_or_else(|| {
+            format!(
+                "{}/{}",
+                meta.namespace.as_deref().unwrap_or_default(),
+                meta.name.as_deref().unwrap_or_default()
+            )
+        });
+        BackoffKey { which, uid }
+    }
+}
 
 #[derive(Debug, Default)]
 struct Failures {
@@ -50,22 +74,39 @@ struct Failures {
     condition: Option<String>,
 }
 
+/// The failures of every object that is failing now. An entry goes when
+/// its object succeeds, or is deleted, or is no longer in the cache after
+/// a list: the map never outgrows the objects that exist.
 #[derive(Debug, Default)]
 pub struct Backoffs {
-    failures: Mutex<HashMap<ObjectKey, Failures>>,
+    failures: Mutex<HashMap<BackoffKey, Failures>>,
+    /// Mirrors the map's size for /metrics.
+    failing: Gauge,
 }
 
 impl Backoffs {
+    pub fn new(failing: Gauge) -> Self {
+        Backoffs {
+            failures: Mutex::default(),
+            failing,
+        }
+    }
+
     /// The delay before `key` is retried after failing with `retry`, or
     /// None when only a change of the object should retry it.
-    pub fn delay_for(&self, key: &str, retry: Retry, policy: &RetryPolicy) -> Option<Duration> {
+    pub fn delay_for(
+        &self,
+        key: &BackoffKey,
+        retry: Retry,
+        policy: &RetryPolicy,
+    ) -> Option<Duration> {
         let (first, cap) = policy.bounds(retry)?;
         Some(self.next_delay(key, first, cap))
     }
 
     /// Records one more failure of `key` and returns how long to wait
     /// before the next attempt.
-    pub fn next_delay(&self, key: &str, first: Duration, cap: Duration) -> Duration {
+    pub fn next_delay(&self, key: &BackoffKey, first: Duration, cap: Duration) -> Duration {
         let attempts = self.with(key, |f| {
             f.attempts = f.attempts.saturating_add(1);
             f.attempts
@@ -78,7 +119,7 @@ impl Backoffs {
 
     /// Records the condition `key` fails with; true when it differs from the
     /// last one recorded, i.e. when it is worth telling people about.
-    pub fn is_new_condition(&self, key: &str, condition: &str) -> bool {
+    pub fn is_new_condition(&self, key: &BackoffKey, condition: &str) -> bool {
         self.with(key, |f| {
             let new = f.condition.as_deref() != Some(condition);
             f.condition = Some(condition.to_owned());
@@ -87,8 +128,21 @@ impl Backoffs {
     }
 
     /// Forgets `key`'s failures after a success.
-    pub fn clear(&self, key: &str) {
-        self.lock().remove(key);
+    pub fn clear(&self, key: &BackoffKey) {
+        self.update(|failures| {
+            failures.remove(key);
+        });
+    }
+
+    /// Forgets everything about the object with this uid: it was deleted.
+    pub fn forget(&self, uid: &str) {
+        self.update(|failures| failures.retain(|key, _| key.uid != uid));
+    }
+
+    /// Keeps, of `which` loop's entries, only those whose uid is `live`:
+    /// after a list, whatever is not in the cache is gone.
+    pub fn retain(&self, which: Loop, live: impl Fn(&str) -> bool) {
+        self.update(|failures| failures.retain(|key, _| key.which != which || live(&key.uid)));
     }
 
     /// How many objects are currently failing.
@@ -96,12 +150,19 @@ impl Backoffs {
         self.lock().len()
     }
 
-    fn with<T>(&self, key: &str, f: impl FnOnce(&mut Failures) -> T) -> T {
-        let mut failures = self.lock();
-        f(failures.entry(key.to_owned()).or_default())
+    fn with<T>(&self, key: &BackoffKey, f: impl FnOnce(&mut Failures) -> T) -> T {
+        self.update(|failures| f(failures.entry(key.clone()).or_default()))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectKey, Failures>> {
+    fn update<T>(&self, f: impl FnOnce(&mut HashMap<BackoffKey, Failures>) -> T) -> T {
+        let mut failures = self.lock();
+        let result = f(&mut failures);
+        self.failing
+            .set(i64::try_from(failures.len()).unwrap_or(i64::MAX));
+        result
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<BackoffKey, Failures>> {
         // The map stays consistent even if a holder panicked mid-update.
         self.failures.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -121,6 +182,13 @@ fn jittered(delay: Duration, factor: f64) -> Duration {
 mod tests {
     use super::*;
 
+    fn key(uid: &str) -> BackoffKey {
+        BackoffKey {
+            which: Loop::sync,
+            uid: uid.into(),
+        }
+    }
+
     const FIRST: Duration = Duration::from_millis(200);
     const CAP: Duration = Duration::from_secs(120);
 
@@ -136,34 +204,58 @@ mod tests {
     #[test]
     fn each_object_backs_off_on_its_own_and_resets_on_success() {
         let backoffs = Backoffs::default();
-        let first_a = backoffs.next_delay("ns/a", FIRST, CAP);
-        let second_a = backoffs.next_delay("ns/a", FIRST, CAP);
-        let first_b = backoffs.next_delay("ns/b", FIRST, CAP);
+        let first_a = backoffs.next_delay(&key("a"), FIRST, CAP);
+        let second_a = backoffs.next_delay(&key("a"), FIRST, CAP);
+        let first_b = backoffs.next_delay(&key("b"), FIRST, CAP);
         assert!(first_a < FIRST.mul_f64(1.2) && first_b < FIRST.mul_f64(1.2));
         assert!(second_a >= (FIRST * 2).mul_f64(0.8));
-        backoffs.clear("ns/a");
-        assert!(backoffs.next_delay("ns/a", FIRST, CAP) < FIRST.mul_f64(1.2));
+        backoffs.clear(&key("a"));
+        assert!(backoffs.next_delay(&key("a"), FIRST, CAP) < FIRST.mul_f64(1.2));
     }
 
     #[test]
     fn conditions_that_need_a_person_retry_slowly_and_changes_only_on_change() {
         let backoffs = Backoffs::default();
         let policy = RetryPolicy::new(Duration::from_secs(30));
-        let slow = backoffs.delay_for("ns/a", Retry::Slowly, &policy).unwrap();
+        let slow = backoffs
+            .delay_for(&key("a"), Retry::Slowly, &policy)
+            .unwrap();
         assert!(slow >= Duration::from_secs(24));
-        assert_eq!(backoffs.delay_for("ns/b", Retry::OnChange, &policy), None);
-        let soon = backoffs.delay_for("ns/c", Retry::Soon, &policy).unwrap();
+        assert_eq!(
+            backoffs.delay_for(&key("b"), Retry::OnChange, &policy),
+            None
+        );
+        let soon = backoffs.delay_for(&key("c"), Retry::Soon, &policy).unwrap();
         assert!(soon < Duration::from_secs(1));
     }
 
     #[test]
     fn a_condition_is_new_only_when_it_changes() {
         let backoffs = Backoffs::default();
-        assert!(backoffs.is_new_condition("ns/a", "name_taken"));
-        assert!(!backoffs.is_new_condition("ns/a", "name_taken"));
-        assert!(backoffs.is_new_condition("ns/a", "rejected: too big"));
-        backoffs.clear("ns/a");
-        assert!(backoffs.is_new_condition("ns/a", "rejected: too big"));
+        assert!(backoffs.is_new_condition(&key("a"), "name_taken"));
+        assert!(!backoffs.is_new_condition(&key("a"), "name_taken"));
+        assert!(backoffs.is_new_condition(&key("a"), "rejected: too big"));
+        backoffs.clear(&key("a"));
+        assert!(backoffs.is_new_condition(&key("a"), "rejected: too big"));
         assert_eq!(backoffs.failing(), 1);
+    }
+
+    #[test]
+    fn entries_of_objects_that_are_gone_are_dropped() {
+        let gauge = Gauge::default();
+        let backoffs = Backoffs::new(gauge.clone());
+        backoffs.is_new_condition(&key("a"), "name_too_long");
+        backoffs.is_new_condition(&key("b"), "name_too_long");
+        let prune_a = BackoffKey {
+            which: Loop::prune,
+            uid: "a".into(),
+        };
+        backoffs.is_new_condition(&prune_a, "forbidden");
+        assert_eq!(gauge.get(), 3);
+        backoffs.forget("a");
+        assert_eq!(gauge.get(), 1);
+        backoffs.retain(Loop::sync, |uid| uid != "b");
+        assert_eq!(backoffs.failing(), 0);
+        assert_eq!(gauge.get(), 0);
     }
 }

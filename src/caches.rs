@@ -40,8 +40,8 @@ use kube::{
 use tokio::sync::watch;
 
 use crate::{
-    api_client, cached, config::InitialList, desired, health::Health, metrics::Metrics,
-    mirror_index::MirrorIndex, plan, targets, watch_stream,
+    api_client, backoff::Backoffs, cached, config::InitialList, desired, health::Health,
+    metrics::Metrics, mirror_index::MirrorIndex, plan, targets, watch_stream,
 };
 
 type NamespaceMeta = PartialObjectMeta<Namespace>;
@@ -155,6 +155,7 @@ pub fn watch(
     settings: WatchSettings,
     health: Arc<Health>,
     metrics: Arc<Metrics>,
+    backoffs: Arc<Backoffs>,
 ) -> anyhow::Result<(Caches, Wakeups, impl Future<Output = ()> + Send + use<>)> {
     let client_for = |watch: &'static str| {
         health.register(watch);
@@ -238,8 +239,10 @@ pub fn watch(
                     let caches = caches.clone();
                     let metrics = metrics.clone();
                     let index = index.clone();
+                    let backoffs = backoffs.clone();
                     move |event| {
                         metrics.set_managed_sources(caches.sources.len());
+                        forget_deleted(event, &backoffs);
                         let mut wake = source_wakeups(event, &suffix);
                         // A changed source may want fewer mirrors than it has.
                         if let Event::Apply(source) = event {
@@ -258,6 +261,7 @@ pub fn watch(
                 health.clone(),
                 metrics.clone(),
                 move |event| {
+                    forget_deleted(event, &backoffs);
                     index.observe(event);
                     companion_wakeups(event, &suffix)
                 },
@@ -304,6 +308,17 @@ pub fn watch(
         },
         drive,
     ))
+}
+
+/// A deleted object's retry state goes with it. (A source that merely
+/// lost its label keeps none either: its reconcile no longer runs, and the
+/// next list's resync drops what is left.)
+fn forget_deleted(event: &Event<ConfigMap>, backoffs: &Backoffs) {
+    if let Event::Delete(object) = event
+        && let Some(uid) = object.uid()
+    {
+        backoffs.forget(&uid);
+    }
 }
 
 // The watches' names, as logs, metrics and health name them.

@@ -12,7 +12,7 @@ use tracing::{Instrument, Span};
 use kube::runtime::controller::Action;
 
 use crate::{
-    backoff::{Backoffs, RetryPolicy},
+    backoff::{BackoffKey, Backoffs, RetryPolicy},
     caches::Caches,
     error::Error,
     leader::Leadership,
@@ -32,7 +32,7 @@ pub struct Context {
     pub source_label_keys: Vec<String>,
     pub reporter: Reporter,
     pub metrics: Arc<Metrics>,
-    pub backoffs: Backoffs,
+    pub backoffs: Arc<Backoffs>,
     pub retry_policy: RetryPolicy,
     /// Which namespaces accept mirrors.
     pub consent: Selector,
@@ -63,7 +63,7 @@ impl Context {
         &self,
         controller: &'static str,
         cm: &ConfigMap,
-        backoff_key: &str,
+        backoff_key: &BackoffKey,
         work: impl Future<Output = Result<(), Error>>,
     ) -> Result<Action, Error> {
         if !self.is_leading() {
@@ -100,7 +100,7 @@ impl Context {
     }
 
     /// Counts a failed reconcile of `key` and says when to try again.
-    pub fn requeue_after_failure(&self, key: &str, error: &Error) -> Action {
+    pub fn requeue_after_failure(&self, key: &BackoffKey, error: &Error) -> Action {
         self.metrics.reconcile_failed(error.is_terminal());
         match self
             .backoffs

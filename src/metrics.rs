@@ -86,6 +86,7 @@ pub struct Metrics {
     leader: Gauge,
     writes: Family<OperationLabel, Counter>,
     managed_sources: Gauge,
+    failing_objects: Gauge,
     resync_objects: Family<ResyncLabels, Counter>,
     writes_seen: AtomicU64,
 }
@@ -106,6 +107,7 @@ impl Metrics {
             leader: Gauge::default(),
             writes: Family::default(),
             managed_sources: Gauge::default(),
+            failing_objects: Gauge::default(),
             resync_objects: Family::default(),
             writes_seen: AtomicU64::new(0),
         };
@@ -179,11 +181,21 @@ impl Metrics {
             this.managed_sources.clone(),
         );
         registry.register(
+            "configmap_mirror_failing_objects",
+            "Objects whose last reconcile failed, for which retry state is kept",
+            this.failing_objects.clone(),
+        );
+        registry.register(
             "configmap_mirror_resync_objects",
             "Cached objects compared after a (re)list or a change of leader, by whether their reconcile was queued",
             this.resync_objects.clone(),
         );
         Metrics { registry, ..this }
+    }
+
+    /// The gauge the retry bookkeeping keeps at its size.
+    pub fn failing_objects(&self) -> Gauge {
+        self.failing_objects.clone()
     }
 
     /// Prometheus text exposition of every metric.

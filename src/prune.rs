@@ -13,17 +13,18 @@ use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
 use kube::{ResourceExt, runtime::controller::Action};
 
 use crate::{
+    backoff::BackoffKey,
     cached,
     context::{Context, object_key},
     desired,
     error::Error,
-    metrics::Operation,
+    metrics::{Loop, Operation},
     plan, write,
 };
 
 pub async fn reconcile(cached: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Error> {
     let copy = cached::copy_from_cache(&cached);
-    let key = backoff_key(&copy);
+    let key = BackoffKey::new(Loop::prune, &copy);
     ctx.run_reconcile("prune", &copy, &key, prune(&copy, &ctx))
         .await
 }
@@ -138,14 +139,9 @@ fn source_reference(companion: &ConfigMap) -> Option<ObjectReference> {
 }
 
 pub fn error_policy(companion: Arc<ConfigMap>, error: &Error, ctx: Arc<Context>) -> Action {
-    let key = backoff_key(&companion);
+    let key = BackoffKey::new(Loop::prune, &companion);
     if ctx.backoffs.is_new_condition(&key, &error.to_string()) {
-        tracing::warn!(companion = %key, %error, "could not prune companion; retrying with backoff");
+        tracing::warn!(companion = %object_key(&companion), %error, "could not prune companion; retrying with backoff");
     }
     ctx.requeue_after_failure(&key, error)
-}
-
-/// Kept apart from the sources' keys: a source may be named like a companion.
-fn backoff_key(companion: &ConfigMap) -> String {
-    format!("prune {}", object_key(companion))
 }

@@ -12,16 +12,18 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{ResourceExt, runtime::controller::Action};
 
 use crate::{
+    backoff::BackoffKey,
     context::{Context, object_key},
     desired::{Refusal, desired_companion, desired_mirror, mark_install},
     error::{Error, soonest},
+    metrics::Loop,
     plan::{self, NameTaken, Write},
     targets::{Targets, wants_mirror},
     write,
 };
 
 pub async fn reconcile(source: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let key = object_key(&source);
+    let key = BackoffKey::new(Loop::sync, &source);
     ctx.run_reconcile("sync", &source, &key, sync(&source, &ctx))
         .await
 }
@@ -134,23 +136,26 @@ fn mirror_outcome(results: Vec<Result<(), Error>>) -> Result<(), Error> {
 /// Decides when a failed reconcile runs again, and tells people once per
 /// distinct condition (never once per retry).
 pub fn error_policy(source: Arc<ConfigMap>, error: &Error, ctx: Arc<Context>) -> Action {
-    let key = object_key(&source);
+    let key = BackoffKey::new(Loop::sync, &source);
+    let source_key = object_key(&source);
     let condition = format!("{}: {error}", error.metric_label());
     let new = ctx.backoffs.is_new_condition(&key, &condition);
     match (new, error.event_reason()) {
         (true, Some(reason)) => {
-            tracing::error!(source = %key, %error, kind = error.metric_label(), "cannot mirror source");
+            tracing::error!(source = %source_key, %error, kind = error.metric_label(), "cannot mirror source");
             ctx.reporter.warning(&source, reason, error.to_string());
         }
         // A stale cache is the normal cost of reading from a cache: it is
         // fixed by reconciling again from the newer state, soon.
         (true, None) if matches!(error, Error::Stale(_)) => {
-            tracing::debug!(source = %key, %error, "cache was stale; reconciling again")
+            tracing::debug!(source = %source_key, %error, "cache was stale; reconciling again")
         }
         (true, None) => {
-            tracing::warn!(source = %key, %error, "reconcile failed; retrying with backoff")
+            tracing::warn!(source = %source_key, %error, "reconcile failed; retrying with backoff")
         }
-        (false, _) => tracing::debug!(source = %key, %error, "reconcile failed again; retrying"),
+        (false, _) => {
+            tracing::debug!(source = %source_key, %error, "reconcile failed again; retrying")
+        }
     }
     ctx.requeue_after_failure(&key, error)
 }

@@ -10,7 +10,7 @@
 //! 10,000 in-sync sources from making 20,000 reconciles, and keeps the
 //! controllers' queues (which never shrink) from growing to the whole cache.
 
-use std::sync::Arc;
+use std::{collections::HashSet, sync::Arc};
 
 use futures::{Stream, StreamExt, future, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -50,6 +50,11 @@ fn sweep(
     ctx: &Context,
 ) -> Vec<ObjectRef<ConfigMap>> {
     let cached = store.state();
+    let live: HashSet<&str> = cached
+        .iter()
+        .filter_map(|o| o.metadata.uid.as_deref())
+        .collect();
+    ctx.backoffs.retain(which, |uid| live.contains(uid));
     let due: Vec<_> = cached
         .iter()
         .filter(|object| needs_work(object, ctx))

@@ -202,3 +202,50 @@ spec:
 "#
     )
 }
+
+/// A tenant looping "create a source whose companion name is too long,
+/// delete it" must not grow the controller: each failing source's retry
+/// state goes with it, and a source recreated under a name that failed
+/// before starts afresh, with its Warning.
+#[tokio::test]
+async fn retry_state_of_deleted_sources_is_dropped() {
+    const CYCLES: usize = 300;
+    const FAILING: &str = "configmap_mirror_failing_objects";
+    let scene = Scene::new("churn").await;
+    let mirror = scene.start_mirror(&[]).await;
+    let name = |i: usize| format!("{}{i:04}", "c".repeat(246));
+
+    for i in 0..CYCLES {
+        scene.create(&mk_source(&name(i), &[("a", "1")])).await;
+        failures_reach(&mirror, (i + 1) as f64).await;
+        scene.delete(&name(i)).await;
+    }
+    testenv::wait_for("the retry state to be empty", common::PATIENCE, || async {
+        (mirror.metric(FAILING, "").await == 0.0).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+
+    // The same name again: a fresh failure, reported again.
+    scene.create(&mk_source(&name(0), &[("a", "1")])).await;
+    testenv::wait_for("one failing object", common::PATIENCE, || async {
+        (mirror.metric(FAILING, "").await == 1.0).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    testenv::wait_for(
+        "a second Warning for the recreated source",
+        common::PATIENCE,
+        || async {
+            (scene.events(&name(0), "CompanionNameTooLong").await.len() >= 2
+                || scene
+                    .events(&name(0), "CompanionNameTooLong")
+                    .await
+                    .iter()
+                    .any(|e| e.series.is_some()))
+            .then_some(())
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+}
