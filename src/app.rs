@@ -23,6 +23,7 @@ use crate::{
     report::Reporter,
     selector::Selector,
     shutdown::Shutdown,
+    targets,
 };
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
@@ -82,6 +83,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         backoffs,
         retry_policy: RetryPolicy::new(config.slow_retry),
         consent,
+        reserved_names: targets::reserved_names(&config.reserved_names),
         leadership: leadership.clone(),
         shutdown: shutdown.clone(),
     });

@@ -6,9 +6,9 @@
 //! emitted once per distinct condition, not once per retry) live here.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, VecDeque},
     sync::{Mutex, PoisonError},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -82,14 +82,46 @@ pub struct Backoffs {
     failures: Mutex<HashMap<BackoffKey, Failures>>,
     /// Mirrors the map's size for /metrics.
     failing: Gauge,
+    /// When each copy was last restored after someone else changed it, by
+    /// uid, within [`CONTEST_WINDOW`].
+    restores: Mutex<HashMap<String, VecDeque<Instant>>>,
 }
+
+/// A copy restored more often than this within [`CONTEST_WINDOW`] is being
+/// fought over (another controller or an admission mutator rewrites it):
+/// from then on it is restored with the slow backoff and a Warning.
+pub const CONTEST_LIMIT: usize = 5;
+pub const CONTEST_WINDOW: Duration = Duration::from_secs(60);
 
 impl Backoffs {
     pub fn new(failing: Gauge) -> Self {
         Backoffs {
             failures: Mutex::default(),
             failing,
+            restores: Mutex::default(),
         }
+    }
+
+    /// Records that the copy with this uid is about to be restored at
+    /// `now`. Returns how often it was restored within the window when that
+    /// is more than [`CONTEST_LIMIT`]: then it must not be, yet.
+    pub fn contested(&self, uid: &str, now: Instant) -> Option<usize> {
+        let mut restores = self.restores.lock().unwrap_or_else(PoisonError::into_inner);
+        restores.retain(|_, times| {
+            while times
+                .front()
+                .is_some_and(|t| now.saturating_duration_since(*t) > CONTEST_WINDOW)
+            {
+                times.pop_front();
+            }
+            !times.is_empty()
+        });
+        let times = restores.entry(uid.to_owned()).or_default();
+        if times.len() >= CONTEST_LIMIT {
+            return Some(times.len());
+        }
+        times.push_back(now);
+        None
     }
 
     /// The delay before `key` is retried after failing with `retry`, or
@@ -137,6 +169,10 @@ impl Backoffs {
     /// Forgets everything about the object with this uid: it was deleted.
     pub fn forget(&self, uid: &str) {
         self.update(|failures| failures.retain(|key, _| key.uid != uid));
+        self.restores
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(uid);
     }
 
     /// Keeps, of `which` loop's entries, only those whose uid is `live`:
@@ -238,6 +274,26 @@ mod tests {
         backoffs.clear(&key("a"));
         assert!(backoffs.is_new_condition(&key("a"), "rejected: too big"));
         assert_eq!(backoffs.failing(), 1);
+    }
+
+    #[test]
+    fn a_copy_restored_too_often_within_the_window_is_contested() {
+        let backoffs = Backoffs::default();
+        let start = Instant::now();
+        for i in 0..CONTEST_LIMIT {
+            assert_eq!(
+                backoffs.contested("u", start + Duration::from_secs(i as u64)),
+                None
+            );
+        }
+        assert_eq!(
+            backoffs.contested("u", start + Duration::from_secs(10)),
+            Some(CONTEST_LIMIT)
+        );
+        assert_eq!(backoffs.contested("other", start), None);
+        // Once the window has passed, restoring is fine again.
+        assert_eq!(backoffs.contested("u", start + CONTEST_WINDOW * 2), None);
+        backoffs.forget("u");
     }
 
     #[test]

@@ -84,6 +84,12 @@ pub struct Config {
     #[arg(long, env = "MIRROR_SHUTDOWN_TIMEOUT", default_value = "15s", value_parser = parse_positive_duration)]
     pub shutdown_timeout: Duration,
 
+    /// More ConfigMap names never mirrored into other namespaces, besides
+    /// the built-in ones that Kubernetes publishes into every namespace
+    /// (`kube-root-ca.crt`): a mirror there would fight its publisher.
+    #[arg(long, env = "MIRROR_RESERVED_NAMES", value_delimiter = ',')]
+    pub reserved_names: Vec<String>,
+
     #[command(flatten)]
     pub leader: LeaderConfig,
 }

@@ -36,6 +36,8 @@ pub struct Context {
     pub retry_policy: RetryPolicy,
     /// Which namespaces accept mirrors.
     pub consent: Selector,
+    /// Names never mirrored into other namespaces.
+    pub reserved_names: Vec<String>,
     pub leadership: Leadership,
     pub shutdown: Shutdown,
 }

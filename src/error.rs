@@ -18,6 +18,20 @@ pub enum Error {
     #[error("{} already exist(s) and is not a mirror of this source; left untouched", names.join(", "))]
     MirrorNameTaken { names: Vec<String> },
 
+    /// The source's name is published into every namespace by Kubernetes
+    /// itself; a mirror would fight its publisher.
+    #[error(
+        "{name} is reserved: Kubernetes publishes a ConfigMap of that name into every namespace, so it is never mirrored"
+    )]
+    ReservedName { name: String },
+
+    /// Someone else keeps rewriting a copy: restoring it at once each time
+    /// would be an endless fight.
+    #[error(
+        "{name} was rewritten by someone else {times} times within a minute; restoring it slowly from now on"
+    )]
+    Contested { name: String, times: usize },
+
     /// The source's mirror annotations cannot be understood.
     #[error("invalid mirror targets: {0}")]
     InvalidTargets(String),
@@ -101,6 +115,8 @@ impl Error {
             Error::NameTaken { .. } => "name_taken",
             Error::MirrorNameTaken { .. } => "mirror_name_taken",
             Error::InvalidTargets(_) => "invalid_targets",
+            Error::ReservedName { .. } => "reserved_name",
+            Error::Contested { .. } => "contested",
             Error::Rejected(_) => "rejected",
             Error::Forbidden(_) => "forbidden",
             Error::Stale(_) => "stale_cache",
@@ -118,6 +134,8 @@ impl Error {
             Error::NameTaken { .. } => Some("CompanionNameTaken"),
             Error::MirrorNameTaken { .. } => Some("MirrorNameTaken"),
             Error::InvalidTargets(_) => Some("InvalidMirrorTargets"),
+            Error::ReservedName { .. } => Some("MirrorNameReserved"),
+            Error::Contested { .. } => Some("CopyContested"),
             Error::Rejected(_) => Some("CompanionRejected"),
             Error::Forbidden(_) => Some("CompanionForbidden"),
             Error::Stale(_)
@@ -139,10 +157,12 @@ impl Error {
             Error::NameTooLong { .. }
             | Error::NamespaceTerminating
             | Error::InvalidTargets(_)
+            | Error::ReservedName { .. }
             | Error::ShuttingDown
             | Error::NotLeading => Retry::OnChange,
             Error::NameTaken { .. }
             | Error::MirrorNameTaken { .. }
+            | Error::Contested { .. }
             | Error::Rejected(_)
             | Error::Forbidden(_) => Retry::Slowly,
             Error::Stale(_) | Error::Transient(_) => Retry::Soon,

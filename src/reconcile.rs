@@ -88,6 +88,10 @@ async fn sync_mirrors(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     let Some(targets) = mirror_targets(source, ctx)? else {
         return Ok(());
     };
+    let name = source.name_any();
+    if ctx.reserved_names.contains(&name) {
+        return Err(Error::ReservedName { name });
+    }
     let source_namespace = source.namespace().unwrap_or_default();
     let wanted = ctx
         .caches

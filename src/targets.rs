@@ -15,6 +15,19 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use crate::selector::Selector;
 
 pub const MIRROR_TO_ANNOTATION: &str = "workshop.io/mirror-to";
+/// Published by Kubernetes into every namespace (the root-CA publisher):
+/// a mirror of a source with this name would be rewritten by it forever.
+pub const SYSTEM_PUBLISHED_NAMES: [&str; 1] = ["kube-root-ca.crt"];
+
+/// The built-in reserved names and the extra ones configured.
+pub fn reserved_names(extra: &[String]) -> Vec<String> {
+    SYSTEM_PUBLISHED_NAMES
+        .iter()
+        .map(|name| (*name).to_owned())
+        .chain(extra.iter().map(|name| name.trim().to_owned()))
+        .filter(|name| !name.is_empty())
+        .collect()
+}
 pub const MIRROR_TO_SELECTOR_ANNOTATION: &str = "workshop.io/mirror-to-selector";
 
 /// What a source asks for.

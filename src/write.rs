@@ -1,5 +1,7 @@
 //! Carries out the write a plan asks for, and says what it did.
 
+use std::time::Instant;
+
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{
     ResourceExt,
@@ -29,6 +31,16 @@ pub async fn perform(ctx: &Context, source: &ConfigMap, write: Write) -> Result<
         Write::Nothing => Ok(()),
         Write::Create(copy) => create(ctx, source, copy).await,
         Write::Replace { copy, why } => {
+            if why == Difference::Drifted
+                && let Some(times) = copy
+                    .uid()
+                    .and_then(|uid| ctx.backoffs.contested(&uid, Instant::now()))
+            {
+                return Err(Error::Contested {
+                    name: object_key(&copy),
+                    times,
+                });
+            }
             let api = ctx.configmaps(&copy.namespace().unwrap_or_default());
             ctx.ensure_leading()?;
             api_call(api.replace(&copy.name_any(), &post_params(), &copy)).await?;

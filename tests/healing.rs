@@ -160,3 +160,36 @@ async fn changes_made_while_the_controller_was_down_are_converged_at_start() {
     let still = scene.get("untouched-synced").await.expect("companion");
     assert_eq!(still.resource_version(), untouched.resource_version());
 }
+
+/// Someone else keeps rewriting a companion (another controller, an
+/// admission mutator): after a few restores within a minute the controller
+/// stops fighting at once, says so with a Warning, and backs off slowly.
+#[tokio::test]
+async fn a_companion_rewritten_over_and_over_is_restored_slowly_with_a_warning() {
+    let scene = Scene::new("heal-contested").await;
+    let _mirror = scene.start_mirror(&[]).await;
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+    for i in 0..configmap_mirror::backoff::CONTEST_LIMIT {
+        scene
+            .patch_json(
+                "colors-synced",
+                serde_json::json!({"data": {"a": format!("theirs-{i}")}}),
+            )
+            .await;
+        scene.companion_in_sync("colors").await;
+    }
+    scene
+        .patch_json(
+            "colors-synced",
+            serde_json::json!({"data": {"a": "theirs-again"}}),
+        )
+        .await;
+    scene.wait_event("colors", "CopyContested").await;
+    let held = scene.get("colors-synced").await.expect("the companion");
+    assert_eq!(
+        held.data.and_then(|d| d.get("a").cloned()).as_deref(),
+        Some("theirs-again"),
+        "restored at once despite the fight"
+    );
+}

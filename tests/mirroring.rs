@@ -684,3 +684,32 @@ spec:
 "#
     )
 }
+
+/// Kubernetes publishes kube-root-ca.crt into every namespace: a mirror of
+/// a source of that name would fight the publisher forever. It is refused
+/// with a Warning; the source's companion is made as usual.
+#[tokio::test]
+async fn a_name_kubernetes_publishes_everywhere_is_never_mirrored() {
+    let world = World::new("mt-reserved").await;
+    let b = world.namespace("b", true, &[]).await;
+    world.source("kube-root-ca.crt", &[to(&b)]).await;
+    world
+        .scene
+        .wait_event("kube-root-ca.crt", "MirrorNameReserved")
+        .await;
+    world.scene.companion_in_sync("kube-root-ca.crt").await;
+    let mirrors = world.configmaps(&b);
+    let end = std::time::Instant::now() + Duration::from_secs(3);
+    while std::time::Instant::now() < end {
+        assert!(
+            mirrors
+                .get_opt("kube-root-ca.crt")
+                .await
+                .expect("get")
+                .is_none(),
+            "kube-root-ca.crt was mirrored"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    world.clean_up().await;
+}
