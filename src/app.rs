@@ -63,6 +63,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             selector: config.selector.clone(),
             suffix: config.suffix.clone(),
             initial_list: config.initial_list,
+            consent: consent.clone(),
         },
         health.clone(),
         metrics.clone(),

@@ -8,9 +8,10 @@
 //! | change                       | wakes                                  |
 //! |------------------------------|----------------------------------------|
 //! | source created or changed    | sync of that source                    |
-//! | source deleted or unlabeled  | prune of its companion (and a resync if it had mirrors) |
+//! | source deleted or unlabeled  | prune of its companion and of its mirrors (from the mirror index) |
 //! | copy changed or deleted      | sync of its source, prune of itself    |
-//! | namespace labeled or deleted | sync of mirroring sources, prune of the copies in it |
+//! | namespace's labels changed   | sync of the sources that want a mirror in it, prune of the copies in it |
+//! | namespace deleted            | prune of the copies in it |
 //! | any list (re)completed       | a resync of both loops ([`crate::resync`]) |
 //!
 //! Objects delivered by a (re)list wake nothing one by one: the resync that
@@ -24,7 +25,11 @@
 //! and the sync controller cannot run for an object no longer in its cache;
 //! that is why unlabeling is handled from the companion's side, by prune.
 
-use std::{collections::BTreeMap, sync::Arc, time::Instant};
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+    time::Instant,
+};
 
 use futures::{SinkExt, Stream, StreamExt, channel::mpsc};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -40,8 +45,18 @@ use kube::{
 use tokio::sync::watch;
 
 use crate::{
-    api_client, backoff::Backoffs, cached, config::InitialList, desired, health::Health,
-    metrics::Metrics, mirror_index::MirrorIndex, plan, targets, watch_stream,
+    api_client,
+    backoff::Backoffs,
+    cached,
+    config::InitialList,
+    desired,
+    health::Health,
+    metrics::Metrics,
+    mirror_index::MirrorIndex,
+    plan,
+    selector::Selector,
+    targets::{self, Targets},
+    watch_stream,
 };
 
 type NamespaceMeta = PartialObjectMeta<Namespace>;
@@ -98,12 +113,22 @@ impl Caches {
         Some(namespace.labels().clone())
     }
 
-    /// Sources that ask to be mirrored into other namespaces.
-    fn mirroring_sources(&self) -> Vec<ObjectRef<ConfigMap>> {
+    /// Sources that want a mirror in namespace `name` with `labels`.
+    fn sources_wanting_mirror_in(
+        &self,
+        name: &str,
+        labels: &BTreeMap<String, String>,
+        consent: &Selector,
+    ) -> Vec<ObjectRef<ConfigMap>> {
         self.sources
             .state()
             .iter()
             .filter(|source| has_mirror_annotations(source))
+            .filter(|source| {
+                let source_namespace = source.namespace().unwrap_or_default();
+                matches!(Targets::of(source), Ok(Some(targets))
+                    if targets::wants_mirror(&targets, &source_namespace, name, labels, consent))
+            })
             .map(|s| ObjectRef::from(&**s))
             .collect()
     }
@@ -141,6 +166,8 @@ pub struct WatchSettings {
     pub selector: String,
     pub suffix: String,
     pub initial_list: InitialList,
+    /// Which namespaces accept mirrors.
+    pub consent: Selector,
 }
 
 // Deep enough that the watches never wait on the controllers' schedulers,
@@ -244,8 +271,9 @@ pub fn watch(
                         metrics.set_managed_sources(caches.sources.len());
                         forget_deleted(event, &backoffs);
                         let mut wake = source_wakeups(event, &suffix);
-                        // A changed source may want fewer mirrors than it has.
-                        if let Event::Apply(source) = event {
+                        // A changed source may want fewer mirrors than it
+                        // has, and a deleted one none: the index knows which.
+                        if let Event::Apply(source) | Event::Delete(source) = event {
                             let namespace = source.namespace().unwrap_or_default();
                             wake.prune
                                 .extend(index.mirrors_of(&namespace, &source.name_any()));
@@ -269,8 +297,11 @@ pub fn watch(
             let namespaces = async {
                 if let Some(events) = namespace_events {
                     let caches = caches.clone();
-                    let wakeups =
-                        move |event: &Event<NamespaceMeta>| namespace_wakeups(event, &caches);
+                    let consent = settings.consent.clone();
+                    let mut labels_seen = HashMap::new();
+                    let wakeups = move |event: &Event<NamespaceMeta>| {
+                        namespace_wakeups(event, &caches, &consent, &mut labels_seen)
+                    };
                     forward(
                         NAMESPACES,
                         events,
@@ -361,7 +392,6 @@ pub fn source_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
                 })
                 .into_iter()
                 .collect(),
-            resync: has_mirror_annotations(source),
             ..Wake::default()
         },
         // Sources that vanished while the watch was down produce no delete
@@ -399,20 +429,52 @@ pub fn companion_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
     }
 }
 
-/// A namespace that appears, changes labels or goes may change where
-/// mirrors belong: the mirroring sources and the copies in it look again.
-fn namespace_wakeups(event: &Event<NamespaceMeta>, caches: &Caches) -> Wake {
+/// A namespace that appears or changes labels may now be wanted by some
+/// mirroring sources (those look again), and may no longer want the copies
+/// it holds (those look again). Any other change of a namespace (its
+/// annotations, its status) wakes nothing. A namespace that goes takes its
+/// copies with it. `labels_seen` remembers each namespace's labels, to
+/// tell.
+fn namespace_wakeups(
+    event: &Event<NamespaceMeta>,
+    caches: &Caches,
+    consent: &Selector,
+    labels_seen: &mut HashMap<String, BTreeMap<String, String>>,
+) -> Wake {
     match event {
-        Event::Apply(namespace) | Event::Delete(namespace) => Wake {
-            sync: caches.mirroring_sources(),
-            prune: caches.copies_in(&namespace.name_any()),
-            resync: false,
-        },
+        Event::Apply(namespace) => {
+            let name = namespace.name_any();
+            let labels = namespace.labels();
+            if labels_seen.get(&name) == Some(labels) {
+                return Wake::default();
+            }
+            labels_seen.insert(name.clone(), labels.clone());
+            Wake {
+                sync: caches.sources_wanting_mirror_in(&name, labels, consent),
+                prune: caches.copies_in(&name),
+                resync: false,
+            }
+        }
+        Event::Delete(namespace) => {
+            let name = namespace.name_any();
+            labels_seen.remove(&name);
+            Wake {
+                prune: caches.copies_in(&name),
+                ..Wake::default()
+            }
+        }
+        Event::Init => {
+            labels_seen.clear();
+            Wake::default()
+        }
+        Event::InitApply(namespace) => {
+            labels_seen.insert(namespace.name_any(), namespace.labels().clone());
+            Wake::default()
+        }
         Event::InitDone => Wake {
             resync: true,
             ..Wake::default()
         },
-        Event::Init | Event::InitApply(_) => Wake::default(),
     }
 }
 

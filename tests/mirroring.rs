@@ -713,3 +713,56 @@ async fn a_name_kubernetes_publishes_everywhere_is_never_mirrored() {
     }
     world.clean_up().await;
 }
+
+/// The work follows what changed: a namespace that no source mirrors into
+/// changing its labels wakes no source, and a mirroring source deleted
+/// wakes its own mirrors, not a comparison of everything.
+#[tokio::test]
+async fn the_work_follows_what_changed() {
+    const SOURCES: usize = 10;
+    let world = World::new("mt-cost").await;
+    let b = world.namespace("b", true, &[]).await;
+    let quiet = world.namespace("quiet", true, &[]).await;
+    for i in 0..SOURCES {
+        world.source(&format!("s{i}"), &[to(&b)]).await;
+    }
+    for i in 0..SOURCES {
+        world.mirror_in_sync(&b, &format!("s{i}")).await;
+    }
+    let mirror = world.mirror();
+    // Writing the copies wakes their sources once more: let that settle.
+    let adds = settled(mirror, "workqueue_adds_total").await;
+    world.label_namespace(&quiet, "team", Some("x")).await;
+    // The namespace event is handled within milliseconds; this is margin.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        mirror.metric("workqueue_adds_total", "").await,
+        adds,
+        "a namespace nobody mirrors into woke sources"
+    );
+
+    let compared = settled(mirror, "configmap_mirror_resync_objects_total").await;
+    world.scene.delete("s0").await;
+    world.no_mirror(&b, "s0").await;
+    assert_eq!(
+        mirror
+            .metric("configmap_mirror_resync_objects_total", "")
+            .await,
+        compared,
+        "deleting one source compared everything"
+    );
+    world.mirror_in_sync(&b, "s1").await;
+    world.clean_up().await;
+}
+
+/// The metric once it has not moved for a second.
+async fn settled(mirror: &Mirror, name: &str) -> f64 {
+    testenv::wait_for(&format!("{name} to settle"), PATIENCE, || async {
+        let before = mirror.metric(name, "").await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let after = mirror.metric(name, "").await;
+        (before == after).then_some(after)
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"))
+}
