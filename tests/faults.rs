@@ -389,3 +389,214 @@ async fn an_api_server_restart_converges_what_changed_meanwhile() {
     scene.companion_in_sync("shapes").await;
     wait_healthz_ok(&mirror).await;
 }
+
+/// Added latency on the leader's path only: its renewals become too slow,
+/// it stops, and the standby takes over. By the API server's own audit
+/// log, every write of the old leader was applied before the first write
+/// of the new one.
+#[tokio::test]
+async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
+    let state = tempfile_dir("audit");
+    let policy = state.join("audit-policy.yaml");
+    let audit_log = state.join("audit.log");
+    std::fs::write(&policy, AUDIT_POLICY).expect("write the audit policy");
+    let control_plane = ControlPlane::start(Options {
+        etcd_unsafe_no_fsync: true,
+        extra_apiserver_args: vec![
+            format!("--audit-policy-file={}", policy.display()),
+            format!("--audit-log-path={}", audit_log.display()),
+        ],
+        ..Options::default()
+    })
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    let scene = Scene::on(&control_plane, "fault-slow").await;
+    for account in ["old", "new"] {
+        common::kubectl_apply(&scene, &common::service_account(&scene.namespace, account));
+        common::kubectl_apply(&scene, &replica_role(&scene.namespace, account));
+    }
+    let proxy = FaultProxy::start(control_plane.apiserver_address()).expect("start the proxy");
+    let old_kubeconfig = state.join("old.kubeconfig");
+    let token = testenv::mint_token(&scene.client, &scene.namespace, "old")
+        .await
+        .expect("a token");
+    control_plane
+        .write_token_kubeconfig_via(&proxy.url(), &token, &old_kubeconfig)
+        .expect("write the kubeconfig");
+    let new_kubeconfig = scene.token_kubeconfig("new").await;
+    let timings = [
+        "--lease-duration",
+        "6s",
+        "--renew-deadline",
+        "3s",
+        "--retry-period",
+        "500ms",
+    ];
+    let replica = |identity: &'static str| {
+        let mut args = leader_args(&scene, identity);
+        args.truncate(5);
+        args.extend(timings);
+        args
+    };
+    let mut old = mirror_via(&scene, &old_kubeconfig, "old", &replica("old")).await;
+    wait_leading(&old).await;
+    let new = mirror_via(&scene, &new_kubeconfig, "new", &replica("new")).await;
+    for i in 0..5 {
+        scene
+            .create(&mk_source(&format!("s{i}"), &[("v", "0")]))
+            .await;
+    }
+    for i in 0..5 {
+        scene.companion_in_sync(&format!("s{i}")).await;
+    }
+
+    // Keep both replicas busy while leadership moves: new sources, whose
+    // companions either replica could create (a create needs no
+    // resourceVersion, so nothing but leadership orders them).
+    proxy
+        .set_latency(Duration::from_millis(1500))
+        .expect("slow the link");
+    let mut round = 0;
+    let old_status = loop {
+        round += 1;
+        scene
+            .create(&mk_source(&format!("r{round}"), &[("v", "1")]))
+            .await;
+        if let Some(status) = old.wait_exit(Duration::from_millis(200)) {
+            break status;
+        }
+        assert!(
+            round < 200,
+            "the slowed leader kept leading\n{}",
+            old.log_text()
+        );
+    };
+    for extra in 1..=10 {
+        scene
+            .create(&mk_source(&format!("r{}", round + extra), &[("v", "1")]))
+            .await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(old_status.code(), Some(1), "{old_status}");
+    wait_leading(&new).await;
+    for i in 0..5 {
+        scene
+            .patch_json(&format!("s{i}"), json!({"data": {"v": "last"}}))
+            .await;
+    }
+    for i in 0..5 {
+        scene.companion_in_sync(&format!("s{i}")).await;
+    }
+    for r in 1..=round + 10 {
+        scene.companion_in_sync(&format!("r{r}")).await;
+    }
+    // Whatever the old leader sent is delivered or dropped by now.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    drop(proxy);
+
+    let writes = applied_writes(&audit_log, &scene.namespace);
+    let old_writes: Vec<&AppliedWrite> =
+        writes.iter().filter(|w| w.user.ends_with(":old")).collect();
+    let new_writes: Vec<&AppliedWrite> =
+        writes.iter().filter(|w| w.user.ends_with(":new")).collect();
+    assert!(
+        !old_writes.is_empty() && !new_writes.is_empty(),
+        "{writes:?}"
+    );
+    let old_last = old_writes.iter().map(|w| w.completed.as_str()).max();
+    let new_first = new_writes.iter().map(|w| w.received.as_str()).min();
+    eprintln!(
+        "{} writes by the old leader, the last applied at {old_last:?}; {} by the new, the first received at {new_first:?}",
+        old_writes.len(),
+        new_writes.len()
+    );
+    assert!(
+        old_last < new_first,
+        "the leaders' writes interleave: {writes:?}"
+    );
+    drop(new);
+}
+
+/// Writes to ConfigMaps, with who made them and when: enough to order
+/// two leaders' writes as the API server applied them.
+const AUDIT_POLICY: &str = r#"apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted"]
+rules:
+- level: Metadata
+  resources: [{group: "", resources: ["configmaps"]}]
+  verbs: ["create", "update", "patch", "delete"]
+- level: None
+"#;
+
+#[derive(Debug)]
+#[allow(dead_code, reason = "verb and name are shown in failure messages")]
+struct AppliedWrite {
+    user: String,
+    verb: String,
+    name: String,
+    received: String,
+    completed: String,
+}
+
+/// Successful ConfigMap writes in `namespace`, from the audit log.
+fn applied_writes(audit_log: &std::path::Path, namespace: &str) -> Vec<AppliedWrite> {
+    let text = std::fs::read_to_string(audit_log).expect("read the audit log");
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|event| {
+            event["stage"] == "ResponseComplete"
+                && event["objectRef"]["namespace"] == namespace
+                && event["responseStatus"]["code"]
+                    .as_u64()
+                    .is_some_and(|code| (200..300).contains(&code))
+        })
+        .map(|event| AppliedWrite {
+            user: event["user"]["username"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            verb: event["verb"].as_str().unwrap_or_default().to_owned(),
+            name: event["objectRef"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            received: event["requestReceivedTimestamp"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            completed: event["stageTimestamp"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        })
+        .collect()
+}
+
+/// What a replica needs in its namespace: ConfigMaps, Events, the Lease.
+fn replica_role(namespace: &str, account: &str) -> String {
+    format!(
+        r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {{name: {account}, namespace: {namespace}}}
+rules:
+- {{apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch", "create", "update", "delete"]}}
+- {{apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"]}}
+- {{apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {{name: {account}, namespace: {namespace}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {account}}}
+subjects: [{{kind: ServiceAccount, name: {account}, namespace: {namespace}}}]
+"#
+    )
+}
+
+/// A fresh directory under the build output for one test's files.
+fn tempfile_dir(tag: &str) -> PathBuf {
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("create a directory for the test");
+    dir
+}
