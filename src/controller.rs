@@ -62,6 +62,10 @@ pub async fn run(
     )
     .inspect(move |_| taken.trigger_taken());
 
+    // Not the usual `Controller::new(api, ...)`, which would run a watch of
+    // its own per controller: both loops share the caches (and their one
+    // watch per kind), and are woken only by what `caches` decides an event
+    // means (`reconcile_on`), so one event wakes the loop that must act.
     let sync = Controller::for_stream(no_trigger(), ctx.caches.sources.clone())
         .with_config(config.clone())
         .reconcile_on(sync_wakeups)

@@ -27,8 +27,6 @@ use crate::desired::MANAGER_NAME;
 pub enum Outcome {
     success,
     error,
-    requeue,
-    requeue_after,
 }
 
 /// The companion writes the controller makes.
@@ -212,6 +210,7 @@ impl Metrics {
         ReconcileTimer {
             metrics: self,
             started: Instant::now(),
+            outcome: Outcome::error,
         }
     }
 
@@ -268,16 +267,27 @@ impl Metrics {
 }
 
 /// Records a reconcile's duration and outcome when finished.
+/// Records one reconcile when dropped, so that one cancelled (at
+/// shutdown) or panicking is counted too, as an error.
 pub struct ReconcileTimer<'a> {
     metrics: &'a Metrics,
     started: Instant,
+    outcome: Outcome,
 }
 
 impl ReconcileTimer<'_> {
-    pub fn finish(self, outcome: Outcome) {
+    pub fn finish(mut self, outcome: Outcome) {
+        self.outcome = outcome;
+    }
+}
+
+impl Drop for ReconcileTimer<'_> {
+    fn drop(&mut self) {
         self.metrics
             .reconciles
-            .get_or_create(&ResultLabel { result: outcome })
+            .get_or_create(&ResultLabel {
+                result: self.outcome,
+            })
             .inc();
         self.metrics
             .reconcile_time

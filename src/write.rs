@@ -30,6 +30,10 @@ pub async fn perform(ctx: &Context, source: &ConfigMap, write: Write) -> Result<
     match write {
         Write::Nothing => Ok(()),
         Write::Create(copy) => create(ctx, source, copy).await,
+        // A replace with the resourceVersion, not a server-side apply: a key
+        // someone added to a copy's data must be removed, and an apply only
+        // removes what the same field manager applied before. The
+        // resourceVersion also makes the write a compare-and-swap.
         Write::Replace { copy, why } => {
             if why == Difference::Drifted
                 && let Some(times) = copy
