@@ -17,7 +17,8 @@
 //!   client's own timeouts notice.
 //! - [`FaultProxy::set_latency`]: every chunk of bytes arrives that much
 //!   later, in both directions; chunks stay in order and do not wait for
-//!   each other.
+//!   each other. [`FaultProxy::set_response_latency`] delays only what the
+//!   upstream sends back.
 //!
 //! When one side closes or resets its connection, the other side sees that
 //! after every byte sent before it, held or delayed as those were, as a
@@ -84,7 +85,26 @@ struct Counters {
 struct Link {
     down: bool,
     frozen: bool,
-    latency: Duration,
+    /// Added to what the client sends.
+    request_latency: Duration,
+    /// Added to what the upstream sends back.
+    response_latency: Duration,
+}
+
+/// Which way a pump copies bytes.
+#[derive(Clone, Copy, Debug)]
+enum Direction {
+    ToUpstream,
+    ToClient,
+}
+
+impl Link {
+    fn latency(&self, direction: Direction) -> Duration {
+        match direction {
+            Direction::ToUpstream => self.request_latency,
+            Direction::ToClient => self.response_latency,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -93,7 +113,10 @@ enum Control {
     Restore,
     Freeze,
     Thaw,
-    SetLatency(Duration),
+    SetLatency {
+        request: Duration,
+        response: Duration,
+    },
 }
 
 /// A std channel for the reply, because the caller may be on a runtime's
@@ -187,7 +210,20 @@ impl FaultProxy {
     /// Delays every chunk read from then on by `latency` before it is
     /// written on, in both directions. Zero, the default, adds none.
     pub fn set_latency(&self, latency: Duration) -> anyhow::Result<()> {
-        self.control(Control::SetLatency(latency))
+        self.control(Control::SetLatency {
+            request: latency,
+            response: latency,
+        })
+    }
+
+    /// Delays only what the upstream sends back (responses, watch events)
+    /// by `latency`, from then on: a request reaches the API server at
+    /// once, and the client learns of its outcome late.
+    pub fn set_response_latency(&self, latency: Duration) -> anyhow::Result<()> {
+        self.control(Control::SetLatency {
+            request: Duration::ZERO,
+            response: latency,
+        })
     }
 
     /// Connections accepted since the start, including those refused on.
@@ -284,7 +320,10 @@ impl Proxy {
             }
             Control::Freeze => self.link.send_modify(|link| link.frozen = true),
             Control::Thaw => self.link.send_modify(|link| link.frozen = false),
-            Control::SetLatency(latency) => self.link.send_modify(|link| link.latency = latency),
+            Control::SetLatency { request, response } => self.link.send_modify(|link| {
+                link.request_latency = request;
+                link.response_latency = response;
+            }),
         }
         Ok(())
     }
@@ -370,8 +409,13 @@ async fn relay(
         let (client_read, client_write) = client.split();
         let (upstream_read, upstream_write) = upstream.split();
         tokio::try_join!(
-            pump(client_read, upstream_write, link.clone()),
-            pump(upstream_read, client_write, link),
+            pump(
+                client_read,
+                upstream_write,
+                link.clone(),
+                Direction::ToUpstream
+            ),
+            pump(upstream_read, client_write, link, Direction::ToClient),
         )
     };
     if result.is_err() {
@@ -405,6 +449,7 @@ async fn pump(
     mut from: impl AsyncRead + Unpin,
     mut to: impl AsyncWrite + Unpin,
     link: watch::Receiver<Link>,
+    direction: Direction,
 ) -> io::Result<()> {
     let (chunks, mut pending) = mpsc::channel::<Chunk>(CHUNKS_IN_FLIGHT);
     let read_link = link.clone();
@@ -418,7 +463,7 @@ async fn pump(
                 Err(error) => Segment::Reset(error),
             };
             let last = matches!(segment, Segment::Reset(_));
-            let due = Instant::now() + read_link.borrow().latency;
+            let due = Instant::now() + read_link.borrow().latency(direction);
             if chunks.send(Chunk { segment, due }).await.is_err() || last {
                 return;
             }

@@ -205,6 +205,21 @@ async fn latency_delays_every_chunk_by_at_least_the_amount_set() {
 }
 
 #[tokio::test]
+async fn response_latency_delays_only_what_the_upstream_sends() {
+    let upstream = Upstream::bind().await;
+    let proxy = FaultProxy::start(upstream.address()).unwrap();
+    let (mut client, mut server) = connect(&proxy, &upstream).await;
+    proxy
+        .set_response_latency(Duration::from_secs(3600))
+        .unwrap();
+
+    send(&mut client, b"ping").await;
+    assert_eq!(receive(&mut server, 4).await, b"ping");
+    send(&mut server, b"pong").await;
+    nothing_arrives(&mut client, "the client while responses are delayed").await;
+}
+
+#[tokio::test]
 async fn dropping_the_proxy_closes_its_connections_and_port() {
     let upstream = Upstream::bind().await;
     let proxy = FaultProxy::start(upstream.address()).unwrap();
