@@ -12,8 +12,18 @@ use std::{
 };
 
 use common::{Mirror, PATIENCE, Scene, mk_source};
-use k8s_openapi::api::{coordination::v1::Lease, core::v1::ConfigMap};
-use kube::{Api, api::ListParams};
+use k8s_openapi::{
+    api::{
+        coordination::v1::Lease,
+        core::v1::{ConfigMap, Namespace},
+    },
+    apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta},
+    jiff::Timestamp,
+};
+use kube::{
+    Api,
+    api::{ListParams, Patch, PatchParams, PostParams},
+};
 use serde_json::json;
 use testenv::{ControlPlane, FaultProxy, Options, Signal, wait_for};
 
@@ -407,18 +417,7 @@ async fn an_api_server_restart_converges_what_changed_meanwhile() {
 #[tokio::test]
 async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
     let state = tempfile_dir("audit");
-    let policy = state.join("audit-policy.yaml");
-    let audit_log = state.join("audit.log");
-    std::fs::write(&policy, AUDIT_POLICY).expect("write the audit policy");
-    let control_plane = ControlPlane::start(Options {
-        etcd_unsafe_no_fsync: true,
-        extra_apiserver_args: vec![
-            format!("--audit-policy-file={}", policy.display()),
-            format!("--audit-log-path={}", audit_log.display()),
-        ],
-        ..Options::default()
-    })
-    .unwrap_or_else(|e| panic!("{e:#}"));
+    let (control_plane, audit_log) = audited_control_plane(&state);
     let scene = Scene::on(&control_plane, "fault-slow").await;
     for account in ["old", "new"] {
         common::kubectl_apply(&scene, &common::service_account(&scene.namespace, account));
@@ -503,7 +502,7 @@ async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     drop(proxy);
 
-    let writes = applied_writes(&audit_log, &scene.namespace);
+    let writes = applied_writes(&audit_log, |namespace| namespace == scene.namespace);
     let old_writes: Vec<&AppliedWrite> =
         writes.iter().filter(|w| w.user.ends_with(":old")).collect();
     let new_writes: Vec<&AppliedWrite> =
@@ -528,6 +527,277 @@ async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
 
 /// Writes to ConfigMaps, with who made them and when: enough to order
 /// two leaders' writes as the API server applied them.
+/// A control plane whose API server logs every ConfigMap write it applies,
+/// with who made it and when it was received and completed.
+fn audited_control_plane(state: &std::path::Path) -> (ControlPlane, PathBuf) {
+    let policy = state.join("audit-policy.yaml");
+    let audit_log = state.join("audit.log");
+    std::fs::write(&policy, AUDIT_POLICY).expect("write the audit policy");
+    let control_plane = ControlPlane::start(Options {
+        etcd_unsafe_no_fsync: true,
+        extra_apiserver_args: vec![
+            format!("--audit-policy-file={}", policy.display()),
+            format!("--audit-log-path={}", audit_log.display()),
+        ],
+        ..Options::default()
+    })
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    (control_plane, audit_log)
+}
+
+/// A slowed leader is writing a source's mirrors into many namespaces when
+/// someone hands the Lease to the standby by hand. The fan-out stops: by the
+/// API server's audit log, every mirror write of the old leader was applied
+/// before the first of the new one, which finishes the job.
+#[tokio::test]
+async fn a_mirror_fan_out_stops_when_the_lease_is_handed_over() {
+    const TARGETS: usize = 128;
+    let state = tempfile_dir("fan-out");
+    let (control_plane, audit_log) = audited_control_plane(&state);
+    let scene = Scene::on(&control_plane, "fault-fan-out").await;
+    for account in ["old", "new"] {
+        common::kubectl_apply(&scene, &common::service_account(&scene.namespace, account));
+        common::kubectl_apply(&scene, &cluster_admin(&scene.namespace, account));
+    }
+    let namespaces: Api<Namespace> = Api::all(scene.client.clone());
+    let prefix = format!("{}-t", scene.namespace);
+    for i in 0..TARGETS {
+        let namespace = Namespace {
+            metadata: ObjectMeta {
+                name: Some(format!("{prefix}{i}")),
+                labels: Some([("workshop.io/accept-mirrors".into(), "true".into())].into()),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        };
+        namespaces
+            .create(&PostParams::default(), &namespace)
+            .await
+            .expect("create a target namespace");
+    }
+    // Each replica on a slow link of its own: every write takes a second,
+    // a renewal (a read and a write) well within half of what the renew
+    // deadline leaves after the retry period, and a fan-out outlasts the
+    // handover.
+    let mut proxies = Vec::new();
+    let mut kubeconfigs = Vec::new();
+    for account in ["old", "new"] {
+        let proxy = FaultProxy::start(control_plane.apiserver_address()).expect("start a proxy");
+        proxy
+            .set_latency(Duration::from_millis(500))
+            .expect("slow the link");
+        let kubeconfig = state.join(format!("{account}.kubeconfig"));
+        let token = testenv::mint_token(&scene.client, &scene.namespace, account)
+            .await
+            .expect("a token");
+        control_plane
+            .write_token_kubeconfig_via(&proxy.url(), &token, &kubeconfig)
+            .expect("write the kubeconfig");
+        proxies.push(proxy);
+        kubeconfigs.push(kubeconfig);
+    }
+    let replica = |identity: &'static str| {
+        let mut args = leader_args(&scene, identity);
+        args.truncate(5);
+        args.extend([
+            "--lease-duration",
+            "15s",
+            "--renew-deadline",
+            "12s",
+            "--retry-period",
+            "500ms",
+        ]);
+        args
+    };
+    let mut old = Mirror::start(&control_plane, &kubeconfigs[0], "old", &replica("old")).await;
+    wait_leading(&old).await;
+    let new = Mirror::start(&control_plane, &kubeconfigs[1], "new", &replica("new")).await;
+
+    let mut source = mk_source("shared", &[("v", "1")]);
+    source
+        .metadata
+        .annotations
+        .get_or_insert_default()
+        .insert("workshop.io/mirror-to".into(), format!("{prefix}*"));
+    scene.create(&source).await;
+    let all: Api<ConfigMap> = Api::all(scene.client.clone());
+    let mirrors = ListParams::default().fields("metadata.name=shared");
+    let count_mirrors = || async {
+        all.list(&mirrors)
+            .await
+            .expect("list the mirrors")
+            .items
+            .iter()
+            .filter(|cm| cm.metadata.namespace.as_deref() != Some(scene.namespace.as_str()))
+            .count()
+    };
+    wait_for("the fan-out to begin", PATIENCE, || async {
+        (count_mirrors().await > 0).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+
+    let leases: Api<Lease> = Api::namespaced(scene.client.clone(), &scene.namespace);
+    let handover =
+        json!({"spec": {"holderIdentity": "new", "renewTime": MicroTime(Timestamp::now())}});
+    leases
+        .patch(
+            "configmap-mirror",
+            &PatchParams::default(),
+            &Patch::Merge(&handover),
+        )
+        .await
+        .expect("hand the lease over");
+    let status = old
+        .wait_exit(PATIENCE)
+        .unwrap_or_else(|| panic!("the old leader kept running\n{}", old.log_text()));
+    assert_eq!(status.code(), Some(1), "{status}");
+    wait_leading(&new).await;
+    wait_for("every mirror", PATIENCE, || async {
+        (count_mirrors().await == TARGETS).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    // Whatever the old leader sent is delivered or dropped by now.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    drop(proxies);
+
+    let writes = applied_writes(&audit_log, |namespace| namespace.starts_with(&prefix));
+    let by = |user: &str| -> Vec<&AppliedWrite> {
+        writes.iter().filter(|w| w.user.ends_with(user)).collect()
+    };
+    let (old_writes, new_writes) = (by(":old"), by(":new"));
+    assert!(
+        !old_writes.is_empty() && !new_writes.is_empty(),
+        "both leaders wrote mirrors: {writes:?}"
+    );
+    let old_last = old_writes.iter().map(|w| w.completed.as_str()).max();
+    let new_first = new_writes.iter().map(|w| w.received.as_str()).min();
+    eprintln!(
+        "{} mirror writes by the old leader, the last applied at {old_last:?}; {} by the new, the first received at {new_first:?}",
+        old_writes.len(),
+        new_writes.len()
+    );
+    assert!(
+        old_last < new_first,
+        "the leaders' writes interleave: {writes:?}"
+    );
+    drop(new);
+}
+
+/// Everything, for a replica watching the whole cluster.
+fn cluster_admin(namespace: &str, account: &str) -> String {
+    format!(
+        r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {{name: {namespace}-{account}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}}
+subjects: [{{kind: ServiceAccount, name: {account}, namespace: {namespace}}}]
+"#
+    )
+}
+
+/// The leader's renewals reach the API server at once, but their answers
+/// come back late; then the link freezes. The renew deadline runs from when
+/// the last successful renewal was sent, not from when its answer arrived,
+/// so the old leader has stopped leading before the standby (which counts
+/// the Lease's duration from when it saw that renewal) starts.
+#[tokio::test]
+async fn a_leader_answered_late_then_cut_off_stops_before_the_standby_starts() {
+    const ANSWER_DELAY: Duration = Duration::from_millis(3500);
+    let scene = Scene::new("fault-late").await;
+    let (proxy, kubeconfig) = proxied(&scene, "late");
+    // Two requests a renewal, each answered late, still fit in the
+    // deadline: the renewal succeeds, slowly.
+    let timings = [
+        "--lease-duration",
+        "10s",
+        "--renew-deadline",
+        "8500ms",
+        "--retry-period",
+        "500ms",
+    ];
+    let replica = |identity: &'static str| {
+        let mut args = leader_args(&scene, identity);
+        args.truncate(5);
+        args.extend(timings);
+        args
+    };
+    let mut old = mirror_via(&scene, &kubeconfig, "old", &replica("old")).await;
+    wait_leading(&old).await;
+    let direct = scene.control_plane.kubeconfig_path().to_path_buf();
+    let new = mirror_via(&scene, &direct, "new", &replica("new")).await;
+
+    let leases: Api<Lease> = Api::namespaced(scene.client.clone(), &scene.namespace);
+    let renewed = || async {
+        leases
+            .get("configmap-mirror")
+            .await
+            .expect("the lease")
+            .metadata
+            .resource_version
+    };
+    let before = renewed().await;
+    proxy
+        .set_response_latency(ANSWER_DELAY)
+        .expect("delay the answers");
+    // A renewal that lands from now on is answered late; freeze the link
+    // once that answer is through, while the next renewal waits for its own.
+    wait_for("a renewal to land", PATIENCE, || async {
+        (renewed().await != before).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    tokio::time::sleep(ANSWER_DELAY + Duration::from_secs(1)).await;
+    proxy.freeze().expect("freeze the link");
+
+    let status = old
+        .wait_exit(PATIENCE)
+        .unwrap_or_else(|| panic!("the cut-off leader kept running\n{}", old.log_text()));
+    assert_eq!(status.code(), Some(1), "{status}");
+    wait_leading(&new).await;
+    let stopped = logged_at(&old, "lost the lease")
+        .unwrap_or_else(|| panic!("no loss logged\n{}", old.log_text()));
+    let started = logged_at(&new, "became leader")
+        .unwrap_or_else(|| panic!("no start logged\n{}", new.log_text()));
+    eprintln!("the old leader stopped at {stopped:?}, the new one started at {started:?}");
+    assert!(
+        stopped < started,
+        "two leaders: the old one stopped at {stopped:?}, the new one started at {started:?}"
+    );
+}
+
+/// When a log line containing `needle` was first written, from the
+/// timestamp the line starts with.
+fn logged_at(mirror: &Mirror, needle: &str) -> Option<LogTime> {
+    let text = mirror.log_text();
+    let line = text.lines().find(|line| line.contains(needle))?;
+    LogTime::parse(line.split_whitespace().next()?)
+}
+
+/// An RFC 3339 UTC timestamp (`2026-01-02T03:04:05.123456Z`), comparable
+/// whatever the number of fractional digits.
+#[derive(Debug, PartialEq, PartialOrd)]
+struct LogTime {
+    date: String,
+    second_of_day: f64,
+}
+
+impl LogTime {
+    fn parse(stamp: &str) -> Option<LogTime> {
+        let (date, time) = stamp.strip_suffix('Z')?.split_once('T')?;
+        let mut parts = time.splitn(3, ':');
+        let hours: f64 = parts.next()?.parse().ok()?;
+        let minutes: f64 = parts.next()?.parse().ok()?;
+        let seconds: f64 = parts.next()?.parse().ok()?;
+        Some(LogTime {
+            date: date.to_owned(),
+            second_of_day: hours * 3600.0 + minutes * 60.0 + seconds,
+        })
+    }
+}
+
 const AUDIT_POLICY: &str = r#"apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived", "ResponseStarted"]
@@ -548,14 +818,17 @@ struct AppliedWrite {
     completed: String,
 }
 
-/// Successful ConfigMap writes in `namespace`, from the audit log.
-fn applied_writes(audit_log: &std::path::Path, namespace: &str) -> Vec<AppliedWrite> {
+/// Successful ConfigMap writes in the namespaces `wanted` picks, from the
+/// audit log.
+fn applied_writes(audit_log: &std::path::Path, wanted: impl Fn(&str) -> bool) -> Vec<AppliedWrite> {
     let text = std::fs::read_to_string(audit_log).expect("read the audit log");
     text.lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter(|event| {
             event["stage"] == "ResponseComplete"
-                && event["objectRef"]["namespace"] == namespace
+                && event["objectRef"]["namespace"]
+                    .as_str()
+                    .is_some_and(&wanted)
                 && event["responseStatus"]["code"]
                     .as_u64()
                     .is_some_and(|code| (200..300).contains(&code))
