@@ -41,6 +41,9 @@ struct Args {
     /// Namespaces one source is mirrored into [default: 500]
     #[arg(long)]
     fan_out: Option<usize>,
+    /// Refused sources created and deleted, for the retry state's figure [default: 2000]
+    #[arg(long)]
+    churn: Option<usize>,
     /// Seconds of idling, one controller restart included [default: 60]
     #[arg(long)]
     idle_secs: Option<u64>,
@@ -63,6 +66,7 @@ impl Args {
         set(&mut p.concurrency, self.concurrency);
         set(&mut p.samples, self.samples);
         set(&mut p.fan_out, self.fan_out);
+        set(&mut p.churn, self.churn);
         p.idle_secs = self.idle_secs.unwrap_or(p.idle_secs);
         if let Some(dir) = &self.state_dir {
             p.state_dir = dir.clone();

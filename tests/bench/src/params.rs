@@ -25,6 +25,9 @@ pub struct Params {
     pub idle_secs: u64,
     /// Namespaces one source is mirrored into, for the fan-out figure.
     pub fan_out: usize,
+    /// Sources the controller must refuse, created and deleted again, for
+    /// the figure of the retry state it keeps.
+    pub churn: usize,
     /// One heal or update sample starts at most this often, so samples
     /// measure the controller's reaction rather than a queue we built up.
     #[serde(with = "millis")]
@@ -47,6 +50,7 @@ impl Default for Params {
             samples: 200,
             idle_secs: 60,
             fan_out: 500,
+            churn: 2000,
             sample_pace: Duration::from_millis(50),
             state_dir: bench_dir().join("state"),
         }
@@ -62,6 +66,7 @@ impl Params {
             samples: 20,
             idle_secs: 10,
             fan_out: 20,
+            churn: 200,
             // Its own, so a quick run never collides with a full one's state.
             state_dir: bench_dir().join("state-small"),
             ..Params::default()

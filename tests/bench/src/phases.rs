@@ -100,12 +100,12 @@ pub async fn run(
     let n = params.sources;
     let per_1000 = |cpu: f64| cpu * 1000.0 / n as f64;
 
-    phase("1/8", &format!("API floor: the bench creates {n} sources"));
+    phase("1/9", &format!("API floor: the bench creates {n} sources"));
     let before = CpuSnapshot::take(&servers);
     let floor = floor(&mut bench).await?;
     let floor_cpu = CpuSnapshot::take(&servers).since(&before);
 
-    phase("2/8", "cold convergence: starting the controller");
+    phase("2/9", "cold convergence: starting the controller");
     let (running, cold, cold_cpu) = cold(&bench, &launcher, &floor, &servers).await?;
     let events = workload::count_events(client.clone(), &sources_ns).await?;
     let cold = Cold {
@@ -114,14 +114,14 @@ pub async fn run(
     };
 
     phase(
-        "3/8",
+        "3/9",
         &format!("steady state: {} s idle with a restart", params.idle_secs),
     );
     let (mut running, steady, idle) = steady(&bench, &launcher, running).await?;
     let after_convergence = running.memory()?;
 
     phase(
-        "4/8",
+        "4/9",
         &format!("memory: creating {} unmanaged ConfigMaps", params.unmanaged),
     );
     let writes_before = bench.observer.state().writes();
@@ -136,7 +136,7 @@ pub async fn run(
     };
 
     phase(
-        "5/8",
+        "5/9",
         &format!("heal: deleting {} companions", params.samples),
     );
     let cpu_before = running.cpu_seconds()?;
@@ -144,14 +144,14 @@ pub async fn run(
     let heal_cpu = running.cpu_seconds()? - cpu_before;
 
     phase(
-        "6/8",
+        "6/9",
         &format!("update: patching {} sources", params.samples),
     );
     let cpu_before = running.cpu_seconds()?;
     let update = update(&mut bench).await?;
     let update_cpu = running.cpu_seconds()? - cpu_before;
 
-    phase("7/8", &format!("burst: patching all {n} sources at once"));
+    phase("7/9", &format!("burst: patching all {n} sources at once"));
     let cpu_before = running.cpu_seconds()?;
     let before = CpuSnapshot::take(&with_controller(&servers, &running));
     let burst = burst(&mut bench).await?;
@@ -159,11 +159,26 @@ pub async fn run(
     let burst_cpu = running.cpu_seconds()? - cpu_before;
     let burst_all_cpu = CpuSnapshot::take(&with_controller(&servers, &running)).since(&before);
     phase(
-        "8/8",
+        "8/9",
         &format!("fan-out: one source into {} namespaces", params.fan_out),
     );
     let fan_out =
         crate::fanout::run(&client, &sources_ns, params.fan_out, params.concurrency).await?;
+    phase(
+        "9/9",
+        &format!(
+            "churn: {} refused sources created and deleted",
+            params.churn
+        ),
+    );
+    let churn_ns = testenv::fresh_namespace(&client, "bench-churn").await?;
+    let churn = crate::churn::run(
+        &Api::namespaced(client.clone(), &churn_ns),
+        &running,
+        params.churn,
+        params.concurrency,
+    )
+    .await?;
     let at_end = running.memory()?;
     running
         .stop()
@@ -196,8 +211,7 @@ pub async fn run(
             burst: burst_all_cpu,
         },
     };
-    let targets = Results::targets(&floor, &cold, &steady, &heal, &update, &memory, params);
-    Ok(Results {
+    let mut results = Results {
         date: now(),
         kubernetes_version: testenv::kube_version()?,
         controller_build: build,
@@ -209,11 +223,14 @@ pub async fn run(
         update,
         burst,
         fan_out,
+        churn,
         memory,
         cpu,
-        targets,
+        targets: Vec::new(),
         controller_log: None,
-    })
+    };
+    results.targets = results.assess();
+    Ok(results)
 }
 
 /// The processes to account CPU to, with the controller's current pid.

@@ -29,6 +29,7 @@ pub struct Results {
     pub update: Latency,
     pub burst: Burst,
     pub fan_out: crate::fanout::FanOut,
+    pub churn: crate::churn::Churn,
     pub memory: MemoryFigures,
     pub cpu: Cpu,
     pub targets: Vec<Target>,
@@ -254,16 +255,19 @@ pub struct Target {
 }
 
 impl Results {
-    /// Compares the figures with the targets.
-    pub fn targets(
-        floor: &Floor,
-        cold: &Cold,
-        steady: &Steady,
-        heal: &Latency,
-        update: &Latency,
-        memory: &MemoryFigures,
-        params: &Params,
-    ) -> Vec<Target> {
+    /// Compares the figures with the targets.
+    pub fn assess(&self) -> Vec<Target> {
+        let Results {
+            floor,
+            cold,
+            steady,
+            heal,
+            update,
+            memory,
+            churn,
+            params,
+            ..
+        } = self;
         let target = |name: &str, target: &str, value: String, pass: bool| Target {
             name: name.to_owned(),
             target: target.to_owned(),
@@ -274,6 +278,15 @@ impl Results {
         let writes = steady.companion_writes_observed + steady.companion_writes_during_unmanaged;
         let rss = memory.after_convergence.rss_bytes as f64;
         vec![
+            Target {
+                asserted: true,
+                ..target(
+                    &format!("retry state after {} refused sources", churn.cycles),
+                    "= 0 objects",
+                    churn.failing_after.to_string(),
+                    churn.failing_after == 0.0,
+                )
+            },
             Target {
                 asserted: true,
                 ..target(
@@ -448,6 +461,19 @@ impl Results {
             format!(
                 "all mirrors in {:.2} s; one update reached all in {:.2} s",
                 self.fan_out.converge_seconds, self.fan_out.propagate_seconds
+            ),
+        );
+        let c = &self.churn;
+        row(
+            &format!("9. churn: {} refused sources", c.cycles),
+            format!(
+                "retry state for {} at most, {} after; {} -> {}, delta {:+.2} MiB ({:.1} s)",
+                c.failing_at_most,
+                c.failing_after,
+                mem(&c.before),
+                mem(&c.after),
+                c.rss_delta_bytes as f64 / MIB,
+                c.seconds
             ),
         );
         let m = &self.memory;
