@@ -20,13 +20,13 @@ use std::collections::BTreeMap;
 use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 
 use crate::{
-    desired::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME, content_checksum},
+    contract::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME, content_checksum},
     targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION},
 };
 
 /// Where a cached copy keeps the digest of its content in place of the
 /// content. Not a valid annotation key, so no real annotation can collide
-/// with it; `merge_onto` removes it, so it is never written.
+/// with it; `plan::compare::merge_onto` removes it, so it is never written.
 pub const CACHED_DIGEST_KEY: &str = " cached content digest";
 
 /// The only annotations of a source that any reconcile reads.

@@ -1,10 +1,10 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use super::*;
-use crate::desired::content_checksum;
-use crate::desired::{
-    CHECKSUM_ANNOTATION, Difference, desired_companion, difference, merge_onto, ownership,
-};
+use crate::contract::{CHECKSUM_ANNOTATION, content_checksum};
+use crate::desired::desired_companion;
+use crate::ownership::ownership;
+use crate::plan::compare::{Difference, difference, merge_onto};
 
 const SUFFIX: &str = "-synced";
 
@@ -141,7 +141,7 @@ fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
     );
     assert_eq!(
         ownership(&cached, "colors", "uid-1"),
-        crate::desired::Ownership::Ours
+        crate::ownership::Ownership::Ours
     );
 
     let changed = mk_source(&[("a", "2")]);

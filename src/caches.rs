@@ -49,11 +49,11 @@ use crate::{
     backoff::Backoffs,
     cached,
     config::InitialList,
-    desired,
+    contract,
     health::Health,
     metrics::Metrics,
     mirror_index::MirrorIndex,
-    plan,
+    ownership,
     selector::Selector,
     targets::{self, Targets},
     watch_stream,
@@ -236,7 +236,7 @@ pub fn watch(
     .reflect(source_writer);
     let companion_events = watch_stream::events(
         configmaps(client_for(COMPANIONS)?),
-        watcher::Config::default().labels(desired::COMPANION_SELECTOR),
+        watcher::Config::default().labels(&contract::copy_selector()),
         settings.initial_list,
         COMPANIONS,
     )
@@ -388,7 +388,7 @@ pub fn source_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
                 .namespace
                 .as_deref()
                 .map(|ns| {
-                    ObjectRef::new(&desired::companion_name(&source.name_any(), suffix)).within(ns)
+                    ObjectRef::new(&contract::companion_name(&source.name_any(), suffix)).within(ns)
                 })
                 .into_iter()
                 .collect(),
@@ -406,7 +406,7 @@ pub fn source_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
 
 pub fn companion_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
     let source_of = |copy: &ConfigMap| {
-        plan::claimed_source(copy, suffix)
+        ownership::claimed_source(copy, suffix)
             .map(|(namespace, name)| ObjectRef::new(&name).within(&namespace))
             .into_iter()
             .collect()
@@ -534,6 +534,7 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
     use super::*;
+    use crate::desired;
 
     fn mk_configmap(name: &str) -> ConfigMap {
         ConfigMap {

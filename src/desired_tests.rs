@@ -1,4 +1,14 @@
+//! The copies a source should have, and the decisions made about them:
+//! their names and checksums, whose an existing object is, and how it
+//! differs from what it should be.
+
+use k8s_openapi::{ByteString, apimachinery::pkg::apis::meta::v1::OwnerReference};
+use sha2::{Digest, Sha256};
+
 use super::*;
+use crate::contract::{checksum, mirror_of, source_name_of};
+use crate::ownership::{Ownership, mirror_ownership, ownership};
+use crate::plan::compare::{Difference, difference, merge_onto, needs_recreate};
 
 const SUFFIX: &str = "-synced";
 

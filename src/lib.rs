@@ -5,8 +5,9 @@
 //! A source may also ask to be mirrored into other namespaces that consent
 //! ([`targets`]).
 //!
-//! Reading order for newcomers: [`desired`] (what a companion should be),
-//! [`plan`] (what to write), [`reconcile`] and [`prune`] (the two reconcile
+//! Reading order for newcomers: [`contract`] (the labels, annotations and
+//! names users see), [`desired`] (what a companion should be), [`ownership`]
+//! (whose an existing object is), [`plan`] (what to write), [`reconcile`] and [`prune`] (the two reconcile
 //! loops), [`caches`] (what wakes them), then [`app`] (how it all runs).
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
@@ -20,6 +21,7 @@ pub mod cached;
 pub mod caches;
 pub mod config;
 pub mod context;
+pub mod contract;
 pub mod controller;
 pub mod desired;
 pub mod error;
@@ -28,6 +30,7 @@ pub mod http;
 pub mod leader;
 pub mod metrics;
 pub mod mirror_index;
+pub mod ownership;
 pub mod plan;
 pub mod prune;
 pub mod ratelimit;

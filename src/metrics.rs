@@ -19,7 +19,7 @@ use prometheus_client::{
     registry::Registry,
 };
 
-use crate::desired::MANAGER_NAME;
+use crate::contract::MANAGER_NAME;
 
 /// The outcome label of `controller_runtime_reconcile_total`.
 #[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]

@@ -3,7 +3,10 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::*;
-use crate::desired::{desired_companion, owner_reference};
+use crate::desired::{self, desired_companion};
+use crate::ownership::{claimed_source, owner_reference};
+use crate::prune::wanted::{mirror_wanted, should_prune};
+use crate::selector::Selector;
 
 const SUFFIX: &str = "-synced";
 

@@ -12,14 +12,17 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
 use kube::{ResourceExt, runtime::controller::Action};
 
+pub mod wanted;
+
 use crate::{
     backoff::BackoffKey,
     cached,
     context::{Context, object_key},
-    desired,
+    contract::{self, MIRROR_OF_UID_ANNOTATION},
     error::Error,
     metrics::{Loop, Operation},
-    plan, write,
+    ownership::controlling_owner,
+    write,
 };
 
 pub async fn reconcile(cached: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Error> {
@@ -45,7 +48,7 @@ async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     let message = format!("deleted {} {} ({why})", write::kind(copy), object_key(copy));
     tracing::info!("{message}");
     ctx.metrics.companion_written(Operation::delete);
-    let source = match desired::mirror_of(copy) {
+    let source = match contract::mirror_of(copy) {
         Some((namespace, name)) => verified_mirror_source(copy, namespace, name, ctx).await,
         None => source_reference(copy),
     };
@@ -66,17 +69,17 @@ pub fn needs_prune(cached: &ConfigMap, ctx: &Context) -> bool {
 /// a copy this install wrote is ever unwanted: one marked with another
 /// install's selector, or with none, belongs to someone else.
 fn is_unwanted(copy: &ConfigMap, ctx: &Context) -> bool {
-    if !desired::written_under(copy, &ctx.selector) {
+    if !contract::written_under(copy, &ctx.selector) {
         return false;
     }
     let namespace = copy.namespace().unwrap_or_default();
-    match desired::mirror_of(copy) {
+    match contract::mirror_of(copy) {
         Some((source_namespace, source_name)) => {
             let source = ctx.caches.source(&source_namespace, &source_name);
             let labels = ctx.caches.namespace_labels(&namespace);
-            !plan::mirror_wanted(copy, source.as_deref(), labels.as_ref(), &ctx.consent)
+            !wanted::mirror_wanted(copy, source.as_deref(), labels.as_ref(), &ctx.consent)
         }
-        None => plan::should_prune(copy, &ctx.suffix, |source| {
+        None => wanted::should_prune(copy, &ctx.suffix, |source| {
             ctx.caches.source(&namespace, source).is_some()
         }),
     }
@@ -95,7 +98,7 @@ async fn verified_mirror_source(
 ) -> Option<ObjectReference> {
     let uid = mirror
         .annotations()
-        .get(desired::MIRROR_OF_UID_ANNOTATION)
+        .get(MIRROR_OF_UID_ANNOTATION)
         .cloned()?;
     let actual_uid = match ctx.caches.source(&namespace, &name) {
         Some(source) => source.metadata.uid.clone(),
@@ -124,10 +127,7 @@ async fn verified_mirror_source(
 
 /// The source, as the companion's owner reference names it.
 fn source_reference(companion: &ConfigMap) -> Option<ObjectReference> {
-    let owner = companion
-        .owner_references()
-        .iter()
-        .find(|r| r.controller == Some(true))?;
+    let owner = controlling_owner(companion)?;
     Some(ObjectReference {
         api_version: Some(owner.api_version.clone()),
         kind: Some(owner.kind.clone()),

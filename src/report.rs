@@ -21,7 +21,7 @@ use std::{
 };
 
 use crate::{
-    desired::{MANAGER_NAME, MAX_NAME_LEN},
+    contract::{MANAGER_NAME, MAX_NAME_LEN},
     ratelimit::{NORMAL_EVENT_BURST, NORMAL_EVENTS_PER_SECOND, TokenBucket},
 };
 

@@ -10,15 +10,15 @@ use kube::{
 
 use crate::{
     context::{Context, object_key},
-    desired::{self, Difference},
+    contract::{MANAGER_NAME, mirror_of},
     error::{ApiOutcome, Error, classify},
     metrics::Operation,
-    plan::{self, Write},
+    plan::{self, Difference, Write},
 };
 
 fn post_params() -> PostParams {
     PostParams {
-        field_manager: Some(desired::MANAGER_NAME.into()),
+        field_manager: Some(MANAGER_NAME.into()),
         ..PostParams::default()
     }
 }
@@ -143,7 +143,7 @@ fn is_already_exists(err: &kube::Error) -> bool {
 
 /// "companion" or "mirror", as the logs and Events call a copy.
 pub fn kind(copy: &ConfigMap) -> &'static str {
-    if desired::mirror_of(copy).is_some() {
+    if mirror_of(copy).is_some() {
         "mirror"
     } else {
         "companion"
