@@ -16,8 +16,8 @@ use kube::runtime::{
 use tokio::sync::watch;
 
 use crate::{
-    caches::Wakeups, context::Context, error::Error, leader::Leadership, metrics::Loop, prune,
-    reconcile, resync,
+    context::Context, error::Error, leader::Leadership, metrics::Loop, prune, reconcile, resync,
+    watches::Wakeups,
 };
 
 /// Runs both controllers until `shutdown` completes and in-flight reconciles
@@ -64,7 +64,7 @@ pub async fn run(
 
     // Not the usual `Controller::new(api, ...)`, which would run a watch of
     // its own per controller: both loops share the caches (and their one
-    // watch per kind), and are woken only by what `caches` decides an event
+    // watch per kind), and are woken only by what `wakeups` decides an event
     // means (`reconcile_on`), so one event wakes the loop that must act.
     let sync = Controller::for_stream(no_trigger(), ctx.caches.sources.clone())
         .with_config(config.clone())

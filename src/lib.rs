@@ -7,8 +7,10 @@
 //!
 //! Reading order for newcomers: [`contract`] (the labels, annotations and
 //! names users see), [`desired`] (what a companion should be), [`ownership`]
-//! (whose an existing object is), [`plan`] (what to write), [`reconcile`] and [`prune`] (the two reconcile
-//! loops), [`caches`] (what wakes them), then [`app`] (how it all runs).
+//! (whose an existing object is), [`plan`] (what to write), [`reconcile`] and
+//! [`prune`] (the two reconcile loops), [`caches`] (what they read),
+//! [`wakeups`] (what wakes them), [`watches`] (what fills the caches and
+//! sends the wakeups), then [`app`] (how it all runs).
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
@@ -41,5 +43,7 @@ pub mod selector;
 pub mod shutdown;
 pub mod targets;
 pub mod telemetry;
+pub mod wakeups;
 pub mod watch_stream;
+pub mod watches;
 pub mod write;
