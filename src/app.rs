@@ -19,7 +19,7 @@ use crate::{
     http,
     leader::{self, Elector, Leadership},
     metrics::Metrics,
-    report::Reporter,
+    report::EventPublisher,
     selector::Selector,
     shutdown::Shutdown,
     targets,
@@ -71,7 +71,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     )?;
     tokio::spawn(api_probe::while_watches_fail(client.clone(), health));
     let ctx = Arc::new(Context {
-        reporter: Reporter::new(
+        events: EventPublisher::new(
             client.clone(),
             elector.as_ref().map(|e| e.identity().to_owned()),
         ),

@@ -19,7 +19,7 @@ use kube::{
 use tokio::sync::watch;
 
 use crate::{
-    cached,
+    cache_form,
     selector::Selector,
     targets::{self, Targets},
 };
@@ -32,7 +32,7 @@ pub type NamespaceMeta = PartialObjectMeta<Namespace>;
 pub struct Caches {
     pub sources: Store<ConfigMap>,
     /// Companions and mirrors: every ConfigMap with the managed-by label.
-    pub companions: Store<ConfigMap>,
+    pub copies: Store<ConfigMap>,
     /// Namespace metadata, when mirroring into other namespaces is on.
     pub namespaces: Option<Store<NamespaceMeta>>,
     // `Store::wait_until_ready` wakes only the most recent of several
@@ -54,11 +54,9 @@ impl Caches {
     }
 
     /// The copy at this name, read back from its cached form.
-    pub fn companion(&self, namespace: &str, name: &str) -> Option<ConfigMap> {
-        let cached = self
-            .companions
-            .get(&ObjectRef::new(name).within(namespace))?;
-        Some(cached::copy_from_cache(&cached))
+    pub fn copy(&self, namespace: &str, name: &str) -> Option<ConfigMap> {
+        let cached = self.copies.get(&ObjectRef::new(name).within(namespace))?;
+        Some(cache_form::copy_from_cache(&cached))
     }
 
     /// Every namespace with its labels; empty when mirroring is off.
@@ -101,7 +99,7 @@ impl Caches {
 
     /// The copies in one namespace.
     pub fn copies_in(&self, namespace: &str) -> Vec<ObjectRef<ConfigMap>> {
-        self.companions
+        self.copies
             .state()
             .iter()
             .filter(|c| c.namespace().as_deref() == Some(namespace))

@@ -7,7 +7,7 @@
 //!
 //! Reading order for newcomers: [`contract`] (the labels, annotations and
 //! names users see), [`desired`] (what a companion should be), [`ownership`]
-//! (whose an existing object is), [`plan`] (what to write), [`reconcile`] and
+//! (whose an existing object is), [`plan`] (what to write), [`sync`] and
 //! [`prune`] (the two reconcile loops), [`caches`] (what they read),
 //! [`wakeups`] (what wakes them), [`watches`] (what fills the caches and
 //! sends the wakeups), then [`app`] (how it all runs).
@@ -19,7 +19,7 @@ pub mod api_client;
 pub mod api_probe;
 pub mod app;
 pub mod backoff;
-pub mod cached;
+pub mod cache_form;
 pub mod caches;
 pub mod config;
 pub mod context;
@@ -36,11 +36,11 @@ pub mod ownership;
 pub mod plan;
 pub mod prune;
 pub mod ratelimit;
-pub mod reconcile;
 pub mod report;
 pub mod resync;
 pub mod selector;
 pub mod shutdown;
+pub mod sync;
 pub mod targets;
 pub mod telemetry;
 pub mod wakeups;

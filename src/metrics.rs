@@ -29,7 +29,7 @@ pub enum Outcome {
     error,
 }
 
-/// The companion writes the controller makes.
+/// The writes of copies (companions and mirrors) the controller makes.
 #[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
 #[allow(non_camel_case_types)]
 pub enum Operation {
@@ -169,6 +169,8 @@ impl Metrics {
         );
 
         registry.register(
+            // Named before there were mirrors; it counts theirs too, and
+            // keeps its name for the dashboards and alerts that use it.
             "configmap_mirror_companion_writes",
             "Companion writes by operation",
             this.writes.clone(),
@@ -222,7 +224,7 @@ impl Metrics {
         self.queue_retries.inc();
     }
 
-    pub fn companion_written(&self, operation: Operation) {
+    pub fn copy_written(&self, operation: Operation) {
         self.writes
             .get_or_create(&OperationLabel { operation })
             .inc();
@@ -311,7 +313,7 @@ mod tests {
     fn metrics_render_under_controller_runtime_names() {
         let metrics = Metrics::new(16, "configmap-mirror");
         metrics.reconcile_started().finish(Outcome::success);
-        metrics.companion_written(Operation::create);
+        metrics.copy_written(Operation::create);
         metrics.resynced(Loop::sync, 3, 1);
         let text = metrics.render();
         for expected in [

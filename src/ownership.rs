@@ -6,7 +6,7 @@
 use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::OwnerReference};
 
 use crate::{
-    cached::content_digest,
+    cache_form::content_digest,
     contract::{
         CHECKSUM_ANNOTATION, MIRROR_OF_UID_ANNOTATION, annotation, is_managed_by_us, mirror_of,
         source_name_of,

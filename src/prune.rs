@@ -16,7 +16,7 @@ pub mod wanted;
 
 use crate::{
     backoff::BackoffKey,
-    cached,
+    cache_form,
     context::{Context, object_key},
     contract::{self, MIRROR_OF_UID_ANNOTATION},
     error::Error,
@@ -26,7 +26,7 @@ use crate::{
 };
 
 pub async fn reconcile(cached: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let copy = cached::copy_from_cache(&cached);
+    let copy = cache_form::copy_from_cache(&cached);
     let key = BackoffKey::new(Loop::prune, &copy);
     ctx.run_reconcile("prune", &copy, &key, prune(&copy, &ctx))
         .await
@@ -47,21 +47,21 @@ async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     };
     let message = format!("deleted {} {} ({why})", write::kind(copy), object_key(copy));
     tracing::info!("{message}");
-    ctx.metrics.companion_written(Operation::delete);
+    ctx.metrics.copy_written(Operation::delete);
     let source = match contract::mirror_of(copy) {
         Some((namespace, name)) => verified_mirror_source(copy, namespace, name, ctx).await,
         None => source_reference(copy),
     };
     if let Some(source) = source {
         let reason = write::event_reason(copy, Operation::delete);
-        ctx.reporter.normal_about(source, reason, message);
+        ctx.events.normal_about(source, reason, message);
     }
     Ok(())
 }
 
 /// Whether this cached copy's reconcile would delete it now (see `resync`).
 pub fn needs_prune(cached: &ConfigMap, ctx: &Context) -> bool {
-    is_unwanted(&cached::copy_from_cache(cached), ctx)
+    is_unwanted(&cache_form::copy_from_cache(cached), ctx)
 }
 
 /// Whether nothing wants the copy any more: a mirror its source or its
@@ -138,10 +138,10 @@ fn source_reference(companion: &ConfigMap) -> Option<ObjectReference> {
     })
 }
 
-pub fn error_policy(companion: Arc<ConfigMap>, error: &Error, ctx: Arc<Context>) -> Action {
-    let key = BackoffKey::new(Loop::prune, &companion);
+pub fn error_policy(copy: Arc<ConfigMap>, error: &Error, ctx: Arc<Context>) -> Action {
+    let key = BackoffKey::new(Loop::prune, &copy);
     if ctx.backoffs.is_new_condition(&key, &error.to_string()) {
-        tracing::warn!(companion = %object_key(&companion), %error, "could not prune companion; retrying with backoff");
+        tracing::warn!(copy = %object_key(&copy), %error, "could not prune copy; retrying with backoff");
     }
     ctx.requeue_after_failure(&key, error)
 }

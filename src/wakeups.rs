@@ -78,7 +78,7 @@ pub fn source_wakeups(event: &Event<ConfigMap>, suffix: &str, index: &MirrorInde
     wake
 }
 
-pub fn companion_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
+pub fn copy_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
     let source_of = |copy: &ConfigMap| {
         ownership::claimed_source(copy, suffix)
             .map(|(namespace, name)| ObjectRef::new(&name).within(&namespace))
@@ -191,7 +191,7 @@ mod tests {
         let source = mk_configmap("colors");
         let companion = desired::desired_companion(&source, "-synced").unwrap();
         assert!(source_wakeups(&Event::InitDone, "-synced", &MirrorIndex::default()).resync);
-        assert!(companion_wakeups(&Event::InitDone, "-synced").resync);
+        assert!(copy_wakeups(&Event::InitDone, "-synced").resync);
         assert_eq!(
             source_wakeups(
                 &Event::InitApply(source),
@@ -201,7 +201,7 @@ mod tests {
             Wake::default()
         );
         assert_eq!(
-            companion_wakeups(&Event::InitApply(companion), "-synced"),
+            copy_wakeups(&Event::InitApply(companion), "-synced"),
             Wake::default()
         );
     }
@@ -210,7 +210,7 @@ mod tests {
     fn a_deleted_companion_wakes_the_sync_of_its_source() {
         let source = mk_configmap("colors");
         let companion = desired::desired_companion(&source, "-synced").unwrap();
-        let wake = companion_wakeups(&Event::Delete(companion), "-synced");
+        let wake = copy_wakeups(&Event::Delete(companion), "-synced");
         assert_eq!(wake.sync, vec![ObjectRef::new("colors").within("ns")]);
     }
 }

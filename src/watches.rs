@@ -3,7 +3,7 @@
 //! Three watches run: sources (with the source label selector), copies
 //! (with the managed-by label) and, when mirroring into other namespaces is
 //! possible, namespaces (metadata only). Each event is cached in its slim
-//! form (`cached`), then its watch's [`Follower`] keeps the watch's own
+//! form (`cache_form`), then its watch's [`Follower`] keeps the watch's own
 //! bookkeeping and says whom it wakes (`wakeups`), and [`Forwarder`] sends
 //! those wakeups to the controllers.
 
@@ -28,7 +28,7 @@ use tokio::sync::watch;
 use crate::{
     api_client,
     backoff::Backoffs,
-    cached,
+    cache_form,
     caches::{Caches, NamespaceMeta},
     config::InitialList,
     contract,
@@ -59,9 +59,10 @@ pub struct WatchSettings {
     pub consent: Selector,
 }
 
-// The watches' names, as logs, metrics and health name them.
+// The watches' names, as logs, metrics and health name them. The copies'
+// watch kept the name it had before there were mirrors, as users see it.
 const SOURCES: &str = "sources";
-const COMPANIONS: &str = "companions";
+const COPIES: &str = "companions";
 const NAMESPACES: &str = "namespaces";
 
 // Deep enough that the watches never wait on the controllers' schedulers,
@@ -102,22 +103,22 @@ pub fn watch(
         settings.initial_list,
         SOURCES,
     )
-    .modify(cached::slim_source)
+    .modify(cache_form::slim_source)
     .reflect(source_writer);
-    let (companions, companion_writer) = reflector::store();
-    let companion_events = watch_stream::events(
-        configmaps(client_for(config, &health, COMPANIONS)?, scope),
+    let (copies, copy_writer) = reflector::store();
+    let copy_events = watch_stream::events(
+        configmaps(client_for(config, &health, COPIES)?, scope),
         watcher::Config::default().labels(&contract::copy_selector()),
         settings.initial_list,
-        COMPANIONS,
+        COPIES,
     )
-    .modify(cached::slim_copy)
-    .reflect(companion_writer);
+    .modify(cache_form::slim_copy)
+    .reflect(copy_writer);
 
     let (ready_tx, ready) = watch::channel(false);
     let caches = Caches {
         sources,
-        companions,
+        copies,
         namespaces,
         ready,
     };
@@ -130,7 +131,7 @@ pub fn watch(
         index: index.clone(),
         suffix: settings.suffix.clone(),
     };
-    let companion_follower = CompanionFollower {
+    let copy_follower = CopyFollower {
         backoffs,
         index,
         suffix: settings.suffix,
@@ -152,7 +153,7 @@ pub fn watch(
             };
             futures::join!(
                 forwarder.forward(SOURCES, source_events, source_follower),
-                forwarder.forward(COMPANIONS, companion_events, companion_follower),
+                forwarder.forward(COPIES, copy_events, copy_follower),
                 namespaces,
                 announce_synced(&caches, &health, ready_tx),
             );
@@ -194,7 +195,7 @@ async fn announce_synced(caches: &Caches, health: &Health, ready: watch::Sender<
     };
     futures::join!(
         synced(SOURCES, &caches.sources, health),
-        synced(COMPANIONS, &caches.companions, health),
+        synced(COPIES, &caches.copies, health),
         namespaces_synced,
     );
     ready.send_replace(true);
@@ -233,17 +234,17 @@ impl Follower<ConfigMap> for SourceFollower {
     }
 }
 
-struct CompanionFollower {
+struct CopyFollower {
     backoffs: Arc<Backoffs>,
     index: MirrorIndex,
     suffix: String,
 }
 
-impl Follower<ConfigMap> for CompanionFollower {
+impl Follower<ConfigMap> for CopyFollower {
     fn follow(&mut self, event: &Event<ConfigMap>) -> Wake {
         forget_deleted(event, &self.backoffs);
         self.index.observe(event);
-        wakeups::companion_wakeups(event, &self.suffix)
+        wakeups::copy_wakeups(event, &self.suffix)
     }
 }
 

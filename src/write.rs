@@ -172,7 +172,7 @@ fn done(
     message: String,
 ) {
     tracing::info!(source = %object_key(source), "{message}");
-    ctx.metrics.companion_written(operation);
-    ctx.reporter
+    ctx.metrics.copy_written(operation);
+    ctx.events
         .normal(source, event_reason(copy, operation), message);
 }

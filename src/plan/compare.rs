@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::ConfigMap;
 
 use crate::{
-    cached::{CACHED_DIGEST_KEY, content_digest},
+    cache_form::{CACHED_DIGEST_KEY, content_digest},
     contract::{CHECKSUM_ANNOTATION, annotation},
 };
 

@@ -123,5 +123,5 @@ fn keep_only(
 }
 
 #[cfg(test)]
-#[path = "cached_tests.rs"]
+#[path = "cache_form_tests.rs"]
 mod tests;
