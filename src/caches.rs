@@ -19,7 +19,7 @@ use kube::{
 use tokio::sync::watch;
 
 use crate::{
-    cache_form,
+    cache_form::{self, CachedCopy},
     selector::Selector,
     targets::{self, Targets},
 };
@@ -54,7 +54,7 @@ impl Caches {
     }
 
     /// The copy at this name, read back from its cached form.
-    pub fn copy(&self, namespace: &str, name: &str) -> Option<ConfigMap> {
+    pub fn copy(&self, namespace: &str, name: &str) -> Option<CachedCopy> {
         let cached = self.copies.get(&ObjectRef::new(name).within(namespace))?;
         Some(cache_form::copy_from_cache(&cached))
     }

@@ -6,7 +6,7 @@
 use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::OwnerReference};
 
 use crate::{
-    cache_form::content_digest,
+    cache_form::CachedCopy,
     contract::{
         CHECKSUM_ANNOTATION, MIRROR_OF_UID_ANNOTATION, annotation, is_managed_by_us, mirror_of,
         source_name_of,
@@ -84,7 +84,9 @@ pub fn claimed_source(copy: &ConfigMap, suffix: &str) -> Option<(String, String)
 /// annotation that matches the content (a copy nobody edited since it was
 /// written) and no mirror annotation: the mirror of another namespace's
 /// source is never a companion, however it is named.
-pub fn ownership(existing: &ConfigMap, source_name: &str, source_uid: &str) -> Ownership {
+pub fn ownership(existing: &CachedCopy, source_name: &str, source_uid: &str) -> Ownership {
+    let digest = existing.content_digest();
+    let existing = existing.object();
     if mirror_of(existing).is_some() {
         return Ownership::Foreign;
     }
@@ -105,8 +107,8 @@ pub fn ownership(existing: &ConfigMap, source_name: &str, source_uid: &str) -> O
     if refs.iter().any(names_source) {
         return Ownership::Adoptable;
     }
-    let untouched_copy = is_managed_by_us(existing)
-        && annotation(existing, CHECKSUM_ANNOTATION) == Some(content_digest(existing).as_str());
+    let untouched_copy =
+        is_managed_by_us(existing) && annotation(existing, CHECKSUM_ANNOTATION) == Some(digest);
     if refs.is_empty() && untouched_copy {
         Ownership::Adoptable
     } else {
@@ -119,7 +121,8 @@ pub fn ownership(existing: &ConfigMap, source_name: &str, source_uid: &str) -> O
 /// annotations and carry our label. A mirror of an earlier source of the
 /// same name (deleted and recreated) is taken over; anything else, including
 /// the mirror of another source with the same name, is never touched.
-pub fn mirror_ownership(existing: &ConfigMap, source: &ConfigMap) -> Ownership {
+pub fn mirror_ownership(existing: &CachedCopy, source: &ConfigMap) -> Ownership {
+    let existing = existing.object();
     let source_ref = source
         .metadata
         .namespace

@@ -7,6 +7,7 @@ pub mod compare;
 use k8s_openapi::api::core::v1::ConfigMap;
 
 use crate::{
+    cache_form::CachedCopy,
     contract::mirror_of,
     ownership::{Ownership, mirror_ownership, ownership},
 };
@@ -36,7 +37,7 @@ pub struct NameTaken;
 /// the object currently at its name.
 pub fn plan(
     desired: ConfigMap,
-    actual: Option<&ConfigMap>,
+    actual: Option<&CachedCopy>,
     source: &ConfigMap,
     source_keys: &[String],
 ) -> Result<Write, NameTaken> {
@@ -55,7 +56,7 @@ pub fn plan(
     if needs_recreate(actual, &desired) {
         return Ok(Write::DeleteToRecreate {
             copy: desired,
-            uid: actual.metadata.uid.clone().unwrap_or_default(),
+            uid: actual.object().metadata.uid.clone().unwrap_or_default(),
         });
     }
     match difference(actual, &desired, source_keys) {

@@ -26,9 +26,11 @@ use crate::{
 };
 
 pub async fn reconcile(cached: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Error> {
+    // Only the copy's metadata decides its fate: its content is not read.
     let copy = cache_form::copy_from_cache(&cached);
-    let key = BackoffKey::new(Loop::prune, &copy);
-    ctx.run_reconcile("prune", &copy, &key, prune(&copy, &ctx))
+    let copy = copy.object();
+    let key = BackoffKey::new(Loop::prune, copy);
+    ctx.run_reconcile("prune", copy, &key, prune(copy, &ctx))
         .await
 }
 
@@ -61,7 +63,7 @@ async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
 
 /// Whether this cached copy's reconcile would delete it now (see `resync`).
 pub fn needs_prune(cached: &ConfigMap, ctx: &Context) -> bool {
-    is_unwanted(&cache_form::copy_from_cache(cached), ctx)
+    is_unwanted(cache_form::copy_from_cache(cached).object(), ctx)
 }
 
 /// Whether nothing wants the copy any more: a mirror its source or its

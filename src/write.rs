@@ -9,6 +9,7 @@ use kube::{
 };
 
 use crate::{
+    cache_form::CachedCopy,
     context::{Context, object_key},
     contract::{MANAGER_NAME, mirror_of},
     error::{ApiOutcome, Error, classify},
@@ -99,8 +100,13 @@ async fn create(ctx: &Context, source: &ConfigMap, copy: ConfigMap) -> Result<()
                 )));
             };
             let key = object_key(&copy);
-            let replan = plan::plan(copy, Some(&existing), source, &ctx.source_label_keys)
-                .map_err(|plan::NameTaken| Error::NameTaken { name: key })?;
+            let replan = plan::plan(
+                copy,
+                Some(&CachedCopy::of(&existing)),
+                source,
+                &ctx.source_label_keys,
+            )
+            .map_err(|plan::NameTaken| Error::NameTaken { name: key })?;
             Box::pin(perform(ctx, source, replan)).await
         }
         Err(err) => Err(failed(err)),

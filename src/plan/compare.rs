@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::ConfigMap;
 
 use crate::{
-    cache_form::{CACHED_DIGEST_KEY, content_digest},
-    contract::{CHECKSUM_ANNOTATION, annotation},
+    cache_form::CachedCopy,
+    contract::{CHECKSUM_ANNOTATION, annotation, content_checksum},
 };
 
 /// What differs between the companion as it is and as it should be.
@@ -35,10 +35,12 @@ impl Difference {
 /// Compares the fields this controller owns; other labels and annotations
 /// (added by people or admission policies) are left alone, so that no
 /// outside writer can make the controller write in a loop.
-pub fn difference(actual: &ConfigMap, desired: &ConfigMap, source_keys: &[String]) -> Difference {
+pub fn difference(actual: &CachedCopy, desired: &ConfigMap, source_keys: &[String]) -> Difference {
+    let digest = actual.content_digest();
+    let actual = actual.object();
     let want_checksum = annotation(desired, CHECKSUM_ANNOTATION);
     let have_checksum = annotation(actual, CHECKSUM_ANNOTATION);
-    let content_equal = content_digest(actual) == content_digest(desired)
+    let content_equal = digest == content_checksum(desired)
         && actual.immutable.unwrap_or(false) == desired.immutable.unwrap_or(false);
     let metadata_equal = contains_all(&actual.metadata.annotations, &desired.metadata.annotations)
         && contains_all(&actual.metadata.labels, &desired.metadata.labels)
@@ -49,7 +51,7 @@ pub fn difference(actual: &ConfigMap, desired: &ConfigMap, source_keys: &[String
     }
     // The companion still holds what it last copied, under that copy's
     // checksum: the source moved on. Anything else was edited by hand.
-    let untouched_since_written = have_checksum.is_some_and(|sum| sum == content_digest(actual));
+    let untouched_since_written = have_checksum == Some(digest);
     if have_checksum != want_checksum && untouched_since_written {
         Difference::SourceChanged
     } else {
@@ -78,9 +80,9 @@ fn carries_any_label(cm: &ConfigMap, keys: &[String]) -> bool {
 
 /// Whether bringing `actual` to `desired` requires changing content that
 /// Kubernetes forbids changing on an immutable ConfigMap.
-pub fn needs_recreate(actual: &ConfigMap, desired: &ConfigMap) -> bool {
-    actual.immutable == Some(true)
-        && (content_digest(actual) != content_digest(desired) || desired.immutable != Some(true))
+pub fn needs_recreate(actual: &CachedCopy, desired: &ConfigMap) -> bool {
+    actual.object().immutable == Some(true)
+        && (actual.content_digest() != content_checksum(desired) || desired.immutable != Some(true))
 }
 
 /// `actual` with every field this controller owns set as in `desired`.
@@ -88,8 +90,8 @@ pub fn needs_recreate(actual: &ConfigMap, desired: &ConfigMap) -> bool {
 /// Keeps the resourceVersion (so the write is a compare-and-swap) and any
 /// label or annotation someone else added, except the source selector's
 /// label keys, which would turn the companion into a source.
-pub fn merge_onto(actual: &ConfigMap, desired: &ConfigMap, source_keys: &[String]) -> ConfigMap {
-    let mut merged = actual.clone();
+pub fn merge_onto(actual: &CachedCopy, desired: &ConfigMap, source_keys: &[String]) -> ConfigMap {
+    let mut merged = actual.object().clone();
     merged.data = desired.data.clone();
     merged.binary_data = desired.binary_data.clone();
     merged.immutable = desired.immutable;
@@ -99,12 +101,11 @@ pub fn merge_onto(actual: &ConfigMap, desired: &ConfigMap, source_keys: &[String
         labels.remove(key);
     }
     labels.extend(desired.metadata.labels.clone().unwrap_or_default());
-    let annotations = merged
+    merged
         .metadata
         .annotations
-        .get_or_insert_with(BTreeMap::new);
-    annotations.remove(CACHED_DIGEST_KEY);
-    annotations.extend(desired.metadata.annotations.clone().unwrap_or_default());
+        .get_or_insert_with(BTreeMap::new)
+        .extend(desired.metadata.annotations.clone().unwrap_or_default());
     merged.metadata.managed_fields = None;
     merged
 }
