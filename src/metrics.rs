@@ -2,11 +2,7 @@
 //! dashboards and alerts work. No label carries an object's name or
 //! namespace: the number of series stays flat as the cluster grows.
 
-use std::{
-    borrow::Cow,
-    sync::atomic::{AtomicU64, Ordering},
-    time::Instant,
-};
+use std::{borrow::Cow, time::Instant};
 
 use prometheus_client::{
     encoding::{EncodeLabelSet, EncodeLabelValue, text::encode},
@@ -86,7 +82,6 @@ pub struct Metrics {
     managed_sources: Gauge,
     failing_objects: Gauge,
     resync_objects: Family<ResyncLabels, Counter>,
-    writes_seen: AtomicU64,
 }
 
 impl Metrics {
@@ -107,7 +102,6 @@ impl Metrics {
             managed_sources: Gauge::default(),
             failing_objects: Gauge::default(),
             resync_objects: Family::default(),
-            writes_seen: AtomicU64::new(0),
         };
         let max_concurrent: Gauge = Gauge::default();
         max_concurrent.set(i64::from(max_concurrent_reconciles));
@@ -228,12 +222,6 @@ impl Metrics {
         self.writes
             .get_or_create(&OperationLabel { operation })
             .inc();
-        self.writes_seen.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Every companion write since start, whatever its operation.
-    pub fn companion_writes(&self) -> u64 {
-        self.writes_seen.load(Ordering::Relaxed)
     }
 
     pub fn set_managed_sources(&self, count: usize) {
@@ -329,6 +317,5 @@ mod tests {
         ] {
             assert!(text.contains(expected), "missing {expected} in:\n{text}");
         }
-        assert_eq!(metrics.companion_writes(), 1);
     }
 }
