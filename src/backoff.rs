@@ -91,7 +91,7 @@ pub(crate) struct Backoffs {
 /// fought over (another controller or an admission mutator rewrites it):
 /// from then on it is restored with the slow backoff and a Warning.
 pub const CONTEST_LIMIT: usize = 5;
-pub(crate) const CONTEST_WINDOW: Duration = Duration::from_secs(60);
+pub const CONTEST_WINDOW: Duration = Duration::from_secs(60);
 
 impl Backoffs {
     pub(crate) fn new(failing: Gauge) -> Self {

@@ -6,12 +6,16 @@
 //! ([`targets`]).
 //!
 //! Reading order for newcomers: [`contract`] (the labels, annotations and
-//! names users see), [`desired`] (what a companion should be), [`ownership`]
-//! (whose an existing object is), [`plan`] (what to write), [`sync`] and
-//! [`prune`] (the two reconcile loops), [`caches`] (what they read),
-//! [`wakeups`] (what wakes them), [`watches`] (what fills the caches and
-//! sends the wakeups), then [`app`] (how it all runs).
+//! names users see), [`desired`] (what a source's copies should be),
+//! [`ownership`] (whose an existing object is), [`plan`] (what to write),
+//! [`sync`] and [`prune`] (the two reconcile loops), [`caches`] (what they
+//! read, in the forms of [`cache_form`]), [`wakeups`] (what wakes them),
+//! [`watches`] (what fills the caches and sends the wakeups), then [`app`]
+//! (how it all runs).
 #![forbid(unsafe_code)]
+// This guide points into modules private to the crate: it is meant to be
+// read with `cargo doc --document-private-items`.
+#![allow(rustdoc::private_intra_doc_links)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
