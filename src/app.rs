@@ -12,7 +12,6 @@ use tokio::net::TcpListener;
 use crate::{
     api_client, api_probe,
     backoff::{Backoffs, RetryPolicy},
-    caches::{self, WatchSettings},
     config::Config,
     context::Context,
     controller,
@@ -20,10 +19,11 @@ use crate::{
     http,
     leader::{self, Elector, Leadership},
     metrics::Metrics,
-    report::Reporter,
+    report::EventPublisher,
     selector::Selector,
     shutdown::Shutdown,
     targets,
+    watches::{self, WatchSettings},
 };
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
@@ -56,7 +56,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     tokio::spawn(mirror_leadership(leadership.clone(), metrics.clone()));
 
     let backoffs = Arc::new(Backoffs::new(metrics.failing_objects()));
-    let (caches, wakeups, watches) = caches::watch(
+    let (caches, wakeups, watches) = watches::watch(
         &kube_config,
         WatchSettings {
             namespace: config.namespace.clone(),
@@ -71,7 +71,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     )?;
     tokio::spawn(api_probe::while_watches_fail(client.clone(), health));
     let ctx = Arc::new(Context {
-        reporter: Reporter::new(
+        events: EventPublisher::new(
             client.clone(),
             elector.as_ref().map(|e| e.identity().to_owned()),
         ),

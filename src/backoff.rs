@@ -19,22 +19,22 @@ use crate::{error::Retry, metrics::Loop};
 
 /// First delay and cap of the exponential backoff of each kind of retry.
 #[derive(Debug, Clone, Copy)]
-pub struct RetryPolicy {
-    pub soon: (Duration, Duration),
-    pub slowly: (Duration, Duration),
+pub(crate) struct RetryPolicy {
+    pub(crate) soon: (Duration, Duration),
+    pub(crate) slowly: (Duration, Duration),
 }
 
 impl RetryPolicy {
     /// Transient errors retry from 200 ms; conditions that need a person
     /// from `slow_start`, both doubling up to their caps.
-    pub fn new(slow_start: Duration) -> Self {
+    pub(crate) fn new(slow_start: Duration) -> Self {
         RetryPolicy {
             soon: (Duration::from_millis(200), Duration::from_secs(120)),
             slowly: (slow_start, slow_start.max(Duration::from_secs(300))),
         }
     }
 
-    pub fn bounds(&self, retry: Retry) -> Option<(Duration, Duration)> {
+    pub(crate) fn bounds(&self, retry: Retry) -> Option<(Duration, Duration)> {
         match retry {
             Retry::Soon => Some(self.soon),
             Retry::Slowly => Some(self.slowly),
@@ -48,13 +48,13 @@ impl RetryPolicy {
 /// Warning, and the entry of an object that is gone can be found and
 /// dropped.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct BackoffKey {
+pub(crate) struct BackoffKey {
     which: Loop,
     uid: String,
 }
 
 impl BackoffKey {
-    pub fn new(which: Loop, cm: &ConfigMap) -> Self {
+    pub(crate) fn new(which: Loop, cm: &ConfigMap) -> Self {
         let meta = &cm.metadata;
         // Every stored object has a uid; the name is a stand-in only.
         let uid = meta.uid.clone().unwrap_or_else(|| {
@@ -78,7 +78,7 @@ struct Failures {
 /// its object succeeds, or is deleted, or is no longer in the cache after
 /// a list: the map never outgrows the objects that exist.
 #[derive(Debug, Default)]
-pub struct Backoffs {
+pub(crate) struct Backoffs {
     failures: Mutex<HashMap<BackoffKey, Failures>>,
     /// Mirrors the map's size for /metrics.
     failing: Gauge,
@@ -94,7 +94,7 @@ pub const CONTEST_LIMIT: usize = 5;
 pub const CONTEST_WINDOW: Duration = Duration::from_secs(60);
 
 impl Backoffs {
-    pub fn new(failing: Gauge) -> Self {
+    pub(crate) fn new(failing: Gauge) -> Self {
         Backoffs {
             failures: Mutex::default(),
             failing,
@@ -105,7 +105,7 @@ impl Backoffs {
     /// Records that the copy with this uid is about to be restored at
     /// `now`. Returns how often it was restored within the window when that
     /// is more than [`CONTEST_LIMIT`]: then it must not be, yet.
-    pub fn contested(&self, uid: &str, now: Instant) -> Option<usize> {
+    pub(crate) fn contested(&self, uid: &str, now: Instant) -> Option<usize> {
         let mut restores = self.restores.lock().unwrap_or_else(PoisonError::into_inner);
         restores.retain(|_, times| {
             while times
@@ -126,7 +126,7 @@ impl Backoffs {
 
     /// The delay before `key` is retried after failing with `retry`, or
     /// None when only a change of the object should retry it.
-    pub fn delay_for(
+    pub(crate) fn delay_for(
         &self,
         key: &BackoffKey,
         retry: Retry,
@@ -138,7 +138,7 @@ impl Backoffs {
 
     /// Records one more failure of `key` and returns how long to wait
     /// before the next attempt.
-    pub fn next_delay(&self, key: &BackoffKey, first: Duration, cap: Duration) -> Duration {
+    pub(crate) fn next_delay(&self, key: &BackoffKey, first: Duration, cap: Duration) -> Duration {
         let attempts = self.with(key, |f| {
             f.attempts = f.attempts.saturating_add(1);
             f.attempts
@@ -151,7 +151,7 @@ impl Backoffs {
 
     /// Records the condition `key` fails with; true when it differs from the
     /// last one recorded, i.e. when it is worth telling people about.
-    pub fn is_new_condition(&self, key: &BackoffKey, condition: &str) -> bool {
+    pub(crate) fn is_new_condition(&self, key: &BackoffKey, condition: &str) -> bool {
         self.with(key, |f| {
             let new = f.condition.as_deref() != Some(condition);
             f.condition = Some(condition.to_owned());
@@ -160,14 +160,14 @@ impl Backoffs {
     }
 
     /// Forgets `key`'s failures after a success.
-    pub fn clear(&self, key: &BackoffKey) {
+    pub(crate) fn clear(&self, key: &BackoffKey) {
         self.update(|failures| {
             failures.remove(key);
         });
     }
 
     /// Forgets everything about the object with this uid: it was deleted.
-    pub fn forget(&self, uid: &str) {
+    pub(crate) fn forget(&self, uid: &str) {
         self.update(|failures| failures.retain(|key, _| key.uid != uid));
         self.restores
             .lock()
@@ -177,13 +177,8 @@ impl Backoffs {
 
     /// Keeps, of `which` loop's entries, only those whose uid is `live`:
     /// after a list, whatever is not in the cache is gone.
-    pub fn retain(&self, which: Loop, live: impl Fn(&str) -> bool) {
+    pub(crate) fn retain(&self, which: Loop, live: impl Fn(&str) -> bool) {
         self.update(|failures| failures.retain(|key, _| key.which != which || live(&key.uid)));
-    }
-
-    /// How many objects are currently failing.
-    pub fn failing(&self) -> usize {
-        self.lock().len()
     }
 
     fn with<T>(&self, key: &BackoffKey, f: impl FnOnce(&mut Failures) -> T) -> T {
@@ -205,7 +200,7 @@ impl Backoffs {
 }
 
 /// `first * 2^(attempt-1)`, capped.
-pub fn exponential(first: Duration, cap: Duration, attempt: u32) -> Duration {
+pub(crate) fn exponential(first: Duration, cap: Duration, attempt: u32) -> Duration {
     let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
     first.saturating_mul(factor).min(cap)
 }
@@ -273,7 +268,7 @@ mod tests {
         assert!(backoffs.is_new_condition(&key("a"), "rejected: too big"));
         backoffs.clear(&key("a"));
         assert!(backoffs.is_new_condition(&key("a"), "rejected: too big"));
-        assert_eq!(backoffs.failing(), 1);
+        assert_eq!(backoffs.failing.get(), 1);
     }
 
     #[test]
@@ -311,7 +306,7 @@ mod tests {
         backoffs.forget("a");
         assert_eq!(gauge.get(), 1);
         backoffs.retain(Loop::sync, |uid| uid != "b");
-        assert_eq!(backoffs.failing(), 0);
+        assert_eq!(backoffs.failing.get(), 0);
         assert_eq!(gauge.get(), 0);
     }
 }

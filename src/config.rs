@@ -199,7 +199,7 @@ fn parse_suffix(value: &str) -> Result<String, String> {
 }
 
 /// A [`parse_duration`] greater than zero.
-pub fn parse_positive_duration(value: &str) -> Result<Duration, String> {
+pub(crate) fn parse_positive_duration(value: &str) -> Result<Duration, String> {
     match parse_duration(value)? {
         Duration::ZERO => Err(format!("{value:?} must be greater than zero")),
         duration => Ok(duration),
@@ -207,7 +207,7 @@ pub fn parse_positive_duration(value: &str) -> Result<Duration, String> {
 }
 
 /// Parses `500ms`, `15s`, `2m` or a bare number of seconds.
-pub fn parse_duration(value: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(value: &str) -> Result<Duration, String> {
     let value = value.trim();
     let (number, unit) = value
         .find(|c: char| !c.is_ascii_digit() && c != '.')

@@ -17,7 +17,7 @@ use crate::{
     error::Error,
     leader::Leadership,
     metrics::{Metrics, Outcome},
-    report::Reporter,
+    report::EventPublisher,
     selector::Selector,
     shutdown::Shutdown,
 };
@@ -30,7 +30,7 @@ pub struct Context {
     pub selector: String,
     /// Label keys of the source selector; a companion must not carry them.
     pub source_label_keys: Vec<String>,
-    pub reporter: Reporter,
+    pub events: EventPublisher,
     pub metrics: Arc<Metrics>,
     pub backoffs: Arc<Backoffs>,
     pub retry_policy: RetryPolicy,

@@ -1,7 +1,7 @@
 //! Wires the caches to the two controllers and runs them.
 //!
 //! - sync: one reconcile per managed source, keeping its companion exact;
-//! - prune: one reconcile per companion, deleting those no longer wanted.
+//! - prune: one reconcile per copy, deleting those no longer wanted.
 
 use std::sync::Arc;
 
@@ -16,8 +16,8 @@ use kube::runtime::{
 use tokio::sync::watch;
 
 use crate::{
-    caches::Wakeups, context::Context, error::Error, leader::Leadership, metrics::Loop, prune,
-    reconcile, resync,
+    context::Context, error::Error, leader::Leadership, metrics::Loop, prune, resync, sync,
+    watches::Wakeups,
 };
 
 /// Runs both controllers until `shutdown` completes and in-flight reconciles
@@ -41,14 +41,14 @@ pub async fn run(
     let sync_due = resync::due(
         Loop::sync,
         ctx.caches.sources.clone(),
-        reconcile::needs_sync,
+        sync::needs_sync,
         wakeups.resync.clone(),
         leadership.clone(),
         ctx.clone(),
     );
     let prune_due = resync::due(
         Loop::prune,
-        ctx.caches.companions.clone(),
+        ctx.caches.copies.clone(),
         prune::needs_prune,
         wakeups.resync,
         leadership,
@@ -64,16 +64,16 @@ pub async fn run(
 
     // Not the usual `Controller::new(api, ...)`, which would run a watch of
     // its own per controller: both loops share the caches (and their one
-    // watch per kind), and are woken only by what `caches` decides an event
+    // watch per kind), and are woken only by what `wakeups` decides an event
     // means (`reconcile_on`), so one event wakes the loop that must act.
     let sync = Controller::for_stream(no_trigger(), ctx.caches.sources.clone())
         .with_config(config.clone())
         .reconcile_on(sync_wakeups)
         .graceful_shutdown_on(stopped())
-        .run(reconcile::reconcile, reconcile::error_policy, ctx.clone())
+        .run(sync::reconcile, sync::error_policy, ctx.clone())
         .for_each(|result| log_outcome("sync", result));
 
-    let prune = Controller::for_stream(no_trigger(), ctx.caches.companions.clone())
+    let prune = Controller::for_stream(no_trigger(), ctx.caches.copies.clone())
         .with_config(config)
         .reconcile_on(stream::select(wakeups.prune, prune_due))
         .graceful_shutdown_on(stopped())

@@ -1,4 +1,15 @@
+//! The copies a source should have, and the decisions made about them:
+//! their names and checksums, whose an existing object is, and how it
+//! differs from what it should be.
+
+use k8s_openapi::{ByteString, apimachinery::pkg::apis::meta::v1::OwnerReference};
+use sha2::{Digest, Sha256};
+
 use super::*;
+use crate::cache_form::CachedCopy;
+use crate::contract::{checksum, mirror_of, source_name_of};
+use crate::ownership::{Ownership, mirror_ownership, ownership};
+use crate::plan::compare::{Difference, difference, merge_onto, needs_recreate};
 
 const SUFFIX: &str = "-synced";
 
@@ -190,7 +201,11 @@ fn a_companion_is_never_treated_as_a_source() {
 fn a_companion_controlled_by_the_source_is_ours() {
     let source = mk_source("colors", &[]);
     assert_eq!(
-        ownership(&mk_companion_of(&source), "colors", "uid-1"),
+        ownership(
+            &CachedCopy::of(&mk_companion_of(&source)),
+            "colors",
+            "uid-1"
+        ),
         Ownership::Ours
     );
 }
@@ -199,7 +214,11 @@ fn a_companion_controlled_by_the_source_is_ours() {
 fn a_companion_of_a_deleted_source_with_the_same_name_is_adoptable() {
     let source = mk_source("colors", &[]);
     assert_eq!(
-        ownership(&mk_companion_of(&source), "colors", "uid-2"),
+        ownership(
+            &CachedCopy::of(&mk_companion_of(&source)),
+            "colors",
+            "uid-2"
+        ),
         Ownership::Adoptable
     );
 }
@@ -209,7 +228,7 @@ fn a_companion_whose_owner_reference_was_removed_by_hand_is_adoptable() {
     let mut companion = mk_companion_of(&mk_source("colors", &[]));
     companion.metadata.owner_references = None;
     assert_eq!(
-        ownership(&companion, "colors", "uid-1"),
+        ownership(&CachedCopy::of(&companion), "colors", "uid-1"),
         Ownership::Adoptable
     );
 }
@@ -219,7 +238,10 @@ fn a_companion_edited_by_hand_and_without_owner_is_not_adopted() {
     let mut companion = mk_companion_of(&mk_source("colors", &[("a", "1")]));
     companion.metadata.owner_references = None;
     companion.data = Some(mk_data(&[("a", "forged")]));
-    assert_eq!(ownership(&companion, "colors", "uid-1"), Ownership::Foreign);
+    assert_eq!(
+        ownership(&CachedCopy::of(&companion), "colors", "uid-1"),
+        Ownership::Foreign
+    );
 }
 
 #[test]
@@ -227,7 +249,10 @@ fn a_mirror_is_never_a_companion_and_a_companion_never_a_mirror() {
     let tenant_source = mk_source("app-synced", &[("k", "evil")]);
     let mut mirror = desired_mirror(&tenant_source, "b").unwrap();
     mirror.metadata.namespace = Some("b".into());
-    assert_eq!(ownership(&mirror, "app", "uid-b"), Ownership::Foreign);
+    assert_eq!(
+        ownership(&CachedCopy::of(&mirror), "app", "uid-b"),
+        Ownership::Foreign
+    );
 
     let source = mk_source("colors", &[]);
     let mut companion = mk_companion_of(&source);
@@ -236,7 +261,10 @@ fn a_mirror_is_never_a_companion_and_a_companion_never_a_mirror() {
         .annotations
         .get_or_insert_with(BTreeMap::new)
         .insert(MIRROR_OF_ANNOTATION.into(), "ns/colors".into());
-    assert_eq!(mirror_ownership(&companion, &source), Ownership::Foreign);
+    assert_eq!(
+        mirror_ownership(&CachedCopy::of(&companion), &source),
+        Ownership::Foreign
+    );
 }
 
 #[test]
@@ -256,7 +284,10 @@ fn a_source_being_deleted_gets_no_copies() {
 fn an_unrelated_configmap_with_the_companion_name_is_foreign() {
     let mut stranger = mk_source("colors-synced", &[]);
     stranger.metadata.labels = None;
-    assert_eq!(ownership(&stranger, "colors", "uid-1"), Ownership::Foreign);
+    assert_eq!(
+        ownership(&CachedCopy::of(&stranger), "colors", "uid-1"),
+        Ownership::Foreign
+    );
 }
 
 #[test]
@@ -270,7 +301,10 @@ fn a_configmap_controlled_by_something_else_is_foreign_even_with_our_label() {
         controller: Some(true),
         block_owner_deletion: None,
     }]);
-    assert_eq!(ownership(&companion, "colors", "uid-1"), Ownership::Foreign);
+    assert_eq!(
+        ownership(&CachedCopy::of(&companion), "colors", "uid-1"),
+        Ownership::Foreign
+    );
 }
 
 #[test]
@@ -284,7 +318,7 @@ fn an_up_to_date_companion_needs_no_write() {
         .get_or_insert_with(BTreeMap::new)
         .insert("added-by-someone".into(), "x".into());
     assert_eq!(
-        difference(&actual, &desired, &source_keys()),
+        difference(&CachedCopy::of(&actual), &desired, &source_keys()),
         Difference::None
     );
 }
@@ -296,7 +330,7 @@ fn a_changed_source_is_told_apart_from_a_hand_edit() {
     let after = mk_source("colors", &[("a", "2")]);
     let desired = desired_companion(&after, SUFFIX).unwrap();
     assert_eq!(
-        difference(&actual, &desired, &source_keys()),
+        difference(&CachedCopy::of(&actual), &desired, &source_keys()),
         Difference::SourceChanged
     );
 
@@ -304,7 +338,7 @@ fn a_changed_source_is_told_apart_from_a_hand_edit() {
     edited.data = Some(mk_data(&[("a", "1"), ("extra", "by hand")]));
     let desired_before = desired_companion(&before, SUFFIX).unwrap();
     assert_eq!(
-        difference(&edited, &desired_before, &source_keys()),
+        difference(&CachedCopy::of(&edited), &desired_before, &source_keys()),
         Difference::Drifted
     );
 }
@@ -337,7 +371,7 @@ fn edits_to_owned_metadata_count_as_drift() {
         let mut actual = mk_companion_of(&source);
         edit(&mut actual);
         assert_eq!(
-            difference(&actual, &desired, &source_keys()),
+            difference(&CachedCopy::of(&actual), &desired, &source_keys()),
             Difference::Drifted
         );
     }
@@ -354,7 +388,7 @@ fn merge_restores_owned_fields_and_keeps_foreign_metadata() {
     labels.insert("workshop.io/managed".into(), "true".into());
     labels.insert("keep".into(), "me".into());
 
-    let merged = merge_onto(&actual, &desired, &source_keys());
+    let merged = merge_onto(&CachedCopy::of(&actual), &desired, &source_keys());
     assert_eq!(merged.data, desired.data);
     assert_eq!(
         merged.metadata.owner_references,
@@ -365,7 +399,7 @@ fn merge_restores_owned_fields_and_keeps_foreign_metadata() {
     assert!(!labels.contains_key("workshop.io/managed"));
     assert_eq!(labels.get("keep").map(String::as_str), Some("me"));
     assert_eq!(
-        difference(&merged, &desired, &source_keys()),
+        difference(&CachedCopy::of(&merged), &desired, &source_keys()),
         Difference::None
     );
 }
@@ -377,12 +411,12 @@ fn an_immutable_companion_with_other_content_must_be_recreated() {
     let actual = mk_companion_of(&source);
     source.data = Some(mk_data(&[("a", "2")]));
     let desired = desired_companion(&source, SUFFIX).unwrap();
-    assert!(needs_recreate(&actual, &desired));
+    assert!(needs_recreate(&CachedCopy::of(&actual), &desired));
 
     let mut metadata_only = actual.clone();
     metadata_only.metadata.annotations = None;
     assert!(!needs_recreate(
-        &metadata_only,
+        &CachedCopy::of(&metadata_only),
         &desired_companion(&mk_source_immutable("colors", &[("a", "1")]), SUFFIX).unwrap()
     ));
 }
@@ -411,22 +445,31 @@ fn a_mirror_names_its_source_instead_of_an_owner() {
 fn a_mirror_is_ours_only_for_the_source_it_names() {
     let source = mk_source("colors", &[]);
     let mirror = desired_mirror(&source, "team-a").unwrap();
-    assert_eq!(mirror_ownership(&mirror, &source), Ownership::Ours);
+    assert_eq!(
+        mirror_ownership(&CachedCopy::of(&mirror), &source),
+        Ownership::Ours
+    );
 
     let mut reborn = source.clone();
     reborn.metadata.uid = Some("uid-2".into());
-    assert_eq!(mirror_ownership(&mirror, &reborn), Ownership::Adoptable);
+    assert_eq!(
+        mirror_ownership(&CachedCopy::of(&mirror), &reborn),
+        Ownership::Adoptable
+    );
 
     let mut same_name_elsewhere = source.clone();
     same_name_elsewhere.metadata.namespace = Some("other".into());
     assert_eq!(
-        mirror_ownership(&mirror, &same_name_elsewhere),
+        mirror_ownership(&CachedCopy::of(&mirror), &same_name_elsewhere),
         Ownership::Foreign
     );
 
     let mut stranger = mk_source("colors", &[]);
     stranger.metadata.labels = None;
-    assert_eq!(mirror_ownership(&stranger, &source), Ownership::Foreign);
+    assert_eq!(
+        mirror_ownership(&CachedCopy::of(&stranger), &source),
+        Ownership::Foreign
+    );
 }
 
 #[test]
@@ -440,11 +483,11 @@ fn a_mirror_whose_source_annotations_were_edited_has_drifted() {
         .get_or_insert_with(BTreeMap::new)
         .insert(MIRROR_OF_UID_ANNOTATION.into(), "forged".into());
     assert_eq!(
-        difference(&actual, &desired, &source_keys()),
+        difference(&CachedCopy::of(&actual), &desired, &source_keys()),
         Difference::Drifted
     );
     assert_eq!(
-        difference(&desired, &desired, &source_keys()),
+        difference(&CachedCopy::of(&desired), &desired, &source_keys()),
         Difference::None
     );
 }

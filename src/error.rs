@@ -39,7 +39,7 @@ pub enum Error {
     /// The API server refused the object itself (invalid, too large, or
     /// denied by an admission policy). Writing it again cannot help until
     /// something changes.
-    #[error("the API server refused the companion: {0}")]
+    #[error("the API server refused the copy: {0}")]
     Rejected(String),
 
     /// RBAC or an admission webhook denied the request.
@@ -128,6 +128,9 @@ impl Error {
     }
 
     /// The reason of the Warning Event, for conditions a person must act on.
+    /// `CompanionRejected` and `CompanionForbidden` are raised for mirrors
+    /// too: named before there were mirrors, they keep their names for the
+    /// alerts that match on them.
     pub fn event_reason(&self) -> Option<&'static str> {
         match self {
             Error::NameTooLong { .. } => Some("CompanionNameTooLong"),

@@ -13,7 +13,7 @@ use std::{
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::{reflector::ObjectRef, watcher::Event};
 
-use crate::desired;
+use crate::contract;
 
 /// `(namespace, name)` of a source.
 type SourceKey = (String, String);
@@ -63,7 +63,7 @@ impl Maps {
     fn file(&mut self, copy: &ConfigMap) {
         let copy_ref = ObjectRef::from(copy);
         self.unfile(&copy_ref);
-        if let Some(source) = desired::mirror_of(copy) {
+        if let Some(source) = contract::mirror_of(copy) {
             self.by_source
                 .entry(source.clone())
                 .or_default()
@@ -99,7 +99,7 @@ mod tests {
                 name: Some("shared".into()),
                 namespace: Some(namespace.into()),
                 annotations: Some(BTreeMap::from([(
-                    desired::MIRROR_OF_ANNOTATION.into(),
+                    contract::MIRROR_OF_ANNOTATION.into(),
                     of.into(),
                 )])),
                 ..ObjectMeta::default()

@@ -3,7 +3,11 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::*;
-use crate::desired::{desired_companion, owner_reference};
+use crate::cache_form::CachedCopy;
+use crate::desired::{self, desired_companion};
+use crate::ownership::{claimed_source, owner_reference};
+use crate::prune::wanted::{mirror_wanted, should_prune};
+use crate::selector::Selector;
 
 const SUFFIX: &str = "-synced";
 
@@ -47,7 +51,7 @@ fn a_companion_in_sync_is_left_alone() {
     let desired = desired_companion(&source, SUFFIX).unwrap();
     let existing = mk_existing(&desired);
     assert_eq!(
-        plan(desired, Some(&existing), &source, &keys()),
+        plan(desired, Some(&CachedCopy::of(&existing)), &source, &keys()),
         Ok(Write::Nothing)
     );
 }
@@ -61,7 +65,7 @@ fn a_changed_source_replaces_the_companion_keeping_its_resource_version() {
     let Ok(Write::Replace {
         copy: companion,
         why,
-    }) = plan(desired, Some(&existing), &new, &keys())
+    }) = plan(desired, Some(&CachedCopy::of(&existing)), &new, &keys())
     else {
         panic!("expected a replace");
     };
@@ -78,7 +82,7 @@ fn a_recreated_source_takes_over_the_companion_of_its_predecessor() {
     let desired = desired_companion(&reborn, SUFFIX).unwrap();
     let Ok(Write::Replace {
         copy: companion, ..
-    }) = plan(desired, Some(&existing), &reborn, &keys())
+    }) = plan(desired, Some(&CachedCopy::of(&existing)), &reborn, &keys())
     else {
         panic!("expected a replace");
     };
@@ -99,7 +103,7 @@ fn a_foreign_object_at_the_companion_name_is_never_written() {
         ..ConfigMap::default()
     };
     assert_eq!(
-        plan(desired, Some(&stranger), &source, &keys()),
+        plan(desired, Some(&CachedCopy::of(&stranger)), &source, &keys()),
         Err(NameTaken)
     );
 }
@@ -113,7 +117,12 @@ fn an_immutable_companion_with_stale_content_is_deleted_by_uid() {
     new.immutable = Some(true);
     let desired = desired_companion(&new, SUFFIX).unwrap();
     assert_eq!(
-        plan(desired.clone(), Some(&existing), &new, &keys()),
+        plan(
+            desired.clone(),
+            Some(&CachedCopy::of(&existing)),
+            &new,
+            &keys()
+        ),
         Ok(Write::DeleteToRecreate {
             copy: desired,
             uid: "companion-uid".into()
@@ -219,7 +228,12 @@ fn a_mirror_of_another_source_with_the_same_name_is_never_written() {
     let rivals_mirror = desired::desired_mirror(&rival, "team-a").unwrap();
     let desired = desired::desired_mirror(&source, "team-a").unwrap();
     assert_eq!(
-        plan(desired, Some(&rivals_mirror), &source, &keys()),
+        plan(
+            desired,
+            Some(&CachedCopy::of(&rivals_mirror)),
+            &source,
+            &keys()
+        ),
         Err(NameTaken)
     );
     assert_eq!(

@@ -12,20 +12,25 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
 use kube::{ResourceExt, runtime::controller::Action};
 
+pub mod wanted;
+
 use crate::{
     backoff::BackoffKey,
-    cached,
+    cache_form,
     context::{Context, object_key},
-    desired,
+    contract::{self, MIRROR_OF_UID_ANNOTATION},
     error::Error,
     metrics::{Loop, Operation},
-    plan, write,
+    ownership::controlling_owner,
+    write,
 };
 
 pub async fn reconcile(cached: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let copy = cached::copy_from_cache(&cached);
-    let key = BackoffKey::new(Loop::prune, &copy);
-    ctx.run_reconcile("prune", &copy, &key, prune(&copy, &ctx))
+    // Only the copy's metadata decides its fate: its content is not read.
+    let copy = cache_form::copy_from_cache(&cached);
+    let copy = copy.object();
+    let key = BackoffKey::new(Loop::prune, copy);
+    ctx.run_reconcile("prune", copy, &key, prune(copy, &ctx))
         .await
 }
 
@@ -44,21 +49,21 @@ async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     };
     let message = format!("deleted {} {} ({why})", write::kind(copy), object_key(copy));
     tracing::info!("{message}");
-    ctx.metrics.companion_written(Operation::delete);
-    let source = match desired::mirror_of(copy) {
+    ctx.metrics.copy_written(Operation::delete);
+    let source = match contract::mirror_of(copy) {
         Some((namespace, name)) => verified_mirror_source(copy, namespace, name, ctx).await,
         None => source_reference(copy),
     };
     if let Some(source) = source {
         let reason = write::event_reason(copy, Operation::delete);
-        ctx.reporter.normal_about(source, reason, message);
+        ctx.events.normal_about(source, reason, message);
     }
     Ok(())
 }
 
 /// Whether this cached copy's reconcile would delete it now (see `resync`).
 pub fn needs_prune(cached: &ConfigMap, ctx: &Context) -> bool {
-    is_unwanted(&cached::copy_from_cache(cached), ctx)
+    is_unwanted(cache_form::copy_from_cache(cached).object(), ctx)
 }
 
 /// Whether nothing wants the copy any more: a mirror its source or its
@@ -66,17 +71,17 @@ pub fn needs_prune(cached: &ConfigMap, ctx: &Context) -> bool {
 /// a copy this install wrote is ever unwanted: one marked with another
 /// install's selector, or with none, belongs to someone else.
 fn is_unwanted(copy: &ConfigMap, ctx: &Context) -> bool {
-    if !desired::written_under(copy, &ctx.selector) {
+    if !contract::written_under(copy, &ctx.selector) {
         return false;
     }
     let namespace = copy.namespace().unwrap_or_default();
-    match desired::mirror_of(copy) {
+    match contract::mirror_of(copy) {
         Some((source_namespace, source_name)) => {
             let source = ctx.caches.source(&source_namespace, &source_name);
             let labels = ctx.caches.namespace_labels(&namespace);
-            !plan::mirror_wanted(copy, source.as_deref(), labels.as_ref(), &ctx.consent)
+            !wanted::mirror_wanted(copy, source.as_deref(), labels.as_ref(), &ctx.consent)
         }
-        None => plan::should_prune(copy, &ctx.suffix, |source| {
+        None => wanted::should_prune(copy, &ctx.suffix, |source| {
             ctx.caches.source(&namespace, source).is_some()
         }),
     }
@@ -95,7 +100,7 @@ async fn verified_mirror_source(
 ) -> Option<ObjectReference> {
     let uid = mirror
         .annotations()
-        .get(desired::MIRROR_OF_UID_ANNOTATION)
+        .get(MIRROR_OF_UID_ANNOTATION)
         .cloned()?;
     let actual_uid = match ctx.caches.source(&namespace, &name) {
         Some(source) => source.metadata.uid.clone(),
@@ -124,10 +129,7 @@ async fn verified_mirror_source(
 
 /// The source, as the companion's owner reference names it.
 fn source_reference(companion: &ConfigMap) -> Option<ObjectReference> {
-    let owner = companion
-        .owner_references()
-        .iter()
-        .find(|r| r.controller == Some(true))?;
+    let owner = controlling_owner(companion)?;
     Some(ObjectReference {
         api_version: Some(owner.api_version.clone()),
         kind: Some(owner.kind.clone()),
@@ -138,10 +140,10 @@ fn source_reference(companion: &ConfigMap) -> Option<ObjectReference> {
     })
 }
 
-pub fn error_policy(companion: Arc<ConfigMap>, error: &Error, ctx: Arc<Context>) -> Action {
-    let key = BackoffKey::new(Loop::prune, &companion);
+pub fn error_policy(copy: Arc<ConfigMap>, error: &Error, ctx: Arc<Context>) -> Action {
+    let key = BackoffKey::new(Loop::prune, &copy);
     if ctx.backoffs.is_new_condition(&key, &error.to_string()) {
-        tracing::warn!(companion = %object_key(&companion), %error, "could not prune companion; retrying with backoff");
+        tracing::warn!(copy = %object_key(&copy), %error, "could not prune copy; retrying with backoff");
     }
     ctx.requeue_after_failure(&key, error)
 }

@@ -12,7 +12,7 @@ use k8s_openapi::{
 use kube::{
     Api, Client, Resource,
     api::PostParams,
-    runtime::events::{Event, EventType, Recorder, Reporter as EventSource},
+    runtime::events::{Event, EventType, Recorder, Reporter},
 };
 
 use std::{
@@ -21,29 +21,30 @@ use std::{
 };
 
 use crate::{
-    desired::{MANAGER_NAME, MAX_NAME_LEN},
+    contract::{MANAGER_NAME, MAX_NAME_LEN},
     ratelimit::{NORMAL_EVENT_BURST, NORMAL_EVENTS_PER_SECOND, TokenBucket},
 };
 
 /// The Recorder names an Event `<object name>.<16 hex digits>`.
 const EVENT_NAME_SUFFIX_LEN: usize = 17;
 
+/// Publishes the Events about sources, each in the background.
 #[derive(Clone)]
-pub struct Reporter {
+pub struct EventPublisher {
     recorder: Recorder,
     client: Client,
     instance: Option<String>,
     normal_budget: Arc<Mutex<TokenBucket>>,
 }
 
-impl Reporter {
+impl EventPublisher {
     pub fn new(client: Client, instance: Option<String>) -> Self {
-        let source = EventSource {
+        let reporter = Reporter {
             controller: MANAGER_NAME.into(),
             instance: instance.clone(),
         };
-        Reporter {
-            recorder: Recorder::new(client.clone(), source),
+        EventPublisher {
+            recorder: Recorder::new(client.clone(), reporter),
             client,
             instance,
             normal_budget: Arc::new(Mutex::new(TokenBucket::new(

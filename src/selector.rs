@@ -1,24 +1,20 @@
 //! Label selectors in their string form (`a=b,c!=d,e in (x,y),!f`), parsed
 //! and matched without the API server: for the namespaces a source mirrors
 //! into, the namespaces that consent, and the label keys a copy must not
-//! carry.
+//! carry. kube parses no selector strings, so the parser is here; the
+//! parsed selector is kube's own, which matches and prints it.
 
-use std::collections::BTreeMap;
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    fmt,
+};
 
-/// One term of a selector.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Requirement {
-    Equals(String, String),
-    NotEquals(String, String),
-    Exists(String),
-    NotExists(String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-}
+use kube::core::{Expression, SelectorExt};
 
-/// A parsed selector: every requirement must hold. Empty selects everything.
+/// A parsed selector: every expression must hold. Empty selects everything.
+/// Matched and printed as kube's own selector is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Selector(Vec<Requirement>);
+pub struct Selector(kube::core::Selector);
 
 impl Selector {
     pub fn parse(text: &str) -> Result<Selector, String> {
@@ -27,59 +23,51 @@ impl Selector {
         }
         split_terms(text)
             .map(|term| parse_term(term.trim()))
-            .collect::<Result<_, _>>()
-            .map(Selector)
+            .collect::<Result<Vec<_>, _>>()
+            .map(|expressions| Selector(expressions.into_iter().collect()))
     }
 
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.0.iter().all(|requirement| requirement.matches(labels))
+        self.0.matches(labels)
     }
 
     /// The label keys this selector constrains.
     pub fn keys(&self) -> Vec<String> {
-        self.0.iter().map(|r| r.key().to_owned()).collect()
+        self.0.clone().into_iter().map(key_of).collect()
     }
 }
 
-impl Requirement {
-    fn key(&self) -> &str {
-        match self {
-            Requirement::Equals(k, _)
-            | Requirement::NotEquals(k, _)
-            | Requirement::Exists(k)
-            | Requirement::NotExists(k)
-            | Requirement::In(k, _)
-            | Requirement::NotIn(k, _) => k,
-        }
-    }
-
-    fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        let value = labels.get(self.key());
-        match self {
-            Requirement::Equals(_, v) => value == Some(v),
-            Requirement::NotEquals(_, v) => value != Some(v),
-            Requirement::Exists(_) => value.is_some(),
-            Requirement::NotExists(_) => value.is_none(),
-            Requirement::In(_, vs) => value.is_some_and(|value| vs.contains(value)),
-            Requirement::NotIn(_, vs) => value.is_none_or(|value| !vs.contains(value)),
-        }
+impl fmt::Display for Selector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
     }
 }
 
-fn parse_term(term: &str) -> Result<Requirement, String> {
+fn key_of(expression: Expression) -> String {
+    match expression {
+        Expression::In(key, _)
+        | Expression::NotIn(key, _)
+        | Expression::Equal(key, _)
+        | Expression::NotEqual(key, _)
+        | Expression::Exists(key)
+        | Expression::DoesNotExist(key) => key,
+    }
+}
+
+fn parse_term(term: &str) -> Result<Expression, String> {
     let bad = || format!("cannot parse selector term {term:?}");
     if let Some(key) = term.strip_prefix('!') {
-        return Ok(Requirement::NotExists(
+        return Ok(Expression::DoesNotExist(
             valid_key(key.trim()).ok_or_else(bad)?,
         ));
     }
     for (operator, build) in [
         (
             "!=",
-            Requirement::NotEquals as fn(String, String) -> Requirement,
+            Expression::NotEqual as fn(String, String) -> Expression,
         ),
-        ("==", Requirement::Equals),
-        ("=", Requirement::Equals),
+        ("==", Expression::Equal),
+        ("=", Expression::Equal),
     ] {
         if let Some((key, value)) = term.split_once(operator) {
             let key = valid_key(key.trim()).ok_or_else(bad)?;
@@ -90,9 +78,9 @@ fn parse_term(term: &str) -> Result<Requirement, String> {
     for (operator, build) in [
         (
             " notin ",
-            Requirement::NotIn as fn(String, Vec<String>) -> Requirement,
+            Expression::NotIn as fn(String, BTreeSet<String>) -> Expression,
         ),
-        (" in ", Requirement::In),
+        (" in ", Expression::In),
     ] {
         if let Some((key, set)) = term.split_once(operator) {
             let key = valid_key(key.trim()).ok_or_else(bad)?;
@@ -107,7 +95,7 @@ fn parse_term(term: &str) -> Result<Requirement, String> {
             return Ok(build(key, values));
         }
     }
-    Ok(Requirement::Exists(valid_key(term).ok_or_else(bad)?))
+    Ok(Expression::Exists(valid_key(term).ok_or_else(bad)?))
 }
 
 /// `[prefix/]name`, as Kubernetes label keys are.
@@ -180,6 +168,14 @@ mod tests {
         let mut wrong = labels.clone();
         wrong.insert("d".into(), "present".into());
         assert!(!selector.matches(&wrong));
+    }
+
+    #[test]
+    fn a_selector_prints_as_it_parses() {
+        let text = "a=1,b!=2,c,!d,e in (x,y),f notin (z)";
+        let selector = Selector::parse(text).unwrap();
+        assert_eq!(selector.to_string(), text);
+        assert_eq!(Selector::parse(&selector.to_string()).unwrap(), selector);
     }
 
     #[test]

@@ -9,16 +9,17 @@ use kube::{
 };
 
 use crate::{
+    cache_form::CachedCopy,
     context::{Context, object_key},
-    desired::{self, Difference},
+    contract::{MANAGER_NAME, mirror_of},
     error::{ApiOutcome, Error, classify},
     metrics::Operation,
-    plan::{self, Write},
+    plan::{self, Difference, Write},
 };
 
 fn post_params() -> PostParams {
     PostParams {
-        field_manager: Some(desired::MANAGER_NAME.into()),
+        field_manager: Some(MANAGER_NAME.into()),
         ..PostParams::default()
     }
 }
@@ -99,8 +100,13 @@ async fn create(ctx: &Context, source: &ConfigMap, copy: ConfigMap) -> Result<()
                 )));
             };
             let key = object_key(&copy);
-            let replan = plan::plan(copy, Some(&existing), source, &ctx.source_label_keys)
-                .map_err(|plan::NameTaken| Error::NameTaken { name: key })?;
+            let replan = plan::plan(
+                copy,
+                Some(&CachedCopy::of(&existing)),
+                source,
+                &ctx.source_label_keys,
+            )
+            .map_err(|plan::NameTaken| Error::NameTaken { name: key })?;
             Box::pin(perform(ctx, source, replan)).await
         }
         Err(err) => Err(failed(err)),
@@ -143,7 +149,7 @@ fn is_already_exists(err: &kube::Error) -> bool {
 
 /// "companion" or "mirror", as the logs and Events call a copy.
 pub fn kind(copy: &ConfigMap) -> &'static str {
-    if desired::mirror_of(copy).is_some() {
+    if mirror_of(copy).is_some() {
         "mirror"
     } else {
         "companion"
@@ -172,7 +178,7 @@ fn done(
     message: String,
 ) {
     tracing::info!(source = %object_key(source), "{message}");
-    ctx.metrics.companion_written(operation);
-    ctx.reporter
+    ctx.metrics.copy_written(operation);
+    ctx.events
         .normal(source, event_reason(copy, operation), message);
 }

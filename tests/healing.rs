@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Scene, mk_source, with_binary};
-use configmap_mirror::desired::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL};
+use configmap_mirror::contract::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL};
 use kube::{
     ResourceExt,
     api::{Patch, PatchParams},

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Scene, is_exact_companion, mk_source, with_binary};
-use configmap_mirror::desired::content_checksum;
+use configmap_mirror::contract::content_checksum;
 use kube::ResourceExt;
 use serde_json::json;
 
@@ -59,13 +59,13 @@ async fn a_changed_source_is_followed_by_its_companion_and_checksum() {
     assert_ne!(
         before
             .annotations()
-            .get(configmap_mirror::desired::CHECKSUM_ANNOTATION),
+            .get(configmap_mirror::contract::CHECKSUM_ANNOTATION),
         after
             .annotations()
-            .get(configmap_mirror::desired::CHECKSUM_ANNOTATION)
+            .get(configmap_mirror::contract::CHECKSUM_ANNOTATION)
     );
     assert_eq!(
-        after.annotations()[configmap_mirror::desired::CHECKSUM_ANNOTATION],
+        after.annotations()[configmap_mirror::contract::CHECKSUM_ANNOTATION],
         content_checksum(&changed)
     );
 }

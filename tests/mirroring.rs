@@ -10,7 +10,7 @@ mod common;
 use std::{collections::BTreeMap, time::Duration};
 
 use common::{Mirror, PATIENCE, SOURCE_LABEL, Scene, mk_source, mk_unmanaged};
-use configmap_mirror::desired::{
+use configmap_mirror::contract::{
     CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, content_checksum,
 };
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -163,7 +163,7 @@ impl World {
         testenv::wait_for("every copy to be removed", PATIENCE, || async {
             let left = all.list(&ours).await.ok()?;
             let mine = left.items.iter().filter(|cm| {
-                configmap_mirror::desired::mirror_of(cm)
+                configmap_mirror::contract::mirror_of(cm)
                     .is_some_and(|(ns, _)| ns == self.scene.namespace)
                     || cm.namespace().as_deref() == Some(&self.scene.namespace)
             });
@@ -229,7 +229,7 @@ async fn a_source_is_mirrored_into_namespaces_chosen_by_glob_and_by_selector() {
             .scene
             .get("shared")
             .await
-            .is_some_and(|s| !configmap_mirror::desired::is_managed_by_us(&s))
+            .is_some_and(|s| !configmap_mirror::contract::is_managed_by_us(&s))
     );
 
     world

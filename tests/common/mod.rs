@@ -5,7 +5,7 @@
 use std::{collections::BTreeMap, path::PathBuf, process::Command, time::Duration};
 
 use anyhow::Context as _;
-use configmap_mirror::desired::{self, CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME};
+use configmap_mirror::contract::{self, CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME};
 use k8s_openapi::{
     ByteString,
     api::{core::v1::ConfigMap, events::v1::Event},
@@ -94,7 +94,8 @@ impl<'a> Scene<'a> {
         self.patch_json(name, serde_json::json!({"data": {"a": "2"}}))
             .await;
         self.companion_in_sync(name).await;
-        self.delete(&desired::companion_name(name, "-synced")).await;
+        self.delete(&contract::companion_name(name, "-synced"))
+            .await;
         self.companion_in_sync(name).await;
     }
 
@@ -134,7 +135,7 @@ impl<'a> Scene<'a> {
     /// is now, and returns it.
     pub async fn companion_in_sync(&self, source_name: &str) -> ConfigMap {
         let api = self.configmaps();
-        let name = desired::companion_name(source_name, "-synced");
+        let name = contract::companion_name(source_name, "-synced");
         wait_for(&format!("{name} to match {source_name}"), PATIENCE, || {
             let api = api.clone();
             let name = name.clone();
@@ -203,7 +204,7 @@ pub fn is_exact_companion(companion: &ConfigMap, source: &ConfigMap) -> bool {
             == source.binary_data.clone().unwrap_or_default()
         && companion.immutable.unwrap_or(false) == source.immutable.unwrap_or(false)
         && companion.annotations().get(CHECKSUM_ANNOTATION)
-            == Some(&desired::content_checksum(source))
+            == Some(&contract::content_checksum(source))
 }
 
 pub fn mk_source(name: &str, data: &[(&str, &str)]) -> ConfigMap {

@@ -8,7 +8,7 @@ use std::{
 };
 
 use anyhow::{Context as _, bail};
-use configmap_mirror::desired::{CHECKSUM_ANNOTATION, COMPANION_SELECTOR, content_checksum};
+use configmap_mirror::contract::{CHECKSUM_ANNOTATION, content_checksum, copy_selector};
 use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::{
@@ -136,7 +136,7 @@ async fn create_namespaces(
 /// Mirrors of the fan-out source as they change: (namespace, checksum).
 fn watch_mirrors(client: Client) -> impl futures::Stream<Item = anyhow::Result<(String, String)>> {
     let api: Api<ConfigMap> = Api::all(client);
-    let config = watcher::Config::default().labels(COMPANION_SELECTOR);
+    let config = watcher::Config::default().labels(&copy_selector());
     watcher(api, config)
         .default_backoff()
         .applied_objects()

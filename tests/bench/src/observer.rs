@@ -17,7 +17,7 @@ use kube::{Api, ResourceExt};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use configmap_mirror::desired::{CHECKSUM_ANNOTATION, COMPANION_SELECTOR};
+use configmap_mirror::contract::{CHECKSUM_ANNOTATION, copy_selector};
 
 use crate::workload::source_of_companion;
 
@@ -154,7 +154,7 @@ impl Observer {
         // Companions are listed from the watch cache, and the one big list
         // (after a restart of the watch) should not be chopped into pages.
         let config = watcher::Config::default()
-            .labels(COMPANION_SELECTOR)
+            .labels(&copy_selector())
             .any_semantic()
             .page_size(50_000);
         let events = watcher(api, config).default_backoff();
@@ -211,7 +211,7 @@ impl Observer {
             state
                 .expected
                 .insert(source.to_owned(), checksum.to_owned());
-            let companion = configmap_mirror::desired::companion_name(source, "-synced");
+            let companion = configmap_mirror::contract::companion_name(source, "-synced");
             state.rematch(&companion, now);
         }
     }

@@ -22,7 +22,7 @@ pub fn source_name(index: usize) -> String {
 }
 
 pub fn companion_name(source: &str) -> String {
-    configmap_mirror::desired::companion_name(source, SUFFIX)
+    configmap_mirror::contract::companion_name(source, SUFFIX)
 }
 
 pub fn source_of_companion(companion: &str) -> Option<&str> {
@@ -49,7 +49,7 @@ pub fn content(index: usize, generation: u32, size: usize) -> BTreeMap<String, S
 /// The checksum the controller must write for this content, computed by the
 /// controller's own library so the two can never disagree on the encoding.
 pub fn checksum(data: &BTreeMap<String, String>) -> String {
-    configmap_mirror::desired::checksum(Some(data), None)
+    configmap_mirror::contract::checksum(Some(data), None)
 }
 
 pub fn configmap(name: String, labeled: bool, data: BTreeMap<String, String>) -> ConfigMap {

@@ -61,7 +61,7 @@ async fn sync_copy(source: &ConfigMap, desired: ConfigMap, ctx: &Context) -> Res
 fn plan_copy(source: &ConfigMap, desired: ConfigMap, ctx: &Context) -> Result<Write, Error> {
     let namespace = desired.namespace().unwrap_or_default();
     let name = desired.name_any();
-    let actual = ctx.caches.companion(&namespace, &name);
+    let actual = ctx.caches.copy(&namespace, &name);
     plan::plan(desired, actual.as_ref(), source, &ctx.source_label_keys).map_err(|NameTaken| {
         Error::NameTaken {
             name: format!("{namespace}/{name}"),
@@ -147,7 +147,7 @@ pub fn error_policy(source: Arc<ConfigMap>, error: &Error, ctx: Arc<Context>) ->
     match (new, error.event_reason()) {
         (true, Some(reason)) => {
             tracing::error!(source = %source_key, %error, kind = error.metric_label(), "cannot mirror source");
-            ctx.reporter.warning(&source, reason, error.to_string());
+            ctx.events.warning(&source, reason, error.to_string());
         }
         // A stale cache is the normal cost of reading from a cache: it is
         // fixed by reconciling again from the newer state, soon.

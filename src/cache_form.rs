@@ -10,8 +10,8 @@
 //!   selector, and nothing reads the rest;
 //! - a copy keeps everything but its content, which is replaced by its
 //!   digest (the reconcilers compare content, never read it), and the
-//!   managed-by label, which the watch's selector guarantees and
-//!   [`copy_from_cache`] puts back.
+//!   managed-by label, which the watch's selector guarantees. It is read
+//!   back as a [`CachedCopy`] by [`copy_from_cache`].
 //!
 //! Pure, like `desired`.
 
@@ -20,14 +20,15 @@ use std::collections::BTreeMap;
 use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 
 use crate::{
-    desired::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME, content_checksum},
+    contract::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME, content_checksum},
     targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION},
 };
 
-/// Where a cached copy keeps the digest of its content in place of the
-/// content. Not a valid annotation key, so no real annotation can collide
-/// with it; `merge_onto` removes it, so it is never written.
-pub const CACHED_DIGEST_KEY: &str = " cached content digest";
+/// Where a copy in the cache keeps the digest of its content in place of
+/// the content. Not a valid annotation key, so no real annotation can
+/// collide with it. It never leaves this module: a copy is read back as a
+/// [`CachedCopy`], whose object does not carry it, so it is never written.
+const CACHED_DIGEST_KEY: &str = " cached content digest";
 
 /// The only annotations of a source that any reconcile reads.
 const SOURCE_ANNOTATIONS: [&str; 2] = [MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION];
@@ -70,35 +71,58 @@ pub fn slim_copy(copy: &mut ConfigMap) {
     }
 }
 
-/// A cached copy as the API server holds it, but for its content, which
-/// stays a digest (see [`content_digest`]).
-pub fn copy_from_cache(cached: &ConfigMap) -> ConfigMap {
-    let mut copy = cached.clone();
-    copy.metadata
+/// A copy in the form the reconcilers compare: its metadata, and its content
+/// by digest only. The content itself is left out, so whatever compares
+/// content must take this type and ask [`CachedCopy::content_digest`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachedCopy {
+    object: ConfigMap,
+    digest: String,
+}
+
+impl CachedCopy {
+    /// A full object (read from the API server, or built) in this form.
+    pub fn of(full: &ConfigMap) -> CachedCopy {
+        CachedCopy {
+            object: ConfigMap {
+                metadata: full.metadata.clone(),
+                immutable: full.immutable,
+                ..ConfigMap::default()
+            },
+            digest: content_checksum(full),
+        }
+    }
+
+    /// The copy as the API server holds it, but for its content, which
+    /// is left out: compare it through [`CachedCopy::content_digest`].
+    pub fn object(&self) -> &ConfigMap {
+        &self.object
+    }
+
+    /// The checksum of the copy's content.
+    pub fn content_digest(&self) -> &str {
+        &self.digest
+    }
+}
+
+/// A copy read back from its slim form in the cache.
+pub fn copy_from_cache(cached: &ConfigMap) -> CachedCopy {
+    let mut object = cached.clone();
+    object
+        .metadata
         .labels
         .get_or_insert_with(BTreeMap::new)
         .insert(MANAGED_BY_LABEL.into(), MANAGER_NAME.into());
-    // Left out of the cache only where it equals the checksum annotation.
-    if let Some(checksum) = checksum_annotation(&copy).cloned() {
-        annotations(&mut copy)
-            .entry(CACHED_DIGEST_KEY.into())
-            .or_insert(checksum);
-    }
-    copy
-}
-
-/// The checksum of a ConfigMap's content, whether it holds the content or,
-/// as a cached copy, only its digest.
-pub fn content_digest(cm: &ConfigMap) -> String {
-    let digest = cm
+    let digest = object
         .metadata
         .annotations
-        .as_ref()
-        .and_then(|annotations| annotations.get(CACHED_DIGEST_KEY));
-    match digest {
-        Some(digest) => digest.clone(),
-        None => content_checksum(cm),
-    }
+        .as_mut()
+        .and_then(|annotations| annotations.remove(CACHED_DIGEST_KEY));
+    // Left out of the cache only where it equals the checksum annotation.
+    let digest = digest
+        .or_else(|| checksum_annotation(&object).cloned())
+        .unwrap_or_else(|| content_checksum(&object));
+    CachedCopy { object, digest }
 }
 
 fn checksum_annotation(cm: &ConfigMap) -> Option<&String> {
@@ -123,5 +147,5 @@ fn keep_only(
 }
 
 #[cfg(test)]
-#[path = "cached_tests.rs"]
+#[path = "cache_form_tests.rs"]
 mod tests;

@@ -1,0 +1,126 @@
+//! The contract with users and other tools: the labels and annotations this
+//! controller reads and writes, how copies are named, and how their content
+//! is checksummed. Anything a user, a test or another install can observe
+//! of a copy is spelled here, and only here.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::{ByteString, api::core::v1::ConfigMap};
+use sha2::{Digest, Sha256};
+
+/// Annotation on a copy holding the checksum of the source content it copies.
+pub const CHECKSUM_ANNOTATION: &str = "workshop.io/source-checksum";
+/// Label key marking objects this controller manages.
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+/// Value of [`MANAGED_BY_LABEL`]; also the field manager and event reporter.
+pub const MANAGER_NAME: &str = "configmap-mirror";
+/// Longest object name Kubernetes accepts for a ConfigMap (a DNS subdomain).
+pub const MAX_NAME_LEN: usize = 253;
+/// On a mirror in another namespace: `namespace/name` of its source.
+pub const MIRROR_OF_ANNOTATION: &str = "workshop.io/mirror-of";
+/// On a mirror: the uid of its source.
+pub const MIRROR_OF_UID_ANNOTATION: &str = "workshop.io/mirror-of-uid";
+/// On every copy: the source selector of the install that wrote it. Two
+/// installs with different selectors share the managed-by label; each
+/// prunes only its own copies.
+pub const SOURCE_SELECTOR_ANNOTATION: &str = "workshop.io/source-selector";
+
+/// Label selector of the copies (companions and mirrors) this controller
+/// watches: every object carrying its managed-by label.
+pub fn copy_selector() -> String {
+    format!("{MANAGED_BY_LABEL}={MANAGER_NAME}")
+}
+
+/// The companion's name for a source called `source_name`.
+pub fn companion_name(source_name: &str, suffix: &str) -> String {
+    format!("{source_name}{suffix}")
+}
+
+/// The name of the source a companion called `companion` was made for, if
+/// its name has the companion shape.
+pub fn source_name_of(companion: &str, suffix: &str) -> Option<String> {
+    companion
+        .strip_suffix(suffix)
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+}
+
+/// SHA-256 (hex) of a canonical encoding of `data` and `binaryData`.
+///
+/// The encoding is unambiguous: each map is tagged, prefixed by its entry
+/// count, and each key and value is length-prefixed, with keys in sorted
+/// order. So no two different contents encode alike, and the same content
+/// gives the same checksum whatever order its keys were written in.
+pub fn checksum(
+    data: Option<&BTreeMap<String, String>>,
+    binary_data: Option<&BTreeMap<String, ByteString>>,
+) -> String {
+    let empty_text = BTreeMap::new();
+    let empty_binary = BTreeMap::new();
+    let data = data.unwrap_or(&empty_text);
+    let binary_data = binary_data.unwrap_or(&empty_binary);
+    let mut hasher = Sha256::new();
+    hash_map(
+        &mut hasher,
+        b'd',
+        data.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes())),
+    );
+    hash_map(
+        &mut hasher,
+        b'b',
+        binary_data
+            .iter()
+            .map(|(k, v)| (k.as_bytes(), v.0.as_slice())),
+    );
+    hex::encode(hasher.finalize())
+}
+
+fn hash_map<'a>(
+    hasher: &mut Sha256,
+    tag: u8,
+    entries: impl ExactSizeIterator<Item = (&'a [u8], &'a [u8])>,
+) {
+    hasher.update([tag]);
+    hasher.update((entries.len() as u64).to_be_bytes());
+    // BTreeMap iterates in key order, which is what makes this canonical.
+    for (key, value) in entries {
+        hasher.update((key.len() as u64).to_be_bytes());
+        hasher.update(key);
+        hasher.update((value.len() as u64).to_be_bytes());
+        hasher.update(value);
+    }
+}
+
+/// The checksum of a ConfigMap's own content.
+pub fn content_checksum(cm: &ConfigMap) -> String {
+    checksum(cm.data.as_ref(), cm.binary_data.as_ref())
+}
+
+/// Whether a ConfigMap carries this controller's managed-by label.
+pub fn is_managed_by_us(cm: &ConfigMap) -> bool {
+    cm.metadata
+        .labels
+        .as_ref()
+        .and_then(|labels| labels.get(MANAGED_BY_LABEL))
+        .is_some_and(|value| value == MANAGER_NAME)
+}
+
+/// The source a mirror names, as (namespace, name), if it is a mirror.
+pub fn mirror_of(cm: &ConfigMap) -> Option<(String, String)> {
+    let (namespace, name) = annotation(cm, MIRROR_OF_ANNOTATION)?.split_once('/')?;
+    Some((namespace.to_owned(), name.to_owned()))
+}
+
+/// Whether a copy was written by the install with this source selector.
+pub fn written_under(copy: &ConfigMap, selector: &str) -> bool {
+    annotation(copy, SOURCE_SELECTOR_ANNOTATION) == Some(selector)
+}
+
+/// The value of one annotation, if present.
+pub fn annotation<'a>(cm: &'a ConfigMap, key: &str) -> Option<&'a str> {
+    cm.metadata
+        .annotations
+        .as_ref()
+        .and_then(|annotations| annotations.get(key))
+        .map(String::as_str)
+}

@@ -1,0 +1,111 @@
+//! How a copy as it is differs from the copy as it should be, and the
+//! write that brings one to the other. Pure, like `plan`, which uses it.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+
+use crate::{
+    cache_form::CachedCopy,
+    contract::{CHECKSUM_ANNOTATION, annotation, content_checksum},
+};
+
+/// What differs between the companion as it is and as it should be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Difference {
+    /// Nothing: no write is needed.
+    None,
+    /// The source's content changed since the companion was written.
+    SourceChanged,
+    /// The companion was edited by hand (content or our metadata).
+    Drifted,
+}
+
+impl Difference {
+    /// Why a write is made, in the words of the log line.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Difference::None => "in sync",
+            Difference::SourceChanged => "source changed",
+            Difference::Drifted => "drifted",
+        }
+    }
+}
+
+/// Compares the fields this controller owns; other labels and annotations
+/// (added by people or admission policies) are left alone, so that no
+/// outside writer can make the controller write in a loop.
+pub fn difference(actual: &CachedCopy, desired: &ConfigMap, source_keys: &[String]) -> Difference {
+    let digest = actual.content_digest();
+    let actual = actual.object();
+    let want_checksum = annotation(desired, CHECKSUM_ANNOTATION);
+    let have_checksum = annotation(actual, CHECKSUM_ANNOTATION);
+    let content_equal = digest == content_checksum(desired)
+        && actual.immutable.unwrap_or(false) == desired.immutable.unwrap_or(false);
+    let metadata_equal = contains_all(&actual.metadata.annotations, &desired.metadata.annotations)
+        && contains_all(&actual.metadata.labels, &desired.metadata.labels)
+        && !carries_any_label(actual, source_keys)
+        && actual.metadata.owner_references == desired.metadata.owner_references;
+    if content_equal && metadata_equal {
+        return Difference::None;
+    }
+    // The companion still holds what it last copied, under that copy's
+    // checksum: the source moved on. Anything else was edited by hand.
+    let untouched_since_written = have_checksum == Some(digest);
+    if have_checksum != want_checksum && untouched_since_written {
+        Difference::SourceChanged
+    } else {
+        Difference::Drifted
+    }
+}
+
+/// Whether every entry of `wanted` is in `actual`, with the same value.
+fn contains_all(
+    actual: &Option<BTreeMap<String, String>>,
+    wanted: &Option<BTreeMap<String, String>>,
+) -> bool {
+    let actual = actual.as_ref();
+    wanted
+        .iter()
+        .flatten()
+        .all(|(key, value)| actual.and_then(|a| a.get(key)) == Some(value))
+}
+
+fn carries_any_label(cm: &ConfigMap, keys: &[String]) -> bool {
+    cm.metadata
+        .labels
+        .as_ref()
+        .is_some_and(|labels| keys.iter().any(|key| labels.contains_key(key)))
+}
+
+/// Whether bringing `actual` to `desired` requires changing content that
+/// Kubernetes forbids changing on an immutable ConfigMap.
+pub fn needs_recreate(actual: &CachedCopy, desired: &ConfigMap) -> bool {
+    actual.object().immutable == Some(true)
+        && (actual.content_digest() != content_checksum(desired) || desired.immutable != Some(true))
+}
+
+/// `actual` with every field this controller owns set as in `desired`.
+///
+/// Keeps the resourceVersion (so the write is a compare-and-swap) and any
+/// label or annotation someone else added, except the source selector's
+/// label keys, which would turn the companion into a source.
+pub fn merge_onto(actual: &CachedCopy, desired: &ConfigMap, source_keys: &[String]) -> ConfigMap {
+    let mut merged = actual.object().clone();
+    merged.data = desired.data.clone();
+    merged.binary_data = desired.binary_data.clone();
+    merged.immutable = desired.immutable;
+    merged.metadata.owner_references = desired.metadata.owner_references.clone();
+    let labels = merged.metadata.labels.get_or_insert_with(BTreeMap::new);
+    for key in source_keys {
+        labels.remove(key);
+    }
+    labels.extend(desired.metadata.labels.clone().unwrap_or_default());
+    merged
+        .metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .extend(desired.metadata.annotations.clone().unwrap_or_default());
+    merged.metadata.managed_fields = None;
+    merged
+}

@@ -1,0 +1,65 @@
+//! Whether a copy is still wanted: the prune loop's decisions. Pure, like
+//! `plan`; the prune loop reads the caches and carries them out.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+
+use crate::{
+    contract::companion_name,
+    ownership::controlling_source,
+    selector::Selector,
+    targets::{Targets, wants_mirror},
+};
+
+/// Whether a mirror is still wanted, given its source as the cache holds it
+/// (None: not a managed source) and the labels of the mirror's namespace
+/// (None: the namespace is gone, and the mirror with it).
+///
+/// Consent comes first, always: a namespace that no longer consents loses
+/// its mirrors. Only then does a source whose mirror annotations are
+/// malformed keep its mirrors until it is fixed: a typo must not delete
+/// copies that workloads depend on.
+pub fn mirror_wanted(
+    mirror: &ConfigMap,
+    source: Option<&ConfigMap>,
+    namespace_labels: Option<&BTreeMap<String, String>>,
+    consent: &Selector,
+) -> bool {
+    let Some(labels) = namespace_labels else {
+        return true;
+    };
+    let Some(source) = source else {
+        return false;
+    };
+    if !consent.matches(labels) {
+        return false;
+    }
+    let source_namespace = source.metadata.namespace.as_deref().unwrap_or_default();
+    let namespace = mirror.metadata.namespace.as_deref().unwrap_or_default();
+    match Targets::of(source) {
+        Err(_) => true,
+        Ok(None) => false,
+        Ok(Some(targets)) => wants_mirror(&targets, source_namespace, namespace, labels, consent),
+    }
+}
+
+/// Whether a companion should be deleted because nothing wants it any more:
+/// its controlling source is no longer a managed source. Only an object
+/// named exactly as this install names its source's companion can be one:
+/// a copy of a companion under another name (a backup, another install's
+/// suffix) is somebody else's. A companion with no controlling owner is not
+/// provably ours and is never pruned.
+pub fn should_prune(
+    companion: &ConfigMap,
+    suffix: &str,
+    is_managed_source: impl FnOnce(&str) -> bool,
+) -> bool {
+    let (Some(owner), Some(name)) = (
+        controlling_source(companion),
+        companion.metadata.name.as_deref(),
+    ) else {
+        return false;
+    };
+    companion_name(owner, suffix) == name && !is_managed_source(owner)
+}

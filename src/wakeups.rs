@@ -1,0 +1,216 @@
+//! Which reconciles each watch event wakes.
+//!
+//! | change                       | wakes                                  |
+//! |------------------------------|----------------------------------------|
+//! | source created or changed    | sync of that source                    |
+//! | source deleted or unlabeled  | prune of its companion and of its mirrors (from the mirror index) |
+//! | copy changed or deleted      | sync of its source, prune of itself    |
+//! | namespace's labels changed   | sync of the sources that want a mirror in it, prune of the copies in it |
+//! | namespace deleted            | prune of the copies in it |
+//! | any list (re)completed       | a resync of both loops ([`crate::resync`]) |
+//!
+//! Objects delivered by a (re)list wake nothing one by one: the resync that
+//! follows the list compares them all, and wakes only those that need work.
+//!
+//! A label-selected watch reports a source that loses its label as deleted,
+//! and the sync controller cannot run for an object no longer in its cache;
+//! that is why unlabeling is handled from the companion's side, by prune.
+//!
+//! No I/O: `watches` sends what these functions decide.
+
+use std::collections::{BTreeMap, HashMap};
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::{
+    ResourceExt,
+    runtime::{reflector::ObjectRef, watcher::Event},
+};
+
+use crate::{
+    caches::{Caches, NamespaceMeta},
+    contract,
+    mirror_index::MirrorIndex,
+    ownership,
+    selector::Selector,
+};
+
+/// Who must look at something after one watch event.
+#[derive(Debug, Default, PartialEq)]
+pub struct Wake {
+    pub sync: Vec<ObjectRef<ConfigMap>>,
+    pub prune: Vec<ObjectRef<ConfigMap>>,
+    pub resync: bool,
+}
+
+pub fn source_wakeups(event: &Event<ConfigMap>, suffix: &str, index: &MirrorIndex) -> Wake {
+    let mut wake = match event {
+        Event::Apply(source) => Wake {
+            sync: vec![ObjectRef::from(source)],
+            ..Wake::default()
+        },
+        Event::Delete(source) => Wake {
+            prune: source
+                .metadata
+                .namespace
+                .as_deref()
+                .map(|ns| {
+                    ObjectRef::new(&contract::companion_name(&source.name_any(), suffix)).within(ns)
+                })
+                .into_iter()
+                .collect(),
+            ..Wake::default()
+        },
+        // Sources that vanished while the watch was down produce no delete
+        // event; comparing everything after a re-list catches them.
+        Event::InitDone => Wake {
+            resync: true,
+            ..Wake::default()
+        },
+        Event::Init | Event::InitApply(_) => Wake::default(),
+    };
+    // A changed source may want fewer mirrors than it has, and a deleted one
+    // none: the index knows which it has.
+    if let Event::Apply(source) | Event::Delete(source) = event {
+        let namespace = source.namespace().unwrap_or_default();
+        wake.prune
+            .extend(index.mirrors_of(&namespace, &source.name_any()));
+    }
+    wake
+}
+
+pub fn copy_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
+    let source_of = |copy: &ConfigMap| {
+        ownership::claimed_source(copy, suffix)
+            .map(|(namespace, name)| ObjectRef::new(&name).within(&namespace))
+            .into_iter()
+            .collect()
+    };
+    match event {
+        Event::Apply(copy) => Wake {
+            sync: source_of(copy),
+            prune: vec![ObjectRef::from(copy)],
+            resync: false,
+        },
+        Event::Delete(copy) => Wake {
+            sync: source_of(copy),
+            ..Wake::default()
+        },
+        Event::InitDone => Wake {
+            resync: true,
+            ..Wake::default()
+        },
+        Event::Init | Event::InitApply(_) => Wake::default(),
+    }
+}
+
+/// A namespace that appears or changes labels may now be wanted by some
+/// mirroring sources (those look again), and may no longer want the copies
+/// it holds (those look again). Any other change of a namespace (its
+/// annotations, its status) wakes nothing. A namespace that goes takes its
+/// copies with it. `labels_seen` remembers each namespace's labels, to
+/// tell.
+pub fn namespace_wakeups(
+    event: &Event<NamespaceMeta>,
+    caches: &Caches,
+    consent: &Selector,
+    labels_seen: &mut HashMap<String, BTreeMap<String, String>>,
+) -> Wake {
+    match event {
+        Event::Apply(namespace) => {
+            let name = namespace.name_any();
+            let labels = namespace.labels();
+            if labels_seen.get(&name) == Some(labels) {
+                return Wake::default();
+            }
+            labels_seen.insert(name.clone(), labels.clone());
+            Wake {
+                sync: caches.sources_wanting_mirror_in(&name, labels, consent),
+                prune: caches.copies_in(&name),
+                resync: false,
+            }
+        }
+        Event::Delete(namespace) => {
+            let name = namespace.name_any();
+            labels_seen.remove(&name);
+            Wake {
+                prune: caches.copies_in(&name),
+                ..Wake::default()
+            }
+        }
+        Event::Init => {
+            labels_seen.clear();
+            Wake::default()
+        }
+        Event::InitApply(namespace) => {
+            labels_seen.insert(namespace.name_any(), namespace.labels().clone());
+            Wake::default()
+        }
+        Event::InitDone => Wake {
+            resync: true,
+            ..Wake::default()
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    use super::*;
+    use crate::desired;
+
+    fn mk_configmap(name: &str) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("ns".into()),
+                uid: Some("u1".into()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        }
+    }
+
+    #[test]
+    fn a_deleted_source_wakes_the_prune_of_its_companion() {
+        let wake = source_wakeups(
+            &Event::Delete(mk_configmap("colors")),
+            "-synced",
+            &MirrorIndex::default(),
+        );
+        assert_eq!(
+            wake.prune,
+            vec![ObjectRef::new("colors-synced").within("ns")]
+        );
+        assert!(wake.sync.is_empty());
+        assert!(!wake.resync, "no mirrors to look for");
+    }
+
+    #[test]
+    fn a_completed_list_asks_for_a_resync_and_its_objects_wake_nothing_alone() {
+        let source = mk_configmap("colors");
+        let companion = desired::desired_companion(&source, "-synced").unwrap();
+        assert!(source_wakeups(&Event::InitDone, "-synced", &MirrorIndex::default()).resync);
+        assert!(copy_wakeups(&Event::InitDone, "-synced").resync);
+        assert_eq!(
+            source_wakeups(
+                &Event::InitApply(source),
+                "-synced",
+                &MirrorIndex::default()
+            ),
+            Wake::default()
+        );
+        assert_eq!(
+            copy_wakeups(&Event::InitApply(companion), "-synced"),
+            Wake::default()
+        );
+    }
+
+    #[test]
+    fn a_deleted_companion_wakes_the_sync_of_its_source() {
+        let source = mk_configmap("colors");
+        let companion = desired::desired_companion(&source, "-synced").unwrap();
+        let wake = copy_wakeups(&Event::Delete(companion), "-synced");
+        assert_eq!(wake.sync, vec![ObjectRef::new("colors").within("ns")]);
+    }
+}

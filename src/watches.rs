@@ -1,0 +1,357 @@
+//! The watches that fill the caches, and what each of their events sets off.
+//!
+//! Three watches run: sources (with the source label selector), copies
+//! (with the managed-by label) and, when mirroring into other namespaces is
+//! possible, namespaces (metadata only). Each event is cached in its slim
+//! form (`cache_form`), then its watch's [`Follower`] keeps the watch's own
+//! bookkeeping and says whom it wakes (`wakeups`), and [`Forwarder`] sends
+//! those wakeups to the controllers.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+    time::Instant,
+};
+
+use futures::{SinkExt, Stream, StreamExt, channel::mpsc};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::{
+    Api, Client, ResourceExt,
+    runtime::{
+        WatchStreamExt,
+        reflector::{self, ObjectRef, Store},
+        watcher::{self, Event},
+    },
+};
+use tokio::sync::watch;
+
+use crate::{
+    api_client,
+    backoff::Backoffs,
+    cache_form,
+    caches::{Caches, NamespaceMeta},
+    config::InitialList,
+    contract,
+    health::Health,
+    metrics::Metrics,
+    mirror_index::MirrorIndex,
+    selector::Selector,
+    wakeups::{self, Wake},
+    watch_stream,
+};
+
+/// What the watches ask the two controllers to look at.
+pub struct Wakeups {
+    pub sync: mpsc::Receiver<ObjectRef<ConfigMap>>,
+    pub prune: mpsc::Receiver<ObjectRef<ConfigMap>>,
+    /// Changes whenever every cached object must be compared again.
+    pub resync: watch::Receiver<u64>,
+}
+
+/// What the watches need to know.
+pub struct WatchSettings {
+    /// Watch only this namespace; mirroring into others is then off.
+    pub namespace: Option<String>,
+    pub selector: String,
+    pub suffix: String,
+    pub initial_list: InitialList,
+    /// Which namespaces accept mirrors.
+    pub consent: Selector,
+}
+
+// The watches' names, as logs, metrics and health name them. The copies'
+// watch kept the name it had before there were mirrors, as users see it.
+const SOURCES: &str = "sources";
+const COPIES: &str = "companions";
+const NAMESPACES: &str = "namespaces";
+
+// Deep enough that the watches never wait on the controllers' schedulers,
+// which take wakeups as fast as they come and merge duplicates.
+const WAKEUP_BUFFER: usize = 1024;
+
+/// Starts nothing yet: returns the caches, the wakeups, and the future that
+/// drives every watch (it runs until the watches end). Each watch has a
+/// client of its own, which tells `health` when the watch reconnects.
+pub fn watch(
+    config: &kube::Config,
+    settings: WatchSettings,
+    health: Arc<Health>,
+    metrics: Arc<Metrics>,
+    backoffs: Arc<Backoffs>,
+) -> anyhow::Result<(Caches, Wakeups, impl Future<Output = ()> + Send + use<>)> {
+    let scope = settings.namespace.as_deref();
+    let (namespaces, namespace_events) = match scope {
+        Some(_) => (None, None),
+        None => {
+            let (store, writer) = reflector::store();
+            let api = Api::<NamespaceMeta>::all(client_for(config, &health, NAMESPACES)?);
+            let events = watch_stream::events(
+                api,
+                watcher::Config::default(),
+                settings.initial_list,
+                NAMESPACES,
+            )
+            .modify(|ns: &mut NamespaceMeta| ns.managed_fields_mut().clear())
+            .reflect(writer);
+            (Some(store), Some(events))
+        }
+    };
+    let (sources, source_writer) = reflector::store();
+    let source_events = watch_stream::events(
+        configmaps(client_for(config, &health, SOURCES)?, scope),
+        watcher::Config::default().labels(&settings.selector),
+        settings.initial_list,
+        SOURCES,
+    )
+    .modify(cache_form::slim_source)
+    .reflect(source_writer);
+    let (copies, copy_writer) = reflector::store();
+    let copy_events = watch_stream::events(
+        configmaps(client_for(config, &health, COPIES)?, scope),
+        watcher::Config::default().labels(&contract::copy_selector()),
+        settings.initial_list,
+        COPIES,
+    )
+    .modify(cache_form::slim_copy)
+    .reflect(copy_writer);
+
+    let (ready_tx, ready) = watch::channel(false);
+    let caches = Caches {
+        sources,
+        copies,
+        namespaces,
+        ready,
+    };
+    let (forwarder, wakeups) = Forwarder::new(health.clone(), metrics.clone());
+    let index = MirrorIndex::default();
+    let source_follower = SourceFollower {
+        caches: caches.clone(),
+        metrics,
+        backoffs: backoffs.clone(),
+        index: index.clone(),
+        suffix: settings.suffix.clone(),
+    };
+    let copy_follower = CopyFollower {
+        backoffs,
+        index,
+        suffix: settings.suffix,
+    };
+    let namespace_follower = NamespaceFollower {
+        caches: caches.clone(),
+        consent: settings.consent,
+        labels_seen: HashMap::new(),
+    };
+    let drive = {
+        let caches = caches.clone();
+        async move {
+            let namespaces = async {
+                if let Some(events) = namespace_events {
+                    forwarder
+                        .forward(NAMESPACES, events, namespace_follower)
+                        .await;
+                }
+            };
+            futures::join!(
+                forwarder.forward(SOURCES, source_events, source_follower),
+                forwarder.forward(COPIES, copy_events, copy_follower),
+                namespaces,
+                announce_synced(&caches, &health, ready_tx),
+            );
+        }
+    };
+    Ok((caches, wakeups, drive))
+}
+
+/// A client for one watch, which tells `health` when the watch reconnects.
+fn client_for(
+    config: &kube::Config,
+    health: &Arc<Health>,
+    watch: &'static str,
+) -> anyhow::Result<Client> {
+    health.register(watch);
+    let health = health.clone();
+    api_client::for_watch(config, move || {
+        if let Some(failed_for) = health.watch_ok(watch, Instant::now()) {
+            tracing::info!(watch, ?failed_for, "watch reconnected");
+        }
+    })
+}
+
+/// ConfigMaps in the watched namespace, or in all of them.
+fn configmaps(client: Client, namespace: Option<&str>) -> Api<ConfigMap> {
+    match namespace {
+        Some(ns) => Api::namespaced(client, ns),
+        None => Api::all(client),
+    }
+}
+
+/// Tells `health` as each cache completes its first list, and the
+/// reconciles once all have.
+async fn announce_synced(caches: &Caches, health: &Health, ready: watch::Sender<bool>) {
+    let namespaces_synced = async {
+        if let Some(namespaces) = &caches.namespaces {
+            synced(NAMESPACES, namespaces, health).await;
+        }
+    };
+    futures::join!(
+        synced(SOURCES, &caches.sources, health),
+        synced(COPIES, &caches.copies, health),
+        namespaces_synced,
+    );
+    ready.send_replace(true);
+    tracing::info!("caches synced");
+}
+
+async fn synced<K>(watch: &'static str, store: &Store<K>, health: &Health)
+where
+    K: kube::Resource + Clone + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    if store.wait_until_ready().await.is_ok() {
+        health.cache_synced(watch);
+    }
+}
+
+/// What one watch does with each of its events once it is cached: its own
+/// bookkeeping, then whom the event wakes.
+trait Follower<K> {
+    fn follow(&mut self, event: &Event<K>) -> Wake;
+}
+
+struct SourceFollower {
+    caches: Caches,
+    metrics: Arc<Metrics>,
+    backoffs: Arc<Backoffs>,
+    index: MirrorIndex,
+    suffix: String,
+}
+
+impl Follower<ConfigMap> for SourceFollower {
+    fn follow(&mut self, event: &Event<ConfigMap>) -> Wake {
+        self.metrics.set_managed_sources(self.caches.sources.len());
+        forget_deleted(event, &self.backoffs);
+        wakeups::source_wakeups(event, &self.suffix, &self.index)
+    }
+}
+
+struct CopyFollower {
+    backoffs: Arc<Backoffs>,
+    index: MirrorIndex,
+    suffix: String,
+}
+
+impl Follower<ConfigMap> for CopyFollower {
+    fn follow(&mut self, event: &Event<ConfigMap>) -> Wake {
+        forget_deleted(event, &self.backoffs);
+        self.index.observe(event);
+        wakeups::copy_wakeups(event, &self.suffix)
+    }
+}
+
+struct NamespaceFollower {
+    caches: Caches,
+    consent: Selector,
+    /// Each namespace's labels, to tell a change of labels from any other.
+    labels_seen: HashMap<String, BTreeMap<String, String>>,
+}
+
+impl Follower<NamespaceMeta> for NamespaceFollower {
+    fn follow(&mut self, event: &Event<NamespaceMeta>) -> Wake {
+        wakeups::namespace_wakeups(event, &self.caches, &self.consent, &mut self.labels_seen)
+    }
+}
+
+/// A deleted object's retry state goes with it. (A source that merely
+/// lost its label keeps none either: its reconcile no longer runs, and the
+/// next list's resync drops what is left.)
+fn forget_deleted(event: &Event<ConfigMap>, backoffs: &Backoffs) {
+    if let Event::Delete(object) = event
+        && let Some(uid) = object.uid()
+    {
+        backoffs.forget(&uid);
+    }
+}
+
+/// Sends each watch's wakeups to the controllers, and tells `health` how
+/// each watch fares.
+struct Forwarder {
+    sync: mpsc::Sender<ObjectRef<ConfigMap>>,
+    prune: mpsc::Sender<ObjectRef<ConfigMap>>,
+    resync: watch::Sender<u64>,
+    health: Arc<Health>,
+    metrics: Arc<Metrics>,
+}
+
+impl Forwarder {
+    fn new(health: Arc<Health>, metrics: Arc<Metrics>) -> (Forwarder, Wakeups) {
+        let (sync_tx, sync) = mpsc::channel(WAKEUP_BUFFER);
+        let (prune_tx, prune) = mpsc::channel(WAKEUP_BUFFER);
+        let (resync_tx, resync) = watch::channel(0);
+        let forwarder = Forwarder {
+            sync: sync_tx,
+            prune: prune_tx,
+            resync: resync_tx,
+            health,
+            metrics,
+        };
+        let wakeups = Wakeups {
+            sync,
+            prune,
+            resync,
+        };
+        (forwarder, wakeups)
+    }
+
+    /// Runs until the watch `name` ends.
+    async fn forward<K>(
+        &self,
+        name: &'static str,
+        events: impl Stream<Item = Result<Event<K>, watcher::Error>>,
+        mut follower: impl Follower<K>,
+    ) {
+        let (mut sync, mut prune) = (self.sync.clone(), self.prune.clone());
+        let mut events = std::pin::pin!(events);
+        while let Some(event) = events.next().await {
+            let event = match event {
+                Ok(event) => event,
+                Err(error) => {
+                    self.watch_failed(name, &error);
+                    continue;
+                }
+            };
+            // Init is announced before the list is even attempted, so it
+            // proves nothing; any other event comes from a working list or
+            // watch.
+            if !matches!(event, Event::Init)
+                && let Some(failed_for) = self.health.watch_ok(name, Instant::now())
+            {
+                tracing::info!(watch = name, ?failed_for, "watch works again");
+            }
+            let wake = follower.follow(&event);
+            // A closed channel means the controllers stopped: shutting down.
+            for source in wake.sync {
+                self.metrics.trigger_queued();
+                let _ = sync.send(source).await;
+            }
+            for copy in wake.prune {
+                let _ = prune.send(copy).await;
+            }
+            if wake.resync {
+                // Requests made while a resync runs merge into the next one.
+                self.resync.send_modify(|generation| *generation += 1);
+            }
+        }
+    }
+
+    fn watch_failed(&self, name: &'static str, error: &watcher::Error) {
+        let source = watch_stream::error_source(error);
+        if self
+            .health
+            .watch_failed(name, error.to_string(), source, Instant::now())
+        {
+            tracing::warn!(watch = name, %error, "watch failed; retrying with backoff");
+        } else {
+            tracing::debug!(watch = name, %error, "watch failed again; retrying");
+        }
+    }
+}
