@@ -83,7 +83,10 @@ pub(crate) struct Backoffs {
     /// Mirrors the map's size for /metrics.
     failing: Gauge,
     /// When each copy was last restored after someone else changed it, by
-    /// uid, within [`CONTEST_WINDOW`].
+    /// uid, within [`CONTEST_WINDOW`]. Entries age out of the window rather
+    /// than go with a delete event: a copy whose managed-by label is removed
+    /// leaves the copies' watch as if deleted, and that must not reset the
+    /// count of a fight. Every check sweeps out the aged entries.
     restores: Mutex<HashMap<String, VecDeque<Instant>>>,
 }
 
@@ -166,13 +169,9 @@ impl Backoffs {
         });
     }
 
-    /// Forgets everything about the object with this uid: it was deleted.
+    /// Forgets the failures of the object with this uid: it was deleted.
     pub(crate) fn forget(&self, uid: &str) {
         self.update(|failures| failures.retain(|key, _| key.uid != uid));
-        self.restores
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(uid);
     }
 
     /// Keeps, of `which` loop's entries, only those whose uid is `live`:
@@ -286,9 +285,15 @@ mod tests {
             Some(CONTEST_LIMIT)
         );
         assert_eq!(backoffs.contested("other", start), None);
+        // A delete event does not end the fight: the label may be all that
+        // went.
+        backoffs.forget("u");
+        assert_eq!(
+            backoffs.contested("u", start + Duration::from_secs(11)),
+            Some(CONTEST_LIMIT)
+        );
         // Once the window has passed, restoring is fine again.
         assert_eq!(backoffs.contested("u", start + CONTEST_WINDOW * 2), None);
-        backoffs.forget("u");
     }
 
     #[test]

@@ -203,3 +203,26 @@ async fn a_companion_rewritten_over_and_over_is_restored_slowly_with_a_warning()
         "restored at once despite the fight"
     );
 }
+
+/// The same fight, fought by taking the copy out of the controller's sight:
+/// removing the managed-by label looks to the copies' watch like a delete,
+/// and must not wipe the count of restores.
+#[tokio::test]
+async fn a_companion_unlabeled_over_and_over_is_restored_slowly_with_a_warning() {
+    let scene = Scene::new("heal-contested-label").await;
+    let _controller = scene.start_mirror(&[]).await;
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+    let unlabel = serde_json::json!({"metadata": {"labels": {MANAGED_BY_LABEL: null}}});
+    for _ in 0..configmap_mirror::backoff::CONTEST_LIMIT {
+        scene.patch_json("colors-synced", unlabel.clone()).await;
+        scene.companion_in_sync("colors").await;
+    }
+    scene.patch_json("colors-synced", unlabel).await;
+    scene.wait_event("colors", "CopyContested").await;
+    let held = scene.get("colors-synced").await.expect("the companion");
+    assert!(
+        !held.labels().contains_key(MANAGED_BY_LABEL),
+        "restored at once despite the fight"
+    );
+}
