@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{Mirror, PATIENCE, Scene, mk_source};
+use common::{ControllerProcess, PATIENCE, Scene, mk_source};
 use k8s_openapi::api::{
     coordination::v1::Lease,
     core::v1::{ConfigMap, Namespace},
@@ -87,22 +87,23 @@ async fn watches_refused_by_an_answering_api_server_fail_liveness() {
         "--watch-failure-threshold",
         "2s",
     ];
-    let mirror = Mirror::start_unready(&control_plane, &kubeconfig, "wedged", &args).await;
+    let controller =
+        ControllerProcess::start_unready(&control_plane, &kubeconfig, "wedged", &args).await;
     let (status, why) = wait_for("/healthz to fail", PATIENCE, || async {
-        let (status, body) = mirror.get("/healthz").await.ok()?;
+        let (status, body) = controller.get("/healthz").await.ok()?;
         (status == 503).then_some((status, body))
     })
     .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
     assert_eq!(status, 503);
     assert!(why.contains("sendInitialEvents"), "{why}");
-    let (status, why) = mirror.get("/readyz").await.expect("readyz");
+    let (status, why) = controller.get("/readyz").await.expect("readyz");
     assert_eq!(status, 503);
     assert!(
         why.contains("sources cache not synced") && why.contains("sendInitialEvents"),
         "{why}"
     );
-    assert!(mirror.stop().success());
+    assert!(controller.stop().success());
 }
 
 /// Runs the journey on `control_plane`; returns both replicas' logs.
@@ -184,7 +185,7 @@ async fn mirror_holds(scene: &Scene<'_>, namespace: &str, value: &str) {
 }
 
 /// Two cluster-wide replicas; returns (leader, standby).
-async fn two_replicas(scene: &Scene<'_>) -> (Mirror, Mirror) {
+async fn two_replicas(scene: &Scene<'_>) -> (ControllerProcess, ControllerProcess) {
     let a = replica(scene, "replica-a").await;
     let b = replica(scene, "replica-b").await;
     let leases: Api<Lease> = Api::namespaced(scene.client.clone(), &scene.namespace);
@@ -201,7 +202,7 @@ async fn two_replicas(scene: &Scene<'_>) -> (Mirror, Mirror) {
     }
 }
 
-async fn replica(scene: &Scene<'_>, identity: &str) -> Mirror {
+async fn replica(scene: &Scene<'_>, identity: &str) -> ControllerProcess {
     let kubeconfig = scene.control_plane.kubeconfig_path().to_path_buf();
     let args = [
         "--leader-elect",
@@ -218,5 +219,5 @@ async fn replica(scene: &Scene<'_>, identity: &str) -> Mirror {
         "--slow-retry",
         "1s",
     ];
-    Mirror::start(scene.control_plane, &kubeconfig, identity, &args).await
+    ControllerProcess::start(scene.control_plane, &kubeconfig, identity, &args).await
 }

@@ -7,7 +7,7 @@ mod common;
 
 use std::{path::PathBuf, process::Command};
 
-use common::{Mirror, Scene, mk_source, mk_unmanaged};
+use common::{ControllerProcess, Scene, mk_source, mk_unmanaged};
 use k8s_openapi::api::{
     coordination::v1::Lease,
     core::v1::{ConfigMap, Secret},
@@ -104,7 +104,7 @@ async fn the_service_account_can_run_the_whole_mirror_scenario() {
         .control_plane
         .write_token_kubeconfig(token, &kubeconfig)
         .expect("kubeconfig");
-    let mirror = Mirror::start_binary(
+    let controller = ControllerProcess::start_binary(
         &release_binary(),
         scene.control_plane,
         &kubeconfig,
@@ -147,13 +147,13 @@ async fn the_service_account_can_run_the_whole_mirror_scenario() {
         Some("deployed-replica")
     );
     assert_eq!(
-        mirror
+        controller
             .metric("controller_runtime_reconcile_errors_total", "")
             .await,
         1.0,
         "only the name taken"
     );
-    assert!(mirror.stop().success());
+    assert!(controller.stop().success());
 }
 
 #[tokio::test]
@@ -278,10 +278,11 @@ async fn the_binary_reaches_the_api_server_through_in_cluster_configuration() {
         b"0\n",
         "this test mounts a tmpfs in a private mount namespace and needs root (CI runs as root)"
     );
-    let mirror = Mirror::start_command(command, scene.control_plane, "in-cluster").await;
+    let controller =
+        ControllerProcess::start_command(command, scene.control_plane, "in-cluster").await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
-    assert!(mirror.log_text().contains("configmap-mirror started"));
+    assert!(controller.log_text().contains("configmap-mirror started"));
 }
 
 #[test]

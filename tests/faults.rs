@@ -11,7 +11,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{Mirror, PATIENCE, Scene, mk_source};
+use common::{ControllerProcess, PATIENCE, Scene, mk_source};
 use k8s_openapi::api::{coordination::v1::Lease, core::v1::ConfigMap};
 use kube::{Api, api::ListParams};
 use serde_json::json;
@@ -31,10 +31,15 @@ fn proxied(scene: &Scene<'_>, tag: &str) -> (FaultProxy, PathBuf) {
     (proxy, kubeconfig)
 }
 
-async fn mirror_via(scene: &Scene<'_>, kubeconfig: &PathBuf, tag: &str, extra: &[&str]) -> Mirror {
+async fn controller_via(
+    scene: &Scene<'_>,
+    kubeconfig: &PathBuf,
+    tag: &str,
+    extra: &[&str],
+) -> ControllerProcess {
     let mut args = vec!["--namespace", scene.namespace.as_str()];
     args.extend_from_slice(extra);
-    Mirror::start(scene.control_plane, kubeconfig, tag, &args).await
+    ControllerProcess::start(scene.control_plane, kubeconfig, tag, &args).await
 }
 
 fn leader_args<'a>(scene: &'a Scene<'_>, identity: &'a str) -> Vec<&'a str> {
@@ -53,32 +58,35 @@ fn leader_args<'a>(scene: &'a Scene<'_>, identity: &'a str) -> Vec<&'a str> {
     ]
 }
 
-async fn healthz(mirror: &Mirror) -> (u16, String) {
-    mirror.get("/healthz").await.unwrap_or((0, String::new()))
+async fn healthz(controller: &ControllerProcess) -> (u16, String) {
+    controller
+        .get("/healthz")
+        .await
+        .unwrap_or((0, String::new()))
 }
 
-async fn wait_healthz_ok(mirror: &Mirror) {
+async fn wait_healthz_ok(controller: &ControllerProcess) {
     wait_for("/healthz to say ok", PATIENCE, || async {
-        let (status, body) = healthz(mirror).await;
+        let (status, body) = healthz(controller).await;
         (status == 200 && body == "ok").then_some(())
     })
     .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
 }
 
-async fn wait_leading(mirror: &Mirror) {
+async fn wait_leading(controller: &ControllerProcess) {
     wait_for("the replica to lead", PATIENCE, || async {
-        (mirror.metric("leader_election_master_status", "").await == 1.0).then_some(())
+        (controller.metric("leader_election_master_status", "").await == 1.0).then_some(())
     })
     .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
 }
 
 #[tokio::test]
 async fn changes_made_during_a_ten_second_outage_converge_when_it_ends() {
     let scene = Scene::new("fault-outage").await;
     let (proxy, kubeconfig) = proxied(&scene, "outage");
-    let _mirror = mirror_via(&scene, &kubeconfig, "outage", &[]).await;
+    let _mirror = controller_via(&scene, &kubeconfig, "outage", &[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.create(&mk_source("shapes", &[("b", "1")])).await;
     scene.companion_in_sync("colors").await;
@@ -103,7 +111,7 @@ async fn changes_made_during_a_ten_second_outage_converge_when_it_ends() {
 async fn changes_made_during_a_twenty_second_partition_converge_when_it_heals() {
     let scene = Scene::new("fault-partition").await;
     let (proxy, kubeconfig) = proxied(&scene, "partition");
-    let _mirror = mirror_via(&scene, &kubeconfig, "partition", &[]).await;
+    let _mirror = controller_via(&scene, &kubeconfig, "partition", &[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.create(&mk_source("shapes", &[("b", "1")])).await;
     scene.companion_in_sync("colors").await;
@@ -131,27 +139,27 @@ async fn changes_made_during_a_twenty_second_partition_converge_when_it_heals() 
 async fn liveness_stays_ok_through_a_long_outage_and_after_it() {
     let scene = Scene::new("fault-live").await;
     let (proxy, kubeconfig) = proxied(&scene, "live");
-    let mirror = mirror_via(
+    let controller = controller_via(
         &scene,
         &kubeconfig,
         "live",
         &["--watch-failure-threshold", "2s"],
     )
     .await;
-    wait_healthz_ok(&mirror).await;
+    wait_healthz_ok(&controller).await;
 
     proxy.reset().expect("cut the link");
     let outage_ends = Instant::now() + Duration::from_secs(12);
     let mut said_unreachable = false;
     while Instant::now() < outage_ends {
-        let (status, body) = healthz(&mirror).await;
+        let (status, body) = healthz(&controller).await;
         assert_eq!(status, 200, "liveness failed during an outage: {body}");
         said_unreachable |= body.contains("unreachable");
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    assert!(said_unreachable, "{}", mirror.log_text());
+    assert!(said_unreachable, "{}", controller.log_text());
     proxy.restore().expect("restore the link");
-    wait_healthz_ok(&mirror).await;
+    wait_healthz_ok(&controller).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
 }
@@ -163,23 +171,23 @@ async fn liveness_stays_ok_through_a_long_outage_and_after_it() {
 async fn a_two_second_blip_with_nothing_changing_leaves_liveness_ok() {
     let scene = Scene::new("fault-blip").await;
     let (proxy, kubeconfig) = proxied(&scene, "blip");
-    let mirror = mirror_via(
+    let controller = controller_via(
         &scene,
         &kubeconfig,
         "blip",
         &["--watch-failure-threshold", "3s"],
     )
     .await;
-    wait_healthz_ok(&mirror).await;
+    wait_healthz_ok(&controller).await;
 
     proxy.reset().expect("cut the link");
     tokio::time::sleep(Duration::from_secs(2)).await;
     proxy.restore().expect("restore the link");
-    wait_healthz_ok(&mirror).await;
+    wait_healthz_ok(&controller).await;
     let watch_until = Instant::now() + Duration::from_secs(8);
     while Instant::now() < watch_until {
-        let (status, body) = healthz(&mirror).await;
-        assert_eq!(status, 200, "{body}\n{}", mirror.log_text());
+        let (status, body) = healthz(&controller).await;
+        assert_eq!(status, 200, "{body}\n{}", controller.log_text());
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
@@ -197,13 +205,13 @@ async fn sigterm_before_the_caches_sync_exits_within_the_bound() {
         "--shutdown-timeout",
         "3s",
     ];
-    let mut mirror =
-        Mirror::start_unready(scene.control_plane, &kubeconfig, "unsynced", &args).await;
-    assert_eq!(mirror.get("/readyz").await.expect("readyz").0, 503);
-    mirror.signal(Signal::Term);
-    let status = mirror
+    let mut controller =
+        ControllerProcess::start_unready(scene.control_plane, &kubeconfig, "unsynced", &args).await;
+    assert_eq!(controller.get("/readyz").await.expect("readyz").0, 503);
+    controller.signal(Signal::Term);
+    let status = controller
         .wait_exit(Duration::from_secs(3) + Duration::from_secs(10))
-        .unwrap_or_else(|| panic!("no exit after SIGTERM\n{}", mirror.log_text()));
+        .unwrap_or_else(|| panic!("no exit after SIGTERM\n{}", controller.log_text()));
     assert!(status.success(), "{status}");
 }
 
@@ -215,14 +223,14 @@ async fn sigterm_of_a_partitioned_leader_exits_within_the_bound() {
     let (proxy, kubeconfig) = proxied(&scene, "frozen");
     let mut args = leader_args(&scene, "frozen");
     args.extend(["--shutdown-timeout", "3s"]);
-    let mut mirror = mirror_via(&scene, &kubeconfig, "frozen", &args).await;
-    wait_leading(&mirror).await;
+    let mut controller = controller_via(&scene, &kubeconfig, "frozen", &args).await;
+    wait_leading(&controller).await;
 
     proxy.freeze().expect("freeze the link");
-    mirror.signal(Signal::Term);
-    let status = mirror
+    controller.signal(Signal::Term);
+    let status = controller
         .wait_exit(Duration::from_secs(3) + Duration::from_secs(10))
-        .unwrap_or_else(|| panic!("no exit after SIGTERM\n{}", mirror.log_text()));
+        .unwrap_or_else(|| panic!("no exit after SIGTERM\n{}", controller.log_text()));
     // Either it stopped as asked (0), or its renewals failed first (1).
     assert!(matches!(status.code(), Some(0 | 1)), "{status}");
     proxy.thaw().expect("thaw the link");
@@ -236,19 +244,19 @@ async fn a_second_sigint_exits_at_once() {
     let (proxy, kubeconfig) = proxied(&scene, "int");
     let mut args = leader_args(&scene, "int");
     args.extend(["--shutdown-timeout", "120s", "--api-timeout", "120s"]);
-    let mut mirror = mirror_via(&scene, &kubeconfig, "int", &args).await;
-    wait_leading(&mirror).await;
+    let mut controller = controller_via(&scene, &kubeconfig, "int", &args).await;
+    wait_leading(&controller).await;
 
     proxy.freeze().expect("freeze the link");
-    mirror.signal(Signal::Int);
+    controller.signal(Signal::Int);
     assert!(
-        mirror.wait_exit(Duration::from_secs(1)).is_none(),
+        controller.wait_exit(Duration::from_secs(1)).is_none(),
         "the first SIGINT was expected to wait"
     );
-    mirror.signal(Signal::Int);
-    let status = mirror
+    controller.signal(Signal::Int);
+    let status = controller
         .wait_exit(PATIENCE)
-        .unwrap_or_else(|| panic!("no exit after a second SIGINT\n{}", mirror.log_text()));
+        .unwrap_or_else(|| panic!("no exit after a second SIGINT\n{}", controller.log_text()));
     assert_eq!(status.code(), Some(130), "{status}");
     proxy.thaw().expect("thaw the link");
 }
@@ -260,10 +268,10 @@ async fn a_second_sigint_exits_at_once() {
 async fn a_partitioned_leader_yields_and_its_held_writes_change_nothing() {
     let scene = Scene::new("fault-split").await;
     let (proxy, kubeconfig) = proxied(&scene, "split");
-    let mut old = mirror_via(&scene, &kubeconfig, "old", &leader_args(&scene, "old")).await;
+    let mut old = controller_via(&scene, &kubeconfig, "old", &leader_args(&scene, "old")).await;
     wait_leading(&old).await;
     let direct = scene.control_plane.kubeconfig_path().to_path_buf();
-    let new = mirror_via(&scene, &direct, "new", &leader_args(&scene, "new")).await;
+    let new = controller_via(&scene, &direct, "new", &leader_args(&scene, "new")).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
 
@@ -327,13 +335,13 @@ async fn a_cold_start_killed_midway_converges_after_a_restart() {
             .create(&mk_source(&format!("s{i:03}"), &[("i", &i.to_string())]))
             .await;
     }
-    let mut first = scene.start_mirror(&[]).await;
+    let mut first = scene.start_controller(&[]).await;
     first.writes_reaching(30.0).await;
     first.signal(Signal::Kill);
     assert!(first.wait_exit(PATIENCE).is_some());
     let written_before = count_companions(&scene).await;
 
-    let second = scene.start_mirror(&[]).await;
+    let second = scene.start_controller(&[]).await;
     for i in 0..SOURCES {
         scene.companion_in_sync(&format!("s{i:03}")).await;
     }
@@ -360,21 +368,21 @@ async fn an_api_server_restart_converges_what_changed_meanwhile() {
         ..Options::default()
     })
     .unwrap_or_else(|e| panic!("{e:#}"));
-    let (namespace, mirror) = {
+    let (namespace, controller) = {
         let scene = Scene::on(&control_plane, "fault-restart").await;
-        let mirror = scene
-            .start_mirror(&["--watch-failure-threshold", "2s"])
+        let controller = scene
+            .start_controller(&["--watch-failure-threshold", "2s"])
             .await;
         scene.create(&mk_source("colors", &[("a", "1")])).await;
         scene.create(&mk_source("shapes", &[("b", "1")])).await;
         scene.companion_in_sync("colors").await;
         scene.companion_in_sync("shapes").await;
-        (scene.namespace.clone(), mirror)
+        (scene.namespace.clone(), controller)
     };
 
     control_plane.kill_apiserver().expect("kill kube-apiserver");
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let (status, body) = healthz(&mirror).await;
+    let (status, body) = healthz(&controller).await;
     assert_eq!(
         status, 200,
         "liveness failed while the API server was down: {body}"
@@ -397,7 +405,7 @@ async fn an_api_server_restart_converges_what_changed_meanwhile() {
     scene.delete("shapes-synced").await;
     scene.companion_in_sync("colors").await;
     scene.companion_in_sync("shapes").await;
-    wait_healthz_ok(&mirror).await;
+    wait_healthz_ok(&controller).await;
 }
 
 /// Added latency on the leader's path only: its renewals become too slow,
@@ -447,9 +455,9 @@ async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
         args.extend(timings);
         args
     };
-    let mut old = mirror_via(&scene, &old_kubeconfig, "old", &replica("old")).await;
+    let mut old = controller_via(&scene, &old_kubeconfig, "old", &replica("old")).await;
     wait_leading(&old).await;
-    let new = mirror_via(&scene, &new_kubeconfig, "new", &replica("new")).await;
+    let new = controller_via(&scene, &new_kubeconfig, "new", &replica("new")).await;
     for i in 0..5 {
         scene
             .create(&mk_source(&format!("s{i}"), &[("v", "0")]))

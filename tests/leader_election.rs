@@ -5,7 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Mirror, Scene, mk_source};
+use common::{ControllerProcess, Scene, mk_source};
 use k8s_openapi::{
     api::coordination::v1::Lease, apimachinery::pkg::apis::meta::v1::MicroTime, jiff::Timestamp,
 };
@@ -20,15 +20,15 @@ const LEASE: &str = "configmap-mirror";
 const LEASE_DURATION: Duration = Duration::from_secs(6);
 const RETRY_PERIOD: Duration = Duration::from_millis(500);
 
-async fn replica(scene: &Scene<'_>, identity: &str) -> Mirror {
+async fn replica(scene: &Scene<'_>, identity: &str) -> ControllerProcess {
     replica_with(scene, identity, ["6s", "4s", "500ms"]).await
 }
 
 /// A replica with this lease duration, renew deadline and retry period.
-async fn replica_with(scene: &Scene<'_>, identity: &str, timings: [&str; 3]) -> Mirror {
+async fn replica_with(scene: &Scene<'_>, identity: &str, timings: [&str; 3]) -> ControllerProcess {
     let [lease, renew, retry] = timings;
     scene
-        .start_mirror(&[
+        .start_controller(&[
             "--leader-elect",
             "--leader-election-namespace",
             &scene.namespace,
@@ -62,20 +62,20 @@ async fn wait_holder(
     .unwrap_or_else(|e| panic!("{e:#}"))
 }
 
-async fn leading(mirror: &Mirror) -> bool {
-    mirror.metric("leader_election_master_status", "").await == 1.0
+async fn leading(controller: &ControllerProcess) -> bool {
+    controller.metric("leader_election_master_status", "").await == 1.0
 }
 
 /// Like [`leading`], and false for a replica that has exited.
-async fn leads(mirror: &Mirror) -> bool {
-    match mirror.get("/metrics").await {
+async fn leads(controller: &ControllerProcess) -> bool {
+    match controller.get("/metrics").await {
         Ok((_, text)) => common::sum_metric(&text, "leader_election_master_status", "") == 1.0,
         Err(_) => false,
     }
 }
 
 /// Samples both replicas for `window`, failing if both ever lead at once.
-async fn never_both_lead(a: &Mirror, b: &Mirror, window: Duration) {
+async fn never_both_lead(a: &ControllerProcess, b: &ControllerProcess, window: Duration) {
     let end = Instant::now() + window;
     while Instant::now() < end {
         let (a_leads, b_leads) = tokio::join!(leads(a), leads(b));
@@ -89,16 +89,16 @@ async fn never_both_lead(a: &Mirror, b: &Mirror, window: Duration) {
     }
 }
 
-async fn wait_leading(mirror: &Mirror) {
+async fn wait_leading(controller: &ControllerProcess) {
     testenv::wait_for("a replica to lead", common::PATIENCE, || async {
-        leads(mirror).await.then_some(())
+        leads(controller).await.then_some(())
     })
     .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
 }
 
 /// Starts replicas a and b; returns (leader, standby).
-async fn two_replicas(scene: &Scene<'_>) -> (Mirror, Mirror) {
+async fn two_replicas(scene: &Scene<'_>) -> (ControllerProcess, ControllerProcess) {
     let a = replica(scene, "replica-a").await;
     let b = replica(scene, "replica-b").await;
     let first = wait_holder(scene, common::PATIENCE, |_| true).await;

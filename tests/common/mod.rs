@@ -53,10 +53,10 @@ impl<'a> Scene<'a> {
     }
 
     /// The controller, watching only this test's namespace.
-    pub async fn start_mirror(&self, extra_args: &[&str]) -> Mirror {
+    pub async fn start_controller(&self, extra_args: &[&str]) -> ControllerProcess {
         let mut args = vec!["--namespace", &self.namespace];
         args.extend_from_slice(extra_args);
-        Mirror::start(
+        ControllerProcess::start(
             self.control_plane,
             &self.control_plane.kubeconfig_path().to_path_buf(),
             &self.namespace,
@@ -240,13 +240,13 @@ pub fn with_binary(mut cm: ConfigMap, key: &str, bytes: &[u8]) -> ConfigMap {
 
 /// The controller binary, running as a child process with its own HTTP
 /// port; stopped (and killed if need be) when dropped.
-pub struct Mirror {
+pub struct ControllerProcess {
     child: ChildProcess,
     pub port: u16,
     pub log: PathBuf,
 }
 
-impl Mirror {
+impl ControllerProcess {
     /// Starts the test build of the controller with `kubeconfig` and waits
     /// until its caches are synced.
     pub async fn start(
@@ -254,12 +254,12 @@ impl Mirror {
         kubeconfig: &PathBuf,
         tag: &str,
         args: &[&str],
-    ) -> Mirror {
+    ) -> ControllerProcess {
         let binary = PathBuf::from(env!("CARGO_BIN_EXE_configmap-mirror"));
-        Mirror::start_binary(&binary, control_plane, kubeconfig, tag, args, &[]).await
+        ControllerProcess::start_binary(&binary, control_plane, kubeconfig, tag, args, &[]).await
     }
 
-    /// Like [`Mirror::start`], for another build of the binary.
+    /// Like [`ControllerProcess::start`], for another build of the binary.
     pub async fn start_binary(
         binary: &PathBuf,
         control_plane: &ControlPlane,
@@ -267,24 +267,28 @@ impl Mirror {
         tag: &str,
         args: &[&str],
         envs: &[(&str, &str)],
-    ) -> Mirror {
+    ) -> ControllerProcess {
         let mut cmd = Command::new(binary);
         cmd.args(args)
             .env("KUBECONFIG", kubeconfig)
             .envs(envs.iter().copied());
-        Mirror::start_command(cmd, control_plane, tag).await
+        ControllerProcess::start_command(cmd, control_plane, tag).await
     }
 
     /// Runs `cmd`, whose last arguments must be the controller's, and waits
     /// until the controller's caches are synced.
-    pub async fn start_command(cmd: Command, control_plane: &ControlPlane, tag: &str) -> Mirror {
-        let mirror = Mirror::spawn(cmd, control_plane, tag).await;
+    pub async fn start_command(
+        cmd: Command,
+        control_plane: &ControlPlane,
+        tag: &str,
+    ) -> ControllerProcess {
+        let controller = ControllerProcess::spawn(cmd, control_plane, tag).await;
         wait_for("the controller to be ready", PATIENCE, || async {
-            (mirror.get("/readyz").await.ok()?.0 == 200).then_some(())
+            (controller.get("/readyz").await.ok()?.0 == 200).then_some(())
         })
         .await
-        .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
-        mirror
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
+        controller
     }
 
     /// Starts the test build and waits only for its HTTP listener.
@@ -293,17 +297,17 @@ impl Mirror {
         kubeconfig: &PathBuf,
         tag: &str,
         args: &[&str],
-    ) -> Mirror {
+    ) -> ControllerProcess {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_configmap-mirror"));
         cmd.args(args).env("KUBECONFIG", kubeconfig);
-        Mirror::spawn(cmd, control_plane, tag).await
+        ControllerProcess::spawn(cmd, control_plane, tag).await
     }
 
-    async fn spawn(mut cmd: Command, control_plane: &ControlPlane, tag: &str) -> Mirror {
+    async fn spawn(mut cmd: Command, control_plane: &ControlPlane, tag: &str) -> ControllerProcess {
         let port = free_port().expect("find a free port");
         let log = control_plane
             .log_dir()
-            .join(format!("mirror-{tag}-{port}.log"));
+            .join(format!("controller-{tag}-{port}.log"));
         cmd.args([
             "--http-addr",
             &format!("127.0.0.1:{port}"),
@@ -312,13 +316,13 @@ impl Mirror {
         ])
         .env("RUST_LOG", "info,configmap_mirror=debug");
         let child = spawn_child(cmd, &log).expect("start configmap-mirror");
-        let mirror = Mirror { child, port, log };
+        let controller = ControllerProcess { child, port, log };
         wait_for("the controller to listen", PATIENCE, || async {
-            mirror.get("/healthz").await.ok().map(|_| ())
+            controller.get("/healthz").await.ok().map(|_| ())
         })
         .await
-        .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
-        mirror
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
+        controller
     }
 
     /// Status and body of a GET on the controller's HTTP listener.
@@ -361,7 +365,7 @@ impl Mirror {
         }
     }
 
-    /// [`Mirror::writes`], once it has reached `at_least`.
+    /// [`ControllerProcess::writes`], once it has reached `at_least`.
     pub async fn writes_reaching(&self, at_least: f64) -> f64 {
         self.metric_reaching("configmap_mirror_companion_writes_total", "", at_least)
             .await
@@ -400,7 +404,7 @@ impl Mirror {
     }
 }
 
-impl Drop for Mirror {
+impl Drop for ControllerProcess {
     fn drop(&mut self) {
         if std::thread::panicking() {
             let text = self.log_text();
