@@ -79,8 +79,11 @@ async fn a_name_too_long_is_reported_once_and_never_retried() {
 async fn content_the_api_server_refuses_is_warned_about_with_its_message() {
     let scene = Scene::new("refused").await;
     let policy = format!("refuse-{}", scene.namespace);
-    common::kubectl_apply(&scene, &refusing_policy(&policy, &scene.namespace));
-    policy_enforced(&scene).await;
+    common::kubectl_apply(
+        &scene,
+        &common::refusing_policy(&policy, &scene.namespace, "refused-synced"),
+    );
+    common::policy_enforced(&scene.configmaps(), "refused-synced").await;
     let controller = scene.start_controller(&["--slow-retry", "500ms"]).await;
     scene.create(&mk_source("fine", &[("a", "1")])).await;
     scene.companion_in_sync("fine").await;
@@ -89,7 +92,7 @@ async fn content_the_api_server_refuses_is_warned_about_with_its_message() {
     let event = scene.wait_event("refused", "CompanionRejected").await;
     let note = event.note.unwrap_or_default();
     assert!(
-        note.contains("mirroring of refused is not allowed here"),
+        note.contains(&format!("refused by policy {policy}")),
         "{note}"
     );
     failures_reach(&controller, 3.0).await;
@@ -97,7 +100,7 @@ async fn content_the_api_server_refuses_is_warned_about_with_its_message() {
     assert!(scene.get("refused-synced").await.is_none());
 
     // The source keeps being retried, slowly, and heals when allowed.
-    delete_policy(&scene, &policy);
+    common::delete_policy(&scene, &policy);
     testenv::wait_for(
         "the refused companion once allowed",
         Duration::from_secs(60),
@@ -137,71 +140,6 @@ async fn an_rbac_denial_is_warned_about_and_heals_once_granted() {
         &common::role_for(&scene.namespace, "mirror", "create", &["create"]),
     );
     scene.companion_in_sync("colors").await;
-}
-
-/// Admission policies take effect a moment after they are written.
-async fn policy_enforced(scene: &Scene<'_>) {
-    let probe = mk_unmanaged("refused-synced", &[]);
-    let dry_run = kube::api::PostParams {
-        dry_run: true,
-        ..Default::default()
-    };
-    testenv::wait_for(
-        "the admission policy to be enforced",
-        common::PATIENCE,
-        || async {
-            scene
-                .configmaps()
-                .create(&dry_run, &probe)
-                .await
-                .is_err()
-                .then_some(())
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"));
-}
-
-fn delete_policy(scene: &Scene<'_>, name: &str) {
-    let out = scene
-        .control_plane
-        .kubectl()
-        .args(["delete", "validatingadmissionpolicybinding", name])
-        .output()
-        .expect("kubectl delete");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn refusing_policy(name: &str, namespace: &str) -> String {
-    format!(
-        r#"
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {{name: {name}}}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-    - {{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["configmaps"]}}
-  validations:
-  - expression: "object.metadata.name != 'refused-synced'"
-    message: "mirroring of refused is not allowed here"
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {{name: {name}}}
-spec:
-  policyName: {name}
-  validationActions: [Deny]
-  matchResources:
-    namespaceSelector:
-      matchLabels: {{kubernetes.io/metadata.name: {namespace}}}
-"#
-    )
 }
 
 /// A tenant looping "create a source whose companion name is too long,

@@ -11,7 +11,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{ControllerProcess, PATIENCE, Scene, mk_source};
+use common::{ControllerProcess, LEASE_TIMINGS, PATIENCE, Scene, mk_source};
 use k8s_openapi::api::{coordination::v1::Lease, core::v1::ConfigMap};
 use kube::{Api, api::ListParams};
 use serde_json::json;
@@ -40,22 +40,6 @@ async fn controller_via(
     let mut args = vec!["--namespace", scene.namespace.as_str()];
     args.extend_from_slice(extra);
     ControllerProcess::start(scene.control_plane, kubeconfig, tag, &args).await
-}
-
-fn leader_args<'a>(scene: &'a Scene<'_>, identity: &'a str) -> Vec<&'a str> {
-    vec![
-        "--leader-elect",
-        "--leader-election-namespace",
-        scene.namespace.as_str(),
-        "--leader-election-identity",
-        identity,
-        "--lease-duration",
-        "6s",
-        "--renew-deadline",
-        "4s",
-        "--retry-period",
-        "500ms",
-    ]
 }
 
 async fn healthz(controller: &ControllerProcess) -> (u16, String) {
@@ -221,7 +205,7 @@ async fn sigterm_before_the_caches_sync_exits_within_the_bound() {
 async fn sigterm_of_a_partitioned_leader_exits_within_the_bound() {
     let scene = Scene::new("fault-term-frozen").await;
     let (proxy, kubeconfig) = proxied(&scene, "frozen");
-    let mut args = leader_args(&scene, "frozen");
+    let mut args = scene.leader_election_args("frozen", LEASE_TIMINGS);
     args.extend(["--shutdown-timeout", "3s"]);
     let mut controller = controller_via(&scene, &kubeconfig, "frozen", &args).await;
     wait_leading(&controller).await;
@@ -242,7 +226,7 @@ async fn sigterm_of_a_partitioned_leader_exits_within_the_bound() {
 async fn a_second_sigint_exits_at_once() {
     let scene = Scene::new("fault-int").await;
     let (proxy, kubeconfig) = proxied(&scene, "int");
-    let mut args = leader_args(&scene, "int");
+    let mut args = scene.leader_election_args("int", LEASE_TIMINGS);
     args.extend(["--shutdown-timeout", "120s", "--api-timeout", "120s"]);
     let mut controller = controller_via(&scene, &kubeconfig, "int", &args).await;
     wait_leading(&controller).await;
@@ -268,10 +252,22 @@ async fn a_second_sigint_exits_at_once() {
 async fn a_partitioned_leader_yields_and_its_held_writes_change_nothing() {
     let scene = Scene::new("fault-split").await;
     let (proxy, kubeconfig) = proxied(&scene, "split");
-    let mut old = controller_via(&scene, &kubeconfig, "old", &leader_args(&scene, "old")).await;
+    let mut old = controller_via(
+        &scene,
+        &kubeconfig,
+        "old",
+        &scene.leader_election_args("old", LEASE_TIMINGS),
+    )
+    .await;
     wait_leading(&old).await;
     let direct = scene.control_plane.kubeconfig_path().to_path_buf();
-    let new = controller_via(&scene, &direct, "new", &leader_args(&scene, "new")).await;
+    let new = controller_via(
+        &scene,
+        &direct,
+        "new",
+        &scene.leader_election_args("new", LEASE_TIMINGS),
+    )
+    .await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
 
@@ -441,20 +437,8 @@ async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
         .write_token_kubeconfig_via(&proxy.url(), &token, &old_kubeconfig)
         .expect("write the kubeconfig");
     let new_kubeconfig = scene.token_kubeconfig("new").await;
-    let timings = [
-        "--lease-duration",
-        "6s",
-        "--renew-deadline",
-        "3s",
-        "--retry-period",
-        "500ms",
-    ];
-    let replica = |identity: &'static str| {
-        let mut args = leader_args(&scene, identity);
-        args.truncate(5);
-        args.extend(timings);
-        args
-    };
+    let replica =
+        |identity: &'static str| scene.leader_election_args(identity, ["6s", "3s", "500ms"]);
     let mut old = controller_via(&scene, &old_kubeconfig, "old", &replica("old")).await;
     wait_leading(&old).await;
     let new = controller_via(&scene, &new_kubeconfig, "new", &replica("new")).await;

@@ -615,74 +615,20 @@ async fn a_part_that_waits_for_a_change_does_not_hold_back_a_sibling_s_retry() {
     let b = world.namespace("b", true, &[]).await;
     let long_name = "l".repeat(250);
     let policy = format!("{}-refuse", world.prefix);
-    common::kubectl_apply(&world.scene, &refuse_in(&policy, &b, &long_name));
-    let dry_run = PostParams {
-        dry_run: true,
-        ..PostParams::default()
-    };
-    let probe = mk_unmanaged(&long_name, &[]);
-    testenv::wait_for("the admission policy to be enforced", PATIENCE, || async {
-        world
-            .configmaps(&b)
-            .create(&dry_run, &probe)
-            .await
-            .is_err()
-            .then_some(())
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"));
+    common::kubectl_apply(
+        &world.scene,
+        &common::refusing_policy(&policy, &b, &long_name),
+    );
+    common::policy_enforced(&world.configmaps(&b), &long_name).await;
 
     world.source(&long_name, &[to(&b)]).await;
     world
         .scene
         .wait_event(&long_name, "CompanionRejected")
         .await;
-    let out = world
-        .scene
-        .control_plane
-        .kubectl()
-        .args([
-            "delete",
-            "validatingadmissionpolicybinding,validatingadmissionpolicy",
-            &policy,
-        ])
-        .output()
-        .expect("kubectl delete");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::delete_policy(&world.scene, &policy);
     world.mirror_in_sync(&b, &long_name).await;
     world.clean_up().await;
-}
-
-fn refuse_in(name: &str, namespace: &str, configmap: &str) -> String {
-    format!(
-        r#"
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {{name: {name}}}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-    - {{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["configmaps"]}}
-  validations:
-  - expression: "object.metadata.name != '{configmap}'"
-    message: "not here"
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {{name: {name}}}
-spec:
-  policyName: {name}
-  validationActions: [Deny]
-  matchResources:
-    namespaceSelector:
-      matchLabels: {{kubernetes.io/metadata.name: {namespace}}}
-"#
-    )
 }
 
 /// Kubernetes publishes kube-root-ca.crt into every namespace: a mirror of
