@@ -114,12 +114,15 @@ async fn content_the_api_server_refuses_is_warned_about_with_its_message() {
 async fn an_rbac_denial_is_warned_about_and_heals_once_granted() {
     let scene = Scene::new("rbac-denied").await;
     let no_create = ["get", "list", "watch", "update", "delete"];
-    common::kubectl_apply(&scene, &common::service_account(&scene.namespace, "mirror"));
     common::kubectl_apply(
         &scene,
-        &common::role_for(&scene.namespace, "mirror", "no-create", &no_create),
+        &common::service_account(&scene.namespace, "controller"),
     );
-    let kubeconfig = scene.token_kubeconfig("mirror").await;
+    common::kubectl_apply(
+        &scene,
+        &common::role_for(&scene.namespace, "controller", "no-create", &no_create),
+    );
+    let kubeconfig = scene.token_kubeconfig("controller").await;
     let args = [
         "--namespace",
         scene.namespace.as_str(),
@@ -137,7 +140,7 @@ async fn an_rbac_denial_is_warned_about_and_heals_once_granted() {
 
     common::kubectl_apply(
         &scene,
-        &common::role_for(&scene.namespace, "mirror", "create", &["create"]),
+        &common::role_for(&scene.namespace, "controller", "create", &["create"]),
     );
     scene.companion_in_sync("colors").await;
 }

@@ -426,7 +426,7 @@ async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
     let scene = Scene::on(&control_plane, "fault-slow").await;
     for account in ["old", "new"] {
         common::kubectl_apply(&scene, &common::service_account(&scene.namespace, account));
-        common::kubectl_apply(&scene, &replica_role(&scene.namespace, account));
+        common::kubectl_apply(&scene, &common::replica_role(&scene.namespace, account));
     }
     let proxy = FaultProxy::start(control_plane.apiserver_address()).expect("start the proxy");
     let old_kubeconfig = state.join("old.kubeconfig");
@@ -572,27 +572,6 @@ fn applied_writes(audit_log: &std::path::Path, namespace: &str) -> Vec<AppliedWr
                 .to_owned(),
         })
         .collect()
-}
-
-/// What a replica needs in its namespace: ConfigMaps, Events, the Lease.
-fn replica_role(namespace: &str, account: &str) -> String {
-    format!(
-        r#"
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {{name: {account}, namespace: {namespace}}}
-rules:
-- {{apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch", "create", "update", "delete"]}}
-- {{apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"]}}
-- {{apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"]}}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {{name: {account}, namespace: {namespace}}}
-roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {account}}}
-subjects: [{{kind: ServiceAccount, name: {account}, namespace: {namespace}}}]
-"#
-    )
 }
 
 /// A fresh directory under the build output for one test's files.

@@ -27,8 +27,11 @@ async fn wait_status(controller: &ControllerProcess, path: &str, status: u16) {
 async fn readiness_waits_for_the_caches_and_liveness_catches_a_failing_watch() {
     let scene = Scene::new("health").await;
     // A ServiceAccount without any role: listing is forbidden.
-    common::kubectl_apply(&scene, &common::service_account(&scene.namespace, "mirror"));
-    let kubeconfig = scene.token_kubeconfig("mirror").await;
+    common::kubectl_apply(
+        &scene,
+        &common::service_account(&scene.namespace, "controller"),
+    );
+    let kubeconfig = scene.token_kubeconfig("controller").await;
     let args = [
         "--namespace",
         scene.namespace.as_str(),
@@ -49,7 +52,7 @@ async fn readiness_waits_for_the_caches_and_liveness_catches_a_failing_watch() {
     let verbs = ["get", "list", "watch", "create", "update", "delete"];
     common::kubectl_apply(
         &scene,
-        &common::role_for(&scene.namespace, "mirror", "mirror", &verbs),
+        &common::role_for(&scene.namespace, "controller", "controller", &verbs),
     );
     wait_status(&controller, "/readyz", 200).await;
     wait_status(&controller, "/healthz", 200).await;

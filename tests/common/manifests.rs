@@ -45,20 +45,48 @@ metadata: {{name: {name}, namespace: {namespace}}}
 /// A Role with these verbs on configmaps (and Events, which the controller
 /// always writes), bound to ServiceAccount `account`.
 pub fn role_for(namespace: &str, account: &str, role: &str, configmap_verbs: &[&str]) -> String {
-    let verbs = configmap_verbs
+    bound_role(
+        namespace,
+        account,
+        role,
+        &[&configmaps_rule(configmap_verbs), EVENTS_RULE],
+    )
+}
+
+/// What a leader-electing replica needs in its namespace: ConfigMaps,
+/// Events, the Lease; a Role named `account`, bound to that ServiceAccount.
+pub fn replica_role(namespace: &str, account: &str) -> String {
+    let verbs = ["get", "list", "watch", "create", "update", "delete"];
+    bound_role(
+        namespace,
+        account,
+        account,
+        &[&configmaps_rule(&verbs), EVENTS_RULE, LEASES_RULE],
+    )
+}
+
+const EVENTS_RULE: &str =
+    r#"{apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"]}"#;
+const LEASES_RULE: &str = r#"{apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"]}"#;
+
+fn configmaps_rule(verbs: &[&str]) -> String {
+    let verbs = verbs
         .iter()
         .map(|v| format!("{v:?}"))
         .collect::<Vec<_>>()
         .join(", ");
+    format!(r#"{{apiGroups: [""], resources: ["configmaps"], verbs: [{verbs}]}}"#)
+}
+
+fn bound_role(namespace: &str, account: &str, role: &str, rules: &[&str]) -> String {
+    let rules: String = rules.iter().map(|rule| format!("- {rule}\n")).collect();
     format!(
         r#"
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata: {{name: {role}, namespace: {namespace}}}
 rules:
-- {{apiGroups: [""], resources: ["configmaps"], verbs: [{verbs}]}}
-- {{apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"]}}
----
+{rules}---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {{name: {role}, namespace: {namespace}}}
