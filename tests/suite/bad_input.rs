@@ -1,7 +1,7 @@
 //! Input the controller cannot mirror: a Warning Event and a log line, slow
 //! retries, no hot loop, and nothing that is not ours is touched.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

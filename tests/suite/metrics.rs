@@ -1,7 +1,7 @@
 //! /metrics moves by the right amounts, under controller-runtime's names,
 //! and no series names an object.
 
-mod common;
+use crate::common;
 
 use common::{Scene, mk_source};
 use serde_json::json;

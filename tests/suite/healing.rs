@@ -1,7 +1,7 @@
 //! Hand edits and deletions of a companion are undone, also those made
 //! while the controller was not running.
 
-mod common;
+use crate::common;
 
 use common::{Scene, mk_source, with_binary};
 use configmap_mirror::desired::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL};

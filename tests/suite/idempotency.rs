@@ -1,7 +1,7 @@
 //! At steady state the controller writes nothing, and it never writes a
 //! ConfigMap that is not its own.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -4,7 +4,7 @@
 //! controller.) None is deleted, written or reported on where it
 //! should not be.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! /readyz follows the caches' initial sync; /healthz fails when a watch
 //! has been failing for longer than the threshold, and recovers.
 
-mod common;
+use crate::common;
 
 use common::{ControllerProcess, Scene};
 

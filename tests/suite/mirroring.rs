@@ -1,11 +1,12 @@
 //! Mirroring into other namespaces: asked for by the source, consented to by
 //! the target namespace, cleaned up without owner references or finalizers.
 //!
-//! The controller here watches the whole cluster, so these tests run one at
-//! a time, each in namespaces of its own, and each removes what it created
-//! before the next starts.
+//! The controller here watches the whole cluster, so these tests run on a
+//! control plane apart from the other topics', one at a time, each in
+//! namespaces of its own, and each removes what it created before the next
+//! starts.
 
-mod common;
+use crate::common;
 
 use std::{collections::BTreeMap, time::Duration};
 
@@ -19,9 +20,17 @@ use kube::{
     api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams},
 };
 use serde_json::json;
+use testenv::{ControlPlane, LazyControlPlane};
 use tokio::sync::{Mutex, MutexGuard};
 
 const CONSENT: &str = "workshop.io/accept-mirrors";
+
+/// Apart from the other topics' tests, whose namespaces a cluster-wide
+/// controller would serve too.
+fn control_plane() -> &'static ControlPlane {
+    static CLUSTER_WIDE: LazyControlPlane = LazyControlPlane::new();
+    CLUSTER_WIDE.get()
+}
 
 /// One test at a time: each runs a cluster-wide controller.
 async fn exclusive() -> MutexGuard<'static, ()> {
@@ -40,7 +49,7 @@ struct World {
 impl World {
     async fn new(tag: &str) -> World {
         let turn = exclusive().await;
-        let scene = Scene::new(tag).await;
+        let scene = Scene::on(control_plane(), tag).await;
         let prefix = scene.namespace.clone();
         let mut world = World {
             scene,

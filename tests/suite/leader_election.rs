@@ -1,7 +1,7 @@
 //! Two replicas, one Lease: only the holder writes, and the other takes
 //! over when the holder stops, dies, or loses the Lease.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! A source's life, and its companion following it: labeled, changed,
 //! unlabeled, deleted, recreated.
 
-mod common;
+use crate::common;
 
 use common::{Scene, is_exact_companion, mk_source, with_binary};
 use configmap_mirror::desired::content_checksum;

@@ -1,7 +1,7 @@
 //! Immutable ConfigMaps: a companion whose content must change is deleted
 //! (guarded by its uid) and created afresh; never stuck, never a retry loop.
 
-mod common;
+use crate::common;
 
 use common::{Scene, mk_source};
 use kube::ResourceExt;
