@@ -21,21 +21,11 @@ module=github.com/containerd/containerd/v2
 log() { printf 'install-containerd: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-have_all() {
-  local bin
-  for bin in "${REQUIRED[@]}"; do
-    [ -x "$1/$bin" ] || return 1
-  done
-}
+# shellcheck source=hack/build-cache.sh
+. "$(dirname "$0")/build-cache.sh"
 
-dest="${XDG_CACHE_HOME:-$HOME/.cache}/configmap-mirror/containerd-$CONTAINERD_VERSION"
-# Written last: a build is complete only when this exists.
-stamp="$dest/.complete"
-if [ -f "$stamp" ] && have_all "$dest/bin"; then
-  log "cached: $dest/bin"
-  echo "$dest/bin"
-  exit 0
-fi
+dest="$(build_cache_dir "containerd-$CONTAINERD_VERSION")"
+print_if_cached "$dest" && exit 0
 $cached_only && exit 1
 command -v go >/dev/null || die "Go is required to build containerd (see https://go.dev/doc/install)"
 
@@ -57,6 +47,6 @@ go build -trimpath -tags "no_btrfs no_devmapper no_zfs" \
 have_all "$dest/bin.partial" || die "build finished without all of: ${REQUIRED[*]}"
 "$dest/bin.partial/containerd" --version >&2
 mv "$dest/bin.partial" "$dest/bin"
-echo "$CONTAINERD_VERSION" >"$stamp"
+mark_complete "$dest" "$CONTAINERD_VERSION"
 log "installed: $dest/bin"
 echo "$dest/bin"

@@ -59,12 +59,8 @@ run() {
   fi
 }
 
-have_all() {
-  local dir="$1" bin
-  for bin in "${REQUIRED[@]}"; do
-    [ -x "$dir/$bin" ] || return 1
-  done
-}
+# shellcheck source=hack/build-cache.sh
+. "$(dirname "$0")/build-cache.sh"
 
 if [ -n "$given_bin_dir" ]; then
   have_all "$given_bin_dir" || die "$given_bin_dir_variable=$given_bin_dir lacks one of: ${REQUIRED[*]}"
@@ -73,17 +69,8 @@ if [ -n "$given_bin_dir" ]; then
   exit 0
 fi
 
-cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/configmap-mirror"
-dest="$cache_root/$cache_name"
-# A build is complete only when this marker exists; it is written last.
-stamp="$dest/.complete"
-
-if [ -f "$stamp" ] && have_all "$dest/bin"; then
-  log "cached: $dest/bin"
-  echo "$dest/bin"
-  exit 0
-fi
-
+dest="$(build_cache_dir "$cache_name")"
+print_if_cached "$dest" && exit 0
 $cached_only && exit 1
 command -v go >/dev/null || die "Go is required to build the control plane (apt-get install golang, or see https://go.dev/doc/install)"
 
@@ -155,6 +142,6 @@ else
   run "$dest/bin.partial/kube-apiserver" --version >&2
 fi
 mv "$dest/bin.partial" "$dest/bin"
-echo "$KUBE_VERSION etcd $etcd_version" >"$stamp"
+mark_complete "$dest" "$KUBE_VERSION etcd $etcd_version"
 log "installed: $dest/bin"
 echo "$dest/bin"

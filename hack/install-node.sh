@@ -13,7 +13,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-# Also named in tests/support/src/node.rs.
+# Also named in tests/testenv/src/node.rs.
 NODE_TOOLS_IMAGE=localhost/configmap-mirror-node-tools:dev
 out="$root/target/node-tools"
 

@@ -7,11 +7,8 @@
 
 mod common;
 
-use common::{Mirror, PATIENCE, Scene, mk_source};
-use k8s_openapi::api::{
-    coordination::v1::Lease,
-    core::v1::{ConfigMap, Namespace},
-};
+use common::{ControllerProcess, LEASE_TIMINGS, PATIENCE, Scene, mk_source};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::{
     Api,
     api::{Patch, PatchParams},
@@ -23,7 +20,6 @@ use tokio::sync::{Mutex, MutexGuard};
 const WATCH_LIST_OFF: &str = "--feature-gates=WatchList=false";
 const FELL_BACK: &str = "this watch lists instead";
 const CONSENT: &str = "workshop.io/accept-mirrors";
-const LEASE: &str = "configmap-mirror";
 
 /// One control plane at a time: the machine running the suite is small.
 async fn exclusive() -> MutexGuard<'static, ()> {
@@ -87,22 +83,23 @@ async fn watches_refused_by_an_answering_api_server_fail_liveness() {
         "--watch-failure-threshold",
         "2s",
     ];
-    let mirror = Mirror::start_unready(&control_plane, &kubeconfig, "wedged", &args).await;
+    let controller =
+        ControllerProcess::start_unready(&control_plane, &kubeconfig, "wedged", &args).await;
     let (status, why) = wait_for("/healthz to fail", PATIENCE, || async {
-        let (status, body) = mirror.get("/healthz").await.ok()?;
+        let (status, body) = controller.get("/healthz").await.ok()?;
         (status == 503).then_some((status, body))
     })
     .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
     assert_eq!(status, 503);
     assert!(why.contains("sendInitialEvents"), "{why}");
-    let (status, why) = mirror.get("/readyz").await.expect("readyz");
+    let (status, why) = controller.get("/readyz").await.expect("readyz");
     assert_eq!(status, 503);
     assert!(
         why.contains("sources cache not synced") && why.contains("sendInitialEvents"),
         "{why}"
     );
-    assert!(mirror.stop().success());
+    assert!(controller.stop().success());
 }
 
 /// Runs the journey on `control_plane`; returns both replicas' logs.
@@ -184,39 +181,13 @@ async fn mirror_holds(scene: &Scene<'_>, namespace: &str, value: &str) {
 }
 
 /// Two cluster-wide replicas; returns (leader, standby).
-async fn two_replicas(scene: &Scene<'_>) -> (Mirror, Mirror) {
-    let a = replica(scene, "replica-a").await;
-    let b = replica(scene, "replica-b").await;
-    let leases: Api<Lease> = Api::namespaced(scene.client.clone(), &scene.namespace);
-    let holder = wait_for("a lease holder", PATIENCE, || async {
-        let lease = leases.get_opt(LEASE).await.ok()??;
-        lease.spec?.holder_identity.filter(|h| !h.is_empty())
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"));
-    if holder == "replica-a" {
-        (a, b)
-    } else {
-        (b, a)
-    }
-}
-
-async fn replica(scene: &Scene<'_>, identity: &str) -> Mirror {
-    let kubeconfig = scene.control_plane.kubeconfig_path().to_path_buf();
-    let args = [
-        "--leader-elect",
-        "--leader-election-namespace",
-        scene.namespace.as_str(),
-        "--leader-election-identity",
-        identity,
-        "--lease-duration",
-        "6s",
-        "--renew-deadline",
-        "4s",
-        "--retry-period",
-        "500ms",
-        "--slow-retry",
-        "1s",
-    ];
-    Mirror::start(scene.control_plane, &kubeconfig, identity, &args).await
+async fn two_replicas(scene: &Scene<'_>) -> (ControllerProcess, ControllerProcess) {
+    scene
+        .two_replicas(async |identity| {
+            let kubeconfig = scene.control_plane.kubeconfig_path().to_path_buf();
+            let mut args = scene.leader_election_args(identity, LEASE_TIMINGS);
+            args.extend(["--slow-retry", "1s"]);
+            ControllerProcess::start(scene.control_plane, &kubeconfig, identity, &args).await
+        })
+        .await
 }

@@ -11,7 +11,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{Mirror, PATIENCE, Scene, mk_source};
+use common::{ControllerProcess, LEASE_TIMINGS, PATIENCE, Scene, mk_source};
 use k8s_openapi::{
     api::{
         coordination::v1::Lease,
@@ -41,54 +41,46 @@ fn proxied(scene: &Scene<'_>, tag: &str) -> (FaultProxy, PathBuf) {
     (proxy, kubeconfig)
 }
 
-async fn mirror_via(scene: &Scene<'_>, kubeconfig: &PathBuf, tag: &str, extra: &[&str]) -> Mirror {
+async fn controller_via(
+    scene: &Scene<'_>,
+    kubeconfig: &PathBuf,
+    tag: &str,
+    extra: &[&str],
+) -> ControllerProcess {
     let mut args = vec!["--namespace", scene.namespace.as_str()];
     args.extend_from_slice(extra);
-    Mirror::start(scene.control_plane, kubeconfig, tag, &args).await
+    ControllerProcess::start(scene.control_plane, kubeconfig, tag, &args).await
 }
 
-fn leader_args<'a>(scene: &'a Scene<'_>, identity: &'a str) -> Vec<&'a str> {
-    vec![
-        "--leader-elect",
-        "--leader-election-namespace",
-        scene.namespace.as_str(),
-        "--leader-election-identity",
-        identity,
-        "--lease-duration",
-        "6s",
-        "--renew-deadline",
-        "4s",
-        "--retry-period",
-        "500ms",
-    ]
+async fn healthz(controller: &ControllerProcess) -> (u16, String) {
+    controller
+        .get("/healthz")
+        .await
+        .unwrap_or((0, String::new()))
 }
 
-async fn healthz(mirror: &Mirror) -> (u16, String) {
-    mirror.get("/healthz").await.unwrap_or((0, String::new()))
-}
-
-async fn wait_healthz_ok(mirror: &Mirror) {
+async fn wait_healthz_ok(controller: &ControllerProcess) {
     wait_for("/healthz to say ok", PATIENCE, || async {
-        let (status, body) = healthz(mirror).await;
+        let (status, body) = healthz(controller).await;
         (status == 200 && body == "ok").then_some(())
     })
     .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
 }
 
-async fn wait_leading(mirror: &Mirror) {
+async fn wait_leading(controller: &ControllerProcess) {
     wait_for("the replica to lead", PATIENCE, || async {
-        (mirror.metric("leader_election_master_status", "").await == 1.0).then_some(())
+        (controller.metric("leader_election_master_status", "").await == 1.0).then_some(())
     })
     .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
 }
 
 #[tokio::test]
 async fn changes_made_during_a_ten_second_outage_converge_when_it_ends() {
     let scene = Scene::new("fault-outage").await;
     let (proxy, kubeconfig) = proxied(&scene, "outage");
-    let _mirror = mirror_via(&scene, &kubeconfig, "outage", &[]).await;
+    let _mirror = controller_via(&scene, &kubeconfig, "outage", &[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.create(&mk_source("shapes", &[("b", "1")])).await;
     scene.companion_in_sync("colors").await;
@@ -113,7 +105,7 @@ async fn changes_made_during_a_ten_second_outage_converge_when_it_ends() {
 async fn changes_made_during_a_twenty_second_partition_converge_when_it_heals() {
     let scene = Scene::new("fault-partition").await;
     let (proxy, kubeconfig) = proxied(&scene, "partition");
-    let _mirror = mirror_via(&scene, &kubeconfig, "partition", &[]).await;
+    let _mirror = controller_via(&scene, &kubeconfig, "partition", &[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.create(&mk_source("shapes", &[("b", "1")])).await;
     scene.companion_in_sync("colors").await;
@@ -141,27 +133,27 @@ async fn changes_made_during_a_twenty_second_partition_converge_when_it_heals() 
 async fn liveness_stays_ok_through_a_long_outage_and_after_it() {
     let scene = Scene::new("fault-live").await;
     let (proxy, kubeconfig) = proxied(&scene, "live");
-    let mirror = mirror_via(
+    let controller = controller_via(
         &scene,
         &kubeconfig,
         "live",
         &["--watch-failure-threshold", "2s"],
     )
     .await;
-    wait_healthz_ok(&mirror).await;
+    wait_healthz_ok(&controller).await;
 
     proxy.reset().expect("cut the link");
     let outage_ends = Instant::now() + Duration::from_secs(12);
     let mut said_unreachable = false;
     while Instant::now() < outage_ends {
-        let (status, body) = healthz(&mirror).await;
+        let (status, body) = healthz(&controller).await;
         assert_eq!(status, 200, "liveness failed during an outage: {body}");
         said_unreachable |= body.contains("unreachable");
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    assert!(said_unreachable, "{}", mirror.log_text());
+    assert!(said_unreachable, "{}", controller.log_text());
     proxy.restore().expect("restore the link");
-    wait_healthz_ok(&mirror).await;
+    wait_healthz_ok(&controller).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
 }
@@ -173,23 +165,23 @@ async fn liveness_stays_ok_through_a_long_outage_and_after_it() {
 async fn a_two_second_blip_with_nothing_changing_leaves_liveness_ok() {
     let scene = Scene::new("fault-blip").await;
     let (proxy, kubeconfig) = proxied(&scene, "blip");
-    let mirror = mirror_via(
+    let controller = controller_via(
         &scene,
         &kubeconfig,
         "blip",
         &["--watch-failure-threshold", "3s"],
     )
     .await;
-    wait_healthz_ok(&mirror).await;
+    wait_healthz_ok(&controller).await;
 
     proxy.reset().expect("cut the link");
     tokio::time::sleep(Duration::from_secs(2)).await;
     proxy.restore().expect("restore the link");
-    wait_healthz_ok(&mirror).await;
+    wait_healthz_ok(&controller).await;
     let watch_until = Instant::now() + Duration::from_secs(8);
     while Instant::now() < watch_until {
-        let (status, body) = healthz(&mirror).await;
-        assert_eq!(status, 200, "{body}\n{}", mirror.log_text());
+        let (status, body) = healthz(&controller).await;
+        assert_eq!(status, 200, "{body}\n{}", controller.log_text());
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
@@ -207,13 +199,13 @@ async fn sigterm_before_the_caches_sync_exits_within_the_bound() {
         "--shutdown-timeout",
         "3s",
     ];
-    let mut mirror =
-        Mirror::start_unready(scene.control_plane, &kubeconfig, "unsynced", &args).await;
-    assert_eq!(mirror.get("/readyz").await.expect("readyz").0, 503);
-    mirror.signal(Signal::Term);
-    let status = mirror
+    let mut controller =
+        ControllerProcess::start_unready(scene.control_plane, &kubeconfig, "unsynced", &args).await;
+    assert_eq!(controller.get("/readyz").await.expect("readyz").0, 503);
+    controller.signal(Signal::Term);
+    let status = controller
         .wait_exit(Duration::from_secs(3) + Duration::from_secs(10))
-        .unwrap_or_else(|| panic!("no exit after SIGTERM\n{}", mirror.log_text()));
+        .unwrap_or_else(|| panic!("no exit after SIGTERM\n{}", controller.log_text()));
     assert!(status.success(), "{status}");
 }
 
@@ -223,16 +215,16 @@ async fn sigterm_before_the_caches_sync_exits_within_the_bound() {
 async fn sigterm_of_a_partitioned_leader_exits_within_the_bound() {
     let scene = Scene::new("fault-term-frozen").await;
     let (proxy, kubeconfig) = proxied(&scene, "frozen");
-    let mut args = leader_args(&scene, "frozen");
+    let mut args = scene.leader_election_args("frozen", LEASE_TIMINGS);
     args.extend(["--shutdown-timeout", "3s"]);
-    let mut mirror = mirror_via(&scene, &kubeconfig, "frozen", &args).await;
-    wait_leading(&mirror).await;
+    let mut controller = controller_via(&scene, &kubeconfig, "frozen", &args).await;
+    wait_leading(&controller).await;
 
     proxy.freeze().expect("freeze the link");
-    mirror.signal(Signal::Term);
-    let status = mirror
+    controller.signal(Signal::Term);
+    let status = controller
         .wait_exit(Duration::from_secs(3) + Duration::from_secs(10))
-        .unwrap_or_else(|| panic!("no exit after SIGTERM\n{}", mirror.log_text()));
+        .unwrap_or_else(|| panic!("no exit after SIGTERM\n{}", controller.log_text()));
     // Either it stopped as asked (0), or its renewals failed first (1).
     assert!(matches!(status.code(), Some(0 | 1)), "{status}");
     proxy.thaw().expect("thaw the link");
@@ -244,21 +236,21 @@ async fn sigterm_of_a_partitioned_leader_exits_within_the_bound() {
 async fn a_second_sigint_exits_at_once() {
     let scene = Scene::new("fault-int").await;
     let (proxy, kubeconfig) = proxied(&scene, "int");
-    let mut args = leader_args(&scene, "int");
+    let mut args = scene.leader_election_args("int", LEASE_TIMINGS);
     args.extend(["--shutdown-timeout", "120s", "--api-timeout", "120s"]);
-    let mut mirror = mirror_via(&scene, &kubeconfig, "int", &args).await;
-    wait_leading(&mirror).await;
+    let mut controller = controller_via(&scene, &kubeconfig, "int", &args).await;
+    wait_leading(&controller).await;
 
     proxy.freeze().expect("freeze the link");
-    mirror.signal(Signal::Int);
+    controller.signal(Signal::Int);
     assert!(
-        mirror.wait_exit(Duration::from_secs(1)).is_none(),
+        controller.wait_exit(Duration::from_secs(1)).is_none(),
         "the first SIGINT was expected to wait"
     );
-    mirror.signal(Signal::Int);
-    let status = mirror
+    controller.signal(Signal::Int);
+    let status = controller
         .wait_exit(PATIENCE)
-        .unwrap_or_else(|| panic!("no exit after a second SIGINT\n{}", mirror.log_text()));
+        .unwrap_or_else(|| panic!("no exit after a second SIGINT\n{}", controller.log_text()));
     assert_eq!(status.code(), Some(130), "{status}");
     proxy.thaw().expect("thaw the link");
 }
@@ -270,10 +262,22 @@ async fn a_second_sigint_exits_at_once() {
 async fn a_partitioned_leader_yields_and_its_held_writes_change_nothing() {
     let scene = Scene::new("fault-split").await;
     let (proxy, kubeconfig) = proxied(&scene, "split");
-    let mut old = mirror_via(&scene, &kubeconfig, "old", &leader_args(&scene, "old")).await;
+    let mut old = controller_via(
+        &scene,
+        &kubeconfig,
+        "old",
+        &scene.leader_election_args("old", LEASE_TIMINGS),
+    )
+    .await;
     wait_leading(&old).await;
     let direct = scene.control_plane.kubeconfig_path().to_path_buf();
-    let new = mirror_via(&scene, &direct, "new", &leader_args(&scene, "new")).await;
+    let new = controller_via(
+        &scene,
+        &direct,
+        "new",
+        &scene.leader_election_args("new", LEASE_TIMINGS),
+    )
+    .await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
 
@@ -337,13 +341,13 @@ async fn a_cold_start_killed_midway_converges_after_a_restart() {
             .create(&mk_source(&format!("s{i:03}"), &[("i", &i.to_string())]))
             .await;
     }
-    let mut first = scene.start_mirror(&[]).await;
+    let mut first = scene.start_controller(&[]).await;
     first.writes_reaching(30.0).await;
     first.signal(Signal::Kill);
     assert!(first.wait_exit(PATIENCE).is_some());
     let written_before = count_companions(&scene).await;
 
-    let second = scene.start_mirror(&[]).await;
+    let second = scene.start_controller(&[]).await;
     for i in 0..SOURCES {
         scene.companion_in_sync(&format!("s{i:03}")).await;
     }
@@ -370,21 +374,21 @@ async fn an_api_server_restart_converges_what_changed_meanwhile() {
         ..Options::default()
     })
     .unwrap_or_else(|e| panic!("{e:#}"));
-    let (namespace, mirror) = {
+    let (namespace, controller) = {
         let scene = Scene::on(&control_plane, "fault-restart").await;
-        let mirror = scene
-            .start_mirror(&["--watch-failure-threshold", "2s"])
+        let controller = scene
+            .start_controller(&["--watch-failure-threshold", "2s"])
             .await;
         scene.create(&mk_source("colors", &[("a", "1")])).await;
         scene.create(&mk_source("shapes", &[("b", "1")])).await;
         scene.companion_in_sync("colors").await;
         scene.companion_in_sync("shapes").await;
-        (scene.namespace.clone(), mirror)
+        (scene.namespace.clone(), controller)
     };
 
     control_plane.kill_apiserver().expect("kill kube-apiserver");
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let (status, body) = healthz(&mirror).await;
+    let (status, body) = healthz(&controller).await;
     assert_eq!(
         status, 200,
         "liveness failed while the API server was down: {body}"
@@ -407,7 +411,7 @@ async fn an_api_server_restart_converges_what_changed_meanwhile() {
     scene.delete("shapes-synced").await;
     scene.companion_in_sync("colors").await;
     scene.companion_in_sync("shapes").await;
-    wait_healthz_ok(&mirror).await;
+    wait_healthz_ok(&controller).await;
 }
 
 /// Added latency on the leader's path only: its renewals become too slow,
@@ -421,7 +425,7 @@ async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
     let scene = Scene::on(&control_plane, "fault-slow").await;
     for account in ["old", "new"] {
         common::kubectl_apply(&scene, &common::service_account(&scene.namespace, account));
-        common::kubectl_apply(&scene, &replica_role(&scene.namespace, account));
+        common::kubectl_apply(&scene, &common::replica_role(&scene.namespace, account));
     }
     let proxy = FaultProxy::start(control_plane.apiserver_address()).expect("start the proxy");
     let old_kubeconfig = state.join("old.kubeconfig");
@@ -432,23 +436,11 @@ async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
         .write_token_kubeconfig_via(&proxy.url(), &token, &old_kubeconfig)
         .expect("write the kubeconfig");
     let new_kubeconfig = scene.token_kubeconfig("new").await;
-    let timings = [
-        "--lease-duration",
-        "6s",
-        "--renew-deadline",
-        "3s",
-        "--retry-period",
-        "500ms",
-    ];
-    let replica = |identity: &'static str| {
-        let mut args = leader_args(&scene, identity);
-        args.truncate(5);
-        args.extend(timings);
-        args
-    };
-    let mut old = mirror_via(&scene, &old_kubeconfig, "old", &replica("old")).await;
+    let replica =
+        |identity: &'static str| scene.leader_election_args(identity, ["6s", "3s", "500ms"]);
+    let mut old = controller_via(&scene, &old_kubeconfig, "old", &replica("old")).await;
     wait_leading(&old).await;
-    let new = mirror_via(&scene, &new_kubeconfig, "new", &replica("new")).await;
+    let new = controller_via(&scene, &new_kubeconfig, "new", &replica("new")).await;
     for i in 0..5 {
         scene
             .create(&mk_source(&format!("s{i}"), &[("v", "0")]))
@@ -596,22 +588,13 @@ async fn a_mirror_fan_out_stops_when_the_lease_is_handed_over() {
         proxies.push(proxy);
         kubeconfigs.push(kubeconfig);
     }
-    let replica = |identity: &'static str| {
-        let mut args = leader_args(&scene, identity);
-        args.truncate(5);
-        args.extend([
-            "--lease-duration",
-            "15s",
-            "--renew-deadline",
-            "12s",
-            "--retry-period",
-            "500ms",
-        ]);
-        args
-    };
-    let mut old = Mirror::start(&control_plane, &kubeconfigs[0], "old", &replica("old")).await;
+    let replica =
+        |identity: &'static str| scene.leader_election_args(identity, ["15s", "12s", "500ms"]);
+    let mut old =
+        ControllerProcess::start(&control_plane, &kubeconfigs[0], "old", &replica("old")).await;
     wait_leading(&old).await;
-    let new = Mirror::start(&control_plane, &kubeconfigs[1], "new", &replica("new")).await;
+    let new =
+        ControllerProcess::start(&control_plane, &kubeconfigs[1], "new", &replica("new")).await;
 
     let mut source = mk_source("shared", &[("v", "1")]);
     source
@@ -710,24 +693,12 @@ async fn a_leader_answered_late_then_cut_off_stops_before_the_standby_starts() {
     let (proxy, kubeconfig) = proxied(&scene, "late");
     // Two requests a renewal, each answered late, still fit in the
     // deadline: the renewal succeeds, slowly.
-    let timings = [
-        "--lease-duration",
-        "10s",
-        "--renew-deadline",
-        "8500ms",
-        "--retry-period",
-        "500ms",
-    ];
-    let replica = |identity: &'static str| {
-        let mut args = leader_args(&scene, identity);
-        args.truncate(5);
-        args.extend(timings);
-        args
-    };
-    let mut old = mirror_via(&scene, &kubeconfig, "old", &replica("old")).await;
+    let replica =
+        |identity: &'static str| scene.leader_election_args(identity, ["10s", "8500ms", "500ms"]);
+    let mut old = controller_via(&scene, &kubeconfig, "old", &replica("old")).await;
     wait_leading(&old).await;
     let direct = scene.control_plane.kubeconfig_path().to_path_buf();
-    let new = mirror_via(&scene, &direct, "new", &replica("new")).await;
+    let new = controller_via(&scene, &direct, "new", &replica("new")).await;
 
     let leases: Api<Lease> = Api::namespaced(scene.client.clone(), &scene.namespace);
     let renewed = || async {
@@ -770,8 +741,8 @@ async fn a_leader_answered_late_then_cut_off_stops_before_the_standby_starts() {
 
 /// When a log line containing `needle` was first written, from the
 /// timestamp the line starts with.
-fn logged_at(mirror: &Mirror, needle: &str) -> Option<LogTime> {
-    let text = mirror.log_text();
+fn logged_at(controller: &ControllerProcess, needle: &str) -> Option<LogTime> {
+    let text = controller.log_text();
     let line = text.lines().find(|line| line.contains(needle))?;
     LogTime::parse(line.split_whitespace().next()?)
 }
@@ -853,27 +824,6 @@ fn applied_writes(audit_log: &std::path::Path, wanted: impl Fn(&str) -> bool) ->
                 .to_owned(),
         })
         .collect()
-}
-
-/// What a replica needs in its namespace: ConfigMaps, Events, the Lease.
-fn replica_role(namespace: &str, account: &str) -> String {
-    format!(
-        r#"
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {{name: {account}, namespace: {namespace}}}
-rules:
-- {{apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch", "create", "update", "delete"]}}
-- {{apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"]}}
-- {{apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"]}}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {{name: {account}, namespace: {namespace}}}
-roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {account}}}
-subjects: [{{kind: ServiceAccount, name: {account}, namespace: {namespace}}}]
-"#
-    )
 }
 
 /// A fresh directory under the build output for one test's files.

@@ -1,22 +1,22 @@
 //! Input the controller cannot mirror: a Warning Event and a log line, slow
 //! retries, no hot loop, and nothing that is not ours is touched.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
-use common::{Mirror, Scene, mk_source, mk_unmanaged};
+use common::{ControllerProcess, Scene, mk_source, mk_unmanaged};
 use kube::ResourceExt;
 
 const ERRORS: &str = "controller_runtime_reconcile_errors_total";
 const TERMINAL: &str = "controller_runtime_terminal_reconcile_errors_total";
 
 /// Waits until the controller has failed at least `count` times.
-async fn failures_reach(mirror: &Mirror, count: f64) {
+async fn failures_reach(controller: &ControllerProcess, count: f64) {
     testenv::wait_for(
         &format!("{count} failed reconciles"),
         common::PATIENCE,
-        || async { (mirror.metric(ERRORS, "").await >= count).then_some(()) },
+        || async { (controller.metric(ERRORS, "").await >= count).then_some(()) },
     )
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
@@ -28,13 +28,13 @@ async fn a_foreign_configmap_at_the_companion_name_is_never_touched_and_warned_a
     let blocker = scene
         .create(&mk_unmanaged("colors-synced", &[("theirs", "x")]))
         .await;
-    let mirror = scene.start_mirror(&["--slow-retry", "500ms"]).await;
+    let controller = scene.start_controller(&["--slow-retry", "500ms"]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
 
     let event = scene.wait_event("colors", "CompanionNameTaken").await;
     assert_eq!(event.type_.as_deref(), Some("Warning"));
     // Several retries later there is still one event, never repeated.
-    failures_reach(&mirror, 3.0).await;
+    failures_reach(&controller, 3.0).await;
     let events = scene.events("colors", "CompanionNameTaken").await;
     assert_eq!(events.len(), 1);
     assert!(
@@ -45,7 +45,7 @@ async fn a_foreign_configmap_at_the_companion_name_is_never_touched_and_warned_a
     let untouched = scene.get("colors-synced").await.expect("the blocker stays");
     assert_eq!(untouched.resource_version(), blocker.resource_version());
     assert!(
-        mirror
+        controller
             .log_text()
             .contains("already exists and is not controlled by this source")
     );
@@ -58,7 +58,7 @@ async fn a_foreign_configmap_at_the_companion_name_is_never_touched_and_warned_a
 #[tokio::test]
 async fn a_name_too_long_is_reported_once_and_never_retried() {
     let scene = Scene::new("too-long").await;
-    let mirror = scene.start_mirror(&["--slow-retry", "500ms"]).await;
+    let controller = scene.start_controller(&["--slow-retry", "500ms"]).await;
     let long_name = "l".repeat(250);
     scene.create(&mk_source(&long_name, &[("a", "1")])).await;
     scene.wait_event(&long_name, "CompanionNameTooLong").await;
@@ -67,21 +67,24 @@ async fn a_name_too_long_is_reported_once_and_never_retried() {
     scene.create(&mk_source("fine", &[("a", "1")])).await;
     scene.companion_in_sync("fine").await;
     assert_eq!(
-        mirror.metric(ERRORS, "").await,
+        controller.metric(ERRORS, "").await,
         1.0,
         "a too-long name is not retried"
     );
-    assert_eq!(mirror.metric(TERMINAL, "").await, 1.0);
-    assert!(mirror.log_text().contains("over the limit of 253"));
+    assert_eq!(controller.metric(TERMINAL, "").await, 1.0);
+    assert!(controller.log_text().contains("over the limit of 253"));
 }
 
 #[tokio::test]
 async fn content_the_api_server_refuses_is_warned_about_with_its_message() {
     let scene = Scene::new("refused").await;
     let policy = format!("refuse-{}", scene.namespace);
-    common::kubectl_apply(&scene, &refusing_policy(&policy, &scene.namespace));
-    policy_enforced(&scene).await;
-    let mirror = scene.start_mirror(&["--slow-retry", "500ms"]).await;
+    common::kubectl_apply(
+        &scene,
+        &common::refusing_policy(&policy, &scene.namespace, "refused-synced"),
+    );
+    common::policy_enforced(&scene.configmaps(), "refused-synced").await;
+    let controller = scene.start_controller(&["--slow-retry", "500ms"]).await;
     scene.create(&mk_source("fine", &[("a", "1")])).await;
     scene.companion_in_sync("fine").await;
 
@@ -89,15 +92,15 @@ async fn content_the_api_server_refuses_is_warned_about_with_its_message() {
     let event = scene.wait_event("refused", "CompanionRejected").await;
     let note = event.note.unwrap_or_default();
     assert!(
-        note.contains("mirroring of refused is not allowed here"),
+        note.contains(&format!("refused by policy {policy}")),
         "{note}"
     );
-    failures_reach(&mirror, 3.0).await;
+    failures_reach(&controller, 3.0).await;
     assert_eq!(scene.events("refused", "CompanionRejected").await.len(), 1);
     assert!(scene.get("refused-synced").await.is_none());
 
     // The source keeps being retried, slowly, and heals when allowed.
-    delete_policy(&scene, &policy);
+    common::delete_policy(&scene, &policy);
     testenv::wait_for(
         "the refused companion once allowed",
         Duration::from_secs(60),
@@ -111,96 +114,35 @@ async fn content_the_api_server_refuses_is_warned_about_with_its_message() {
 async fn an_rbac_denial_is_warned_about_and_heals_once_granted() {
     let scene = Scene::new("rbac-denied").await;
     let no_create = ["get", "list", "watch", "update", "delete"];
-    common::kubectl_apply(&scene, &common::service_account(&scene.namespace, "mirror"));
     common::kubectl_apply(
         &scene,
-        &common::role_for(&scene.namespace, "mirror", "no-create", &no_create),
+        &common::service_account(&scene.namespace, "controller"),
     );
-    let kubeconfig = scene.token_kubeconfig("mirror").await;
+    common::kubectl_apply(
+        &scene,
+        &common::role_for(&scene.namespace, "controller", "no-create", &no_create),
+    );
+    let kubeconfig = scene.token_kubeconfig("controller").await;
     let args = [
         "--namespace",
         scene.namespace.as_str(),
         "--slow-retry",
         "500ms",
     ];
-    let mirror = Mirror::start(scene.control_plane, &kubeconfig, &scene.namespace, &args).await;
+    let controller =
+        ControllerProcess::start(scene.control_plane, &kubeconfig, &scene.namespace, &args).await;
 
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     let event = scene.wait_event("colors", "CompanionForbidden").await;
     assert!(event.note.unwrap_or_default().contains("forbidden"));
-    failures_reach(&mirror, 3.0).await;
-    assert_eq!(mirror.get("/healthz").await.expect("healthz").0, 200);
+    failures_reach(&controller, 3.0).await;
+    assert_eq!(controller.get("/healthz").await.expect("healthz").0, 200);
 
     common::kubectl_apply(
         &scene,
-        &common::role_for(&scene.namespace, "mirror", "create", &["create"]),
+        &common::role_for(&scene.namespace, "controller", "create", &["create"]),
     );
     scene.companion_in_sync("colors").await;
-}
-
-/// Admission policies take effect a moment after they are written.
-async fn policy_enforced(scene: &Scene<'_>) {
-    let probe = mk_unmanaged("refused-synced", &[]);
-    let dry_run = kube::api::PostParams {
-        dry_run: true,
-        ..Default::default()
-    };
-    testenv::wait_for(
-        "the admission policy to be enforced",
-        common::PATIENCE,
-        || async {
-            scene
-                .configmaps()
-                .create(&dry_run, &probe)
-                .await
-                .is_err()
-                .then_some(())
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"));
-}
-
-fn delete_policy(scene: &Scene<'_>, name: &str) {
-    let out = scene
-        .control_plane
-        .kubectl()
-        .args(["delete", "validatingadmissionpolicybinding", name])
-        .output()
-        .expect("kubectl delete");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn refusing_policy(name: &str, namespace: &str) -> String {
-    format!(
-        r#"
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {{name: {name}}}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-    - {{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["configmaps"]}}
-  validations:
-  - expression: "object.metadata.name != 'refused-synced'"
-    message: "mirroring of refused is not allowed here"
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {{name: {name}}}
-spec:
-  policyName: {name}
-  validationActions: [Deny]
-  matchResources:
-    namespaceSelector:
-      matchLabels: {{kubernetes.io/metadata.name: {namespace}}}
-"#
-    )
 }
 
 /// A tenant looping "create a source whose companion name is too long,
@@ -212,16 +154,16 @@ async fn retry_state_of_deleted_sources_is_dropped() {
     const CYCLES: usize = 300;
     const FAILING: &str = "configmap_mirror_failing_objects";
     let scene = Scene::new("churn").await;
-    let mirror = scene.start_mirror(&[]).await;
+    let controller = scene.start_controller(&[]).await;
     let name = |i: usize| format!("{}{i:04}", "c".repeat(246));
 
     for i in 0..CYCLES {
         scene.create(&mk_source(&name(i), &[("a", "1")])).await;
-        failures_reach(&mirror, (i + 1) as f64).await;
+        failures_reach(&controller, (i + 1) as f64).await;
         scene.delete(&name(i)).await;
     }
     testenv::wait_for("the retry state to be empty", common::PATIENCE, || async {
-        (mirror.metric(FAILING, "").await == 0.0).then_some(())
+        (controller.metric(FAILING, "").await == 0.0).then_some(())
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
@@ -229,7 +171,7 @@ async fn retry_state_of_deleted_sources_is_dropped() {
     // The same name again: a fresh failure, reported again.
     scene.create(&mk_source(&name(0), &[("a", "1")])).await;
     testenv::wait_for("one failing object", common::PATIENCE, || async {
-        (mirror.metric(FAILING, "").await == 1.0).then_some(())
+        (controller.metric(FAILING, "").await == 1.0).then_some(())
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));

@@ -1,7 +1,7 @@
 //! A source's life, and its companion following it: labeled, changed,
 //! unlabeled, deleted, recreated.
 
-mod common;
+use crate::common;
 
 use common::{Scene, is_exact_companion, mk_source, with_binary};
 use configmap_mirror::contract::content_checksum;
@@ -11,7 +11,7 @@ use serde_json::json;
 #[tokio::test]
 async fn a_source_created_labeled_gets_an_exact_companion_and_a_normal_event() {
     let scene = Scene::new("created").await;
-    let _mirror = scene.start_mirror(&[]).await;
+    let _mirror = scene.start_controller(&[]).await;
     let source = with_binary(
         mk_source("colors", &[("a", "1"), ("b", "2")]),
         "blob",
@@ -30,7 +30,7 @@ async fn a_source_created_labeled_gets_an_exact_companion_and_a_normal_event() {
 #[tokio::test]
 async fn labeling_an_existing_configmap_creates_its_companion() {
     let scene = Scene::new("labeled").await;
-    let _mirror = scene.start_mirror(&[]).await;
+    let _mirror = scene.start_controller(&[]).await;
     scene
         .create(&common::mk_unmanaged("plain", &[("k", "v")]))
         .await;
@@ -48,7 +48,7 @@ async fn labeling_an_existing_configmap_creates_its_companion() {
 #[tokio::test]
 async fn a_changed_source_is_followed_by_its_companion_and_checksum() {
     let scene = Scene::new("changed").await;
-    let _mirror = scene.start_mirror(&[]).await;
+    let _mirror = scene.start_controller(&[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     let before = scene.companion_in_sync("colors").await;
 
@@ -73,11 +73,11 @@ async fn a_changed_source_is_followed_by_its_companion_and_checksum() {
 #[tokio::test]
 async fn deleting_the_source_lets_the_garbage_collector_remove_the_companion() {
     let scene = Scene::new("gc").await;
-    let mirror = scene.start_mirror(&[]).await;
+    let controller = scene.start_controller(&[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
     // Without the controller, only the garbage collector can remove it.
-    assert!(mirror.stop().success());
+    assert!(controller.stop().success());
 
     scene.delete("colors").await;
     testenv::wait_for(
@@ -92,7 +92,7 @@ async fn deleting_the_source_lets_the_garbage_collector_remove_the_companion() {
 #[tokio::test]
 async fn removing_the_label_deletes_the_companion_and_nothing_else() {
     let scene = Scene::new("unlabeled").await;
-    let _mirror = scene.start_mirror(&[]).await;
+    let _mirror = scene.start_controller(&[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.create(&mk_source("keep", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
@@ -115,7 +115,7 @@ async fn removing_the_label_deletes_the_companion_and_nothing_else() {
 #[tokio::test]
 async fn a_label_value_other_than_true_counts_as_unlabeled() {
     let scene = Scene::new("relabeled").await;
-    let _mirror = scene.start_mirror(&[]).await;
+    let _mirror = scene.start_controller(&[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
 
@@ -131,7 +131,7 @@ async fn a_label_value_other_than_true_counts_as_unlabeled() {
 #[tokio::test]
 async fn a_source_recreated_under_the_same_name_owns_the_companion_with_its_new_uid() {
     let scene = Scene::new("recreated").await;
-    let _mirror = scene.start_mirror(&[]).await;
+    let _mirror = scene.start_controller(&[]).await;
     let first = scene.create(&mk_source("colors", &[("a", "old")])).await;
     scene.companion_in_sync("colors").await;
 
@@ -149,14 +149,14 @@ async fn a_source_recreated_under_the_same_name_owns_the_companion_with_its_new_
 #[tokio::test]
 async fn a_source_named_like_a_companion_is_ordinary_and_grows_no_chain() {
     let scene = Scene::new("suffixed").await;
-    let mirror = scene.start_mirror(&[]).await;
+    let controller = scene.start_controller(&[]).await;
     scene.create(&mk_source("x-synced", &[("a", "1")])).await;
     scene.companion_in_sync("x-synced").await;
 
     // Once converged the controller keeps writing nothing: no third link.
-    let writes = mirror.writes_reaching(1.0).await;
+    let writes = controller.writes_reaching(1.0).await;
     scene.create(&mk_source("marker", &[])).await;
     scene.companion_in_sync("marker").await;
-    assert_eq!(mirror.writes_reaching(writes + 1.0).await, writes + 1.0);
+    assert_eq!(controller.writes_reaching(writes + 1.0).await, writes + 1.0);
     assert!(scene.get("x-synced-synced-synced").await.is_none());
 }

@@ -1,7 +1,7 @@
 //! /metrics moves by the right amounts, under controller-runtime's names,
 //! and no series names an object.
 
-mod common;
+use crate::common;
 
 use common::{Scene, mk_source};
 use serde_json::json;
@@ -11,12 +11,12 @@ const WRITES: &str = "configmap_mirror_companion_writes_total";
 #[tokio::test]
 async fn counters_follow_a_scenario_and_carry_no_object_names() {
     let scene = Scene::new("metrics").await;
-    let mirror = scene.start_mirror(&[]).await;
+    let controller = scene.start_controller(&[]).await;
 
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
     assert_eq!(
-        mirror
+        controller
             .metric_reaching(WRITES, "operation=\"create\"", 1.0)
             .await,
         1.0
@@ -27,7 +27,7 @@ async fn counters_follow_a_scenario_and_carry_no_object_names() {
         .await;
     scene.companion_in_sync("colors").await;
     assert_eq!(
-        mirror
+        controller
             .metric_reaching(WRITES, "operation=\"update\"", 1.0)
             .await,
         1.0
@@ -36,7 +36,7 @@ async fn counters_follow_a_scenario_and_carry_no_object_names() {
     scene.delete("colors-synced").await;
     scene.companion_in_sync("colors").await;
     assert_eq!(
-        mirror
+        controller
             .metric_reaching(WRITES, "operation=\"create\"", 2.0)
             .await,
         2.0
@@ -46,7 +46,7 @@ async fn counters_follow_a_scenario_and_carry_no_object_names() {
     scene.create(&mk_source(&long_name, &[])).await;
     scene.wait_event(&long_name, "CompanionNameTooLong").await;
     testenv::wait_for("the error to be counted", common::PATIENCE, || async {
-        (mirror
+        (controller
             .metric("controller_runtime_terminal_reconcile_errors_total", "")
             .await
             == 1.0)
@@ -55,33 +55,35 @@ async fn counters_follow_a_scenario_and_carry_no_object_names() {
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
     assert_eq!(
-        mirror
+        controller
             .metric("controller_runtime_reconcile_errors_total", "")
             .await,
         1.0
     );
     assert_eq!(
-        mirror
+        controller
             .metric("controller_runtime_reconcile_total", "result=\"error\"")
             .await,
         1.0
     );
     assert!(
-        mirror
+        controller
             .metric("controller_runtime_reconcile_total", "result=\"success\"")
             .await
             >= 3.0
     );
     assert_eq!(
-        mirror.metric("configmap_mirror_managed_sources", "").await,
+        controller
+            .metric("configmap_mirror_managed_sources", "")
+            .await,
         2.0
     );
     assert_eq!(
-        mirror.metric("leader_election_master_status", "").await,
+        controller.metric("leader_election_master_status", "").await,
         1.0
     );
 
-    let (_, text) = mirror.get("/metrics").await.expect("scrape");
+    let (_, text) = controller.get("/metrics").await.expect("scrape");
     for needle in ["colors", long_name.as_str(), scene.namespace.as_str()] {
         assert!(!text.contains(needle), "a series names {needle}");
     }

@@ -1,7 +1,7 @@
 //! At steady state the controller writes nothing, and it never writes a
 //! ConfigMap that is not its own.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
@@ -28,7 +28,7 @@ async fn resource_versions(scene: &Scene<'_>) -> BTreeMap<String, String> {
 #[tokio::test]
 async fn a_converged_cluster_sees_no_write_across_a_restart() {
     let scene = Scene::new("steady").await;
-    let mirror = scene.start_mirror(&[]).await;
+    let controller = scene.start_controller(&[]).await;
     for i in 0..SOURCES {
         scene
             .create(&mk_source(&format!("source-{i}"), &[("i", &i.to_string())]))
@@ -37,16 +37,19 @@ async fn a_converged_cluster_sees_no_write_across_a_restart() {
     for i in 0..SOURCES {
         scene.companion_in_sync(&format!("source-{i}")).await;
     }
-    assert_eq!(mirror.writes_reaching(SOURCES as f64).await, SOURCES as f64);
+    assert_eq!(
+        controller.writes_reaching(SOURCES as f64).await,
+        SOURCES as f64
+    );
     let converged = resource_versions(&scene).await;
     assert!(
-        mirror.stop().success(),
+        controller.stop().success(),
         "SIGTERM ends the controller with exit 0"
     );
 
     // The restart reads its first lists the other way: both must fill the
     // caches with the same objects.
-    let restarted = scene.start_mirror(&["--initial-list", "list"]).await;
+    let restarted = scene.start_controller(&["--initial-list", "list"]).await;
     // Once its caches were full, the restarted controller compared every
     // source and every companion with what it should be...
     for checked in [RESYNC_SYNC_IN_SYNC, RESYNC_PRUNE_IN_SYNC] {
@@ -65,7 +68,7 @@ async fn a_converged_cluster_sees_no_write_across_a_restart() {
 #[tokio::test]
 async fn unmanaged_configmaps_are_never_written() {
     let scene = Scene::new("unmanaged").await;
-    let _mirror = scene.start_mirror(&[]).await;
+    let _mirror = scene.start_controller(&[]).await;
     let mut bystanders = BTreeMap::new();
     for name in ["plain", "other-synced", "colors-synced-not", "x"] {
         let cm = scene.create(&mk_unmanaged(name, &[("k", "v")])).await;

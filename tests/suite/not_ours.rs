@@ -4,7 +4,7 @@
 //! controller.) None is deleted, written or reported on where it
 //! should not be.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -46,7 +46,7 @@ async fn copy_of_companion(scene: &Scene<'_>, source: &str, name: &str) -> Confi
 #[tokio::test]
 async fn a_copy_of_a_companion_under_another_name_is_never_pruned() {
     let scene = Scene::new("not-ours-backup").await;
-    let _mirror = scene.start_mirror(&[]).await;
+    let _mirror = scene.start_controller(&[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     copy_of_companion(&scene, "colors", "colors-backup").await;
     stays(&scene, "colors-backup").await;
@@ -59,8 +59,8 @@ async fn a_copy_of_a_companion_under_another_name_is_never_pruned() {
 #[tokio::test]
 async fn two_installs_with_different_suffixes_leave_each_other_s_copies_alone() {
     let scene = Scene::new("not-ours-suffix").await;
-    let synced = scene.start_mirror(&[]).await;
-    let copied = scene.start_mirror(&["--suffix=-copy"]).await;
+    let synced = scene.start_controller(&[]).await;
+    let copied = scene.start_controller(&["--suffix=-copy"]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
     testenv::wait_for("colors-copy", PATIENCE, || async {
@@ -93,7 +93,7 @@ async fn two_installs_with_different_suffixes_leave_each_other_s_copies_alone() 
 #[tokio::test]
 async fn a_source_being_deleted_gets_no_new_companion() {
     let scene = Scene::new("not-ours-deleting").await;
-    let _mirror = scene.start_mirror(&[]).await;
+    let _mirror = scene.start_controller(&[]).await;
     let mut source = mk_source("colors", &[("a", "1")]);
     source.metadata.finalizers = Some(vec!["workshop.io/test-hold".into()]);
     scene.create(&source).await;

@@ -1,23 +1,23 @@
 //! /readyz follows the caches' initial sync; /healthz fails when a watch
 //! has been failing for longer than the threshold, and recovers.
 
-mod common;
+use crate::common;
 
-use common::{Mirror, Scene};
+use common::{ControllerProcess, Scene};
 
-async fn status_of(mirror: &Mirror, path: &str) -> u16 {
-    mirror
+async fn status_of(controller: &ControllerProcess, path: &str) -> u16 {
+    controller
         .get(path)
         .await
         .map(|(status, _)| status)
         .unwrap_or(0)
 }
 
-async fn wait_status(mirror: &Mirror, path: &str, status: u16) {
+async fn wait_status(controller: &ControllerProcess, path: &str, status: u16) {
     testenv::wait_for(
         &format!("{path} to answer {status}"),
         common::PATIENCE,
-        || async { (status_of(mirror, path).await == status).then_some(()) },
+        || async { (status_of(controller, path).await == status).then_some(()) },
     )
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
@@ -27,31 +27,35 @@ async fn wait_status(mirror: &Mirror, path: &str, status: u16) {
 async fn readiness_waits_for_the_caches_and_liveness_catches_a_failing_watch() {
     let scene = Scene::new("health").await;
     // A ServiceAccount without any role: listing is forbidden.
-    common::kubectl_apply(&scene, &common::service_account(&scene.namespace, "mirror"));
-    let kubeconfig = scene.token_kubeconfig("mirror").await;
+    common::kubectl_apply(
+        &scene,
+        &common::service_account(&scene.namespace, "controller"),
+    );
+    let kubeconfig = scene.token_kubeconfig("controller").await;
     let args = [
         "--namespace",
         scene.namespace.as_str(),
         "--watch-failure-threshold",
         "2s",
     ];
-    let mirror =
-        Mirror::start_unready(scene.control_plane, &kubeconfig, &scene.namespace, &args).await;
+    let controller =
+        ControllerProcess::start_unready(scene.control_plane, &kubeconfig, &scene.namespace, &args)
+            .await;
 
     // Listing is forbidden: the caches cannot sync, the watches keep failing.
-    assert_eq!(status_of(&mirror, "/readyz").await, 503);
-    wait_status(&mirror, "/healthz", 503).await;
-    let (_, why) = mirror.get("/healthz").await.expect("healthz");
+    assert_eq!(status_of(&controller, "/readyz").await, 503);
+    wait_status(&controller, "/healthz", 503).await;
+    let (_, why) = controller.get("/healthz").await.expect("healthz");
     assert!(why.contains("watch failing"), "{why}");
-    assert_eq!(status_of(&mirror, "/readyz").await, 503);
+    assert_eq!(status_of(&controller, "/readyz").await, 503);
 
     let verbs = ["get", "list", "watch", "create", "update", "delete"];
     common::kubectl_apply(
         &scene,
-        &common::role_for(&scene.namespace, "mirror", "mirror", &verbs),
+        &common::role_for(&scene.namespace, "controller", "controller", &verbs),
     );
-    wait_status(&mirror, "/readyz", 200).await;
-    wait_status(&mirror, "/healthz", 200).await;
+    wait_status(&controller, "/readyz", 200).await;
+    wait_status(&controller, "/healthz", 200).await;
     scene
         .create(&common::mk_source("colors", &[("a", "1")]))
         .await;

@@ -30,7 +30,7 @@ mod wait;
 
 pub use binaries::{bin_dir, bin_dir_for, compat_version, kube_version};
 pub use cluster::{Cluster, ClusterOptions};
-pub use control_plane::{ControlPlane, Options};
+pub use control_plane::{ControlPlane, LazyControlPlane, Options};
 pub use fault_proxy::FaultProxy;
 pub use node::{NODE_NAME, NODE_TOOLS_IMAGE};
 pub use objects::{fresh_namespace, mint_token};

@@ -1,15 +1,16 @@
 //! Mirroring into other namespaces: asked for by the source, consented to by
 //! the target namespace, cleaned up without owner references or finalizers.
 //!
-//! The controller here watches the whole cluster, so these tests run one at
-//! a time, each in namespaces of its own, and each removes what it created
-//! before the next starts.
+//! The controller here watches the whole cluster, so these tests run on a
+//! control plane apart from the other topics', one at a time, each in
+//! namespaces of its own, and each removes what it created before the next
+//! starts.
 
-mod common;
+use crate::common;
 
 use std::{collections::BTreeMap, time::Duration};
 
-use common::{Mirror, PATIENCE, SOURCE_LABEL, Scene, mk_source, mk_unmanaged};
+use common::{ControllerProcess, PATIENCE, SOURCE_LABEL, Scene, mk_source, mk_unmanaged};
 use configmap_mirror::contract::{
     CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, content_checksum,
 };
@@ -19,9 +20,17 @@ use kube::{
     api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams},
 };
 use serde_json::json;
+use testenv::{ControlPlane, LazyControlPlane};
 use tokio::sync::{Mutex, MutexGuard};
 
 const CONSENT: &str = "workshop.io/accept-mirrors";
+
+/// Apart from the other topics' tests, whose namespaces a cluster-wide
+/// controller would serve too.
+fn control_plane() -> &'static ControlPlane {
+    static CLUSTER_WIDE: LazyControlPlane = LazyControlPlane::new();
+    CLUSTER_WIDE.get()
+}
 
 /// One test at a time: each runs a cluster-wide controller.
 async fn exclusive() -> MutexGuard<'static, ()> {
@@ -33,19 +42,19 @@ struct World {
     scene: Scene<'static>,
     /// Unique to the test: every target namespace is named `<prefix>-...`.
     prefix: String,
-    mirror: Option<Mirror>,
+    controller: Option<ControllerProcess>,
     _turn: MutexGuard<'static, ()>,
 }
 
 impl World {
     async fn new(tag: &str) -> World {
         let turn = exclusive().await;
-        let scene = Scene::new(tag).await;
+        let scene = Scene::on(control_plane(), tag).await;
         let prefix = scene.namespace.clone();
         let mut world = World {
             scene,
             prefix,
-            mirror: None,
+            controller: None,
             _turn: turn,
         };
         world.start().await;
@@ -54,23 +63,23 @@ impl World {
 
     async fn start(&mut self) {
         let kubeconfig = self.scene.control_plane.kubeconfig_path().to_path_buf();
-        let mirror = Mirror::start(
+        let controller = ControllerProcess::start(
             self.scene.control_plane,
             &kubeconfig,
             &self.prefix,
             &["--slow-retry", "1s"],
         )
         .await;
-        self.mirror = Some(mirror);
+        self.controller = Some(controller);
     }
 
-    fn mirror(&self) -> &Mirror {
-        self.mirror.as_ref().expect("the controller runs")
+    fn controller(&self) -> &ControllerProcess {
+        self.controller.as_ref().expect("the controller runs")
     }
 
     fn stop(&mut self) {
-        let mirror = self.mirror.take().expect("the controller runs");
-        assert!(mirror.stop().success());
+        let controller = self.controller.take().expect("the controller runs");
+        assert!(controller.stop().success());
     }
 
     /// Creates `<prefix>-<suffix>`, consenting or not, with extra labels.
@@ -147,7 +156,7 @@ impl World {
     /// Deletes the test's sources and waits until every copy made from
     /// them, anywhere, is gone, so the next test starts from a clean cluster.
     async fn clean_up(mut self) {
-        if self.mirror.is_none() {
+        if self.controller.is_none() {
             self.start().await;
         }
         let sources = self.scene.configmaps();
@@ -365,9 +374,9 @@ async fn an_unrelated_configmap_at_the_mirror_name_is_untouched_and_warned_about
     world.mirror_in_sync(&b, "shared").await;
     let event = world.scene.wait_event("shared", "MirrorNameTaken").await;
     assert!(event.note.unwrap_or_default().contains(&a));
-    let mirror = world.mirror();
+    let controller = world.controller();
     let errors = "controller_runtime_reconcile_errors_total";
-    mirror.metric_reaching(errors, "", 3.0).await;
+    controller.metric_reaching(errors, "", 3.0).await;
     assert_eq!(
         world.scene.events("shared", "MirrorNameTaken").await.len(),
         1
@@ -412,7 +421,7 @@ async fn of_two_sources_competing_for_one_name_the_first_keeps_it_without_flappi
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
 
-    let writes = world.mirror().writes().await;
+    let writes = world.controller().writes().await;
     // A window in which flapping would show; the loser retries meanwhile.
     tokio::time::sleep(Duration::from_secs(30)).await;
     let held = world
@@ -425,7 +434,7 @@ async fn of_two_sources_competing_for_one_name_the_first_keeps_it_without_flappi
         winner.resource_version(),
         "the mirror was rewritten"
     );
-    assert_eq!(world.mirror().writes().await, writes, "the loser wrote");
+    assert_eq!(world.controller().writes().await, writes, "the loser wrote");
     world
         .configmaps(&rival_namespace)
         .delete("shared", &Default::default())
@@ -615,74 +624,20 @@ async fn a_part_that_waits_for_a_change_does_not_hold_back_a_sibling_s_retry() {
     let b = world.namespace("b", true, &[]).await;
     let long_name = "l".repeat(250);
     let policy = format!("{}-refuse", world.prefix);
-    common::kubectl_apply(&world.scene, &refuse_in(&policy, &b, &long_name));
-    let dry_run = PostParams {
-        dry_run: true,
-        ..PostParams::default()
-    };
-    let probe = mk_unmanaged(&long_name, &[]);
-    testenv::wait_for("the admission policy to be enforced", PATIENCE, || async {
-        world
-            .configmaps(&b)
-            .create(&dry_run, &probe)
-            .await
-            .is_err()
-            .then_some(())
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"));
+    common::kubectl_apply(
+        &world.scene,
+        &common::refusing_policy(&policy, &b, &long_name),
+    );
+    common::policy_enforced(&world.configmaps(&b), &long_name).await;
 
     world.source(&long_name, &[to(&b)]).await;
     world
         .scene
         .wait_event(&long_name, "CompanionRejected")
         .await;
-    let out = world
-        .scene
-        .control_plane
-        .kubectl()
-        .args([
-            "delete",
-            "validatingadmissionpolicybinding,validatingadmissionpolicy",
-            &policy,
-        ])
-        .output()
-        .expect("kubectl delete");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::delete_policy(&world.scene, &policy);
     world.mirror_in_sync(&b, &long_name).await;
     world.clean_up().await;
-}
-
-fn refuse_in(name: &str, namespace: &str, configmap: &str) -> String {
-    format!(
-        r#"
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {{name: {name}}}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-    - {{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["configmaps"]}}
-  validations:
-  - expression: "object.metadata.name != '{configmap}'"
-    message: "not here"
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {{name: {name}}}
-spec:
-  policyName: {name}
-  validationActions: [Deny]
-  matchResources:
-    namespaceSelector:
-      matchLabels: {{kubernetes.io/metadata.name: {namespace}}}
-"#
-    )
 }
 
 /// Kubernetes publishes kube-root-ca.crt into every namespace: a mirror of
@@ -729,23 +684,23 @@ async fn the_work_follows_what_changed() {
     for i in 0..SOURCES {
         world.mirror_in_sync(&b, &format!("s{i}")).await;
     }
-    let mirror = world.mirror();
+    let controller = world.controller();
     // Writing the copies wakes their sources once more: let that settle.
-    let adds = settled(mirror, "workqueue_adds_total").await;
+    let adds = settled(controller, "workqueue_adds_total").await;
     world.label_namespace(&quiet, "team", Some("x")).await;
     // The namespace event is handled within milliseconds; this is margin.
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(
-        mirror.metric("workqueue_adds_total", "").await,
+        controller.metric("workqueue_adds_total", "").await,
         adds,
         "a namespace nobody mirrors into woke sources"
     );
 
-    let compared = settled(mirror, "configmap_mirror_resync_objects_total").await;
+    let compared = settled(controller, "configmap_mirror_resync_objects_total").await;
     world.scene.delete("s0").await;
     world.no_mirror(&b, "s0").await;
     assert_eq!(
-        mirror
+        controller
             .metric("configmap_mirror_resync_objects_total", "")
             .await,
         compared,
@@ -756,11 +711,11 @@ async fn the_work_follows_what_changed() {
 }
 
 /// The metric once it has not moved for a second.
-async fn settled(mirror: &Mirror, name: &str) -> f64 {
+async fn settled(controller: &ControllerProcess, name: &str) -> f64 {
     testenv::wait_for(&format!("{name} to settle"), PATIENCE, || async {
-        let before = mirror.metric(name, "").await;
+        let before = controller.metric(name, "").await;
         tokio::time::sleep(Duration::from_secs(1)).await;
-        let after = mirror.metric(name, "").await;
+        let after = controller.metric(name, "").await;
         (before == after).then_some(after)
     })
     .await

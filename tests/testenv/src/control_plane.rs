@@ -146,13 +146,27 @@ impl Servers {
     }
 }
 
-impl ControlPlane {
-    /// The control plane shared by every test in this test binary, started
-    /// on first use. Panics if it cannot start, so that tests fail rather
-    /// than skip. Never dropped: its servers die with the process.
-    pub fn shared() -> &'static ControlPlane {
-        static SHARED: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
-        let shared = SHARED.get_or_init(|| {
+/// A control plane of the test binary's own, like [`ControlPlane::shared`]
+/// but apart from it: for tests that must not share a cluster with the
+/// others, such as those that run a cluster-wide controller.
+///
+/// ```no_run
+/// static CLUSTER_WIDE: testenv::LazyControlPlane = testenv::LazyControlPlane::new();
+/// let control_plane = CLUSTER_WIDE.get();
+/// ```
+#[derive(Default)]
+pub struct LazyControlPlane(OnceLock<Result<ControlPlane, String>>);
+
+impl LazyControlPlane {
+    pub const fn new() -> LazyControlPlane {
+        LazyControlPlane(OnceLock::new())
+    }
+
+    /// Starts it on first use. Panics if it cannot start, so that tests
+    /// fail rather than skip. Never dropped when static: its servers die
+    /// with the process.
+    pub fn get(&self) -> &ControlPlane {
+        let started = self.0.get_or_init(|| {
             let options = Options {
                 // Tests never need the data to survive a crash.
                 etcd_unsafe_no_fsync: true,
@@ -160,10 +174,20 @@ impl ControlPlane {
             };
             ControlPlane::start(options).map_err(|e| format!("{e:#}"))
         });
-        match shared {
+        match started {
             Ok(control_plane) => control_plane,
             Err(e) => panic!("cannot start the test control plane: {e}"),
         }
+    }
+}
+
+impl ControlPlane {
+    /// The control plane shared by every test in this test binary, started
+    /// on first use. Panics if it cannot start, so that tests fail rather
+    /// than skip. Never dropped: its servers die with the process.
+    pub fn shared() -> &'static ControlPlane {
+        static SHARED: LazyControlPlane = LazyControlPlane::new();
+        SHARED.get()
     }
 
     /// Starts a control plane owned by the caller. Blocks until every server

@@ -1,11 +1,11 @@
 //! Two replicas, one Lease: only the holder writes, and the other takes
 //! over when the holder stops, dies, or loses the Lease.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
-use common::{Mirror, Scene, mk_source};
+use common::{ControllerProcess, LEASE, LEASE_TIMINGS, Scene, mk_source};
 use k8s_openapi::{
     api::coordination::v1::Lease, apimachinery::pkg::apis::meta::v1::MicroTime, jiff::Timestamp,
 };
@@ -16,66 +16,35 @@ use kube::{
 use serde_json::json;
 use testenv::Signal;
 
-const LEASE: &str = "configmap-mirror";
+/// The lease duration and retry period of [`LEASE_TIMINGS`].
 const LEASE_DURATION: Duration = Duration::from_secs(6);
 const RETRY_PERIOD: Duration = Duration::from_millis(500);
 
-async fn replica(scene: &Scene<'_>, identity: &str) -> Mirror {
-    replica_with(scene, identity, ["6s", "4s", "500ms"]).await
+async fn replica(scene: &Scene<'_>, identity: &str) -> ControllerProcess {
+    replica_with(scene, identity, LEASE_TIMINGS).await
 }
 
 /// A replica with this lease duration, renew deadline and retry period.
-async fn replica_with(scene: &Scene<'_>, identity: &str, timings: [&str; 3]) -> Mirror {
-    let [lease, renew, retry] = timings;
+async fn replica_with(scene: &Scene<'_>, identity: &str, timings: [&str; 3]) -> ControllerProcess {
     scene
-        .start_mirror(&[
-            "--leader-elect",
-            "--leader-election-namespace",
-            &scene.namespace,
-            "--leader-election-identity",
-            identity,
-            "--lease-duration",
-            lease,
-            "--renew-deadline",
-            renew,
-            "--retry-period",
-            retry,
-        ])
+        .start_controller(&scene.leader_election_args(identity, timings))
         .await
 }
 
-async fn holder(scene: &Scene<'_>) -> Option<String> {
-    let leases: Api<Lease> = Api::namespaced(scene.client.clone(), &scene.namespace);
-    let lease = leases.get_opt(LEASE).await.ok()??;
-    lease.spec?.holder_identity.filter(|h| !h.is_empty())
-}
-
-async fn wait_holder(
-    scene: &Scene<'_>,
-    timeout: Duration,
-    wanted: impl Fn(&str) -> bool,
-) -> String {
-    testenv::wait_for("the lease holder", timeout, || async {
-        holder(scene).await.filter(|h| wanted(h))
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"))
-}
-
-async fn leading(mirror: &Mirror) -> bool {
-    mirror.metric("leader_election_master_status", "").await == 1.0
+async fn leading(controller: &ControllerProcess) -> bool {
+    controller.metric("leader_election_master_status", "").await == 1.0
 }
 
 /// Like [`leading`], and false for a replica that has exited.
-async fn leads(mirror: &Mirror) -> bool {
-    match mirror.get("/metrics").await {
+async fn leads(controller: &ControllerProcess) -> bool {
+    match controller.get("/metrics").await {
         Ok((_, text)) => common::sum_metric(&text, "leader_election_master_status", "") == 1.0,
         Err(_) => false,
     }
 }
 
 /// Samples both replicas for `window`, failing if both ever lead at once.
-async fn never_both_lead(a: &Mirror, b: &Mirror, window: Duration) {
+async fn never_both_lead(a: &ControllerProcess, b: &ControllerProcess, window: Duration) {
     let end = Instant::now() + window;
     while Instant::now() < end {
         let (a_leads, b_leads) = tokio::join!(leads(a), leads(b));
@@ -89,20 +58,18 @@ async fn never_both_lead(a: &Mirror, b: &Mirror, window: Duration) {
     }
 }
 
-async fn wait_leading(mirror: &Mirror) {
+async fn wait_leading(controller: &ControllerProcess) {
     testenv::wait_for("a replica to lead", common::PATIENCE, || async {
-        leads(mirror).await.then_some(())
+        leads(controller).await.then_some(())
     })
     .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", mirror.log_text()));
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
 }
 
-/// Starts replicas a and b; returns (leader, standby).
-async fn two_replicas(scene: &Scene<'_>) -> (Mirror, Mirror) {
-    let a = replica(scene, "replica-a").await;
-    let b = replica(scene, "replica-b").await;
-    let first = wait_holder(scene, common::PATIENCE, |_| true).await;
-    if first == "replica-a" { (a, b) } else { (b, a) }
+async fn two_replicas(scene: &Scene<'_>) -> (ControllerProcess, ControllerProcess) {
+    scene
+        .two_replicas(async |identity| replica(scene, identity).await)
+        .await
 }
 
 #[tokio::test]
@@ -139,7 +106,7 @@ async fn exactly_one_replica_leads_and_only_it_writes() {
 async fn a_terminated_leader_releases_the_lease_and_the_standby_converges_what_changed_meanwhile() {
     let scene = Scene::new("le-term").await;
     let (leader, standby) = two_replicas(&scene).await;
-    let leader_id = holder(&scene).await.expect("a holder");
+    let leader_id = scene.lease_holder().await.expect("a holder");
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
 
@@ -153,7 +120,9 @@ async fn a_terminated_leader_releases_the_lease_and_the_standby_converges_what_c
         .await;
     // Released, not expired: the standby takes it at its next try, well
     // before the lease duration.
-    wait_holder(&scene, LEASE_DURATION, |h| h != leader_id).await;
+    scene
+        .wait_lease_holder(LEASE_DURATION, |h| h != leader_id)
+        .await;
     scene.companion_in_sync("colors").await;
     assert!(standby.writes_reaching(1.0).await >= 1.0);
 }
@@ -162,13 +131,13 @@ async fn a_terminated_leader_releases_the_lease_and_the_standby_converges_what_c
 async fn a_killed_leader_is_replaced_once_its_lease_expires() {
     let scene = Scene::new("le-kill").await;
     let (mut leader, standby) = two_replicas(&scene).await;
-    let leader_id = holder(&scene).await.expect("a holder");
+    let leader_id = scene.lease_holder().await.expect("a holder");
 
     leader.signal(Signal::Kill);
     assert!(leader.wait_exit(common::PATIENCE).is_some());
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     let bound = LEASE_DURATION + RETRY_PERIOD + Duration::from_secs(3);
-    wait_holder(&scene, bound, |h| h != leader_id).await;
+    scene.wait_lease_holder(bound, |h| h != leader_id).await;
     scene.companion_in_sync("colors").await;
     assert_eq!(standby.writes_reaching(1.0).await, 1.0);
 }
@@ -177,7 +146,9 @@ async fn a_killed_leader_is_replaced_once_its_lease_expires() {
 async fn a_leader_that_cannot_renew_stops_and_exits_non_zero() {
     let scene = Scene::new("le-lost").await;
     let mut leader = replica(&scene, "replica-a").await;
-    wait_holder(&scene, common::PATIENCE, |h| h == "replica-a").await;
+    scene
+        .wait_lease_holder(common::PATIENCE, |h| h == "replica-a")
+        .await;
     wait_leading(&leader).await;
 
     // Someone else keeps the Lease fresh: every renewal attempt fails.
@@ -207,7 +178,7 @@ async fn a_lease_handed_to_the_standby_by_hand_never_makes_two_leaders() {
     let scene = Scene::new("le-edit").await;
     let (mut leader, standby) = two_replicas(&scene).await;
     wait_leading(&leader).await;
-    let standby_id = if holder(&scene).await.as_deref() == Some("replica-a") {
+    let standby_id = if scene.lease_holder().await.as_deref() == Some("replica-a") {
         "replica-b"
     } else {
         "replica-a"
@@ -246,7 +217,7 @@ async fn a_deleted_lease_never_makes_two_leaders() {
         .await
         .expect("delete the lease");
     let recreated = testenv::wait_for("the standby to create the lease", common::PATIENCE, || {
-        holder(&scene)
+        scene.lease_holder()
     })
     .await;
     leader.signal(Signal::Cont);
@@ -269,7 +240,9 @@ async fn a_deleted_lease_never_makes_two_leaders() {
 async fn a_candidate_honours_the_lease_duration_the_lease_states() {
     let scene = Scene::new("le-durations").await;
     let long = replica_with(&scene, "long", ["20s", "10s", "1s"]).await;
-    wait_holder(&scene, common::PATIENCE, |h| h == "long").await;
+    scene
+        .wait_lease_holder(common::PATIENCE, |h| h == "long")
+        .await;
     wait_leading(&long).await;
     let short = replica(&scene, "short").await;
 
@@ -277,7 +250,7 @@ async fn a_candidate_honours_the_lease_duration_the_lease_states() {
     // Past the candidate's own 6 s, within the leader's 10 s deadline.
     tokio::time::sleep(Duration::from_secs(8)).await;
     let short_led = leads(&short).await;
-    let holder_then = holder(&scene).await;
+    let holder_then = scene.lease_holder().await;
     long.signal(Signal::Cont);
     assert!(
         !short_led,

@@ -49,18 +49,11 @@ pub fn compat_version(role: &str) -> anyhow::Result<String> {
 /// one, as `make k8s-compat` builds them.
 pub fn bin_dir_for(version: &str) -> anyhow::Result<PathBuf> {
     let dir = cache_dir()?.join(format!("k8s-{version}")).join("bin");
-    let missing: Vec<&str> = REQUIRED
-        .iter()
-        .copied()
-        .filter(|bin| !is_executable(&dir.join(bin)))
-        .collect();
-    if !missing.is_empty() {
-        bail!(
-            "Kubernetes {version} binaries missing from {}: {}; run `make k8s-compat` to build them",
-            dir.display(),
-            missing.join(", ")
-        );
-    }
+    require_all(
+        &dir,
+        &format!("Kubernetes {version} binaries"),
+        "run `make k8s-compat` to build them",
+    )?;
     Ok(dir)
 }
 
@@ -79,6 +72,12 @@ pub fn bin_dir() -> anyhow::Result<PathBuf> {
 
 /// Fails, naming the install command, unless `dir` holds every binary.
 pub(crate) fn check(dir: &Path) -> anyhow::Result<()> {
+    require_all(dir, "control-plane binaries", INSTALL_HINT)
+}
+
+/// Fails, saying which of `what` are missing and how to get them (`hint`),
+/// unless `dir` holds every binary.
+fn require_all(dir: &Path, what: &str, hint: &str) -> anyhow::Result<()> {
     let missing: Vec<&str> = REQUIRED
         .iter()
         .copied()
@@ -86,7 +85,7 @@ pub(crate) fn check(dir: &Path) -> anyhow::Result<()> {
         .collect();
     if !missing.is_empty() {
         bail!(
-            "control-plane binaries missing from {}: {}; {INSTALL_HINT}",
+            "{what} missing from {}: {}; {hint}",
             dir.display(),
             missing.join(", ")
         );

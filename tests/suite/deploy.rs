@@ -3,11 +3,11 @@
 //! refuses everything else, and the binary finds the API server the way a
 //! Pod does. Runs the release binary, as the image does.
 
-mod common;
+use crate::common;
 
 use std::{path::PathBuf, process::Command};
 
-use common::{Mirror, Scene, mk_source, mk_unmanaged};
+use common::{ControllerProcess, Scene, mk_source, mk_unmanaged};
 use k8s_openapi::api::{
     coordination::v1::Lease,
     core::v1::{ConfigMap, Secret},
@@ -17,11 +17,18 @@ use kube::{
     api::{DeleteParams, ListParams, Patch, PatchParams, PostParams},
 };
 use serde_json::json;
-use testenv::ControlPlane;
+use testenv::{ControlPlane, LazyControlPlane};
 use tokio::sync::OnceCell;
 
 const CONTROLLER_NAMESPACE: &str = "configmap-mirror";
 const SERVICE_ACCOUNT: &str = "configmap-mirror";
+
+/// Apart from the other topics' tests: the ServiceAccount's controller
+/// watches the whole cluster, and would serve their namespaces too.
+fn control_plane() -> &'static ControlPlane {
+    static CLUSTER_WIDE: LazyControlPlane = LazyControlPlane::new();
+    CLUSTER_WIDE.get()
+}
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -51,7 +58,8 @@ fn kubectl(control_plane: &ControlPlane, args: &[&str]) -> (bool, String, String
     )
 }
 
-/// deploy/ applied for real once per test binary; the ServiceAccount's token.
+/// deploy/ applied for real once, on this module's control plane; the
+/// ServiceAccount's token.
 async fn installed(control_plane: &'static ControlPlane) -> &'static str {
     static TOKEN: OnceCell<String> = OnceCell::const_new();
     TOKEN
@@ -73,7 +81,7 @@ async fn service_account_client(control_plane: &'static ControlPlane) -> Client 
 
 #[tokio::test]
 async fn deploy_is_accepted_by_a_server_side_dry_run_without_pod_security_warnings() {
-    let control_plane = ControlPlane::shared();
+    let control_plane = control_plane();
     // The namespace must exist, with its Pod Security labels, for the dry
     // run of what goes into it to be judged against "restricted".
     let (ok, _, err) = kubectl(
@@ -97,14 +105,14 @@ async fn deploy_is_accepted_by_a_server_side_dry_run_without_pod_security_warnin
 
 #[tokio::test]
 async fn the_service_account_can_run_the_whole_mirror_scenario() {
-    let scene = Scene::new("deployed").await;
+    let scene = Scene::on(control_plane(), "deployed").await;
     let token = installed(scene.control_plane).await;
     let kubeconfig = scene.control_plane.log_dir().join("deploy-kubeconfig");
     scene
         .control_plane
         .write_token_kubeconfig(token, &kubeconfig)
         .expect("kubeconfig");
-    let mirror = Mirror::start_binary(
+    let controller = ControllerProcess::start_binary(
         &release_binary(),
         scene.control_plane,
         &kubeconfig,
@@ -147,18 +155,18 @@ async fn the_service_account_can_run_the_whole_mirror_scenario() {
         Some("deployed-replica")
     );
     assert_eq!(
-        mirror
+        controller
             .metric("controller_runtime_reconcile_errors_total", "")
             .await,
         1.0,
         "only the name taken"
     );
-    assert!(mirror.stop().success());
+    assert!(controller.stop().success());
 }
 
 #[tokio::test]
 async fn the_service_account_is_refused_everything_else() {
-    let control_plane = ControlPlane::shared();
+    let control_plane = control_plane();
     let admin = control_plane.client().await;
     let namespace = testenv::fresh_namespace(&admin, "refused")
         .await
@@ -235,7 +243,7 @@ async fn the_service_account_is_refused_everything_else() {
 
 #[tokio::test]
 async fn the_binary_reaches_the_api_server_through_in_cluster_configuration() {
-    let scene = Scene::new("in-cluster").await;
+    let scene = Scene::on(control_plane(), "in-cluster").await;
     let token = installed(scene.control_plane).await;
     let secrets = scene.control_plane.log_dir().join("serviceaccount");
     std::fs::create_dir_all(&secrets).expect("mkdir");
@@ -278,10 +286,11 @@ async fn the_binary_reaches_the_api_server_through_in_cluster_configuration() {
         b"0\n",
         "this test mounts a tmpfs in a private mount namespace and needs root (CI runs as root)"
     );
-    let mirror = Mirror::start_command(command, scene.control_plane, "in-cluster").await;
+    let controller =
+        ControllerProcess::start_command(command, scene.control_plane, "in-cluster").await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
-    assert!(mirror.log_text().contains("configmap-mirror started"));
+    assert!(controller.log_text().contains("configmap-mirror started"));
 }
 
 #[test]

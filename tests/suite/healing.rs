@@ -1,7 +1,7 @@
 //! Hand edits and deletions of a companion are undone, also those made
 //! while the controller was not running.
 
-mod common;
+use crate::common;
 
 use common::{Scene, mk_source, with_binary};
 use configmap_mirror::contract::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL};
@@ -14,7 +14,7 @@ use serde_json::json;
 #[tokio::test]
 async fn a_deleted_companion_is_recreated_and_evented() {
     let scene = Scene::new("heal-delete").await;
-    let _mirror = scene.start_mirror(&[]).await;
+    let _mirror = scene.start_controller(&[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     let first = scene.companion_in_sync("colors").await;
 
@@ -26,7 +26,7 @@ async fn a_deleted_companion_is_recreated_and_evented() {
 #[tokio::test]
 async fn hand_edits_of_every_owned_field_are_restored() {
     let scene = Scene::new("heal-edit").await;
-    let mirror = scene.start_mirror(&[]).await;
+    let controller = scene.start_controller(&[]).await;
     let edits = [
         json!({"data": {"a": "tampered"}}),
         json!({"data": {"added-by-hand": "x"}}),
@@ -43,13 +43,13 @@ async fn hand_edits_of_every_owned_field_are_restored() {
         let source = with_binary(mk_source(&name, &[("a", "1")]), "bin", &[1, 2, 3]);
         scene.create(&source).await;
         scene.companion_in_sync(&name).await;
-        let before = mirror.writes().await;
+        let before = controller.writes().await;
         scene
             .patch_json(&format!("{name}-synced"), edit.clone())
             .await;
         scene.companion_in_sync(&name).await;
         assert!(
-            mirror.writes_reaching(before + 1.0).await > before,
+            controller.writes_reaching(before + 1.0).await > before,
             "no restoring write after {edit}"
         );
     }
@@ -62,10 +62,10 @@ async fn hand_edits_of_every_owned_field_are_restored() {
 #[tokio::test]
 async fn labels_and_annotations_added_by_others_are_left_alone() {
     let scene = Scene::new("heal-foreign-meta").await;
-    let mirror = scene.start_mirror(&[]).await;
+    let controller = scene.start_controller(&[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
-    let writes = mirror.writes().await;
+    let writes = controller.writes().await;
 
     let patched = scene
         .patch_json(
@@ -88,7 +88,7 @@ async fn labels_and_annotations_added_by_others_are_left_alone() {
     );
     assert_ne!(companion.resource_version(), patched.resource_version());
     assert_eq!(
-        mirror.writes_reaching(writes + 1.0).await,
+        controller.writes_reaching(writes + 1.0).await,
         writes + 1.0,
         "one write: the source change"
     );
@@ -98,7 +98,7 @@ async fn labels_and_annotations_added_by_others_are_left_alone() {
 async fn concurrent_edits_of_the_companion_converge_without_a_loop() {
     let scene = Scene::new("heal-conflict").await;
     // On two threads, so watches and reconciles really run side by side.
-    let mirror = scene.start_mirror(&["--worker-threads", "2"]).await;
+    let controller = scene.start_controller(&["--worker-threads", "2"]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
 
@@ -127,18 +127,18 @@ async fn concurrent_edits_of_the_companion_converge_without_a_loop() {
     let again = scene.get("colors-synced").await.expect("companion");
     assert_eq!(again.resource_version(), settled.resource_version());
     // At most one restore per edit, plus the two creates.
-    assert!(mirror.writes().await <= (rounds + 2) as f64);
+    assert!(controller.writes().await <= (rounds + 2) as f64);
 }
 
 #[tokio::test]
 async fn changes_made_while_the_controller_was_down_are_converged_at_start() {
     let scene = Scene::new("heal-down").await;
-    let mirror = scene.start_mirror(&[]).await;
+    let controller = scene.start_controller(&[]).await;
     for name in ["patched", "lost", "edited", "unlabeled", "untouched"] {
         scene.create(&mk_source(name, &[("a", "1")])).await;
         scene.companion_in_sync(name).await;
     }
-    assert!(mirror.stop().success(), "SIGTERM exits 0");
+    assert!(controller.stop().success(), "SIGTERM exits 0");
 
     scene
         .patch_json("patched", json!({"data": {"a": "2"}}))
@@ -152,7 +152,7 @@ async fn changes_made_while_the_controller_was_down_are_converged_at_start() {
 
     // No watch event reaches the new process for any of these: only the
     // comparison after its first lists can find them.
-    let restarted = scene.start_mirror(&[]).await;
+    let restarted = scene.start_controller(&[]).await;
     for name in ["patched", "lost", "edited"] {
         scene.companion_in_sync(name).await;
     }
@@ -177,7 +177,7 @@ async fn changes_made_while_the_controller_was_down_are_converged_at_start() {
 #[tokio::test]
 async fn a_companion_rewritten_over_and_over_is_restored_slowly_with_a_warning() {
     let scene = Scene::new("heal-contested").await;
-    let _mirror = scene.start_mirror(&[]).await;
+    let _mirror = scene.start_controller(&[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
     for i in 0..configmap_mirror::backoff::CONTEST_LIMIT {
@@ -210,7 +210,7 @@ async fn a_companion_rewritten_over_and_over_is_restored_slowly_with_a_warning()
 #[tokio::test]
 async fn a_companion_unlabeled_over_and_over_is_restored_slowly_with_a_warning() {
     let scene = Scene::new("heal-contested-label").await;
-    let _controller = scene.start_mirror(&[]).await;
+    let _controller = scene.start_controller(&[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
     let unlabel = serde_json::json!({"metadata": {"labels": {MANAGED_BY_LABEL: null}}});

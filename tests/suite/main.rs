@@ -1,0 +1,20 @@
+//! The integration tests that need no control plane of their own, one
+//! module per topic, in one binary: it links kube and the harness once, not
+//! once per topic, and starts the shared control plane once.
+
+// Shared with the test binaries that start control planes of their own.
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bad_input;
+mod control_plane;
+mod deploy;
+mod healing;
+mod health;
+mod idempotency;
+mod immutable;
+mod leader_election;
+mod metrics;
+mod mirroring;
+mod not_ours;
+mod source_lifecycle;
