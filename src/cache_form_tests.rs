@@ -1,56 +1,13 @@
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-
 use super::*;
 use crate::contract::{CHECKSUM_ANNOTATION, content_checksum};
 use crate::desired::desired_companion;
 use crate::ownership::ownership;
 use crate::plan::compare::{Difference, difference, merge_onto};
-
-const SUFFIX: &str = "-synced";
-
-fn mk_map(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
-    entries
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect()
-}
-
-fn mk_source(data: &[(&str, &str)]) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some("colors".into()),
-            namespace: Some("ns".into()),
-            uid: Some("uid-1".into()),
-            resource_version: Some("7".into()),
-            labels: Some(mk_map(&[("workshop.io/managed", "true"), ("team", "blue")])),
-            annotations: Some(mk_map(&[
-                (MIRROR_TO_ANNOTATION, "team-*"),
-                ("kubectl.kubernetes.io/last-applied-configuration", "{..}"),
-            ])),
-            owner_references: Some(vec![OwnerReference::default()]),
-            finalizers: Some(vec!["example.com/hold".into()]),
-            ..ObjectMeta::default()
-        },
-        data: Some(mk_map(data)),
-        immutable: Some(true),
-        ..ConfigMap::default()
-    }
-}
-
-fn mk_cached_companion(source: &ConfigMap) -> ConfigMap {
-    let mut companion = desired_companion(source, SUFFIX).unwrap();
-    companion.metadata.resource_version = Some("42".into());
-    slim_copy(&mut companion);
-    companion
-}
-
-fn source_keys() -> Vec<String> {
-    vec!["workshop.io/managed".into()]
-}
+use crate::test_fixtures::{SUFFIX, mk_companion_of, mk_full_source, mk_map, source_keys};
 
 #[test]
 fn a_cached_source_keeps_what_the_reconcilers_read() {
-    let full = mk_source(&[("a", "1")]);
+    let full = mk_full_source(&[("a", "1")]);
     let mut slim = full.clone();
     slim_source(&mut slim);
 
@@ -79,7 +36,7 @@ fn a_cached_source_keeps_what_the_reconcilers_read() {
 
 #[test]
 fn a_cached_source_still_shows_that_it_is_a_copy() {
-    let mut copy_as_source = mk_source(&[("a", "1")]);
+    let mut copy_as_source = mk_full_source(&[("a", "1")]);
     copy_as_source
         .metadata
         .labels
@@ -91,7 +48,8 @@ fn a_cached_source_still_shows_that_it_is_a_copy() {
 
 #[test]
 fn an_untouched_cached_copy_keeps_only_its_checksum() {
-    let companion = mk_cached_companion(&mk_source(&[("a", "1")]));
+    let mut companion = mk_companion_of(&mk_full_source(&[("a", "1")]));
+    slim_copy(&mut companion);
     assert_eq!(companion.data, None);
     assert_eq!(companion.metadata.labels, None);
     let annotations = companion.metadata.annotations.as_ref().unwrap();
@@ -107,7 +65,7 @@ fn an_untouched_cached_copy_keeps_only_its_checksum() {
 
 #[test]
 fn an_edited_cached_copy_keeps_the_digest_of_what_it_holds() {
-    let source = mk_source(&[("a", "1")]);
+    let source = mk_full_source(&[("a", "1")]);
     let mut edited = desired_companion(&source, SUFFIX).unwrap();
     edited.data = Some(mk_map(&[("a", "tampered")]));
     let held = content_checksum(&edited);
@@ -118,7 +76,7 @@ fn an_edited_cached_copy_keeps_the_digest_of_what_it_holds() {
 
 #[test]
 fn a_cached_copy_reads_back_with_its_label_and_other_peoples_labels() {
-    let mut companion = desired_companion(&mk_source(&[("a", "1")]), SUFFIX).unwrap();
+    let mut companion = desired_companion(&mk_full_source(&[("a", "1")]), SUFFIX).unwrap();
     let labels = companion.metadata.labels.as_mut().unwrap();
     labels.insert("team".into(), "blue".into());
     let full = companion.clone();
@@ -142,9 +100,11 @@ fn a_cached_copy_reads_back_with_its_label_and_other_peoples_labels() {
 
 #[test]
 fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
-    let source = mk_source(&[("a", "1")]);
+    let source = mk_full_source(&[("a", "1")]);
     let desired = desired_companion(&source, SUFFIX).unwrap();
-    let cached = copy_from_cache(&mk_cached_companion(&source));
+    let mut slim = mk_companion_of(&source);
+    slim_copy(&mut slim);
+    let cached = copy_from_cache(&slim);
     assert_eq!(
         difference(&cached, &desired, &source_keys()),
         Difference::None
@@ -154,7 +114,7 @@ fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
         crate::ownership::Ownership::Ours
     );
 
-    let changed = mk_source(&[("a", "2")]);
+    let changed = mk_full_source(&[("a", "2")]);
     let desired_changed = desired_companion(&changed, SUFFIX).unwrap();
     assert_eq!(
         difference(&cached, &desired_changed, &source_keys()),

@@ -2,7 +2,7 @@
 //! their names and checksums, whose an existing object is, and how it
 //! differs from what it should be.
 
-use k8s_openapi::{ByteString, apimachinery::pkg::apis::meta::v1::OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use sha2::{Digest, Sha256};
 
 use super::*;
@@ -10,50 +10,7 @@ use crate::cache_form::CachedCopy;
 use crate::contract::{checksum, mirror_of, source_name_of};
 use crate::ownership::{Ownership, mirror_ownership, ownership};
 use crate::plan::compare::{Difference, difference, merge_onto, needs_recreate};
-
-const SUFFIX: &str = "-synced";
-
-fn mk_source(name: &str, data: &[(&str, &str)]) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some("ns".into()),
-            uid: Some("uid-1".into()),
-            labels: Some(BTreeMap::from([
-                ("workshop.io/managed".into(), "true".into()),
-                ("team".into(), "blue".into()),
-            ])),
-            annotations: Some(BTreeMap::from([("note".into(), "hi".into())])),
-            ..ObjectMeta::default()
-        },
-        data: Some(mk_data(data)),
-        ..ConfigMap::default()
-    }
-}
-
-fn mk_data(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
-    entries
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect()
-}
-
-fn mk_binary(entries: &[(&str, &[u8])]) -> BTreeMap<String, ByteString> {
-    entries
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), ByteString(v.to_vec())))
-        .collect()
-}
-
-fn source_keys() -> Vec<String> {
-    vec!["workshop.io/managed".into()]
-}
-
-fn mk_companion_of(source: &ConfigMap) -> ConfigMap {
-    let mut companion = desired_companion(source, SUFFIX).unwrap();
-    companion.metadata.resource_version = Some("42".into());
-    companion
-}
+use crate::test_fixtures::{SUFFIX, mk_binary, mk_companion_of, mk_map, mk_source, source_keys};
 
 #[test]
 fn companion_is_named_after_its_source_with_the_suffix() {
@@ -89,7 +46,7 @@ fn checksum_ignores_the_order_keys_were_written_in() {
 fn checksum_is_a_stable_sha256_hex_of_the_canonical_encoding() {
     // Pinned so that a change to the encoding, which would make every
     // running controller rewrite every companion, cannot go unnoticed.
-    let sum = checksum(Some(&mk_data(&[("color", "blue")])), None);
+    let sum = checksum(Some(&mk_map(&[("color", "blue")])), None);
     assert_eq!(sum.len(), 64);
     assert!(sum.chars().all(|c| c.is_ascii_hexdigit()));
     let mut hasher = Sha256::new();
@@ -106,8 +63,8 @@ fn checksum_is_a_stable_sha256_hex_of_the_canonical_encoding() {
 
 #[test]
 fn checksum_tells_apart_contents_that_concatenate_alike() {
-    let split_one_way = mk_data(&[("ab", "c")]);
-    let split_other_way = mk_data(&[("a", "bc")]);
+    let split_one_way = mk_map(&[("ab", "c")]);
+    let split_other_way = mk_map(&[("a", "bc")]);
     assert_ne!(
         checksum(Some(&split_one_way), None),
         checksum(Some(&split_other_way), None)
@@ -116,7 +73,7 @@ fn checksum_tells_apart_contents_that_concatenate_alike() {
 
 #[test]
 fn checksum_keeps_data_and_binary_data_apart() {
-    let as_text = mk_data(&[("k", "v")]);
+    let as_text = mk_map(&[("k", "v")]);
     let as_bytes = mk_binary(&[("k", b"v")]);
     assert_ne!(
         checksum(Some(&as_text), None),
@@ -237,7 +194,7 @@ fn a_companion_whose_owner_reference_was_removed_by_hand_is_adoptable() {
 fn a_companion_edited_by_hand_and_without_owner_is_not_adopted() {
     let mut companion = mk_companion_of(&mk_source("colors", &[("a", "1")]));
     companion.metadata.owner_references = None;
-    companion.data = Some(mk_data(&[("a", "forged")]));
+    companion.data = Some(mk_map(&[("a", "forged")]));
     assert_eq!(
         ownership(&CachedCopy::of(&companion), "colors", "uid-1"),
         Ownership::Foreign
@@ -335,7 +292,7 @@ fn a_changed_source_is_told_apart_from_a_hand_edit() {
     );
 
     let mut edited = mk_companion_of(&before);
-    edited.data = Some(mk_data(&[("a", "1"), ("extra", "by hand")]));
+    edited.data = Some(mk_map(&[("a", "1"), ("extra", "by hand")]));
     let desired_before = desired_companion(&before, SUFFIX).unwrap();
     assert_eq!(
         difference(&CachedCopy::of(&edited), &desired_before, &source_keys()),
@@ -382,7 +339,7 @@ fn merge_restores_owned_fields_and_keeps_foreign_metadata() {
     let source = mk_source("colors", &[("a", "1")]);
     let desired = desired_companion(&source, SUFFIX).unwrap();
     let mut actual = mk_companion_of(&source);
-    actual.data = Some(mk_data(&[("a", "tampered"), ("extra", "x")]));
+    actual.data = Some(mk_map(&[("a", "tampered"), ("extra", "x")]));
     actual.metadata.owner_references = None;
     let labels = actual.metadata.labels.get_or_insert_with(BTreeMap::new);
     labels.insert("workshop.io/managed".into(), "true".into());
@@ -409,22 +366,18 @@ fn an_immutable_companion_with_other_content_must_be_recreated() {
     let mut source = mk_source("colors", &[("a", "1")]);
     source.immutable = Some(true);
     let actual = mk_companion_of(&source);
-    source.data = Some(mk_data(&[("a", "2")]));
+    source.data = Some(mk_map(&[("a", "2")]));
     let desired = desired_companion(&source, SUFFIX).unwrap();
     assert!(needs_recreate(&CachedCopy::of(&actual), &desired));
 
     let mut metadata_only = actual.clone();
     metadata_only.metadata.annotations = None;
+    let mut unchanged = mk_source("colors", &[("a", "1")]);
+    unchanged.immutable = Some(true);
     assert!(!needs_recreate(
         &CachedCopy::of(&metadata_only),
-        &desired_companion(&mk_source_immutable("colors", &[("a", "1")]), SUFFIX).unwrap()
+        &desired_companion(&unchanged, SUFFIX).unwrap()
     ));
-}
-
-fn mk_source_immutable(name: &str, data: &[(&str, &str)]) -> ConfigMap {
-    let mut source = mk_source(name, data);
-    source.immutable = Some(true);
-    source
 }
 
 #[test]

@@ -213,10 +213,7 @@ fn is_namespace_terminating(status: &Status) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn mk_api_error(code: u16, reason: &str, message: &str) -> kube::Error {
-        kube::Error::Api(Status::failure(message, reason).with_code(code).boxed())
-    }
+    use crate::test_fixtures::mk_api_error;
 
     fn classified(err: kube::Error) -> Option<&'static str> {
         match classify(err) {

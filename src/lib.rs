@@ -47,6 +47,8 @@ pub(crate) mod shutdown;
 pub(crate) mod sync;
 pub(crate) mod targets;
 pub mod telemetry;
+#[cfg(test)]
+pub(crate) mod test_fixtures;
 pub(crate) mod wakeups;
 pub(crate) mod watch_stream;
 pub(crate) mod watches;

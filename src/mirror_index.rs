@@ -87,26 +87,8 @@ impl Maps {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-
     use super::*;
-
-    fn mk_mirror(namespace: &str, of: &str) -> ConfigMap {
-        ConfigMap {
-            metadata: ObjectMeta {
-                name: Some("shared".into()),
-                namespace: Some(namespace.into()),
-                annotations: Some(BTreeMap::from([(
-                    contract::MIRROR_OF_ANNOTATION.into(),
-                    of.into(),
-                )])),
-                ..ObjectMeta::default()
-            },
-            ..ConfigMap::default()
-        }
-    }
+    use crate::test_fixtures::mk_mirror;
 
     #[test]
     fn mirrors_are_found_by_their_source_and_forgotten_when_deleted() {

@@ -1,119 +1,108 @@
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-
 use super::*;
 use crate::cache_form::CachedCopy;
 use crate::desired::{self, desired_companion};
 use crate::ownership::{claimed_source, owner_reference};
 use crate::prune::wanted::{mirror_wanted, should_prune};
-use crate::selector::Selector;
-
-const SUFFIX: &str = "-synced";
-
-fn mk_source(name: &str, uid: &str, value: &str) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some("ns".into()),
-            uid: Some(uid.into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(BTreeMap::from([("key".to_owned(), value.to_owned())])),
-        ..ConfigMap::default()
-    }
-}
-
-fn mk_existing(desired: &ConfigMap) -> ConfigMap {
-    let mut existing = desired.clone();
-    existing.metadata.uid = Some("companion-uid".into());
-    existing.metadata.resource_version = Some("7".into());
-    existing
-}
-
-fn keys() -> Vec<String> {
-    vec!["workshop.io/managed".into()]
-}
+use crate::test_fixtures::{
+    SUFFIX, mk_companion_of, mk_configmap, mk_consent, mk_consenting_labels, mk_mirrored_source,
+    mk_source, source_keys,
+};
 
 #[test]
 fn a_missing_companion_is_created() {
-    let source = mk_source("a", "u1", "v");
+    let source = mk_source("a", &[("key", "v")]);
     let desired = desired_companion(&source, SUFFIX).unwrap();
     assert_eq!(
-        plan(desired.clone(), None, &source, &keys()),
+        plan(desired.clone(), None, &source, &source_keys()),
         Ok(Write::Create(desired))
     );
 }
 
 #[test]
 fn a_companion_in_sync_is_left_alone() {
-    let source = mk_source("a", "u1", "v");
+    let source = mk_source("a", &[("key", "v")]);
     let desired = desired_companion(&source, SUFFIX).unwrap();
-    let existing = mk_existing(&desired);
+    let existing = mk_companion_of(&source);
     assert_eq!(
-        plan(desired, Some(&CachedCopy::of(&existing)), &source, &keys()),
+        plan(
+            desired,
+            Some(&CachedCopy::of(&existing)),
+            &source,
+            &source_keys()
+        ),
         Ok(Write::Nothing)
     );
 }
 
 #[test]
 fn a_changed_source_replaces_the_companion_keeping_its_resource_version() {
-    let old = mk_source("a", "u1", "old");
-    let existing = mk_existing(&desired_companion(&old, SUFFIX).unwrap());
-    let new = mk_source("a", "u1", "new");
+    let old = mk_source("a", &[("key", "old")]);
+    let existing = mk_companion_of(&old);
+    let new = mk_source("a", &[("key", "new")]);
     let desired = desired_companion(&new, SUFFIX).unwrap();
     let Ok(Write::Replace {
         copy: companion,
         why,
-    }) = plan(desired, Some(&CachedCopy::of(&existing)), &new, &keys())
+    }) = plan(
+        desired,
+        Some(&CachedCopy::of(&existing)),
+        &new,
+        &source_keys(),
+    )
     else {
         panic!("expected a replace");
     };
     assert_eq!(why, Difference::SourceChanged);
     assert_eq!(companion.data, new.data);
-    assert_eq!(companion.metadata.resource_version.as_deref(), Some("7"));
+    assert_eq!(companion.metadata.resource_version.as_deref(), Some("42"));
 }
 
 #[test]
 fn a_recreated_source_takes_over_the_companion_of_its_predecessor() {
-    let old = mk_source("a", "u1", "v");
-    let existing = mk_existing(&desired_companion(&old, SUFFIX).unwrap());
-    let reborn = mk_source("a", "u2", "v");
+    let old = mk_source("a", &[("key", "v")]);
+    let existing = mk_companion_of(&old);
+    let mut reborn = old.clone();
+    reborn.metadata.uid = Some("uid-2".into());
     let desired = desired_companion(&reborn, SUFFIX).unwrap();
     let Ok(Write::Replace {
         copy: companion, ..
-    }) = plan(desired, Some(&CachedCopy::of(&existing)), &reborn, &keys())
+    }) = plan(
+        desired,
+        Some(&CachedCopy::of(&existing)),
+        &reborn,
+        &source_keys(),
+    )
     else {
         panic!("expected a replace");
     };
     let owners = companion.metadata.owner_references.unwrap();
-    assert_eq!(owners, vec![owner_reference("a", "u2")]);
+    assert_eq!(owners, vec![owner_reference("a", "uid-2")]);
 }
 
 #[test]
 fn a_foreign_object_at_the_companion_name_is_never_written() {
-    let source = mk_source("a", "u1", "v");
+    let source = mk_source("a", &[("key", "v")]);
     let desired = desired_companion(&source, SUFFIX).unwrap();
-    let stranger = ConfigMap {
-        metadata: ObjectMeta {
-            name: Some("a-synced".into()),
-            namespace: Some("ns".into()),
-            ..ObjectMeta::default()
-        },
-        ..ConfigMap::default()
-    };
+    let stranger = mk_configmap("ns", "a-synced");
     assert_eq!(
-        plan(desired, Some(&CachedCopy::of(&stranger)), &source, &keys()),
+        plan(
+            desired,
+            Some(&CachedCopy::of(&stranger)),
+            &source,
+            &source_keys()
+        ),
         Err(NameTaken)
     );
 }
 
 #[test]
 fn an_immutable_companion_with_stale_content_is_deleted_by_uid() {
-    let mut old = mk_source("a", "u1", "old");
+    let mut old = mk_source("a", &[("key", "old")]);
     old.immutable = Some(true);
-    let existing = mk_existing(&desired_companion(&old, SUFFIX).unwrap());
-    let mut new = mk_source("a", "u1", "new");
+    let existing = mk_companion_of(&old);
+    let mut new = mk_source("a", &[("key", "new")]);
     new.immutable = Some(true);
     let desired = desired_companion(&new, SUFFIX).unwrap();
     assert_eq!(
@@ -121,7 +110,7 @@ fn an_immutable_companion_with_stale_content_is_deleted_by_uid() {
             desired.clone(),
             Some(&CachedCopy::of(&existing)),
             &new,
-            &keys()
+            &source_keys()
         ),
         Ok(Write::DeleteToRecreate {
             copy: desired,
@@ -132,29 +121,29 @@ fn an_immutable_companion_with_stale_content_is_deleted_by_uid() {
 
 #[test]
 fn a_companion_whose_source_is_no_longer_managed_is_pruned() {
-    let companion = desired_companion(&mk_source("a", "u1", "v"), SUFFIX).unwrap();
+    let companion = desired_companion(&mk_source("a", &[("key", "v")]), SUFFIX).unwrap();
     assert!(should_prune(&companion, SUFFIX, |_| false));
     assert!(!should_prune(&companion, SUFFIX, |name| name == "a"));
 }
 
 #[test]
 fn a_copy_under_another_name_is_never_pruned() {
-    let companion = desired_companion(&mk_source("a", "u1", "v"), "-copy").unwrap();
+    let companion = desired_companion(&mk_source("a", &[("key", "v")]), "-copy").unwrap();
     assert!(!should_prune(&companion, SUFFIX, |_| false));
-    let mut backup = desired_companion(&mk_source("a", "u1", "v"), SUFFIX).unwrap();
+    let mut backup = desired_companion(&mk_source("a", &[("key", "v")]), SUFFIX).unwrap();
     backup.metadata.name = Some("a-backup".into());
     assert!(!should_prune(&backup, SUFFIX, |_| false));
 }
 
 #[test]
 fn consent_withdrawn_removes_a_mirror_even_while_the_annotation_is_malformed() {
-    let consent = Selector::parse("workshop.io/accept-mirrors=true").unwrap();
-    let typo = mk_mirror_source("");
-    let mirror = desired::desired_mirror(&mk_mirror_source("*"), "team-a").unwrap();
+    let consent = mk_consent();
+    let typo = mk_mirrored_source("");
+    let mirror = desired::desired_mirror(&mk_mirrored_source("*"), "team-a").unwrap();
     assert!(mirror_wanted(
         &mirror,
         Some(&typo),
-        Some(&consenting()),
+        Some(&mk_consenting_labels()),
         &consent
     ));
     assert!(!mirror_wanted(
@@ -167,7 +156,7 @@ fn consent_withdrawn_removes_a_mirror_even_while_the_annotation_is_malformed() {
 
 #[test]
 fn a_companion_without_a_controlling_owner_is_never_pruned() {
-    let mut companion = desired_companion(&mk_source("a", "u1", "v"), SUFFIX).unwrap();
+    let mut companion = desired_companion(&mk_source("a", &[("key", "v")]), SUFFIX).unwrap();
     companion.metadata.owner_references = None;
     assert!(!should_prune(&companion, SUFFIX, |_| false));
     assert_eq!(
@@ -176,28 +165,15 @@ fn a_companion_without_a_controlling_owner_is_never_pruned() {
     );
 }
 
-fn mk_mirror_source(mirror_to: &str) -> ConfigMap {
-    let mut source = mk_source("a", "u1", "v");
-    source.metadata.annotations = Some(BTreeMap::from([(
-        crate::targets::MIRROR_TO_ANNOTATION.to_owned(),
-        mirror_to.to_owned(),
-    )]));
-    source
-}
-
-fn consenting() -> BTreeMap<String, String> {
-    BTreeMap::from([("workshop.io/accept-mirrors".to_owned(), "true".to_owned())])
-}
-
 #[test]
 fn a_mirror_is_wanted_while_its_source_asks_and_its_namespace_consents() {
-    let consent = Selector::parse("workshop.io/accept-mirrors=true").unwrap();
-    let source = mk_mirror_source("team-*");
+    let consent = mk_consent();
+    let source = mk_mirrored_source("team-*");
     let mirror = desired::desired_mirror(&source, "team-a").unwrap();
     assert!(mirror_wanted(
         &mirror,
         Some(&source),
-        Some(&consenting()),
+        Some(&mk_consenting_labels()),
         &consent
     ));
     assert!(
@@ -205,25 +181,35 @@ fn a_mirror_is_wanted_while_its_source_asks_and_its_namespace_consents() {
         "consent withdrawn"
     );
     assert!(
-        !mirror_wanted(&mirror, None, Some(&consenting()), &consent),
+        !mirror_wanted(&mirror, None, Some(&mk_consenting_labels()), &consent),
         "source gone"
     );
-    let narrowed = mk_mirror_source("payments");
+    let narrowed = mk_mirrored_source("payments");
     assert!(
-        !mirror_wanted(&mirror, Some(&narrowed), Some(&consenting()), &consent),
+        !mirror_wanted(
+            &mirror,
+            Some(&narrowed),
+            Some(&mk_consenting_labels()),
+            &consent
+        ),
         "not asked any more"
     );
-    let typo = mk_mirror_source("team_*");
+    let typo = mk_mirrored_source("team_*");
     assert!(
-        mirror_wanted(&mirror, Some(&typo), Some(&consenting()), &consent),
+        mirror_wanted(
+            &mirror,
+            Some(&typo),
+            Some(&mk_consenting_labels()),
+            &consent
+        ),
         "kept until fixed"
     );
 }
 
 #[test]
 fn a_mirror_of_another_source_with_the_same_name_is_never_written() {
-    let source = mk_mirror_source("*");
-    let mut rival = mk_mirror_source("*");
+    let source = mk_mirrored_source("*");
+    let mut rival = mk_mirrored_source("*");
     rival.metadata.namespace = Some("elsewhere".into());
     let rivals_mirror = desired::desired_mirror(&rival, "team-a").unwrap();
     let desired = desired::desired_mirror(&source, "team-a").unwrap();
@@ -232,12 +218,12 @@ fn a_mirror_of_another_source_with_the_same_name_is_never_written() {
             desired,
             Some(&CachedCopy::of(&rivals_mirror)),
             &source,
-            &keys()
+            &source_keys()
         ),
         Err(NameTaken)
     );
     assert_eq!(
         claimed_source(&rivals_mirror, SUFFIX),
-        Some(("elsewhere".into(), "a".into()))
+        Some(("elsewhere".into(), "colors".into()))
     );
 }

@@ -151,18 +151,12 @@ fn split_terms(selector: &str) -> impl Iterator<Item = &str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn mk_labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::test_fixtures::mk_map;
 
     #[test]
     fn every_term_shape_parses_and_matches() {
         let selector = Selector::parse("a=1, b!=2,c,!d,e in (x,y),f notin (z),g==3").unwrap();
-        let labels = mk_labels(&[("a", "1"), ("b", "9"), ("c", ""), ("e", "y"), ("g", "3")]);
+        let labels = mk_map(&[("a", "1"), ("b", "9"), ("c", ""), ("e", "y"), ("g", "3")]);
         assert!(selector.matches(&labels));
         assert_eq!(selector.keys(), vec!["a", "b", "c", "d", "e", "f", "g"]);
         let mut wrong = labels.clone();
@@ -186,8 +180,8 @@ mod tests {
     #[test]
     fn prefixed_keys_are_accepted() {
         let selector = Selector::parse("workshop.io/accept-mirrors=true").unwrap();
-        assert!(selector.matches(&mk_labels(&[("workshop.io/accept-mirrors", "true")])));
-        assert!(!selector.matches(&mk_labels(&[("workshop.io/accept-mirrors", "false")])));
+        assert!(selector.matches(&mk_map(&[("workshop.io/accept-mirrors", "true")])));
+        assert!(!selector.matches(&mk_map(&[("workshop.io/accept-mirrors", "false")])));
     }
 
     #[test]

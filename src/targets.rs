@@ -127,31 +127,10 @@ pub fn wants_mirror(
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-
     use super::*;
-
-    fn mk_source(annotations: &[(&str, &str)]) -> ConfigMap {
-        ConfigMap {
-            metadata: ObjectMeta {
-                annotations: Some(
-                    annotations
-                        .iter()
-                        .map(|(k, v)| ((*k).into(), (*v).into()))
-                        .collect(),
-                ),
-                ..ObjectMeta::default()
-            },
-            ..ConfigMap::default()
-        }
-    }
-
-    fn mk_labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::test_fixtures::{
+        mk_consent, mk_consenting_labels, mk_map, mk_mirrored_source, mk_source, with_annotations,
+    };
 
     #[test]
     fn globs_match_prefixes_suffixes_and_middles() {
@@ -169,32 +148,41 @@ mod tests {
 
     #[test]
     fn a_source_without_annotations_asks_for_nothing() {
-        assert_eq!(Targets::of(&mk_source(&[])), Ok(None));
+        assert_eq!(Targets::of(&mk_source("colors", &[])), Ok(None));
     }
 
     #[test]
     fn names_globs_and_a_selector_combine() {
-        let source = mk_source(&[
-            (MIRROR_TO_ANNOTATION, "team-*, payments"),
-            (MIRROR_TO_SELECTOR_ANNOTATION, "env=prod"),
-        ]);
+        let source = with_annotations(
+            mk_source("colors", &[]),
+            &[
+                (MIRROR_TO_ANNOTATION, "team-*, payments"),
+                (MIRROR_TO_SELECTOR_ANNOTATION, "env=prod"),
+            ],
+        );
         let targets = Targets::of(&source).unwrap().unwrap();
         let none = BTreeMap::new();
         assert!(targets.includes("team-x", &none));
         assert!(targets.includes("payments", &none));
-        assert!(targets.includes("other", &mk_labels(&[("env", "prod")])));
+        assert!(targets.includes("other", &mk_map(&[("env", "prod")])));
         assert!(!targets.includes("other", &none));
     }
 
     #[test]
     fn malformed_annotations_are_refused_with_their_name() {
-        let bad_names = mk_source(&[(MIRROR_TO_ANNOTATION, "team_a,,")]);
+        let bad_names = with_annotations(
+            mk_source("colors", &[]),
+            &[(MIRROR_TO_ANNOTATION, "team_a,,")],
+        );
         assert!(
             Targets::of(&bad_names)
                 .unwrap_err()
                 .contains(MIRROR_TO_ANNOTATION)
         );
-        let bad_selector = mk_source(&[(MIRROR_TO_SELECTOR_ANNOTATION, "a in b")]);
+        let bad_selector = with_annotations(
+            mk_source("colors", &[]),
+            &[(MIRROR_TO_SELECTOR_ANNOTATION, "a in b")],
+        );
         assert!(
             Targets::of(&bad_selector)
                 .unwrap_err()
@@ -204,11 +192,9 @@ mod tests {
 
     #[test]
     fn only_consenting_namespaces_other_than_the_source_s_own_receive_mirrors() {
-        let targets = Targets::of(&mk_source(&[(MIRROR_TO_ANNOTATION, "*")]))
-            .unwrap()
-            .unwrap();
-        let consent = Selector::parse("workshop.io/accept-mirrors=true").unwrap();
-        let consenting = mk_labels(&[("workshop.io/accept-mirrors", "true")]);
+        let targets = Targets::of(&mk_mirrored_source("*")).unwrap().unwrap();
+        let consent = mk_consent();
+        let consenting = mk_consenting_labels();
         assert!(wants_mirror(
             &targets,
             "home",

@@ -154,28 +154,15 @@ pub fn namespace_wakeups(
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-
     use super::*;
     use crate::desired;
-
-    fn mk_configmap(name: &str) -> ConfigMap {
-        ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                namespace: Some("ns".into()),
-                uid: Some("u1".into()),
-                ..ObjectMeta::default()
-            },
-            ..ConfigMap::default()
-        }
-    }
+    use crate::test_fixtures::{SUFFIX, mk_source};
 
     #[test]
     fn a_deleted_source_wakes_the_prune_of_its_companion() {
         let wake = source_wakeups(
-            &Event::Delete(mk_configmap("colors")),
-            "-synced",
+            &Event::Delete(mk_source("colors", &[])),
+            SUFFIX,
             &MirrorIndex::default(),
         );
         assert_eq!(
@@ -188,29 +175,25 @@ mod tests {
 
     #[test]
     fn a_completed_list_asks_for_a_resync_and_its_objects_wake_nothing_alone() {
-        let source = mk_configmap("colors");
-        let companion = desired::desired_companion(&source, "-synced").unwrap();
-        assert!(source_wakeups(&Event::InitDone, "-synced", &MirrorIndex::default()).resync);
-        assert!(copy_wakeups(&Event::InitDone, "-synced").resync);
+        let source = mk_source("colors", &[]);
+        let companion = desired::desired_companion(&source, SUFFIX).unwrap();
+        assert!(source_wakeups(&Event::InitDone, SUFFIX, &MirrorIndex::default()).resync);
+        assert!(copy_wakeups(&Event::InitDone, SUFFIX).resync);
         assert_eq!(
-            source_wakeups(
-                &Event::InitApply(source),
-                "-synced",
-                &MirrorIndex::default()
-            ),
+            source_wakeups(&Event::InitApply(source), SUFFIX, &MirrorIndex::default()),
             Wake::default()
         );
         assert_eq!(
-            copy_wakeups(&Event::InitApply(companion), "-synced"),
+            copy_wakeups(&Event::InitApply(companion), SUFFIX),
             Wake::default()
         );
     }
 
     #[test]
     fn a_deleted_companion_wakes_the_sync_of_its_source() {
-        let source = mk_configmap("colors");
-        let companion = desired::desired_companion(&source, "-synced").unwrap();
-        let wake = copy_wakeups(&Event::Delete(companion), "-synced");
+        let source = mk_source("colors", &[]);
+        let companion = desired::desired_companion(&source, SUFFIX).unwrap();
+        let wake = copy_wakeups(&Event::Delete(companion), SUFFIX);
         assert_eq!(wake.sync, vec![ObjectRef::new("colors").within("ns")]);
     }
 }

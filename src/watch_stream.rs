@@ -102,36 +102,34 @@ pub fn error_source(error: &watcher::Error) -> ErrorSource {
 
 #[cfg(test)]
 mod tests {
-    use kube::core::Status;
-
     use super::*;
-
-    fn api_error(code: u16, message: &str) -> kube::Error {
-        kube::Error::Api(Status::failure(message, "Invalid").with_code(code).boxed())
-    }
+    use crate::test_fixtures::mk_api_error;
 
     const GATE_OFF: &str =
         "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled";
 
     #[test]
     fn a_refused_streaming_list_is_recognised() {
-        let refused = watcher::Error::WatchStartFailed(api_error(422, GATE_OFF));
+        let refused = watcher::Error::WatchStartFailed(mk_api_error(422, "Invalid", GATE_OFF));
         assert!(streaming_refused(&refused));
     }
 
     #[test]
     fn other_failures_are_not_a_refused_streaming_list() {
-        let forbidden = watcher::Error::WatchStartFailed(api_error(403, "forbidden"));
+        let forbidden =
+            watcher::Error::WatchStartFailed(mk_api_error(403, "Forbidden", "forbidden"));
         assert!(!streaming_refused(&forbidden));
-        let invalid = watcher::Error::WatchStartFailed(api_error(422, "bad selector"));
+        let invalid =
+            watcher::Error::WatchStartFailed(mk_api_error(422, "Invalid", "bad selector"));
         assert!(!streaming_refused(&invalid));
-        let list = watcher::Error::InitialListFailed(api_error(422, GATE_OFF));
+        let list = watcher::Error::InitialListFailed(mk_api_error(422, "Invalid", GATE_OFF));
         assert!(!streaming_refused(&list));
     }
 
     #[test]
     fn api_statuses_are_answers_and_transport_errors_are_lost_links() {
-        let answered = watcher::Error::InitialListFailed(api_error(403, "forbidden"));
+        let answered =
+            watcher::Error::InitialListFailed(mk_api_error(403, "Forbidden", "forbidden"));
         assert_eq!(error_source(&answered), ErrorSource::ApiServer);
         let lost =
             watcher::Error::WatchStartFailed(kube::Error::Service("connection refused".into()));
