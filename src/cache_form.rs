@@ -147,5 +147,4 @@ fn keep_only(
 }
 
 #[cfg(test)]
-#[path = "cache_form_tests.rs"]
 mod tests;

@@ -119,5 +119,4 @@ pub fn mark_install(mut copy: ConfigMap, selector: &str) -> ConfigMap {
 }
 
 #[cfg(test)]
-#[path = "desired_tests.rs"]
 mod tests;

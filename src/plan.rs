@@ -69,5 +69,4 @@ pub fn plan(
 }
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;
