@@ -124,3 +124,6 @@ pub fn annotation<'a>(cm: &'a ConfigMap, key: &str) -> Option<&'a str> {
         .and_then(|annotations| annotations.get(key))
         .map(String::as_str)
 }
+
+#[cfg(test)]
+mod tests;

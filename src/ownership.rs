@@ -143,3 +143,6 @@ pub fn mirror_ownership(existing: &CachedCopy, source: &ConfigMap) -> Ownership 
         Ownership::Adoptable
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -109,3 +109,6 @@ pub fn merge_onto(actual: &CachedCopy, desired: &ConfigMap, source_keys: &[Strin
     merged.metadata.managed_fields = None;
     merged
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,79 @@
+use super::*;
+use crate::test_fixtures::{SUFFIX, mk_binary, mk_map};
+
+#[test]
+fn companion_is_named_after_its_source_with_the_suffix() {
+    assert_eq!(companion_name("colors", SUFFIX), "colors-synced");
+    assert_eq!(companion_name("x-synced", SUFFIX), "x-synced-synced");
+}
+
+#[test]
+fn source_name_is_recovered_from_a_companion_name() {
+    assert_eq!(
+        source_name_of("colors-synced", SUFFIX).as_deref(),
+        Some("colors")
+    );
+    assert_eq!(source_name_of("colors", SUFFIX), None);
+    assert_eq!(source_name_of("-synced", SUFFIX), None);
+}
+
+#[test]
+fn checksum_ignores_the_order_keys_were_written_in() {
+    let mut forward = BTreeMap::new();
+    forward.insert("a".to_owned(), "1".to_owned());
+    forward.insert("b".to_owned(), "2".to_owned());
+    let mut backward = BTreeMap::new();
+    backward.insert("b".to_owned(), "2".to_owned());
+    backward.insert("a".to_owned(), "1".to_owned());
+    assert_eq!(
+        checksum(Some(&forward), None),
+        checksum(Some(&backward), None)
+    );
+}
+
+#[test]
+fn checksum_is_a_stable_sha256_hex_of_the_canonical_encoding() {
+    // Pinned so that a change to the encoding, which would make every
+    // running controller rewrite every companion, cannot go unnoticed.
+    let sum = checksum(Some(&mk_map(&[("color", "blue")])), None);
+    assert_eq!(sum.len(), 64);
+    assert!(sum.chars().all(|c| c.is_ascii_hexdigit()));
+    let mut hasher = Sha256::new();
+    hasher.update(b"d");
+    hasher.update(1u64.to_be_bytes());
+    hasher.update(5u64.to_be_bytes());
+    hasher.update(b"color");
+    hasher.update(4u64.to_be_bytes());
+    hasher.update(b"blue");
+    hasher.update(b"b");
+    hasher.update(0u64.to_be_bytes());
+    assert_eq!(sum, hex::encode(hasher.finalize()));
+}
+
+#[test]
+fn checksum_tells_apart_contents_that_concatenate_alike() {
+    let split_one_way = mk_map(&[("ab", "c")]);
+    let split_other_way = mk_map(&[("a", "bc")]);
+    assert_ne!(
+        checksum(Some(&split_one_way), None),
+        checksum(Some(&split_other_way), None)
+    );
+}
+
+#[test]
+fn checksum_keeps_data_and_binary_data_apart() {
+    let as_text = mk_map(&[("k", "v")]);
+    let as_bytes = mk_binary(&[("k", b"v")]);
+    assert_ne!(
+        checksum(Some(&as_text), None),
+        checksum(None, Some(&as_bytes))
+    );
+}
+
+#[test]
+fn checksum_of_empty_maps_equals_checksum_of_absent_maps() {
+    assert_eq!(
+        checksum(Some(&BTreeMap::new()), Some(&BTreeMap::new())),
+        checksum(None, None)
+    );
+}
