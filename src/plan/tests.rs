@@ -1,13 +1,9 @@
-use std::collections::BTreeMap;
-
 use super::*;
 use crate::cache_form::CachedCopy;
 use crate::desired::{self, desired_companion};
 use crate::ownership::{claimed_source, owner_reference};
-use crate::prune::wanted::{mirror_wanted, should_prune};
 use crate::test_fixtures::{
-    SUFFIX, mk_companion_of, mk_configmap, mk_consent, mk_consenting_labels, mk_mirrored_source,
-    mk_source, source_keys,
+    SUFFIX, mk_companion_of, mk_configmap, mk_mirrored_source, mk_source, source_keys,
 };
 
 #[test]
@@ -116,93 +112,6 @@ fn an_immutable_companion_with_stale_content_is_deleted_by_uid() {
             copy: desired,
             uid: "companion-uid".into()
         })
-    );
-}
-
-#[test]
-fn a_companion_whose_source_is_no_longer_managed_is_pruned() {
-    let companion = desired_companion(&mk_source("a", &[("key", "v")]), SUFFIX).unwrap();
-    assert!(should_prune(&companion, SUFFIX, |_| false));
-    assert!(!should_prune(&companion, SUFFIX, |name| name == "a"));
-}
-
-#[test]
-fn a_copy_under_another_name_is_never_pruned() {
-    let companion = desired_companion(&mk_source("a", &[("key", "v")]), "-copy").unwrap();
-    assert!(!should_prune(&companion, SUFFIX, |_| false));
-    let mut backup = desired_companion(&mk_source("a", &[("key", "v")]), SUFFIX).unwrap();
-    backup.metadata.name = Some("a-backup".into());
-    assert!(!should_prune(&backup, SUFFIX, |_| false));
-}
-
-#[test]
-fn consent_withdrawn_removes_a_mirror_even_while_the_annotation_is_malformed() {
-    let consent = mk_consent();
-    let typo = mk_mirrored_source("");
-    let mirror = desired::desired_mirror(&mk_mirrored_source("*"), "team-a").unwrap();
-    assert!(mirror_wanted(
-        &mirror,
-        Some(&typo),
-        Some(&mk_consenting_labels()),
-        &consent
-    ));
-    assert!(!mirror_wanted(
-        &mirror,
-        Some(&typo),
-        Some(&BTreeMap::new()),
-        &consent
-    ));
-}
-
-#[test]
-fn a_companion_without_a_controlling_owner_is_never_pruned() {
-    let mut companion = desired_companion(&mk_source("a", &[("key", "v")]), SUFFIX).unwrap();
-    companion.metadata.owner_references = None;
-    assert!(!should_prune(&companion, SUFFIX, |_| false));
-    assert_eq!(
-        claimed_source(&companion, SUFFIX),
-        Some(("ns".into(), "a".into()))
-    );
-}
-
-#[test]
-fn a_mirror_is_wanted_while_its_source_asks_and_its_namespace_consents() {
-    let consent = mk_consent();
-    let source = mk_mirrored_source("team-*");
-    let mirror = desired::desired_mirror(&source, "team-a").unwrap();
-    assert!(mirror_wanted(
-        &mirror,
-        Some(&source),
-        Some(&mk_consenting_labels()),
-        &consent
-    ));
-    assert!(
-        !mirror_wanted(&mirror, Some(&source), Some(&BTreeMap::new()), &consent),
-        "consent withdrawn"
-    );
-    assert!(
-        !mirror_wanted(&mirror, None, Some(&mk_consenting_labels()), &consent),
-        "source gone"
-    );
-    let narrowed = mk_mirrored_source("payments");
-    assert!(
-        !mirror_wanted(
-            &mirror,
-            Some(&narrowed),
-            Some(&mk_consenting_labels()),
-            &consent
-        ),
-        "not asked any more"
-    );
-    let typo = mk_mirrored_source("team_*");
-    assert!(
-        mirror_wanted(
-            &mirror,
-            Some(&typo),
-            Some(&mk_consenting_labels()),
-            &consent
-        ),
-        "kept until fixed"
     );
 }
 

@@ -63,3 +63,6 @@ pub fn should_prune(
     };
     companion_name(owner, suffix) == name && !is_managed_source(owner)
 }
+
+#[cfg(test)]
+mod tests;
