@@ -170,24 +170,13 @@ mod tests {
 
     #[test]
     fn malformed_annotations_are_refused_with_their_name() {
-        let bad_names = with_annotations(
-            mk_source("colors", &[]),
-            &[(MIRROR_TO_ANNOTATION, "team_a,,")],
-        );
-        assert!(
-            Targets::of(&bad_names)
-                .unwrap_err()
-                .contains(MIRROR_TO_ANNOTATION)
-        );
-        let bad_selector = with_annotations(
-            mk_source("colors", &[]),
-            &[(MIRROR_TO_SELECTOR_ANNOTATION, "a in b")],
-        );
-        assert!(
-            Targets::of(&bad_selector)
-                .unwrap_err()
-                .contains(MIRROR_TO_SELECTOR_ANNOTATION)
-        );
+        for (key, malformed) in [
+            (MIRROR_TO_ANNOTATION, "team_a,,"),
+            (MIRROR_TO_SELECTOR_ANNOTATION, "a in b"),
+        ] {
+            let source = with_annotations(mk_source("colors", &[]), &[(key, malformed)]);
+            assert!(Targets::of(&source).unwrap_err().contains(key), "{key}");
+        }
     }
 
     #[test]
