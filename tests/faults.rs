@@ -495,13 +495,20 @@ async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
     drop(proxy);
 
     let writes = applied_writes(&audit_log, |namespace| namespace == scene.namespace);
-    let old_writes: Vec<&AppliedWrite> =
-        writes.iter().filter(|w| w.user.ends_with(":old")).collect();
-    let new_writes: Vec<&AppliedWrite> =
-        writes.iter().filter(|w| w.user.ends_with(":new")).collect();
+    assert_old_leader_wrote_first(&writes);
+    drop(new);
+}
+
+/// Both leaders, the ServiceAccounts `old` and `new`, wrote; every write of
+/// the old one was applied before the first of the new one was received.
+fn assert_old_leader_wrote_first(writes: &[AppliedWrite]) {
+    let by = |user: &str| -> Vec<&AppliedWrite> {
+        writes.iter().filter(|w| w.user.ends_with(user)).collect()
+    };
+    let (old_writes, new_writes) = (by(":old"), by(":new"));
     assert!(
         !old_writes.is_empty() && !new_writes.is_empty(),
-        "{writes:?}"
+        "both leaders wrote: {writes:?}"
     );
     let old_last = old_writes.iter().map(|w| w.completed.as_str()).max();
     let new_first = new_writes.iter().map(|w| w.received.as_str()).min();
@@ -514,7 +521,6 @@ async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
         old_last < new_first,
         "the leaders' writes interleave: {writes:?}"
     );
-    drop(new);
 }
 
 /// Writes to ConfigMaps, with who made them and when: enough to order
@@ -646,25 +652,7 @@ async fn a_mirror_fan_out_stops_when_the_lease_is_handed_over() {
     drop(proxies);
 
     let writes = applied_writes(&audit_log, |namespace| namespace.starts_with(&prefix));
-    let by = |user: &str| -> Vec<&AppliedWrite> {
-        writes.iter().filter(|w| w.user.ends_with(user)).collect()
-    };
-    let (old_writes, new_writes) = (by(":old"), by(":new"));
-    assert!(
-        !old_writes.is_empty() && !new_writes.is_empty(),
-        "both leaders wrote mirrors: {writes:?}"
-    );
-    let old_last = old_writes.iter().map(|w| w.completed.as_str()).max();
-    let new_first = new_writes.iter().map(|w| w.received.as_str()).min();
-    eprintln!(
-        "{} mirror writes by the old leader, the last applied at {old_last:?}; {} by the new, the first received at {new_first:?}",
-        old_writes.len(),
-        new_writes.len()
-    );
-    assert!(
-        old_last < new_first,
-        "the leaders' writes interleave: {writes:?}"
-    );
+    assert_old_leader_wrote_first(&writes);
     drop(new);
 }
 
