@@ -105,10 +105,30 @@ impl Backoffs {
         }
     }
 
-    /// Records that the copy with this uid is about to be restored at
-    /// `now`. Returns how often it was restored within the window when that
-    /// is more than [`CONTEST_LIMIT`]: then it must not be, yet.
+    /// How often the copy with this uid was restored within the window at
+    /// `now`, when that reaches [`CONTEST_LIMIT`]: then it must not be
+    /// restored again, yet.
     pub(crate) fn contested(&self, uid: &str, now: Instant) -> Option<usize> {
+        let restores = self.restores_at(now);
+        let times = restores.get(uid).map_or(0, VecDeque::len);
+        (times >= CONTEST_LIMIT).then_some(times)
+    }
+
+    /// Records that the copy with this uid was restored at `now`. Only a
+    /// restore the API server applied counts: a write refused as stale is
+    /// no fight.
+    pub(crate) fn restored(&self, uid: &str, now: Instant) {
+        self.restores_at(now)
+            .entry(uid.to_owned())
+            .or_default()
+            .push_back(now);
+    }
+
+    /// The restores still within the window at `now`.
+    fn restores_at(
+        &self,
+        now: Instant,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, VecDeque<Instant>>> {
         let mut restores = self.restores.lock().unwrap_or_else(PoisonError::into_inner);
         restores.retain(|_, times| {
             while times
@@ -119,12 +139,7 @@ impl Backoffs {
             }
             !times.is_empty()
         });
-        let times = restores.entry(uid.to_owned()).or_default();
-        if times.len() >= CONTEST_LIMIT {
-            return Some(times.len());
-        }
-        times.push_back(now);
-        None
+        restores
     }
 
     /// The delay before `key` is retried after failing with `retry`, or
@@ -275,16 +290,18 @@ mod tests {
         let backoffs = Backoffs::default();
         let start = Instant::now();
         for i in 0..CONTEST_LIMIT {
-            assert_eq!(
-                backoffs.contested("u", start + Duration::from_secs(i as u64)),
-                None
-            );
+            let at = start + Duration::from_secs(i as u64);
+            assert_eq!(backoffs.contested("u", at), None);
+            backoffs.restored("u", at);
         }
         assert_eq!(
             backoffs.contested("u", start + Duration::from_secs(10)),
             Some(CONTEST_LIMIT)
         );
-        assert_eq!(backoffs.contested("other", start), None);
+        // Asking records nothing: only restores the API server applied count.
+        for _ in 0..=CONTEST_LIMIT {
+            assert_eq!(backoffs.contested("other", start), None);
+        }
         // A delete event does not end the fight: the label may be all that
         // went.
         backoffs.forget("u");

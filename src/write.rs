@@ -49,6 +49,11 @@ pub async fn perform(ctx: &Context, source: &ConfigMap, write: Write) -> Result<
             let api = ctx.configmaps(&copy.namespace().unwrap_or_default());
             ctx.ensure_leading()?;
             api_call(api.replace(&copy.name_any(), &post_params(), &copy)).await?;
+            if why == Difference::Drifted
+                && let Some(uid) = copy.uid()
+            {
+                ctx.backoffs.restored(&uid, Instant::now());
+            }
             let verb = if why == Difference::SourceChanged {
                 "updated"
             } else {
