@@ -78,9 +78,9 @@ pub fn claimed_source(copy: &ConfigMap, suffix: &str) -> Option<(String, String)
 
 /// Decides whether `existing` is the companion of `source_name`/`source_uid`.
 ///
-/// An owner reference to a ConfigMap of the source's name can only be this
-/// source or a deleted predecessor of it, because names are unique in a
-/// namespace. Without any owner reference, it takes our label, a checksum
+/// A controller reference to a ConfigMap of the source's name can only be
+/// this source or a deleted predecessor of it, because names are unique in
+/// a namespace; any other owner reference makes the object somebody else's. Without any owner reference, it takes our label, a checksum
 /// annotation that matches the content (a copy nobody edited since it was
 /// written) and no mirror annotation: the mirror of another namespace's
 /// source is never a companion, however it is named.
@@ -104,7 +104,12 @@ pub fn ownership(existing: &CachedCopy, source_name: &str, source_uid: &str) -> 
     {
         return Ownership::Foreign;
     }
-    if refs.iter().any(names_source) {
+    // Only a controller reference makes a companion: a plain owner
+    // reference to the source is anyone's to write, and proves nothing.
+    if refs
+        .iter()
+        .any(|r| names_source(r) && r.controller == Some(true))
+    {
         return Ownership::Adoptable;
     }
     let untouched_copy =

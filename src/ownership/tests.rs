@@ -132,3 +132,19 @@ fn a_mirror_is_ours_only_for_the_source_it_names() {
         Ownership::Foreign
     );
 }
+
+#[test]
+fn an_object_with_a_plain_owner_reference_to_the_source_is_foreign() {
+    let source = mk_source("colors", &[]);
+    let mut theirs = mk_companion_of(&source);
+    for owner in theirs.metadata.owner_references.iter_mut().flatten() {
+        owner.controller = None;
+    }
+    for uid in ["uid-1", "uid-2"] {
+        assert_eq!(
+            ownership(&CachedCopy::of(&theirs), "colors", uid),
+            Ownership::Foreign,
+            "{uid}"
+        );
+    }
+}

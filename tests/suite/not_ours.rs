@@ -10,7 +10,11 @@ use std::time::Duration;
 
 use common::{PATIENCE, Scene, mk_source};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{ObjectMeta, Patch, PatchParams};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::{
+    ResourceExt,
+    api::{ObjectMeta, Patch, PatchParams},
+};
 use serde_json::json;
 
 /// How long something that must not happen is given to happen. The
@@ -123,4 +127,37 @@ async fn a_source_being_deleted_gets_no_new_companion() {
         .await
         .expect("release the finalizer");
     scene.wait_gone("colors").await;
+}
+
+/// An object at the companion's name that refers to the source without
+/// being controlled by it (a plain owner reference, as any user may write)
+/// is somebody else's: never adopted, never overwritten, warned about.
+#[tokio::test]
+async fn an_object_with_a_plain_owner_reference_to_the_source_is_not_adopted() {
+    let scene = Scene::new("not-ours-plain-owner").await;
+    let source = scene.create(&mk_source("colors", &[("a", "1")])).await;
+    let theirs = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("colors-synced".into()),
+            owner_references: Some(vec![OwnerReference {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                name: "colors".into(),
+                uid: source.uid().expect("a stored source has a uid"),
+                controller: None,
+                block_owner_deletion: None,
+            }]),
+            ..ObjectMeta::default()
+        },
+        data: Some([("theirs".to_owned(), "x".to_owned())].into()),
+        ..ConfigMap::default()
+    };
+    let theirs = scene.create(&theirs).await;
+    let _mirror = scene.start_controller(&["--slow-retry", "500ms"]).await;
+
+    let event = scene.wait_event("colors", "CompanionNameTaken").await;
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    let untouched = scene.get("colors-synced").await.expect("theirs stays");
+    assert_eq!(untouched.resource_version(), theirs.resource_version());
+    assert_eq!(untouched.data, theirs.data);
 }
