@@ -27,7 +27,6 @@ use crate::{
 };
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
-    config.leader.validate().map_err(anyhow::Error::msg)?;
     let source_selector =
         Selector::parse(&config.selector).map_err(|e| anyhow::anyhow!("--selector: {e}"))?;
     let consent = Selector::parse(&config.accept_mirrors_selector)

@@ -2,7 +2,9 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use clap::{Parser, ValueEnum};
+use clap::{CommandFactory, Parser, ValueEnum};
+
+use crate::{names, selector::Selector};
 
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -15,7 +17,8 @@ pub struct Config {
     #[arg(
         long,
         env = "MIRROR_SELECTOR",
-        default_value = "workshop.io/managed=true"
+        default_value = "workshop.io/managed=true",
+        value_parser = parse_source_selector
     )]
     pub selector: String,
 
@@ -24,7 +27,7 @@ pub struct Config {
     pub suffix: String,
 
     /// Watch and write only this namespace (default: all namespaces).
-    #[arg(long, env = "MIRROR_NAMESPACE")]
+    #[arg(long, env = "MIRROR_NAMESPACE", value_parser = parse_namespace)]
     pub namespace: Option<String>,
 
     /// How many objects are reconciled at the same time.
@@ -45,7 +48,7 @@ pub struct Config {
     pub http_addr: SocketAddr,
 
     /// A watch failing without pause for this long makes /healthz fail.
-    #[arg(long, env = "MIRROR_WATCH_FAILURE_THRESHOLD", default_value = "60s", value_parser = parse_duration)]
+    #[arg(long, env = "MIRROR_WATCH_FAILURE_THRESHOLD", default_value = "60s", value_parser = parse_positive_duration)]
     pub watch_failure_threshold: Duration,
 
     /// Label selector of the namespaces that accept mirrors from other
@@ -54,13 +57,14 @@ pub struct Config {
     #[arg(
         long,
         env = "MIRROR_ACCEPT_MIRRORS_SELECTOR",
-        default_value = "workshop.io/accept-mirrors=true"
+        default_value = "workshop.io/accept-mirrors=true",
+        value_parser = parse_selector
     )]
     pub accept_mirrors_selector: String,
 
     /// First retry delay for conditions a person must fix (name taken,
     /// refused by the API server, forbidden); it doubles up to 5 minutes.
-    #[arg(long, env = "MIRROR_SLOW_RETRY", default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, env = "MIRROR_SLOW_RETRY", default_value = "30s", value_parser = parse_positive_duration)]
     pub slow_retry: Duration,
 
     /// How each watch fetches its first full list. `auto` streams the list
@@ -87,7 +91,7 @@ pub struct Config {
     /// More ConfigMap names never mirrored into other namespaces, besides
     /// the built-in ones that Kubernetes publishes into every namespace
     /// (`kube-root-ca.crt`): a mirror there would fight its publisher.
-    #[arg(long, env = "MIRROR_RESERVED_NAMES", value_delimiter = ',')]
+    #[arg(long, env = "MIRROR_RESERVED_NAMES", value_delimiter = ',', value_parser = parse_object_name)]
     pub reserved_names: Vec<String>,
 
     #[command(flatten)]
@@ -132,16 +136,31 @@ pub struct LeaderConfig {
     pub identity: Option<String>,
 
     /// How long a standby waits after the last renewal before taking the Lease over.
-    #[arg(long, env = "MIRROR_LEASE_DURATION", default_value = "15s", value_parser = parse_duration)]
+    #[arg(long, env = "MIRROR_LEASE_DURATION", default_value = "15s", value_parser = parse_positive_duration)]
     pub lease_duration: Duration,
 
     /// How long the leader keeps trying to renew before it gives up and exits.
-    #[arg(long, env = "MIRROR_RENEW_DEADLINE", default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, env = "MIRROR_RENEW_DEADLINE", default_value = "10s", value_parser = parse_positive_duration)]
     pub renew_deadline: Duration,
 
     /// How often the leader renews, and a standby tries to acquire.
-    #[arg(long, env = "MIRROR_RETRY_PERIOD", default_value = "2s", value_parser = parse_duration)]
+    #[arg(long, env = "MIRROR_RETRY_PERIOD", default_value = "2s", value_parser = parse_positive_duration)]
     pub retry_period: Duration,
+}
+
+impl Config {
+    /// The flags of this process. Flags that can never work, alone or
+    /// together, end it with a message naming them and exit code 2, as
+    /// every malformed flag does.
+    pub fn from_args() -> Config {
+        let config = Config::parse();
+        if let Err(why) = config.leader.validate() {
+            Config::command()
+                .error(clap::error::ErrorKind::ArgumentConflict, why)
+                .exit();
+        }
+        config
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -187,14 +206,42 @@ impl LeaderConfig {
 }
 
 fn parse_suffix(value: &str) -> Result<String, String> {
-    let valid = !value.is_empty()
-        && value
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
-    if valid && !value.ends_with(['-', '.']) {
+    if names::is_name_suffix(value) {
         Ok(value.to_owned())
     } else {
-        Err("the suffix must be lowercase letters, digits, '-' or '.', and end in a letter or digit".into())
+        Err(format!(
+            "{value:?} would make invalid names: use lowercase letters, digits, '-' and '.', \
+             with a letter or digit on both sides of each '.' and at the end"
+        ))
+    }
+}
+
+/// The source selector: it must parse as the API server would, and select
+/// something less than every ConfigMap (copies included).
+fn parse_source_selector(value: &str) -> Result<String, String> {
+    if value.trim().is_empty() {
+        return Err("an empty selector would make every ConfigMap a source".into());
+    }
+    parse_selector(value)
+}
+
+fn parse_selector(value: &str) -> Result<String, String> {
+    Selector::parse(value).map(|_| value.to_owned())
+}
+
+fn parse_namespace(value: &str) -> Result<String, String> {
+    match names::is_dns_label(value) {
+        true => Ok(value.to_owned()),
+        false => Err(format!("{value:?} is not a namespace name (a DNS label)")),
+    }
+}
+
+/// A name; an empty one (`a,,b`, or an empty variable) stands for none.
+fn parse_object_name(value: &str) -> Result<String, String> {
+    let value = value.trim();
+    match value.is_empty() || names::is_dns_subdomain(value) {
+        true => Ok(value.to_owned()),
+        false => Err(format!("{value:?} is not a ConfigMap name")),
     }
 }
 
@@ -244,6 +291,8 @@ mod tests {
         assert!(parse_suffix("-Synced").is_err());
         assert!(parse_suffix("-synced-").is_err());
         assert!(parse_suffix("").is_err());
+        assert!(parse_suffix("..x").is_err());
+        assert!(parse_suffix(".-x").is_err());
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub(crate) mod http;
 pub(crate) mod leader;
 pub(crate) mod metrics;
 pub(crate) mod mirror_index;
+pub(crate) mod names;
 pub(crate) mod ownership;
 pub(crate) mod plan;
 pub(crate) mod prune;

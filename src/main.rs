@@ -2,12 +2,11 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use configmap_mirror::{app, config::Config, telemetry};
 use tokio::runtime::{Builder, Runtime};
 
 fn main() -> ExitCode {
-    let config = Config::parse();
+    let config = Config::from_args();
     telemetry::init(config.log_format);
     let result = runtime(config.worker_threads)
         .map_err(anyhow::Error::from)

@@ -9,6 +9,7 @@ mod common;
 mod bad_input;
 mod control_plane;
 mod deploy;
+mod flags;
 mod healing;
 mod health;
 mod idempotency;

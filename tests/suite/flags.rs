@@ -1,0 +1,82 @@
+//! Flags that can never work are refused at start, before any API call,
+//! with a message naming the flag and exit code 2, never a panic.
+
+use std::process::Command;
+
+/// Runs the controller with `args` and returns its exit code and stderr.
+fn run(args: &[&str]) -> (Option<i32>, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_configmap-mirror"))
+        .args(args)
+        // Nothing here may be reached: a flag refused at start never is.
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .output()
+        .expect("run the controller");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn flags_that_can_never_work_are_refused_with_exit_code_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--suffix=..x"], "--suffix"),
+        (&["--suffix=.-x"], "--suffix"),
+        (&["--suffix=-Synced"], "--suffix"),
+        (&["--suffix=-x."], "--suffix"),
+        (&["--selector=a b"], "--selector"),
+        (&["--selector=app=Has Space"], "--selector"),
+        (&["--selector="], "--selector"),
+        (
+            &["--accept-mirrors-selector=x in (a"],
+            "--accept-mirrors-selector",
+        ),
+        (&["--namespace=Team_A"], "--namespace"),
+        (&["--reserved-names=ok,Not_A_Name"], "--reserved-names"),
+        (
+            &["--watch-failure-threshold=0s"],
+            "--watch-failure-threshold",
+        ),
+        (&["--slow-retry=0"], "--slow-retry"),
+        (&["--slow-retry=-5s"], "--slow-retry"),
+        (&["--api-timeout=0ms"], "--api-timeout"),
+        (&["--shutdown-timeout=-1s"], "--shutdown-timeout"),
+        (&["--lease-duration=0s"], "--lease-duration"),
+        (&["--renew-deadline=-10s"], "--renew-deadline"),
+        (&["--retry-period=0s"], "--retry-period"),
+        (&["--concurrency=0"], "--concurrency"),
+        (
+            &["--lease-duration=10s", "--renew-deadline=10s"],
+            "--renew-deadline",
+        ),
+    ];
+    for (args, flag) in cases {
+        let (code, stderr) = run(args);
+        assert_eq!(code, Some(2), "{args:?} was not refused: {stderr}");
+        assert!(
+            stderr.contains(flag),
+            "{args:?}: no mention of {flag}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn the_defaults_and_valid_values_pass_the_checks() {
+    // Past the flags, the controller stops at the missing kubeconfig: exit
+    // code 1 and that reason, not a refused flag.
+    for args in [
+        &[][..],
+        &["--suffix=.copy", "--selector=team in (a,b),!legacy"][..],
+        &["--namespace=team-a", "--reserved-names=a,b.c,"][..],
+    ] {
+        let (code, stderr) = run(args);
+        assert_eq!(code, Some(1), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("error: invalid value"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
