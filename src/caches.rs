@@ -59,14 +59,19 @@ impl Caches {
         Some(cache_form::copy_from_cache(&cached))
     }
 
-    /// Every namespace with its labels; empty when mirroring is off.
-    pub fn namespaces(&self) -> Vec<(String, BTreeMap<String, String>)> {
+    /// The namespaces that consent to mirrors, with their labels; empty
+    /// when mirroring is off. Only these are copied out of the cache.
+    pub fn consenting_namespaces(
+        &self,
+        consent: &Selector,
+    ) -> Vec<(String, BTreeMap<String, String>)> {
         let Some(namespaces) = &self.namespaces else {
             return Vec::new();
         };
         namespaces
             .state()
             .iter()
+            .filter(|ns| consent.matches(ns.labels()))
             .map(|ns| (ns.name_any(), ns.labels().clone()))
             .collect()
     }

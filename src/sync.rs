@@ -81,6 +81,9 @@ pub fn needs_sync(source: &ConfigMap, ctx: &Context) -> bool {
 
 /// How many mirrors of one source are written at once.
 const MIRROR_WRITES_AT_ONCE: usize = 16;
+/// How many namespaces a mirroring source's reconcile compares before it
+/// lets the rest of the process run.
+const NAMESPACES_BETWEEN_YIELDS: usize = 256;
 
 /// One copy in each namespace the source asks for and that consents. The
 /// mirrors no longer wanted are removed by the prune loop.
@@ -93,13 +96,23 @@ async fn sync_mirrors(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
         return Err(Error::ReservedName { name });
     }
     let source_namespace = source.namespace().unwrap_or_default();
-    let wanted = ctx
+    let mut wanted = Vec::new();
+    for (checked, (ns, labels)) in ctx
         .caches
-        .namespaces()
+        .consenting_namespaces(&ctx.consent)
         .into_iter()
-        .filter(|(ns, labels)| wants_mirror(&targets, &source_namespace, ns, labels, &ctx.consent))
-        .filter_map(|(ns, _)| desired_mirror(source, &ns).ok())
-        .map(|mirror| mark_install(mirror, &ctx.selector));
+        .enumerate()
+    {
+        // Other reconciles, and the Lease renewal, share this thread.
+        if checked % NAMESPACES_BETWEEN_YIELDS == NAMESPACES_BETWEEN_YIELDS - 1 {
+            tokio::task::yield_now().await;
+        }
+        if wants_mirror(&targets, &source_namespace, &ns, &labels, &ctx.consent)
+            && let Ok(mirror) = desired_mirror(source, &ns)
+        {
+            wanted.push(mark_install(mirror, &ctx.selector));
+        }
+    }
     let results: Vec<Result<(), Error>> = stream::iter(wanted)
         .map(|mirror| sync_copy(source, mirror, ctx))
         .buffer_unordered(MIRROR_WRITES_AT_ONCE)

@@ -45,12 +45,7 @@ impl Targets {
         let get = |key| annotations.and_then(|a| a.get(key)).map(String::as_str);
         let patterns = get(MIRROR_TO_ANNOTATION).map(parse_patterns).transpose()?;
         let selector = get(MIRROR_TO_SELECTOR_ANNOTATION)
-            .map(|text| {
-                if text.trim().is_empty() {
-                    return Err(format!("{MIRROR_TO_SELECTOR_ANNOTATION} is empty"));
-                }
-                Selector::parse(text).map_err(|e| format!("{MIRROR_TO_SELECTOR_ANNOTATION}: {e}"))
-            })
+            .map(parse_selector)
             .transpose()?;
         if patterns.is_none() && selector.is_none() {
             return Ok(None);
@@ -73,7 +68,21 @@ impl Targets {
     }
 }
 
+/// How many names and globs one source may list: enough for any list a
+/// person writes (a glob covers the rest), and a bound on the work one
+/// tenant's source costs per namespace.
+pub const MAX_PATTERNS: usize = 100;
+/// The longest namespace selector a source may give, for the same reason.
+pub const MAX_SELECTOR_LEN: usize = 1024;
+
 fn parse_patterns(text: &str) -> Result<Vec<String>, String> {
+    // Counted before anything is parsed or allocated.
+    let count = text.split(',').count();
+    if count > MAX_PATTERNS {
+        return Err(format!(
+            "{MIRROR_TO_ANNOTATION} lists {count} names or globs, over the limit of {MAX_PATTERNS}"
+        ));
+    }
     text.split(',')
         .map(str::trim)
         .map(|pattern| {
@@ -92,6 +101,19 @@ fn parse_patterns(text: &str) -> Result<Vec<String>, String> {
             }
         })
         .collect()
+}
+
+fn parse_selector(text: &str) -> Result<Selector, String> {
+    if text.trim().is_empty() {
+        return Err(format!("{MIRROR_TO_SELECTOR_ANNOTATION} is empty"));
+    }
+    if text.len() > MAX_SELECTOR_LEN {
+        return Err(format!(
+            "{MIRROR_TO_SELECTOR_ANNOTATION} is {} characters long, over the limit of {MAX_SELECTOR_LEN}",
+            text.len()
+        ));
+    }
+    Selector::parse(text).map_err(|e| format!("{MIRROR_TO_SELECTOR_ANNOTATION}: {e}"))
 }
 
 /// `*` matches any run of characters, everything else itself.
@@ -114,7 +136,8 @@ pub fn glob_matches(pattern: &str, name: &str) -> bool {
     rest.len() >= last.len() && rest.ends_with(last)
 }
 
-/// Whether a namespace should hold a mirror of `source`.
+/// Whether a namespace should hold a mirror of `source`. Consent is
+/// checked first: it is the cheap test, and the one most namespaces fail.
 pub fn wants_mirror(
     targets: &Targets,
     source_namespace: &str,
@@ -122,7 +145,7 @@ pub fn wants_mirror(
     labels: &BTreeMap<String, String>,
     consent: &Selector,
 ) -> bool {
-    namespace != source_namespace && targets.includes(namespace, labels) && consent.matches(labels)
+    namespace != source_namespace && consent.matches(labels) && targets.includes(namespace, labels)
 }
 
 #[cfg(test)]
@@ -177,6 +200,40 @@ mod tests {
             let source = with_annotations(mk_source("colors", &[]), &[(key, malformed)]);
             assert!(Targets::of(&source).unwrap_err().contains(key), "{key}");
         }
+    }
+
+    #[test]
+    fn lists_over_the_limits_are_refused_before_they_are_parsed() {
+        let patterns = |n: usize| {
+            (0..n)
+                .map(|i| format!("team-{i}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let at_limit = with_annotations(
+            mk_source("colors", &[]),
+            &[(MIRROR_TO_ANNOTATION, &patterns(MAX_PATTERNS))],
+        );
+        assert!(Targets::of(&at_limit).is_ok());
+        let over = with_annotations(
+            mk_source("colors", &[]),
+            &[(MIRROR_TO_ANNOTATION, &patterns(40_000))],
+        );
+        let why = Targets::of(&over).unwrap_err();
+        assert!(
+            why.contains("40000") && why.contains("limit of 100"),
+            "{why}"
+        );
+        let long_selector = (0..400)
+            .map(|i| format!("k{i}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let over = with_annotations(
+            mk_source("colors", &[]),
+            &[(MIRROR_TO_SELECTOR_ANNOTATION, &long_selector)],
+        );
+        let why = Targets::of(&over).unwrap_err();
+        assert!(why.contains("limit of 1024"), "{why}");
     }
 
     #[test]

@@ -14,7 +14,10 @@ use common::{ControllerProcess, PATIENCE, SOURCE_LABEL, Scene, mk_source, mk_unm
 use configmap_mirror::contract::{
     CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, content_checksum,
 };
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::{
+    coordination::v1::Lease,
+    core::v1::{ConfigMap, Namespace},
+};
 use kube::{
     Api, ResourceExt,
     api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams},
@@ -62,14 +65,16 @@ impl World {
     }
 
     async fn start(&mut self) {
+        self.start_with(&[]).await;
+    }
+
+    async fn start_with(&mut self, extra: &[&str]) {
         let kubeconfig = self.scene.control_plane.kubeconfig_path().to_path_buf();
-        let controller = ControllerProcess::start(
-            self.scene.control_plane,
-            &kubeconfig,
-            &self.prefix,
-            &["--slow-retry", "1s"],
-        )
-        .await;
+        let mut args = vec!["--slow-retry", "1s"];
+        args.extend_from_slice(extra);
+        let controller =
+            ControllerProcess::start(self.scene.control_plane, &kubeconfig, &self.prefix, &args)
+                .await;
         self.controller = Some(controller);
     }
 
@@ -720,4 +725,69 @@ async fn settled(controller: &ControllerProcess, name: &str) -> f64 {
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"))
+}
+
+/// A tenant's source listing tens of thousands of names, re-annotated over
+/// and over, is refused with a Warning naming the limit, before any
+/// namespace is compared; meanwhile another tenant's companion heals, and
+/// the leader (at the default timings) keeps its Lease.
+#[tokio::test]
+async fn a_source_listing_tens_of_thousands_of_namespaces_is_refused_and_starves_nobody() {
+    const PATTERNS: usize = 25_000;
+    let mut world = World::new("mt-flood").await;
+    world.stop();
+    let leader_args = ["--leader-elect", "--leader-election-namespace"];
+    let namespace = world.scene.namespace.clone();
+    world
+        .start_with(
+            &[
+                &leader_args[..],
+                &[&namespace, "--leader-election-identity", "leader"],
+            ]
+            .concat(),
+        )
+        .await;
+    world
+        .scene
+        .wait_lease_holder(PATIENCE, |h| h == "leader")
+        .await;
+    let leases: Api<Lease> = Api::namespaced(world.scene.client.clone(), &namespace);
+    let lease_before = leases.get(common::LEASE).await.expect("the lease").spec;
+    let b = world.namespace("b", true, &[]).await;
+    world.scene.create(&mk_source("other", &[("a", "1")])).await;
+    world.scene.companion_in_sync("other").await;
+
+    let patterns = |prefix: &str| {
+        let mut list: Vec<String> = (0..PATTERNS).map(|i| format!("{prefix}{i}")).collect();
+        list.push(b.clone());
+        list.join(",")
+    };
+    world.source("flood", &[to(&patterns("p"))]).await;
+    for round in 0..6 {
+        let patch = json!({"metadata": {"annotations": {"workshop.io/mirror-to": patterns(&format!("r{round}-"))}}});
+        world.scene.patch_json("flood", patch).await;
+    }
+    world.scene.delete("other-synced").await;
+    world.scene.companion_in_sync("other").await;
+
+    let warning = world
+        .scene
+        .wait_event("flood", "InvalidMirrorTargets")
+        .await;
+    let note = warning.note.unwrap_or_default();
+    assert!(note.contains("over the limit of 100"), "{note}");
+    world.scene.companion_in_sync("flood").await;
+    world.no_mirror(&b, "flood").await;
+    let lease_after = leases.get(common::LEASE).await.expect("the lease").spec;
+    assert_eq!(
+        lease_after.as_ref().and_then(|s| s.acquire_time.clone()),
+        lease_before.as_ref().and_then(|s| s.acquire_time.clone()),
+        "the leader lost its lease"
+    );
+    assert!(
+        testenv::process_alive(world.controller().pid()),
+        "{}",
+        world.controller().log_text()
+    );
+    world.clean_up().await;
 }
