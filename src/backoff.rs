@@ -6,9 +6,9 @@
 //! emitted once per distinct condition, not once per retry) live here.
 
 use std::{
-    collections::{HashMap, VecDeque},
+    collections::HashMap,
     sync::{Mutex, PoisonError},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -82,64 +82,14 @@ pub(crate) struct Backoffs {
     failures: Mutex<HashMap<BackoffKey, Failures>>,
     /// Mirrors the map's size for /metrics.
     failing: Gauge,
-    /// When each copy was last restored after someone else changed it, by
-    /// uid, within [`CONTEST_WINDOW`]. Entries age out of the window rather
-    /// than go with a delete event: a copy whose managed-by label is removed
-    /// leaves the copies' watch as if deleted, and that must not reset the
-    /// count of a fight. Every check sweeps out the aged entries.
-    restores: Mutex<HashMap<String, VecDeque<Instant>>>,
 }
-
-/// A copy restored more often than this within [`CONTEST_WINDOW`] is being
-/// fought over (another controller or an admission mutator rewrites it):
-/// from then on it is restored with the slow backoff and a Warning.
-pub const CONTEST_LIMIT: usize = 5;
-pub const CONTEST_WINDOW: Duration = Duration::from_secs(60);
 
 impl Backoffs {
     pub(crate) fn new(failing: Gauge) -> Self {
         Backoffs {
             failures: Mutex::default(),
             failing,
-            restores: Mutex::default(),
         }
-    }
-
-    /// How often the copy with this uid was restored within the window at
-    /// `now`, when that reaches [`CONTEST_LIMIT`]: then it must not be
-    /// restored again, yet.
-    pub(crate) fn contested(&self, uid: &str, now: Instant) -> Option<usize> {
-        let restores = self.restores_at(now);
-        let times = restores.get(uid).map_or(0, VecDeque::len);
-        (times >= CONTEST_LIMIT).then_some(times)
-    }
-
-    /// Records that the copy with this uid was restored at `now`. Only a
-    /// restore the API server applied counts: a write refused as stale is
-    /// no fight.
-    pub(crate) fn restored(&self, uid: &str, now: Instant) {
-        self.restores_at(now)
-            .entry(uid.to_owned())
-            .or_default()
-            .push_back(now);
-    }
-
-    /// The restores still within the window at `now`.
-    fn restores_at(
-        &self,
-        now: Instant,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, VecDeque<Instant>>> {
-        let mut restores = self.restores.lock().unwrap_or_else(PoisonError::into_inner);
-        restores.retain(|_, times| {
-            while times
-                .front()
-                .is_some_and(|t| now.saturating_duration_since(*t) > CONTEST_WINDOW)
-            {
-                times.pop_front();
-            }
-            !times.is_empty()
-        });
-        restores
     }
 
     /// The delay before `key` is retried after failing with `retry`, or
@@ -283,34 +233,6 @@ mod tests {
         backoffs.clear(&key("a"));
         assert!(backoffs.is_new_condition(&key("a"), "rejected: too big"));
         assert_eq!(backoffs.failing.get(), 1);
-    }
-
-    #[test]
-    fn a_copy_restored_too_often_within_the_window_is_contested() {
-        let backoffs = Backoffs::default();
-        let start = Instant::now();
-        for i in 0..CONTEST_LIMIT {
-            let at = start + Duration::from_secs(i as u64);
-            assert_eq!(backoffs.contested("u", at), None);
-            backoffs.restored("u", at);
-        }
-        assert_eq!(
-            backoffs.contested("u", start + Duration::from_secs(10)),
-            Some(CONTEST_LIMIT)
-        );
-        // Asking records nothing: only restores the API server applied count.
-        for _ in 0..=CONTEST_LIMIT {
-            assert_eq!(backoffs.contested("other", start), None);
-        }
-        // A delete event does not end the fight: the label may be all that
-        // went.
-        backoffs.forget("u");
-        assert_eq!(
-            backoffs.contested("u", start + Duration::from_secs(11)),
-            Some(CONTEST_LIMIT)
-        );
-        // Once the window has passed, restoring is fine again.
-        assert_eq!(backoffs.contested("u", start + CONTEST_WINDOW * 2), None);
     }
 
     #[test]

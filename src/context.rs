@@ -14,6 +14,7 @@ use kube::runtime::controller::Action;
 use crate::{
     backoff::{BackoffKey, Backoffs, RetryPolicy},
     caches::Caches,
+    contest::Contests,
     error::Error,
     leader::Leadership,
     metrics::{Metrics, Outcome},
@@ -33,6 +34,8 @@ pub struct Context {
     pub events: EventPublisher,
     pub metrics: Arc<Metrics>,
     pub backoffs: Arc<Backoffs>,
+    /// Recent writes of each copy, to tell a fight from following the source.
+    pub contests: Contests,
     pub retry_policy: RetryPolicy,
     /// Which namespaces accept mirrors.
     pub consent: Selector,

@@ -26,6 +26,7 @@ pub mod backoff;
 pub(crate) mod cache_form;
 pub(crate) mod caches;
 pub mod config;
+pub mod contest;
 pub(crate) mod context;
 pub mod contract;
 pub(crate) mod controller;

@@ -10,6 +10,7 @@ use kube::{
 
 use crate::{
     cache_form::CachedCopy,
+    contest::{Fingerprint, WriteKind},
     context::{Context, object_key},
     contract::{MANAGER_NAME, mirror_of},
     error::{ApiOutcome, Error, classify},
@@ -28,32 +29,43 @@ fn post_params() -> PostParams {
 /// taken (the cache had not seen that object: it lacks the managed-by label,
 /// or was just made) reads the object once and plans again from what it is.
 pub async fn perform(ctx: &Context, source: &ConfigMap, write: Write) -> Result<(), Error> {
+    let (copy, kind) = match &write {
+        Write::Nothing => return Ok(()),
+        Write::Create(copy) => (copy, WriteKind::Create),
+        Write::Replace { copy, .. } => (copy, WriteKind::Replace),
+        Write::DeleteToRecreate { copy, .. } => (copy, WriteKind::DeleteToRecreate),
+    };
+    let name = object_key(copy);
+    let fingerprint = Fingerprint::of(copy);
+    if let Some(times) = ctx.contests.contested(&name, fingerprint, Instant::now()) {
+        return Err(Error::Contested { name, times });
+    }
+    let applied = apply(ctx, source, write).await;
+    if let Ok(Applied::Written) = applied {
+        ctx.contests.wrote(&name, fingerprint, kind, Instant::now());
+    }
+    applied.map(|_| ())
+}
+
+/// Whether the write reached the API server, or was replanned and made
+/// (and recorded) by a nested call.
+enum Applied {
+    Written,
+    Replanned,
+}
+
+async fn apply(ctx: &Context, source: &ConfigMap, write: Write) -> Result<Applied, Error> {
     match write {
-        Write::Nothing => Ok(()),
+        Write::Nothing => Ok(Applied::Replanned),
         Write::Create(copy) => create(ctx, source, copy).await,
         // A replace with the resourceVersion, not a server-side apply: a key
         // someone added to a copy's data must be removed, and an apply only
         // removes what the same field manager applied before. The
         // resourceVersion also makes the write a compare-and-swap.
         Write::Replace { copy, why } => {
-            if why == Difference::Drifted
-                && let Some(times) = copy
-                    .uid()
-                    .and_then(|uid| ctx.backoffs.contested(&uid, Instant::now()))
-            {
-                return Err(Error::Contested {
-                    name: object_key(&copy),
-                    times,
-                });
-            }
             let api = ctx.configmaps(&copy.namespace().unwrap_or_default());
             ctx.ensure_leading()?;
             api_call(api.replace(&copy.name_any(), &post_params(), &copy)).await?;
-            if why == Difference::Drifted
-                && let Some(uid) = copy.uid()
-            {
-                ctx.backoffs.restored(&uid, Instant::now());
-            }
             let verb = if why == Difference::SourceChanged {
                 "updated"
             } else {
@@ -66,7 +78,7 @@ pub async fn perform(ctx: &Context, source: &ConfigMap, write: Write) -> Result<
                 why.reason()
             );
             done(ctx, source, &copy, Operation::update, message);
-            Ok(())
+            Ok(Applied::Written)
         }
         Write::DeleteToRecreate { copy, uid } => {
             delete(
@@ -82,12 +94,12 @@ pub async fn perform(ctx: &Context, source: &ConfigMap, write: Write) -> Result<
                 object_key(&copy)
             );
             done(ctx, source, &copy, Operation::recreate, message);
-            Ok(())
+            Ok(Applied::Written)
         }
     }
 }
 
-async fn create(ctx: &Context, source: &ConfigMap, copy: ConfigMap) -> Result<(), Error> {
+async fn create(ctx: &Context, source: &ConfigMap, copy: ConfigMap) -> Result<Applied, Error> {
     let api = ctx.configmaps(&copy.namespace().unwrap_or_default());
     let name = copy.name_any();
     ctx.ensure_leading()?;
@@ -95,7 +107,7 @@ async fn create(ctx: &Context, source: &ConfigMap, copy: ConfigMap) -> Result<()
         Ok(_) => {
             let message = format!("created {} {}", kind(&copy), object_key(&copy));
             done(ctx, source, &copy, Operation::create, message);
-            Ok(())
+            Ok(Applied::Written)
         }
         Err(err) if is_already_exists(&err) => {
             let existing = api_call(api.get_opt(&name)).await?;
@@ -112,7 +124,8 @@ async fn create(ctx: &Context, source: &ConfigMap, copy: ConfigMap) -> Result<()
                 &ctx.source_label_keys,
             )
             .map_err(|plan::NameTaken| Error::NameTaken { name: key })?;
-            Box::pin(perform(ctx, source, replan)).await
+            Box::pin(perform(ctx, source, replan)).await?;
+            Ok(Applied::Replanned)
         }
         Err(err) => Err(failed(err)),
     }

@@ -5,6 +5,7 @@ use crate::common;
 
 use common::{Scene, mk_source, with_binary};
 use configmap_mirror::contract::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{
     ResourceExt,
     api::{Patch, PatchParams},
@@ -106,7 +107,7 @@ async fn concurrent_edits_of_the_companion_converge_without_a_loop() {
     // No more edits than the contest limit: more restores than that within
     // a minute is a fight, answered with the slow backoff (tested below),
     // and how many restores a burst costs depends on the machine's speed.
-    let rounds = configmap_mirror::backoff::CONTEST_LIMIT;
+    let rounds = configmap_mirror::contest::CONTEST_LIMIT;
     for round in 0..rounds {
         let patch = json!({"data": {"a": format!("edit-{round}")}});
         api.patch(
@@ -180,7 +181,7 @@ async fn a_companion_rewritten_over_and_over_is_restored_slowly_with_a_warning()
     let _mirror = scene.start_controller(&[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
-    for i in 0..configmap_mirror::backoff::CONTEST_LIMIT {
+    for i in 0..configmap_mirror::contest::CONTEST_LIMIT {
         scene
             .patch_json(
                 "colors-synced",
@@ -214,7 +215,7 @@ async fn a_companion_unlabeled_over_and_over_is_restored_slowly_with_a_warning()
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
     let unlabel = serde_json::json!({"metadata": {"labels": {MANAGED_BY_LABEL: null}}});
-    for _ in 0..configmap_mirror::backoff::CONTEST_LIMIT {
+    for _ in 0..configmap_mirror::contest::CONTEST_LIMIT {
         scene.patch_json("colors-synced", unlabel.clone()).await;
         scene.companion_in_sync("colors").await;
     }
@@ -225,4 +226,87 @@ async fn a_companion_unlabeled_over_and_over_is_restored_slowly_with_a_warning()
         !held.labels().contains_key(MANAGED_BY_LABEL),
         "restored at once despite the fight"
     );
+}
+
+/// Each way of undoing a copy over and over ends the same: after
+/// `CONTEST_LIMIT` restores the controller stops fighting at once, says so
+/// with a Warning, and leaves the copy as the other party made it, for
+/// now. `undo` makes the other party's change; `undone` tells whether the
+/// copy is as the other party left it.
+async fn fought(
+    tag: &str,
+    undo: impl AsyncFn(&Scene<'_>),
+    undone: impl Fn(Option<&ConfigMap>) -> bool,
+) {
+    let scene = Scene::new(tag).await;
+    let _controller = scene.start_controller(&[]).await;
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+    for _ in 0..configmap_mirror::contest::CONTEST_LIMIT {
+        undo(&scene).await;
+        scene.companion_in_sync("colors").await;
+    }
+    undo(&scene).await;
+    scene.wait_event("colors", "CopyContested").await;
+    let held = scene.get("colors-synced").await;
+    assert!(
+        undone(held.as_ref()),
+        "restored at once despite the fight: {held:?}"
+    );
+}
+
+/// Frozen by hand (or by an admission policy on create), each time
+/// answered with a delete and a create: a new uid every round.
+#[tokio::test]
+async fn a_companion_refrozen_over_and_over_is_restored_slowly_with_a_warning() {
+    fought(
+        "heal-contested-frozen",
+        async |scene| {
+            scene
+                .patch_json("colors-synced", json!({"immutable": true}))
+                .await;
+        },
+        |held| held.is_some_and(|copy| copy.immutable == Some(true)),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_companion_deleted_over_and_over_is_restored_slowly_with_a_warning() {
+    fought(
+        "heal-contested-deleted",
+        async |scene| scene.delete("colors-synced").await,
+        |held| held.is_none(),
+    )
+    .await;
+}
+
+/// A GitOps tool or a backup brings back an older copy that is consistent
+/// in itself (older data under that data's checksum): it looks like a copy
+/// whose source has moved on since, yet the controller had already
+/// written the newer content, so writing it again is a restore.
+#[tokio::test]
+async fn an_older_consistent_copy_brought_back_over_and_over_is_a_fight() {
+    let scene = Scene::new("heal-contested-older").await;
+    let _controller = scene.start_controller(&[]).await;
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    let older = scene.companion_in_sync("colors").await;
+    scene
+        .patch_json("colors", json!({"data": {"a": "2"}}))
+        .await;
+    scene.companion_in_sync("colors").await;
+    let bring_back = json!({
+        "data": older.data,
+        "metadata": {"annotations": {
+            CHECKSUM_ANNOTATION: older.annotations().get(CHECKSUM_ANNOTATION),
+        }},
+    });
+    for _ in 0..configmap_mirror::contest::CONTEST_LIMIT {
+        scene.patch_json("colors-synced", bring_back.clone()).await;
+        scene.companion_in_sync("colors").await;
+    }
+    scene.patch_json("colors-synced", bring_back).await;
+    scene.wait_event("colors", "CopyContested").await;
+    let held = scene.get("colors-synced").await.expect("the companion");
+    assert_eq!(held.data, older.data, "restored at once despite the fight");
 }
