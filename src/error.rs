@@ -18,10 +18,11 @@ pub enum Error {
     #[error("{} already exist(s) and is not a mirror of this source; left untouched", names.join(", "))]
     MirrorNameTaken { names: Vec<String> },
 
-    /// The source's name is published into every namespace by Kubernetes
-    /// itself; a mirror would fight its publisher.
+    /// The source's name is reserved: published into every namespace by
+    /// Kubernetes itself (a mirror would fight its publisher), or listed by
+    /// `--reserved-names`.
     #[error(
-        "{name} is reserved: Kubernetes publishes a ConfigMap of that name into every namespace, so it is never mirrored"
+        "{name} is reserved (Kubernetes publishes a ConfigMap of that name into every namespace, or --reserved-names lists it), so it is never mirrored; mirrors written before are removed"
     )]
     ReservedName { name: String },
 

@@ -19,7 +19,7 @@ use crate::{
     cache_form,
     context::{Context, object_key},
     contract::{self, MIRROR_OF_UID_ANNOTATION},
-    error::Error,
+    error::{ApiOutcome, Error, classify},
     metrics::{Loop, Operation},
     ownership::controlling_owner,
     write,
@@ -38,12 +38,20 @@ async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     // Never before the source cache is complete: an incomplete cache would
     // make every source look unmanaged.
     ctx.caches_ready().await?;
-    let (true, Some(uid)) = (is_unwanted(copy, ctx), copy.uid()) else {
+    let unwanted = match verdict(copy, ctx) {
+        Verdict::Keep => false,
+        Verdict::Unwanted => true,
+        Verdict::UnwantedIfSourceGone(source) => source_gone(&source, ctx).await?,
+    };
+    let (true, Some(uid)) = (unwanted, copy.uid()) else {
         return Ok(());
     };
     let namespace = copy.namespace().unwrap_or_default();
     write::delete(ctx, &namespace, &copy.name_any(), uid).await?;
     let why = match write::kind(copy) {
+        "mirror" if wanted::mirror_name_reserved(copy, &ctx.reserved_names) => {
+            "its name is reserved"
+        }
         "mirror" => "no longer wanted in this namespace",
         _ => "source no longer managed",
     };
@@ -63,19 +71,39 @@ async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
 
 /// Whether this cached copy's reconcile would delete it now (see `resync`).
 pub fn needs_prune(cached: &ConfigMap, ctx: &Context) -> bool {
-    is_unwanted(cache_form::copy_from_cache(cached).object(), ctx)
+    verdict(cache_form::copy_from_cache(cached).object(), ctx) != Verdict::Keep
 }
 
-/// Whether nothing wants the copy any more: a mirror its source or its
-/// namespace no longer asks for, or a companion of no managed source. Only
-/// a copy this install wrote is ever unwanted: one marked with another
-/// install's selector, or with none, belongs to someone else.
-fn is_unwanted(copy: &ConfigMap, ctx: &Context) -> bool {
-    if !contract::written_under(copy, &ctx.selector) {
-        return false;
-    }
+/// What becomes of a copy.
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    Keep,
+    /// Nothing wants it: a mirror its source or its namespace no longer
+    /// asks for, or a companion of no managed source.
+    Unwanted,
+    /// Written by a release that did not mark copies with their install,
+    /// for a source this install does not manage: it goes only once that
+    /// source is gone, which no install can want copies of.
+    UnwantedIfSourceGone(wanted::SourceRef),
+}
+
+/// Only a copy this install wrote is ever unwanted: one marked with another
+/// install's selector belongs to someone else.
+fn verdict(copy: &ConfigMap, ctx: &Context) -> Verdict {
     let namespace = copy.namespace().unwrap_or_default();
-    match contract::mirror_of(copy) {
+    if contract::annotation(copy, contract::SOURCE_SELECTOR_ANNOTATION).is_none() {
+        return match wanted::unmarked_copy_source(copy, &ctx.suffix) {
+            Some(source) if ctx.caches.source(&source.namespace, &source.name).is_none() => {
+                Verdict::UnwantedIfSourceGone(source)
+            }
+            _ => Verdict::Keep,
+        };
+    }
+    if !contract::written_under(copy, &ctx.selector) {
+        return Verdict::Keep;
+    }
+    let unwanted = match contract::mirror_of(copy) {
+        Some(_) if wanted::mirror_name_reserved(copy, &ctx.reserved_names) => true,
         Some((source_namespace, source_name)) => {
             let source = ctx.caches.source(&source_namespace, &source_name);
             let labels = ctx.caches.namespace_labels(&namespace);
@@ -84,7 +112,24 @@ fn is_unwanted(copy: &ConfigMap, ctx: &Context) -> bool {
         None => wanted::should_prune(copy, &ctx.suffix, |source| {
             ctx.caches.source(&namespace, source).is_some()
         }),
+    };
+    match unwanted {
+        true => Verdict::Unwanted,
+        false => Verdict::Keep,
     }
+}
+
+/// Whether the source no longer exists with the uid the copy records.
+async fn source_gone(source: &wanted::SourceRef, ctx: &Context) -> Result<bool, Error> {
+    let found = ctx
+        .configmaps(&source.namespace)
+        .get_metadata_opt(&source.name)
+        .await
+        .map_err(|err| match classify(err) {
+            ApiOutcome::Failed(error) => error,
+            ApiOutcome::NamespaceTerminating => Error::NamespaceTerminating,
+        })?;
+    Ok(found.and_then(|meta| meta.metadata.uid).as_deref() != Some(source.uid.as_str()))
 }
 
 /// The source a mirror's annotations name, only if that object exists with

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::ConfigMap;
 
 use crate::{
-    contract::companion_name,
-    ownership::controlling_source,
+    contract::{self, companion_name},
+    ownership::{controlling_owner, controlling_source},
     selector::Selector,
     targets::{Targets, wants_mirror},
 };
@@ -42,6 +42,50 @@ pub fn mirror_wanted(
         Ok(None) => false,
         Ok(Some(targets)) => wants_mirror(&targets, source_namespace, namespace, labels, consent),
     }
+}
+
+/// A source as a copy records it: namespace, name and uid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceRef {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+}
+
+/// The source of a copy written before copies were marked with the
+/// selector of their install, if it has the exact shape this install
+/// writes: a companion under the name this install gives the source that
+/// controls it, or a mirror naming its source and that source's uid.
+pub fn unmarked_copy_source(copy: &ConfigMap, suffix: &str) -> Option<SourceRef> {
+    if !contract::is_managed_by_us(copy) {
+        return None;
+    }
+    if let Some((namespace, name)) = contract::mirror_of(copy) {
+        let uid = contract::annotation(copy, contract::MIRROR_OF_UID_ANNOTATION)?;
+        return Some(SourceRef {
+            namespace,
+            name,
+            uid: uid.to_owned(),
+        });
+    }
+    let owner = controlling_owner(copy)?;
+    let exact_name = copy.metadata.name.as_deref() == Some(&companion_name(&owner.name, suffix));
+    exact_name.then(|| SourceRef {
+        namespace: copy.metadata.namespace.clone().unwrap_or_default(),
+        name: owner.name.clone(),
+        uid: owner.uid.clone(),
+    })
+}
+
+/// Whether a mirror bears a reserved name: never mirrored, so never wanted,
+/// also when the name became reserved after the mirror was written (a
+/// mirror left there would go stale for good).
+pub fn mirror_name_reserved(mirror: &ConfigMap, reserved_names: &[String]) -> bool {
+    mirror
+        .metadata
+        .name
+        .as_deref()
+        .is_some_and(|name| reserved_names.iter().any(|reserved| reserved == name))
 }
 
 /// Whether a companion should be deleted because nothing wants it any more:

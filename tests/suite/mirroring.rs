@@ -791,3 +791,156 @@ async fn a_source_listing_tens_of_thousands_of_namespaces_is_refused_and_starves
     );
     world.clean_up().await;
 }
+
+/// A name reserved after its mirrors exist: the mirrors go (a reserved
+/// name is never mirrored, and a mirror kept would go stale for good), the
+/// source is warned about, and its companion stays in sync.
+#[tokio::test]
+async fn mirrors_of_a_name_reserved_later_are_removed() {
+    let mut world = World::new("mt-reserved-later").await;
+    let b = world.namespace("b", true, &[]).await;
+    world.source("app", &[to(&b)]).await;
+    world.mirror_in_sync(&b, "app").await;
+    world.stop();
+    world.start_with(&["--reserved-names", "other,app"]).await;
+    world.no_mirror(&b, "app").await;
+    let warning = world.scene.wait_event("app", "MirrorNameReserved").await;
+    assert!(
+        warning
+            .note
+            .unwrap_or_default()
+            .contains("--reserved-names")
+    );
+    world
+        .scene
+        .patch_json("app", json!({"data": {"color": "green"}}))
+        .await;
+    world.scene.companion_in_sync("app").await;
+    world.clean_up().await;
+}
+
+/// A copy as releases before the `workshop.io/source-selector` marker
+/// wrote it (89bd8d7 added the marker): our label, the checksum, and the
+/// owner reference (companion) or the source's name and uid (mirror).
+fn unmarked_copy(source: &ConfigMap, namespace: &str, name: &str, mirror: bool) -> ConfigMap {
+    let mut annotations =
+        BTreeMap::from([(CHECKSUM_ANNOTATION.to_owned(), content_checksum(source))]);
+    let mut owner_references = None;
+    if mirror {
+        annotations.insert(
+            MIRROR_OF_ANNOTATION.into(),
+            format!(
+                "{}/{}",
+                source.namespace().unwrap_or_default(),
+                source.name_any()
+            ),
+        );
+        annotations.insert(
+            MIRROR_OF_UID_ANNOTATION.into(),
+            source.uid().unwrap_or_default(),
+        );
+    } else {
+        owner_references = Some(vec![
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                name: source.name_any(),
+                uid: source.uid().unwrap_or_default(),
+                controller: Some(true),
+                block_owner_deletion: None,
+            },
+        ]);
+    }
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(namespace.into()),
+            labels: Some(BTreeMap::from([(
+                "app.kubernetes.io/managed-by".to_owned(),
+                "configmap-mirror".to_owned(),
+            )])),
+            annotations: Some(annotations),
+            owner_references,
+            ..ObjectMeta::default()
+        },
+        data: source.data.clone(),
+        ..ConfigMap::default()
+    }
+}
+
+/// An upgrade from a release that did not mark copies: what changed while
+/// no controller ran ends right. A mirror of a deleted source goes (its
+/// companion went with the garbage collector), a kept source's copies are
+/// updated and marked, and an unmarked copy of a source this install does
+/// not manage, which another install may, is left alone.
+#[tokio::test]
+async fn copies_of_a_release_without_the_install_marker_end_right_after_an_upgrade() {
+    let mut world = World::new("mt-upgrade").await;
+    world.stop();
+    let b = world.namespace("b", true, &[]).await;
+    let home = world.scene.namespace.clone();
+    let gone = world.source("gone", &[to(&b)]).await;
+    let kept = world.source("kept", &[to(&b)]).await;
+    let theirs = world
+        .scene
+        .create(&mk_unmanaged("theirs", &[("color", "red")]))
+        .await;
+    for (source, mirror_too) in [(&gone, true), (&kept, true), (&theirs, false)] {
+        let companion = format!("{}-synced", source.name_any());
+        world
+            .scene
+            .create(&unmarked_copy(source, &home, &companion, false))
+            .await;
+        if mirror_too {
+            world
+                .configmaps(&b)
+                .create(
+                    &PostParams::default(),
+                    &unmarked_copy(source, &b, &source.name_any(), true),
+                )
+                .await
+                .expect("create the mirror");
+        }
+    }
+    let theirs_mirror = world
+        .configmaps(&b)
+        .create(
+            &PostParams::default(),
+            &unmarked_copy(&theirs, &b, "theirs", true),
+        )
+        .await
+        .expect("create the mirror");
+
+    world.scene.delete("gone").await;
+    world
+        .scene
+        .patch_json("kept", json!({"data": {"color": "green"}}))
+        .await;
+    world.start().await;
+
+    world.no_mirror(&b, "gone").await;
+    let mirror = world.mirror_in_sync(&b, "kept").await;
+    let companion = world.scene.companion_in_sync("kept").await;
+    for copy in [&mirror, &companion] {
+        assert!(
+            copy.annotations()
+                .contains_key("workshop.io/source-selector"),
+            "not marked: {copy:?}"
+        );
+    }
+    let still = world
+        .configmaps(&b)
+        .get_opt("theirs")
+        .await
+        .expect("get")
+        .expect("the unmarked mirror of a source this install does not manage stays");
+    assert_eq!(still.resource_version(), theirs_mirror.resource_version());
+    assert!(world.scene.get("theirs-synced").await.is_some());
+    world.scene.delete("theirs-synced").await;
+    world
+        .configmaps(&b)
+        .delete("theirs", &Default::default())
+        .await
+        .expect("delete the unmarked mirror");
+    world.clean_up().await;
+}

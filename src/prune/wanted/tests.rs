@@ -91,3 +91,42 @@ fn a_mirror_is_wanted_while_its_source_asks_and_its_namespace_consents() {
         "kept until fixed"
     );
 }
+
+#[test]
+fn a_mirror_whose_name_became_reserved_is_no_longer_wanted() {
+    let mirror = desired::desired_mirror(&mk_mirrored_source("*"), "team-a").unwrap();
+    let name = mirror.metadata.name.clone().unwrap();
+    assert!(mirror_name_reserved(
+        &mirror,
+        &["kube-root-ca.crt".into(), name]
+    ));
+    assert!(!mirror_name_reserved(&mirror, &["kube-root-ca.crt".into()]));
+}
+
+#[test]
+fn an_unmarked_copy_names_its_source_only_in_the_shape_this_install_writes() {
+    let source = mk_mirrored_source("*");
+    let companion = desired_companion(&source, SUFFIX).unwrap();
+    let expected = SourceRef {
+        namespace: source.metadata.namespace.clone().unwrap(),
+        name: source.metadata.name.clone().unwrap(),
+        uid: source.metadata.uid.clone().unwrap(),
+    };
+    assert_eq!(
+        unmarked_copy_source(&companion, SUFFIX),
+        Some(expected.clone())
+    );
+    assert_eq!(
+        unmarked_copy_source(&companion, "-copy"),
+        None,
+        "another suffix"
+    );
+    let mut mirror = desired::desired_mirror(&source, "team-a").unwrap();
+    assert_eq!(unmarked_copy_source(&mirror, SUFFIX), Some(expected));
+    mirror.metadata.labels = None;
+    assert_eq!(
+        unmarked_copy_source(&mirror, SUFFIX),
+        None,
+        "not labeled as ours"
+    );
+}
