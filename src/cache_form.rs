@@ -17,10 +17,11 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
-    contract::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME, content_checksum},
+    contract::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME},
+    kind::MirroredKind,
     targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION},
 };
 
@@ -34,9 +35,9 @@ const CACHED_DIGEST_KEY: &str = " cached content digest";
 const SOURCE_ANNOTATIONS: [&str; 2] = [MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION];
 
 /// Reduces a source to what the reconcilers read, for the sources' cache.
-pub fn slim_source(source: &mut ConfigMap) {
-    let meta = std::mem::take(&mut source.metadata);
-    source.metadata = ObjectMeta {
+pub fn slim_source<K: MirroredKind>(source: &mut K) {
+    let meta = std::mem::take(source.meta_mut());
+    *source.meta_mut() = ObjectMeta {
         name: meta.name,
         namespace: meta.namespace,
         uid: meta.uid,
@@ -53,21 +54,23 @@ pub fn slim_source(source: &mut ConfigMap) {
 /// the managed-by label goes (the cache holds only copies that carry it).
 /// The digest is left out when it equals the checksum annotation, as it
 /// does for every copy untouched since this controller wrote it.
-pub fn slim_copy(copy: &mut ConfigMap) {
-    let digest = content_checksum(copy);
-    copy.data = None;
-    copy.binary_data = None;
-    copy.metadata.managed_fields = None;
-    if let Some(labels) = &mut copy.metadata.labels {
+pub fn slim_copy<K: MirroredKind>(copy: &mut K) {
+    let digest = copy.content_digest();
+    copy.drop_content();
+    let meta = copy.meta_mut();
+    meta.managed_fields = None;
+    if let Some(labels) = &mut meta.labels {
         if labels.get(MANAGED_BY_LABEL).map(String::as_str) == Some(MANAGER_NAME) {
             labels.remove(MANAGED_BY_LABEL);
         }
         if labels.is_empty() {
-            copy.metadata.labels = None;
+            meta.labels = None;
         }
     }
-    if checksum_annotation(copy) != Some(&digest) {
-        annotations(copy).insert(CACHED_DIGEST_KEY.into(), digest);
+    if checksum_annotation(meta) != Some(&digest) {
+        meta.annotations
+            .get_or_insert_with(BTreeMap::new)
+            .insert(CACHED_DIGEST_KEY.into(), digest);
     }
 }
 
@@ -75,27 +78,25 @@ pub fn slim_copy(copy: &mut ConfigMap) {
 /// by digest only. The content itself is left out, so whatever compares
 /// content must take this type and ask [`CachedCopy::content_digest`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct CachedCopy {
-    object: ConfigMap,
+pub struct CachedCopy<K> {
+    object: K,
     digest: String,
 }
 
-impl CachedCopy {
+impl<K: MirroredKind> CachedCopy<K> {
     /// A full object (read from the API server, or built) in this form.
-    pub fn of(full: &ConfigMap) -> CachedCopy {
+    pub fn of(full: &K) -> CachedCopy<K> {
+        let mut object = full.clone();
+        object.drop_content();
         CachedCopy {
-            object: ConfigMap {
-                metadata: full.metadata.clone(),
-                immutable: full.immutable,
-                ..ConfigMap::default()
-            },
-            digest: content_checksum(full),
+            object,
+            digest: full.content_digest(),
         }
     }
 
     /// The copy as the API server holds it, but for its content, which
     /// is left out: compare it through [`CachedCopy::content_digest`].
-    pub fn object(&self) -> &ConfigMap {
+    pub fn object(&self) -> &K {
         &self.object
     }
 
@@ -106,31 +107,25 @@ impl CachedCopy {
 }
 
 /// A copy read back from its slim form in the cache.
-pub fn copy_from_cache(cached: &ConfigMap) -> CachedCopy {
+pub fn copy_from_cache<K: MirroredKind>(cached: &K) -> CachedCopy<K> {
     let mut object = cached.clone();
-    object
-        .metadata
-        .labels
+    let meta = object.meta_mut();
+    meta.labels
         .get_or_insert_with(BTreeMap::new)
         .insert(MANAGED_BY_LABEL.into(), MANAGER_NAME.into());
-    let digest = object
-        .metadata
+    let digest = meta
         .annotations
         .as_mut()
         .and_then(|annotations| annotations.remove(CACHED_DIGEST_KEY));
     // Left out of the cache only where it equals the checksum annotation.
     let digest = digest
-        .or_else(|| checksum_annotation(&object).cloned())
-        .unwrap_or_else(|| content_checksum(&object));
+        .or_else(|| checksum_annotation(meta).cloned())
+        .unwrap_or_else(|| object.content_digest());
     CachedCopy { object, digest }
 }
 
-fn checksum_annotation(cm: &ConfigMap) -> Option<&String> {
-    cm.metadata.annotations.as_ref()?.get(CHECKSUM_ANNOTATION)
-}
-
-fn annotations(cm: &mut ConfigMap) -> &mut BTreeMap<String, String> {
-    cm.metadata.annotations.get_or_insert_with(BTreeMap::new)
+fn checksum_annotation(meta: &ObjectMeta) -> Option<&String> {
+    meta.annotations.as_ref()?.get(CHECKSUM_ANNOTATION)
 }
 
 /// `map` with only the entries under `keys`; None when none is left, which

@@ -54,7 +54,7 @@ impl Caches {
     }
 
     /// The copy at this name, read back from its cached form.
-    pub fn copy(&self, namespace: &str, name: &str) -> Option<CachedCopy> {
+    pub fn copy(&self, namespace: &str, name: &str) -> Option<CachedCopy<ConfigMap>> {
         let cached = self.copies.get(&ObjectRef::new(name).within(namespace))?;
         Some(cache_form::copy_from_cache(&cached))
     }

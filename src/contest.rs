@@ -55,9 +55,9 @@ impl Fingerprint {
             .map(|owner| owner.uid.as_str());
         let mut hasher = DefaultHasher::new();
         (
-            annotation(copy, CHECKSUM_ANNOTATION),
+            annotation(&copy.metadata, CHECKSUM_ANNOTATION),
             copy.immutable.unwrap_or(false),
-            owner.or(annotation(copy, MIRROR_OF_UID_ANNOTATION)),
+            owner.or(annotation(&copy.metadata, MIRROR_OF_UID_ANNOTATION)),
         )
             .hash(&mut hasher);
         Fingerprint(hasher.finish())

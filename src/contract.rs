@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::{ByteString, api::core::v1::ConfigMap};
+use k8s_openapi::{
+    ByteString, api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta,
+};
 use sha2::{Digest, Sha256};
 
 /// Annotation on a copy holding the checksum of the source content it copies.
@@ -96,30 +98,28 @@ pub fn content_checksum(cm: &ConfigMap) -> String {
     checksum(cm.data.as_ref(), cm.binary_data.as_ref())
 }
 
-/// Whether a ConfigMap carries this controller's managed-by label.
-pub fn is_managed_by_us(cm: &ConfigMap) -> bool {
-    cm.metadata
-        .labels
+/// Whether an object carries this controller's managed-by label.
+pub fn is_managed_by_us(meta: &ObjectMeta) -> bool {
+    meta.labels
         .as_ref()
         .and_then(|labels| labels.get(MANAGED_BY_LABEL))
         .is_some_and(|value| value == MANAGER_NAME)
 }
 
 /// The source a mirror names, as (namespace, name), if it is a mirror.
-pub fn mirror_of(cm: &ConfigMap) -> Option<(String, String)> {
-    let (namespace, name) = annotation(cm, MIRROR_OF_ANNOTATION)?.split_once('/')?;
+pub fn mirror_of(meta: &ObjectMeta) -> Option<(String, String)> {
+    let (namespace, name) = annotation(meta, MIRROR_OF_ANNOTATION)?.split_once('/')?;
     Some((namespace.to_owned(), name.to_owned()))
 }
 
 /// Whether a copy was written by the install with this source selector.
-pub fn written_under(copy: &ConfigMap, selector: &str) -> bool {
+pub fn written_under(copy: &ObjectMeta, selector: &str) -> bool {
     annotation(copy, SOURCE_SELECTOR_ANNOTATION) == Some(selector)
 }
 
 /// The value of one annotation, if present.
-pub fn annotation<'a>(cm: &'a ConfigMap, key: &str) -> Option<&'a str> {
-    cm.metadata
-        .annotations
+pub fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
+    meta.annotations
         .as_ref()
         .and_then(|annotations| annotations.get(key))
         .map(String::as_str)

@@ -1,20 +1,21 @@
 //! The desired state: what the copies of a source must look like.
 //!
-//! Everything here is pure. Given a source ConfigMap it says what its
+//! Everything here is pure, and the same for every kind. Given a source it
+//! says what its
 //! companion's and its mirrors' name, content, labels, annotations and owner
 //! must be. Whether an existing object is one of them is `ownership`'s
 //! question, how it differs is `plan`'s; the reconcilers do the I/O.
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     contract::{
         CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME, MAX_NAME_LEN, MIRROR_OF_ANNOTATION,
-        MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, companion_name, content_checksum,
-        is_managed_by_us,
+        MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, companion_name, is_managed_by_us,
     },
+    kind::MirroredKind,
     ownership::owner_reference,
 };
 
@@ -31,19 +32,19 @@ pub enum Refusal {
     BeingDeleted,
 }
 
-/// Name, namespace and uid of a ConfigMap that may be copied: one that is
+/// Name, namespace and uid of an object that may be copied: one that is
 /// stored (so has all three) and is not itself a copy.
-fn identity(source: &ConfigMap) -> Result<(&str, &str, &str), Refusal> {
+fn identity(source: &ObjectMeta) -> Result<(&str, &str, &str), Refusal> {
     if is_managed_by_us(source) {
         return Err(Refusal::SourceIsCompanion);
     }
-    if source.metadata.deletion_timestamp.is_some() {
+    if source.deletion_timestamp.is_some() {
         return Err(Refusal::BeingDeleted);
     }
     match (
-        source.metadata.name.as_deref(),
-        source.metadata.namespace.as_deref(),
-        source.metadata.uid.as_deref(),
+        source.name.as_deref(),
+        source.namespace.as_deref(),
+        source.uid.as_deref(),
     ) {
         (Some(name), Some(namespace), Some(uid)) => Ok((name, namespace, uid)),
         _ => Err(Refusal::Incomplete),
@@ -51,8 +52,8 @@ fn identity(source: &ConfigMap) -> Result<(&str, &str, &str), Refusal> {
 }
 
 /// The companion a source should have, built from the source alone.
-pub fn desired_companion(source: &ConfigMap, suffix: &str) -> Result<ConfigMap, Refusal> {
-    let (name, namespace, uid) = identity(source)?;
+pub fn desired_companion<K: MirroredKind>(source: &K, suffix: &str) -> Result<K, Refusal> {
+    let (name, namespace, uid) = identity(source.meta())?;
     let companion = companion_name(name, suffix);
     if companion.len() > MAX_NAME_LEN {
         let len = companion.len();
@@ -61,57 +62,58 @@ pub fn desired_companion(source: &ConfigMap, suffix: &str) -> Result<ConfigMap, 
             len,
         });
     }
-    Ok(ConfigMap {
-        metadata: ObjectMeta {
+    Ok(copy_with(
+        source,
+        ObjectMeta {
             name: Some(companion),
             namespace: Some(namespace.into()),
-            labels: Some(BTreeMap::from([(
-                MANAGED_BY_LABEL.into(),
-                MANAGER_NAME.into(),
-            )])),
+            labels: Some(managed_by_us()),
             annotations: Some(BTreeMap::from([(
                 CHECKSUM_ANNOTATION.into(),
-                content_checksum(source),
+                source.content_digest(),
             )])),
-            owner_references: Some(vec![owner_reference(name, uid)]),
+            owner_references: Some(vec![owner_reference::<K>(name, uid)]),
             ..ObjectMeta::default()
         },
-        data: source.data.clone(),
-        binary_data: source.binary_data.clone(),
-        immutable: source.immutable,
-    })
+    ))
 }
 
 /// The mirror of a source in namespace `target`: the companion's content
 /// under the source's own name. A namespace cannot own objects in another,
 /// so instead of an owner reference it names its source in annotations, and
 /// the prune loop removes it when the source no longer wants it.
-pub fn desired_mirror(source: &ConfigMap, target: &str) -> Result<ConfigMap, Refusal> {
-    let (name, namespace, uid) = identity(source)?;
-    Ok(ConfigMap {
-        metadata: ObjectMeta {
+pub fn desired_mirror<K: MirroredKind>(source: &K, target: &str) -> Result<K, Refusal> {
+    let (name, namespace, uid) = identity(source.meta())?;
+    Ok(copy_with(
+        source,
+        ObjectMeta {
             name: Some(name.into()),
             namespace: Some(target.into()),
-            labels: Some(BTreeMap::from([(
-                MANAGED_BY_LABEL.into(),
-                MANAGER_NAME.into(),
-            )])),
+            labels: Some(managed_by_us()),
             annotations: Some(BTreeMap::from([
-                (CHECKSUM_ANNOTATION.into(), content_checksum(source)),
+                (CHECKSUM_ANNOTATION.into(), source.content_digest()),
                 (MIRROR_OF_ANNOTATION.into(), format!("{namespace}/{name}")),
                 (MIRROR_OF_UID_ANNOTATION.into(), uid.into()),
             ])),
             ..ObjectMeta::default()
         },
-        data: source.data.clone(),
-        binary_data: source.binary_data.clone(),
-        immutable: source.immutable,
-    })
+    ))
+}
+
+/// `source`'s content under `metadata`.
+fn copy_with<K: MirroredKind>(source: &K, metadata: ObjectMeta) -> K {
+    let mut copy = K::content_of(source);
+    *copy.meta_mut() = metadata;
+    copy
+}
+
+fn managed_by_us() -> BTreeMap<String, String> {
+    BTreeMap::from([(MANAGED_BY_LABEL.into(), MANAGER_NAME.into())])
 }
 
 /// Marks a copy as written by the install with this source selector.
-pub fn mark_install(mut copy: ConfigMap, selector: &str) -> ConfigMap {
-    copy.metadata
+pub fn mark_install<K: MirroredKind>(mut copy: K, selector: &str) -> K {
+    copy.meta_mut()
         .annotations
         .get_or_insert_with(BTreeMap::new)
         .insert(SOURCE_SELECTOR_ANNOTATION.into(), selector.into());

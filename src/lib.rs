@@ -34,6 +34,7 @@ pub(crate) mod desired;
 pub(crate) mod error;
 pub(crate) mod health;
 pub(crate) mod http;
+pub(crate) mod kind;
 pub(crate) mod leader;
 pub(crate) mod metrics;
 pub(crate) mod mirror_index;

@@ -63,7 +63,7 @@ impl Maps {
     fn file(&mut self, copy: &ConfigMap) {
         let copy_ref = ObjectRef::from(copy);
         self.unfile(&copy_ref);
-        if let Some(source) = contract::mirror_of(copy) {
+        if let Some(source) = contract::mirror_of(&copy.metadata) {
             self.by_source
                 .entry(source.clone())
                 .or_default()

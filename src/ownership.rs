@@ -3,7 +3,7 @@
 //!
 //! Pure, like `desired`.
 
-use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use crate::{
     cache_form::CachedCopy,
@@ -11,6 +11,7 @@ use crate::{
         CHECKSUM_ANNOTATION, MIRROR_OF_UID_ANNOTATION, annotation, is_managed_by_us, mirror_of,
         source_name_of,
     },
+    kind::MirroredKind,
 };
 
 /// Who an existing object at a copy's name belongs to.
@@ -26,10 +27,10 @@ pub enum Ownership {
 }
 
 /// The controller owner reference a companion carries to its source.
-pub fn owner_reference(name: &str, uid: &str) -> OwnerReference {
+pub fn owner_reference<K: MirroredKind>(name: &str, uid: &str) -> OwnerReference {
     OwnerReference {
-        api_version: "v1".into(),
-        kind: "ConfigMap".into(),
+        api_version: K::api_version(&()).into_owned(),
+        kind: K::kind(&()).into_owned(),
         name: name.into(),
         uid: uid.into(),
         controller: Some(true),
@@ -39,39 +40,42 @@ pub fn owner_reference(name: &str, uid: &str) -> OwnerReference {
     }
 }
 
-/// Whether an owner reference points at a ConfigMap, the only kind a
-/// source can be.
-fn refers_to_configmap(owner: &OwnerReference) -> bool {
-    owner.api_version == "v1" && owner.kind == "ConfigMap"
+/// Whether an owner reference points at an object of kind `K`, the only
+/// kind a source of a `K` copy can be.
+fn refers_to<K: MirroredKind>(owner: &OwnerReference) -> bool {
+    owner.api_version == K::api_version(&()) && owner.kind == K::kind(&())
 }
 
-fn owner_references(cm: &ConfigMap) -> &[OwnerReference] {
-    cm.metadata.owner_references.as_deref().unwrap_or_default()
+fn owner_references(meta: &ObjectMeta) -> &[OwnerReference] {
+    meta.owner_references.as_deref().unwrap_or_default()
 }
 
-/// The owner reference of the ConfigMap that controls `copy`, if any.
-pub fn controlling_owner(copy: &ConfigMap) -> Option<&OwnerReference> {
+/// The owner reference of the `K` that controls `copy`, if any.
+pub fn controlling_owner<K: MirroredKind>(copy: &ObjectMeta) -> Option<&OwnerReference> {
     owner_references(copy)
         .iter()
-        .find(|r| r.controller == Some(true) && refers_to_configmap(r))
+        .find(|r| r.controller == Some(true) && refers_to::<K>(r))
 }
 
-/// The name of the ConfigMap that controls a companion, if any.
-pub fn controlling_source(companion: &ConfigMap) -> Option<&str> {
-    controlling_owner(companion).map(|owner| owner.name.as_str())
+/// The name of the `K` that controls a companion, if any.
+pub fn controlling_source<K: MirroredKind>(companion: &ObjectMeta) -> Option<&str> {
+    controlling_owner::<K>(companion).map(|owner| owner.name.as_str())
 }
 
 /// The source, as (namespace, name), whose reconcile should look at this
 /// copy: the source a mirror names; a companion's controlling owner or, when
 /// the owner reference was removed by hand, the source its name comes from.
-pub fn claimed_source(copy: &ConfigMap, suffix: &str) -> Option<(String, String)> {
+pub fn claimed_source<K: MirroredKind>(
+    copy: &ObjectMeta,
+    suffix: &str,
+) -> Option<(String, String)> {
     if let Some(source) = mirror_of(copy) {
         return Some(source);
     }
-    let namespace = copy.metadata.namespace.clone()?;
-    let name = match controlling_source(copy) {
+    let namespace = copy.namespace.clone()?;
+    let name = match controlling_source::<K>(copy) {
         Some(owner) => owner.to_owned(),
-        None => source_name_of(copy.metadata.name.as_deref()?, suffix)?,
+        None => source_name_of(copy.name.as_deref()?, suffix)?,
     };
     Some((namespace, name))
 }
@@ -84,14 +88,18 @@ pub fn claimed_source(copy: &ConfigMap, suffix: &str) -> Option<(String, String)
 /// annotation that matches the content (a copy nobody edited since it was
 /// written) and no mirror annotation: the mirror of another namespace's
 /// source is never a companion, however it is named.
-pub fn ownership(existing: &CachedCopy, source_name: &str, source_uid: &str) -> Ownership {
+pub fn ownership<K: MirroredKind>(
+    existing: &CachedCopy<K>,
+    source_name: &str,
+    source_uid: &str,
+) -> Ownership {
     let digest = existing.content_digest();
-    let existing = existing.object();
+    let existing = existing.object().meta();
     if mirror_of(existing).is_some() {
         return Ownership::Foreign;
     }
     let refs = owner_references(existing);
-    let names_source = |r: &OwnerReference| refers_to_configmap(r) && r.name == source_name;
+    let names_source = |r: &OwnerReference| refers_to::<K>(r) && r.name == source_name;
     if refs
         .iter()
         .any(|r| names_source(r) && r.uid == source_uid && r.controller == Some(true))
@@ -126,13 +134,12 @@ pub fn ownership(existing: &CachedCopy, source_name: &str, source_uid: &str) -> 
 /// annotations and carry our label. A mirror of an earlier source of the
 /// same name (deleted and recreated) is taken over; anything else, including
 /// the mirror of another source with the same name, is never touched.
-pub fn mirror_ownership(existing: &CachedCopy, source: &ConfigMap) -> Ownership {
-    let existing = existing.object();
-    let source_ref = source
-        .metadata
-        .namespace
-        .as_deref()
-        .zip(source.metadata.name.as_deref());
+pub fn mirror_ownership<K: MirroredKind>(
+    existing: &CachedCopy<K>,
+    source: &ObjectMeta,
+) -> Ownership {
+    let existing = existing.object().meta();
+    let source_ref = source.namespace.as_deref().zip(source.name.as_deref());
     let names_source = mirror_of(existing).zip(source_ref).is_some_and(
         |((ns, name), (source_ns, source_name))| ns == source_ns && name == source_name,
     );
@@ -142,7 +149,7 @@ pub fn mirror_ownership(existing: &CachedCopy, source: &ConfigMap) -> Ownership 
     if !names_source || !is_managed_by_us(existing) || owned {
         return Ownership::Foreign;
     }
-    if annotation(existing, MIRROR_OF_UID_ANNOTATION) == source.metadata.uid.as_deref() {
+    if annotation(existing, MIRROR_OF_UID_ANNOTATION) == source.uid.as_deref() {
         Ownership::Ours
     } else {
         Ownership::Adoptable

@@ -4,11 +4,12 @@
 
 pub mod compare;
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     cache_form::CachedCopy,
     contract::mirror_of,
+    kind::MirroredKind,
     ownership::{Ownership, mirror_ownership, ownership},
 };
 
@@ -17,16 +18,16 @@ use compare::{difference, merge_onto, needs_recreate};
 
 /// The one write a copy (companion or mirror) of a source needs.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Write {
+pub enum Write<K> {
     /// The companion is as it should be.
     Nothing,
     /// There is no companion: create this one.
-    Create(ConfigMap),
+    Create(K),
     /// The companion differs: replace it with this (same resourceVersion).
-    Replace { copy: ConfigMap, why: Difference },
+    Replace { copy: K, why: Difference },
     /// An immutable copy must change content: delete it (guarded by its
     /// uid) so that the next reconcile creates it afresh.
-    DeleteToRecreate { copy: ConfigMap, uid: String },
+    DeleteToRecreate { copy: K, uid: String },
 }
 
 /// The companion's name is held by an object that is not ours.
@@ -35,18 +36,18 @@ pub struct NameTaken;
 
 /// What the source's reconcile must write, from the desired companion and
 /// the object currently at its name.
-pub fn plan(
-    desired: ConfigMap,
-    actual: Option<&CachedCopy>,
-    source: &ConfigMap,
+pub fn plan<K: MirroredKind>(
+    desired: K,
+    actual: Option<&CachedCopy<K>>,
+    source: &ObjectMeta,
     source_keys: &[String],
-) -> Result<Write, NameTaken> {
+) -> Result<Write<K>, NameTaken> {
     let Some(actual) = actual else {
         return Ok(Write::Create(desired));
     };
-    let source_name = source.metadata.name.as_deref().unwrap_or_default();
-    let source_uid = source.metadata.uid.as_deref().unwrap_or_default();
-    let owner = match mirror_of(&desired) {
+    let source_name = source.name.as_deref().unwrap_or_default();
+    let source_uid = source.uid.as_deref().unwrap_or_default();
+    let owner = match mirror_of(desired.meta()) {
         Some(_) => mirror_ownership(actual, source),
         None => ownership(actual, source_name, source_uid),
     };
@@ -56,7 +57,7 @@ pub fn plan(
     if needs_recreate(actual, &desired) {
         return Ok(Write::DeleteToRecreate {
             copy: desired,
-            uid: actual.object().metadata.uid.clone().unwrap_or_default(),
+            uid: actual.object().meta().uid.clone().unwrap_or_default(),
         });
     }
     match difference(actual, &desired, source_keys) {

@@ -27,7 +27,7 @@ use crate::{
 
 pub async fn reconcile(cached: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Error> {
     // Only the copy's metadata decides its fate: its content is not read.
-    let copy = cache_form::copy_from_cache(&cached);
+    let copy = cache_form::copy_from_cache(cached.as_ref());
     let copy = copy.object();
     let key = BackoffKey::new(Loop::prune, copy);
     ctx.run_reconcile("prune", copy, &key, prune(copy, &ctx))
@@ -58,7 +58,7 @@ async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     let message = format!("deleted {} {} ({why})", write::kind(copy), object_key(copy));
     tracing::info!("{message}");
     ctx.metrics.copy_written(Operation::delete);
-    let source = match contract::mirror_of(copy) {
+    let source = match contract::mirror_of(&copy.metadata) {
         Some((namespace, name)) => verified_mirror_source(copy, namespace, name, ctx).await,
         None => source_reference(copy),
     };
@@ -91,7 +91,7 @@ enum Verdict {
 /// install's selector belongs to someone else.
 fn verdict(copy: &ConfigMap, ctx: &Context) -> Verdict {
     let namespace = copy.namespace().unwrap_or_default();
-    if contract::annotation(copy, contract::SOURCE_SELECTOR_ANNOTATION).is_none() {
+    if contract::annotation(&copy.metadata, contract::SOURCE_SELECTOR_ANNOTATION).is_none() {
         return match wanted::unmarked_copy_source(copy, &ctx.suffix) {
             Some(source) if ctx.caches.source(&source.namespace, &source.name).is_none() => {
                 Verdict::UnwantedIfSourceGone(source)
@@ -99,10 +99,10 @@ fn verdict(copy: &ConfigMap, ctx: &Context) -> Verdict {
             _ => Verdict::Keep,
         };
     }
-    if !contract::written_under(copy, &ctx.selector) {
+    if !contract::written_under(&copy.metadata, &ctx.selector) {
         return Verdict::Keep;
     }
-    let unwanted = match contract::mirror_of(copy) {
+    let unwanted = match contract::mirror_of(&copy.metadata) {
         Some(_) if wanted::mirror_name_reserved(copy, &ctx.reserved_names) => true,
         Some((source_namespace, source_name)) => {
             let source = ctx.caches.source(&source_namespace, &source_name);
@@ -174,7 +174,7 @@ async fn verified_mirror_source(
 
 /// The source, as the companion's owner reference names it.
 fn source_reference(companion: &ConfigMap) -> Option<ObjectReference> {
-    let owner = controlling_owner(companion)?;
+    let owner = controlling_owner::<ConfigMap>(&companion.metadata)?;
     Some(ObjectReference {
         api_version: Some(owner.api_version.clone()),
         kind: Some(owner.kind.clone()),

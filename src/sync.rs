@@ -58,14 +58,22 @@ async fn sync_copy(source: &ConfigMap, desired: ConfigMap, ctx: &Context) -> Res
     write::perform(ctx, source, write).await
 }
 
-fn plan_copy(source: &ConfigMap, desired: ConfigMap, ctx: &Context) -> Result<Write, Error> {
+fn plan_copy(
+    source: &ConfigMap,
+    desired: ConfigMap,
+    ctx: &Context,
+) -> Result<Write<ConfigMap>, Error> {
     let namespace = desired.namespace().unwrap_or_default();
     let name = desired.name_any();
     let actual = ctx.caches.copy(&namespace, &name);
-    plan::plan(desired, actual.as_ref(), source, &ctx.source_label_keys).map_err(|NameTaken| {
-        Error::NameTaken {
-            name: format!("{namespace}/{name}"),
-        }
+    plan::plan(
+        desired,
+        actual.as_ref(),
+        &source.metadata,
+        &ctx.source_label_keys,
+    )
+    .map_err(|NameTaken| Error::NameTaken {
+        name: format!("{namespace}/{name}"),
     })
 }
 

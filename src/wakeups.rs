@@ -80,7 +80,7 @@ pub fn source_wakeups(event: &Event<ConfigMap>, suffix: &str, index: &MirrorInde
 
 pub fn copy_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
     let source_of = |copy: &ConfigMap| {
-        ownership::claimed_source(copy, suffix)
+        ownership::claimed_source::<ConfigMap>(&copy.metadata, suffix)
             .map(|(namespace, name)| ObjectRef::new(&name).within(&namespace))
             .into_iter()
             .collect()

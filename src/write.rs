@@ -28,7 +28,11 @@ fn post_params() -> PostParams {
 /// Performs `write` for a copy of `source`. A create that finds the name
 /// taken (the cache had not seen that object: it lacks the managed-by label,
 /// or was just made) reads the object once and plans again from what it is.
-pub async fn perform(ctx: &Context, source: &ConfigMap, write: Write) -> Result<(), Error> {
+pub async fn perform(
+    ctx: &Context,
+    source: &ConfigMap,
+    write: Write<ConfigMap>,
+) -> Result<(), Error> {
     let (copy, kind) = match &write {
         Write::Nothing => return Ok(()),
         Write::Create(copy) => (copy, WriteKind::Create),
@@ -54,7 +58,11 @@ enum Applied {
     Replanned,
 }
 
-async fn apply(ctx: &Context, source: &ConfigMap, write: Write) -> Result<Applied, Error> {
+async fn apply(
+    ctx: &Context,
+    source: &ConfigMap,
+    write: Write<ConfigMap>,
+) -> Result<Applied, Error> {
     match write {
         Write::Nothing => Ok(Applied::Replanned),
         Write::Create(copy) => create(ctx, source, copy).await,
@@ -120,7 +128,7 @@ async fn create(ctx: &Context, source: &ConfigMap, copy: ConfigMap) -> Result<Ap
             let replan = plan::plan(
                 copy,
                 Some(&CachedCopy::of(&existing)),
-                source,
+                &source.metadata,
                 &ctx.source_label_keys,
             )
             .map_err(|plan::NameTaken| Error::NameTaken { name: key })?;
@@ -167,7 +175,7 @@ fn is_already_exists(err: &kube::Error) -> bool {
 
 /// "companion" or "mirror", as the logs and Events call a copy.
 pub fn kind(copy: &ConfigMap) -> &'static str {
-    if mirror_of(copy).is_some() {
+    if mirror_of(&copy.metadata).is_some() {
         "mirror"
     } else {
         "companion"

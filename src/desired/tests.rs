@@ -1,7 +1,7 @@
 //! What the copies of a source should be, and which sources get none.
 
 use super::*;
-use crate::contract::mirror_of;
+use crate::contract::{content_checksum, mirror_of};
 use crate::test_fixtures::{SUFFIX, mk_binary, mk_companion_of, mk_source};
 
 #[test]
@@ -90,7 +90,10 @@ fn a_mirror_names_its_source_instead_of_an_owner() {
     assert_eq!(mirror.metadata.namespace.as_deref(), Some("team-a"));
     assert_eq!(mirror.metadata.owner_references, None);
     assert_eq!(mirror.data, source.data);
-    assert_eq!(mirror_of(&mirror), Some(("ns".into(), "colors".into())));
+    assert_eq!(
+        mirror_of(&mirror.metadata),
+        Some(("ns".into(), "colors".into()))
+    );
     let annotations = mirror.metadata.annotations.as_ref().unwrap();
     assert_eq!(annotations[MIRROR_OF_UID_ANNOTATION], "uid-1");
     assert_eq!(annotations[CHECKSUM_ANNOTATION], content_checksum(&source));

@@ -3,11 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     cache_form::CachedCopy,
-    contract::{CHECKSUM_ANNOTATION, annotation, content_checksum},
+    contract::{CHECKSUM_ANNOTATION, annotation},
+    kind::MirroredKind,
 };
 
 /// What differs between the companion as it is and as it should be.
@@ -35,17 +36,21 @@ impl Difference {
 /// Compares the fields this controller owns; other labels and annotations
 /// (added by people or admission policies) are left alone, so that no
 /// outside writer can make the controller write in a loop.
-pub fn difference(actual: &CachedCopy, desired: &ConfigMap, source_keys: &[String]) -> Difference {
+pub fn difference<K: MirroredKind>(
+    actual: &CachedCopy<K>,
+    desired: &K,
+    source_keys: &[String],
+) -> Difference {
     let digest = actual.content_digest();
-    let actual = actual.object();
+    let content_equal = digest == desired.content_digest()
+        && actual.object().is_immutable() == desired.is_immutable();
+    let (actual, desired) = (actual.object().meta(), desired.meta());
     let want_checksum = annotation(desired, CHECKSUM_ANNOTATION);
     let have_checksum = annotation(actual, CHECKSUM_ANNOTATION);
-    let content_equal = digest == content_checksum(desired)
-        && actual.immutable.unwrap_or(false) == desired.immutable.unwrap_or(false);
-    let metadata_equal = contains_all(&actual.metadata.annotations, &desired.metadata.annotations)
-        && contains_all(&actual.metadata.labels, &desired.metadata.labels)
+    let metadata_equal = contains_all(&actual.annotations, &desired.annotations)
+        && contains_all(&actual.labels, &desired.labels)
         && !carries_any_label(actual, source_keys)
-        && actual.metadata.owner_references == desired.metadata.owner_references;
+        && actual.owner_references == desired.owner_references;
     if content_equal && metadata_equal {
         return Difference::None;
     }
@@ -71,18 +76,16 @@ fn contains_all(
         .all(|(key, value)| actual.and_then(|a| a.get(key)) == Some(value))
 }
 
-fn carries_any_label(cm: &ConfigMap, keys: &[String]) -> bool {
-    cm.metadata
-        .labels
+fn carries_any_label(meta: &ObjectMeta, keys: &[String]) -> bool {
+    meta.labels
         .as_ref()
         .is_some_and(|labels| keys.iter().any(|key| labels.contains_key(key)))
 }
 
-/// Whether bringing `actual` to `desired` requires changing content that
-/// Kubernetes forbids changing on an immutable ConfigMap.
-pub fn needs_recreate(actual: &CachedCopy, desired: &ConfigMap) -> bool {
-    actual.object().immutable == Some(true)
-        && (actual.content_digest() != content_checksum(desired) || desired.immutable != Some(true))
+/// Whether bringing `actual` to `desired` requires a change Kubernetes
+/// refuses in place (the content of an immutable object).
+pub fn needs_recreate<K: MirroredKind>(actual: &CachedCopy<K>, desired: &K) -> bool {
+    K::needs_recreate(actual.object(), actual.content_digest(), desired)
 }
 
 /// `actual` with every field this controller owns set as in `desired`.
@@ -90,23 +93,24 @@ pub fn needs_recreate(actual: &CachedCopy, desired: &ConfigMap) -> bool {
 /// Keeps the resourceVersion (so the write is a compare-and-swap) and any
 /// label or annotation someone else added, except the source selector's
 /// label keys, which would turn the companion into a source.
-pub fn merge_onto(actual: &CachedCopy, desired: &ConfigMap, source_keys: &[String]) -> ConfigMap {
+pub fn merge_onto<K: MirroredKind>(
+    actual: &CachedCopy<K>,
+    desired: &K,
+    source_keys: &[String],
+) -> K {
     let mut merged = actual.object().clone();
-    merged.data = desired.data.clone();
-    merged.binary_data = desired.binary_data.clone();
-    merged.immutable = desired.immutable;
-    merged.metadata.owner_references = desired.metadata.owner_references.clone();
-    let labels = merged.metadata.labels.get_or_insert_with(BTreeMap::new);
+    merged.set_content(desired);
+    let (meta, desired) = (merged.meta_mut(), desired.meta());
+    meta.owner_references = desired.owner_references.clone();
+    let labels = meta.labels.get_or_insert_with(BTreeMap::new);
     for key in source_keys {
         labels.remove(key);
     }
-    labels.extend(desired.metadata.labels.clone().unwrap_or_default());
-    merged
-        .metadata
-        .annotations
+    labels.extend(desired.labels.clone().unwrap_or_default());
+    meta.annotations
         .get_or_insert_with(BTreeMap::new)
-        .extend(desired.metadata.annotations.clone().unwrap_or_default());
-    merged.metadata.managed_fields = None;
+        .extend(desired.annotations.clone().unwrap_or_default());
+    meta.managed_fields = None;
     merged
 }
 

@@ -5,13 +5,14 @@ use crate::ownership::{claimed_source, owner_reference};
 use crate::test_fixtures::{
     SUFFIX, mk_companion_of, mk_configmap, mk_mirrored_source, mk_source, source_keys,
 };
+use k8s_openapi::api::core::v1::ConfigMap;
 
 #[test]
 fn a_missing_companion_is_created() {
     let source = mk_source("a", &[("key", "v")]);
     let desired = desired_companion(&source, SUFFIX).unwrap();
     assert_eq!(
-        plan(desired.clone(), None, &source, &source_keys()),
+        plan(desired.clone(), None, &source.metadata, &source_keys()),
         Ok(Write::Create(desired))
     );
 }
@@ -25,7 +26,7 @@ fn a_companion_in_sync_is_left_alone() {
         plan(
             desired,
             Some(&CachedCopy::of(&existing)),
-            &source,
+            &source.metadata,
             &source_keys()
         ),
         Ok(Write::Nothing)
@@ -44,7 +45,7 @@ fn a_changed_source_replaces_the_companion_keeping_its_resource_version() {
     }) = plan(
         desired,
         Some(&CachedCopy::of(&existing)),
-        &new,
+        &new.metadata,
         &source_keys(),
     )
     else {
@@ -67,14 +68,14 @@ fn a_recreated_source_takes_over_the_companion_of_its_predecessor() {
     }) = plan(
         desired,
         Some(&CachedCopy::of(&existing)),
-        &reborn,
+        &reborn.metadata,
         &source_keys(),
     )
     else {
         panic!("expected a replace");
     };
     let owners = companion.metadata.owner_references.unwrap();
-    assert_eq!(owners, vec![owner_reference("a", "uid-2")]);
+    assert_eq!(owners, vec![owner_reference::<ConfigMap>("a", "uid-2")]);
 }
 
 #[test]
@@ -86,7 +87,7 @@ fn a_foreign_object_at_the_companion_name_is_never_written() {
         plan(
             desired,
             Some(&CachedCopy::of(&stranger)),
-            &source,
+            &source.metadata,
             &source_keys()
         ),
         Err(NameTaken)
@@ -105,7 +106,7 @@ fn an_immutable_companion_with_stale_content_is_deleted_by_uid() {
         plan(
             desired.clone(),
             Some(&CachedCopy::of(&existing)),
-            &new,
+            &new.metadata,
             &source_keys()
         ),
         Ok(Write::DeleteToRecreate {
@@ -126,13 +127,13 @@ fn a_mirror_of_another_source_with_the_same_name_is_never_written() {
         plan(
             desired,
             Some(&CachedCopy::of(&rivals_mirror)),
-            &source,
+            &source.metadata,
             &source_keys()
         ),
         Err(NameTaken)
     );
     assert_eq!(
-        claimed_source(&rivals_mirror, SUFFIX),
+        claimed_source::<ConfigMap>(&rivals_mirror.metadata, SUFFIX),
         Some(("elsewhere".into(), "colors".into()))
     );
 }

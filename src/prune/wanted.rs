@@ -57,18 +57,18 @@ pub struct SourceRef {
 /// writes: a companion under the name this install gives the source that
 /// controls it, or a mirror naming its source and that source's uid.
 pub fn unmarked_copy_source(copy: &ConfigMap, suffix: &str) -> Option<SourceRef> {
-    if !contract::is_managed_by_us(copy) {
+    if !contract::is_managed_by_us(&copy.metadata) {
         return None;
     }
-    if let Some((namespace, name)) = contract::mirror_of(copy) {
-        let uid = contract::annotation(copy, contract::MIRROR_OF_UID_ANNOTATION)?;
+    if let Some((namespace, name)) = contract::mirror_of(&copy.metadata) {
+        let uid = contract::annotation(&copy.metadata, contract::MIRROR_OF_UID_ANNOTATION)?;
         return Some(SourceRef {
             namespace,
             name,
             uid: uid.to_owned(),
         });
     }
-    let owner = controlling_owner(copy)?;
+    let owner = controlling_owner::<ConfigMap>(&copy.metadata)?;
     let exact_name = copy.metadata.name.as_deref() == Some(&companion_name(&owner.name, suffix));
     exact_name.then(|| SourceRef {
         namespace: copy.metadata.namespace.clone().unwrap_or_default(),
@@ -100,7 +100,7 @@ pub fn should_prune(
     is_managed_source: impl FnOnce(&str) -> bool,
 ) -> bool {
     let (Some(owner), Some(name)) = (
-        controlling_source(companion),
+        controlling_source::<ConfigMap>(&companion.metadata),
         companion.metadata.name.as_deref(),
     ) else {
         return false;

@@ -177,7 +177,7 @@ impl World {
         testenv::wait_for("every copy to be removed", PATIENCE, || async {
             let left = all.list(&ours).await.ok()?;
             let mine = left.items.iter().filter(|cm| {
-                configmap_mirror::contract::mirror_of(cm)
+                configmap_mirror::contract::mirror_of(&cm.metadata)
                     .is_some_and(|(ns, _)| ns == self.scene.namespace)
                     || cm.namespace().as_deref() == Some(&self.scene.namespace)
             });
@@ -243,7 +243,7 @@ async fn a_source_is_mirrored_into_namespaces_chosen_by_glob_and_by_selector() {
             .scene
             .get("shared")
             .await
-            .is_some_and(|s| !configmap_mirror::contract::is_managed_by_us(&s))
+            .is_some_and(|s| !configmap_mirror::contract::is_managed_by_us(&s.metadata))
     );
 
     world

@@ -46,7 +46,7 @@ fn a_companion_without_a_controlling_owner_is_never_pruned() {
     companion.metadata.owner_references = None;
     assert!(!should_prune(&companion, SUFFIX, |_| false));
     assert_eq!(
-        claimed_source(&companion, SUFFIX),
+        claimed_source::<ConfigMap>(&companion.metadata, SUFFIX),
         Some(("ns".into(), "a".into()))
     );
 }
