@@ -6,6 +6,7 @@
 use std::{sync::Arc, time::Instant};
 
 use anyhow::Context as _;
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
 use tokio::net::TcpListener;
 
@@ -56,7 +57,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     tokio::spawn(mirror_leadership(leadership.clone(), metrics.clone()));
 
     let backoffs = Arc::new(Backoffs::new(metrics.failing_objects()));
-    let (caches, wakeups, watches) = watches::watch(
+    let (caches, wakeups, watches) = watches::watch::<ConfigMap>(
         &kube_config,
         WatchSettings {
             namespace: config.namespace.clone(),

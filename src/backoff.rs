@@ -11,7 +11,7 @@ use std::{
     time::Duration,
 };
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use prometheus_client::metrics::gauge::Gauge;
 use rand::Rng;
 
@@ -54,8 +54,7 @@ pub(crate) struct BackoffKey {
 }
 
 impl BackoffKey {
-    pub(crate) fn new(which: Loop, cm: &ConfigMap) -> Self {
-        let meta = &cm.metadata;
+    pub(crate) fn new(which: Loop, meta: &ObjectMeta) -> Self {
         // Every stored object has a uid; the name is a stand-in only.
         let uid = meta.uid.clone().unwrap_or_else(|| {
             format!(

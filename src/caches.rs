@@ -10,7 +10,7 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::{api::core::v1::Namespace, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kube::{
     ResourceExt,
     core::PartialObjectMeta,
@@ -20,6 +20,7 @@ use tokio::sync::watch;
 
 use crate::{
     cache_form::{self, CachedCopy},
+    kind::MirroredKind,
     selector::Selector,
     targets::{self, Targets},
 };
@@ -29,10 +30,11 @@ pub type NamespaceMeta = PartialObjectMeta<Namespace>;
 
 /// Read-only views of the caches.
 #[derive(Clone)]
-pub struct Caches {
-    pub sources: Store<ConfigMap>,
-    /// Companions and mirrors: every ConfigMap with the managed-by label.
-    pub copies: Store<ConfigMap>,
+pub struct Caches<K: MirroredKind> {
+    pub sources: Store<K>,
+    /// Companions and mirrors: every object of the kind with the
+    /// managed-by label.
+    pub copies: Store<K>,
     /// Namespace metadata, when mirroring into other namespaces is on.
     pub namespaces: Option<Store<NamespaceMeta>>,
     // `Store::wait_until_ready` wakes only the most recent of several
@@ -40,7 +42,7 @@ pub struct Caches {
     pub(crate) ready: watch::Receiver<bool>,
 }
 
-impl Caches {
+impl<K: MirroredKind> Caches<K> {
     /// Waits until both caches have completed their initial list. Before
     /// that, every companion would look missing and every source gone.
     pub async fn wait_ready(&self) {
@@ -49,12 +51,12 @@ impl Caches {
         let _ = self.ready.clone().wait_for(|ready| *ready).await;
     }
 
-    pub fn source(&self, namespace: &str, name: &str) -> Option<Arc<ConfigMap>> {
+    pub fn source(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
         self.sources.get(&ObjectRef::new(name).within(namespace))
     }
 
     /// The copy at this name, read back from its cached form.
-    pub fn copy(&self, namespace: &str, name: &str) -> Option<CachedCopy<ConfigMap>> {
+    pub fn copy(&self, namespace: &str, name: &str) -> Option<CachedCopy<K>> {
         let cached = self.copies.get(&ObjectRef::new(name).within(namespace))?;
         Some(cache_form::copy_from_cache(&cached))
     }
@@ -88,14 +90,14 @@ impl Caches {
         name: &str,
         labels: &BTreeMap<String, String>,
         consent: &Selector,
-    ) -> Vec<ObjectRef<ConfigMap>> {
+    ) -> Vec<ObjectRef<K>> {
         self.sources
             .state()
             .iter()
-            .filter(|source| has_mirror_annotations(source))
+            .filter(|source| has_mirror_annotations(source.meta()))
             .filter(|source| {
                 let source_namespace = source.namespace().unwrap_or_default();
-                matches!(Targets::of(source), Ok(Some(targets))
+                matches!(Targets::of(source.meta()), Ok(Some(targets))
                     if targets::wants_mirror(&targets, &source_namespace, name, labels, consent))
             })
             .map(|s| ObjectRef::from(&**s))
@@ -103,7 +105,7 @@ impl Caches {
     }
 
     /// The copies in one namespace.
-    pub fn copies_in(&self, namespace: &str) -> Vec<ObjectRef<ConfigMap>> {
+    pub fn copies_in(&self, namespace: &str) -> Vec<ObjectRef<K>> {
         self.copies
             .state()
             .iter()
@@ -113,8 +115,9 @@ impl Caches {
     }
 }
 
-fn has_mirror_annotations(source: &ConfigMap) -> bool {
-    let annotations = source.annotations();
-    annotations.contains_key(targets::MIRROR_TO_ANNOTATION)
-        || annotations.contains_key(targets::MIRROR_TO_SELECTOR_ANNOTATION)
+fn has_mirror_annotations(source: &ObjectMeta) -> bool {
+    source.annotations.as_ref().is_some_and(|annotations| {
+        annotations.contains_key(targets::MIRROR_TO_ANNOTATION)
+            || annotations.contains_key(targets::MIRROR_TO_SELECTOR_ANNOTATION)
+    })
 }

@@ -20,9 +20,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use k8s_openapi::api::core::v1::ConfigMap;
-
-use crate::contract::{CHECKSUM_ANNOTATION, MIRROR_OF_UID_ANNOTATION, annotation};
+use crate::{
+    contract::{CHECKSUM_ANNOTATION, MIRROR_OF_UID_ANNOTATION, annotation},
+    kind::MirroredKind,
+};
 
 /// A copy restored this often within [`CONTEST_WINDOW`] is being fought
 /// over: from then on it is restored with the slow backoff and a Warning.
@@ -45,9 +46,9 @@ pub enum WriteKind {
 pub struct Fingerprint(u64);
 
 impl Fingerprint {
-    pub fn of(copy: &ConfigMap) -> Fingerprint {
-        let owner = copy
-            .metadata
+    pub fn of<K: MirroredKind>(copy: &K) -> Fingerprint {
+        let meta = copy.meta();
+        let owner = meta
             .owner_references
             .iter()
             .flatten()
@@ -55,9 +56,9 @@ impl Fingerprint {
             .map(|owner| owner.uid.as_str());
         let mut hasher = DefaultHasher::new();
         (
-            annotation(&copy.metadata, CHECKSUM_ANNOTATION),
-            copy.immutable.unwrap_or(false),
-            owner.or(annotation(&copy.metadata, MIRROR_OF_UID_ANNOTATION)),
+            annotation(meta, CHECKSUM_ANNOTATION),
+            copy.is_immutable(),
+            owner.or(annotation(meta, MIRROR_OF_UID_ANNOTATION)),
         )
             .hash(&mut hasher);
         Fingerprint(hasher.finish())
@@ -164,6 +165,7 @@ impl Contests {
 mod tests {
     use super::*;
     use crate::test_fixtures::{mk_companion_of, mk_map, mk_source};
+    use k8s_openapi::api::core::v1::ConfigMap;
 
     const NAME: &str = "ns/colors-synced";
 

@@ -5,8 +5,8 @@ use std::sync::{
     atomic::{AtomicU64, Ordering},
 };
 
-use k8s_openapi::api::core::v1::ConfigMap;
-use kube::{Api, Client, ResourceExt};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::{Api, Client};
 use tracing::{Instrument, Span};
 
 use kube::runtime::controller::Action;
@@ -16,6 +16,7 @@ use crate::{
     caches::Caches,
     contest::Contests,
     error::Error,
+    kind::MirroredKind,
     leader::Leadership,
     metrics::{Metrics, Outcome},
     report::EventPublisher,
@@ -23,9 +24,9 @@ use crate::{
     shutdown::Shutdown,
 };
 
-pub struct Context {
+pub struct Context<K: MirroredKind> {
     pub client: Client,
-    pub caches: Caches,
+    pub caches: Caches<K>,
     pub suffix: String,
     /// The source selector as configured; every copy is marked with it.
     pub selector: String,
@@ -45,7 +46,7 @@ pub struct Context {
     pub shutdown: Shutdown,
 }
 
-impl Context {
+impl<K: MirroredKind> Context<K> {
     /// Whether this replica may write. Always true without leader election.
     pub fn is_leading(&self) -> bool {
         self.leadership.is_leading()
@@ -67,7 +68,7 @@ impl Context {
     pub async fn run_reconcile(
         &self,
         controller: &'static str,
-        cm: &ConfigMap,
+        object: &ObjectMeta,
         backoff_key: &BackoffKey,
         work: impl Future<Output = Result<(), Error>>,
     ) -> Result<Action, Error> {
@@ -75,7 +76,9 @@ impl Context {
             return Ok(Action::await_change());
         }
         let timer = self.metrics.reconcile_started();
-        let result = work.instrument(self.reconcile_span(controller, cm)).await;
+        let result = work
+            .instrument(self.reconcile_span(controller, object))
+            .await;
         timer.finish(if result.is_ok() {
             Outcome::success
         } else {
@@ -117,23 +120,28 @@ impl Context {
     }
 
     /// The span every log line of one reconcile carries.
-    fn reconcile_span(&self, controller: &'static str, cm: &ConfigMap) -> Span {
+    fn reconcile_span(&self, controller: &'static str, object: &ObjectMeta) -> Span {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         tracing::info_span!(
             "reconcile",
             controller,
-            namespace = %cm.namespace().unwrap_or_default(),
-            name = %cm.name_any(),
+            namespace = %object.namespace.as_deref().unwrap_or_default(),
+            name = %object.name.as_deref().unwrap_or_default(),
             reconcile_id = NEXT_ID.fetch_add(1, Ordering::Relaxed),
         )
     }
 
-    pub fn configmaps(&self, namespace: &str) -> Api<ConfigMap> {
+    /// Objects of the mirrored kind in `namespace`.
+    pub fn api(&self, namespace: &str) -> Api<K> {
         Api::namespaced(self.client.clone(), namespace)
     }
 }
 
 /// `namespace/name`, as objects are named in logs.
-pub fn object_key(cm: &ConfigMap) -> String {
-    format!("{}/{}", cm.namespace().unwrap_or_default(), cm.name_any())
+pub fn object_key(meta: &ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default()
+    )
 }

@@ -10,6 +10,8 @@ use k8s_openapi::{
 };
 use sha2::{Digest, Sha256};
 
+use crate::{kind::MirroredKind, metrics::Operation};
+
 /// Annotation on a copy holding the checksum of the source content it copies.
 pub const CHECKSUM_ANNOTATION: &str = "workshop.io/source-checksum";
 /// Label key marking objects this controller manages.
@@ -93,9 +95,9 @@ fn hash_map<'a>(
     }
 }
 
-/// The checksum of a ConfigMap's own content.
+/// The checksum of a ConfigMap's own content, as its copies record it.
 pub fn content_checksum(cm: &ConfigMap) -> String {
-    checksum(cm.data.as_ref(), cm.binary_data.as_ref())
+    cm.content_digest()
 }
 
 /// Whether an object carries this controller's managed-by label.
@@ -110,6 +112,68 @@ pub fn is_managed_by_us(meta: &ObjectMeta) -> bool {
 pub fn mirror_of(meta: &ObjectMeta) -> Option<(String, String)> {
     let (namespace, name) = annotation(meta, MIRROR_OF_ANNOTATION)?.split_once('/')?;
     Some((namespace.to_owned(), name.to_owned()))
+}
+
+/// The reasons of the Warning Events, one per condition a person must act
+/// on (see `error`). Alerts match on them: they never change.
+pub mod warning {
+    pub const COMPANION_NAME_TOO_LONG: &str = "CompanionNameTooLong";
+    pub const COMPANION_NAME_TAKEN: &str = "CompanionNameTaken";
+    pub const MIRROR_NAME_TAKEN: &str = "MirrorNameTaken";
+    pub const INVALID_MIRROR_TARGETS: &str = "InvalidMirrorTargets";
+    pub const MIRROR_NAME_RESERVED: &str = "MirrorNameReserved";
+    pub const COPY_CONTESTED: &str = "CopyContested";
+    /// Raised for mirrors too: named before there were mirrors.
+    pub const COMPANION_REJECTED: &str = "CompanionRejected";
+    /// Raised for mirrors too: named before there were mirrors.
+    pub const COMPANION_FORBIDDEN: &str = "CompanionForbidden";
+}
+
+/// What a copy is to its source: the companion in its namespace, or a
+/// mirror in another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyRole {
+    Companion,
+    Mirror,
+}
+
+impl CopyRole {
+    /// A mirror names its source in its annotations; anything else is a
+    /// companion.
+    pub fn of(copy: &ObjectMeta) -> CopyRole {
+        match mirror_of(copy) {
+            Some(_) => CopyRole::Mirror,
+            None => CopyRole::Companion,
+        }
+    }
+
+    /// As logs and Events call a copy.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CopyRole::Companion => "companion",
+            CopyRole::Mirror => "mirror",
+        }
+    }
+
+    /// The reason of the Normal Event about `operation` on a copy.
+    pub fn event_reason(self, operation: Operation) -> &'static str {
+        match (self, operation) {
+            (CopyRole::Mirror, Operation::create) => "MirrorCreated",
+            (CopyRole::Mirror, Operation::update) => "MirrorUpdated",
+            (CopyRole::Mirror, Operation::delete) => "MirrorDeleted",
+            (CopyRole::Mirror, Operation::recreate) => "MirrorRecreated",
+            (CopyRole::Companion, Operation::create) => "CompanionCreated",
+            (CopyRole::Companion, Operation::update) => "CompanionUpdated",
+            (CopyRole::Companion, Operation::delete) => "CompanionDeleted",
+            (CopyRole::Companion, Operation::recreate) => "CompanionRecreated",
+        }
+    }
+}
+
+impl std::fmt::Display for CopyRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Whether a copy was written by the install with this source selector.

@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt, future, stream};
-use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::{
     Controller,
     controller::{self, Action},
@@ -16,16 +15,16 @@ use kube::runtime::{
 use tokio::sync::watch;
 
 use crate::{
-    context::Context, error::Error, leader::Leadership, metrics::Loop, prune, resync, sync,
-    watches::Wakeups,
+    context::Context, error::Error, kind::MirroredKind, leader::Leadership, metrics::Loop, prune,
+    resync, sync, watches::Wakeups,
 };
 
 /// Runs both controllers until `shutdown` completes and in-flight reconciles
 /// have finished. `leadership` turns true when this replica may write, and
 /// every object is compared then (a resync).
-pub async fn run(
-    ctx: Arc<Context>,
-    wakeups: Wakeups,
+pub async fn run<K: MirroredKind>(
+    ctx: Arc<Context<K>>,
+    wakeups: Wakeups<K>,
     concurrency: u16,
     leadership: Leadership,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
@@ -88,13 +87,16 @@ pub async fn run(
 }
 
 /// The controllers are woken by the caches' wakeups only.
-fn no_trigger() -> impl Stream<Item = Result<ConfigMap, watcher::Error>> + Send {
+fn no_trigger<K: MirroredKind>() -> impl Stream<Item = Result<K, watcher::Error>> + Send {
     stream::pending()
 }
 
-type Outcome = Result<(ObjectRef<ConfigMap>, Action), controller::Error<Error, watcher::Error>>;
+type Outcome<K> = Result<(ObjectRef<K>, Action), controller::Error<Error, watcher::Error>>;
 
-fn log_outcome(controller: &'static str, outcome: Outcome) -> future::Ready<()> {
+fn log_outcome<K: MirroredKind>(
+    controller: &'static str,
+    outcome: Outcome<K>,
+) -> future::Ready<()> {
     match outcome {
         Ok(_) => {}
         // Reconcile errors were reported by the error policy already; a

@@ -2,6 +2,8 @@
 
 use kube::core::Status;
 
+use crate::contract::warning;
+
 /// Everything a reconcile can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -129,19 +131,16 @@ impl Error {
     }
 
     /// The reason of the Warning Event, for conditions a person must act on.
-    /// `CompanionRejected` and `CompanionForbidden` are raised for mirrors
-    /// too: named before there were mirrors, they keep their names for the
-    /// alerts that match on them.
     pub fn event_reason(&self) -> Option<&'static str> {
         match self {
-            Error::NameTooLong { .. } => Some("CompanionNameTooLong"),
-            Error::NameTaken { .. } => Some("CompanionNameTaken"),
-            Error::MirrorNameTaken { .. } => Some("MirrorNameTaken"),
-            Error::InvalidTargets(_) => Some("InvalidMirrorTargets"),
-            Error::ReservedName { .. } => Some("MirrorNameReserved"),
-            Error::Contested { .. } => Some("CopyContested"),
-            Error::Rejected(_) => Some("CompanionRejected"),
-            Error::Forbidden(_) => Some("CompanionForbidden"),
+            Error::NameTooLong { .. } => Some(warning::COMPANION_NAME_TOO_LONG),
+            Error::NameTaken { .. } => Some(warning::COMPANION_NAME_TAKEN),
+            Error::MirrorNameTaken { .. } => Some(warning::MIRROR_NAME_TAKEN),
+            Error::InvalidTargets(_) => Some(warning::INVALID_MIRROR_TARGETS),
+            Error::ReservedName { .. } => Some(warning::MIRROR_NAME_RESERVED),
+            Error::Contested { .. } => Some(warning::COPY_CONTESTED),
+            Error::Rejected(_) => Some(warning::COMPANION_REJECTED),
+            Error::Forbidden(_) => Some(warning::COMPANION_FORBIDDEN),
             Error::Stale(_)
             | Error::Transient(_)
             | Error::NamespaceTerminating

@@ -10,31 +10,47 @@ use std::{
     sync::{Arc, Mutex, PoisonError},
 };
 
-use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::{reflector::ObjectRef, watcher::Event};
 
-use crate::contract;
+use crate::{contract, kind::MirroredKind};
 
 /// `(namespace, name)` of a source.
 type SourceKey = (String, String);
 
-#[derive(Clone, Default)]
-pub struct MirrorIndex {
-    inner: Arc<Mutex<Maps>>,
+#[derive(Clone)]
+pub struct MirrorIndex<K: MirroredKind> {
+    inner: Arc<Mutex<Maps<K>>>,
 }
 
-#[derive(Default)]
-struct Maps {
-    by_source: HashMap<SourceKey, HashSet<ObjectRef<ConfigMap>>>,
+impl<K: MirroredKind> Default for MirrorIndex<K> {
+    fn default() -> Self {
+        MirrorIndex {
+            inner: Arc::default(),
+        }
+    }
+}
+
+struct Maps<K: MirroredKind> {
+    by_source: HashMap<SourceKey, HashSet<ObjectRef<K>>>,
     /// The source each mirror was filed under, to refile it if edited.
-    source_of: HashMap<ObjectRef<ConfigMap>, SourceKey>,
+    source_of: HashMap<ObjectRef<K>, SourceKey>,
     /// The index being rebuilt during a re-list.
-    relisting: Option<Box<Maps>>,
+    relisting: Option<Box<Maps<K>>>,
 }
 
-impl MirrorIndex {
+impl<K: MirroredKind> Default for Maps<K> {
+    fn default() -> Self {
+        Maps {
+            by_source: HashMap::new(),
+            source_of: HashMap::new(),
+            relisting: None,
+        }
+    }
+}
+
+impl<K: MirroredKind> MirrorIndex<K> {
     /// Follows one event of the copies' watch.
-    pub fn observe(&self, event: &Event<ConfigMap>) {
+    pub fn observe(&self, event: &Event<K>) {
         let mut maps = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         match event {
             Event::Apply(copy) => maps.file(copy),
@@ -49,7 +65,7 @@ impl MirrorIndex {
     }
 
     /// The mirrors filed under a source.
-    pub fn mirrors_of(&self, namespace: &str, name: &str) -> Vec<ObjectRef<ConfigMap>> {
+    pub fn mirrors_of(&self, namespace: &str, name: &str) -> Vec<ObjectRef<K>> {
         let maps = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         let key = (namespace.to_owned(), name.to_owned());
         maps.by_source
@@ -59,11 +75,11 @@ impl MirrorIndex {
     }
 }
 
-impl Maps {
-    fn file(&mut self, copy: &ConfigMap) {
+impl<K: MirroredKind> Maps<K> {
+    fn file(&mut self, copy: &K) {
         let copy_ref = ObjectRef::from(copy);
         self.unfile(&copy_ref);
-        if let Some(source) = contract::mirror_of(&copy.metadata) {
+        if let Some(source) = contract::mirror_of(copy.meta()) {
             self.by_source
                 .entry(source.clone())
                 .or_default()
@@ -72,7 +88,7 @@ impl Maps {
         }
     }
 
-    fn unfile(&mut self, copy_ref: &ObjectRef<ConfigMap>) {
+    fn unfile(&mut self, copy_ref: &ObjectRef<K>) {
         let Some(source) = self.source_of.remove(copy_ref) else {
             return;
         };

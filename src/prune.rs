@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
-use kube::{ResourceExt, runtime::controller::Action};
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::{Resource, ResourceExt, runtime::controller::Action};
 
 pub mod wanted;
 
@@ -18,23 +18,27 @@ use crate::{
     backoff::BackoffKey,
     cache_form,
     context::{Context, object_key},
-    contract::{self, MIRROR_OF_UID_ANNOTATION},
+    contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION},
     error::{ApiOutcome, Error, classify},
+    kind::MirroredKind,
     metrics::{Loop, Operation},
     ownership::controlling_owner,
     write,
 };
 
-pub async fn reconcile(cached: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Error> {
+pub async fn reconcile<K: MirroredKind>(
+    cached: Arc<K>,
+    ctx: Arc<Context<K>>,
+) -> Result<Action, Error> {
     // Only the copy's metadata decides its fate: its content is not read.
     let copy = cache_form::copy_from_cache(cached.as_ref());
     let copy = copy.object();
-    let key = BackoffKey::new(Loop::prune, copy);
-    ctx.run_reconcile("prune", copy, &key, prune(copy, &ctx))
+    let key = BackoffKey::new(Loop::prune, copy.meta());
+    ctx.run_reconcile("prune", copy.meta(), &key, prune(copy, &ctx))
         .await
 }
 
-async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
+async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error> {
     // Never before the source cache is complete: an incomplete cache would
     // make every source look unmanaged.
     ctx.caches_ready().await?;
@@ -48,29 +52,30 @@ async fn prune(copy: &ConfigMap, ctx: &Context) -> Result<(), Error> {
     };
     let namespace = copy.namespace().unwrap_or_default();
     write::delete(ctx, &namespace, &copy.name_any(), uid).await?;
-    let why = match write::kind(copy) {
-        "mirror" if wanted::mirror_name_reserved(copy, &ctx.reserved_names) => {
+    let role = CopyRole::of(copy.meta());
+    let why = match role {
+        CopyRole::Mirror if wanted::mirror_name_reserved(copy.meta(), &ctx.reserved_names) => {
             "its name is reserved"
         }
-        "mirror" => "no longer wanted in this namespace",
-        _ => "source no longer managed",
+        CopyRole::Mirror => "no longer wanted in this namespace",
+        CopyRole::Companion => "source no longer managed",
     };
-    let message = format!("deleted {} {} ({why})", write::kind(copy), object_key(copy));
+    let message = format!("deleted {} {} ({why})", role, object_key(copy.meta()));
     tracing::info!("{message}");
     ctx.metrics.copy_written(Operation::delete);
-    let source = match contract::mirror_of(&copy.metadata) {
+    let source = match contract::mirror_of(copy.meta()) {
         Some((namespace, name)) => verified_mirror_source(copy, namespace, name, ctx).await,
         None => source_reference(copy),
     };
     if let Some(source) = source {
-        let reason = write::event_reason(copy, Operation::delete);
+        let reason = role.event_reason(Operation::delete);
         ctx.events.normal_about(source, reason, message);
     }
     Ok(())
 }
 
 /// Whether this cached copy's reconcile would delete it now (see `resync`).
-pub fn needs_prune(cached: &ConfigMap, ctx: &Context) -> bool {
+pub fn needs_prune<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> bool {
     verdict(cache_form::copy_from_cache(cached).object(), ctx) != Verdict::Keep
 }
 
@@ -89,27 +94,32 @@ enum Verdict {
 
 /// Only a copy this install wrote is ever unwanted: one marked with another
 /// install's selector belongs to someone else.
-fn verdict(copy: &ConfigMap, ctx: &Context) -> Verdict {
+fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Verdict {
     let namespace = copy.namespace().unwrap_or_default();
-    if contract::annotation(&copy.metadata, contract::SOURCE_SELECTOR_ANNOTATION).is_none() {
-        return match wanted::unmarked_copy_source(copy, &ctx.suffix) {
+    if contract::annotation(copy.meta(), contract::SOURCE_SELECTOR_ANNOTATION).is_none() {
+        return match wanted::unmarked_copy_source::<K>(copy.meta(), &ctx.suffix) {
             Some(source) if ctx.caches.source(&source.namespace, &source.name).is_none() => {
                 Verdict::UnwantedIfSourceGone(source)
             }
             _ => Verdict::Keep,
         };
     }
-    if !contract::written_under(&copy.metadata, &ctx.selector) {
+    if !contract::written_under(copy.meta(), &ctx.selector) {
         return Verdict::Keep;
     }
-    let unwanted = match contract::mirror_of(&copy.metadata) {
-        Some(_) if wanted::mirror_name_reserved(copy, &ctx.reserved_names) => true,
+    let unwanted = match contract::mirror_of(copy.meta()) {
+        Some(_) if wanted::mirror_name_reserved(copy.meta(), &ctx.reserved_names) => true,
         Some((source_namespace, source_name)) => {
             let source = ctx.caches.source(&source_namespace, &source_name);
             let labels = ctx.caches.namespace_labels(&namespace);
-            !wanted::mirror_wanted(copy, source.as_deref(), labels.as_ref(), &ctx.consent)
+            !wanted::mirror_wanted(
+                copy.meta(),
+                source.as_deref().map(Resource::meta),
+                labels.as_ref(),
+                &ctx.consent,
+            )
         }
-        None => wanted::should_prune(copy, &ctx.suffix, |source| {
+        None => wanted::should_prune::<K>(copy.meta(), &ctx.suffix, |source| {
             ctx.caches.source(&namespace, source).is_some()
         }),
     };
@@ -120,9 +130,12 @@ fn verdict(copy: &ConfigMap, ctx: &Context) -> Verdict {
 }
 
 /// Whether the source no longer exists with the uid the copy records.
-async fn source_gone(source: &wanted::SourceRef, ctx: &Context) -> Result<bool, Error> {
+async fn source_gone<K: MirroredKind>(
+    source: &wanted::SourceRef,
+    ctx: &Context<K>,
+) -> Result<bool, Error> {
     let found = ctx
-        .configmaps(&source.namespace)
+        .api(&source.namespace)
         .get_metadata_opt(&source.name)
         .await
         .map_err(|err| match classify(err) {
@@ -137,20 +150,20 @@ async fn source_gone(source: &wanted::SourceRef, ctx: &Context) -> Result<bool, 
 /// and must not make the controller post Events into another namespace. A
 /// managed source is checked in the cache; one that no longer is (the
 /// usual reason its mirrors go) is read once.
-async fn verified_mirror_source(
-    mirror: &ConfigMap,
+async fn verified_mirror_source<K: MirroredKind>(
+    mirror: &K,
     namespace: String,
     name: String,
-    ctx: &Context,
+    ctx: &Context<K>,
 ) -> Option<ObjectReference> {
     let uid = mirror
         .annotations()
         .get(MIRROR_OF_UID_ANNOTATION)
         .cloned()?;
     let actual_uid = match ctx.caches.source(&namespace, &name) {
-        Some(source) => source.metadata.uid.clone(),
+        Some(source) => source.meta().uid.clone(),
         None => ctx
-            .configmaps(&namespace)
+            .api(&namespace)
             .get_metadata_opt(&name)
             .await
             .ok()
@@ -158,13 +171,13 @@ async fn verified_mirror_source(
             .and_then(|source| source.metadata.uid),
     };
     if actual_uid.as_deref() != Some(uid.as_str()) {
-        tracing::debug!(mirror = %object_key(mirror), "the source this mirror names is not verified; no Event");
+        tracing::debug!(mirror = %object_key(mirror.meta()), "the source this mirror names is not verified; no Event");
         return None;
     }
     let uid = Some(uid);
     Some(ObjectReference {
-        api_version: Some("v1".into()),
-        kind: Some("ConfigMap".into()),
+        api_version: Some(K::api_version(&()).into_owned()),
+        kind: Some(K::kind(&()).into_owned()),
         name: Some(name),
         namespace: Some(namespace),
         uid,
@@ -173,8 +186,8 @@ async fn verified_mirror_source(
 }
 
 /// The source, as the companion's owner reference names it.
-fn source_reference(companion: &ConfigMap) -> Option<ObjectReference> {
-    let owner = controlling_owner::<ConfigMap>(&companion.metadata)?;
+fn source_reference<K: MirroredKind>(companion: &K) -> Option<ObjectReference> {
+    let owner = controlling_owner::<K>(companion.meta())?;
     Some(ObjectReference {
         api_version: Some(owner.api_version.clone()),
         kind: Some(owner.kind.clone()),
@@ -185,10 +198,10 @@ fn source_reference(companion: &ConfigMap) -> Option<ObjectReference> {
     })
 }
 
-pub fn error_policy(copy: Arc<ConfigMap>, error: &Error, ctx: Arc<Context>) -> Action {
-    let key = BackoffKey::new(Loop::prune, &copy);
+pub fn error_policy<K: MirroredKind>(copy: Arc<K>, error: &Error, ctx: Arc<Context<K>>) -> Action {
+    let key = BackoffKey::new(Loop::prune, copy.meta());
     if ctx.backoffs.is_new_condition(&key, &error.to_string()) {
-        tracing::warn!(copy = %object_key(&copy), %error, "could not prune copy; retrying with backoff");
+        tracing::warn!(copy = %object_key(copy.meta()), %error, "could not prune copy; retrying with backoff");
     }
     ctx.requeue_after_failure(&key, error)
 }

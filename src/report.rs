@@ -2,15 +2,12 @@
 //! what the controller did and what it could not do.
 
 use k8s_openapi::{
-    api::{
-        core::v1::{ConfigMap, ObjectReference},
-        events::v1::Event as K8sEvent,
-    },
+    api::{core::v1::ObjectReference, events::v1::Event as K8sEvent},
     apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta},
     jiff::Timestamp,
 };
 use kube::{
-    Api, Client, Resource,
+    Api, Client,
     api::PostParams,
     runtime::events::{Event, EventType, Recorder, Reporter},
 };
@@ -22,6 +19,7 @@ use std::{
 
 use crate::{
     contract::{MANAGER_NAME, MAX_NAME_LEN},
+    kind::MirroredKind,
     ratelimit::{NORMAL_EVENT_BURST, NORMAL_EVENTS_PER_SECOND, TokenBucket},
 };
 
@@ -135,7 +133,7 @@ impl EventPublisher {
     /// A Normal Event, unless too many were published just now: they
     /// repeat what the log says, and a cold start must not double the load
     /// on the API server.
-    pub fn normal(&self, source: &ConfigMap, reason: &'static str, note: String) {
+    pub fn normal<K: MirroredKind>(&self, source: &K, reason: &'static str, note: String) {
         self.normal_about(source.object_ref(&()), reason, note);
     }
 
@@ -152,7 +150,7 @@ impl EventPublisher {
         }
     }
 
-    pub fn warning(&self, source: &ConfigMap, reason: &'static str, note: String) {
+    pub fn warning<K: MirroredKind>(&self, source: &K, reason: &'static str, note: String) {
         self.publish(source.object_ref(&()), EventType::Warning, reason, note);
     }
 }

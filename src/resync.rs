@@ -13,25 +13,24 @@
 use std::{collections::HashSet, sync::Arc};
 
 use futures::{Stream, StreamExt, future, stream};
-use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::reflector::{ObjectRef, Store};
 use tokio::sync::watch;
 
-use crate::{context::Context, leader::Leadership, metrics::Loop};
+use crate::{context::Context, kind::MirroredKind, leader::Leadership, metrics::Loop};
 
 /// Whether one cached object's reconcile has something to do.
-pub type NeedsWork = fn(&ConfigMap, &Context) -> bool;
+pub type NeedsWork<K> = fn(&K, &Context<K>) -> bool;
 
 /// The objects of `store` that need work, after every tick of `resyncs` and
 /// once when `leadership` turns true.
-pub fn due(
+pub fn due<K: MirroredKind>(
     which: Loop,
-    store: Store<ConfigMap>,
-    needs_work: NeedsWork,
+    store: Store<K>,
+    needs_work: NeedsWork<K>,
     resyncs: watch::Receiver<u64>,
     leadership: Leadership,
-    ctx: Arc<Context>,
-) -> impl Stream<Item = ObjectRef<ConfigMap>> + Send {
+    ctx: Arc<Context<K>>,
+) -> impl Stream<Item = ObjectRef<K>> + Send {
     stream::select(ticks(resyncs), became_leader(leadership))
         .then(move |()| {
             let (store, ctx) = (store.clone(), ctx.clone());
@@ -43,16 +42,16 @@ pub fn due(
         .flatten()
 }
 
-fn sweep(
+fn sweep<K: MirroredKind>(
     which: Loop,
-    store: &Store<ConfigMap>,
-    needs_work: NeedsWork,
-    ctx: &Context,
-) -> Vec<ObjectRef<ConfigMap>> {
+    store: &Store<K>,
+    needs_work: NeedsWork<K>,
+    ctx: &Context<K>,
+) -> Vec<ObjectRef<K>> {
     let cached = store.state();
     let live: HashSet<&str> = cached
         .iter()
-        .filter_map(|o| o.metadata.uid.as_deref())
+        .filter_map(|o| o.meta().uid.as_deref())
         .collect();
     ctx.backoffs.retain(which, |uid| live.contains(uid));
     let due: Vec<_> = cached

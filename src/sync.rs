@@ -8,7 +8,6 @@
 use std::sync::Arc;
 
 use futures::{StreamExt, stream};
-use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{ResourceExt, runtime::controller::Action};
 
 use crate::{
@@ -16,35 +15,39 @@ use crate::{
     context::{Context, object_key},
     desired::{Refusal, desired_companion, desired_mirror, mark_install},
     error::{Error, soonest},
+    kind::MirroredKind,
     metrics::Loop,
     plan::{self, NameTaken, Write},
     targets::{Targets, wants_mirror},
     write,
 };
 
-pub async fn reconcile(source: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let key = BackoffKey::new(Loop::sync, &source);
-    ctx.run_reconcile("sync", &source, &key, sync(&source, &ctx))
+pub async fn reconcile<K: MirroredKind>(
+    source: Arc<K>,
+    ctx: Arc<Context<K>>,
+) -> Result<Action, Error> {
+    let key = BackoffKey::new(Loop::sync, source.meta());
+    ctx.run_reconcile("sync", source.meta(), &key, sync(source.as_ref(), &ctx))
         .await
 }
 
-async fn sync(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
+async fn sync<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<(), Error> {
     ctx.caches_ready().await?;
     let companion = sync_companion(source, ctx).await;
     let mirrors = sync_mirrors(source, ctx).await;
     soonest([companion, mirrors])
 }
 
-async fn sync_companion(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
+async fn sync_companion<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<(), Error> {
     match companion_of(source, ctx)? {
         Some(desired) => sync_copy(source, desired, ctx).await,
         None => Ok(()),
     }
 }
 
-/// The companion the source should have; None for a ConfigMap that is
+/// The companion the source should have; None for an object that is
 /// quietly not copied (a copy itself, or not yet stored).
-fn companion_of(source: &ConfigMap, ctx: &Context) -> Result<Option<ConfigMap>, Error> {
+fn companion_of<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<Option<K>, Error> {
     match desired_companion(source, &ctx.suffix) {
         Ok(desired) => Ok(Some(mark_install(desired, &ctx.selector))),
         Err(Refusal::NameTooLong { name, len }) => Err(Error::NameTooLong { name, len }),
@@ -53,23 +56,19 @@ fn companion_of(source: &ConfigMap, ctx: &Context) -> Result<Option<ConfigMap>, 
 }
 
 /// Compares one copy (companion or mirror) with the cache; one write at most.
-async fn sync_copy(source: &ConfigMap, desired: ConfigMap, ctx: &Context) -> Result<(), Error> {
+async fn sync_copy<K: MirroredKind>(source: &K, desired: K, ctx: &Context<K>) -> Result<(), Error> {
     let write = plan_copy(source, desired, ctx)?;
     write::perform(ctx, source, write).await
 }
 
-fn plan_copy(
-    source: &ConfigMap,
-    desired: ConfigMap,
-    ctx: &Context,
-) -> Result<Write<ConfigMap>, Error> {
+fn plan_copy<K: MirroredKind>(source: &K, desired: K, ctx: &Context<K>) -> Result<Write<K>, Error> {
     let namespace = desired.namespace().unwrap_or_default();
     let name = desired.name_any();
     let actual = ctx.caches.copy(&namespace, &name);
     plan::plan(
         desired,
         actual.as_ref(),
-        &source.metadata,
+        source.meta(),
         &ctx.source_label_keys,
     )
     .map_err(|NameTaken| Error::NameTaken {
@@ -80,7 +79,7 @@ fn plan_copy(
 /// Whether this source's reconcile would do anything now (see `resync`):
 /// its companion needs a write or cannot be written, or it may have mirrors,
 /// which its reconcile compares one by one.
-pub fn needs_sync(source: &ConfigMap, ctx: &Context) -> bool {
+pub fn needs_sync<K: MirroredKind>(source: &K, ctx: &Context<K>) -> bool {
     let companion = companion_of(source, ctx)
         .and_then(|desired| desired.map(|d| plan_copy(source, d, ctx)).transpose());
     let companion_in_sync = matches!(companion, Ok(None | Some(Write::Nothing)));
@@ -95,7 +94,7 @@ const NAMESPACES_BETWEEN_YIELDS: usize = 256;
 
 /// One copy in each namespace the source asks for and that consents. The
 /// mirrors no longer wanted are removed by the prune loop.
-async fn sync_mirrors(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
+async fn sync_mirrors<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<(), Error> {
     let Some(targets) = mirror_targets(source, ctx)? else {
         return Ok(());
     };
@@ -131,11 +130,11 @@ async fn sync_mirrors(source: &ConfigMap, ctx: &Context) -> Result<(), Error> {
 
 /// Where the source asks to be mirrored; None when it does not, or when
 /// this controller watches one namespace only.
-fn mirror_targets(source: &ConfigMap, ctx: &Context) -> Result<Option<Targets>, Error> {
+fn mirror_targets<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<Option<Targets>, Error> {
     if ctx.caches.namespaces.is_none() {
         return Ok(None);
     }
-    Targets::of(source).map_err(Error::InvalidTargets)
+    Targets::of(source.meta()).map_err(Error::InvalidTargets)
 }
 
 /// All names taken become one condition (reported once); a namespace being
@@ -160,15 +159,20 @@ fn mirror_outcome(results: Vec<Result<(), Error>>) -> Result<(), Error> {
 
 /// Decides when a failed reconcile runs again, and tells people once per
 /// distinct condition (never once per retry).
-pub fn error_policy(source: Arc<ConfigMap>, error: &Error, ctx: Arc<Context>) -> Action {
-    let key = BackoffKey::new(Loop::sync, &source);
-    let source_key = object_key(&source);
+pub fn error_policy<K: MirroredKind>(
+    source: Arc<K>,
+    error: &Error,
+    ctx: Arc<Context<K>>,
+) -> Action {
+    let key = BackoffKey::new(Loop::sync, source.meta());
+    let source_key = object_key(source.meta());
     let condition = format!("{}: {error}", error.metric_label());
     let new = ctx.backoffs.is_new_condition(&key, &condition);
     match (new, error.event_reason()) {
         (true, Some(reason)) => {
             tracing::error!(source = %source_key, %error, kind = error.metric_label(), "cannot mirror source");
-            ctx.events.warning(&source, reason, error.to_string());
+            ctx.events
+                .warning(source.as_ref(), reason, error.to_string());
         }
         // A stale cache is the normal cost of reading from a cache: it is
         // fixed by reconciling again from the newer state, soon.

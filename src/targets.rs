@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::selector::Selector;
 
@@ -40,8 +40,8 @@ pub struct Targets {
 impl Targets {
     /// Reads a source's annotations: `Ok(None)` when it asks for no mirrors,
     /// an error naming the malformed annotation otherwise.
-    pub fn of(source: &ConfigMap) -> Result<Option<Targets>, String> {
-        let annotations = source.metadata.annotations.as_ref();
+    pub fn of(source: &ObjectMeta) -> Result<Option<Targets>, String> {
+        let annotations = source.annotations.as_ref();
         let get = |key| annotations.and_then(|a| a.get(key)).map(String::as_str);
         let patterns = get(MIRROR_TO_ANNOTATION).map(parse_patterns).transpose()?;
         let selector = get(MIRROR_TO_SELECTOR_ANNOTATION)
@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn a_source_without_annotations_asks_for_nothing() {
-        assert_eq!(Targets::of(&mk_source("colors", &[])), Ok(None));
+        assert_eq!(Targets::of(&mk_source("colors", &[]).metadata), Ok(None));
     }
 
     #[test]
@@ -183,7 +183,7 @@ mod tests {
                 (MIRROR_TO_SELECTOR_ANNOTATION, "env=prod"),
             ],
         );
-        let targets = Targets::of(&source).unwrap().unwrap();
+        let targets = Targets::of(&source.metadata).unwrap().unwrap();
         let none = BTreeMap::new();
         assert!(targets.includes("team-x", &none));
         assert!(targets.includes("payments", &none));
@@ -198,7 +198,10 @@ mod tests {
             (MIRROR_TO_SELECTOR_ANNOTATION, "a in b"),
         ] {
             let source = with_annotations(mk_source("colors", &[]), &[(key, malformed)]);
-            assert!(Targets::of(&source).unwrap_err().contains(key), "{key}");
+            assert!(
+                Targets::of(&source.metadata).unwrap_err().contains(key),
+                "{key}"
+            );
         }
     }
 
@@ -214,12 +217,12 @@ mod tests {
             mk_source("colors", &[]),
             &[(MIRROR_TO_ANNOTATION, &patterns(MAX_PATTERNS))],
         );
-        assert!(Targets::of(&at_limit).is_ok());
+        assert!(Targets::of(&at_limit.metadata).is_ok());
         let over = with_annotations(
             mk_source("colors", &[]),
             &[(MIRROR_TO_ANNOTATION, &patterns(40_000))],
         );
-        let why = Targets::of(&over).unwrap_err();
+        let why = Targets::of(&over.metadata).unwrap_err();
         assert!(
             why.contains("40000") && why.contains("limit of 100"),
             "{why}"
@@ -232,13 +235,15 @@ mod tests {
             mk_source("colors", &[]),
             &[(MIRROR_TO_SELECTOR_ANNOTATION, &long_selector)],
         );
-        let why = Targets::of(&over).unwrap_err();
+        let why = Targets::of(&over.metadata).unwrap_err();
         assert!(why.contains("limit of 1024"), "{why}");
     }
 
     #[test]
     fn only_consenting_namespaces_other_than_the_source_s_own_receive_mirrors() {
-        let targets = Targets::of(&mk_mirrored_source("*")).unwrap().unwrap();
+        let targets = Targets::of(&mk_mirrored_source("*").metadata)
+            .unwrap()
+            .unwrap();
         let consent = mk_consent();
         let consenting = mk_consenting_labels();
         assert!(wants_mirror(

@@ -20,7 +20,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{
     ResourceExt,
     runtime::{reflector::ObjectRef, watcher::Event},
@@ -29,20 +28,35 @@ use kube::{
 use crate::{
     caches::{Caches, NamespaceMeta},
     contract,
+    kind::MirroredKind,
     mirror_index::MirrorIndex,
     ownership,
     selector::Selector,
 };
 
 /// Who must look at something after one watch event.
-#[derive(Debug, Default, PartialEq)]
-pub struct Wake {
-    pub sync: Vec<ObjectRef<ConfigMap>>,
-    pub prune: Vec<ObjectRef<ConfigMap>>,
+#[derive(Debug, PartialEq)]
+pub struct Wake<K: MirroredKind> {
+    pub sync: Vec<ObjectRef<K>>,
+    pub prune: Vec<ObjectRef<K>>,
     pub resync: bool,
 }
 
-pub fn source_wakeups(event: &Event<ConfigMap>, suffix: &str, index: &MirrorIndex) -> Wake {
+impl<K: MirroredKind> Default for Wake<K> {
+    fn default() -> Self {
+        Wake {
+            sync: Vec::new(),
+            prune: Vec::new(),
+            resync: false,
+        }
+    }
+}
+
+pub fn source_wakeups<K: MirroredKind>(
+    event: &Event<K>,
+    suffix: &str,
+    index: &MirrorIndex<K>,
+) -> Wake<K> {
     let mut wake = match event {
         Event::Apply(source) => Wake {
             sync: vec![ObjectRef::from(source)],
@@ -50,7 +64,7 @@ pub fn source_wakeups(event: &Event<ConfigMap>, suffix: &str, index: &MirrorInde
         },
         Event::Delete(source) => Wake {
             prune: source
-                .metadata
+                .meta()
                 .namespace
                 .as_deref()
                 .map(|ns| {
@@ -78,9 +92,9 @@ pub fn source_wakeups(event: &Event<ConfigMap>, suffix: &str, index: &MirrorInde
     wake
 }
 
-pub fn copy_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
-    let source_of = |copy: &ConfigMap| {
-        ownership::claimed_source::<ConfigMap>(&copy.metadata, suffix)
+pub fn copy_wakeups<K: MirroredKind>(event: &Event<K>, suffix: &str) -> Wake<K> {
+    let source_of = |copy: &K| {
+        ownership::claimed_source::<K>(copy.meta(), suffix)
             .map(|(namespace, name)| ObjectRef::new(&name).within(&namespace))
             .into_iter()
             .collect()
@@ -109,12 +123,12 @@ pub fn copy_wakeups(event: &Event<ConfigMap>, suffix: &str) -> Wake {
 /// annotations, its status) wakes nothing. A namespace that goes takes its
 /// copies with it. `labels_seen` remembers each namespace's labels, to
 /// tell.
-pub fn namespace_wakeups(
+pub fn namespace_wakeups<K: MirroredKind>(
     event: &Event<NamespaceMeta>,
-    caches: &Caches,
+    caches: &Caches<K>,
     consent: &Selector,
     labels_seen: &mut HashMap<String, BTreeMap<String, String>>,
-) -> Wake {
+) -> Wake<K> {
     match event {
         Event::Apply(namespace) => {
             let name = namespace.name_any();
@@ -157,6 +171,7 @@ mod tests {
     use super::*;
     use crate::desired;
     use crate::test_fixtures::{SUFFIX, mk_source};
+    use k8s_openapi::api::core::v1::ConfigMap;
 
     #[test]
     fn a_deleted_source_wakes_the_prune_of_its_companion() {
@@ -177,8 +192,10 @@ mod tests {
     fn a_completed_list_asks_for_a_resync_and_its_objects_wake_nothing_alone() {
         let source = mk_source("colors", &[]);
         let companion = desired::desired_companion(&source, SUFFIX).unwrap();
-        assert!(source_wakeups(&Event::InitDone, SUFFIX, &MirrorIndex::default()).resync);
-        assert!(copy_wakeups(&Event::InitDone, SUFFIX).resync);
+        assert!(
+            source_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, &MirrorIndex::default()).resync
+        );
+        assert!(copy_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX).resync);
         assert_eq!(
             source_wakeups(&Event::InitApply(source), SUFFIX, &MirrorIndex::default()),
             Wake::default()

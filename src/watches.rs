@@ -14,7 +14,6 @@ use std::{
 };
 
 use futures::{SinkExt, Stream, StreamExt, channel::mpsc};
-use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{
     Api, Client, ResourceExt,
     runtime::{
@@ -33,6 +32,7 @@ use crate::{
     config::InitialList,
     contract,
     health::Health,
+    kind::MirroredKind,
     metrics::Metrics,
     mirror_index::MirrorIndex,
     selector::Selector,
@@ -41,9 +41,9 @@ use crate::{
 };
 
 /// What the watches ask the two controllers to look at.
-pub struct Wakeups {
-    pub sync: mpsc::Receiver<ObjectRef<ConfigMap>>,
-    pub prune: mpsc::Receiver<ObjectRef<ConfigMap>>,
+pub struct Wakeups<K: MirroredKind> {
+    pub sync: mpsc::Receiver<ObjectRef<K>>,
+    pub prune: mpsc::Receiver<ObjectRef<K>>,
     /// Changes whenever every cached object must be compared again.
     pub resync: watch::Receiver<u64>,
 }
@@ -72,13 +72,17 @@ const WAKEUP_BUFFER: usize = 1024;
 /// Starts nothing yet: returns the caches, the wakeups, and the future that
 /// drives every watch (it runs until the watches end). Each watch has a
 /// client of its own, which tells `health` when the watch reconnects.
-pub fn watch(
+pub fn watch<K: MirroredKind>(
     config: &kube::Config,
     settings: WatchSettings,
     health: Arc<Health>,
     metrics: Arc<Metrics>,
     backoffs: Arc<Backoffs>,
-) -> anyhow::Result<(Caches, Wakeups, impl Future<Output = ()> + Send + use<>)> {
+) -> anyhow::Result<(
+    Caches<K>,
+    Wakeups<K>,
+    impl Future<Output = ()> + Send + use<K>,
+)> {
     let scope = settings.namespace.as_deref();
     let (namespaces, namespace_events) = match scope {
         Some(_) => (None, None),
@@ -98,7 +102,7 @@ pub fn watch(
     };
     let (sources, source_writer) = reflector::store();
     let source_events = watch_stream::events(
-        configmaps(client_for(config, &health, SOURCES)?, scope),
+        api_in::<K>(client_for(config, &health, SOURCES)?, scope),
         watcher::Config::default().labels(&settings.selector),
         settings.initial_list,
         SOURCES,
@@ -107,7 +111,7 @@ pub fn watch(
     .reflect(source_writer);
     let (copies, copy_writer) = reflector::store();
     let copy_events = watch_stream::events(
-        configmaps(client_for(config, &health, COPIES)?, scope),
+        api_in::<K>(client_for(config, &health, COPIES)?, scope),
         watcher::Config::default().labels(&contract::copy_selector()),
         settings.initial_list,
         COPIES,
@@ -177,8 +181,8 @@ fn client_for(
     })
 }
 
-/// ConfigMaps in the watched namespace, or in all of them.
-fn configmaps(client: Client, namespace: Option<&str>) -> Api<ConfigMap> {
+/// Objects of kind `K` in the watched namespace, or in all of them.
+fn api_in<K: MirroredKind>(client: Client, namespace: Option<&str>) -> Api<K> {
     match namespace {
         Some(ns) => Api::namespaced(client, ns),
         None => Api::all(client),
@@ -187,7 +191,11 @@ fn configmaps(client: Client, namespace: Option<&str>) -> Api<ConfigMap> {
 
 /// Tells `health` as each cache completes its first list, and the
 /// reconciles once all have.
-async fn announce_synced(caches: &Caches, health: &Health, ready: watch::Sender<bool>) {
+async fn announce_synced<K: MirroredKind>(
+    caches: &Caches<K>,
+    health: &Health,
+    ready: watch::Sender<bool>,
+) {
     let namespaces_synced = async {
         if let Some(namespaces) = &caches.namespaces {
             synced(NAMESPACES, namespaces, health).await;
@@ -214,49 +222,49 @@ where
 
 /// What one watch does with each of its events once it is cached: its own
 /// bookkeeping, then whom the event wakes.
-trait Follower<K> {
-    fn follow(&mut self, event: &Event<K>) -> Wake;
+trait Follower<T, K: MirroredKind> {
+    fn follow(&mut self, event: &Event<T>) -> Wake<K>;
 }
 
-struct SourceFollower {
-    caches: Caches,
+struct SourceFollower<K: MirroredKind> {
+    caches: Caches<K>,
     metrics: Arc<Metrics>,
     backoffs: Arc<Backoffs>,
-    index: MirrorIndex,
+    index: MirrorIndex<K>,
     suffix: String,
 }
 
-impl Follower<ConfigMap> for SourceFollower {
-    fn follow(&mut self, event: &Event<ConfigMap>) -> Wake {
+impl<K: MirroredKind> Follower<K, K> for SourceFollower<K> {
+    fn follow(&mut self, event: &Event<K>) -> Wake<K> {
         self.metrics.set_managed_sources(self.caches.sources.len());
         forget_deleted(event, &self.backoffs);
         wakeups::source_wakeups(event, &self.suffix, &self.index)
     }
 }
 
-struct CopyFollower {
+struct CopyFollower<K: MirroredKind> {
     backoffs: Arc<Backoffs>,
-    index: MirrorIndex,
+    index: MirrorIndex<K>,
     suffix: String,
 }
 
-impl Follower<ConfigMap> for CopyFollower {
-    fn follow(&mut self, event: &Event<ConfigMap>) -> Wake {
+impl<K: MirroredKind> Follower<K, K> for CopyFollower<K> {
+    fn follow(&mut self, event: &Event<K>) -> Wake<K> {
         forget_deleted(event, &self.backoffs);
         self.index.observe(event);
         wakeups::copy_wakeups(event, &self.suffix)
     }
 }
 
-struct NamespaceFollower {
-    caches: Caches,
+struct NamespaceFollower<K: MirroredKind> {
+    caches: Caches<K>,
     consent: Selector,
     /// Each namespace's labels, to tell a change of labels from any other.
     labels_seen: HashMap<String, BTreeMap<String, String>>,
 }
 
-impl Follower<NamespaceMeta> for NamespaceFollower {
-    fn follow(&mut self, event: &Event<NamespaceMeta>) -> Wake {
+impl<K: MirroredKind> Follower<NamespaceMeta, K> for NamespaceFollower<K> {
+    fn follow(&mut self, event: &Event<NamespaceMeta>) -> Wake<K> {
         wakeups::namespace_wakeups(event, &self.caches, &self.consent, &mut self.labels_seen)
     }
 }
@@ -264,7 +272,7 @@ impl Follower<NamespaceMeta> for NamespaceFollower {
 /// A deleted object's retry state goes with it. (A source that merely
 /// lost its label keeps none either: its reconcile no longer runs, and the
 /// next list's resync drops what is left.)
-fn forget_deleted(event: &Event<ConfigMap>, backoffs: &Backoffs) {
+fn forget_deleted<K: MirroredKind>(event: &Event<K>, backoffs: &Backoffs) {
     if let Event::Delete(object) = event
         && let Some(uid) = object.uid()
     {
@@ -274,16 +282,16 @@ fn forget_deleted(event: &Event<ConfigMap>, backoffs: &Backoffs) {
 
 /// Sends each watch's wakeups to the controllers, and tells `health` how
 /// each watch fares.
-struct Forwarder {
-    sync: mpsc::Sender<ObjectRef<ConfigMap>>,
-    prune: mpsc::Sender<ObjectRef<ConfigMap>>,
+struct Forwarder<K: MirroredKind> {
+    sync: mpsc::Sender<ObjectRef<K>>,
+    prune: mpsc::Sender<ObjectRef<K>>,
     resync: watch::Sender<u64>,
     health: Arc<Health>,
     metrics: Arc<Metrics>,
 }
 
-impl Forwarder {
-    fn new(health: Arc<Health>, metrics: Arc<Metrics>) -> (Forwarder, Wakeups) {
+impl<K: MirroredKind> Forwarder<K> {
+    fn new(health: Arc<Health>, metrics: Arc<Metrics>) -> (Forwarder<K>, Wakeups<K>) {
         let (sync_tx, sync) = mpsc::channel(WAKEUP_BUFFER);
         let (prune_tx, prune) = mpsc::channel(WAKEUP_BUFFER);
         let (resync_tx, resync) = watch::channel(0);
@@ -303,11 +311,11 @@ impl Forwarder {
     }
 
     /// Runs until the watch `name` ends.
-    async fn forward<K>(
+    async fn forward<T>(
         &self,
         name: &'static str,
-        events: impl Stream<Item = Result<Event<K>, watcher::Error>>,
-        mut follower: impl Follower<K>,
+        events: impl Stream<Item = Result<Event<T>, watcher::Error>>,
+        mut follower: impl Follower<T, K>,
     ) {
         let (mut sync, mut prune) = (self.sync.clone(), self.prune.clone());
         let mut events = std::pin::pin!(events);

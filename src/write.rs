@@ -2,7 +2,6 @@
 
 use std::time::Instant;
 
-use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{
     ResourceExt,
     api::{DeleteParams, PostParams, Preconditions},
@@ -12,8 +11,9 @@ use crate::{
     cache_form::CachedCopy,
     contest::{Fingerprint, WriteKind},
     context::{Context, object_key},
-    contract::{MANAGER_NAME, mirror_of},
+    contract::{CopyRole, MANAGER_NAME},
     error::{ApiOutcome, Error, classify},
+    kind::MirroredKind,
     metrics::Operation,
     plan::{self, Difference, Write},
 };
@@ -28,10 +28,10 @@ fn post_params() -> PostParams {
 /// Performs `write` for a copy of `source`. A create that finds the name
 /// taken (the cache had not seen that object: it lacks the managed-by label,
 /// or was just made) reads the object once and plans again from what it is.
-pub async fn perform(
-    ctx: &Context,
-    source: &ConfigMap,
-    write: Write<ConfigMap>,
+pub async fn perform<K: MirroredKind>(
+    ctx: &Context<K>,
+    source: &K,
+    write: Write<K>,
 ) -> Result<(), Error> {
     let (copy, kind) = match &write {
         Write::Nothing => return Ok(()),
@@ -39,7 +39,7 @@ pub async fn perform(
         Write::Replace { copy, .. } => (copy, WriteKind::Replace),
         Write::DeleteToRecreate { copy, .. } => (copy, WriteKind::DeleteToRecreate),
     };
-    let name = object_key(copy);
+    let name = object_key(copy.meta());
     let fingerprint = Fingerprint::of(copy);
     if let Some(times) = ctx.contests.contested(&name, fingerprint, Instant::now()) {
         return Err(Error::Contested { name, times });
@@ -58,10 +58,10 @@ enum Applied {
     Replanned,
 }
 
-async fn apply(
-    ctx: &Context,
-    source: &ConfigMap,
-    write: Write<ConfigMap>,
+async fn apply<K: MirroredKind>(
+    ctx: &Context<K>,
+    source: &K,
+    write: Write<K>,
 ) -> Result<Applied, Error> {
     match write {
         Write::Nothing => Ok(Applied::Replanned),
@@ -71,7 +71,7 @@ async fn apply(
         // removes what the same field manager applied before. The
         // resourceVersion also makes the write a compare-and-swap.
         Write::Replace { copy, why } => {
-            let api = ctx.configmaps(&copy.namespace().unwrap_or_default());
+            let api = ctx.api(&copy.namespace().unwrap_or_default());
             ctx.ensure_leading()?;
             api_call(api.replace(&copy.name_any(), &post_params(), &copy)).await?;
             let verb = if why == Difference::SourceChanged {
@@ -81,8 +81,8 @@ async fn apply(
             };
             let message = format!(
                 "{verb} {} {} ({})",
-                kind(&copy),
-                object_key(&copy),
+                CopyRole::of(copy.meta()),
+                object_key(copy.meta()),
                 why.reason()
             );
             done(ctx, source, &copy, Operation::update, message);
@@ -98,8 +98,8 @@ async fn apply(
             .await?;
             let message = format!(
                 "deleted immutable {} {} to recreate it (content changed)",
-                kind(&copy),
-                object_key(&copy)
+                CopyRole::of(copy.meta()),
+                object_key(copy.meta())
             );
             done(ctx, source, &copy, Operation::recreate, message);
             Ok(Applied::Written)
@@ -107,13 +107,17 @@ async fn apply(
     }
 }
 
-async fn create(ctx: &Context, source: &ConfigMap, copy: ConfigMap) -> Result<Applied, Error> {
-    let api = ctx.configmaps(&copy.namespace().unwrap_or_default());
+async fn create<K: MirroredKind>(ctx: &Context<K>, source: &K, copy: K) -> Result<Applied, Error> {
+    let api = ctx.api(&copy.namespace().unwrap_or_default());
     let name = copy.name_any();
     ctx.ensure_leading()?;
     match api.create(&post_params(), &copy).await {
         Ok(_) => {
-            let message = format!("created {} {}", kind(&copy), object_key(&copy));
+            let message = format!(
+                "created {} {}",
+                CopyRole::of(copy.meta()),
+                object_key(copy.meta())
+            );
             done(ctx, source, &copy, Operation::create, message);
             Ok(Applied::Written)
         }
@@ -124,11 +128,11 @@ async fn create(ctx: &Context, source: &ConfigMap, copy: ConfigMap) -> Result<Ap
                     "{name} was deleted while being created"
                 )));
             };
-            let key = object_key(&copy);
+            let key = object_key(copy.meta());
             let replan = plan::plan(
                 copy,
                 Some(&CachedCopy::of(&existing)),
-                &source.metadata,
+                source.meta(),
                 &ctx.source_label_keys,
             )
             .map_err(|plan::NameTaken| Error::NameTaken { name: key })?;
@@ -141,7 +145,12 @@ async fn create(ctx: &Context, source: &ConfigMap, copy: ConfigMap) -> Result<Ap
 
 /// Deletes a copy guarded by its uid, so that an object recreated under the
 /// same name meanwhile is never removed. Gone already is success.
-pub async fn delete(ctx: &Context, namespace: &str, name: &str, uid: String) -> Result<(), Error> {
+pub async fn delete<K: MirroredKind>(
+    ctx: &Context<K>,
+    namespace: &str,
+    name: &str,
+    uid: String,
+) -> Result<(), Error> {
     let params = DeleteParams {
         preconditions: Some(Preconditions {
             uid: Some(uid),
@@ -150,7 +159,7 @@ pub async fn delete(ctx: &Context, namespace: &str, name: &str, uid: String) -> 
         ..DeleteParams::default()
     };
     ctx.ensure_leading()?;
-    match ctx.configmaps(namespace).delete(name, &params).await {
+    match ctx.api(namespace).delete(name, &params).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
         Err(err) => Err(failed(err)),
@@ -173,38 +182,18 @@ fn is_already_exists(err: &kube::Error) -> bool {
     matches!(err, kube::Error::Api(status) if status.is_already_exists())
 }
 
-/// "companion" or "mirror", as the logs and Events call a copy.
-pub fn kind(copy: &ConfigMap) -> &'static str {
-    if mirror_of(&copy.metadata).is_some() {
-        "mirror"
-    } else {
-        "companion"
-    }
-}
-
-/// The Event reason for `operation` on a copy of this kind.
-pub fn event_reason(copy: &ConfigMap, operation: Operation) -> &'static str {
-    match (kind(copy), operation) {
-        ("mirror", Operation::create) => "MirrorCreated",
-        ("mirror", Operation::update) => "MirrorUpdated",
-        ("mirror", Operation::delete) => "MirrorDeleted",
-        ("mirror", Operation::recreate) => "MirrorRecreated",
-        (_, Operation::create) => "CompanionCreated",
-        (_, Operation::update) => "CompanionUpdated",
-        (_, Operation::delete) => "CompanionDeleted",
-        (_, Operation::recreate) => "CompanionRecreated",
-    }
-}
-
-fn done(
-    ctx: &Context,
-    source: &ConfigMap,
-    copy: &ConfigMap,
+fn done<K: MirroredKind>(
+    ctx: &Context<K>,
+    source: &K,
+    copy: &K,
     operation: Operation,
     message: String,
 ) {
-    tracing::info!(source = %object_key(source), "{message}");
+    tracing::info!(source = %object_key(source.meta()), "{message}");
     ctx.metrics.copy_written(operation);
-    ctx.events
-        .normal(source, event_reason(copy, operation), message);
+    ctx.events.normal(
+        source,
+        CopyRole::of(copy.meta()).event_reason(operation),
+        message,
+    );
 }

@@ -3,10 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     contract::{self, companion_name},
+    kind::MirroredKind,
     ownership::{controlling_owner, controlling_source},
     selector::Selector,
     targets::{Targets, wants_mirror},
@@ -21,8 +22,8 @@ use crate::{
 /// malformed keep its mirrors until it is fixed: a typo must not delete
 /// copies that workloads depend on.
 pub fn mirror_wanted(
-    mirror: &ConfigMap,
-    source: Option<&ConfigMap>,
+    mirror: &ObjectMeta,
+    source: Option<&ObjectMeta>,
     namespace_labels: Option<&BTreeMap<String, String>>,
     consent: &Selector,
 ) -> bool {
@@ -35,8 +36,8 @@ pub fn mirror_wanted(
     if !consent.matches(labels) {
         return false;
     }
-    let source_namespace = source.metadata.namespace.as_deref().unwrap_or_default();
-    let namespace = mirror.metadata.namespace.as_deref().unwrap_or_default();
+    let source_namespace = source.namespace.as_deref().unwrap_or_default();
+    let namespace = mirror.namespace.as_deref().unwrap_or_default();
     match Targets::of(source) {
         Err(_) => true,
         Ok(None) => false,
@@ -56,22 +57,22 @@ pub struct SourceRef {
 /// selector of their install, if it has the exact shape this install
 /// writes: a companion under the name this install gives the source that
 /// controls it, or a mirror naming its source and that source's uid.
-pub fn unmarked_copy_source(copy: &ConfigMap, suffix: &str) -> Option<SourceRef> {
-    if !contract::is_managed_by_us(&copy.metadata) {
+pub fn unmarked_copy_source<K: MirroredKind>(copy: &ObjectMeta, suffix: &str) -> Option<SourceRef> {
+    if !contract::is_managed_by_us(copy) {
         return None;
     }
-    if let Some((namespace, name)) = contract::mirror_of(&copy.metadata) {
-        let uid = contract::annotation(&copy.metadata, contract::MIRROR_OF_UID_ANNOTATION)?;
+    if let Some((namespace, name)) = contract::mirror_of(copy) {
+        let uid = contract::annotation(copy, contract::MIRROR_OF_UID_ANNOTATION)?;
         return Some(SourceRef {
             namespace,
             name,
             uid: uid.to_owned(),
         });
     }
-    let owner = controlling_owner::<ConfigMap>(&copy.metadata)?;
-    let exact_name = copy.metadata.name.as_deref() == Some(&companion_name(&owner.name, suffix));
+    let owner = controlling_owner::<K>(copy)?;
+    let exact_name = copy.name.as_deref() == Some(&companion_name(&owner.name, suffix));
     exact_name.then(|| SourceRef {
-        namespace: copy.metadata.namespace.clone().unwrap_or_default(),
+        namespace: copy.namespace.clone().unwrap_or_default(),
         name: owner.name.clone(),
         uid: owner.uid.clone(),
     })
@@ -80,9 +81,8 @@ pub fn unmarked_copy_source(copy: &ConfigMap, suffix: &str) -> Option<SourceRef>
 /// Whether a mirror bears a reserved name: never mirrored, so never wanted,
 /// also when the name became reserved after the mirror was written (a
 /// mirror left there would go stale for good).
-pub fn mirror_name_reserved(mirror: &ConfigMap, reserved_names: &[String]) -> bool {
+pub fn mirror_name_reserved(mirror: &ObjectMeta, reserved_names: &[String]) -> bool {
     mirror
-        .metadata
         .name
         .as_deref()
         .is_some_and(|name| reserved_names.iter().any(|reserved| reserved == name))
@@ -94,14 +94,14 @@ pub fn mirror_name_reserved(mirror: &ConfigMap, reserved_names: &[String]) -> bo
 /// a copy of a companion under another name (a backup, another install's
 /// suffix) is somebody else's. A companion with no controlling owner is not
 /// provably ours and is never pruned.
-pub fn should_prune(
-    companion: &ConfigMap,
+pub fn should_prune<K: MirroredKind>(
+    companion: &ObjectMeta,
     suffix: &str,
     is_managed_source: impl FnOnce(&str) -> bool,
 ) -> bool {
     let (Some(owner), Some(name)) = (
-        controlling_source::<ConfigMap>(&companion.metadata),
-        companion.metadata.name.as_deref(),
+        controlling_source::<K>(companion),
+        companion.name.as_deref(),
     ) else {
         return false;
     };

@@ -4,21 +4,36 @@ use crate::ownership::claimed_source;
 use crate::test_fixtures::{
     SUFFIX, mk_consent, mk_consenting_labels, mk_mirrored_source, mk_source,
 };
+use k8s_openapi::api::core::v1::ConfigMap;
 
 #[test]
 fn a_companion_whose_source_is_no_longer_managed_is_pruned() {
     let companion = desired_companion(&mk_source("a", &[("key", "v")]), SUFFIX).unwrap();
-    assert!(should_prune(&companion, SUFFIX, |_| false));
-    assert!(!should_prune(&companion, SUFFIX, |name| name == "a"));
+    assert!(should_prune::<ConfigMap>(
+        &companion.metadata,
+        SUFFIX,
+        |_| false
+    ));
+    assert!(!should_prune::<ConfigMap>(
+        &companion.metadata,
+        SUFFIX,
+        |name| name == "a"
+    ));
 }
 
 #[test]
 fn a_copy_under_another_name_is_never_pruned() {
     let companion = desired_companion(&mk_source("a", &[("key", "v")]), "-copy").unwrap();
-    assert!(!should_prune(&companion, SUFFIX, |_| false));
+    assert!(!should_prune::<ConfigMap>(
+        &companion.metadata,
+        SUFFIX,
+        |_| false
+    ));
     let mut backup = desired_companion(&mk_source("a", &[("key", "v")]), SUFFIX).unwrap();
     backup.metadata.name = Some("a-backup".into());
-    assert!(!should_prune(&backup, SUFFIX, |_| false));
+    assert!(!should_prune::<ConfigMap>(&backup.metadata, SUFFIX, |_| {
+        false
+    }));
 }
 
 #[test]
@@ -27,14 +42,14 @@ fn consent_withdrawn_removes_a_mirror_even_while_the_annotation_is_malformed() {
     let typo = mk_mirrored_source("");
     let mirror = desired::desired_mirror(&mk_mirrored_source("*"), "team-a").unwrap();
     assert!(mirror_wanted(
-        &mirror,
-        Some(&typo),
+        &mirror.metadata,
+        Some(&typo.metadata),
         Some(&mk_consenting_labels()),
         &consent
     ));
     assert!(!mirror_wanted(
-        &mirror,
-        Some(&typo),
+        &mirror.metadata,
+        Some(&typo.metadata),
         Some(&BTreeMap::new()),
         &consent
     ));
@@ -44,7 +59,11 @@ fn consent_withdrawn_removes_a_mirror_even_while_the_annotation_is_malformed() {
 fn a_companion_without_a_controlling_owner_is_never_pruned() {
     let mut companion = desired_companion(&mk_source("a", &[("key", "v")]), SUFFIX).unwrap();
     companion.metadata.owner_references = None;
-    assert!(!should_prune(&companion, SUFFIX, |_| false));
+    assert!(!should_prune::<ConfigMap>(
+        &companion.metadata,
+        SUFFIX,
+        |_| false
+    ));
     assert_eq!(
         claimed_source::<ConfigMap>(&companion.metadata, SUFFIX),
         Some(("ns".into(), "a".into()))
@@ -57,24 +76,34 @@ fn a_mirror_is_wanted_while_its_source_asks_and_its_namespace_consents() {
     let source = mk_mirrored_source("team-*");
     let mirror = desired::desired_mirror(&source, "team-a").unwrap();
     assert!(mirror_wanted(
-        &mirror,
-        Some(&source),
+        &mirror.metadata,
+        Some(&source.metadata),
         Some(&mk_consenting_labels()),
         &consent
     ));
     assert!(
-        !mirror_wanted(&mirror, Some(&source), Some(&BTreeMap::new()), &consent),
+        !mirror_wanted(
+            &mirror.metadata,
+            Some(&source.metadata),
+            Some(&BTreeMap::new()),
+            &consent
+        ),
         "consent withdrawn"
     );
     assert!(
-        !mirror_wanted(&mirror, None, Some(&mk_consenting_labels()), &consent),
+        !mirror_wanted(
+            &mirror.metadata,
+            None,
+            Some(&mk_consenting_labels()),
+            &consent
+        ),
         "source gone"
     );
     let narrowed = mk_mirrored_source("payments");
     assert!(
         !mirror_wanted(
-            &mirror,
-            Some(&narrowed),
+            &mirror.metadata,
+            Some(&narrowed.metadata),
             Some(&mk_consenting_labels()),
             &consent
         ),
@@ -83,8 +112,8 @@ fn a_mirror_is_wanted_while_its_source_asks_and_its_namespace_consents() {
     let typo = mk_mirrored_source("team_*");
     assert!(
         mirror_wanted(
-            &mirror,
-            Some(&typo),
+            &mirror.metadata,
+            Some(&typo.metadata),
             Some(&mk_consenting_labels()),
             &consent
         ),
@@ -97,10 +126,13 @@ fn a_mirror_whose_name_became_reserved_is_no_longer_wanted() {
     let mirror = desired::desired_mirror(&mk_mirrored_source("*"), "team-a").unwrap();
     let name = mirror.metadata.name.clone().unwrap();
     assert!(mirror_name_reserved(
-        &mirror,
+        &mirror.metadata,
         &["kube-root-ca.crt".into(), name]
     ));
-    assert!(!mirror_name_reserved(&mirror, &["kube-root-ca.crt".into()]));
+    assert!(!mirror_name_reserved(
+        &mirror.metadata,
+        &["kube-root-ca.crt".into()]
+    ));
 }
 
 #[test]
@@ -113,19 +145,22 @@ fn an_unmarked_copy_names_its_source_only_in_the_shape_this_install_writes() {
         uid: source.metadata.uid.clone().unwrap(),
     };
     assert_eq!(
-        unmarked_copy_source(&companion, SUFFIX),
+        unmarked_copy_source::<ConfigMap>(&companion.metadata, SUFFIX),
         Some(expected.clone())
     );
     assert_eq!(
-        unmarked_copy_source(&companion, "-copy"),
+        unmarked_copy_source::<ConfigMap>(&companion.metadata, "-copy"),
         None,
         "another suffix"
     );
     let mut mirror = desired::desired_mirror(&source, "team-a").unwrap();
-    assert_eq!(unmarked_copy_source(&mirror, SUFFIX), Some(expected));
+    assert_eq!(
+        unmarked_copy_source::<ConfigMap>(&mirror.metadata, SUFFIX),
+        Some(expected)
+    );
     mirror.metadata.labels = None;
     assert_eq!(
-        unmarked_copy_source(&mirror, SUFFIX),
+        unmarked_copy_source::<ConfigMap>(&mirror.metadata, SUFFIX),
         None,
         "not labeled as ours"
     );
