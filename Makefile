@@ -10,6 +10,10 @@ BIN_DIR = $(shell bash hack/install-k8s.sh)
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
+.PHONY: prereqs
+prereqs: ## Check (as root with apt-get: install) what the machine must provide for make test
+	@bash hack/prereqs.sh test
+
 .PHONY: k8s
 k8s: ## Build (or find cached) etcd, kube-apiserver, kube-controller-manager and kubectl
 	@bash hack/install-k8s.sh >/dev/null
@@ -46,15 +50,19 @@ lint: ## rustfmt, clippy (warnings are errors) and hadolint
 	bash hack/lint-dockerfile.sh
 
 .PHONY: test
-test: k8s k8s-compat node lint release ## The whole test suite, against real local control planes (and a kubelet node)
+test: prereqs k8s k8s-compat node lint release ## The whole test suite, against real local control planes (and a kubelet node)
 	cargo test --workspace --locked
 
 .PHONY: run
 run: build ## Run the controller against the current cluster, or the local one
 	@bash hack/run.sh
 
+.PHONY: demo-prereqs
+demo-prereqs:
+	@bash hack/prereqs.sh demo
+
 .PHONY: demo
-demo: k8s build ## Walk through the controller's behaviour on a local control plane
+demo: demo-prereqs k8s build ## Walk through the controller's behaviour on a local control plane
 	@bash hack/demo.sh
 
 .PHONY: demo-in-cluster
