@@ -12,6 +12,7 @@
 //!   delivers no event, from one that keeps failing.
 
 use std::{
+    path::Path,
     sync::Arc,
     task::{Context, Poll},
     time::Duration,
@@ -23,14 +24,36 @@ use http::{Request, Response};
 use kube::{
     Client, Config,
     client::{Body, ClientBuilder},
+    config::{KubeConfigOptions, Kubeconfig},
 };
 use tower::{Layer, Service, timeout::TimeoutLayer};
 
-/// Reads the kubeconfig or the in-cluster configuration.
-pub async fn infer_config() -> anyhow::Result<Config> {
-    Config::infer()
-        .await
-        .context("no Kubernetes configuration found (kubeconfig or in-cluster)")
+/// The configuration kubectl would use: the kubeconfig file and context
+/// given, else the usual resolution ($KUBECONFIG, ~/.kube/config, then the
+/// in-cluster configuration).
+pub async fn infer_config(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+) -> anyhow::Result<Config> {
+    let options = KubeConfigOptions {
+        context: context.map(str::to_owned),
+        ..KubeConfigOptions::default()
+    };
+    match (kubeconfig, context) {
+        (None, None) => Config::infer()
+            .await
+            .context("no Kubernetes configuration found (kubeconfig or in-cluster)"),
+        (Some(path), _) => {
+            let file = Kubeconfig::read_from(path)
+                .with_context(|| format!("--kubeconfig {}", path.display()))?;
+            Config::from_custom_kubeconfig(file, &options)
+                .await
+                .with_context(|| format!("--kubeconfig {}", path.display()))
+        }
+        (None, Some(context)) => Config::from_kubeconfig(&options)
+            .await
+            .with_context(|| format!("--context {context}")),
+    }
 }
 
 /// The client for every call but the watches: each call, with kube's own

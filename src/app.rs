@@ -34,7 +34,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let consent = Selector::parse(&config.accept_mirrors_selector)
         .map_err(|e| anyhow::anyhow!("--accept-mirrors-selector: {e}"))?;
     let shutdown = Shutdown::on_signals().context("cannot listen for signals")?;
-    let kube_config = api_client::infer_config().await?;
+    let kube_config =
+        api_client::infer_config(config.kubeconfig.as_deref(), config.context.as_deref()).await?;
     let client = api_client::calls(&kube_config, config.api_timeout)?;
     let metrics = Arc::new(Metrics::new(config.concurrency, &config.leader.lease_name));
     let health = Arc::new(Health::new(config.watch_failure_threshold));

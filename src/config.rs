@@ -4,7 +4,7 @@ use std::{net::SocketAddr, time::Duration};
 
 use clap::{CommandFactory, Parser, ValueEnum};
 
-use crate::{names, selector::Selector};
+use crate::{duration, names, selector::Selector};
 
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -16,55 +16,70 @@ pub struct Config {
     /// Label selector of the source ConfigMaps to mirror.
     #[arg(
         long,
-        env = "MIRROR_SELECTOR",
+        env = "MIRROR_SELECTOR", help_heading = "Sources", value_name = "SELECTOR",
         default_value = "workshop.io/managed=true",
         value_parser = parse_source_selector
     )]
     pub selector: String,
 
     /// Appended to a source's name to name its companion.
-    #[arg(long, env = "MIRROR_SUFFIX", default_value = "-synced", value_parser = parse_suffix)]
+    #[arg(long, env = "MIRROR_SUFFIX", help_heading = "Sources", value_name = "SUFFIX", default_value = "-synced", value_parser = parse_suffix)]
     pub suffix: String,
 
     /// Watch and write only this namespace (default: all namespaces).
-    #[arg(long, env = "MIRROR_NAMESPACE", value_parser = parse_namespace)]
+    #[arg(long, env = "MIRROR_NAMESPACE", help_heading = "Sources", value_name = "NAMESPACE", value_parser = parse_namespace)]
     pub namespace: Option<String>,
-
-    /// How many objects are reconciled at the same time.
-    #[arg(long, env = "MIRROR_CONCURRENCY", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
-    pub concurrency: u16,
-
-    /// Threads running the controller. One is enough for the API server's
-    /// write rate and keeps a single allocator arena (the least memory).
-    #[arg(long, env = "MIRROR_WORKER_THREADS", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
-    pub worker_threads: u16,
-
-    /// Log format: `auto` is text on a terminal and JSON otherwise.
-    #[arg(long, env = "MIRROR_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto)]
-    pub log_format: LogFormat,
-
-    /// Address of the one HTTP listener serving /metrics, /healthz and /readyz.
-    #[arg(long, env = "MIRROR_HTTP_ADDR", default_value = "0.0.0.0:8080")]
-    pub http_addr: SocketAddr,
-
-    /// A watch failing without pause for this long makes /healthz fail.
-    #[arg(long, env = "MIRROR_WATCH_FAILURE_THRESHOLD", default_value = "60s", value_parser = parse_positive_duration)]
-    pub watch_failure_threshold: Duration,
 
     /// Label selector of the namespaces that accept mirrors from other
     /// namespaces. Empty accepts every namespace: then anyone who can label
     /// a ConfigMap can write into every namespace.
     #[arg(
         long,
-        env = "MIRROR_ACCEPT_MIRRORS_SELECTOR",
+        env = "MIRROR_ACCEPT_MIRRORS_SELECTOR", help_heading = "Mirroring", value_name = "SELECTOR",
         default_value = "workshop.io/accept-mirrors=true",
         value_parser = parse_selector
     )]
     pub accept_mirrors_selector: String,
 
+    /// More ConfigMap names never mirrored into other namespaces, besides
+    /// the built-in ones that Kubernetes publishes into every namespace
+    /// (`kube-root-ca.crt`): a mirror there would fight its publisher.
+    #[arg(long, env = "MIRROR_RESERVED_NAMES", help_heading = "Mirroring", value_name = "NAMES", value_delimiter = ',', value_parser = parse_object_name)]
+    pub reserved_names: Vec<String>,
+
+    #[command(flatten)]
+    pub leader: LeaderConfig,
+
+    /// How many objects are reconciled at the same time.
+    #[arg(long, env = "MIRROR_CONCURRENCY", help_heading = "Operations", value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrency: u16,
+
+    /// Threads running the controller. One is enough for the API server's
+    /// write rate and keeps a single allocator arena (the least memory).
+    #[arg(long, env = "MIRROR_WORKER_THREADS", help_heading = "Operations", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    pub worker_threads: u16,
+
+    /// Log format: `auto` is text on a terminal and JSON otherwise.
+    #[arg(long, env = "MIRROR_LOG_FORMAT", help_heading = "Operations", value_name = "FORMAT", value_enum, default_value_t = LogFormat::Auto)]
+    pub log_format: LogFormat,
+
+    /// Address of the one HTTP listener serving /metrics, /healthz and /readyz.
+    #[arg(
+        long,
+        env = "MIRROR_HTTP_ADDR",
+        help_heading = "Operations",
+        value_name = "ADDR",
+        default_value = "0.0.0.0:8080"
+    )]
+    pub http_addr: SocketAddr,
+
+    /// A watch failing without pause for this long makes /healthz fail.
+    #[arg(long, env = "MIRROR_WATCH_FAILURE_THRESHOLD", help_heading = "Operations", value_name = "DURATION", default_value = "60s", value_parser = duration::parse_positive)]
+    pub watch_failure_threshold: Duration,
+
     /// First retry delay for conditions a person must fix (name taken,
     /// refused by the API server, forbidden); it doubles up to 5 minutes.
-    #[arg(long, env = "MIRROR_SLOW_RETRY", default_value = "30s", value_parser = parse_positive_duration)]
+    #[arg(long, env = "MIRROR_SLOW_RETRY", help_heading = "Operations", value_name = "DURATION", default_value = "30s", value_parser = duration::parse_positive)]
     pub slow_retry: Duration,
 
     /// How each watch fetches its first full list. `auto` streams the list
@@ -72,30 +87,31 @@ pub struct Config {
     /// to `list` for a watch whose API server refuses streaming, as servers
     /// with the WatchList feature gate off do (the default on Kubernetes
     /// 1.33). `stream` and `list` force one way.
-    #[arg(long, env = "MIRROR_INITIAL_LIST", value_enum, default_value_t = InitialList::Auto)]
+    #[arg(long, env = "MIRROR_INITIAL_LIST", help_heading = "Operations", value_name = "MODE", value_enum, default_value_t = InitialList::Auto)]
     pub initial_list: InitialList,
 
     /// Longest wait for one API call (a write, a Lease read or renewal, an
     /// Event, a health probe). Watches are not bounded by it: they are
     /// long-lived by design and reconnect on their own.
-    #[arg(long, env = "MIRROR_API_TIMEOUT", default_value = "10s", value_parser = parse_positive_duration)]
+    #[arg(long, env = "MIRROR_API_TIMEOUT", help_heading = "Operations", value_name = "DURATION", default_value = "10s", value_parser = duration::parse_positive)]
     pub api_timeout: Duration,
 
     /// Longest time from SIGTERM or SIGINT to exit: in-flight reconciles get
     /// two thirds of it, releasing the Lease the rest. Keep it under the
     /// Pod's termination grace period (30 s by default). A second signal
     /// exits at once.
-    #[arg(long, env = "MIRROR_SHUTDOWN_TIMEOUT", default_value = "15s", value_parser = parse_positive_duration)]
+    #[arg(long, env = "MIRROR_SHUTDOWN_TIMEOUT", help_heading = "Operations", value_name = "DURATION", default_value = "15s", value_parser = duration::parse_positive)]
     pub shutdown_timeout: Duration,
 
-    /// More ConfigMap names never mirrored into other namespaces, besides
-    /// the built-in ones that Kubernetes publishes into every namespace
-    /// (`kube-root-ca.crt`): a mirror there would fight its publisher.
-    #[arg(long, env = "MIRROR_RESERVED_NAMES", value_delimiter = ',', value_parser = parse_object_name)]
-    pub reserved_names: Vec<String>,
+    /// The kubeconfig file to use, as kubectl's flag (default: $KUBECONFIG,
+    /// then ~/.kube/config, then the in-cluster configuration).
+    #[arg(long, help_heading = "Operations", value_name = "PATH")]
+    pub kubeconfig: Option<std::path::PathBuf>,
 
-    #[command(flatten)]
-    pub leader: LeaderConfig,
+    /// The kubeconfig context to use, as kubectl's flag (default: its
+    /// current context).
+    #[arg(long, help_heading = "Operations", value_name = "CONTEXT")]
+    pub context: Option<String>,
 }
 
 /// Leader election, for running two or more replicas.
@@ -106,6 +122,7 @@ pub struct LeaderConfig {
         id = "leader_elect",
         long = "leader-elect",
         env = "MIRROR_LEADER_ELECT",
+        help_heading = "Leader election",
         default_value_t = false
     )]
     pub enabled: bool,
@@ -114,7 +131,9 @@ pub struct LeaderConfig {
     #[arg(
         id = "leader_election_namespace",
         long = "leader-election-namespace",
-        env = "MIRROR_LEADER_ELECTION_NAMESPACE"
+        env = "MIRROR_LEADER_ELECTION_NAMESPACE",
+        help_heading = "Leader election",
+        value_name = "NAMESPACE"
     )]
     pub namespace: Option<String>,
 
@@ -123,6 +142,8 @@ pub struct LeaderConfig {
         id = "leader_election_id",
         long = "leader-election-id",
         env = "MIRROR_LEADER_ELECTION_ID",
+        help_heading = "Leader election",
+        value_name = "NAME",
         default_value = "configmap-mirror"
     )]
     pub lease_name: String,
@@ -131,20 +152,22 @@ pub struct LeaderConfig {
     #[arg(
         id = "leader_election_identity",
         long = "leader-election-identity",
-        env = "MIRROR_LEADER_ELECTION_IDENTITY"
+        env = "MIRROR_LEADER_ELECTION_IDENTITY",
+        help_heading = "Leader election",
+        value_name = "IDENTITY"
     )]
     pub identity: Option<String>,
 
     /// How long a standby waits after the last renewal before taking the Lease over.
-    #[arg(long, env = "MIRROR_LEASE_DURATION", default_value = "15s", value_parser = parse_positive_duration)]
+    #[arg(long, env = "MIRROR_LEASE_DURATION", help_heading = "Leader election", value_name = "DURATION", default_value = "15s", value_parser = duration::parse_positive)]
     pub lease_duration: Duration,
 
     /// How long the leader keeps trying to renew before it gives up and exits.
-    #[arg(long, env = "MIRROR_RENEW_DEADLINE", default_value = "10s", value_parser = parse_positive_duration)]
+    #[arg(long, env = "MIRROR_RENEW_DEADLINE", help_heading = "Leader election", value_name = "DURATION", default_value = "10s", value_parser = duration::parse_positive)]
     pub renew_deadline: Duration,
 
     /// How often the leader renews, and a standby tries to acquire.
-    #[arg(long, env = "MIRROR_RETRY_PERIOD", default_value = "2s", value_parser = parse_positive_duration)]
+    #[arg(long, env = "MIRROR_RETRY_PERIOD", help_heading = "Leader election", value_name = "DURATION", default_value = "2s", value_parser = duration::parse_positive)]
     pub retry_period: Duration,
 }
 
@@ -245,45 +268,9 @@ fn parse_object_name(value: &str) -> Result<String, String> {
     }
 }
 
-/// A [`parse_duration`] greater than zero.
-pub(crate) fn parse_positive_duration(value: &str) -> Result<Duration, String> {
-    match parse_duration(value)? {
-        Duration::ZERO => Err(format!("{value:?} must be greater than zero")),
-        duration => Ok(duration),
-    }
-}
-
-/// Parses `500ms`, `15s`, `2m` or a bare number of seconds.
-pub(crate) fn parse_duration(value: &str) -> Result<Duration, String> {
-    let value = value.trim();
-    let (number, unit) = value
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .map_or((value, "s"), |at| value.split_at(at));
-    let number: f64 = number
-        .parse()
-        .map_err(|_| format!("not a duration: {value:?} (e.g. 500ms, 15s, 2m)"))?;
-    let seconds = match unit {
-        "ms" => number / 1000.0,
-        "s" => number,
-        "m" => number * 60.0,
-        _ => return Err(format!("unknown unit in {value:?} (use ms, s or m)")),
-    };
-    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{value:?}: {e}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_accept_the_usual_units() {
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("15s"), Ok(Duration::from_secs(15)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
-        assert!(parse_duration("3h").is_err());
-        assert!(parse_duration("soon").is_err());
-    }
 
     #[test]
     fn a_suffix_must_keep_names_valid() {

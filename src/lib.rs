@@ -31,6 +31,7 @@ pub(crate) mod context;
 pub mod contract;
 pub(crate) mod controller;
 pub(crate) mod desired;
+pub(crate) mod duration;
 pub(crate) mod error;
 pub(crate) mod health;
 pub(crate) mod http;

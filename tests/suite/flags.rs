@@ -47,6 +47,19 @@ fn flags_that_can_never_work_are_refused_with_exit_code_2() {
         (&["--retry-period=0s"], "--retry-period"),
         (&["--concurrency=0"], "--concurrency"),
         (
+            &["--watch-failure-threshold=1h-5m"],
+            "--watch-failure-threshold",
+        ),
+        (&["--api-timeout="], "--api-timeout"),
+        (
+            &["--shutdown-timeout=99999999999999999999h"],
+            "--shutdown-timeout",
+        ),
+        (&["--slow-retry=5d"], "--slow-retry"),
+        (&["--retry-period=1.2.3s"], "--retry-period"),
+        (&["--http-addr=localhost"], "--http-addr"),
+        (&["--log-format=xml"], "--log-format"),
+        (
             &["--lease-duration=10s", "--renew-deadline=10s"],
             "--renew-deadline",
         ),
@@ -70,6 +83,12 @@ fn the_defaults_and_valid_values_pass_the_checks() {
         &[][..],
         &["--suffix=.copy", "--selector=team in (a,b),!legacy"][..],
         &["--namespace=team-a", "--reserved-names=a,b.c,"][..],
+        &[
+            "--lease-duration=1m30s",
+            "--renew-deadline=1m",
+            "--retry-period=1.5s",
+            "--api-timeout=250ms",
+        ][..],
     ] {
         let (code, stderr) = run(args);
         assert_eq!(code, Some(1), "{args:?}: {stderr}");
