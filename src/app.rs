@@ -12,19 +12,19 @@ use tokio::net::TcpListener;
 
 use crate::{
     api_client, api_probe,
-    backoff::{Backoffs, RetryPolicy},
     config::Config,
-    contest::Contests,
-    context::Context,
-    controller,
+    decisions::selector::Selector,
+    decisions::targets,
     health::Health,
     http,
     leader::{self, Elector, Leadership},
     metrics::Metrics,
+    reconcile::backoff::{Backoffs, RetryPolicy},
+    reconcile::contest::Contests,
+    reconcile::context::Context,
+    reconcile::controller,
     report::EventPublisher,
-    selector::Selector,
     shutdown::Shutdown,
-    targets,
     watches::{self, WatchSettings},
 };
 

@@ -19,10 +19,10 @@ use kube::{
 use tokio::sync::watch;
 
 use crate::{
-    cache_form::{self, CachedCopy},
+    decisions::cache_form::{self, CachedCopy},
+    decisions::selector::Selector,
+    decisions::targets::{self, Targets},
     kind::MirroredKind,
-    selector::Selector,
-    targets::{self, Targets},
 };
 
 /// What is cached of a namespace: its metadata.

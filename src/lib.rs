@@ -3,15 +3,26 @@
 //! same namespace, and heals it when it drifts.
 //!
 //! A source may also ask to be mirrored into other namespaces that consent
-//! ([`targets`]).
+//! ([`decisions::targets`]).
 //!
-//! Reading order for newcomers: [`contract`] (the labels, annotations and
-//! names users see), [`desired`] (what a source's copies should be),
-//! [`ownership`] (whose an existing object is), [`plan`] (what to write),
-//! [`sync`] and [`prune`] (the two reconcile loops), [`caches`] (what they
-//! read, in the forms of [`cache_form`]), [`wakeups`] (what wakes them),
-//! [`watches`] (what fills the caches and sends the wakeups), then [`app`]
-//! (how it all runs).
+//! The folders are the layers:
+//! - [`contract`]: the labels, annotations, names and Event reasons users
+//!   and other tools see;
+//! - [`kind`]: what differs between the kinds of object mirrored (only
+//!   their content), behind one trait;
+//! - [`decisions`]: the pure decisions, with no I/O;
+//! - [`reconcile`]: the two reconcile loops and their bookkeeping;
+//! - the cluster I/O ([`caches`], [`watches`], [`report`], [`api_client`])
+//!   and the operational modules ([`config`], [`health`], [`leader`],
+//!   [`metrics`], [`http`]), wired together by [`app`].
+//!
+//! Reading order for newcomers: [`contract`], [`decisions::desired`] (what
+//! a source's copies should be), [`decisions::ownership`] (whose an
+//! existing object is), [`decisions::plan`] (what to write),
+//! [`reconcile::sync`] and [`reconcile::prune`] (the two reconcile loops),
+//! [`caches`] (what they read, in the forms of [`decisions::cache_form`]),
+//! [`decisions::wakeups`] (what wakes them), [`watches`] (what fills the
+//! caches and sends the wakeups), then [`app`] (how it all runs).
 #![forbid(unsafe_code)]
 // This guide points into modules private to the crate: it is meant to be
 // read with `cargo doc --document-private-items`.
@@ -22,38 +33,23 @@
 pub(crate) mod api_client;
 pub(crate) mod api_probe;
 pub mod app;
-pub mod backoff;
-pub(crate) mod cache_form;
 pub(crate) mod caches;
 pub mod config;
-pub mod contest;
-pub(crate) mod context;
 pub mod contract;
-pub(crate) mod controller;
-pub(crate) mod desired;
+pub(crate) mod decisions;
 pub(crate) mod duration;
-pub(crate) mod error;
 pub(crate) mod health;
 pub(crate) mod http;
 pub(crate) mod kind;
 pub(crate) mod leader;
 pub(crate) mod metrics;
 pub(crate) mod mirror_index;
-pub(crate) mod names;
-pub(crate) mod ownership;
-pub(crate) mod plan;
-pub(crate) mod prune;
 pub(crate) mod ratelimit;
+pub mod reconcile;
 pub(crate) mod report;
-pub(crate) mod resync;
-pub(crate) mod selector;
 pub(crate) mod shutdown;
-pub(crate) mod sync;
-pub(crate) mod targets;
 pub mod telemetry;
 #[cfg(test)]
 pub(crate) mod test_fixtures;
-pub(crate) mod wakeups;
 pub(crate) mod watch_stream;
 pub(crate) mod watches;
-pub(crate) mod write;

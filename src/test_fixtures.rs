@@ -12,8 +12,8 @@ use k8s_openapi::{
 use kube::core::Status;
 
 use crate::{
-    contract::MIRROR_OF_ANNOTATION, desired::desired_companion, selector::Selector,
-    targets::MIRROR_TO_ANNOTATION,
+    contract::MIRROR_OF_ANNOTATION, decisions::desired::desired_companion,
+    decisions::selector::Selector, decisions::targets::MIRROR_TO_ANNOTATION,
 };
 
 /// The companion suffix of a default install.

@@ -26,17 +26,17 @@ use tokio::sync::watch;
 
 use crate::{
     api_client,
-    backoff::Backoffs,
-    cache_form,
     caches::{Caches, NamespaceMeta},
     config::InitialList,
     contract,
+    decisions::cache_form,
+    decisions::selector::Selector,
+    decisions::wakeups::{self, Wake},
     health::Health,
     kind::MirroredKind,
     metrics::Metrics,
     mirror_index::MirrorIndex,
-    selector::Selector,
-    wakeups::{self, Wake},
+    reconcile::backoff::Backoffs,
     watch_stream,
 };
 

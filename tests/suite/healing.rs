@@ -107,7 +107,7 @@ async fn concurrent_edits_of_the_companion_converge_without_a_loop() {
     // No more edits than the contest limit: more restores than that within
     // a minute is a fight, answered with the slow backoff (tested below),
     // and how many restores a burst costs depends on the machine's speed.
-    let rounds = configmap_mirror::contest::CONTEST_LIMIT;
+    let rounds = configmap_mirror::reconcile::contest::CONTEST_LIMIT;
     for round in 0..rounds {
         let patch = json!({"data": {"a": format!("edit-{round}")}});
         api.patch(
@@ -181,7 +181,7 @@ async fn a_companion_rewritten_over_and_over_is_restored_slowly_with_a_warning()
     let _mirror = scene.start_controller(&[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
-    for i in 0..configmap_mirror::contest::CONTEST_LIMIT {
+    for i in 0..configmap_mirror::reconcile::contest::CONTEST_LIMIT {
         scene
             .patch_json(
                 "colors-synced",
@@ -215,7 +215,7 @@ async fn a_companion_unlabeled_over_and_over_is_restored_slowly_with_a_warning()
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
     let unlabel = serde_json::json!({"metadata": {"labels": {MANAGED_BY_LABEL: null}}});
-    for _ in 0..configmap_mirror::contest::CONTEST_LIMIT {
+    for _ in 0..configmap_mirror::reconcile::contest::CONTEST_LIMIT {
         scene.patch_json("colors-synced", unlabel.clone()).await;
         scene.companion_in_sync("colors").await;
     }
@@ -242,7 +242,7 @@ async fn fought(
     let _controller = scene.start_controller(&[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
-    for _ in 0..configmap_mirror::contest::CONTEST_LIMIT {
+    for _ in 0..configmap_mirror::reconcile::contest::CONTEST_LIMIT {
         undo(&scene).await;
         scene.companion_in_sync("colors").await;
     }
@@ -301,7 +301,7 @@ async fn an_older_consistent_copy_brought_back_over_and_over_is_a_fight() {
             CHECKSUM_ANNOTATION: older.annotations().get(CHECKSUM_ANNOTATION),
         }},
     });
-    for _ in 0..configmap_mirror::contest::CONTEST_LIMIT {
+    for _ in 0..configmap_mirror::reconcile::contest::CONTEST_LIMIT {
         scene.patch_json("colors-synced", bring_back.clone()).await;
         scene.companion_in_sync("colors").await;
     }

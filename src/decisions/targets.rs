@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::selector::Selector;
+use crate::decisions::selector::Selector;
 
 pub const MIRROR_TO_ANNOTATION: &str = "workshop.io/mirror-to";
 /// Published by Kubernetes into every namespace (the root-CA publisher):

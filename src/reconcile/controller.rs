@@ -15,8 +15,9 @@ use kube::runtime::{
 use tokio::sync::watch;
 
 use crate::{
-    context::Context, error::Error, kind::MirroredKind, leader::Leadership, metrics::Loop, prune,
-    resync, sync, watches::Wakeups,
+    kind::MirroredKind, leader::Leadership, metrics::Loop, reconcile::context::Context,
+    reconcile::error::Error, reconcile::prune, reconcile::resync, reconcile::sync,
+    watches::Wakeups,
 };
 
 /// Runs both controllers until `shutdown` completes and in-flight reconciles

@@ -1,7 +1,7 @@
 use super::*;
-use crate::cache_form::CachedCopy;
-use crate::desired::{self, desired_companion};
-use crate::ownership::{claimed_source, owner_reference};
+use crate::decisions::cache_form::CachedCopy;
+use crate::decisions::desired::{self, desired_companion};
+use crate::decisions::ownership::{claimed_source, owner_reference};
 use crate::test_fixtures::{
     SUFFIX, mk_companion_of, mk_configmap, mk_mirrored_source, mk_source, source_keys,
 };

@@ -7,10 +7,10 @@ pub mod compare;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
-    cache_form::CachedCopy,
     contract::mirror_of,
+    decisions::cache_form::CachedCopy,
+    decisions::ownership::{Ownership, mirror_ownership, ownership},
     kind::MirroredKind,
-    ownership::{Ownership, mirror_ownership, ownership},
 };
 
 pub use compare::Difference;

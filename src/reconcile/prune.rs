@@ -12,18 +12,17 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::{Resource, ResourceExt, runtime::controller::Action};
 
-pub mod wanted;
-
 use crate::{
-    backoff::BackoffKey,
-    cache_form,
-    context::{Context, object_key},
     contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION},
-    error::{ApiOutcome, Error, classify},
+    decisions::cache_form,
+    decisions::ownership::controlling_owner,
+    decisions::wanted,
     kind::MirroredKind,
     metrics::{Loop, Operation},
-    ownership::controlling_owner,
-    write,
+    reconcile::backoff::BackoffKey,
+    reconcile::context::{Context, object_key},
+    reconcile::error::{ApiOutcome, Error, classify},
+    reconcile::write,
 };
 
 pub async fn reconcile<K: MirroredKind>(

@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::contract::MIRROR_OF_ANNOTATION;
-use crate::desired::desired_mirror;
+use crate::decisions::desired::desired_mirror;
 use crate::test_fixtures::{mk_companion_of, mk_map, mk_source};
 
 #[test]

@@ -11,15 +11,15 @@ use futures::{StreamExt, stream};
 use kube::{ResourceExt, runtime::controller::Action};
 
 use crate::{
-    backoff::BackoffKey,
-    context::{Context, object_key},
-    desired::{Refusal, desired_companion, desired_mirror, mark_install},
-    error::{Error, soonest},
+    decisions::desired::{Refusal, desired_companion, desired_mirror, mark_install},
+    decisions::plan::{self, NameTaken, Write},
+    decisions::targets::{Targets, wants_mirror},
     kind::MirroredKind,
     metrics::Loop,
-    plan::{self, NameTaken, Write},
-    targets::{Targets, wants_mirror},
-    write,
+    reconcile::backoff::BackoffKey,
+    reconcile::context::{Context, object_key},
+    reconcile::error::{Error, soonest},
+    reconcile::write,
 };
 
 pub async fn reconcile<K: MirroredKind>(

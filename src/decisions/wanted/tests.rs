@@ -1,6 +1,6 @@
 use super::*;
-use crate::desired::{self, desired_companion};
-use crate::ownership::claimed_source;
+use crate::decisions::desired::{self, desired_companion};
+use crate::decisions::ownership::claimed_source;
 use crate::test_fixtures::{
     SUFFIX, mk_consent, mk_consenting_labels, mk_mirrored_source, mk_source,
 };

@@ -7,7 +7,7 @@
 //! | copy changed or deleted      | sync of its source, prune of itself    |
 //! | namespace's labels changed   | sync of the sources that want a mirror in it, prune of the copies in it |
 //! | namespace deleted            | prune of the copies in it |
-//! | any list (re)completed       | a resync of both loops ([`crate::resync`]) |
+//! | any list (re)completed       | a resync of both loops ([`crate::reconcile::resync`]) |
 //!
 //! Objects delivered by a (re)list wake nothing one by one: the resync that
 //! follows the list compares them all, and wakes only those that need work.
@@ -28,10 +28,10 @@ use kube::{
 use crate::{
     caches::{Caches, NamespaceMeta},
     contract,
+    decisions::ownership,
+    decisions::selector::Selector,
     kind::MirroredKind,
     mirror_index::MirrorIndex,
-    ownership,
-    selector::Selector,
 };
 
 /// Who must look at something after one watch event.
@@ -169,7 +169,7 @@ pub fn namespace_wakeups<K: MirroredKind>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::desired;
+    use crate::decisions::desired;
     use crate::test_fixtures::{SUFFIX, mk_source};
     use k8s_openapi::api::core::v1::ConfigMap;
 

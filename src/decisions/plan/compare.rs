@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
-    cache_form::CachedCopy,
     contract::{CHECKSUM_ANNOTATION, annotation},
+    decisions::cache_form::CachedCopy,
     kind::MirroredKind,
 };
 

@@ -12,15 +12,15 @@ use tracing::{Instrument, Span};
 use kube::runtime::controller::Action;
 
 use crate::{
-    backoff::{BackoffKey, Backoffs, RetryPolicy},
     caches::Caches,
-    contest::Contests,
-    error::Error,
+    decisions::selector::Selector,
     kind::MirroredKind,
     leader::Leadership,
     metrics::{Metrics, Outcome},
+    reconcile::backoff::{BackoffKey, Backoffs, RetryPolicy},
+    reconcile::contest::Contests,
+    reconcile::error::Error,
     report::EventPublisher,
-    selector::Selector,
     shutdown::Shutdown,
 };
 

@@ -7,10 +7,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     contract::{self, companion_name},
+    decisions::ownership::{controlling_owner, controlling_source},
+    decisions::selector::Selector,
+    decisions::targets::{Targets, wants_mirror},
     kind::MirroredKind,
-    ownership::{controlling_owner, controlling_source},
-    selector::Selector,
-    targets::{Targets, wants_mirror},
 };
 
 /// Whether a mirror is still wanted, given its source as the cache holds it

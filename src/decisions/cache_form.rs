@@ -21,8 +21,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     contract::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME},
+    decisions::targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION},
     kind::MirroredKind,
-    targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION},
 };
 
 /// Where a copy in the cache keeps the digest of its content in place of

@@ -6,11 +6,11 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use crate::{
-    cache_form::CachedCopy,
     contract::{
         CHECKSUM_ANNOTATION, MIRROR_OF_UID_ANNOTATION, annotation, is_managed_by_us, mirror_of,
         source_name_of,
     },
+    decisions::cache_form::CachedCopy,
     kind::MirroredKind,
 };
 

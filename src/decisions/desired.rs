@@ -15,8 +15,8 @@ use crate::{
         CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME, MAX_NAME_LEN, MIRROR_OF_ANNOTATION,
         MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, companion_name, is_managed_by_us,
     },
+    decisions::ownership::owner_reference,
     kind::MirroredKind,
-    ownership::owner_reference,
 };
 
 /// Why a companion cannot be built for a source.

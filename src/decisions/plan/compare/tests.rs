@@ -1,6 +1,6 @@
 use super::*;
 use crate::contract::MIRROR_OF_UID_ANNOTATION;
-use crate::desired::{desired_companion, desired_mirror};
+use crate::decisions::desired::{desired_companion, desired_mirror};
 use crate::test_fixtures::{SUFFIX, mk_binary, mk_companion_of, mk_map, mk_source, source_keys};
 use k8s_openapi::api::core::v1::ConfigMap;
 

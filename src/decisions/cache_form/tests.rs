@@ -1,8 +1,8 @@
 use super::*;
 use crate::contract::{CHECKSUM_ANNOTATION, content_checksum};
-use crate::desired::desired_companion;
-use crate::ownership::ownership;
-use crate::plan::compare::{Difference, difference, merge_onto};
+use crate::decisions::desired::desired_companion;
+use crate::decisions::ownership::ownership;
+use crate::decisions::plan::compare::{Difference, difference, merge_onto};
 use crate::test_fixtures::{SUFFIX, mk_companion_of, mk_full_source, mk_map, source_keys};
 
 #[test]
@@ -111,7 +111,7 @@ fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
     );
     assert_eq!(
         ownership(&cached, "colors", "uid-1"),
-        crate::ownership::Ownership::Ours
+        crate::decisions::ownership::Ownership::Ours
     );
 
     let changed = mk_full_source(&[("a", "2")]);

@@ -8,14 +8,14 @@ use kube::{
 };
 
 use crate::{
-    cache_form::CachedCopy,
-    contest::{Fingerprint, WriteKind},
-    context::{Context, object_key},
     contract::{CopyRole, MANAGER_NAME},
-    error::{ApiOutcome, Error, classify},
+    decisions::cache_form::CachedCopy,
+    decisions::plan::{self, Difference, Write},
     kind::MirroredKind,
     metrics::Operation,
-    plan::{self, Difference, Write},
+    reconcile::contest::{Fingerprint, WriteKind},
+    reconcile::context::{Context, object_key},
+    reconcile::error::{ApiOutcome, Error, classify},
 };
 
 fn post_params() -> PostParams {

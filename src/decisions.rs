@@ -1,0 +1,15 @@
+//! The pure decisions: what a source's copies should be, whose an existing
+//! object is, which single write brings a copy to what it should be,
+//! whether a copy is still wanted, which namespaces a source asks for, and
+//! whom a watch event wakes. No I/O: the reconcile loops read the caches,
+//! ask these functions, and carry out what they decide.
+
+pub(crate) mod cache_form;
+pub(crate) mod desired;
+pub(crate) mod names;
+pub(crate) mod ownership;
+pub(crate) mod plan;
+pub(crate) mod selector;
+pub(crate) mod targets;
+pub(crate) mod wakeups;
+pub(crate) mod wanted;
