@@ -44,6 +44,7 @@ pub(crate) mod kind;
 pub(crate) mod leader;
 pub(crate) mod metrics;
 pub(crate) mod mirror_index;
+pub(crate) mod process_metrics;
 pub(crate) mod ratelimit;
 pub mod reconcile;
 pub(crate) mod report;

@@ -15,7 +15,7 @@ use prometheus_client::{
     registry::Registry,
 };
 
-use crate::contract::MANAGER_NAME;
+use crate::{contract::MANAGER_NAME, process_metrics::ProcessCollector};
 
 /// The outcome label of `controller_runtime_reconcile_total`.
 #[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
@@ -184,6 +184,7 @@ impl Metrics {
             "Cached objects compared after a (re)list or a change of leader, by whether their reconcile was queued",
             this.resync_objects.clone(),
         );
+        registry.register_collector(Box::new(ProcessCollector));
         Metrics { registry, ..this }
     }
 

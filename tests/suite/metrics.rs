@@ -98,3 +98,35 @@ async fn counters_follow_a_scenario_and_carry_no_object_names() {
         assert!(text.contains(&format!("{name}{{")), "missing {name}");
     }
 }
+
+/// The standard process series dashboards plot, read from the controller
+/// process itself: its start time is its own, its memory and descriptors
+/// are there.
+#[tokio::test]
+async fn the_process_series_describe_the_controller_process() {
+    let scene = Scene::new("metrics-process").await;
+    let controller = scene.start_controller(&[]).await;
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is past the epoch")
+        .as_secs_f64();
+    for name in [
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+        "process_virtual_memory_bytes",
+        "process_open_fds",
+        "process_max_fds",
+    ] {
+        let value = controller.metric(name, "").await;
+        assert!(value > 0.0, "{name} is {value}");
+    }
+    let start_time = controller.metric("process_start_time_seconds", "").await;
+    // The controller was started by this test, a moment before `started`.
+    assert!(
+        (started - 120.0..=started).contains(&start_time),
+        "process_start_time_seconds {start_time} is not this controller's start ({started})"
+    );
+    let resident = controller.metric("process_resident_memory_bytes", "").await;
+    let virtual_size = controller.metric("process_virtual_memory_bytes", "").await;
+    assert!(resident <= virtual_size, "{resident} > {virtual_size}");
+}
