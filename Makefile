@@ -44,10 +44,12 @@ release: ## The release build the Dockerfile performs
 	cargo build --release --locked
 
 .PHONY: lint
-lint: ## rustfmt, clippy (warnings are errors) and hadolint
+lint: ## rustfmt, clippy (warnings are errors), cargo-deny, hadolint and shellcheck
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
+	"$$(bash hack/install-cargo-deny.sh)/cargo-deny" --offline check licenses bans sources
 	bash hack/lint-dockerfile.sh
+	bash hack/lint-shell.sh
 
 .PHONY: test
 test: prereqs k8s k8s-compat node lint release ## The whole test suite, against real local control planes (and a kubelet node)

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the install scripts that build Go binaries: each build is
 # cached per user in a directory of its own, and counts only once complete,
 # so an interrupted build is redone rather than used. The sourcing script

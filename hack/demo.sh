@@ -34,7 +34,9 @@ cleanup() {
     echo "Stop with: kill $controller_pid; make cluster-down"
     return
   fi
-  [ -n "$controller_pid" ] && kill -TERM "$controller_pid" 2>/dev/null && wait "$controller_pid" 2>/dev/null || true
+  if [ -n "$controller_pid" ] && kill -TERM "$controller_pid" 2>/dev/null; then
+    wait "$controller_pid" 2>/dev/null || true
+  fi
   bash hack/cluster.sh down >/dev/null
   echo "stopped the controller and the local cluster"
 }

@@ -33,6 +33,7 @@ for_test=(
   "/usr/lib/cni/bridge containernetworking-plugins"
   "python3 python3"
   "python3-venv python3-venv"
+  "shellcheck shellcheck"
 )
 
 case "$target" in
