@@ -45,6 +45,7 @@ pub(crate) mod leader;
 pub(crate) mod metrics;
 pub(crate) mod mirror_index;
 pub(crate) mod process_metrics;
+pub(crate) mod queue_metrics;
 pub(crate) mod ratelimit;
 pub mod reconcile;
 pub(crate) mod report;

@@ -15,7 +15,11 @@ use prometheus_client::{
     registry::Registry,
 };
 
-use crate::{contract::MANAGER_NAME, process_metrics::ProcessCollector};
+use crate::{
+    contract::MANAGER_NAME,
+    process_metrics::ProcessCollector,
+    queue_metrics::{QueueTimes, Work},
+};
 
 /// The outcome label of `controller_runtime_reconcile_total`.
 #[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
@@ -82,6 +86,7 @@ pub struct Metrics {
     managed_sources: Gauge,
     failing_objects: Gauge,
     resync_objects: Family<ResyncLabels, Counter>,
+    queue_times: QueueTimes,
 }
 
 impl Metrics {
@@ -102,6 +107,7 @@ impl Metrics {
             managed_sources: Gauge::default(),
             failing_objects: Gauge::default(),
             resync_objects: Family::default(),
+            queue_times: QueueTimes::new(),
         };
         let max_concurrent: Gauge = Gauge::default();
         max_concurrent.set(i64::from(max_concurrent_reconciles));
@@ -154,6 +160,7 @@ impl Metrics {
             "Reconciliations requeued after an error",
             this.queue_retries.clone(),
         );
+        this.queue_times.register(queue);
 
         let election = registry.sub_registry_with_label(label("name", lease_name.to_owned()));
         election.register(
@@ -207,6 +214,7 @@ impl Metrics {
         ReconcileTimer {
             metrics: self,
             started: Instant::now(),
+            work: self.queue_times.work_started(),
             outcome: Outcome::error,
         }
     }
@@ -244,11 +252,14 @@ impl Metrics {
     }
 
     pub fn trigger_queued(&self) {
-        self.queue_adds.inc();
         self.queue_depth.inc();
+        self.queue_adds.inc();
     }
 
-    pub fn trigger_taken(&self) {
+    /// A wakeup queued at `queued_at` was taken by the sync loop.
+    pub fn trigger_taken(&self, queued_at: Instant) {
+        // Timed before it leaves the depth, as for running work.
+        self.queue_times.taken(queued_at);
         self.queue_depth.dec();
     }
 
@@ -263,6 +274,7 @@ impl Metrics {
 pub struct ReconcileTimer<'a> {
     metrics: &'a Metrics,
     started: Instant,
+    work: Work,
     outcome: Outcome,
 }
 
@@ -283,6 +295,9 @@ impl Drop for ReconcileTimer<'_> {
         self.metrics
             .reconcile_time
             .observe(self.started.elapsed().as_secs_f64());
+        // Timed before it stops counting as running: a scrape that sees no
+        // reconcile running sees every one timed.
+        self.metrics.queue_times.work_finished(&self.work);
         self.metrics.active_workers.dec();
     }
 }
@@ -311,6 +326,10 @@ mod tests {
             "controller_runtime_active_workers{controller=\"configmap-mirror\"} 0",
             "controller_runtime_reconcile_time_seconds_count{controller=\"configmap-mirror\"} 1",
             "workqueue_adds_total{name=\"configmap-mirror\"} 0",
+            "workqueue_work_duration_seconds_count{name=\"configmap-mirror\"} 1",
+            "workqueue_queue_duration_seconds_count{name=\"configmap-mirror\"} 0",
+            "workqueue_unfinished_work_seconds{name=\"configmap-mirror\"} 0",
+            "workqueue_longest_running_processor_seconds{name=\"configmap-mirror\"} 0",
             "leader_election_master_status{name=\"configmap-mirror\"} 0",
             "configmap_mirror_companion_writes_total{operation=\"create\"} 1",
             "configmap_mirror_resync_objects_total{loop=\"sync\",result=\"queued\"} 1",

@@ -42,7 +42,8 @@ use crate::{
 
 /// What the watches ask the two controllers to look at.
 pub struct Wakeups<K: MirroredKind> {
-    pub sync: mpsc::Receiver<ObjectRef<K>>,
+    /// With when each was sent, for the queue's timing series.
+    pub sync: mpsc::Receiver<(ObjectRef<K>, Instant)>,
     pub prune: mpsc::Receiver<ObjectRef<K>>,
     /// Changes whenever every cached object must be compared again.
     pub resync: watch::Receiver<u64>,
@@ -283,7 +284,7 @@ fn forget_deleted<K: MirroredKind>(event: &Event<K>, backoffs: &Backoffs) {
 /// Sends each watch's wakeups to the controllers, and tells `health` how
 /// each watch fares.
 struct Forwarder<K: MirroredKind> {
-    sync: mpsc::Sender<ObjectRef<K>>,
+    sync: mpsc::Sender<(ObjectRef<K>, Instant)>,
     prune: mpsc::Sender<ObjectRef<K>>,
     resync: watch::Sender<u64>,
     health: Arc<Health>,
@@ -339,7 +340,7 @@ impl<K: MirroredKind> Forwarder<K> {
             // A closed channel means the controllers stopped: shutting down.
             for source in wake.sync {
                 self.metrics.trigger_queued();
-                let _ = sync.send(source).await;
+                let _ = sync.send((source, Instant::now())).await;
             }
             for copy in wake.prune {
                 let _ = prune.send(copy).await;

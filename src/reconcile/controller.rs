@@ -3,7 +3,7 @@
 //! - sync: one reconcile per managed source, keeping its companion exact;
 //! - prune: one reconcile per copy, deleting those no longer wanted.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Instant};
 
 use futures::{Stream, StreamExt, future, stream};
 use kube::runtime::{
@@ -58,9 +58,15 @@ pub async fn run<K: MirroredKind>(
     let taken = ctx.metrics.clone();
     let sync_wakeups = stream::select(
         wakeups.sync,
-        sync_due.inspect(move |_| queued.trigger_queued()),
+        sync_due.map(move |object| {
+            queued.trigger_queued();
+            (object, Instant::now())
+        }),
     )
-    .inspect(move |_| taken.trigger_taken());
+    .map(move |(object, queued_at)| {
+        taken.trigger_taken(queued_at);
+        object
+    });
 
     // Not the usual `Controller::new(api, ...)`, which would run a watch of
     // its own per controller: both loops share the caches (and their one

@@ -130,3 +130,34 @@ async fn the_process_series_describe_the_controller_process() {
     let virtual_size = controller.metric("process_virtual_memory_bytes", "").await;
     assert!(resident <= virtual_size, "{resident} > {virtual_size}");
 }
+
+/// Every wakeup the sync loop takes is timed once in the queue, and every
+/// reconcile once as work; nothing runs once the cluster is quiet.
+#[tokio::test]
+async fn the_queue_timings_count_every_wakeup_taken_and_every_reconcile() {
+    let scene = Scene::new("metrics-queue").await;
+    let controller = scene.start_controller(&[]).await;
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+    scene.delete("colors-synced").await;
+    scene.companion_in_sync("colors").await;
+
+    let settled = testenv::wait_for("the metrics to settle", common::PATIENCE, || async {
+        let (_, text) = controller.get("/metrics").await.ok()?;
+        let depth = common::sum_metric(&text, "workqueue_depth", "");
+        let running = common::sum_metric(&text, "controller_runtime_active_workers", "");
+        (depth == 0.0 && running == 0.0).then_some(text)
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    let metric = |name| common::sum_metric(&settled, name, "");
+    let adds = metric("workqueue_adds_total");
+    assert!(adds >= 2.0, "{adds} wakeups");
+    assert_eq!(metric("workqueue_queue_duration_seconds_count"), adds);
+    assert_eq!(
+        metric("workqueue_work_duration_seconds_count"),
+        metric("controller_runtime_reconcile_total")
+    );
+    assert_eq!(metric("workqueue_unfinished_work_seconds"), 0.0);
+    assert_eq!(metric("workqueue_longest_running_processor_seconds"), 0.0);
+}
