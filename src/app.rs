@@ -17,7 +17,7 @@ use crate::{
     decisions::targets,
     health::Health,
     http,
-    leader::{self, Elector, Leadership},
+    leader::{self, ElectionReport, Elector, Leadership},
     metrics::Metrics,
     reconcile::backoff::{Backoffs, RetryPolicy},
     reconcile::contest::Contests,
@@ -51,7 +51,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     ));
 
     let mut elector = match config.leader.enabled {
-        true => Some(elector(client.clone(), &config)?),
+        true => Some(elector(
+            client.clone(),
+            &config,
+            election_report(health.clone(), metrics.clone()),
+        )?),
         false => None,
     };
     let (term_tx, leadership) = Leadership::new(elector.is_some());
@@ -144,7 +148,15 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn elector(client: Client, config: &Config) -> anyhow::Result<Elector> {
+/// Where a refused Lease shows: /readyz and a metric (the elector logs it).
+fn election_report(health: Arc<Health>, metrics: Arc<Metrics>) -> ElectionReport {
+    Box::new(move |refused| {
+        health.election_refused(refused);
+        metrics.set_election_refused(refused.is_some());
+    })
+}
+
+fn elector(client: Client, config: &Config, report: ElectionReport) -> anyhow::Result<Elector> {
     let namespace = config
         .leader
         .namespace
@@ -156,7 +168,13 @@ fn elector(client: Client, config: &Config) -> anyhow::Result<Elector> {
         .identity
         .clone()
         .unwrap_or_else(leader::default_identity);
-    Ok(Elector::new(client, &namespace, identity, &config.leader))
+    Ok(Elector::new(
+        client,
+        &namespace,
+        identity,
+        &config.leader,
+        report,
+    ))
 }
 
 async fn mirror_leadership(mut leadership: Leadership, metrics: Arc<Metrics>) {

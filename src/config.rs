@@ -133,7 +133,8 @@ pub struct LeaderConfig {
         long = "leader-election-namespace",
         env = "MIRROR_LEADER_ELECTION_NAMESPACE",
         help_heading = "Leader election",
-        value_name = "NAMESPACE"
+        value_name = "NAMESPACE",
+        value_parser = parse_namespace
     )]
     pub namespace: Option<String>,
 
@@ -144,7 +145,8 @@ pub struct LeaderConfig {
         env = "MIRROR_LEADER_ELECTION_ID",
         help_heading = "Leader election",
         value_name = "NAME",
-        default_value = "configmap-mirror"
+        default_value = "configmap-mirror",
+        value_parser = parse_lease_name
     )]
     pub lease_name: String,
 
@@ -256,6 +258,13 @@ fn parse_namespace(value: &str) -> Result<String, String> {
     match names::is_dns_label(value) {
         true => Ok(value.to_owned()),
         false => Err(format!("{value:?} is not a namespace name (a DNS label)")),
+    }
+}
+
+fn parse_lease_name(value: &str) -> Result<String, String> {
+    match names::is_dns_subdomain(value) {
+        true => Ok(value.to_owned()),
+        false => Err(format!("{value:?} is not a Lease name (a DNS subdomain)")),
     }
 }
 

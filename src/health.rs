@@ -35,6 +35,8 @@ pub struct Health {
 struct State {
     watches: BTreeMap<&'static str, Watch>,
     api_answered_at: Option<Instant>,
+    /// Why the API server refuses this replica's Lease requests, if it does.
+    election_refused: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -123,10 +125,18 @@ impl Health {
         self.lock().watches.entry(watch).or_default().synced = true;
     }
 
-    /// Ok, or which caches have not completed their first list, and why.
+    /// The API server refuses this replica's Lease requests (`Some`, with
+    /// why), or no longer does.
+    pub fn election_refused(&self, reason: Option<&str>) {
+        self.lock().election_refused = reason.map(str::to_owned);
+    }
+
+    /// Ok, or which caches have not completed their first list, and why,
+    /// and why leader election cannot proceed. Not ready while the Lease is
+    /// refused: such a replica can never lead, and may be the only one.
     pub fn readiness(&self) -> Result<(), String> {
         let state = self.lock();
-        let waiting: Vec<String> = state
+        let mut waiting: Vec<String> = state
             .watches
             .iter()
             .filter(|(_, w)| !w.synced)
@@ -135,6 +145,9 @@ impl Health {
                 None => format!("{name} cache not synced yet"),
             })
             .collect();
+        if let Some(reason) = &state.election_refused {
+            waiting.push(format!("leader election: the Lease is refused: {reason}"));
+        }
         if waiting.is_empty() {
             Ok(())
         } else {
@@ -279,6 +292,25 @@ mod tests {
         );
         assert!(!why.contains("sources"), "{why}");
         health.cache_synced("companions");
+        assert!(health.readiness().is_ok());
+    }
+
+    #[test]
+    fn a_refused_lease_makes_the_replica_unready_until_it_is_granted() {
+        let health = Health::new(THRESHOLD);
+        health.register("sources");
+        health.cache_synced("sources");
+        health.election_refused(Some("leases.coordination.k8s.io is forbidden"));
+        let why = health.readiness().unwrap_err();
+        assert!(
+            why.contains("leader election") && why.contains("forbidden"),
+            "{why}"
+        );
+        assert!(
+            health.liveness(Instant::now()).is_ok(),
+            "a restart cannot fix RBAC"
+        );
+        health.election_refused(None);
         assert!(health.readiness().is_ok());
     }
 }

@@ -157,11 +157,33 @@ enum Round {
     /// Another holder keeps it fresh.
     HeldBy(String),
     /// The API server could not be read or written; nothing is known.
-    Failed,
+    /// With the reason when it refused the request itself, which no retry
+    /// fixes (see [`refusal`]).
+    Failed(Option<String>),
 }
+
+/// Why the API server refused a Lease request for good, if it did: a 4xx
+/// other than a conflict (two candidates writing at once, the protocol's
+/// own race) and 429 (throttling, which passes). RBAC removed, a namespace
+/// that does not exist, an invalid name: no retry fixes these, and the
+/// operator must hear of them.
+pub fn refusal(error: &kube::Error) -> Option<String> {
+    match error {
+        kube::Error::Api(status) if (400..500).contains(&status.code) => {
+            (status.code != 409 && status.code != 429).then(|| status.message.clone())
+        }
+        _ => None,
+    }
+}
+
+/// Hears whether leader election works: the reason it cannot, or None.
+pub type ElectionReport = Box<dyn Fn(Option<&str>) + Send + Sync>;
 
 pub struct Elector {
     api: Api<Lease>,
+    report: ElectionReport,
+    /// The refusal last reported, so each is told once.
+    refused: Option<String>,
     name: String,
     identity: String,
     lease_duration: Duration,
@@ -171,9 +193,17 @@ pub struct Elector {
 }
 
 impl Elector {
-    pub fn new(client: Client, namespace: &str, identity: String, config: &LeaderConfig) -> Self {
+    pub fn new(
+        client: Client,
+        namespace: &str,
+        identity: String,
+        config: &LeaderConfig,
+        report: ElectionReport,
+    ) -> Self {
         Elector {
             api: Api::namespaced(client, namespace),
+            report,
+            refused: None,
             name: config.lease_name.clone(),
             identity,
             lease_duration: config.lease_duration,
@@ -205,7 +235,8 @@ impl Elector {
             let round =
                 tokio::time::timeout(budget, self.round(pending_lead_at.is_some() || leading))
                     .await
-                    .unwrap_or(Round::Failed);
+                    .unwrap_or(Round::Failed(None));
+            self.report_round(&round);
             let now = Instant::now();
             match round {
                 Round::Held { lead_at } => {
@@ -236,7 +267,7 @@ impl Elector {
                     pending_lead_at = None;
                     valid_until = None;
                 }
-                Round::Failed => {
+                Round::Failed(_) => {
                     if valid_until.is_some_and(|until| now >= until) {
                         if leading {
                             term.send_replace(Term::Standby);
@@ -255,6 +286,31 @@ impl Elector {
             };
             tokio::time::sleep(sleep).await;
         }
+    }
+
+    /// Tells of a refusal once, with its reason, at the default log level,
+    /// and once more when the Lease can be read and written again.
+    fn report_round(&mut self, round: &Round) {
+        let refused = match round {
+            Round::Failed(None) => return,
+            Round::Failed(Some(reason)) => Some(reason.clone()),
+            Round::Held { .. } | Round::HeldBy(_) => None,
+        };
+        if refused == self.refused {
+            return;
+        }
+        match &refused {
+            Some(reason) => tracing::warn!(
+                lease = %self.name,
+                %reason,
+                "leader election: the API server refuses this replica's Lease requests; no replica with these settings can lead"
+            ),
+            None => {
+                tracing::info!(lease = %self.name, "leader election: the Lease can be read and written again")
+            }
+        }
+        (self.report)(refused.as_deref());
+        self.refused = refused;
     }
 
     /// Clears the holder so a standby takes over without waiting for expiry.
@@ -287,7 +343,7 @@ impl Elector {
             Ok(None) => return self.create().await,
             Err(error) => {
                 tracing::debug!(lease = %self.name, %error, "could not read the lease");
-                return Round::Failed;
+                return Round::Failed(refusal(&error));
             }
         };
         let replaced = self.observe(Some(&lease));
@@ -307,8 +363,8 @@ impl Elector {
             decision => {
                 let lead_at = lead_at(replaced.seen_at, record.duration, self.lease_duration);
                 match self.write(lease, decision).await {
-                    true => Round::Held { lead_at },
-                    false => Round::Failed,
+                    Ok(()) => Round::Held { lead_at },
+                    Err(refused) => Round::Failed(refused),
                 }
             }
         }
@@ -354,12 +410,13 @@ impl Elector {
             }
             Err(error) => {
                 tracing::debug!(lease = %self.name, %error, "could not create the lease");
-                Round::Failed
+                Round::Failed(refusal(&error))
             }
         }
     }
 
-    async fn write(&mut self, mut lease: Lease, decision: Claim) -> bool {
+    /// Writes our claim; on failure, the refusal if it was one.
+    async fn write(&mut self, mut lease: Lease, decision: Claim) -> Result<(), Option<String>> {
         let previous = lease.spec.take();
         lease.spec = Some(self.spec(previous.as_ref(), decision));
         // The resourceVersion makes this a compare-and-swap: of two
@@ -367,11 +424,11 @@ impl Elector {
         match self.api.replace(&self.name, &post_params(), &lease).await {
             Ok(written) => {
                 self.observe(Some(&written));
-                true
+                Ok(())
             }
             Err(error) => {
                 tracing::debug!(lease = %self.name, %error, "could not write the lease");
-                false
+                Err(refusal(&error))
             }
         }
     }

@@ -82,6 +82,7 @@ pub struct Metrics {
     queue_adds: Counter,
     queue_retries: Counter,
     leader: Gauge,
+    election_refused: Gauge,
     writes: Family<OperationLabel, Counter>,
     managed_sources: Gauge,
     failing_objects: Gauge,
@@ -103,6 +104,7 @@ impl Metrics {
             queue_adds: Counter::default(),
             queue_retries: Counter::default(),
             leader: Gauge::default(),
+            election_refused: Gauge::default(),
             writes: Family::default(),
             managed_sources: Gauge::default(),
             failing_objects: Gauge::default(),
@@ -175,6 +177,11 @@ impl Metrics {
             "configmap_mirror_companion_writes",
             "Companion writes by operation",
             this.writes.clone(),
+        );
+        registry.register(
+            "configmap_mirror_leader_election_failing",
+            "1 while the API server refuses this replica's Lease requests (see /readyz for why)",
+            this.election_refused.clone(),
         );
         registry.register(
             "configmap_mirror_managed_sources",
@@ -265,6 +272,10 @@ impl Metrics {
 
     pub fn set_leader(&self, leading: bool) {
         self.leader.set(i64::from(leading));
+    }
+
+    pub fn set_election_refused(&self, refused: bool) {
+        self.election_refused.set(i64::from(refused));
     }
 }
 

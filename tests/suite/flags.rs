@@ -47,6 +47,15 @@ fn flags_that_can_never_work_are_refused_with_exit_code_2() {
         (&["--retry-period=0s"], "--retry-period"),
         (&["--concurrency=0"], "--concurrency"),
         (
+            &["--leader-election-id=Not_A_Lease"],
+            "--leader-election-id",
+        ),
+        (&["--leader-election-id=a..b"], "--leader-election-id"),
+        (
+            &["--leader-election-namespace=Kube-System"],
+            "--leader-election-namespace",
+        ),
+        (
             &["--watch-failure-threshold=1h-5m"],
             "--watch-failure-threshold",
         ),

@@ -260,3 +260,103 @@ async fn a_candidate_honours_the_lease_duration_the_lease_states() {
     never_both_lead(&long, &short, Duration::from_secs(3)).await;
     assert!(leads(&long).await, "{}", long.log_text());
 }
+
+/// Waits until /readyz is 503 and names `reason`; returns its text.
+async fn unready_for(controller: &ControllerProcess, reason: &str) -> String {
+    testenv::wait_for(
+        &format!("/readyz to name {reason:?}"),
+        common::PATIENCE,
+        || async {
+            let (status, text) = controller.get("/readyz").await.ok()?;
+            (status == 503 && text.contains("leader election") && text.contains(reason))
+                .then_some(text)
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()))
+}
+
+/// The warning the controller logs at its default level, with the reason.
+fn warned_about(controller: &ControllerProcess, reason: &str) -> bool {
+    controller.log_text().lines().any(|line| {
+        line.contains("WARN") && line.contains("leader election") && line.contains(reason)
+    })
+}
+
+const ELECTION_FAILING: &str = "configmap_mirror_leader_election_failing";
+
+/// A Lease namespace that does not exist: no replica can ever lead, and
+/// the operator sees why, in the log, in /readyz and in a metric.
+#[tokio::test]
+async fn a_lease_in_a_namespace_that_does_not_exist_is_reported() {
+    let scene = Scene::new("le-no-namespace").await;
+    let kubeconfig = scene.control_plane.kubeconfig_path().to_path_buf();
+    let missing = format!("{}-missing", scene.namespace);
+    let args = [
+        "--namespace",
+        &scene.namespace,
+        "--leader-elect",
+        "--leader-election-namespace",
+        &missing,
+        "--leader-election-identity",
+        "replica-a",
+    ];
+    let controller =
+        ControllerProcess::start_unready(scene.control_plane, &kubeconfig, &scene.namespace, &args)
+            .await;
+    unready_for(&controller, "not found").await;
+    assert!(
+        warned_about(&controller, "not found"),
+        "{}",
+        controller.log_text()
+    );
+    assert_eq!(controller.metric(ELECTION_FAILING, "").await, 1.0);
+    assert_eq!(
+        controller.metric("leader_election_master_status", "").await,
+        0.0
+    );
+    let (status, _) = controller.get("/healthz").await.expect("healthz");
+    assert_eq!(status, 200, "a restart cannot create the namespace");
+}
+
+/// A token without rights on Leases: reported the same way, and once the
+/// rights are granted the replica leads and mirrors, with nothing left to
+/// report.
+#[tokio::test]
+async fn a_token_without_lease_rights_is_reported_until_granted() {
+    let scene = Scene::new("le-no-rights").await;
+    let verbs = ["get", "list", "watch", "create", "update", "delete"];
+    common::kubectl_apply(
+        &scene,
+        &common::service_account(&scene.namespace, "replica"),
+    );
+    common::kubectl_apply(
+        &scene,
+        &common::role_for(&scene.namespace, "replica", "configmaps-only", &verbs),
+    );
+    let kubeconfig = scene.token_kubeconfig("replica").await;
+    let mut args = vec!["--namespace", scene.namespace.as_str()];
+    args.extend(scene.leader_election_args("replica-a", LEASE_TIMINGS));
+    let controller =
+        ControllerProcess::start_unready(scene.control_plane, &kubeconfig, &scene.namespace, &args)
+            .await;
+    unready_for(&controller, "forbidden").await;
+    assert!(
+        warned_about(&controller, "forbidden"),
+        "{}",
+        controller.log_text()
+    );
+    assert_eq!(controller.metric(ELECTION_FAILING, "").await, 1.0);
+
+    common::kubectl_apply(&scene, &common::replica_role(&scene.namespace, "replica"));
+    testenv::wait_for("the replica to lead", common::PATIENCE, || async {
+        leading(&controller).await.then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
+    let (status, text) = controller.get("/readyz").await.expect("readyz");
+    assert_eq!(status, 200, "{text}");
+    assert_eq!(controller.metric(ELECTION_FAILING, "").await, 0.0);
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+}
