@@ -3,14 +3,21 @@
 //! Live means "not wedged". A watch is failing from its first error until
 //! the API server accepts a watch again or the watch delivers an event,
 //! whichever comes first; a watch that has reconnected on a quiet cluster
-//! is healthy although it delivers nothing. The process is wedged when a
-//! watch has been failing for longer than the threshold *while the API
-//! server answers*: its last error was the API server's own answer (403,
-//! 422, 500...), or the API server answered a probe during the failure. A
-//! restart can fix that. An API server that does not answer at all
-//! (connections refused, reset or hanging) is an outage, which a restart
-//! cannot fix: liveness stays OK, so that an outage never ends in every
-//! replica's crash-loop back-off.
+//! is healthy although it delivers nothing.
+//!
+//! Each error of a watch says something about the API server
+//! ([`ErrorSource`]): a refusal of its own (403, 410, 422...) shows that it
+//! answers; 429 or a 5xx shows that it is overloaded or cannot reach etcd,
+//! an outage; a lost link (connection refused, reset or timed out) says
+//! nothing, and a probe of the API server (`api_probe`) tells.
+//!
+//! The process is wedged when a watch has been failing for longer than the
+//! threshold *while the API server answers*: its last error was a refusal,
+//! or the API server answered a probe during the failure. A watch whose
+//! last error was a 429 or a 5xx is never wedged. A restart can fix a
+//! wedge; it cannot fix an outage (it would only add load, and every
+//! replica would end in crash-loop back-off), so liveness stays OK through
+//! one.
 //!
 //! Ready means every cache has completed its initial list once. The caches
 //! keep serving what they hold during an outage, so readiness stays. Until
@@ -47,17 +54,31 @@ struct Watch {
 struct Failure {
     since: Instant,
     last_error: String,
-    /// The last error was a response of the API server, not a lost link.
-    answered: bool,
+    source: ErrorSource,
 }
 
 /// What a watch error says about the API server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorSource {
-    /// The API server answered, refusing or failing the request.
-    ApiServer,
+    /// The API server answered, refusing or failing the request on its own
+    /// terms (a 4xx other than 429, an error event): it serves requests.
+    Refused,
+    /// The API server is overloaded or cannot serve the request's storage
+    /// (429, 5xx): an outage.
+    Unavailable,
     /// No answer: the connection was refused, reset or timed out.
     Link,
+}
+
+impl ErrorSource {
+    /// What an error status of the API server says.
+    pub fn of_status(code: u16) -> ErrorSource {
+        if code == 429 || code >= 500 {
+            ErrorSource::Unavailable
+        } else {
+            ErrorSource::Refused
+        }
+    }
 }
 
 impl Health {
@@ -83,18 +104,17 @@ impl Health {
     ) -> bool {
         let mut state = self.lock();
         let entry = state.watches.entry(watch).or_default();
-        let answered = source == ErrorSource::ApiServer;
         match &mut entry.failing {
             Some(failure) => {
                 failure.last_error = error;
-                failure.answered = answered;
+                failure.source = source;
                 false
             }
             None => {
                 entry.failing = Some(Failure {
                     since: now,
                     last_error: error,
-                    answered,
+                    source,
                 });
                 true
             }
@@ -164,7 +184,12 @@ impl Health {
                 "{name} watch failing for {:.0?}: {}",
                 failing_for, failure.last_error
             );
-            if failure.answered || answered_since(failure.since) {
+            let wedge = match failure.source {
+                ErrorSource::Unavailable => false,
+                ErrorSource::Refused => true,
+                ErrorSource::Link => answered_since(failure.since),
+            };
+            if wedge {
                 wedged.push(line);
             } else {
                 unreachable.push(line);
@@ -177,7 +202,7 @@ impl Health {
             Ok("ok".into())
         } else {
             Ok(format!(
-                "ok: the API server is unreachable, which a restart cannot fix ({})",
+                "ok: the API server is unreachable or overloaded, which a restart cannot fix ({})",
                 unreachable.join("; ")
             ))
         }
@@ -202,7 +227,7 @@ mod tests {
     fn a_watch_refused_by_the_api_server_past_the_threshold_is_wedged() {
         let health = Health::new(THRESHOLD);
         let start = Instant::now();
-        assert!(health.watch_failed("sources", "403".into(), ErrorSource::ApiServer, start));
+        assert!(health.watch_failed("sources", "403".into(), ErrorSource::Refused, start));
         assert!(health.liveness(after(start, 1)).is_ok());
         let err = health.liveness(after(start, 6)).unwrap_err();
         assert!(err.contains("sources") && err.contains("403"), "{err}");
@@ -221,6 +246,38 @@ mod tests {
         health.watch_failed("sources", "refused".into(), ErrorSource::Link, start);
         let note = health.liveness(after(start, 60)).unwrap();
         assert!(note.contains("unreachable"), "{note}");
+    }
+
+    #[test]
+    fn an_overloaded_api_server_is_an_outage_however_long_and_whatever_the_probe_says() {
+        let health = Health::new(THRESHOLD);
+        let start = Instant::now();
+        health.watch_failed("sources", "429".into(), ErrorSource::Unavailable, start);
+        health.watch_failed("companions", "504".into(), ErrorSource::Unavailable, start);
+        for secs in (5..120).step_by(5) {
+            health.api_answered(after(start, secs));
+            health.watch_failed(
+                "sources",
+                "429".into(),
+                ErrorSource::Unavailable,
+                after(start, secs),
+            );
+        }
+        let note = health.liveness(after(start, 120)).unwrap();
+        assert!(
+            note.contains("overloaded") && note.contains("504"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn statuses_of_overload_are_outages_and_the_others_refusals() {
+        for code in [429, 500, 502, 503, 504] {
+            assert_eq!(ErrorSource::of_status(code), ErrorSource::Unavailable);
+        }
+        for code in [400, 401, 403, 404, 410, 422] {
+            assert_eq!(ErrorSource::of_status(code), ErrorSource::Refused);
+        }
     }
 
     #[test]
@@ -252,7 +309,7 @@ mod tests {
         assert!(!health.watch_failed(
             "companions",
             "forbidden".into(),
-            ErrorSource::ApiServer,
+            ErrorSource::Refused,
             after(start, 4)
         ));
         let err = health.liveness(after(start, 6)).unwrap_err();
@@ -269,7 +326,7 @@ mod tests {
         health.watch_failed(
             "companions",
             "forbidden: cannot list configmaps".into(),
-            ErrorSource::ApiServer,
+            ErrorSource::Refused,
             Instant::now(),
         );
         let why = health.readiness().unwrap_err();

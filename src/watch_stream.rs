@@ -87,16 +87,18 @@ pub fn streaming_refused(error: &watcher::Error) -> bool {
         && (status.message.contains("sendInitialEvents") || status.message.contains("WatchList"))
 }
 
-/// Whether the API server answered (a status of its own) or the link failed.
+/// Whether the API server refused the watch on its own terms, is
+/// overloaded or without its storage (429, 5xx), or the link failed.
 pub fn error_source(error: &watcher::Error) -> ErrorSource {
     match error {
         watcher::Error::InitialListFailed(e)
         | watcher::Error::WatchStartFailed(e)
         | watcher::Error::WatchFailed(e) => match e {
-            kube::Error::Api(_) => ErrorSource::ApiServer,
+            kube::Error::Api(status) => ErrorSource::of_status(status.code),
             _ => ErrorSource::Link,
         },
-        watcher::Error::WatchError(_) | watcher::Error::NoResourceVersion => ErrorSource::ApiServer,
+        watcher::Error::WatchError(status) => ErrorSource::of_status(status.code),
+        watcher::Error::NoResourceVersion => ErrorSource::Refused,
     }
 }
 
@@ -104,6 +106,7 @@ pub fn error_source(error: &watcher::Error) -> ErrorSource {
 mod tests {
     use super::*;
     use crate::test_fixtures::mk_api_error;
+    use kube::core::Status;
 
     const GATE_OFF: &str =
         "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled";
@@ -127,12 +130,36 @@ mod tests {
     }
 
     #[test]
-    fn api_statuses_are_answers_and_transport_errors_are_lost_links() {
+    fn refusals_are_answers_and_transport_errors_are_lost_links() {
         let answered =
             watcher::Error::InitialListFailed(mk_api_error(403, "Forbidden", "forbidden"));
-        assert_eq!(error_source(&answered), ErrorSource::ApiServer);
+        assert_eq!(error_source(&answered), ErrorSource::Refused);
+        let expired = watcher::Error::WatchError(Box::new(
+            Status::failure("too old resource version", "Expired").with_code(410),
+        ));
+        assert_eq!(error_source(&expired), ErrorSource::Refused);
         let lost =
             watcher::Error::WatchStartFailed(kube::Error::Service("connection refused".into()));
         assert_eq!(error_source(&lost), ErrorSource::Link);
+    }
+
+    #[test]
+    fn overload_and_server_errors_are_outages() {
+        let rejected = watcher::Error::WatchStartFailed(mk_api_error(
+            429,
+            "Failed to parse error data",
+            "Too many requests, please try again later.",
+        ));
+        assert_eq!(error_source(&rejected), ErrorSource::Unavailable);
+        let timed_out = watcher::Error::InitialListFailed(mk_api_error(
+            504,
+            "Timeout",
+            "Timeout: request did not complete within requested timeout",
+        ));
+        assert_eq!(error_source(&timed_out), ErrorSource::Unavailable);
+        let storage = watcher::Error::WatchError(Box::new(
+            Status::failure("etcdserver: request timed out", "InternalError").with_code(500),
+        ));
+        assert_eq!(error_source(&storage), ErrorSource::Unavailable);
     }
 }

@@ -163,6 +163,11 @@ pub fn watch(
 }
 
 /// A client for one watch, which tells `health` when the watch reconnects.
+///
+/// Without kube's retries of 429, 503 and 504 within a request: the watch
+/// retries on its own, with backoff, and those retries would keep from
+/// `health` that the API server is overloaded (the request just hangs,
+/// for minutes) until they run out.
 fn client_for(
     config: &kube::Config,
     health: &Arc<Health>,
@@ -170,7 +175,9 @@ fn client_for(
 ) -> anyhow::Result<Client> {
     health.register(watch);
     let health = health.clone();
-    api_client::for_watch(config, move || {
+    let mut config = config.clone();
+    config.default_retry = false;
+    api_client::for_watch(&config, move || {
         if let Some(failed_for) = health.watch_ok(watch, Instant::now()) {
             tracing::info!(watch, ?failed_for, "watch reconnected");
         }
