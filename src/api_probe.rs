@@ -34,9 +34,14 @@ pub async fn while_watches_fail(client: Client, namespace: Option<String>, healt
         }
         let outcome = configmaps.list_metadata(&one).await;
         if answered(&outcome) {
-            health.api_answered(Instant::now());
-        } else if let Err(error) = &outcome {
-            tracing::debug!(%error, "the API server did not answer a probe");
+            if health.probe_answered(Instant::now()) {
+                tracing::info!("the API server answers again");
+            }
+        } else {
+            if let Err(error) = &outcome {
+                tracing::debug!(%error, "the API server did not answer a probe");
+            }
+            health.probe_unanswered();
         }
     }
 }

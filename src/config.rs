@@ -44,8 +44,8 @@ pub struct Config {
     #[arg(long, env = "MIRROR_HTTP_ADDR", default_value = "0.0.0.0:8080")]
     pub http_addr: SocketAddr,
 
-    /// A watch failing this long while the API server answers makes
-    /// /healthz fail; an outage (no answer, 429, 5xx) never does.
+    /// A watch that keeps failing this long once the API server answers
+    /// makes /healthz fail; an outage (no answer, 429, 5xx) never does.
     #[arg(long, env = "MIRROR_WATCH_FAILURE_THRESHOLD", default_value = "60s", value_parser = parse_duration)]
     pub watch_failure_threshold: Duration,
 

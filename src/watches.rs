@@ -90,6 +90,7 @@ pub fn watch(
                 watcher::Config::default(),
                 settings.initial_list,
                 NAMESPACES,
+                health.clone(),
             )
             .modify(|ns: &mut NamespaceMeta| ns.managed_fields_mut().clear())
             .reflect(writer);
@@ -102,6 +103,7 @@ pub fn watch(
         watcher::Config::default().labels(&settings.selector),
         settings.initial_list,
         SOURCES,
+        health.clone(),
     )
     .modify(cache_form::slim_source)
     .reflect(source_writer);
@@ -111,6 +113,7 @@ pub fn watch(
         watcher::Config::default().labels(&contract::copy_selector()),
         settings.initial_list,
         COPIES,
+        health.clone(),
     )
     .modify(cache_form::slim_copy)
     .reflect(copy_writer);

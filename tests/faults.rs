@@ -244,6 +244,37 @@ impl HealthzPolls {
     }
 }
 
+/// After an outage longer than the threshold, the watches still waiting out
+/// their backoff (up to 30 s) when the link returns are not wedged: the
+/// threshold runs from the API server's first answer, and that answer makes
+/// them retry at once.
+#[tokio::test]
+async fn liveness_stays_ok_when_the_link_returns_after_a_long_outage() {
+    let scene = Scene::new("fault-return").await;
+    let (proxy, kubeconfig) = proxied(&scene, "return");
+    let controller = controller_via(
+        &scene,
+        &kubeconfig,
+        "return",
+        &["--watch-failure-threshold", "5s"],
+    )
+    .await;
+    wait_healthz_ok(&controller).await;
+
+    proxy.reset().expect("cut the link");
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    proxy.restore().expect("restore the link");
+    let polls = HealthzPolls::over(
+        &controller,
+        Duration::from_secs(40),
+        Duration::from_millis(200),
+    )
+    .await;
+    polls.assert_never_failed("in the 40 s after the link returned", &controller);
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+}
+
 /// etcd stops answering (SIGSTOP) for 100 s while kube-apiserver keeps
 /// running and answers `/version`. With a watch cache the API server serves
 /// the controller's lists and watches from memory and nothing fails; this
