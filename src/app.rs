@@ -75,7 +75,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         metrics.clone(),
         backoffs.clone(),
     )?;
-    tokio::spawn(api_probe::while_watches_fail(client.clone(), health));
+    tokio::spawn(api_probe::while_watches_fail(
+        client.clone(),
+        config.namespace.clone(),
+        health,
+    ));
     let ctx = Arc::new(Context {
         events: EventPublisher::new(
             client.clone(),

@@ -73,7 +73,8 @@ pub struct Config {
     )]
     pub http_addr: SocketAddr,
 
-    /// A watch failing without pause for this long makes /healthz fail.
+    /// A watch that keeps failing this long once the API server answers
+    /// makes /healthz fail; an outage (no answer, 429, 5xx) never does.
     #[arg(long, env = "MIRROR_WATCH_FAILURE_THRESHOLD", help_heading = "Operations", value_name = "DURATION", default_value = "60s", value_parser = duration::parse_positive)]
     pub watch_failure_threshold: Duration,
 

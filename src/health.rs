@@ -3,14 +3,25 @@
 //! Live means "not wedged". A watch is failing from its first error until
 //! the API server accepts a watch again or the watch delivers an event,
 //! whichever comes first; a watch that has reconnected on a quiet cluster
-//! is healthy although it delivers nothing. The process is wedged when a
-//! watch has been failing for longer than the threshold *while the API
-//! server answers*: its last error was the API server's own answer (403,
-//! 422, 500...), or the API server answered a probe during the failure. A
-//! restart can fix that. An API server that does not answer at all
-//! (connections refused, reset or hanging) is an outage, which a restart
-//! cannot fix: liveness stays OK, so that an outage never ends in every
-//! replica's crash-loop back-off.
+//! is healthy although it delivers nothing.
+//!
+//! Each error of a watch says something about the API server
+//! ([`ErrorSource`]): a refusal of its own (403, 410, 422...) shows that it
+//! answers; 429 or a 5xx shows that it is overloaded or cannot reach etcd,
+//! an outage; a lost link (connection refused, reset or timed out) says
+//! nothing, and a probe of the API server (`api_probe`) tells.
+//!
+//! The process is wedged when a watch keeps failing while the API server
+//! answers, for longer than the threshold counted from the API server's
+//! first answer during the failure: the watch's own refusal, or an answered
+//! probe. A probe left unanswered stops that clock, and the next answer
+//! starts it again. A watch whose last error was a 429 or a 5xx is never
+//! wedged, nor is one when the latest answer is older than
+//! [`PROBE_FRESHNESS`]. A restart can fix a wedge; it cannot fix an outage
+//! (it would only add load, and every replica would end in crash-loop
+//! back-off), so liveness stays OK through one. And when the API server
+//! first answers again, the watches waiting out a backoff retry at once
+//! rather than up to 30 s later.
 //!
 //! Ready means every cache has completed its initial list once. The caches
 //! keep serving what they hold during an outage, so readiness stays. Until
@@ -22,18 +33,24 @@ use std::{
     time::{Duration, Instant},
 };
 
-/// How recent an answer to a probe must be to show the API server answers.
+use tokio::sync::{Notify, futures::Notified};
+
+/// How recent an answer must be to show the API server answers.
 pub const PROBE_FRESHNESS: Duration = Duration::from_secs(15);
 
 #[derive(Debug)]
 pub struct Health {
     threshold: Duration,
     state: Mutex<State>,
+    /// Wakes the watches waiting out a backoff when the API server answers
+    /// again.
+    retry: Notify,
 }
 
 #[derive(Debug, Default)]
 struct State {
     watches: BTreeMap<&'static str, Watch>,
+    /// When the API server last answered: a probe, or a watch's refusal.
     api_answered_at: Option<Instant>,
     /// Why the API server refuses this replica's Lease requests, if it does.
     election_refused: Option<String>,
@@ -49,17 +66,44 @@ struct Watch {
 struct Failure {
     since: Instant,
     last_error: String,
-    /// The last error was a response of the API server, not a lost link.
-    answered: bool,
+    source: ErrorSource,
+    /// When the API server began answering during this failure; `None`
+    /// until it does, and again once a probe goes unanswered or the watch
+    /// meets an overload.
+    answered_since: Option<Instant>,
 }
 
 /// What a watch error says about the API server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorSource {
-    /// The API server answered, refusing or failing the request.
-    ApiServer,
+    /// The API server answered, refusing or failing the request on its own
+    /// terms (a 4xx other than 429, an error event): it serves requests.
+    Refused,
+    /// The API server is overloaded or cannot serve the request's storage
+    /// (429, 5xx): an outage.
+    Unavailable,
     /// No answer: the connection was refused, reset or timed out.
     Link,
+}
+
+impl ErrorSource {
+    /// What an error status of the API server says.
+    pub fn of_status(code: u16) -> ErrorSource {
+        if code == 429 || code >= 500 {
+            ErrorSource::Unavailable
+        } else {
+            ErrorSource::Refused
+        }
+    }
+}
+
+impl Failure {
+    /// How long the API server has answered during this failure, if it
+    /// does.
+    fn answering_for(&self, now: Instant) -> Option<Duration> {
+        self.answered_since
+            .map(|since| now.saturating_duration_since(since))
+    }
 }
 
 impl Health {
@@ -67,6 +111,7 @@ impl Health {
         Health {
             threshold,
             state: Mutex::default(),
+            retry: Notify::new(),
         }
     }
 
@@ -84,23 +129,28 @@ impl Health {
         now: Instant,
     ) -> bool {
         let mut state = self.lock();
-        let entry = state.watches.entry(watch).or_default();
-        let answered = source == ErrorSource::ApiServer;
-        match &mut entry.failing {
-            Some(failure) => {
-                failure.last_error = error;
-                failure.answered = answered;
-                false
-            }
-            None => {
-                entry.failing = Some(Failure {
-                    since: now,
-                    last_error: error,
-                    answered,
-                });
-                true
-            }
+        if source == ErrorSource::Refused {
+            state.api_answered_at = Some(now);
         }
+        let entry = state.watches.entry(watch).or_default();
+        let new_streak = entry.failing.is_none();
+        let failure = entry.failing.get_or_insert_with(|| Failure {
+            since: now,
+            last_error: String::new(),
+            source,
+            answered_since: None,
+        });
+        failure.last_error = error;
+        failure.source = source;
+        match source {
+            ErrorSource::Refused => {
+                failure.answered_since.get_or_insert(now);
+            }
+            ErrorSource::Unavailable => failure.answered_since = None,
+            // Whether the API server answers meanwhile is the probe's to say.
+            ErrorSource::Link => {}
+        }
+        new_streak
     }
 
     /// The watch works again (accepted by the API server, or it delivered
@@ -116,9 +166,49 @@ impl Health {
         self.lock().watches.values().any(|w| w.failing.is_some())
     }
 
-    /// The API server answered a call at `now`.
-    pub fn api_answered(&self, now: Instant) {
-        self.lock().api_answered_at = Some(now);
+    /// The API server answered a probe at `now`. When that is its first
+    /// answer during a watch's failure, the failing watches waiting out a
+    /// backoff retry at once, and this returns true.
+    pub fn probe_answered(&self, now: Instant) -> bool {
+        let mut state = self.lock();
+        state.api_answered_at = Some(now);
+        let mut first_answer = false;
+        for failure in state
+            .watches
+            .values_mut()
+            .filter_map(|w| w.failing.as_mut())
+        {
+            // An overloaded API server gets no retries before their time.
+            if failure.answered_since.is_none() && failure.source != ErrorSource::Unavailable {
+                failure.answered_since = Some(now);
+                first_answer = true;
+            }
+        }
+        drop(state);
+        if first_answer {
+            self.retry.notify_waiters();
+        }
+        first_answer
+    }
+
+    /// The API server did not answer a probe (no answer in time, 429, 5xx):
+    /// every failing watch's clock stops until the next answer.
+    pub fn probe_unanswered(&self) {
+        let mut state = self.lock();
+        for failure in state
+            .watches
+            .values_mut()
+            .filter_map(|w| w.failing.as_mut())
+        {
+            failure.answered_since = None;
+        }
+    }
+
+    /// Completes when the failing watches should retry at once rather than
+    /// wait out their backoff: at the API server's first answer during a
+    /// failure. Only a request made after this was called completes it.
+    pub fn retry_requested(&self) -> Notified<'_> {
+        self.retry.notified()
     }
 
     pub fn cache_synced(&self, watch: &'static str) {
@@ -158,13 +248,11 @@ impl Health {
     /// Ok with a note, or what is wedged.
     pub fn liveness(&self, now: Instant) -> Result<String, String> {
         let state = self.lock();
-        let answered_since = |since: Instant| {
-            state.api_answered_at.is_some_and(|at| {
-                at >= since && now.saturating_duration_since(at) <= PROBE_FRESHNESS
-            })
-        };
+        let answers_now = state
+            .api_answered_at
+            .is_some_and(|at| now.saturating_duration_since(at) <= PROBE_FRESHNESS);
         let mut wedged = Vec::new();
-        let mut unreachable = Vec::new();
+        let mut outage = Vec::new();
         for (name, watch) in &state.watches {
             let Some(failure) = &watch.failing else {
                 continue;
@@ -173,25 +261,31 @@ impl Health {
             if failing_for <= self.threshold {
                 continue;
             }
-            let line = format!(
-                "{name} watch failing for {:.0?}: {}",
-                failing_for, failure.last_error
-            );
-            if failure.answered || answered_since(failure.since) {
-                wedged.push(line);
-            } else {
-                unreachable.push(line);
+            let (error, answering_for) = (&failure.last_error, failure.answering_for(now));
+            match (failure.source, answering_for.filter(|_| answers_now)) {
+                (ErrorSource::Unavailable, _) => outage.push(format!(
+                    "{name} watch failing for {failing_for:.0?}, the API server overloaded or without its storage: {error}"
+                )),
+                (_, None) => outage.push(format!(
+                    "{name} watch failing for {failing_for:.0?}, the API server unreachable: {error}"
+                )),
+                (_, Some(answering)) if answering > self.threshold => wedged.push(format!(
+                    "{name} watch failing for {failing_for:.0?}, {answering:.0?} of them since the API server answered: {error}"
+                )),
+                (_, Some(answering)) => outage.push(format!(
+                    "{name} watch failing for {failing_for:.0?}, the API server answering again for {answering:.0?}: {error}"
+                )),
             }
         }
         if !wedged.is_empty() {
             return Err(format!("the API server answers but {}", wedged.join("; ")));
         }
-        if unreachable.is_empty() {
+        if outage.is_empty() {
             Ok("ok".into())
         } else {
             Ok(format!(
-                "ok: the API server is unreachable, which a restart cannot fix ({})",
-                unreachable.join("; ")
+                "ok: no watch is wedged, and a restart cannot end an outage ({})",
+                outage.join("; ")
             ))
         }
     }
@@ -215,7 +309,7 @@ mod tests {
     fn a_watch_refused_by_the_api_server_past_the_threshold_is_wedged() {
         let health = Health::new(THRESHOLD);
         let start = Instant::now();
-        assert!(health.watch_failed("sources", "403".into(), ErrorSource::ApiServer, start));
+        assert!(health.watch_failed("sources", "403".into(), ErrorSource::Refused, start));
         assert!(health.liveness(after(start, 1)).is_ok());
         let err = health.liveness(after(start, 6)).unwrap_err();
         assert!(err.contains("sources") && err.contains("403"), "{err}");
@@ -232,8 +326,42 @@ mod tests {
         let health = Health::new(THRESHOLD);
         let start = Instant::now();
         health.watch_failed("sources", "refused".into(), ErrorSource::Link, start);
+        health.probe_unanswered();
         let note = health.liveness(after(start, 60)).unwrap();
         assert!(note.contains("unreachable"), "{note}");
+    }
+
+    #[test]
+    fn an_overloaded_api_server_is_an_outage_however_long_and_whatever_the_probe_says() {
+        let health = Health::new(THRESHOLD);
+        let start = Instant::now();
+        health.watch_failed("sources", "429".into(), ErrorSource::Unavailable, start);
+        health.watch_failed("companions", "504".into(), ErrorSource::Unavailable, start);
+        for secs in (5..120).step_by(5) {
+            // Overload is no reason to retry before the backoff says so.
+            assert!(!health.probe_answered(after(start, secs)));
+            health.watch_failed(
+                "sources",
+                "429".into(),
+                ErrorSource::Unavailable,
+                after(start, secs),
+            );
+        }
+        let note = health.liveness(after(start, 120)).unwrap();
+        assert!(
+            note.contains("overloaded") && note.contains("504"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn statuses_of_overload_are_outages_and_the_others_refusals() {
+        for code in [429, 500, 502, 503, 504] {
+            assert_eq!(ErrorSource::of_status(code), ErrorSource::Unavailable);
+        }
+        for code in [400, 401, 403, 404, 410, 422] {
+            assert_eq!(ErrorSource::of_status(code), ErrorSource::Refused);
+        }
     }
 
     #[test]
@@ -241,13 +369,19 @@ mod tests {
         let health = Health::new(THRESHOLD);
         let start = Instant::now();
         health.watch_failed("companions", "reset".into(), ErrorSource::Link, start);
-        health.api_answered(after(start, 20));
-        assert!(health.liveness(after(start, 21)).is_err());
+        assert!(health.probe_answered(after(start, 20)));
+        health.watch_failed(
+            "companions",
+            "reset".into(),
+            ErrorSource::Link,
+            after(start, 21),
+        );
+        assert!(health.liveness(after(start, 26)).is_err());
         // An answer that is no longer fresh says nothing about now.
         assert!(health.liveness(after(start, 40)).is_ok());
         // Nor does one from before the failure began.
         let health = Health::new(THRESHOLD);
-        health.api_answered(start);
+        health.probe_answered(start);
         health.watch_failed(
             "companions",
             "reset".into(),
@@ -258,18 +392,95 @@ mod tests {
     }
 
     #[test]
-    fn repeated_failures_count_from_the_first_and_keep_the_latest_error() {
+    fn after_an_outage_the_threshold_runs_from_the_first_answer() {
+        let health = Health::new(THRESHOLD);
+        let start = Instant::now();
+        health.watch_failed("sources", "refused".into(), ErrorSource::Link, start);
+        for secs in [5, 10] {
+            health.probe_unanswered();
+            assert!(health.liveness(after(start, secs + 1)).is_ok());
+        }
+        // The link is back at 12 s; the watch waits out its backoff.
+        assert!(health.probe_answered(after(start, 15)));
+        assert!(!health.probe_answered(after(start, 18)));
+        let note = health.liveness(after(start, 18)).unwrap();
+        assert!(note.contains("answering again for 3s"), "{note}");
+        assert!(health.liveness(after(start, 20)).is_ok());
+        assert!(!health.probe_answered(after(start, 20)));
+        let err = health.liveness(after(start, 21)).unwrap_err();
+        assert!(
+            err.contains("6s of them since the API server answered"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_unanswered_probe_stops_the_clock_until_the_next_answer() {
+        let health = Health::new(THRESHOLD);
+        let start = Instant::now();
+        health.watch_failed("sources", "reset".into(), ErrorSource::Link, start);
+        assert!(health.probe_answered(after(start, 5)));
+        health.probe_unanswered();
+        assert!(health.liveness(after(start, 12)).is_ok());
+        assert!(health.probe_answered(after(start, 15)));
+        assert!(health.liveness(after(start, 20)).is_ok());
+        assert!(health.liveness(after(start, 21)).is_err());
+    }
+
+    #[test]
+    fn an_overload_stops_the_clock_and_a_refusal_starts_it() {
+        let health = Health::new(THRESHOLD);
+        let start = Instant::now();
+        health.watch_failed("sources", "403".into(), ErrorSource::Refused, start);
+        health.watch_failed(
+            "sources",
+            "503".into(),
+            ErrorSource::Unavailable,
+            after(start, 4),
+        );
+        assert!(health.liveness(after(start, 8)).is_ok());
+        health.watch_failed(
+            "sources",
+            "403".into(),
+            ErrorSource::Refused,
+            after(start, 10),
+        );
+        assert!(health.liveness(after(start, 15)).is_ok());
+        assert!(health.liveness(after(start, 16)).is_err());
+    }
+
+    #[tokio::test]
+    async fn the_first_answer_wakes_the_watches_waiting_to_retry() {
+        let health = Health::new(THRESHOLD);
+        let start = Instant::now();
+        health.watch_failed("sources", "reset".into(), ErrorSource::Link, start);
+        let retry = health.retry_requested();
+        assert!(health.probe_answered(after(start, 5)));
+        tokio::time::timeout(Duration::from_secs(5), retry)
+            .await
+            .expect("woken");
+        // Later answers wake no one.
+        let retry = health.retry_requested();
+        assert!(!health.probe_answered(after(start, 10)));
+        let mut retry = std::pin::pin!(retry);
+        assert!(futures::poll!(retry.as_mut()).is_pending());
+    }
+
+    #[test]
+    fn repeated_failures_keep_the_latest_error() {
         let health = Health::new(THRESHOLD);
         let start = Instant::now();
         health.watch_failed("companions", "refused".into(), ErrorSource::Link, start);
         assert!(!health.watch_failed(
             "companions",
             "forbidden".into(),
-            ErrorSource::ApiServer,
+            ErrorSource::Refused,
             after(start, 4)
         ));
-        let err = health.liveness(after(start, 6)).unwrap_err();
-        assert!(err.contains("forbidden"), "{err}");
+        // Failing since 0 s, answered since 4 s.
+        assert!(health.liveness(after(start, 9)).is_ok());
+        let err = health.liveness(after(start, 10)).unwrap_err();
+        assert!(err.contains("forbidden") && err.contains("10s"), "{err}");
         assert!(health.any_failing());
     }
 
@@ -282,7 +493,7 @@ mod tests {
         health.watch_failed(
             "companions",
             "forbidden: cannot list configmaps".into(),
-            ErrorSource::ApiServer,
+            ErrorSource::Refused,
             Instant::now(),
         );
         let why = health.readiness().unwrap_err();

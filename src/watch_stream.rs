@@ -6,29 +6,37 @@
 //! with the WatchList feature gate off (the default on Kubernetes 1.33)
 //! refuse such a watch with 422 on every attempt; in `auto` mode that watch
 //! then lists instead, for the rest of the process's life.
+//!
+//! Between attempts a watch waits out kube's default backoff (0.8 s,
+//! doubling to 30 s, with jitter), unless `health` asks the failing watches
+//! to retry at once because the API server answers again after an outage.
 
-use std::fmt::Debug;
+use std::{fmt::Debug, sync::Arc, time::Duration};
 
 use futures::{Stream, StreamExt, stream::BoxStream};
 use k8s_openapi::serde::de::DeserializeOwned;
 use kube::{
     Api, Resource,
     runtime::{
-        WatchStreamExt,
-        watcher::{self, Event},
+        utils::Backoff,
+        watcher::{self, DefaultBackoff, Event},
     },
 };
 
-use crate::{config::InitialList, health::ErrorSource};
+use crate::{
+    config::InitialList,
+    health::{ErrorSource, Health},
+};
 
 type Events<K> = BoxStream<'static, Result<Event<K>, watcher::Error>>;
 
-/// The events of one watch, retried with kube's default backoff.
+/// The events of one watch, retried with backoff.
 pub fn events<K>(
     api: Api<K>,
     config: watcher::Config,
     initial_list: InitialList,
     watch: &'static str,
+    health: Arc<Health>,
 ) -> impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + use<K>
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
@@ -38,7 +46,56 @@ where
         InitialList::List => watcher::watcher(api, config.any_semantic()).boxed(),
         InitialList::Auto => streaming_or_listing(api, config, watch).boxed(),
     };
-    events.default_backoff()
+    with_backoff(events, watch, health)
+}
+
+/// After each error, waits kube's default backoff before the next attempt,
+/// as kube's own `default_backoff` does, or until `health` asks the failing
+/// watches to retry.
+fn with_backoff<K>(
+    events: Events<K>,
+    watch: &'static str,
+    health: Arc<Health>,
+) -> impl Stream<Item = Result<Event<K>, watcher::Error>> + Send
+where
+    K: Send + 'static,
+{
+    let retrying = Retrying {
+        events,
+        backoff: DefaultBackoff::default(),
+        wait: None,
+    };
+    futures::stream::unfold(retrying, move |mut retrying| {
+        let health = health.clone();
+        async move {
+            if let Some(wait) = retrying.wait.take() {
+                let retry_requested = health.retry_requested();
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    () = retry_requested => {
+                        tracing::info!(watch, "the API server answers again; retrying now");
+                    }
+                }
+            }
+            let item = retrying.events.next().await?;
+            match &item {
+                Ok(_) => retrying.backoff.reset(),
+                // kube's default backoff never gives up.
+                Err(_) => retrying.wait = Some(retrying.backoff.next().unwrap_or(MAX_BACKOFF)),
+            }
+            Some((item, retrying))
+        }
+    })
+}
+
+/// The longest wait of kube's default backoff.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+struct Retrying<K> {
+    events: Events<K>,
+    backoff: DefaultBackoff,
+    /// How long to wait before the next attempt, after an error.
+    wait: Option<Duration>,
 }
 
 /// Streams the first list until the API server refuses that, then lists.
@@ -87,16 +144,18 @@ pub fn streaming_refused(error: &watcher::Error) -> bool {
         && (status.message.contains("sendInitialEvents") || status.message.contains("WatchList"))
 }
 
-/// Whether the API server answered (a status of its own) or the link failed.
+/// Whether the API server refused the watch on its own terms, is
+/// overloaded or without its storage (429, 5xx), or the link failed.
 pub fn error_source(error: &watcher::Error) -> ErrorSource {
     match error {
         watcher::Error::InitialListFailed(e)
         | watcher::Error::WatchStartFailed(e)
         | watcher::Error::WatchFailed(e) => match e {
-            kube::Error::Api(_) => ErrorSource::ApiServer,
+            kube::Error::Api(status) => ErrorSource::of_status(status.code),
             _ => ErrorSource::Link,
         },
-        watcher::Error::WatchError(_) | watcher::Error::NoResourceVersion => ErrorSource::ApiServer,
+        watcher::Error::WatchError(status) => ErrorSource::of_status(status.code),
+        watcher::Error::NoResourceVersion => ErrorSource::Refused,
     }
 }
 
@@ -104,6 +163,9 @@ pub fn error_source(error: &watcher::Error) -> ErrorSource {
 mod tests {
     use super::*;
     use crate::test_fixtures::mk_api_error;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::core::Status;
+    use std::task::Poll;
 
     const GATE_OFF: &str =
         "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled";
@@ -127,12 +189,72 @@ mod tests {
     }
 
     #[test]
-    fn api_statuses_are_answers_and_transport_errors_are_lost_links() {
+    fn refusals_are_answers_and_transport_errors_are_lost_links() {
         let answered =
             watcher::Error::InitialListFailed(mk_api_error(403, "Forbidden", "forbidden"));
-        assert_eq!(error_source(&answered), ErrorSource::ApiServer);
+        assert_eq!(error_source(&answered), ErrorSource::Refused);
+        let expired = watcher::Error::WatchError(Box::new(
+            Status::failure("too old resource version", "Expired").with_code(410),
+        ));
+        assert_eq!(error_source(&expired), ErrorSource::Refused);
         let lost =
             watcher::Error::WatchStartFailed(kube::Error::Service("connection refused".into()));
         assert_eq!(error_source(&lost), ErrorSource::Link);
+    }
+
+    #[test]
+    fn overload_and_server_errors_are_outages() {
+        let rejected = watcher::Error::WatchStartFailed(mk_api_error(
+            429,
+            "Failed to parse error data",
+            "Too many requests, please try again later.",
+        ));
+        assert_eq!(error_source(&rejected), ErrorSource::Unavailable);
+        let timed_out = watcher::Error::InitialListFailed(mk_api_error(
+            504,
+            "Timeout",
+            "Timeout: request did not complete within requested timeout",
+        ));
+        assert_eq!(error_source(&timed_out), ErrorSource::Unavailable);
+        let storage = watcher::Error::WatchError(Box::new(
+            Status::failure("etcdserver: request timed out", "InternalError").with_code(500),
+        ));
+        assert_eq!(error_source(&storage), ErrorSource::Unavailable);
+    }
+
+    /// On tokio's paused clock, which moves only when told to.
+    #[tokio::test(start_paused = true)]
+    async fn a_failing_watch_waits_out_its_backoff_unless_asked_to_retry() {
+        let health = Arc::new(Health::new(Duration::from_secs(5)));
+        let refused = || {
+            Err(watcher::Error::WatchStartFailed(kube::Error::Service(
+                "connection refused".into(),
+            )))
+        };
+        let failures: Events<ConfigMap> = futures::stream::repeat_with(refused).boxed();
+        let mut events = std::pin::pin!(with_backoff(failures, "sources", health.clone()));
+        assert!(matches!(events.next().await, Some(Err(_))));
+        {
+            // The first backoff is 0.8 s or more.
+            let mut next = std::pin::pin!(events.next());
+            assert!(futures::poll!(next.as_mut()).is_pending());
+            tokio::time::advance(Duration::from_millis(700)).await;
+            assert!(futures::poll!(next.as_mut()).is_pending());
+            tokio::time::advance(Duration::from_secs(2)).await;
+            assert!(matches!(
+                futures::poll!(next.as_mut()),
+                Poll::Ready(Some(Err(_)))
+            ));
+        }
+        let now = std::time::Instant::now();
+        health.watch_failed("sources", "refused".into(), ErrorSource::Link, now);
+        let mut next = std::pin::pin!(events.next());
+        assert!(futures::poll!(next.as_mut()).is_pending());
+        assert!(health.probe_answered(now));
+        // At once, the clock still.
+        assert!(matches!(
+            futures::poll!(next.as_mut()),
+            Poll::Ready(Some(Err(_)))
+        ));
     }
 }

@@ -95,6 +95,7 @@ pub fn watch<K: MirroredKind>(
                 watcher::Config::default(),
                 settings.initial_list,
                 NAMESPACES,
+                health.clone(),
             )
             .modify(|ns: &mut NamespaceMeta| ns.managed_fields_mut().clear())
             .reflect(writer);
@@ -107,6 +108,7 @@ pub fn watch<K: MirroredKind>(
         watcher::Config::default().labels(&settings.selector),
         settings.initial_list,
         SOURCES,
+        health.clone(),
     )
     .modify(cache_form::slim_source)
     .reflect(source_writer);
@@ -116,6 +118,7 @@ pub fn watch<K: MirroredKind>(
         watcher::Config::default().labels(&contract::copy_selector()),
         settings.initial_list,
         COPIES,
+        health.clone(),
     )
     .modify(cache_form::slim_copy)
     .reflect(copy_writer);
@@ -168,6 +171,11 @@ pub fn watch<K: MirroredKind>(
 }
 
 /// A client for one watch, which tells `health` when the watch reconnects.
+///
+/// Without kube's retries of 429, 503 and 504 within a request: the watch
+/// retries on its own, with backoff, and those retries would keep from
+/// `health` that the API server is overloaded (the request just hangs,
+/// for minutes) until they run out.
 fn client_for(
     config: &kube::Config,
     health: &Arc<Health>,
@@ -175,7 +183,9 @@ fn client_for(
 ) -> anyhow::Result<Client> {
     health.register(watch);
     let health = health.clone();
-    api_client::for_watch(config, move || {
+    let mut config = config.clone();
+    config.default_retry = false;
+    api_client::for_watch(&config, move || {
         if let Some(failed_for) = health.watch_ok(watch, Instant::now()) {
             tracing::info!(watch, ?failed_for, "watch reconnected");
         }

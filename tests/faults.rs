@@ -1,8 +1,8 @@
 //! The link to the API server cut (reset: connections refused), frozen
-//! (a partition: bytes held both ways), or the API server process itself
-//! restarted, with the controller in every state: the cluster converges
-//! once the link is back, liveness tells an outage from a wedge, and a stop
-//! is bounded.
+//! (a partition: bytes held both ways), the API server process itself
+//! restarted, its etcd frozen, or its watches rejected as overload, with the
+//! controller in every state: the cluster converges once the link is back,
+//! liveness tells an outage from a wedge, and a stop is bounded.
 
 mod common;
 
@@ -16,6 +16,7 @@ use k8s_openapi::{
     api::{
         coordination::v1::Lease,
         core::v1::{ConfigMap, Namespace},
+        flowcontrol::v1::FlowSchema,
     },
     apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta},
     jiff::Timestamp,
@@ -184,6 +185,406 @@ async fn a_two_second_blip_with_nothing_changing_leaves_liveness_ok() {
         assert_eq!(status, 200, "{body}\n{}", controller.log_text());
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+}
+
+/// What /healthz answered to polls over a span of time.
+#[derive(Debug, Default)]
+struct HealthzPolls {
+    polls: usize,
+    /// Polls answered with anything but 200 (503: wedged).
+    failed: usize,
+    first_failure: Option<(u16, String)>,
+    /// Polls answered 200 with a note about failing watches.
+    noted_failing: usize,
+    last_note: Option<String>,
+}
+
+impl HealthzPolls {
+    /// Polls `/healthz` every `every` for `span`.
+    async fn over(controller: &ControllerProcess, span: Duration, every: Duration) -> Self {
+        let mut polls = HealthzPolls::default();
+        let until = Instant::now() + span;
+        while Instant::now() < until {
+            let (status, body) = healthz(controller).await;
+            polls.polls += 1;
+            if status != 200 {
+                polls.failed += 1;
+                polls.first_failure.get_or_insert((status, body));
+            } else if body != "ok" {
+                polls.noted_failing += 1;
+                polls.last_note = Some(body);
+            }
+            tokio::time::sleep(every).await;
+        }
+        polls
+    }
+
+    fn add(&mut self, later: HealthzPolls) {
+        self.polls += later.polls;
+        self.failed += later.failed;
+        if self.first_failure.is_none() {
+            self.first_failure = later.first_failure;
+        }
+        self.noted_failing += later.noted_failing;
+        if later.last_note.is_some() {
+            self.last_note = later.last_note;
+        }
+    }
+
+    fn assert_never_failed(&self, when: &str, controller: &ControllerProcess) {
+        assert_eq!(
+            self.failed,
+            0,
+            "/healthz failed {} of {} polls {when}; the first: {:?}\n{}",
+            self.failed,
+            self.polls,
+            self.first_failure,
+            controller.log_text()
+        );
+    }
+}
+
+/// After an outage longer than the threshold, the watches still waiting out
+/// their backoff (up to 30 s) when the link returns are not wedged: the
+/// threshold runs from the API server's first answer, and that answer makes
+/// them retry at once.
+#[tokio::test]
+async fn liveness_stays_ok_when_the_link_returns_after_a_long_outage() {
+    let scene = Scene::new("fault-return").await;
+    let (proxy, kubeconfig) = proxied(&scene, "return");
+    let controller = controller_via(
+        &scene,
+        &kubeconfig,
+        "return",
+        &["--watch-failure-threshold", "5s"],
+    )
+    .await;
+    wait_healthz_ok(&controller).await;
+
+    proxy.reset().expect("cut the link");
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    proxy.restore().expect("restore the link");
+    let polls = HealthzPolls::over(
+        &controller,
+        Duration::from_secs(40),
+        Duration::from_millis(200),
+    )
+    .await;
+    polls.assert_never_failed("in the 40 s after the link returned", &controller);
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+}
+
+/// etcd stops answering (SIGSTOP) for 100 s while kube-apiserver keeps
+/// running and answers `/version`. With a watch cache the API server serves
+/// the controller's lists and watches from memory and nothing fails; this
+/// one has none for ConfigMaps, so a list waits for etcd until the API
+/// server gives up after 60 s with a 504. A replica started during the
+/// outage (as the kubelet starts one it restarted) waits for its lists; a
+/// blip of its link resets them, and the watches fail from then on, past
+/// the threshold, first on the lost link and then on the 504s. It stays
+/// live: a restart cannot bring etcd back. Once etcd is back the replica
+/// converges on what it missed.
+#[tokio::test]
+async fn liveness_stays_ok_through_an_etcd_outage() {
+    const OUTAGE: Duration = Duration::from_secs(100);
+    let control_plane = ControlPlane::start(Options {
+        etcd_unsafe_no_fsync: true,
+        extra_apiserver_args: vec!["--watch-cache-sizes=configmaps#0".into()],
+        ..Options::default()
+    })
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    let scene = Scene::on(&control_plane, "fault-etcd").await;
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    let (proxy, kubeconfig) = proxied(&scene, "etcd");
+
+    control_plane.freeze_etcd().expect("freeze etcd");
+    let outage_ends = Instant::now() + OUTAGE;
+    let args = [
+        "--namespace",
+        scene.namespace.as_str(),
+        "--watch-failure-threshold",
+        "5s",
+        "--initial-list",
+        "list",
+    ];
+    let controller =
+        ControllerProcess::start_unready(&control_plane, &kubeconfig, "etcd", &args).await;
+    let mut polls = HealthzPolls::over(
+        &controller,
+        Duration::from_secs(5),
+        Duration::from_millis(250),
+    )
+    .await;
+    proxy.reset().expect("cut the link");
+    proxy.restore().expect("restore the link");
+    polls.add(
+        HealthzPolls::over(
+            &controller,
+            outage_ends.saturating_duration_since(Instant::now()),
+            Duration::from_millis(250),
+        )
+        .await,
+    );
+    let version = scene.client.apiserver_version().await;
+    control_plane.thaw_etcd().expect("thaw etcd");
+
+    assert!(
+        version.is_ok(),
+        "/version was expected to answer with etcd frozen: {version:?}"
+    );
+    polls.assert_never_failed("with etcd frozen", &controller);
+    assert!(
+        polls.noted_failing > 0,
+        "the watches were expected to fail past the threshold: {polls:?}\n{}",
+        controller.log_text()
+    );
+    let log = controller.log_text();
+    assert!(
+        log.lines()
+            .any(|line| line.contains("watch failed") && line.contains("code: 504")),
+        "a list was expected to end in the API server's 504\n{log}"
+    );
+    eprintln!("during the outage /healthz said: {:?}", polls.last_note);
+    scene.companion_in_sync("colors").await;
+    wait_healthz_ok(&controller).await;
+}
+
+/// API Priority and Fairness, the API server's own overload protection,
+/// rejects the controller's watches with 429 while the API server answers
+/// its other requests. The watches reconnect into the rejections and keep
+/// failing well past the threshold; liveness stays 200, because restarting
+/// would only add load. Once the priority level is gone, they converge.
+///
+/// A priority level with no seats still runs a request when it runs none,
+/// so a second ServiceAccount holds its only slot: it lists ConfigMaps far
+/// bigger than the socket buffers and never reads the answer.
+#[tokio::test]
+async fn liveness_stays_ok_while_the_api_server_rejects_the_watches_with_429() {
+    let scene = Scene::new("fault-429").await;
+    let control_plane = scene.control_plane;
+    let namespace = scene.namespace.clone();
+    let hog_namespace = testenv::fresh_namespace(&scene.client, "fault-429-hog")
+        .await
+        .expect("a namespace for the hog");
+    common::kubectl_apply(&scene, &common::service_account(&namespace, "mirror"));
+    let verbs = ["get", "list", "watch", "create", "update", "delete"];
+    common::kubectl_apply(
+        &scene,
+        &common::role_for(&namespace, "mirror", "mirror", &verbs),
+    );
+    common::kubectl_apply(&scene, &common::service_account(&hog_namespace, "hog"));
+    common::kubectl_apply(
+        &scene,
+        &common::role_for(&hog_namespace, "hog", "hog", &["list"]),
+    );
+    let hog_configmaps: Api<ConfigMap> = Api::namespaced(scene.client.clone(), &hog_namespace);
+    let big = "x".repeat(900_000);
+    for i in 0..30 {
+        hog_configmaps
+            .create(
+                &PostParams::default(),
+                &common::mk_unmanaged(&format!("big{i}"), &[("data", &big)]),
+            )
+            .await
+            .expect("create a big ConfigMap");
+    }
+
+    let proxy = FaultProxy::start(control_plane.apiserver_address()).expect("start the proxy");
+    let mirror_token = testenv::mint_token(&scene.client, &namespace, "mirror")
+        .await
+        .expect("a token");
+    let kubeconfig = control_plane
+        .log_dir()
+        .join(format!("{namespace}-mirror-proxied.kubeconfig"));
+    control_plane
+        .write_token_kubeconfig_via(&proxy.url(), &mirror_token, &kubeconfig)
+        .expect("write the kubeconfig");
+    let controller = controller_via(
+        &scene,
+        &kubeconfig,
+        "429",
+        &["--watch-failure-threshold", "5s"],
+    )
+    .await;
+    wait_healthz_ok(&controller).await;
+
+    let level = namespace.as_str();
+    common::kubectl_apply(
+        &scene,
+        &rejecting_priority_level(level, &namespace, &hog_namespace),
+    );
+    let flow_schema_uid = Api::<FlowSchema>::all(scene.client.clone())
+        .get(level)
+        .await
+        .expect("the flow schema")
+        .metadata
+        .uid
+        .expect("a uid");
+    let http = reqwest::Client::builder()
+        .add_root_certificate(
+            reqwest::Certificate::from_pem(control_plane.ca_pem().as_bytes()).expect("the CA"),
+        )
+        .build()
+        .expect("an HTTP client");
+    let hog_token = testenv::mint_token(&scene.client, &hog_namespace, "hog")
+        .await
+        .expect("a token");
+    let hog_list = format!(
+        "{}/api/v1/namespaces/{hog_namespace}/configmaps",
+        control_plane.server_url()
+    );
+    wait_for("the flow schema to classify the hog", PATIENCE, || async {
+        let response = http
+            .get(format!("{hog_list}?limit=1"))
+            .bearer_auth(&hog_token)
+            .send()
+            .await
+            .ok()?;
+        let classified = response
+            .headers()
+            .get("x-kubernetes-pf-flowschema-uid")?
+            .to_str()
+            .ok()?;
+        (classified == flow_schema_uid).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    // Held, unread, until dropped: the priority level's only slot.
+    let hog = http
+        .get(&hog_list)
+        .bearer_auth(&hog_token)
+        .send()
+        .await
+        .expect("the hog's list");
+    let watch_url = format!(
+        "{}/api/v1/namespaces/{namespace}/configmaps?watch=1&timeoutSeconds=1",
+        control_plane.server_url()
+    );
+    wait_for("the priority level to reject watches", PATIENCE, || async {
+        let response = http
+            .get(&watch_url)
+            .bearer_auth(&mirror_token)
+            .send()
+            .await
+            .ok()?;
+        (response.status().as_u16() == 429).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+
+    // The watches reconnect, into the rejections.
+    proxy.reset().expect("cut the link");
+    proxy.restore().expect("restore the link");
+    let polls = HealthzPolls::over(
+        &controller,
+        Duration::from_secs(30),
+        Duration::from_millis(250),
+    )
+    .await;
+    let rejected = rejected_requests(&scene, level);
+    drop(hog);
+    delete_priority_level(&scene, level);
+
+    polls.assert_never_failed("while the watches were rejected", &controller);
+    let log = controller.log_text();
+    let rejections_seen = log
+        .lines()
+        .filter(|line| line.contains("watch failed") && line.contains("code: 429"))
+        .count();
+    eprintln!(
+        "the API server rejected {rejected} requests of the flow; the controller's watches saw {rejections_seen} rejections; /healthz said {:?}",
+        polls.last_note
+    );
+    assert!(
+        rejections_seen > 0,
+        "the watches were expected to be rejected with 429\n{log}"
+    );
+    assert!(
+        polls.noted_failing > 0,
+        "the watches were expected to fail past the threshold: {polls:?}"
+    );
+    // A watch may wait out a backoff of up to 30 s before it tries again.
+    wait_for(
+        "the watches to reconnect",
+        PATIENCE + Duration::from_secs(30),
+        || async {
+            let (status, body) = healthz(&controller).await;
+            (status == 200 && body == "ok").then_some(())
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
+    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene.companion_in_sync("colors").await;
+}
+
+/// A priority level without seats that rejects what it cannot run at once,
+/// and a flow schema, both named `name`, that sends it the watches of
+/// ServiceAccount `mirror` in `namespace` and the lists of ServiceAccount
+/// `hog` in `hog_namespace`.
+fn rejecting_priority_level(name: &str, namespace: &str, hog_namespace: &str) -> String {
+    format!(
+        r#"
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {{name: {name}}}
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 0
+    lendablePercent: 0
+    borrowingLimitPercent: 0
+    limitResponse: {{type: Reject}}
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: {{name: {name}}}
+spec:
+  priorityLevelConfiguration: {{name: {name}}}
+  matchingPrecedence: 10
+  distinguisherMethod: {{type: ByUser}}
+  rules:
+  - subjects: [{{kind: ServiceAccount, serviceAccount: {{name: mirror, namespace: {namespace}}}}}]
+    resourceRules: [{{verbs: [watch], apiGroups: [""], resources: [configmaps], namespaces: ["*"]}}]
+  - subjects: [{{kind: ServiceAccount, serviceAccount: {{name: hog, namespace: {hog_namespace}}}}}]
+    resourceRules: [{{verbs: [list], apiGroups: [""], resources: [configmaps], namespaces: ["*"]}}]
+"#
+    )
+}
+
+fn delete_priority_level(scene: &Scene<'_>, name: &str) {
+    let out = scene
+        .control_plane
+        .kubectl()
+        .args(["delete", "flowschema,prioritylevelconfiguration", name])
+        .output()
+        .expect("kubectl delete");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Requests of flow schema `name` the API server rejected, by its metrics.
+fn rejected_requests(scene: &Scene<'_>, name: &str) -> f64 {
+    let out = scene
+        .control_plane
+        .kubectl()
+        .args(["get", "--raw", "/metrics"])
+        .output()
+        .expect("kubectl get --raw /metrics");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    common::sum_metric(
+        &String::from_utf8_lossy(&out.stdout),
+        "apiserver_flowcontrol_rejected_requests_total",
+        &format!("flow_schema=\"{name}\""),
+    )
 }
 
 /// The API server unreachable from the start: the caches never sync, and

@@ -205,6 +205,22 @@ impl ControlPlane {
         Ok(())
     }
 
+    /// Stops etcd (SIGSTOP), as a stalled disk or host would: it neither
+    /// answers nor closes a connection. kube-apiserver keeps running: it
+    /// answers what needs no storage (`/version`, and the lists and watches
+    /// its watch cache serves), while a request that must reach etcd waits
+    /// until its request timeout (60 s by default) and is then dropped.
+    /// [`thaw_etcd`](Self::thaw_etcd) resumes it; dropping the control
+    /// plane kills it either way.
+    pub fn freeze_etcd(&self) -> anyhow::Result<()> {
+        self.servers.etcd.signal(Signal::Stop)
+    }
+
+    /// Resumes etcd after [`freeze_etcd`](Self::freeze_etcd) (SIGCONT).
+    pub fn thaw_etcd(&self) -> anyhow::Result<()> {
+        self.servers.etcd.signal(Signal::Cont)
+    }
+
     /// Stops kube-apiserver as an upgrade would: SIGTERM, and SIGKILL only
     /// if it has not exited within the grace time. It stops listening at
     /// once but keeps connections that carry watches open, silent, until
