@@ -1,7 +1,8 @@
 //! The connections to the API server, of two kinds.
 //!
 //! - Calls (writes, Lease reads and renewals, Events, probes) share one
-//!   client, and each call is bounded by `--api-timeout`, retries included.
+//!   client, and each call is bounded by `--api-timeout`, retries and the
+//!   response body included (`call_deadline`).
 //!   kube's inferred configuration has no read timeout, so without this a
 //!   call on a half-open connection would hang until TCP gives up, about 15
 //!   minutes: a standby that never takes over, a reconcile slot stuck.
@@ -26,7 +27,9 @@ use kube::{
     client::{Body, ClientBuilder},
     config::{KubeConfigOptions, Kubeconfig},
 };
-use tower::{Layer, Service, timeout::TimeoutLayer};
+use tower::{Layer, Service};
+
+use crate::call_deadline::CallDeadlineLayer;
 
 /// The configuration kubectl would use: the kubeconfig file and context
 /// given, else the usual resolution ($KUBECONFIG, ~/.kube/config, then the
@@ -60,7 +63,7 @@ pub async fn infer_config(
 /// retries of 429/503/504, ends within `timeout`.
 pub fn calls(config: &Config, timeout: Duration) -> anyhow::Result<Client> {
     let builder = ClientBuilder::try_from(config.clone()).context("building the API client")?;
-    Ok(builder.with_layer(&TimeoutLayer::new(timeout)).build())
+    Ok(builder.with_layer(&CallDeadlineLayer { timeout }).build())
 }
 
 /// A client for one watch; `connected` runs each time the API server

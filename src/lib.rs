@@ -34,6 +34,7 @@ pub(crate) mod api_client;
 pub(crate) mod api_probe;
 pub mod app;
 pub(crate) mod caches;
+pub(crate) mod call_deadline;
 pub mod config;
 pub mod contract;
 pub(crate) mod decisions;

@@ -1222,3 +1222,44 @@ fn tempfile_dir(tag: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("create a directory for the test");
     dir
 }
+
+/// A link that goes half-open while a large answer streams: the write of a
+/// copy near 1 MiB reaches the API server and gets its answer's headers,
+/// then nothing more. The call must end within `--api-timeout`, so the
+/// reconcile fails and is retried, rather than hang and freeze that
+/// source's copies for good while liveness stays 200.
+#[tokio::test]
+async fn a_write_whose_answer_stalls_after_its_headers_fails_within_the_api_timeout() {
+    let scene = Scene::new("fault-body").await;
+    let (proxy, kubeconfig) = proxied(&scene, "body");
+    let controller = controller_via(&scene, &kubeconfig, "body", &["--api-timeout", "3s"]).await;
+    proxy
+        .stall_responses_to_uploads(512 * 1024, 16 * 1024)
+        .expect("stall the answers to large writes");
+    let blob = "x".repeat(900 * 1024);
+    scene.create(&mk_source("big", &[("blob", &blob)])).await;
+
+    wait_for(
+        "the stalled write to fail its reconcile",
+        PATIENCE,
+        || async {
+            let errors = controller
+                .metric("controller_runtime_reconcile_errors_total", "")
+                .await;
+            (errors >= 1.0).then_some(())
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
+    assert!(
+        controller.log_text().contains("transient API error"),
+        "{}",
+        controller.log_text()
+    );
+    proxy.release_responses().expect("release the answers");
+    scene.companion_in_sync("big").await;
+    scene
+        .patch_json("big", json!({"data": {"blob": "small now"}}))
+        .await;
+    scene.companion_in_sync("big").await;
+}

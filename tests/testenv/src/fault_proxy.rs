@@ -15,6 +15,10 @@
 //!   partition, the proxy's own kernel still acknowledges what it receives,
 //!   so TCP keepalive and retransmission timeouts never fire: only the
 //!   client's own timeouts notice.
+//! - [`FaultProxy::stall_responses_to_uploads`]: on a connection whose
+//!   client has just sent a large request, the answer stops after its first
+//!   bytes, as a half-open link does while a large body streams: the
+//!   client gets the headers and waits for the rest.
 //! - [`FaultProxy::set_latency`]: every chunk of bytes arrives that much
 //!   later, in both directions; chunks stay in order and do not wait for
 //!   each other. [`FaultProxy::set_response_latency`] delays only what the
@@ -89,6 +93,16 @@ struct Link {
     request_latency: Duration,
     /// Added to what the upstream sends back.
     response_latency: Duration,
+    stall: Option<Stall>,
+}
+
+/// Which answers stop, and where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stall {
+    /// A request of at least this many bytes...
+    after_upload: usize,
+    /// ...gets only this many bytes of its answer.
+    response_bytes: usize,
 }
 
 /// Which way a pump copies bytes.
@@ -117,6 +131,7 @@ enum Control {
         request: Duration,
         response: Duration,
     },
+    SetStall(Option<Stall>),
 }
 
 /// A std channel for the reply, because the caller may be on a runtime's
@@ -226,6 +241,27 @@ impl FaultProxy {
         })
     }
 
+    /// From then on, on a connection whose client has sent at least
+    /// `after_upload` bytes since the upstream last answered, only the first
+    /// `response_bytes` of the answer get through; the rest is held (the
+    /// connection stays open) until [`release_responses`](Self::release_responses).
+    /// Connections that only send small requests, as watches do, flow on.
+    pub fn stall_responses_to_uploads(
+        &self,
+        after_upload: usize,
+        response_bytes: usize,
+    ) -> anyhow::Result<()> {
+        self.control(Control::SetStall(Some(Stall {
+            after_upload,
+            response_bytes,
+        })))
+    }
+
+    /// Lets the answers held by a stall through, and stalls no more.
+    pub fn release_responses(&self) -> anyhow::Result<()> {
+        self.control(Control::SetStall(None))
+    }
+
     /// Connections accepted since the start, including those refused on.
     pub fn accepted_connections(&self) -> u64 {
         self.counters.accepted.load(Ordering::SeqCst)
@@ -324,6 +360,7 @@ impl Proxy {
                 link.request_latency = request;
                 link.response_latency = response;
             }),
+            Control::SetStall(stall) => self.link.send_modify(|link| link.stall = stall),
         }
         Ok(())
     }
@@ -405,6 +442,7 @@ async fn relay(
     // Chunks are relayed as they come; batching is the endpoints' business.
     client.set_nodelay(true)?;
     upstream.set_nodelay(true)?;
+    let uploaded = Arc::new(AtomicUsize::new(0));
     let result = {
         let (client_read, client_write) = client.split();
         let (upstream_read, upstream_write) = upstream.split();
@@ -413,9 +451,16 @@ async fn relay(
                 client_read,
                 upstream_write,
                 link.clone(),
-                Direction::ToUpstream
+                Direction::ToUpstream,
+                Arc::clone(&uploaded),
             ),
-            pump(upstream_read, client_write, link, Direction::ToClient),
+            pump(
+                upstream_read,
+                client_write,
+                link,
+                Direction::ToClient,
+                uploaded
+            ),
         )
     };
     if result.is_err() {
@@ -445,11 +490,16 @@ struct Chunk {
 /// direction still holds is bound for the side that is gone. A failed write
 /// ends this direction only; the other one reads from the same dead socket
 /// and ends by itself.
+///
+/// `uploaded` counts the bytes the client sent since the upstream last
+/// answered: the upstream-bound pump adds to it, the client-bound pump
+/// clears it, and holds an answer to a large upload if a stall says so.
 async fn pump(
     mut from: impl AsyncRead + Unpin,
     mut to: impl AsyncWrite + Unpin,
     link: watch::Receiver<Link>,
     direction: Direction,
+    uploaded: Arc<AtomicUsize>,
 ) -> io::Result<()> {
     let (chunks, mut pending) = mpsc::channel::<Chunk>(CHUNKS_IN_FLIGHT);
     let read_link = link.clone();
@@ -471,11 +521,31 @@ async fn pump(
     };
     let mut write_link = link;
     let write = async move {
+        // Bytes of the current answer written, once it answers a large upload.
+        let mut answered: Option<usize> = None;
         while let Some(chunk) = pending.recv().await {
             tokio::time::sleep_until(chunk.due).await;
             until_flowing(&mut write_link).await?;
             match chunk.segment {
                 Segment::Bytes(bytes) => {
+                    match direction {
+                        Direction::ToUpstream => {
+                            uploaded.fetch_add(bytes.len(), Ordering::SeqCst);
+                        }
+                        Direction::ToClient => {
+                            let since_upload = uploaded.swap(0, Ordering::SeqCst);
+                            let stall = write_link.borrow().stall;
+                            if stall.is_some_and(|s| since_upload >= s.after_upload) {
+                                answered = Some(0);
+                            } else if since_upload > 0 {
+                                answered = None;
+                            }
+                            if let Some(sent) = answered.as_mut() {
+                                until_unstalled(&mut write_link, *sent).await?;
+                                *sent += bytes.len();
+                            }
+                        }
+                    }
                     if to.write_all(&bytes).await.is_err() {
                         return Ok(());
                     }
@@ -496,6 +566,14 @@ async fn pump(
         result = &mut write => result,
         () = &mut read => write.await,
     }
+}
+
+/// Waits while a stall holds an answer of which `sent` bytes got through.
+async fn until_unstalled(link: &mut watch::Receiver<Link>, sent: usize) -> io::Result<()> {
+    link.wait_for(|link| link.stall.is_none_or(|stall| sent < stall.response_bytes))
+        .await
+        .map(|_| ())
+        .map_err(|_| io::Error::other("the fault proxy is shutting down"))
 }
 
 async fn until_flowing(link: &mut watch::Receiver<Link>) -> io::Result<()> {

@@ -234,6 +234,52 @@ async fn dropping_the_proxy_closes_its_connections_and_port() {
     assert_eq!(error.kind(), ErrorKind::ConnectionRefused, "{error}");
 }
 
+/// Reads until nothing arrives for [`HELD`]; returns how much came.
+async fn drain(stream: &mut TcpStream) -> usize {
+    let mut buffer = vec![0; 64 * 1024];
+    let mut total = 0;
+    while let Ok(read) = timeout(HELD, stream.read(&mut buffer)).await {
+        match read.unwrap() {
+            0 => break,
+            n => total += n,
+        }
+    }
+    total
+}
+
+#[tokio::test]
+async fn an_answer_to_a_large_upload_stops_after_its_first_bytes_until_released() {
+    const UPLOAD: usize = 64 * 1024;
+    const LET_THROUGH: usize = 16 * 1024;
+    let upstream = Upstream::bind().await;
+    let proxy = FaultProxy::start(upstream.address()).unwrap();
+    let (mut client, mut server) = connect(&proxy, &upstream).await;
+    proxy
+        .stall_responses_to_uploads(UPLOAD, LET_THROUGH)
+        .unwrap();
+
+    // Small requests, as a watch makes, get their answers whole.
+    send(&mut client, b"small").await;
+    receive(&mut server, 5).await;
+    send(&mut server, &[1; 100 * 1024]).await;
+    receive(&mut client, 100 * 1024).await;
+
+    // A large request: the first bytes of its answer arrive, the rest waits.
+    let request = vec![2; 2 * UPLOAD];
+    send(&mut client, &request).await;
+    receive(&mut server, request.len()).await;
+    let answer = 256 * 1024;
+    send(&mut server, &vec![3; answer]).await;
+    let through = drain(&mut client).await;
+    assert!(
+        (LET_THROUGH..answer).contains(&through),
+        "{through} bytes of the answer got through"
+    );
+
+    proxy.release_responses().unwrap();
+    receive(&mut client, answer - through).await;
+}
+
 #[test]
 fn only_loopback_upstreams_are_accepted() {
     let error = FaultProxy::start(SocketAddr::from(([192, 0, 2, 1], 443)))
