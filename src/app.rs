@@ -11,21 +11,22 @@ use kube::Client;
 use tokio::net::TcpListener;
 
 use crate::{
-    api_client, api_probe,
-    config::Config,
+    cluster::api_client,
+    cluster::api_probe,
+    cluster::report::EventPublisher,
+    cluster::watches::{self, WatchSettings},
     decisions::selector::Selector,
     decisions::targets,
-    health::Health,
-    http,
-    leader::{self, ElectionReport, Elector, Leadership},
-    metrics::Metrics,
+    ops::config::Config,
+    ops::health::Health,
+    ops::http,
+    ops::leader::{self, ElectionReport, Elector, Leadership},
+    ops::metrics::Metrics,
+    ops::shutdown::Shutdown,
     reconcile::backoff::{Backoffs, RetryPolicy},
     reconcile::contest::Contests,
     reconcile::context::Context,
     reconcile::controller,
-    report::EventPublisher,
-    shutdown::Shutdown,
-    watches::{self, WatchSettings},
 };
 
 pub async fn run(config: Config) -> anyhow::Result<()> {

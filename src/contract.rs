@@ -10,7 +10,7 @@ use k8s_openapi::{
 };
 use sha2::{Digest, Sha256};
 
-use crate::{kind::MirroredKind, metrics::Operation};
+use crate::{kind::MirroredKind, ops::metrics::Operation};
 
 /// Annotation on a copy holding the checksum of the source content it copies.
 pub const CHECKSUM_ANNOTATION: &str = "workshop.io/source-checksum";

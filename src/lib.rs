@@ -12,17 +12,20 @@
 //!   their content), behind one trait;
 //! - [`decisions`]: the pure decisions, with no I/O;
 //! - [`reconcile`]: the two reconcile loops and their bookkeeping;
-//! - the cluster I/O ([`caches`], [`watches`], [`report`], [`api_client`])
-//!   and the operational modules ([`config`], [`health`], [`leader`],
-//!   [`metrics`], [`http`]), wired together by [`app`].
+//! - [`cluster`]: the cluster I/O: the API clients, the watches and their
+//!   caches, Events;
+//! - [`ops`]: operations: flags, health, leader election, metrics, the HTTP
+//!   listener, logs and shutdown;
+//! - [`app`] wires them together.
 //!
 //! Reading order for newcomers: [`contract`], [`decisions::desired`] (what
 //! a source's copies should be), [`decisions::ownership`] (whose an
 //! existing object is), [`decisions::plan`] (what to write),
 //! [`reconcile::sync`] and [`reconcile::prune`] (the two reconcile loops),
-//! [`caches`] (what they read, in the forms of [`decisions::cache_form`]),
-//! [`decisions::wakeups`] (what wakes them), [`watches`] (what fills the
-//! caches and sends the wakeups), then [`app`] (how it all runs).
+//! [`cluster::caches`] (what they read, in the forms of
+//! [`decisions::cache_form`]), [`decisions::wakeups`] (what wakes them),
+//! [`cluster::watches`] (what fills the caches and sends the wakeups), then
+//! [`app`] (how it all runs).
 #![forbid(unsafe_code)]
 // This guide points into modules private to the crate: it is meant to be
 // read with `cargo doc --document-private-items`.
@@ -30,29 +33,12 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
-pub(crate) mod api_client;
-pub(crate) mod api_probe;
 pub mod app;
-pub(crate) mod caches;
-pub(crate) mod call_deadline;
-pub mod config;
+pub(crate) mod cluster;
 pub mod contract;
 pub(crate) mod decisions;
-pub(crate) mod duration;
-pub(crate) mod health;
-pub(crate) mod http;
 pub(crate) mod kind;
-pub(crate) mod leader;
-pub(crate) mod metrics;
-pub(crate) mod mirror_index;
-pub(crate) mod process_metrics;
-pub(crate) mod queue_metrics;
-pub(crate) mod ratelimit;
+pub mod ops;
 pub mod reconcile;
-pub(crate) mod report;
-pub(crate) mod shutdown;
-pub mod telemetry;
 #[cfg(test)]
 pub(crate) mod test_fixtures;
-pub(crate) mod watch_stream;
-pub(crate) mod watches;

@@ -2,7 +2,10 @@
 
 use std::process::ExitCode;
 
-use configmap_mirror::{app, config::Config, telemetry};
+use configmap_mirror::{
+    app,
+    ops::{config::Config, telemetry},
+};
 use tokio::runtime::{Builder, Runtime};
 
 fn main() -> ExitCode {

@@ -26,12 +26,12 @@ use kube::{
 };
 
 use crate::{
-    caches::{Caches, NamespaceMeta},
+    cluster::caches::{Caches, NamespaceMeta},
+    cluster::mirror_index::MirrorIndex,
     contract,
     decisions::ownership,
     decisions::selector::Selector,
     kind::MirroredKind,
-    mirror_index::MirrorIndex,
 };
 
 /// Who must look at something after one watch event.

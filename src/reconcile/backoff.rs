@@ -15,7 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use prometheus_client::metrics::gauge::Gauge;
 use rand::Rng;
 
-use crate::{metrics::Loop, reconcile::error::Retry};
+use crate::{ops::metrics::Loop, reconcile::error::Retry};
 
 /// First delay and cap of the exponential backoff of each kind of retry.
 #[derive(Debug, Clone, Copy)]

@@ -12,16 +12,16 @@ use tracing::{Instrument, Span};
 use kube::runtime::controller::Action;
 
 use crate::{
-    caches::Caches,
+    cluster::caches::Caches,
+    cluster::report::EventPublisher,
     decisions::selector::Selector,
     kind::MirroredKind,
-    leader::Leadership,
-    metrics::{Metrics, Outcome},
+    ops::leader::Leadership,
+    ops::metrics::{Metrics, Outcome},
+    ops::shutdown::Shutdown,
     reconcile::backoff::{BackoffKey, Backoffs, RetryPolicy},
     reconcile::contest::Contests,
     reconcile::error::Error,
-    report::EventPublisher,
-    shutdown::Shutdown,
 };
 
 pub struct Context<K: MirroredKind> {

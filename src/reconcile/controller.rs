@@ -15,9 +15,9 @@ use kube::runtime::{
 use tokio::sync::watch;
 
 use crate::{
-    kind::MirroredKind, leader::Leadership, metrics::Loop, reconcile::context::Context,
-    reconcile::error::Error, reconcile::prune, reconcile::resync, reconcile::sync,
-    watches::Wakeups,
+    cluster::watches::Wakeups, kind::MirroredKind, ops::leader::Leadership, ops::metrics::Loop,
+    reconcile::context::Context, reconcile::error::Error, reconcile::prune, reconcile::resync,
+    reconcile::sync,
 };
 
 /// Runs both controllers until `shutdown` completes and in-flight reconciles

@@ -18,7 +18,7 @@ use crate::{
     decisions::ownership::controlling_owner,
     decisions::wanted,
     kind::MirroredKind,
-    metrics::{Loop, Operation},
+    ops::metrics::{Loop, Operation},
     reconcile::backoff::BackoffKey,
     reconcile::context::{Context, object_key},
     reconcile::error::{ApiOutcome, Error, classify},

@@ -16,7 +16,9 @@ use futures::{Stream, StreamExt, future, stream};
 use kube::runtime::reflector::{ObjectRef, Store};
 use tokio::sync::watch;
 
-use crate::{kind::MirroredKind, leader::Leadership, metrics::Loop, reconcile::context::Context};
+use crate::{
+    kind::MirroredKind, ops::leader::Leadership, ops::metrics::Loop, reconcile::context::Context,
+};
 
 /// Whether one cached object's reconcile has something to do.
 pub type NeedsWork<K> = fn(&K, &Context<K>) -> bool;

@@ -15,7 +15,7 @@ use crate::{
     decisions::plan::{self, NameTaken, Write},
     decisions::targets::{Targets, wants_mirror},
     kind::MirroredKind,
-    metrics::Loop,
+    ops::metrics::Loop,
     reconcile::backoff::BackoffKey,
     reconcile::context::{Context, object_key},
     reconcile::error::{Error, soonest},

@@ -12,7 +12,7 @@ use crate::{
     decisions::cache_form::CachedCopy,
     decisions::plan::{self, Difference, Write},
     kind::MirroredKind,
-    metrics::Operation,
+    ops::metrics::Operation,
     reconcile::contest::{Fingerprint, WriteKind},
     reconcile::context::{Context, object_key},
     reconcile::error::{ApiOutcome, Error, classify},

@@ -16,7 +16,7 @@ use std::{sync::Arc, time::Instant};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, Client, api::ListParams};
 
-use crate::health::{ErrorSource, Health, PROBE_FRESHNESS};
+use crate::ops::health::{ErrorSource, Health, PROBE_FRESHNESS};
 
 pub async fn while_watches_fail(client: Client, namespace: Option<String>, health: Arc<Health>) {
     let configmaps: Api<ConfigMap> = match &namespace {

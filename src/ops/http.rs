@@ -11,7 +11,7 @@ use axum::{
 };
 use tokio::net::TcpListener;
 
-use crate::{health::Health, metrics::Metrics};
+use crate::{ops::health::Health, ops::metrics::Metrics};
 
 #[derive(Clone)]
 struct Shared {

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 
 use tracing_subscriber::{EnvFilter, fmt};
 
-use crate::config::LogFormat;
+use crate::ops::config::LogFormat;
 
 /// Level from `RUST_LOG`, defaulting to this crate's progress at info and
 /// only warnings from the libraries beneath it.

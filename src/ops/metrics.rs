@@ -17,8 +17,8 @@ use prometheus_client::{
 
 use crate::{
     contract::MANAGER_NAME,
-    process_metrics::ProcessCollector,
-    queue_metrics::{QueueTimes, Work},
+    ops::process_metrics::ProcessCollector,
+    ops::queue_metrics::{QueueTimes, Work},
 };
 
 /// The outcome label of `controller_runtime_reconcile_total`.

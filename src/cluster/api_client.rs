@@ -29,7 +29,7 @@ use kube::{
 };
 use tower::{Layer, Service};
 
-use crate::call_deadline::CallDeadlineLayer;
+use crate::cluster::call_deadline::CallDeadlineLayer;
 
 /// The configuration kubectl would use: the kubeconfig file and context
 /// given, else the usual resolution ($KUBECONFIG, ~/.kube/config, then the

@@ -4,7 +4,7 @@ use std::{net::SocketAddr, time::Duration};
 
 use clap::{CommandFactory, Parser, ValueEnum};
 
-use crate::{decisions::names, decisions::selector::Selector, duration};
+use crate::{decisions::names, decisions::selector::Selector, ops::duration};
 
 #[derive(Debug, Clone, Parser)]
 #[command(

@@ -18,9 +18,9 @@ use std::{
 };
 
 use crate::{
+    cluster::ratelimit::{NORMAL_EVENT_BURST, NORMAL_EVENTS_PER_SECOND, TokenBucket},
     contract::{MANAGER_NAME, MAX_NAME_LEN},
     kind::MirroredKind,
-    ratelimit::{NORMAL_EVENT_BURST, NORMAL_EVENTS_PER_SECOND, TokenBucket},
 };
 
 /// The Recorder names an Event `<object name>.<16 hex digits>`.

@@ -24,8 +24,8 @@ use kube::{
 };
 
 use crate::{
-    config::InitialList,
-    health::{ErrorSource, Health},
+    ops::config::InitialList,
+    ops::health::{ErrorSource, Health},
 };
 
 type Events<K> = BoxStream<'static, Result<Event<K>, watcher::Error>>;

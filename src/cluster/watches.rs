@@ -25,19 +25,19 @@ use kube::{
 use tokio::sync::watch;
 
 use crate::{
-    api_client,
-    caches::{Caches, NamespaceMeta},
-    config::InitialList,
+    cluster::api_client,
+    cluster::caches::{Caches, NamespaceMeta},
+    cluster::mirror_index::MirrorIndex,
+    cluster::watch_stream,
     contract,
     decisions::cache_form,
     decisions::selector::Selector,
     decisions::wakeups::{self, Wake},
-    health::Health,
     kind::MirroredKind,
-    metrics::Metrics,
-    mirror_index::MirrorIndex,
+    ops::config::InitialList,
+    ops::health::Health,
+    ops::metrics::Metrics,
     reconcile::backoff::Backoffs,
-    watch_stream,
 };
 
 /// What the watches ask the two controllers to look at.

@@ -29,7 +29,7 @@ use k8s_openapi::{
 use kube::{Api, Client, api::PostParams};
 use tokio::sync::watch;
 
-use crate::{config::LeaderConfig, contract::MANAGER_NAME};
+use crate::{contract::MANAGER_NAME, ops::config::LeaderConfig};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LeaderError {

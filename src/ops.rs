@@ -1,0 +1,13 @@
+//! Operations: the flags, logs, health and readiness, leader election,
+//! metrics and the HTTP listener that serves them, and shutdown.
+
+pub mod config;
+pub(crate) mod duration;
+pub(crate) mod health;
+pub(crate) mod http;
+pub(crate) mod leader;
+pub(crate) mod metrics;
+pub(crate) mod process_metrics;
+pub(crate) mod queue_metrics;
+pub(crate) mod shutdown;
+pub mod telemetry;
