@@ -39,142 +39,13 @@ pub enum LeaderError {
     Superseded(String),
 }
 
-/// Whether, and until when, this replica may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Term {
-    Standby,
-    /// Leading; `until` is the end of the renew deadline, None without
-    /// leader election.
-    Leading {
-        until: Option<Instant>,
-    },
-}
+pub mod protocol;
+pub mod term;
 
-impl Term {
-    pub fn allows_writes_at(self, now: Instant) -> bool {
-        match self {
-            Term::Standby => false,
-            Term::Leading { until } => until.is_none_or(|until| now < until),
-        }
-    }
-}
+pub use protocol::{Claim, claim, lead_at, refusal};
+pub use term::{Leadership, Term};
 
-/// A read-only view of this replica's term, shared by everything that
-/// writes.
-#[derive(Clone)]
-pub struct Leadership(watch::Receiver<Term>);
-
-impl Leadership {
-    /// Without leader election: always leading. Returns the sender too,
-    /// which must be kept alive as long as the view is used.
-    pub fn new(elected: bool) -> (watch::Sender<Term>, Leadership) {
-        let first = match elected {
-            true => Term::Standby,
-            false => Term::Leading { until: None },
-        };
-        let (tx, rx) = watch::channel(first);
-        (tx, Leadership(rx))
-    }
-
-    /// Whether a write may be sent now.
-    pub fn is_leading(&self) -> bool {
-        self.0.borrow().allows_writes_at(Instant::now())
-    }
-
-    /// Completes when this replica first leads; false if it never will.
-    pub async fn became_leader(&self) -> bool {
-        let mut term = self.0.clone();
-        term.wait_for(|term| matches!(term, Term::Leading { .. }))
-            .await
-            .is_ok()
-    }
-
-    /// Completes at the next change of term; false once no more can come.
-    pub async fn changed(&mut self) -> bool {
-        self.0.changed().await.is_ok()
-    }
-}
-
-/// The Lease record as a candidate last saw it, and when it first saw it.
-#[derive(Debug, Clone, PartialEq)]
-struct Observed {
-    /// None: the Lease did not exist.
-    record: Option<Record>,
-    seen_at: Instant,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct Record {
-    holder: Option<String>,
-    renew_time: Option<Timestamp>,
-    resource_version: Option<String>,
-    /// `leaseDurationSeconds` as stored.
-    duration: Option<Duration>,
-}
-
-/// What a candidate may do with the Lease as it is now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Claim {
-    /// It names us: renew it.
-    Renew,
-    /// Free or expired: take it.
-    Take,
-    /// Someone else holds it and keeps it fresh.
-    Wait,
-}
-
-/// Decides from the holder and how long ago (by our clock) the record last
-/// changed, against the duration the record itself states.
-pub fn claim(
-    holder: Option<&str>,
-    identity: &str,
-    unchanged_for: Duration,
-    duration: Duration,
-) -> Claim {
-    match holder {
-        Some(holder) if holder == identity => Claim::Renew,
-        Some(holder) if !holder.is_empty() && unchanged_for < duration => Claim::Wait,
-        _ => Claim::Take,
-    }
-}
-
-/// When a candidate that just wrote itself into the Lease may start
-/// leading: once the record it replaced, first seen at `seen_at`, has had
-/// its stored duration (`own` for a missing Lease or none stored).
-pub fn lead_at(
-    replaced_seen_at: Instant,
-    replaced_duration: Option<Duration>,
-    own: Duration,
-) -> Instant {
-    replaced_seen_at + replaced_duration.unwrap_or(own)
-}
-
-/// The outcome of one round of the protocol.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Round {
-    /// We hold the Lease; a candidate may lead from `lead_at`.
-    Held { lead_at: Instant },
-    /// Another holder keeps it fresh.
-    HeldBy(String),
-    /// The API server could not be read or written; nothing is known.
-    /// With the reason when it refused the request itself, which no retry
-    /// fixes (see [`refusal`]).
-    Failed(Option<String>),
-}
-
-/// Why the API server refused a Lease request for good, if it did: a 4xx
-/// other than a conflict (two candidates writing at once, the protocol's
-/// own race) and 429 (throttling, which passes). RBAC removed, a namespace
-/// that does not exist, an invalid name: no retry fixes these, and the
-/// operator must hear of them.
-pub fn refusal(error: &kube::Error) -> Option<String> {
-    match error {
-        kube::Error::Api(status) if (400..500).contains(&status.code) => {
-            (status.code != 409 && status.code != 429).then(|| status.message.clone())
-        }
-        _ => None,
-    }
-}
+use protocol::{Observed, Round, record_of};
 
 /// Hears whether leader election works: the reason it cannot, or None.
 pub type ElectionReport = Box<dyn Fn(Option<&str>) + Send + Sync>;
@@ -460,19 +331,6 @@ impl Elector {
     }
 }
 
-fn record_of(lease: &Lease) -> Record {
-    let spec = lease.spec.as_ref();
-    Record {
-        holder: spec.and_then(|s| s.holder_identity.clone()),
-        renew_time: spec.and_then(|s| s.renew_time.as_ref()).map(|t| t.0),
-        resource_version: lease.metadata.resource_version.clone(),
-        duration: spec
-            .and_then(|s| s.lease_duration_seconds)
-            .and_then(|secs| u64::try_from(secs).ok())
-            .map(Duration::from_secs),
-    }
-}
-
 fn post_params() -> PostParams {
     PostParams {
         field_manager: Some(MANAGER_NAME.into()),
@@ -489,70 +347,4 @@ pub fn default_identity() -> String {
         .map(|h| h.trim().to_owned())
         .unwrap_or_else(|_| "localhost".into());
     format!("{host}_{}", std::process::id())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const DURATION: Duration = Duration::from_secs(15);
-
-    #[test]
-    fn a_free_lease_is_taken() {
-        assert_eq!(claim(None, "me", Duration::ZERO, DURATION), Claim::Take);
-        assert_eq!(claim(Some(""), "me", Duration::ZERO, DURATION), Claim::Take);
-    }
-
-    #[test]
-    fn our_own_lease_is_renewed() {
-        assert_eq!(
-            claim(Some("me"), "me", Duration::from_secs(60), DURATION),
-            Claim::Renew
-        );
-    }
-
-    #[test]
-    fn a_fresh_lease_of_another_holder_is_left_alone() {
-        assert_eq!(
-            claim(Some("other"), "me", Duration::from_secs(14), DURATION),
-            Claim::Wait
-        );
-    }
-
-    #[test]
-    fn a_lease_unchanged_for_its_duration_is_taken_over() {
-        assert_eq!(claim(Some("other"), "me", DURATION, DURATION), Claim::Take);
-    }
-
-    #[test]
-    fn the_stored_duration_decides_expiry() {
-        let stored = Duration::from_secs(30);
-        assert_eq!(
-            claim(Some("other"), "me", Duration::from_secs(20), stored),
-            Claim::Wait
-        );
-    }
-
-    #[test]
-    fn leading_waits_for_the_replaced_record_to_have_had_its_duration() {
-        let seen = Instant::now();
-        let own = Duration::from_secs(15);
-        assert_eq!(
-            lead_at(seen, Some(Duration::from_secs(1)), own),
-            seen + Duration::from_secs(1)
-        );
-        assert_eq!(lead_at(seen, None, own), seen + own);
-    }
-
-    #[test]
-    fn a_term_allows_writes_only_before_its_deadline() {
-        let now = Instant::now();
-        let term = Term::Leading {
-            until: Some(now + Duration::from_secs(1)),
-        };
-        assert!(term.allows_writes_at(now));
-        assert!(!term.allows_writes_at(now + Duration::from_secs(1)));
-        assert!(Term::Leading { until: None }.allows_writes_at(now));
-        assert!(!Term::Standby.allows_writes_at(now));
-    }
 }
