@@ -554,17 +554,7 @@ spec:
 }
 
 fn delete_priority_level(scene: &Scene<'_>, name: &str) {
-    let out = scene
-        .control_plane
-        .kubectl()
-        .args(["delete", "flowschema,prioritylevelconfiguration", name])
-        .output()
-        .expect("kubectl delete");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::kubectl_delete(scene, "flowschema,prioritylevelconfiguration", name);
 }
 
 /// Requests of flow schema `name` the API server rejected, by its metrics.

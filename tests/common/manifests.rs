@@ -147,14 +147,19 @@ pub async fn policy_enforced(configmaps: &Api<ConfigMap>, configmap: &str) {
 
 /// Removes policy `name` of [`refusing_policy`] and its binding.
 pub fn delete_policy(scene: &Scene<'_>, name: &str) {
+    kubectl_delete(
+        scene,
+        "validatingadmissionpolicybinding,validatingadmissionpolicy",
+        name,
+    );
+}
+
+/// `kubectl delete <kinds> <name>`, which must succeed.
+pub fn kubectl_delete(scene: &Scene<'_>, kinds: &str, name: &str) {
     let out = scene
         .control_plane
         .kubectl()
-        .args([
-            "delete",
-            "validatingadmissionpolicybinding,validatingadmissionpolicy",
-            name,
-        ])
+        .args(["delete", kinds, name])
         .output()
         .expect("kubectl delete");
     assert!(
