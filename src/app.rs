@@ -10,30 +10,27 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
 use tokio::net::TcpListener;
 
+mod kinds;
+
 use crate::{
     cluster::api_client,
     cluster::api_probe,
     cluster::report::EventPublisher,
-    cluster::watches::{self, WatchSettings},
-    decisions::selector::Selector,
+    cluster::watches::{Namespaces, WatchSettings},
     decisions::targets,
-    ops::config::Config,
+    ops::config::{Config, Kind},
     ops::health::Health,
     ops::http,
     ops::leader::{self, ElectionReport, Elector, Leadership},
     ops::metrics::Metrics,
     ops::shutdown::Shutdown,
     reconcile::backoff::{Backoffs, RetryPolicy},
-    reconcile::contest::Contests,
-    reconcile::context::Context,
-    reconcile::controller,
 };
+use kinds::Shared;
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
-    let source_selector =
-        Selector::parse(&config.selector).map_err(|e| anyhow::anyhow!("--selector: {e}"))?;
-    let consent = Selector::parse(&config.accept_mirrors_selector)
-        .map_err(|e| anyhow::anyhow!("--accept-mirrors-selector: {e}"))?;
+    let source_selector = kinds::selector_flag("selector", &config.selector)?;
+    let consent = kinds::selector_flag("accept-mirrors-selector", &config.accept_mirrors_selector)?;
     let shutdown = Shutdown::on_signals().context("cannot listen for signals")?;
     let kube_config =
         api_client::infer_config(config.kubeconfig.as_deref(), config.context.as_deref()).await?;
@@ -62,59 +59,61 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let (term_tx, leadership) = Leadership::new(elector.is_some());
     tokio::spawn(mirror_leadership(leadership.clone(), metrics.clone()));
 
-    let backoffs = Arc::new(Backoffs::new(metrics.failing_objects()));
-    let (caches, wakeups, watches) = watches::watch::<ConfigMap>(
-        &kube_config,
-        WatchSettings {
-            namespace: config.namespace.clone(),
-            selector: config.selector.clone(),
-            suffix: config.suffix.clone(),
-            initial_list: config.initial_list,
-            consent: consent.clone(),
-        },
-        health.clone(),
-        metrics.clone(),
-        backoffs.clone(),
-    )?;
+    let settings = WatchSettings {
+        namespace: config.namespace.clone(),
+        selector: config.selector.clone(),
+        suffix: config.suffix.clone(),
+        initial_list: config.initial_list,
+        consent,
+    };
+    let (namespaces, namespace_watch) = Namespaces::new(&kube_config, &settings, health.clone())?;
     tokio::spawn(api_probe::while_watches_fail(
         client.clone(),
         config.namespace.clone(),
-        health,
+        health.clone(),
     ));
-    let ctx = Arc::new(Context {
+    let backoffs = Arc::new(Backoffs::new(metrics.failing_objects()));
+    let shared = Shared {
+        kube_config,
         events: EventPublisher::new(
             client.clone(),
             elector.as_ref().map(|e| e.identity().to_owned()),
         ),
         client,
-        caches,
-        suffix: config.suffix.clone(),
-        selector: config.selector.clone(),
-        source_label_keys: source_selector.keys(),
+        settings,
+        namespaces,
+        health,
         metrics,
         backoffs,
-        contests: Contests::default(),
+        source_label_keys: source_selector.keys(),
         retry_policy: RetryPolicy::new(config.slow_retry),
-        consent,
         reserved_names: targets::reserved_names(&config.reserved_names),
-        leadership: leadership.clone(),
+        leadership,
         shutdown: shutdown.clone(),
-    });
+        concurrency: config.concurrency,
+    };
     tracing::info!(
         selector = %config.selector,
+        kinds = ?config.kinds,
         namespace = config.namespace.as_deref().unwrap_or("(all)"),
         mirroring = config.namespace.is_none(),
         leader_election = config.leader.enabled,
         "configmap-mirror started"
     );
 
-    let controllers = controller::run(
-        ctx,
-        wakeups,
-        config.concurrency,
-        leadership,
-        discard(shutdown.requested()),
-    );
+    let configmaps = async {
+        match config.mirrors(Kind::Configmaps) {
+            true => kinds::run::<ConfigMap>(shared.clone(), ()).await,
+            false => Ok(()),
+        }
+    };
+    let secrets = async {
+        match config.mirrors(Kind::Secrets) {
+            true => kinds::run_secrets(shared.clone(), config.digest_key_secret()).await,
+            false => Ok(()),
+        }
+    };
+    let controllers = futures::future::try_join(configmaps, secrets);
     let election = async {
         match elector.as_mut() {
             Some(elector) => elector.run(&term_tx).await,
@@ -132,9 +131,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         }
     };
     tokio::select! {
-        () = controllers => {}
+        ended = controllers => { ended?; }
         () = drain_expired => tracing::warn!(?drain, "shutting down: abandoning the reconciles still in flight"),
-        () = watches => anyhow::bail!("the watches ended unexpectedly"),
+        () = namespace_watch => anyhow::bail!("the namespace watch ended unexpectedly"),
         lost = election => return lost.map_err(anyhow::Error::from),
     }
     let exit_by = shutdown.requested_at().unwrap_or_else(Instant::now) + config.shutdown_timeout;

@@ -64,12 +64,12 @@ pub fn checksum(
     let data = data.unwrap_or(&empty_text);
     let binary_data = binary_data.unwrap_or(&empty_binary);
     let mut hasher = Sha256::new();
-    hash_map(
+    encode_map(
         &mut hasher,
         b'd',
         data.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes())),
     );
-    hash_map(
+    encode_map(
         &mut hasher,
         b'b',
         binary_data
@@ -79,25 +79,27 @@ pub fn checksum(
     hex::encode(hasher.finalize())
 }
 
-fn hash_map<'a>(
-    hasher: &mut Sha256,
+/// Feeds a map's canonical encoding to a hash or a MAC: `tag`, the entry
+/// count, then each key and value length-prefixed, in the order given.
+pub(crate) fn encode_map<'a>(
+    hasher: &mut impl sha2::digest::Update,
     tag: u8,
     entries: impl ExactSizeIterator<Item = (&'a [u8], &'a [u8])>,
 ) {
-    hasher.update([tag]);
-    hasher.update((entries.len() as u64).to_be_bytes());
+    hasher.update(&[tag]);
+    hasher.update(&(entries.len() as u64).to_be_bytes());
     // BTreeMap iterates in key order, which is what makes this canonical.
     for (key, value) in entries {
-        hasher.update((key.len() as u64).to_be_bytes());
+        hasher.update(&(key.len() as u64).to_be_bytes());
         hasher.update(key);
-        hasher.update((value.len() as u64).to_be_bytes());
+        hasher.update(&(value.len() as u64).to_be_bytes());
         hasher.update(value);
     }
 }
 
 /// The checksum of a ConfigMap's own content, as its copies record it.
 pub fn content_checksum(cm: &ConfigMap) -> String {
-    cm.content_digest()
+    cm.content_digest(&())
 }
 
 /// Whether an object carries this controller's managed-by label.
@@ -118,6 +120,7 @@ pub fn mirror_of(meta: &ObjectMeta) -> Option<(String, String)> {
 /// on (see `error`). Alerts match on them: they never change.
 pub mod warning {
     pub const COMPANION_NAME_TOO_LONG: &str = "CompanionNameTooLong";
+    pub const SOURCE_NOT_COPYABLE: &str = "SourceNotCopyable";
     pub const COMPANION_NAME_TAKEN: &str = "CompanionNameTaken";
     pub const MIRROR_NAME_TAKEN: &str = "MirrorNameTaken";
     pub const INVALID_MIRROR_TARGETS: &str = "InvalidMirrorTargets";

@@ -7,12 +7,15 @@
 //! Pure: no I/O.
 
 pub mod configmap;
+pub mod secret;
 
 use std::fmt::Debug;
 
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::serde::{Serialize, de::DeserializeOwned};
 use kube::Resource;
+
+use crate::contract::{CHECKSUM_ANNOTATION, annotation};
 
 /// A kind of namespaced object whose content can be copied.
 pub trait MirroredKind:
@@ -27,9 +30,24 @@ pub trait MirroredKind:
     + Sync
     + 'static
 {
+    /// What the digest needs besides the content: nothing for a kind whose
+    /// content may be confirmed from a copy's metadata, the install's key
+    /// for one whose content must stay secret.
+    type DigestKey: Clone + Send + Sync + 'static;
+
+    /// The watches of this kind's sources and copies, as logs, metrics and
+    /// `/readyz` name them.
+    const SOURCES_WATCH: &'static str;
+    const COPIES_WATCH: &'static str;
+
     /// The digest of the content, as a copy's checksum annotation records
-    /// it: the same content gives the same digest in every process.
-    fn content_digest(&self) -> String;
+    /// it: the same content and key give the same digest in every process.
+    fn content_digest(&self, key: &Self::DigestKey) -> String;
+
+    /// Why this object may never be a source, whatever its labels, if so.
+    fn source_refusal(&self) -> Option<&'static str> {
+        None
+    }
 
     /// An object with `source`'s content, and no metadata.
     fn content_of(source: &Self) -> Self;
@@ -48,7 +66,19 @@ pub trait MirroredKind:
     /// `desired` needs a delete and a create: the API server refuses the
     /// change in place.
     fn needs_recreate(actual: &Self, actual_digest: &str, desired: &Self) -> bool {
-        actual.is_immutable()
-            && (actual_digest != desired.content_digest() || !desired.is_immutable())
+        changes_immutable_content(actual, actual_digest, desired)
     }
+}
+
+/// Whether `actual` is immutable and `desired` (a built copy, which records
+/// its digest in the checksum annotation) changes its content or makes it
+/// mutable: the API server refuses both.
+pub fn changes_immutable_content<K: MirroredKind>(
+    actual: &K,
+    actual_digest: &str,
+    desired: &K,
+) -> bool {
+    actual.is_immutable()
+        && (Some(actual_digest) != annotation(desired.meta(), CHECKSUM_ANNOTATION)
+            || !desired.is_immutable())
 }

@@ -101,7 +101,7 @@ pub(crate) fn mk_mirrored_source(to: &str) -> ConfigMap {
 /// a uid (`companion-uid`) and a resourceVersion (`42`) of its own, which a
 /// write must name (delete by uid) or keep (replace only that version).
 pub(crate) fn mk_companion_of(source: &ConfigMap) -> ConfigMap {
-    let mut companion = desired_companion(source, SUFFIX).unwrap();
+    let mut companion = desired_companion(source, SUFFIX, &()).unwrap();
     companion.metadata.uid = Some("companion-uid".into());
     companion.metadata.resource_version = Some("42".into());
     companion

@@ -1,19 +1,22 @@
 //! The watches that fill the caches, and what each of their events sets off.
 //!
-//! Three watches run: sources (with the source label selector), copies
-//! (with the managed-by label) and, when mirroring into other namespaces is
-//! possible, namespaces (metadata only). Each event is cached in its slim
-//! form (`cache_form`), then its watch's [`Follower`] keeps the watch's own
-//! bookkeeping and says whom it wakes (`wakeups`), and [`Forwarder`] sends
-//! those wakeups to the controllers.
+//! Per mirrored kind, two watches run: sources (with the source label
+//! selector) and copies (with the managed-by label). Once per process, when
+//! mirroring into other namespaces is possible, a namespace watch (metadata
+//! only) runs, shared by every kind. Each event is cached in its slim form
+//! (`cache_form`), then its watch's follower keeps the watch's own
+//! bookkeeping and says whom it wakes (`wakeups`), and the kind's forwarder
+//! sends those wakeups to its controllers (`forward`).
+
+mod forward;
 
 use std::{
-    collections::{BTreeMap, HashMap},
-    sync::Arc,
+    collections::HashMap,
+    sync::{Arc, Mutex, MutexGuard},
     time::Instant,
 };
 
-use futures::{SinkExt, Stream, StreamExt, channel::mpsc};
+use futures::{Stream, StreamExt, channel::mpsc};
 use kube::{
     Api, Client, ResourceExt,
     runtime::{
@@ -32,7 +35,6 @@ use crate::{
     contract,
     decisions::cache_form,
     decisions::selector::Selector,
-    decisions::wakeups::{self, Wake},
     kind::MirroredKind,
     ops::config::InitialList,
     ops::health::Health,
@@ -40,7 +42,11 @@ use crate::{
     reconcile::backoff::Backoffs,
 };
 
-/// What the watches ask the two controllers to look at.
+use forward::{
+    CopyFollower, Forwarder, KindNamespaces, NamespaceFollower, NamespaceListener, SourceFollower,
+};
+
+/// What the watches ask one kind's two controllers to look at.
 pub struct Wakeups<K: MirroredKind> {
     /// With when each was sent, for the queue's timing series.
     pub sync: mpsc::Receiver<(ObjectRef<K>, Instant)>,
@@ -50,6 +56,7 @@ pub struct Wakeups<K: MirroredKind> {
 }
 
 /// What the watches need to know.
+#[derive(Clone)]
 pub struct WatchSettings {
     /// Watch only this namespace; mirroring into others is then off.
     pub namespace: Option<String>,
@@ -60,22 +67,123 @@ pub struct WatchSettings {
     pub consent: Selector,
 }
 
-// The watches' names, as logs, metrics and health name them. The copies'
-// watch kept the name it had before there were mirrors, as users see it.
-const SOURCES: &str = "sources";
-const COPIES: &str = "companions";
 const NAMESPACES: &str = "namespaces";
 
 // Deep enough that the watches never wait on the controllers' schedulers,
 // which take wakeups as fast as they come and merge duplicates.
 const WAKEUP_BUFFER: usize = 1024;
 
-/// Starts nothing yet: returns the caches, the wakeups, and the future that
-/// drives every watch (it runs until the watches end). Each watch has a
-/// client of its own, which tells `health` when the watch reconnects.
+/// The namespace watch every kind shares: one cache, and the kinds that
+/// follow it. A kind may join while the watch runs (one whose start waits
+/// on something, such as its digest key): its own first lists are
+/// compared in full, so it misses nothing by joining late.
+#[derive(Clone)]
+pub struct Namespaces {
+    store: Option<Store<NamespaceMeta>>,
+    listeners: Arc<Mutex<Vec<Box<dyn NamespaceListener>>>>,
+    // `Store::wait_until_ready` wakes only the most recent of several
+    // concurrent waiters, and every kind waits for this cache.
+    listed: Arc<watch::Sender<bool>>,
+}
+
+impl Namespaces {
+    /// Starts nothing yet: returns the handle the kinds join, and the
+    /// future that runs the watch until it ends (never, when one namespace
+    /// is watched: there is no namespace cache then).
+    pub fn new(
+        config: &kube::Config,
+        settings: &WatchSettings,
+        health: Arc<Health>,
+    ) -> anyhow::Result<(Namespaces, impl Future<Output = ()> + Send + use<>)> {
+        let mut namespaces = Namespaces {
+            store: None,
+            listeners: Arc::default(),
+            listed: Arc::new(watch::Sender::new(false)),
+        };
+        let events = match settings.namespace {
+            Some(_) => None,
+            None => {
+                let (store, writer) = reflector::store();
+                let api = Api::<NamespaceMeta>::all(client_for(config, &health, NAMESPACES)?);
+                let events = watch_stream::events(
+                    api,
+                    watcher::Config::default(),
+                    settings.initial_list,
+                    NAMESPACES,
+                    health.clone(),
+                )
+                .modify(|ns: &mut NamespaceMeta| ns.managed_fields_mut().clear())
+                .reflect(writer);
+                namespaces.store = Some(store);
+                Some(events)
+            }
+        };
+        let drive = {
+            let namespaces = namespaces.clone();
+            async move {
+                match events {
+                    Some(events) => namespaces.drive(events, &health).await,
+                    None => std::future::pending().await,
+                }
+            }
+        };
+        Ok((namespaces, drive))
+    }
+
+    /// Runs until the watch ends: each event goes to every kind's follower.
+    async fn drive(
+        &self,
+        events: impl Stream<Item = Result<Event<NamespaceMeta>, watcher::Error>>,
+        health: &Health,
+    ) {
+        let forward = async {
+            let mut events = std::pin::pin!(events);
+            while let Some(event) = events.next().await {
+                let Some(event) = forward::observed(NAMESPACES, event, health) else {
+                    continue;
+                };
+                // Taken out for the event, so that a kind can join meanwhile.
+                let mut listeners = std::mem::take(&mut *self.lock_listeners());
+                for listener in &mut listeners {
+                    listener.deliver(&event).await;
+                }
+                let mut joined = self.lock_listeners();
+                listeners.append(&mut joined);
+                *joined = listeners;
+            }
+        };
+        let announce = async {
+            if let Some(store) = &self.store {
+                synced(NAMESPACES, store, health).await;
+            }
+            self.listed.send_replace(true);
+        };
+        futures::join!(forward, announce);
+    }
+
+    fn join(&self, listener: Box<dyn NamespaceListener>) {
+        self.lock_listeners().push(listener);
+    }
+
+    fn lock_listeners(&self) -> MutexGuard<'_, Vec<Box<dyn NamespaceListener>>> {
+        // A panic while the list was held left it whole: each step either
+        // pushed a listener or did not.
+        self.listeners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Starts nothing yet: returns one kind's caches, its wakeups, and the
+/// future that drives its two watches (it runs until they end). Each watch
+/// has a client of its own, which tells `health` when the watch reconnects.
+/// The kind's caches and wakeups follow `namespaces` too.
+#[allow(clippy::too_many_arguments)]
 pub fn watch<K: MirroredKind>(
     config: &kube::Config,
     settings: WatchSettings,
+    key: K::DigestKey,
+    namespaces: &Namespaces,
     health: Arc<Health>,
     metrics: Arc<Metrics>,
     backoffs: Arc<Backoffs>,
@@ -85,49 +193,36 @@ pub fn watch<K: MirroredKind>(
     impl Future<Output = ()> + Send + use<K>,
 )> {
     let scope = settings.namespace.as_deref();
-    let (namespaces, namespace_events) = match scope {
-        Some(_) => (None, None),
-        None => {
-            let (store, writer) = reflector::store();
-            let api = Api::<NamespaceMeta>::all(client_for(config, &health, NAMESPACES)?);
-            let events = watch_stream::events(
-                api,
-                watcher::Config::default(),
-                settings.initial_list,
-                NAMESPACES,
-                health.clone(),
-            )
-            .modify(|ns: &mut NamespaceMeta| ns.managed_fields_mut().clear())
-            .reflect(writer);
-            (Some(store), Some(events))
-        }
-    };
     let (sources, source_writer) = reflector::store();
     let source_events = watch_stream::events(
-        api_in::<K>(client_for(config, &health, SOURCES)?, scope),
+        api_in::<K>(client_for(config, &health, K::SOURCES_WATCH)?, scope),
         watcher::Config::default().labels(&settings.selector),
         settings.initial_list,
-        SOURCES,
+        K::SOURCES_WATCH,
         health.clone(),
     )
     .modify(cache_form::slim_source)
     .reflect(source_writer);
     let (copies, copy_writer) = reflector::store();
     let copy_events = watch_stream::events(
-        api_in::<K>(client_for(config, &health, COPIES)?, scope),
+        api_in::<K>(client_for(config, &health, K::COPIES_WATCH)?, scope),
         watcher::Config::default().labels(&contract::copy_selector()),
         settings.initial_list,
-        COPIES,
+        K::COPIES_WATCH,
         health.clone(),
     )
-    .modify(cache_form::slim_copy)
+    .modify(move |copy: &mut K| cache_form::slim_copy(copy, &key))
     .reflect(copy_writer);
 
     let (ready_tx, ready) = watch::channel(false);
+    let namespaces_listed = namespaces
+        .store
+        .is_some()
+        .then(|| namespaces.listed.subscribe());
     let caches = Caches {
         sources,
         copies,
-        namespaces,
+        namespaces: namespaces.store.clone(),
         ready,
     };
     let (forwarder, wakeups) = Forwarder::new(health.clone(), metrics.clone());
@@ -144,26 +239,23 @@ pub fn watch<K: MirroredKind>(
         index,
         suffix: settings.suffix,
     };
-    let namespace_follower = NamespaceFollower {
-        caches: caches.clone(),
-        consent: settings.consent,
-        labels_seen: HashMap::new(),
-    };
+    if namespaces.store.is_some() {
+        namespaces.join(Box::new(KindNamespaces {
+            follower: NamespaceFollower {
+                caches: caches.clone(),
+                consent: settings.consent,
+                labels_seen: HashMap::new(),
+            },
+            forwarder: forwarder.clone(),
+        }));
+    }
     let drive = {
         let caches = caches.clone();
         async move {
-            let namespaces = async {
-                if let Some(events) = namespace_events {
-                    forwarder
-                        .forward(NAMESPACES, events, namespace_follower)
-                        .await;
-                }
-            };
             futures::join!(
-                forwarder.forward(SOURCES, source_events, source_follower),
-                forwarder.forward(COPIES, copy_events, copy_follower),
-                namespaces,
-                announce_synced(&caches, &health, ready_tx),
+                forwarder.forward(K::SOURCES_WATCH, source_events, source_follower),
+                forwarder.forward(K::COPIES_WATCH, copy_events, copy_follower),
+                announce_synced(&caches, namespaces_listed, &health, ready_tx),
             );
         }
     };
@@ -200,25 +292,27 @@ fn api_in<K: MirroredKind>(client: Client, namespace: Option<&str>) -> Api<K> {
     }
 }
 
-/// Tells `health` as each cache completes its first list, and the
-/// reconciles once all have.
+/// Tells `health` as each of the kind's caches completes its first list,
+/// and the kind's reconciles once all have (the shared namespace cache
+/// included: without it every mirror would look unwanted).
 async fn announce_synced<K: MirroredKind>(
     caches: &Caches<K>,
+    namespaces_listed: Option<watch::Receiver<bool>>,
     health: &Health,
     ready: watch::Sender<bool>,
 ) {
-    let namespaces_synced = async {
-        if let Some(namespaces) = &caches.namespaces {
-            synced(NAMESPACES, namespaces, health).await;
+    let namespaces_listed = async {
+        if let Some(mut listed) = namespaces_listed {
+            let _ = listed.wait_for(|listed| *listed).await;
         }
     };
     futures::join!(
-        synced(SOURCES, &caches.sources, health),
-        synced(COPIES, &caches.copies, health),
-        namespaces_synced,
+        synced(K::SOURCES_WATCH, &caches.sources, health),
+        synced(K::COPIES_WATCH, &caches.copies, health),
+        namespaces_listed,
     );
     ready.send_replace(true);
-    tracing::info!("caches synced");
+    tracing::info!(kind = %K::kind(&()), "caches synced");
 }
 
 async fn synced<K>(watch: &'static str, store: &Store<K>, health: &Health)
@@ -228,149 +322,5 @@ where
 {
     if store.wait_until_ready().await.is_ok() {
         health.cache_synced(watch);
-    }
-}
-
-/// What one watch does with each of its events once it is cached: its own
-/// bookkeeping, then whom the event wakes.
-trait Follower<T, K: MirroredKind> {
-    fn follow(&mut self, event: &Event<T>) -> Wake<K>;
-}
-
-struct SourceFollower<K: MirroredKind> {
-    caches: Caches<K>,
-    metrics: Arc<Metrics>,
-    backoffs: Arc<Backoffs>,
-    index: MirrorIndex<K>,
-    suffix: String,
-}
-
-impl<K: MirroredKind> Follower<K, K> for SourceFollower<K> {
-    fn follow(&mut self, event: &Event<K>) -> Wake<K> {
-        self.metrics.set_managed_sources(self.caches.sources.len());
-        forget_deleted(event, &self.backoffs);
-        wakeups::source_wakeups(event, &self.suffix, &self.index)
-    }
-}
-
-struct CopyFollower<K: MirroredKind> {
-    backoffs: Arc<Backoffs>,
-    index: MirrorIndex<K>,
-    suffix: String,
-}
-
-impl<K: MirroredKind> Follower<K, K> for CopyFollower<K> {
-    fn follow(&mut self, event: &Event<K>) -> Wake<K> {
-        forget_deleted(event, &self.backoffs);
-        self.index.observe(event);
-        wakeups::copy_wakeups(event, &self.suffix)
-    }
-}
-
-struct NamespaceFollower<K: MirroredKind> {
-    caches: Caches<K>,
-    consent: Selector,
-    /// Each namespace's labels, to tell a change of labels from any other.
-    labels_seen: HashMap<String, BTreeMap<String, String>>,
-}
-
-impl<K: MirroredKind> Follower<NamespaceMeta, K> for NamespaceFollower<K> {
-    fn follow(&mut self, event: &Event<NamespaceMeta>) -> Wake<K> {
-        wakeups::namespace_wakeups(event, &self.caches, &self.consent, &mut self.labels_seen)
-    }
-}
-
-/// A deleted object's retry state goes with it. (A source that merely
-/// lost its label keeps none either: its reconcile no longer runs, and the
-/// next list's resync drops what is left.)
-fn forget_deleted<K: MirroredKind>(event: &Event<K>, backoffs: &Backoffs) {
-    if let Event::Delete(object) = event
-        && let Some(uid) = object.uid()
-    {
-        backoffs.forget(&uid);
-    }
-}
-
-/// Sends each watch's wakeups to the controllers, and tells `health` how
-/// each watch fares.
-struct Forwarder<K: MirroredKind> {
-    sync: mpsc::Sender<(ObjectRef<K>, Instant)>,
-    prune: mpsc::Sender<ObjectRef<K>>,
-    resync: watch::Sender<u64>,
-    health: Arc<Health>,
-    metrics: Arc<Metrics>,
-}
-
-impl<K: MirroredKind> Forwarder<K> {
-    fn new(health: Arc<Health>, metrics: Arc<Metrics>) -> (Forwarder<K>, Wakeups<K>) {
-        let (sync_tx, sync) = mpsc::channel(WAKEUP_BUFFER);
-        let (prune_tx, prune) = mpsc::channel(WAKEUP_BUFFER);
-        let (resync_tx, resync) = watch::channel(0);
-        let forwarder = Forwarder {
-            sync: sync_tx,
-            prune: prune_tx,
-            resync: resync_tx,
-            health,
-            metrics,
-        };
-        let wakeups = Wakeups {
-            sync,
-            prune,
-            resync,
-        };
-        (forwarder, wakeups)
-    }
-
-    /// Runs until the watch `name` ends.
-    async fn forward<T>(
-        &self,
-        name: &'static str,
-        events: impl Stream<Item = Result<Event<T>, watcher::Error>>,
-        mut follower: impl Follower<T, K>,
-    ) {
-        let (mut sync, mut prune) = (self.sync.clone(), self.prune.clone());
-        let mut events = std::pin::pin!(events);
-        while let Some(event) = events.next().await {
-            let event = match event {
-                Ok(event) => event,
-                Err(error) => {
-                    self.watch_failed(name, &error);
-                    continue;
-                }
-            };
-            // Init is announced before the list is even attempted, so it
-            // proves nothing; any other event comes from a working list or
-            // watch.
-            if !matches!(event, Event::Init)
-                && let Some(failed_for) = self.health.watch_ok(name, Instant::now())
-            {
-                tracing::info!(watch = name, ?failed_for, "watch works again");
-            }
-            let wake = follower.follow(&event);
-            // A closed channel means the controllers stopped: shutting down.
-            for source in wake.sync {
-                self.metrics.trigger_queued();
-                let _ = sync.send((source, Instant::now())).await;
-            }
-            for copy in wake.prune {
-                let _ = prune.send(copy).await;
-            }
-            if wake.resync {
-                // Requests made while a resync runs merge into the next one.
-                self.resync.send_modify(|generation| *generation += 1);
-            }
-        }
-    }
-
-    fn watch_failed(&self, name: &'static str, error: &watcher::Error) {
-        let source = watch_stream::error_source(error);
-        if self
-            .health
-            .watch_failed(name, error.to_string(), source, Instant::now())
-        {
-            tracing::warn!(watch = name, %error, "watch failed; retrying with backoff");
-        } else {
-            tracing::debug!(watch = name, %error, "watch failed again; retrying");
-        }
     }
 }

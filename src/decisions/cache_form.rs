@@ -54,8 +54,8 @@ pub fn slim_source<K: MirroredKind>(source: &mut K) {
 /// the managed-by label goes (the cache holds only copies that carry it).
 /// The digest is left out when it equals the checksum annotation, as it
 /// does for every copy untouched since this controller wrote it.
-pub fn slim_copy<K: MirroredKind>(copy: &mut K) {
-    let digest = copy.content_digest();
+pub fn slim_copy<K: MirroredKind>(copy: &mut K, key: &K::DigestKey) {
+    let digest = copy.content_digest(key);
     copy.drop_content();
     let meta = copy.meta_mut();
     meta.managed_fields = None;
@@ -85,12 +85,12 @@ pub struct CachedCopy<K> {
 
 impl<K: MirroredKind> CachedCopy<K> {
     /// A full object (read from the API server, or built) in this form.
-    pub fn of(full: &K) -> CachedCopy<K> {
+    pub fn of(full: &K, key: &K::DigestKey) -> CachedCopy<K> {
         let mut object = full.clone();
         object.drop_content();
         CachedCopy {
             object,
-            digest: full.content_digest(),
+            digest: full.content_digest(key),
         }
     }
 
@@ -117,10 +117,11 @@ pub fn copy_from_cache<K: MirroredKind>(cached: &K) -> CachedCopy<K> {
         .annotations
         .as_mut()
         .and_then(|annotations| annotations.remove(CACHED_DIGEST_KEY));
-    // Left out of the cache only where it equals the checksum annotation.
+    // Left out of the cache only where it equals the checksum annotation;
+    // `slim_copy` records it in every other case.
     let digest = digest
         .or_else(|| checksum_annotation(meta).cloned())
-        .unwrap_or_else(|| object.content_digest());
+        .unwrap_or_default();
     CachedCopy { object, digest }
 }
 

@@ -30,11 +30,17 @@ pub enum Refusal {
     SourceIsCompanion,
     /// The source is being deleted: new copies would only be garbage.
     BeingDeleted,
+    /// The object is of a sort that is never copied, whatever its labels.
+    NeverASource(&'static str),
 }
 
 /// Name, namespace and uid of an object that may be copied: one that is
 /// stored (so has all three) and is not itself a copy.
-fn identity(source: &ObjectMeta) -> Result<(&str, &str, &str), Refusal> {
+fn identity<K: MirroredKind>(object: &K) -> Result<(&str, &str, &str), Refusal> {
+    if let Some(reason) = object.source_refusal() {
+        return Err(Refusal::NeverASource(reason));
+    }
+    let source = object.meta();
     if is_managed_by_us(source) {
         return Err(Refusal::SourceIsCompanion);
     }
@@ -52,8 +58,12 @@ fn identity(source: &ObjectMeta) -> Result<(&str, &str, &str), Refusal> {
 }
 
 /// The companion a source should have, built from the source alone.
-pub fn desired_companion<K: MirroredKind>(source: &K, suffix: &str) -> Result<K, Refusal> {
-    let (name, namespace, uid) = identity(source.meta())?;
+pub fn desired_companion<K: MirroredKind>(
+    source: &K,
+    suffix: &str,
+    key: &K::DigestKey,
+) -> Result<K, Refusal> {
+    let (name, namespace, uid) = identity(source)?;
     let companion = companion_name(name, suffix);
     if companion.len() > MAX_NAME_LEN {
         let len = companion.len();
@@ -70,7 +80,7 @@ pub fn desired_companion<K: MirroredKind>(source: &K, suffix: &str) -> Result<K,
             labels: Some(managed_by_us()),
             annotations: Some(BTreeMap::from([(
                 CHECKSUM_ANNOTATION.into(),
-                source.content_digest(),
+                source.content_digest(key),
             )])),
             owner_references: Some(vec![owner_reference::<K>(name, uid)]),
             ..ObjectMeta::default()
@@ -82,8 +92,12 @@ pub fn desired_companion<K: MirroredKind>(source: &K, suffix: &str) -> Result<K,
 /// under the source's own name. A namespace cannot own objects in another,
 /// so instead of an owner reference it names its source in annotations, and
 /// the prune loop removes it when the source no longer wants it.
-pub fn desired_mirror<K: MirroredKind>(source: &K, target: &str) -> Result<K, Refusal> {
-    let (name, namespace, uid) = identity(source.meta())?;
+pub fn desired_mirror<K: MirroredKind>(
+    source: &K,
+    target: &str,
+    key: &K::DigestKey,
+) -> Result<K, Refusal> {
+    let (name, namespace, uid) = identity(source)?;
     Ok(copy_with(
         source,
         ObjectMeta {
@@ -91,7 +105,7 @@ pub fn desired_mirror<K: MirroredKind>(source: &K, target: &str) -> Result<K, Re
             namespace: Some(target.into()),
             labels: Some(managed_by_us()),
             annotations: Some(BTreeMap::from([
-                (CHECKSUM_ANNOTATION.into(), source.content_digest()),
+                (CHECKSUM_ANNOTATION.into(), source.content_digest(key)),
                 (MIRROR_OF_ANNOTATION.into(), format!("{namespace}/{name}")),
                 (MIRROR_OF_UID_ANNOTATION.into(), uid.into()),
             ])),

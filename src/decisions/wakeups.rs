@@ -191,7 +191,7 @@ mod tests {
     #[test]
     fn a_completed_list_asks_for_a_resync_and_its_objects_wake_nothing_alone() {
         let source = mk_source("colors", &[]);
-        let companion = desired::desired_companion(&source, SUFFIX).unwrap();
+        let companion = desired::desired_companion(&source, SUFFIX, &()).unwrap();
         assert!(
             source_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, &MirrorIndex::default()).resync
         );
@@ -209,7 +209,7 @@ mod tests {
     #[test]
     fn a_deleted_companion_wakes_the_sync_of_its_source() {
         let source = mk_source("colors", &[]);
-        let companion = desired::desired_companion(&source, SUFFIX).unwrap();
+        let companion = desired::desired_companion(&source, SUFFIX, &()).unwrap();
         let wake = copy_wakeups(&Event::Delete(companion), SUFFIX);
         assert_eq!(wake.sync, vec![ObjectRef::new("colors").within("ns")]);
     }

@@ -6,7 +6,13 @@ use super::MirroredKind;
 use crate::contract::checksum;
 
 impl MirroredKind for ConfigMap {
-    fn content_digest(&self) -> String {
+    type DigestKey = ();
+
+    // Named before Secrets existed; users and alerts know them so.
+    const SOURCES_WATCH: &'static str = "sources";
+    const COPIES_WATCH: &'static str = "companions";
+
+    fn content_digest(&self, (): &()) -> String {
         checksum(self.data.as_ref(), self.binary_data.as_ref())
     }
 

@@ -67,6 +67,11 @@ struct ResultLabel {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabel {
+    kind: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OperationLabel {
     operation: Operation,
 }
@@ -84,7 +89,7 @@ pub struct Metrics {
     leader: Gauge,
     election_refused: Gauge,
     writes: Family<OperationLabel, Counter>,
-    managed_sources: Gauge,
+    managed_sources: Family<KindLabel, Gauge>,
     failing_objects: Gauge,
     resync_objects: Family<ResyncLabels, Counter>,
     queue_times: QueueTimes,
@@ -106,7 +111,7 @@ impl Metrics {
             leader: Gauge::default(),
             election_refused: Gauge::default(),
             writes: Family::default(),
-            managed_sources: Gauge::default(),
+            managed_sources: Family::default(),
             failing_objects: Gauge::default(),
             resync_objects: Family::default(),
             queue_times: QueueTimes::new(),
@@ -185,7 +190,7 @@ impl Metrics {
         );
         registry.register(
             "configmap_mirror_managed_sources",
-            "Managed sources in the cache",
+            "Managed sources in the cache, by kind",
             this.managed_sources.clone(),
         );
         registry.register(
@@ -240,8 +245,9 @@ impl Metrics {
             .inc();
     }
 
-    pub fn set_managed_sources(&self, count: usize) {
+    pub fn set_managed_sources(&self, kind: &str, count: usize) {
         self.managed_sources
+            .get_or_create(&KindLabel { kind: kind.into() })
             .set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 

@@ -131,7 +131,7 @@ async fn create<K: MirroredKind>(ctx: &Context<K>, source: &K, copy: K) -> Resul
             let key = object_key(copy.meta());
             let replan = plan::plan(
                 copy,
-                Some(&CachedCopy::of(&existing)),
+                Some(&CachedCopy::of(&existing, &ctx.digest_key)),
                 source.meta(),
                 &ctx.source_label_keys,
             )

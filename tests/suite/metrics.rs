@@ -74,7 +74,7 @@ async fn counters_follow_a_scenario_and_carry_no_object_names() {
     );
     assert_eq!(
         controller
-            .metric("configmap_mirror_managed_sources", "")
+            .metric("configmap_mirror_managed_sources", "kind=\"ConfigMap\"")
             .await,
         2.0
     );

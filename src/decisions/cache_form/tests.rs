@@ -28,8 +28,8 @@ fn a_cached_source_keeps_what_the_reconcilers_read() {
     assert_eq!(slim.metadata.owner_references, None);
     assert_eq!(slim.metadata.finalizers, None);
     assert_eq!(
-        desired_companion(&slim, SUFFIX),
-        desired_companion(&full, SUFFIX),
+        desired_companion(&slim, SUFFIX, &()),
+        desired_companion(&full, SUFFIX, &()),
         "the companion is built alike from either"
     );
 }
@@ -43,13 +43,13 @@ fn a_cached_source_still_shows_that_it_is_a_copy() {
         .get_or_insert_with(BTreeMap::new)
         .insert(MANAGED_BY_LABEL.into(), MANAGER_NAME.into());
     slim_source(&mut copy_as_source);
-    assert!(desired_companion(&copy_as_source, SUFFIX).is_err());
+    assert!(desired_companion(&copy_as_source, SUFFIX, &()).is_err());
 }
 
 #[test]
 fn an_untouched_cached_copy_keeps_only_its_checksum() {
     let mut companion = mk_companion_of(&mk_full_source(&[("a", "1")]));
-    slim_copy(&mut companion);
+    slim_copy(&mut companion, &());
     assert_eq!(companion.data, None);
     assert_eq!(companion.metadata.labels, None);
     let annotations = companion.metadata.annotations.as_ref().unwrap();
@@ -66,21 +66,21 @@ fn an_untouched_cached_copy_keeps_only_its_checksum() {
 #[test]
 fn an_edited_cached_copy_keeps_the_digest_of_what_it_holds() {
     let source = mk_full_source(&[("a", "1")]);
-    let mut edited = desired_companion(&source, SUFFIX).unwrap();
+    let mut edited = desired_companion(&source, SUFFIX, &()).unwrap();
     edited.data = Some(mk_map(&[("a", "tampered")]));
     let held = content_checksum(&edited);
-    slim_copy(&mut edited);
+    slim_copy(&mut edited, &());
     assert_eq!(edited.data, None);
     assert_eq!(copy_from_cache(&edited).content_digest(), held);
 }
 
 #[test]
 fn a_cached_copy_reads_back_with_its_label_and_other_peoples_labels() {
-    let mut companion = desired_companion(&mk_full_source(&[("a", "1")]), SUFFIX).unwrap();
+    let mut companion = desired_companion(&mk_full_source(&[("a", "1")]), SUFFIX, &()).unwrap();
     let labels = companion.metadata.labels.as_mut().unwrap();
     labels.insert("team".into(), "blue".into());
     let full = companion.clone();
-    slim_copy(&mut companion);
+    slim_copy(&mut companion, &());
     assert_eq!(companion.metadata.labels, Some(mk_map(&[("team", "blue")])));
 
     let read_back = copy_from_cache(&companion);
@@ -101,9 +101,9 @@ fn a_cached_copy_reads_back_with_its_label_and_other_peoples_labels() {
 #[test]
 fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
     let source = mk_full_source(&[("a", "1")]);
-    let desired = desired_companion(&source, SUFFIX).unwrap();
+    let desired = desired_companion(&source, SUFFIX, &()).unwrap();
     let mut slim = mk_companion_of(&source);
-    slim_copy(&mut slim);
+    slim_copy(&mut slim, &());
     let cached = copy_from_cache(&slim);
     assert_eq!(
         difference(&cached, &desired, &source_keys()),
@@ -115,7 +115,7 @@ fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
     );
 
     let changed = mk_full_source(&[("a", "2")]);
-    let desired_changed = desired_companion(&changed, SUFFIX).unwrap();
+    let desired_changed = desired_companion(&changed, SUFFIX, &()).unwrap();
     assert_eq!(
         difference(&cached, &desired_changed, &source_keys()),
         Difference::SourceChanged
@@ -129,9 +129,9 @@ fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
     );
     assert_eq!(merged.metadata.labels, desired.metadata.labels);
 
-    let mut edited = desired_companion(&source, SUFFIX).unwrap();
+    let mut edited = desired_companion(&source, SUFFIX, &()).unwrap();
     edited.data = Some(mk_map(&[("a", "tampered")]));
-    slim_copy(&mut edited);
+    slim_copy(&mut edited, &());
     assert_eq!(
         difference(&copy_from_cache(&edited), &desired, &source_keys()),
         Difference::Drifted

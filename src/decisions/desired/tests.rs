@@ -9,7 +9,7 @@ fn desired_companion_copies_content_and_immutability_exactly() {
     let mut source = mk_source("colors", &[("a", "1"), ("b", "2")]);
     source.binary_data = Some(mk_binary(&[("blob", &[0, 159, 146, 150, 255])]));
     source.immutable = Some(true);
-    let companion = desired_companion(&source, SUFFIX).unwrap();
+    let companion = desired_companion(&source, SUFFIX, &()).unwrap();
     assert_eq!(companion.metadata.name.as_deref(), Some("colors-synced"));
     assert_eq!(companion.metadata.namespace.as_deref(), Some("ns"));
     assert_eq!(companion.data, source.data);
@@ -19,7 +19,7 @@ fn desired_companion_copies_content_and_immutability_exactly() {
 
 #[test]
 fn desired_companion_carries_no_label_or_annotation_of_the_source() {
-    let companion = desired_companion(&mk_source("colors", &[("a", "1")]), SUFFIX).unwrap();
+    let companion = desired_companion(&mk_source("colors", &[("a", "1")]), SUFFIX, &()).unwrap();
     let labels = companion.metadata.labels.unwrap();
     assert_eq!(labels.len(), 1);
     assert_eq!(
@@ -33,7 +33,7 @@ fn desired_companion_carries_no_label_or_annotation_of_the_source() {
 
 #[test]
 fn desired_companion_has_one_controller_reference_to_its_source() {
-    let companion = desired_companion(&mk_source("colors", &[]), SUFFIX).unwrap();
+    let companion = desired_companion(&mk_source("colors", &[]), SUFFIX, &()).unwrap();
     let refs = companion.metadata.owner_references.unwrap();
     assert_eq!(refs.len(), 1);
     let owner = &refs[0];
@@ -53,9 +53,9 @@ fn desired_companion_has_one_controller_reference_to_its_source() {
 #[test]
 fn a_name_that_would_exceed_253_characters_is_refused() {
     let longest_allowed = "a".repeat(MAX_NAME_LEN - SUFFIX.len());
-    assert!(desired_companion(&mk_source(&longest_allowed, &[]), SUFFIX).is_ok());
+    assert!(desired_companion(&mk_source(&longest_allowed, &[]), SUFFIX, &()).is_ok());
     let too_long = "a".repeat(MAX_NAME_LEN - SUFFIX.len() + 1);
-    let refusal = desired_companion(&mk_source(&too_long, &[]), SUFFIX).unwrap_err();
+    let refusal = desired_companion(&mk_source(&too_long, &[]), SUFFIX, &()).unwrap_err();
     assert!(matches!(refusal, Refusal::NameTooLong { len: 254, .. }));
 }
 
@@ -64,7 +64,7 @@ fn a_companion_is_never_treated_as_a_source() {
     let source = mk_source("colors", &[("a", "1")]);
     let companion = mk_companion_of(&source);
     assert_eq!(
-        desired_companion(&companion, SUFFIX).unwrap_err(),
+        desired_companion(&companion, SUFFIX, &()).unwrap_err(),
         Refusal::SourceIsCompanion
     );
 }
@@ -76,16 +76,19 @@ fn a_source_being_deleted_gets_no_copies() {
         k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()),
     );
     assert_eq!(
-        desired_companion(&source, "-synced"),
+        desired_companion(&source, "-synced", &()),
         Err(Refusal::BeingDeleted)
     );
-    assert_eq!(desired_mirror(&source, "b"), Err(Refusal::BeingDeleted));
+    assert_eq!(
+        desired_mirror(&source, "b", &()),
+        Err(Refusal::BeingDeleted)
+    );
 }
 
 #[test]
 fn a_mirror_names_its_source_instead_of_an_owner() {
     let source = mk_source("colors", &[("a", "1")]);
-    let mirror = desired_mirror(&source, "team-a").unwrap();
+    let mirror = desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(mirror.metadata.name.as_deref(), Some("colors"));
     assert_eq!(mirror.metadata.namespace.as_deref(), Some("team-a"));
     assert_eq!(mirror.metadata.owner_references, None);

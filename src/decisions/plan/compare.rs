@@ -42,10 +42,11 @@ pub fn difference<K: MirroredKind>(
     source_keys: &[String],
 ) -> Difference {
     let digest = actual.content_digest();
-    let content_equal = digest == desired.content_digest()
-        && actual.object().is_immutable() == desired.is_immutable();
+    // A built copy records its content's digest in its checksum annotation.
+    let want_checksum = annotation(desired.meta(), CHECKSUM_ANNOTATION);
+    let content_equal =
+        Some(digest) == want_checksum && actual.object().is_immutable() == desired.is_immutable();
     let (actual, desired) = (actual.object().meta(), desired.meta());
-    let want_checksum = annotation(desired, CHECKSUM_ANNOTATION);
     let have_checksum = annotation(actual, CHECKSUM_ANNOTATION);
     let metadata_equal = contains_all(&actual.annotations, &desired.annotations)
         && contains_all(&actual.labels, &desired.labels)

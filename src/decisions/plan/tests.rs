@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 #[test]
 fn a_missing_companion_is_created() {
     let source = mk_source("a", &[("key", "v")]);
-    let desired = desired_companion(&source, SUFFIX).unwrap();
+    let desired = desired_companion(&source, SUFFIX, &()).unwrap();
     assert_eq!(
         plan(desired.clone(), None, &source.metadata, &source_keys()),
         Ok(Write::Create(desired))
@@ -20,12 +20,12 @@ fn a_missing_companion_is_created() {
 #[test]
 fn a_companion_in_sync_is_left_alone() {
     let source = mk_source("a", &[("key", "v")]);
-    let desired = desired_companion(&source, SUFFIX).unwrap();
+    let desired = desired_companion(&source, SUFFIX, &()).unwrap();
     let existing = mk_companion_of(&source);
     assert_eq!(
         plan(
             desired,
-            Some(&CachedCopy::of(&existing)),
+            Some(&CachedCopy::of(&existing, &())),
             &source.metadata,
             &source_keys()
         ),
@@ -38,13 +38,13 @@ fn a_changed_source_replaces_the_companion_keeping_its_resource_version() {
     let old = mk_source("a", &[("key", "old")]);
     let existing = mk_companion_of(&old);
     let new = mk_source("a", &[("key", "new")]);
-    let desired = desired_companion(&new, SUFFIX).unwrap();
+    let desired = desired_companion(&new, SUFFIX, &()).unwrap();
     let Ok(Write::Replace {
         copy: companion,
         why,
     }) = plan(
         desired,
-        Some(&CachedCopy::of(&existing)),
+        Some(&CachedCopy::of(&existing, &())),
         &new.metadata,
         &source_keys(),
     )
@@ -62,12 +62,12 @@ fn a_recreated_source_takes_over_the_companion_of_its_predecessor() {
     let existing = mk_companion_of(&old);
     let mut reborn = old.clone();
     reborn.metadata.uid = Some("uid-2".into());
-    let desired = desired_companion(&reborn, SUFFIX).unwrap();
+    let desired = desired_companion(&reborn, SUFFIX, &()).unwrap();
     let Ok(Write::Replace {
         copy: companion, ..
     }) = plan(
         desired,
-        Some(&CachedCopy::of(&existing)),
+        Some(&CachedCopy::of(&existing, &())),
         &reborn.metadata,
         &source_keys(),
     )
@@ -81,12 +81,12 @@ fn a_recreated_source_takes_over_the_companion_of_its_predecessor() {
 #[test]
 fn a_foreign_object_at_the_companion_name_is_never_written() {
     let source = mk_source("a", &[("key", "v")]);
-    let desired = desired_companion(&source, SUFFIX).unwrap();
+    let desired = desired_companion(&source, SUFFIX, &()).unwrap();
     let stranger = mk_configmap("ns", "a-synced");
     assert_eq!(
         plan(
             desired,
-            Some(&CachedCopy::of(&stranger)),
+            Some(&CachedCopy::of(&stranger, &())),
             &source.metadata,
             &source_keys()
         ),
@@ -101,11 +101,11 @@ fn an_immutable_companion_with_stale_content_is_deleted_by_uid() {
     let existing = mk_companion_of(&old);
     let mut new = mk_source("a", &[("key", "new")]);
     new.immutable = Some(true);
-    let desired = desired_companion(&new, SUFFIX).unwrap();
+    let desired = desired_companion(&new, SUFFIX, &()).unwrap();
     assert_eq!(
         plan(
             desired.clone(),
-            Some(&CachedCopy::of(&existing)),
+            Some(&CachedCopy::of(&existing, &())),
             &new.metadata,
             &source_keys()
         ),
@@ -121,12 +121,12 @@ fn a_mirror_of_another_source_with_the_same_name_is_never_written() {
     let source = mk_mirrored_source("*");
     let mut rival = mk_mirrored_source("*");
     rival.metadata.namespace = Some("elsewhere".into());
-    let rivals_mirror = desired::desired_mirror(&rival, "team-a").unwrap();
-    let desired = desired::desired_mirror(&source, "team-a").unwrap();
+    let rivals_mirror = desired::desired_mirror(&rival, "team-a", &()).unwrap();
+    let desired = desired::desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(
         plan(
             desired,
-            Some(&CachedCopy::of(&rivals_mirror)),
+            Some(&CachedCopy::of(&rivals_mirror, &())),
             &source.metadata,
             &source_keys()
         ),

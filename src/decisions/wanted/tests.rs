@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 
 #[test]
 fn a_companion_whose_source_is_no_longer_managed_is_pruned() {
-    let companion = desired_companion(&mk_source("a", &[("key", "v")]), SUFFIX).unwrap();
+    let companion = desired_companion(&mk_source("a", &[("key", "v")]), SUFFIX, &()).unwrap();
     assert!(should_prune::<ConfigMap>(
         &companion.metadata,
         SUFFIX,
@@ -23,13 +23,13 @@ fn a_companion_whose_source_is_no_longer_managed_is_pruned() {
 
 #[test]
 fn a_copy_under_another_name_is_never_pruned() {
-    let companion = desired_companion(&mk_source("a", &[("key", "v")]), "-copy").unwrap();
+    let companion = desired_companion(&mk_source("a", &[("key", "v")]), "-copy", &()).unwrap();
     assert!(!should_prune::<ConfigMap>(
         &companion.metadata,
         SUFFIX,
         |_| false
     ));
-    let mut backup = desired_companion(&mk_source("a", &[("key", "v")]), SUFFIX).unwrap();
+    let mut backup = desired_companion(&mk_source("a", &[("key", "v")]), SUFFIX, &()).unwrap();
     backup.metadata.name = Some("a-backup".into());
     assert!(!should_prune::<ConfigMap>(&backup.metadata, SUFFIX, |_| {
         false
@@ -40,7 +40,7 @@ fn a_copy_under_another_name_is_never_pruned() {
 fn consent_withdrawn_removes_a_mirror_even_while_the_annotation_is_malformed() {
     let consent = mk_consent();
     let typo = mk_mirrored_source("");
-    let mirror = desired::desired_mirror(&mk_mirrored_source("*"), "team-a").unwrap();
+    let mirror = desired::desired_mirror(&mk_mirrored_source("*"), "team-a", &()).unwrap();
     assert!(mirror_wanted(
         &mirror.metadata,
         Some(&typo.metadata),
@@ -57,7 +57,7 @@ fn consent_withdrawn_removes_a_mirror_even_while_the_annotation_is_malformed() {
 
 #[test]
 fn a_companion_without_a_controlling_owner_is_never_pruned() {
-    let mut companion = desired_companion(&mk_source("a", &[("key", "v")]), SUFFIX).unwrap();
+    let mut companion = desired_companion(&mk_source("a", &[("key", "v")]), SUFFIX, &()).unwrap();
     companion.metadata.owner_references = None;
     assert!(!should_prune::<ConfigMap>(
         &companion.metadata,
@@ -74,7 +74,7 @@ fn a_companion_without_a_controlling_owner_is_never_pruned() {
 fn a_mirror_is_wanted_while_its_source_asks_and_its_namespace_consents() {
     let consent = mk_consent();
     let source = mk_mirrored_source("team-*");
-    let mirror = desired::desired_mirror(&source, "team-a").unwrap();
+    let mirror = desired::desired_mirror(&source, "team-a", &()).unwrap();
     assert!(mirror_wanted(
         &mirror.metadata,
         Some(&source.metadata),
@@ -123,7 +123,7 @@ fn a_mirror_is_wanted_while_its_source_asks_and_its_namespace_consents() {
 
 #[test]
 fn a_mirror_whose_name_became_reserved_is_no_longer_wanted() {
-    let mirror = desired::desired_mirror(&mk_mirrored_source("*"), "team-a").unwrap();
+    let mirror = desired::desired_mirror(&mk_mirrored_source("*"), "team-a", &()).unwrap();
     let name = mirror.metadata.name.clone().unwrap();
     assert!(mirror_name_reserved(
         &mirror.metadata,
@@ -138,7 +138,7 @@ fn a_mirror_whose_name_became_reserved_is_no_longer_wanted() {
 #[test]
 fn an_unmarked_copy_names_its_source_only_in_the_shape_this_install_writes() {
     let source = mk_mirrored_source("*");
-    let companion = desired_companion(&source, SUFFIX).unwrap();
+    let companion = desired_companion(&source, SUFFIX, &()).unwrap();
     let expected = SourceRef {
         namespace: source.metadata.namespace.clone().unwrap(),
         name: source.metadata.name.clone().unwrap(),
@@ -153,7 +153,7 @@ fn an_unmarked_copy_names_its_source_only_in_the_shape_this_install_writes() {
         None,
         "another suffix"
     );
-    let mut mirror = desired::desired_mirror(&source, "team-a").unwrap();
+    let mut mirror = desired::desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(
         unmarked_copy_source::<ConfigMap>(&mirror.metadata, SUFFIX),
         Some(expected)

@@ -1,0 +1,207 @@
+//! From one watch's events to wakeups: each watch's follower keeps its own
+//! bookkeeping and says whom an event wakes, and the kind's [`Forwarder`]
+//! sends those wakeups to the kind's controllers and tells `health` how
+//! each watch fares.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+    time::Instant,
+};
+
+use futures::{SinkExt, Stream, StreamExt, channel::mpsc, future::BoxFuture};
+use kube::{
+    ResourceExt,
+    runtime::{
+        reflector::ObjectRef,
+        watcher::{self, Event},
+    },
+};
+use tokio::sync::watch;
+
+use super::{WAKEUP_BUFFER, Wakeups};
+use crate::{
+    cluster::caches::{Caches, NamespaceMeta},
+    cluster::mirror_index::MirrorIndex,
+    cluster::watch_stream,
+    decisions::selector::Selector,
+    decisions::wakeups::{self, Wake},
+    kind::MirroredKind,
+    ops::health::Health,
+    ops::metrics::Metrics,
+    reconcile::backoff::Backoffs,
+};
+
+/// What one watch does with each of its events once it is cached: its own
+/// bookkeeping, then whom the event wakes.
+pub(super) trait Follower<T, K: MirroredKind> {
+    fn follow(&mut self, event: &Event<T>) -> Wake<K>;
+}
+
+pub(super) struct SourceFollower<K: MirroredKind> {
+    pub(super) caches: Caches<K>,
+    pub(super) metrics: Arc<Metrics>,
+    pub(super) backoffs: Arc<Backoffs>,
+    pub(super) index: MirrorIndex<K>,
+    pub(super) suffix: String,
+}
+
+impl<K: MirroredKind> Follower<K, K> for SourceFollower<K> {
+    fn follow(&mut self, event: &Event<K>) -> Wake<K> {
+        self.metrics
+            .set_managed_sources(&K::kind(&()), self.caches.sources.len());
+        forget_deleted(event, &self.backoffs);
+        wakeups::source_wakeups(event, &self.suffix, &self.index)
+    }
+}
+
+pub(super) struct CopyFollower<K: MirroredKind> {
+    pub(super) backoffs: Arc<Backoffs>,
+    pub(super) index: MirrorIndex<K>,
+    pub(super) suffix: String,
+}
+
+impl<K: MirroredKind> Follower<K, K> for CopyFollower<K> {
+    fn follow(&mut self, event: &Event<K>) -> Wake<K> {
+        forget_deleted(event, &self.backoffs);
+        self.index.observe(event);
+        wakeups::copy_wakeups(event, &self.suffix)
+    }
+}
+
+pub(super) struct NamespaceFollower<K: MirroredKind> {
+    pub(super) caches: Caches<K>,
+    pub(super) consent: Selector,
+    /// Each namespace's labels, to tell a change of labels from any other.
+    pub(super) labels_seen: HashMap<String, BTreeMap<String, String>>,
+}
+
+impl<K: MirroredKind> Follower<NamespaceMeta, K> for NamespaceFollower<K> {
+    fn follow(&mut self, event: &Event<NamespaceMeta>) -> Wake<K> {
+        wakeups::namespace_wakeups(event, &self.caches, &self.consent, &mut self.labels_seen)
+    }
+}
+
+/// A deleted object's retry state goes with it. (A source that merely
+/// lost its label keeps none either: its reconcile no longer runs, and the
+/// next list's resync drops what is left.)
+fn forget_deleted<K: MirroredKind>(event: &Event<K>, backoffs: &Backoffs) {
+    if let Event::Delete(object) = event
+        && let Some(uid) = object.uid()
+    {
+        backoffs.forget(&uid);
+    }
+}
+
+/// Sends each watch's wakeups to the controllers, and tells `health` how
+/// each watch fares.
+#[derive(Clone)]
+pub(super) struct Forwarder<K: MirroredKind> {
+    sync: mpsc::Sender<(ObjectRef<K>, Instant)>,
+    prune: mpsc::Sender<ObjectRef<K>>,
+    resync: Arc<watch::Sender<u64>>,
+    health: Arc<Health>,
+    metrics: Arc<Metrics>,
+}
+
+impl<K: MirroredKind> Forwarder<K> {
+    pub(super) fn new(health: Arc<Health>, metrics: Arc<Metrics>) -> (Forwarder<K>, Wakeups<K>) {
+        let (sync_tx, sync) = mpsc::channel(WAKEUP_BUFFER);
+        let (prune_tx, prune) = mpsc::channel(WAKEUP_BUFFER);
+        let (resync_tx, resync) = watch::channel(0);
+        let forwarder = Forwarder {
+            sync: sync_tx,
+            prune: prune_tx,
+            resync: Arc::new(resync_tx),
+            health,
+            metrics,
+        };
+        let wakeups = Wakeups {
+            sync,
+            prune,
+            resync,
+        };
+        (forwarder, wakeups)
+    }
+
+    /// Runs until the watch `name` ends.
+    pub(super) async fn forward<T>(
+        &self,
+        name: &'static str,
+        events: impl Stream<Item = Result<Event<T>, watcher::Error>>,
+        mut follower: impl Follower<T, K>,
+    ) {
+        let mut events = std::pin::pin!(events);
+        while let Some(event) = events.next().await {
+            if let Some(event) = observed(name, event, &self.health) {
+                self.deliver(follower.follow(&event)).await;
+            }
+        }
+    }
+
+    async fn deliver(&self, wake: Wake<K>) {
+        let (mut sync, mut prune) = (self.sync.clone(), self.prune.clone());
+        // A closed channel means the controllers stopped: shutting down.
+        for source in wake.sync {
+            self.metrics.trigger_queued();
+            let _ = sync.send((source, Instant::now())).await;
+        }
+        for copy in wake.prune {
+            let _ = prune.send(copy).await;
+        }
+        if wake.resync {
+            // Requests made while a resync runs merge into the next one.
+            self.resync.send_modify(|generation| *generation += 1);
+        }
+    }
+}
+
+/// An event of the watch `name` for its follower, once `health` knows how
+/// the watch fares; None for a failure, which the watch retries itself.
+pub(super) fn observed<T>(
+    name: &'static str,
+    event: Result<Event<T>, watcher::Error>,
+    health: &Health,
+) -> Option<Event<T>> {
+    let event = match event {
+        Ok(event) => event,
+        Err(error) => {
+            watch_failed(name, &error, health);
+            return None;
+        }
+    };
+    // Init is announced before the list is even attempted, so it proves
+    // nothing; any other event comes from a working list or watch.
+    if !matches!(event, Event::Init)
+        && let Some(failed_for) = health.watch_ok(name, Instant::now())
+    {
+        tracing::info!(watch = name, ?failed_for, "watch works again");
+    }
+    Some(event)
+}
+
+fn watch_failed(name: &'static str, error: &watcher::Error, health: &Health) {
+    let source = watch_stream::error_source(error);
+    if health.watch_failed(name, error.to_string(), source, Instant::now()) {
+        tracing::warn!(watch = name, %error, "watch failed; retrying with backoff");
+    } else {
+        tracing::debug!(watch = name, %error, "watch failed again; retrying");
+    }
+}
+
+/// One kind's share of the namespace watch.
+pub(super) trait NamespaceListener: Send {
+    fn deliver<'a>(&'a mut self, event: &'a Event<NamespaceMeta>) -> BoxFuture<'a, ()>;
+}
+
+pub(super) struct KindNamespaces<K: MirroredKind> {
+    pub(super) follower: NamespaceFollower<K>,
+    pub(super) forwarder: Forwarder<K>,
+}
+
+impl<K: MirroredKind> NamespaceListener for KindNamespaces<K> {
+    fn deliver<'a>(&'a mut self, event: &'a Event<NamespaceMeta>) -> BoxFuture<'a, ()> {
+        let wake = self.follower.follow(event);
+        Box::pin(self.forwarder.deliver(wake))
+    }
+}
