@@ -1,12 +1,14 @@
 //! The cluster I/O: the clients for calls and for watches (every call
 //! bounded by one deadline), the watches and the caches they fill, the
 //! index of mirrors by source, the probe that tells an outage from a wedge,
+//! the key of Secret digests,
 //! and the Events.
 
 pub(crate) mod api_client;
 pub(crate) mod api_probe;
 pub(crate) mod caches;
 pub(crate) mod call_deadline;
+pub(crate) mod digest_key;
 pub(crate) mod mirror_index;
 pub(crate) mod ratelimit;
 pub(crate) mod report;

@@ -37,7 +37,7 @@ pub mod app;
 pub(crate) mod cluster;
 pub mod contract;
 pub(crate) mod decisions;
-pub(crate) mod kind;
+pub mod kind;
 pub mod ops;
 pub mod reconcile;
 #[cfg(test)]

@@ -47,6 +47,27 @@ pub struct Config {
     #[arg(long, env = "MIRROR_RESERVED_NAMES", help_heading = "Mirroring", value_name = "NAMES", value_delimiter = ',', value_parser = parse_object_name)]
     pub reserved_names: Vec<String>,
 
+    /// The kinds mirrored: `configmaps`, and `secrets` when its RBAC is
+    /// granted (see the README). The same label, names and rules apply to
+    /// each.
+    #[arg(
+        long,
+        env = "MIRROR_KINDS",
+        help_heading = "Sources",
+        value_name = "KINDS",
+        value_delimiter = ',',
+        default_value = "configmaps",
+        value_enum
+    )]
+    pub kinds: Vec<Kind>,
+
+    /// The Secret holding the key of Secret copies' digests, as
+    /// NAMESPACE/NAME; created with a random key if missing (default: the
+    /// Lease's namespace, else $POD_NAMESPACE, else `--namespace`, else
+    /// `default`; name `configmap-mirror-digest-key`).
+    #[arg(long, env = "MIRROR_DIGEST_KEY_SECRET", help_heading = "Sources", value_name = "NAMESPACE/NAME", value_parser = parse_namespaced_name)]
+    pub digest_key_secret: Option<(String, String)>,
+
     #[command(flatten)]
     pub leader: LeaderConfig,
 
@@ -113,6 +134,48 @@ pub struct Config {
     /// current context).
     #[arg(long, help_heading = "Operations", value_name = "CONTEXT")]
     pub context: Option<String>,
+}
+
+/// A kind of object the controller can mirror.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Kind {
+    Configmaps,
+    Secrets,
+}
+
+/// Where the digest key lives unless `--digest-key-secret` says.
+pub const DEFAULT_DIGEST_KEY_NAME: &str = "configmap-mirror-digest-key";
+
+impl Config {
+    pub fn mirrors(&self, kind: Kind) -> bool {
+        self.kinds.contains(&kind)
+    }
+
+    /// `--digest-key-secret`, or its default.
+    pub fn digest_key_secret(&self) -> (String, String) {
+        if let Some(secret) = &self.digest_key_secret {
+            return secret.clone();
+        }
+        let namespace = self
+            .leader
+            .namespace
+            .clone()
+            .or_else(|| std::env::var("POD_NAMESPACE").ok())
+            .or_else(|| self.namespace.clone())
+            .unwrap_or_else(|| "default".into());
+        (namespace, DEFAULT_DIGEST_KEY_NAME.into())
+    }
+}
+
+/// `NAMESPACE/NAME`, each checked as Kubernetes checks it.
+fn parse_namespaced_name(value: &str) -> Result<(String, String), String> {
+    let (namespace, name) = value
+        .split_once('/')
+        .ok_or_else(|| format!("{value:?} is not NAMESPACE/NAME"))?;
+    if !names::is_dns_subdomain(name) {
+        return Err(format!("{name:?} is not a Secret name"));
+    }
+    Ok((parse_namespace(namespace)?, name.to_owned()))
 }
 
 /// Leader election, for running two or more replicas.

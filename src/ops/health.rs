@@ -54,6 +54,8 @@ struct State {
     api_answered_at: Option<Instant>,
     /// Why the API server refuses this replica's Lease requests, if it does.
     election_refused: Option<String>,
+    /// The kinds turned on that cannot start yet, with why.
+    kinds_waiting: BTreeMap<&'static str, String>,
 }
 
 #[derive(Debug, Default)]
@@ -221,6 +223,15 @@ impl Health {
         self.lock().election_refused = reason.map(str::to_owned);
     }
 
+    /// A kind turned on cannot start yet (`Some`, with why), or has started.
+    pub fn kind_waiting(&self, kind: &'static str, reason: Option<&str>) {
+        let kinds = &mut self.lock().kinds_waiting;
+        match reason {
+            Some(reason) => kinds.insert(kind, reason.to_owned()),
+            None => kinds.remove(kind),
+        };
+    }
+
     /// Ok, or which caches have not completed their first list, and why,
     /// and why leader election cannot proceed. Not ready while the Lease is
     /// refused: such a replica can never lead, and may be the only one.
@@ -237,6 +248,9 @@ impl Health {
             .collect();
         if let Some(reason) = &state.election_refused {
             waiting.push(format!("leader election: the Lease is refused: {reason}"));
+        }
+        for (kind, reason) in &state.kinds_waiting {
+            waiting.push(format!("{kind}: {reason}"));
         }
         if waiting.is_empty() {
             Ok(())

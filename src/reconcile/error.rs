@@ -11,6 +11,10 @@ pub enum Error {
     #[error("companion name {name} is {len} characters long, over the limit of 253")]
     NameTooLong { name: String, len: usize },
 
+    /// The object is of a sort that is never copied, whatever its labels.
+    #[error("it is never copied: {reason}")]
+    NeverASource { reason: &'static str },
+
     /// An object not made for this source already has the companion's name.
     #[error("{name} already exists and is not controlled by this source; it is left untouched")]
     NameTaken { name: String },
@@ -115,6 +119,7 @@ impl Error {
     pub fn metric_label(&self) -> &'static str {
         match self {
             Error::NameTooLong { .. } => "name_too_long",
+            Error::NeverASource { .. } => "never_a_source",
             Error::NameTaken { .. } => "name_taken",
             Error::MirrorNameTaken { .. } => "mirror_name_taken",
             Error::InvalidTargets(_) => "invalid_targets",
@@ -134,6 +139,7 @@ impl Error {
     pub fn event_reason(&self) -> Option<&'static str> {
         match self {
             Error::NameTooLong { .. } => Some(warning::COMPANION_NAME_TOO_LONG),
+            Error::NeverASource { .. } => Some(warning::SOURCE_NOT_COPYABLE),
             Error::NameTaken { .. } => Some(warning::COMPANION_NAME_TAKEN),
             Error::MirrorNameTaken { .. } => Some(warning::MIRROR_NAME_TAKEN),
             Error::InvalidTargets(_) => Some(warning::INVALID_MIRROR_TARGETS),
@@ -158,6 +164,7 @@ impl Error {
     pub fn retry(&self) -> Retry {
         match self {
             Error::NameTooLong { .. }
+            | Error::NeverASource { .. }
             | Error::NamespaceTerminating
             | Error::InvalidTargets(_)
             | Error::ReservedName { .. }

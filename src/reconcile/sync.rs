@@ -48,9 +48,10 @@ async fn sync_companion<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result
 /// The companion the source should have; None for an object that is
 /// quietly not copied (a copy itself, or not yet stored).
 fn companion_of<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<Option<K>, Error> {
-    match desired_companion(source, &ctx.suffix) {
+    match desired_companion(source, &ctx.suffix, &ctx.digest_key) {
         Ok(desired) => Ok(Some(mark_install(desired, &ctx.selector))),
         Err(Refusal::NameTooLong { name, len }) => Err(Error::NameTooLong { name, len }),
+        Err(Refusal::NeverASource(reason)) => Err(Error::NeverASource { reason }),
         Err(Refusal::SourceIsCompanion | Refusal::Incomplete | Refusal::BeingDeleted) => Ok(None),
     }
 }
@@ -115,7 +116,7 @@ async fn sync_mirrors<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<(
             tokio::task::yield_now().await;
         }
         if wants_mirror(&targets, &source_namespace, &ns, &labels, &ctx.consent)
-            && let Ok(mirror) = desired_mirror(source, &ns)
+            && let Ok(mirror) = desired_mirror(source, &ns, &ctx.digest_key)
         {
             wanted.push(mark_install(mirror, &ctx.selector));
         }

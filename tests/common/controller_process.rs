@@ -82,8 +82,10 @@ impl ControllerProcess {
             &format!("127.0.0.1:{port}"),
             "--log-format",
             "text",
-        ])
-        .env("RUST_LOG", "info,configmap_mirror=debug");
+        ]);
+        if !cmd.get_envs().any(|(key, _)| key == "RUST_LOG") {
+            cmd.env("RUST_LOG", "info,configmap_mirror=debug");
+        }
         let child = spawn_child(cmd, &log).expect("start configmap-mirror");
         let controller = ControllerProcess { child, port, log };
         wait_for("the controller to listen", PATIENCE, || async {

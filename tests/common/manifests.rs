@@ -65,6 +65,14 @@ pub fn replica_role(namespace: &str, account: &str) -> String {
     )
 }
 
+/// The Secret verbs the controller calls once `--kinds` names Secrets, in
+/// a Role named `role`, bound to ServiceAccount `account`.
+pub fn secrets_role(namespace: &str, account: &str, role: &str) -> String {
+    let verbs = ["get", "list", "watch", "create", "update", "delete"];
+    let rule = configmaps_rule(&verbs).replace("configmaps", "secrets");
+    bound_role(namespace, account, role, &[&rule])
+}
+
 const EVENTS_RULE: &str =
     r#"{apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"]}"#;
 const LEASES_RULE: &str = r#"{apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"]}"#;

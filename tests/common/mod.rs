@@ -18,7 +18,7 @@ pub use fixtures::{SOURCE_LABEL, mk_source, mk_unmanaged, with_binary};
 #[allow(unused_imports)]
 pub use manifests::{
     delete_policy, kubectl_apply, kubectl_delete, policy_enforced, refusing_policy, replica_role,
-    role_for, service_account,
+    role_for, secrets_role, service_account,
 };
 #[allow(unused_imports)]
 pub use scene::{LEASE, LEASE_TIMINGS, Scene, is_exact_companion};

@@ -62,6 +62,25 @@ impl<'a> Scene<'a> {
         .await
     }
 
+    /// [`Scene::start_controller`], with more environment variables.
+    pub async fn start_controller_with_env(
+        &self,
+        extra_args: &[&str],
+        envs: &[(&str, &str)],
+    ) -> ControllerProcess {
+        let mut args = vec!["--namespace", &self.namespace];
+        args.extend_from_slice(extra_args);
+        ControllerProcess::start_binary(
+            &PathBuf::from(env!("CARGO_BIN_EXE_configmap-mirror")),
+            self.control_plane,
+            &self.control_plane.kubeconfig_path().to_path_buf(),
+            &self.namespace,
+            &args,
+            envs,
+        )
+        .await
+    }
+
     pub async fn create(&self, cm: &ConfigMap) -> ConfigMap {
         self.configmaps()
             .create(&PostParams::default(), cm)

@@ -89,7 +89,11 @@ async fn deploy_is_accepted_by_a_server_side_dry_run_without_pod_security_warnin
         &["apply", "-f", "deploy/base/namespace.yaml"],
     );
     assert!(ok, "{err}");
-    for kustomization in ["deploy/", "deploy/overlays/namespaced/"] {
+    for kustomization in [
+        "deploy/",
+        "deploy/overlays/namespaced/",
+        "deploy/overlays/secrets/",
+    ] {
         let (ok, out, err) = kubectl(
             control_plane,
             &["apply", "--dry-run=server", "-k", kustomization],
@@ -311,4 +315,97 @@ fn hadolint_passes_on_the_dockerfile_and_the_image_builds_what_ci_builds() {
     for text in [&dockerfile, &makefile] {
         assert!(text.contains("cargo build --release --locked"));
     }
+}
+
+/// What `kubectl auth can-i` answers for `account` (namespace/name).
+fn can(control_plane: &ControlPlane, account: &str, verb: &str, namespace: &str) -> bool {
+    let (ok, out, err) = kubectl(
+        control_plane,
+        &[
+            "auth",
+            "can-i",
+            verb,
+            "secrets",
+            "--namespace",
+            namespace,
+            &format!("--as=system:serviceaccount:{account}"),
+        ],
+    );
+    assert!(
+        ok || out.trim() == "no",
+        "kubectl auth can-i {verb} secrets: {out}{err}"
+    );
+    out.trim() == "yes"
+}
+
+const SECRET_VERBS_CALLED: [&str; 6] = ["get", "list", "watch", "create", "update", "delete"];
+const SECRET_VERBS_NEVER: [&str; 2] = ["patch", "deletecollection"];
+
+#[tokio::test]
+async fn the_default_install_is_refused_every_secret_verb() {
+    let control_plane = control_plane();
+    installed(control_plane).await;
+    let account = format!("{CONTROLLER_NAMESPACE}:{SERVICE_ACCOUNT}");
+    for verb in SECRET_VERBS_CALLED.iter().chain(&SECRET_VERBS_NEVER) {
+        for namespace in [CONTROLLER_NAMESPACE, "default"] {
+            assert!(
+                !can(control_plane, &account, verb, namespace),
+                "the default install may {verb} secrets in {namespace}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_secrets_component_grants_exactly_the_secret_verbs_the_binary_calls() {
+    let control_plane = control_plane();
+    let (ok, rendered, err) = kubectl(control_plane, &["kustomize", "deploy/overlays/secrets/"]);
+    assert!(ok, "{err}");
+    assert!(
+        rendered.contains("--kinds=configmaps,secrets"),
+        "{rendered}"
+    );
+    // Its RBAC, bound to an account of its own, so that the install the
+    // other tests share keeps the default rights.
+    let admin = control_plane.client().await;
+    let namespace = testenv::fresh_namespace(&admin, "secrets-rbac")
+        .await
+        .expect("namespace");
+    let rbac: String = rendered
+        .split("\n---\n")
+        .filter(|doc| doc.contains("name: configmap-mirror-secrets"))
+        .map(|doc| {
+            doc.replace(
+                "name: configmap-mirror-secrets",
+                &format!("name: {namespace}"),
+            )
+            .replace(
+                "namespace: configmap-mirror",
+                &format!("namespace: {namespace}"),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n---\n");
+    assert!(rbac.contains("kind: ClusterRole\n") && rbac.contains("kind: ClusterRoleBinding"));
+    let manifest = format!(
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata: {{name: configmap-mirror, namespace: {namespace}}}\n---\n{rbac}"
+    );
+    let path = control_plane
+        .log_dir()
+        .join(format!("{namespace}-rbac.yaml"));
+    std::fs::write(&path, manifest).expect("write the manifest");
+    let (ok, _, err) = kubectl(control_plane, &["apply", "-f", &path.to_string_lossy()]);
+    assert!(ok, "{err}");
+    let account = format!("{namespace}:configmap-mirror");
+    for verb in SECRET_VERBS_CALLED {
+        assert!(can(control_plane, &account, verb, "default"), "{verb}");
+    }
+    for verb in SECRET_VERBS_NEVER {
+        assert!(!can(control_plane, &account, verb, "default"), "{verb}");
+    }
+    let (ok, _, err) = kubectl(
+        control_plane,
+        &["delete", "-f", &path.to_string_lossy(), "--wait=false"],
+    );
+    assert!(ok, "{err}");
 }

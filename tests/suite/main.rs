@@ -18,4 +18,5 @@ mod leader_election;
 mod metrics;
 mod mirroring;
 mod not_ours;
+mod secrets;
 mod source_lifecycle;

@@ -944,3 +944,61 @@ async fn copies_of_a_release_without_the_install_marker_end_right_after_an_upgra
         .expect("delete the unmarked mirror");
     world.clean_up().await;
 }
+
+#[tokio::test]
+async fn secrets_are_mirrored_into_consenting_namespaces_and_healed() {
+    use crate::secrets::{BOTH_KINDS, Secrets, mk_secret};
+    use k8s_openapi::api::core::v1::Secret;
+
+    let mut world = World::new("mt-secrets").await;
+    world.stop();
+    let key_secret = format!("{}/configmap-mirror-digest-key", world.prefix);
+    world
+        .start_with(&[BOTH_KINDS, "--digest-key-secret", &key_secret])
+        .await;
+    let yes = world.namespace("yes", true, &[]).await;
+    let no = world.namespace("no", false, &[]).await;
+    let mut source = mk_secret(
+        "registry",
+        "kubernetes.io/dockerconfigjson",
+        &[(".dockerconfigjson", r#"{"auths":{}}"#)],
+    );
+    source.metadata.annotations = Some(BTreeMap::from([(
+        "workshop.io/mirror-to".into(),
+        format!("{yes},{no}"),
+    )]));
+    let own = Secrets::of(&world.scene);
+    let source = own.create(&source).await;
+    own.companion_in_sync("registry").await;
+
+    let mirrors: Api<Secret> = Api::namespaced(world.scene.client.clone(), &yes);
+    let of = format!("{}/registry", world.scene.namespace);
+    let mirror_in_sync = || async {
+        testenv::wait_for("the Secret's mirror", PATIENCE, || async {
+            let mirror = mirrors.get_opt("registry").await.ok()??;
+            (mirror.data == source.data
+                && mirror.type_ == source.type_
+                && mirror.annotations().get(MIRROR_OF_ANNOTATION) == Some(&of))
+            .then_some(mirror)
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"))
+    };
+    mirror_in_sync().await;
+    let refusing: Api<Secret> = Api::namespaced(world.scene.client.clone(), &no);
+    assert!(refusing.get_opt("registry").await.expect("get").is_none());
+
+    mirrors
+        .delete("registry", &Default::default())
+        .await
+        .expect("delete the mirror");
+    mirror_in_sync().await;
+
+    own.delete("registry").await;
+    testenv::wait_for("the mirror to go with its source", PATIENCE, || async {
+        matches!(mirrors.get_opt("registry").await, Ok(None)).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    world.clean_up().await;
+}
