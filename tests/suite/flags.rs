@@ -68,6 +68,12 @@ fn flags_that_can_never_work_are_refused_with_exit_code_2() {
         (&["--retry-period=1.2.3s"], "--retry-period"),
         (&["--http-addr=localhost"], "--http-addr"),
         (&["--log-format=xml"], "--log-format"),
+        (&["--kinds=configmaps,pods"], "--kinds"),
+        (&["--kinds="], "--kinds"),
+        (&["--digest-key-secret=no-slash"], "--digest-key-secret"),
+        (&["--digest-key-secret=Ns/key"], "--digest-key-secret"),
+        (&["--digest-key-secret=ns/"], "--digest-key-secret"),
+        (&["--digest-key-secret=ns/a..b"], "--digest-key-secret"),
         (
             &["--lease-duration=10s", "--renew-deadline=10s"],
             "--renew-deadline",
@@ -92,6 +98,10 @@ fn the_defaults_and_valid_values_pass_the_checks() {
         &[][..],
         &["--suffix=.copy", "--selector=team in (a,b),!legacy"][..],
         &["--namespace=team-a", "--reserved-names=a,b.c,"][..],
+        &[
+            "--kinds=configmaps,secrets",
+            "--digest-key-secret=ops/mirror.key",
+        ][..],
         &[
             "--lease-duration=1m30s",
             "--renew-deadline=1m",
