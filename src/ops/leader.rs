@@ -31,7 +31,7 @@ use tokio::sync::watch;
 
 use crate::{contract::MANAGER_NAME, ops::config::LeaderConfig};
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, PartialEq, thiserror::Error)]
 pub enum LeaderError {
     #[error("lost the lease: no renewal succeeded within the renew deadline of {0:?}")]
     Lost(Duration),
@@ -40,12 +40,14 @@ pub enum LeaderError {
 }
 
 pub mod protocol;
+pub mod state;
 pub mod term;
 
 pub use protocol::{Claim, claim, lead_at, refusal};
 pub use term::{Leadership, Term};
 
 use protocol::{Observed, Round, record_of};
+use state::{ElectionState, Timings};
 
 /// Hears whether leader election works: the reason it cannot, or None.
 pub type ElectionReport = Box<dyn Fn(Option<&str>) + Send + Sync>;
@@ -92,70 +94,34 @@ impl Elector {
     /// `term`. Returns an error when leadership is lost; runs until
     /// cancelled otherwise.
     pub async fn run(&mut self, term: &watch::Sender<Term>) -> Result<(), LeaderError> {
-        let mut leading = false;
-        // While holding the Lease: the end of the renew deadline, and (as a
-        // candidate) when leading may begin.
-        let mut valid_until: Option<Instant> = None;
-        let mut pending_lead_at: Option<Instant> = None;
+        let timings = Timings {
+            renew_deadline: self.renew_deadline,
+            retry_period: self.retry_period,
+        };
+        let mut state = ElectionState::default();
         loop {
             let started = Instant::now();
-            let budget = match (leading, valid_until) {
-                (true, Some(until)) => until.saturating_duration_since(started),
-                _ => self.renew_deadline,
-            };
             let round =
-                tokio::time::timeout(budget, self.round(pending_lead_at.is_some() || leading))
+                tokio::time::timeout(state.budget(started, timings), self.round(state.holding()))
                     .await
                     .unwrap_or(Round::Failed(None));
             self.report_round(&round);
-            let now = Instant::now();
-            match round {
-                Round::Held { lead_at } => {
-                    valid_until = Some(started + self.renew_deadline);
-                    if !leading {
-                        let lead_at = *pending_lead_at.get_or_insert(lead_at);
-                        if now >= lead_at {
-                            leading = true;
-                            pending_lead_at = None;
-                            tracing::info!(lease = %self.name, identity = %self.identity, "became leader");
-                        } else {
-                            tracing::info!(
-                                lease = %self.name,
-                                wait = ?lead_at - now,
-                                "holding the lease; leading once its previous holder must have stopped"
-                            );
-                        }
-                    }
-                    if leading {
-                        term.send_replace(Term::Leading { until: valid_until });
-                    }
-                }
-                Round::HeldBy(holder) if leading => {
-                    term.send_replace(Term::Standby);
-                    return Err(LeaderError::Superseded(holder));
-                }
-                Round::HeldBy(_) => {
-                    pending_lead_at = None;
-                    valid_until = None;
-                }
-                Round::Failed(_) => {
-                    if valid_until.is_some_and(|until| now >= until) {
-                        if leading {
-                            term.send_replace(Term::Standby);
-                            return Err(LeaderError::Lost(self.renew_deadline));
-                        }
-                        pending_lead_at = None;
-                        valid_until = None;
-                    }
-                }
+            let step = state.step(&round, started, Instant::now(), timings);
+            if let Some(published) = step.publish {
+                term.send_replace(published);
             }
-            let sleep = match pending_lead_at {
-                Some(lead_at) => self
-                    .retry_period
-                    .min(lead_at.saturating_duration_since(now)),
-                None => self.retry_period,
-            };
-            tokio::time::sleep(sleep).await;
+            if step.became_leader {
+                tracing::info!(lease = %self.name, identity = %self.identity, "became leader");
+            }
+            if let Some(wait) = step.waiting {
+                tracing::info!(
+                    lease = %self.name,
+                    ?wait,
+                    "holding the lease; leading once its previous holder must have stopped"
+                );
+            }
+            state = step.state;
+            tokio::time::sleep(step.next?).await;
         }
     }
 
