@@ -44,7 +44,9 @@ pub fn check_binary(binary: &Path) -> anyhow::Result<()> {
 
 impl Launcher {
     /// Starts a controller watching all namespaces, so that unmanaged
-    /// ConfigMaps anywhere are in its reach, and does not wait for it.
+    /// objects anywhere are in its reach, mirroring both kinds (the
+    /// Secret phase needs it; the ConfigMap phases then measure a
+    /// controller with every kind on), and does not wait for it.
     pub fn start(&self) -> anyhow::Result<Controller> {
         check_binary(&self.binary)?;
         let port = testenv::free_port()?;
@@ -55,7 +57,8 @@ impl Launcher {
             .arg("--http-addr")
             .arg(format!("127.0.0.1:{port}"))
             .arg("--log-format")
-            .arg("json");
+            .arg("json")
+            .arg("--kinds=configmaps,secrets");
         let child = testenv::spawn_child(cmd, &self.log)?;
         let http = reqwest::Client::builder()
             .no_proxy()

@@ -15,6 +15,7 @@ pub mod params;
 pub mod phases;
 pub mod procstat;
 pub mod report;
+pub mod secrets;
 pub mod workload;
 
 use std::path::{Path, PathBuf};

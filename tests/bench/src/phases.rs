@@ -100,12 +100,12 @@ pub async fn run(
     let n = params.sources;
     let per_1000 = |cpu: f64| cpu * 1000.0 / n as f64;
 
-    phase("1/9", &format!("API floor: the bench creates {n} sources"));
+    phase("1/10", &format!("API floor: the bench creates {n} sources"));
     let before = CpuSnapshot::take(&servers);
     let floor = floor(&mut bench).await?;
     let floor_cpu = CpuSnapshot::take(&servers).since(&before);
 
-    phase("2/9", "cold convergence: starting the controller");
+    phase("2/10", "cold convergence: starting the controller");
     let (running, cold, cold_cpu) = cold(&bench, &launcher, &floor, &servers).await?;
     let events = workload::count_events(client.clone(), &sources_ns).await?;
     let cold = Cold {
@@ -114,14 +114,14 @@ pub async fn run(
     };
 
     phase(
-        "3/9",
+        "3/10",
         &format!("steady state: {} s idle with a restart", params.idle_secs),
     );
     let (mut running, steady, idle) = steady(&bench, &launcher, running).await?;
     let after_convergence = running.memory()?;
 
     phase(
-        "4/9",
+        "4/10",
         &format!("memory: creating {} unmanaged ConfigMaps", params.unmanaged),
     );
     let writes_before = bench.observer.state().writes();
@@ -136,7 +136,7 @@ pub async fn run(
     };
 
     phase(
-        "5/9",
+        "5/10",
         &format!("heal: deleting {} companions", params.samples),
     );
     let cpu_before = running.cpu_seconds()?;
@@ -144,14 +144,14 @@ pub async fn run(
     let heal_cpu = running.cpu_seconds()? - cpu_before;
 
     phase(
-        "6/9",
+        "6/10",
         &format!("update: patching {} sources", params.samples),
     );
     let cpu_before = running.cpu_seconds()?;
     let update = update(&mut bench).await?;
     let update_cpu = running.cpu_seconds()? - cpu_before;
 
-    phase("7/9", &format!("burst: patching all {n} sources at once"));
+    phase("7/10", &format!("burst: patching all {n} sources at once"));
     let cpu_before = running.cpu_seconds()?;
     let before = CpuSnapshot::take(&with_controller(&servers, &running));
     let burst = burst(&mut bench).await?;
@@ -159,13 +159,13 @@ pub async fn run(
     let burst_cpu = running.cpu_seconds()? - cpu_before;
     let burst_all_cpu = CpuSnapshot::take(&with_controller(&servers, &running)).since(&before);
     phase(
-        "8/9",
+        "8/10",
         &format!("fan-out: one source into {} namespaces", params.fan_out),
     );
     let fan_out =
         crate::fanout::run(&client, &sources_ns, params.fan_out, params.concurrency).await?;
     phase(
-        "9/9",
+        "9/10",
         &format!(
             "churn: {} refused sources created and deleted",
             params.churn
@@ -177,6 +177,26 @@ pub async fn run(
         &running,
         params.churn,
         params.concurrency,
+    )
+    .await?;
+    phase(
+        "10/10",
+        &format!(
+            "secrets: {n} managed, then {} unmanaged Secrets",
+            params.unmanaged
+        ),
+    );
+    let secrets = crate::secrets::run(
+        &Api::namespaced(
+            client.clone(),
+            &testenv::fresh_namespace(&client, "bench-secrets").await?,
+        ),
+        &Api::namespaced(
+            client.clone(),
+            &testenv::fresh_namespace(&client, "bench-unmanaged-secrets").await?,
+        ),
+        &mut running,
+        params,
     )
     .await?;
     let at_end = running.memory()?;
@@ -224,6 +244,7 @@ pub async fn run(
         burst,
         fan_out,
         churn,
+        secrets,
         memory,
         cpu,
         targets: Vec::new(),

@@ -30,6 +30,7 @@ pub struct Results {
     pub burst: Burst,
     pub fan_out: crate::fanout::FanOut,
     pub churn: crate::churn::Churn,
+    pub secrets: crate::secrets::SecretFigures,
     pub memory: MemoryFigures,
     pub cpu: Cpu,
     pub targets: Vec<Target>,
@@ -265,6 +266,7 @@ impl Results {
             update,
             memory,
             churn,
+            secrets,
             params,
             ..
         } = self;
@@ -329,6 +331,21 @@ impl Results {
                 format!("{:+.1} MiB", memory.unmanaged_rss_delta_bytes as f64 / MIB),
                 (memory.unmanaged_rss_delta_bytes as f64) < 5.0 * MB,
             ),
+            target(
+                &format!("+{} unmanaged Secrets", secrets.unmanaged),
+                "< 5 MB = 4.8 MiB",
+                format!("{:+.1} MiB", secrets.unmanaged_rss_delta_bytes as f64 / MIB),
+                (secrets.unmanaged_rss_delta_bytes as f64) < 5.0 * MB,
+            ),
+            Target {
+                asserted: true,
+                ..target(
+                    "copy writes while unmanaged Secrets are created",
+                    "= 0",
+                    secrets.writes_during_unmanaged.to_string(),
+                    secrets.writes_during_unmanaged == 0.0,
+                )
+            },
         ]
     }
 
@@ -474,6 +491,26 @@ impl Results {
                 mem(&c.after),
                 c.rss_delta_bytes as f64 / MIB,
                 c.seconds
+            ),
+        );
+        let s = &self.secrets;
+        row(
+            &format!("10. {} Secrets", s.sources),
+            format!(
+                "all copies in {:.2} s; {} -> {}, {:.0} bytes per Secret",
+                s.converge_seconds,
+                mem(&s.before),
+                mem(&s.after_sources),
+                s.bytes_per_source
+            ),
+        );
+        row(
+            &format!("   + {} unmanaged Secrets", s.unmanaged),
+            format!(
+                "{}; delta {:+.2} MiB; {} copy writes",
+                mem(&s.after_unmanaged),
+                s.unmanaged_rss_delta_bytes as f64 / MIB,
+                s.writes_during_unmanaged
             ),
         );
         let m = &self.memory;

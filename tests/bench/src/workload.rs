@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use futures::{StreamExt, TryStreamExt, stream};
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::api::events::v1::Event;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
@@ -52,6 +53,21 @@ pub fn checksum(data: &BTreeMap<String, String>) -> String {
     configmap_mirror::contract::checksum(Some(data), None)
 }
 
+/// A Secret of the same name, label and content as [`configmap`] makes.
+pub fn secret(name: String, labeled: bool, data: BTreeMap<String, String>) -> Secret {
+    let configmap = configmap(name, labeled, data);
+    Secret {
+        metadata: configmap.metadata,
+        data: configmap.data.map(|data| {
+            data.into_iter()
+                .map(|(key, value)| (key, ByteString(value.into_bytes())))
+                .collect()
+        }),
+        type_: Some("Opaque".into()),
+        ..Secret::default()
+    }
+}
+
 pub fn configmap(name: String, labeled: bool, data: BTreeMap<String, String>) -> ConfigMap {
     let labels =
         labeled.then(|| BTreeMap::from([(SOURCE_LABEL.0.to_owned(), SOURCE_LABEL.1.to_owned())]));
@@ -68,11 +84,18 @@ pub fn configmap(name: String, labeled: bool, data: BTreeMap<String, String>) ->
 
 /// Creates every object at `concurrency` in flight and returns how long
 /// that took.
-pub async fn create_all(
-    api: &Api<ConfigMap>,
-    objects: impl Iterator<Item = ConfigMap> + Send,
+pub async fn create_all<K>(
+    api: &Api<K>,
+    objects: impl Iterator<Item = K> + Send,
     concurrency: usize,
-) -> anyhow::Result<Duration> {
+) -> anyhow::Result<Duration>
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::Serialize
+        + serde::de::DeserializeOwned,
+{
     let started = Instant::now();
     stream::iter(objects)
         .map(|cm| create(api, cm))
@@ -82,8 +105,15 @@ pub async fn create_all(
     Ok(started.elapsed())
 }
 
-async fn create(api: &Api<ConfigMap>, cm: ConfigMap) -> anyhow::Result<()> {
-    let name = cm.metadata.name.clone().unwrap_or_default();
+async fn create<K>(api: &Api<K>, cm: K) -> anyhow::Result<()>
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::Serialize
+        + serde::de::DeserializeOwned,
+{
+    let name = cm.meta().name.clone().unwrap_or_default();
     let mut attempt = 1;
     loop {
         match api.create(&PostParams::default(), &cm).await {
@@ -91,7 +121,9 @@ async fn create(api: &Api<ConfigMap>, cm: ConfigMap) -> anyhow::Result<()> {
             // Only a retry can find it: an earlier attempt's response was lost.
             Err(kube::Error::Api(s)) if s.is_already_exists() && attempt > 1 => return Ok(()),
             Err(e) if attempt < ATTEMPTS && transient(&e) => retry_pause(&mut attempt).await,
-            Err(e) => return Err(e).with_context(|| format!("creating configmap {name}")),
+            Err(e) => {
+                return Err(e).with_context(|| format!("creating {} {name}", K::kind(&())));
+            }
         }
     }
 }

@@ -40,5 +40,7 @@ async fn the_small_benchmark_completes_with_no_steady_state_writes() {
     assert_eq!(results.steady.companion_writes_during_unmanaged, 0);
     assert_eq!(results.heal.samples, Params::small().samples);
     assert_eq!(results.update.samples, Params::small().samples);
+    assert_eq!(results.secrets.sources, Params::small().sources);
+    assert_eq!(results.secrets.writes_during_unmanaged, 0.0);
     assert!(results.passed(), "{}", results.table());
 }
