@@ -53,6 +53,25 @@ pub fn checksum(data: &BTreeMap<String, String>) -> String {
     configmap_mirror::contract::checksum(Some(data), None)
 }
 
+/// An object of a kind the bench creates.
+pub trait Object:
+    kube::Resource<DynamicType = ()>
+    + Clone
+    + std::fmt::Debug
+    + serde::Serialize
+    + serde::de::DeserializeOwned
+{
+}
+
+impl<K> Object for K where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+{
+}
+
 /// A Secret of the same name, label and content as [`configmap`] makes.
 pub fn secret(name: String, labeled: bool, data: BTreeMap<String, String>) -> Secret {
     let configmap = configmap(name, labeled, data);
@@ -84,18 +103,11 @@ pub fn configmap(name: String, labeled: bool, data: BTreeMap<String, String>) ->
 
 /// Creates every object at `concurrency` in flight and returns how long
 /// that took.
-pub async fn create_all<K>(
+pub async fn create_all<K: Object>(
     api: &Api<K>,
     objects: impl Iterator<Item = K> + Send,
     concurrency: usize,
-) -> anyhow::Result<Duration>
-where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + std::fmt::Debug
-        + serde::Serialize
-        + serde::de::DeserializeOwned,
-{
+) -> anyhow::Result<Duration> {
     let started = Instant::now();
     stream::iter(objects)
         .map(|cm| create(api, cm))
@@ -105,14 +117,7 @@ where
     Ok(started.elapsed())
 }
 
-async fn create<K>(api: &Api<K>, cm: K) -> anyhow::Result<()>
-where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + std::fmt::Debug
-        + serde::Serialize
-        + serde::de::DeserializeOwned,
-{
+async fn create<K: Object>(api: &Api<K>, cm: K) -> anyhow::Result<()> {
     let name = cm.meta().name.clone().unwrap_or_default();
     let mut attempt = 1;
     loop {
