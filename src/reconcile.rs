@@ -1,7 +1,8 @@
 //! The two reconcile loops and their bookkeeping: what each reconcile is
 //! handed (`context`), the sync of a source and the prune of a copy, the
 //! one write each makes, the full comparison after a list (`resync`), the
-//! one error type, the per-object retry state (`backoff`) and the fights
+//! one error type, the source's content read when a write needs it
+//! (`source_content`), the per-object retry state (`backoff`) and the fights
 //! over a copy (`contest`).
 
 pub(crate) mod backoff;
@@ -11,5 +12,6 @@ pub(crate) mod controller;
 pub(crate) mod error;
 pub(crate) mod prune;
 pub(crate) mod resync;
+pub(crate) mod source_content;
 pub(crate) mod sync;
 pub(crate) mod write;

@@ -201,7 +201,10 @@ pub fn watch<K: MirroredKind>(
         K::SOURCES_WATCH,
         health.clone(),
     )
-    .modify(cache_form::slim_source)
+    .modify({
+        let key = key.clone();
+        move |source: &mut K| cache_form::slim_source(source, &key)
+    })
     .reflect(source_writer);
     let (copies, copy_writer) = reflector::store();
     let copy_events = watch_stream::events(

@@ -4,10 +4,13 @@
 //! so their size is the controller's size. They keep only what the
 //! reconcilers read:
 //!
-//! - a source keeps its identity, its content, the managed-by label (a
-//!   source that carries it is refused as a copy) and this controller's own
-//!   annotations. Its other labels are vouched for by the watch's label
-//!   selector, and nothing reads the rest;
+//! - a source keeps its identity, the managed-by label (a source that
+//!   carries it is refused as a copy), this controller's own annotations and
+//!   the digest of its content in place of the content, which a reconcile
+//!   reads from the API server only when it writes (`source_content`). So
+//!   memory does not follow what the sources hold, and no Secret value is
+//!   kept. Its other labels are vouched for by the watch's label selector,
+//!   and nothing reads the rest;
 //! - a copy keeps everything but its content, which is replaced by its
 //!   digest (the reconcilers compare content, never read it), and the
 //!   managed-by label, which the watch's selector guarantees. It is read
@@ -35,8 +38,12 @@ const CACHED_DIGEST_KEY: &str = " cached content digest";
 const SOURCE_ANNOTATIONS: [&str; 2] = [MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION];
 
 /// Reduces a source to what the reconcilers read, for the sources' cache.
-pub fn slim_source<K: MirroredKind>(source: &mut K) {
+pub fn slim_source<K: MirroredKind>(source: &mut K, key: &K::DigestKey) {
+    let digest = source.content_digest(key);
+    source.drop_content();
     let meta = std::mem::take(source.meta_mut());
+    let mut annotations = keep_only(meta.annotations, &SOURCE_ANNOTATIONS).unwrap_or_default();
+    annotations.insert(CACHED_DIGEST_KEY.into(), digest);
     *source.meta_mut() = ObjectMeta {
         name: meta.name,
         namespace: meta.namespace,
@@ -45,9 +52,21 @@ pub fn slim_source<K: MirroredKind>(source: &mut K) {
         creation_timestamp: meta.creation_timestamp,
         deletion_timestamp: meta.deletion_timestamp,
         labels: keep_only(meta.labels, &[MANAGED_BY_LABEL]),
-        annotations: keep_only(meta.annotations, &SOURCE_ANNOTATIONS),
+        annotations: Some(annotations),
         ..ObjectMeta::default()
     };
+}
+
+/// The digest of a source's content: as its slim form records it, or
+/// computed from the content of a full object.
+pub fn source_digest<K: MirroredKind>(source: &K, key: &K::DigestKey) -> String {
+    source
+        .meta()
+        .annotations
+        .as_ref()
+        .and_then(|annotations| annotations.get(CACHED_DIGEST_KEY))
+        .cloned()
+        .unwrap_or_else(|| source.content_digest(key))
 }
 
 /// Reduces a copy for the copies' cache: its content becomes a digest, and

@@ -15,6 +15,7 @@ use crate::{
         CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME, MAX_NAME_LEN, MIRROR_OF_ANNOTATION,
         MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, companion_name, is_managed_by_us,
     },
+    decisions::cache_form::source_digest,
     decisions::ownership::owner_reference,
     kind::MirroredKind,
 };
@@ -80,7 +81,7 @@ pub fn desired_companion<K: MirroredKind>(
             labels: Some(managed_by_us()),
             annotations: Some(BTreeMap::from([(
                 CHECKSUM_ANNOTATION.into(),
-                source.content_digest(key),
+                source_digest(source, key),
             )])),
             owner_references: Some(vec![owner_reference::<K>(name, uid)]),
             ..ObjectMeta::default()
@@ -105,7 +106,7 @@ pub fn desired_mirror<K: MirroredKind>(
             namespace: Some(target.into()),
             labels: Some(managed_by_us()),
             annotations: Some(BTreeMap::from([
-                (CHECKSUM_ANNOTATION.into(), source.content_digest(key)),
+                (CHECKSUM_ANNOTATION.into(), source_digest(source, key)),
                 (MIRROR_OF_ANNOTATION.into(), format!("{namespace}/{name}")),
                 (MIRROR_OF_UID_ANNOTATION.into(), uid.into()),
             ])),

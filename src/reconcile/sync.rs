@@ -19,6 +19,7 @@ use crate::{
     reconcile::backoff::BackoffKey,
     reconcile::context::{Context, object_key},
     reconcile::error::{Error, soonest},
+    reconcile::source_content::Source,
     reconcile::write,
 };
 
@@ -31,15 +32,19 @@ pub async fn reconcile<K: MirroredKind>(
         .await
 }
 
-async fn sync<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<(), Error> {
+async fn sync<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> Result<(), Error> {
     ctx.caches_ready().await?;
-    let companion = sync_companion(source, ctx).await;
-    let mirrors = sync_mirrors(source, ctx).await;
+    let source = Source::new(cached);
+    let companion = sync_companion(&source, ctx).await;
+    let mirrors = sync_mirrors(&source, ctx).await;
     soonest([companion, mirrors])
 }
 
-async fn sync_companion<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<(), Error> {
-    match companion_of(source, ctx)? {
+async fn sync_companion<K: MirroredKind>(
+    source: &Source<'_, K>,
+    ctx: &Context<K>,
+) -> Result<(), Error> {
+    match companion_of(source.cached, ctx)? {
         Some(desired) => sync_copy(source, desired, ctx).await,
         None => Ok(()),
     }
@@ -57,8 +62,12 @@ fn companion_of<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<Option<
 }
 
 /// Compares one copy (companion or mirror) with the cache; one write at most.
-async fn sync_copy<K: MirroredKind>(source: &K, desired: K, ctx: &Context<K>) -> Result<(), Error> {
-    let write = plan_copy(source, desired, ctx)?;
+async fn sync_copy<K: MirroredKind>(
+    source: &Source<'_, K>,
+    desired: K,
+    ctx: &Context<K>,
+) -> Result<(), Error> {
+    let write = plan_copy(source.cached, desired, ctx)?;
     write::perform(ctx, source, write).await
 }
 
@@ -95,15 +104,19 @@ const NAMESPACES_BETWEEN_YIELDS: usize = 256;
 
 /// One copy in each namespace the source asks for and that consents. The
 /// mirrors no longer wanted are removed by the prune loop.
-async fn sync_mirrors<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<(), Error> {
-    let Some(targets) = mirror_targets(source, ctx)? else {
+async fn sync_mirrors<K: MirroredKind>(
+    source: &Source<'_, K>,
+    ctx: &Context<K>,
+) -> Result<(), Error> {
+    let cached = source.cached;
+    let Some(targets) = mirror_targets(cached, ctx)? else {
         return Ok(());
     };
-    let name = source.name_any();
+    let name = cached.name_any();
     if ctx.reserved_names.contains(&name) {
         return Err(Error::ReservedName { name });
     }
-    let source_namespace = source.namespace().unwrap_or_default();
+    let source_namespace = cached.namespace().unwrap_or_default();
     let mut wanted = Vec::new();
     for (checked, (ns, labels)) in ctx
         .caches
@@ -116,7 +129,7 @@ async fn sync_mirrors<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<(
             tokio::task::yield_now().await;
         }
         if wants_mirror(&targets, &source_namespace, &ns, &labels, &ctx.consent)
-            && let Ok(mirror) = desired_mirror(source, &ns, &ctx.digest_key)
+            && let Ok(mirror) = desired_mirror(cached, &ns, &ctx.digest_key)
         {
             wanted.push(mark_install(mirror, &ctx.selector));
         }

@@ -8,7 +8,7 @@ use kube::{
 };
 
 use crate::{
-    contract::{CopyRole, MANAGER_NAME},
+    contract::{CHECKSUM_ANNOTATION, CopyRole, MANAGER_NAME},
     decisions::cache_form::CachedCopy,
     decisions::plan::{self, Difference, Write},
     kind::MirroredKind,
@@ -16,6 +16,7 @@ use crate::{
     reconcile::contest::{Fingerprint, WriteKind},
     reconcile::context::{Context, object_key},
     reconcile::error::{ApiOutcome, Error, classify},
+    reconcile::source_content::Source,
 };
 
 fn post_params() -> PostParams {
@@ -30,7 +31,7 @@ fn post_params() -> PostParams {
 /// or was just made) reads the object once and plans again from what it is.
 pub async fn perform<K: MirroredKind>(
     ctx: &Context<K>,
-    source: &K,
+    source: &Source<'_, K>,
     write: Write<K>,
 ) -> Result<(), Error> {
     let (copy, kind) = match &write {
@@ -60,17 +61,18 @@ enum Applied {
 
 async fn apply<K: MirroredKind>(
     ctx: &Context<K>,
-    source: &K,
+    source: &Source<'_, K>,
     write: Write<K>,
 ) -> Result<Applied, Error> {
     match write {
         Write::Nothing => Ok(Applied::Replanned),
-        Write::Create(copy) => create(ctx, source, copy).await,
+        Write::Create(copy) => create(ctx, source, with_content(ctx, source, copy).await?).await,
         // A replace with the resourceVersion, not a server-side apply: a key
         // someone added to a copy's data must be removed, and an apply only
         // removes what the same field manager applied before. The
         // resourceVersion also makes the write a compare-and-swap.
         Write::Replace { copy, why } => {
+            let copy = with_content(ctx, source, copy).await?;
             let api = ctx.api(&copy.namespace().unwrap_or_default());
             ctx.ensure_leading()?;
             api_call(api.replace(&copy.name_any(), &post_params(), &copy)).await?;
@@ -85,7 +87,7 @@ async fn apply<K: MirroredKind>(
                 object_key(copy.meta()),
                 why.reason()
             );
-            done(ctx, source, &copy, Operation::update, message);
+            done(ctx, source.cached, &copy, Operation::update, message);
             Ok(Applied::Written)
         }
         Write::DeleteToRecreate { copy, uid } => {
@@ -101,13 +103,17 @@ async fn apply<K: MirroredKind>(
                 CopyRole::of(copy.meta()),
                 object_key(copy.meta())
             );
-            done(ctx, source, &copy, Operation::recreate, message);
+            done(ctx, source.cached, &copy, Operation::recreate, message);
             Ok(Applied::Written)
         }
     }
 }
 
-async fn create<K: MirroredKind>(ctx: &Context<K>, source: &K, copy: K) -> Result<Applied, Error> {
+async fn create<K: MirroredKind>(
+    ctx: &Context<K>,
+    source: &Source<'_, K>,
+    copy: K,
+) -> Result<Applied, Error> {
     let api = ctx.api(&copy.namespace().unwrap_or_default());
     let name = copy.name_any();
     ctx.ensure_leading()?;
@@ -118,7 +124,7 @@ async fn create<K: MirroredKind>(ctx: &Context<K>, source: &K, copy: K) -> Resul
                 CopyRole::of(copy.meta()),
                 object_key(copy.meta())
             );
-            done(ctx, source, &copy, Operation::create, message);
+            done(ctx, source.cached, &copy, Operation::create, message);
             Ok(Applied::Written)
         }
         Err(err) if is_already_exists(&err) => {
@@ -132,7 +138,7 @@ async fn create<K: MirroredKind>(ctx: &Context<K>, source: &K, copy: K) -> Resul
             let replan = plan::plan(
                 copy,
                 Some(&CachedCopy::of(&existing, &ctx.digest_key)),
-                source.meta(),
+                source.cached.meta(),
                 &ctx.source_label_keys,
             )
             .map_err(|plan::NameTaken| Error::NameTaken { name: key })?;
@@ -141,6 +147,26 @@ async fn create<K: MirroredKind>(ctx: &Context<K>, source: &K, copy: K) -> Resul
         }
         Err(err) => Err(failed(err)),
     }
+}
+
+/// `copy` with the source's content as the API server holds it now, and
+/// that content's digest: the cache holds only the digest, which the plan
+/// compared, and a newer source only makes the copy newer.
+async fn with_content<K: MirroredKind>(
+    ctx: &Context<K>,
+    source: &Source<'_, K>,
+    mut copy: K,
+) -> Result<K, Error> {
+    let content = source.read(ctx).await?;
+    copy.set_content(content);
+    copy.meta_mut()
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(
+            CHECKSUM_ANNOTATION.into(),
+            content.content_digest(&ctx.digest_key),
+        );
+    Ok(copy)
 }
 
 /// Deletes a copy guarded by its uid, so that an object recreated under the

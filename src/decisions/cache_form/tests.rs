@@ -9,7 +9,7 @@ use crate::test_fixtures::{SUFFIX, mk_companion_of, mk_full_source, mk_map, sour
 fn a_cached_source_keeps_what_the_reconcilers_read() {
     let full = mk_full_source(&[("a", "1")]);
     let mut slim = full.clone();
-    slim_source(&mut slim);
+    slim_source(&mut slim, &());
 
     assert_eq!(slim.metadata.name, full.metadata.name);
     assert_eq!(slim.metadata.namespace, full.metadata.namespace);
@@ -18,19 +18,27 @@ fn a_cached_source_keeps_what_the_reconcilers_read() {
         slim.metadata.resource_version,
         full.metadata.resource_version
     );
-    assert_eq!(slim.data, full.data);
+    assert_eq!(slim.data, None, "the content is read when a write needs it");
     assert_eq!(slim.immutable, Some(true));
     assert_eq!(
         slim.metadata.annotations,
-        Some(mk_map(&[(MIRROR_TO_ANNOTATION, "team-*")]))
+        Some(mk_map(&[
+            (MIRROR_TO_ANNOTATION, "team-*"),
+            (CACHED_DIGEST_KEY, &content_checksum(&full)),
+        ]))
     );
+    assert_eq!(source_digest(&slim, &()), content_checksum(&full));
     assert_eq!(slim.metadata.labels, None, "the selector vouches for them");
     assert_eq!(slim.metadata.owner_references, None);
     assert_eq!(slim.metadata.finalizers, None);
+    let (from_slim, mut from_full) = (
+        desired_companion(&slim, SUFFIX, &()).unwrap(),
+        desired_companion(&full, SUFFIX, &()).unwrap(),
+    );
+    from_full.drop_content();
     assert_eq!(
-        desired_companion(&slim, SUFFIX, &()),
-        desired_companion(&full, SUFFIX, &()),
-        "the companion is built alike from either"
+        from_slim, from_full,
+        "the companion is built alike from either, but for its content"
     );
 }
 
@@ -42,7 +50,7 @@ fn a_cached_source_still_shows_that_it_is_a_copy() {
         .labels
         .get_or_insert_with(BTreeMap::new)
         .insert(MANAGED_BY_LABEL.into(), MANAGER_NAME.into());
-    slim_source(&mut copy_as_source);
+    slim_source(&mut copy_as_source, &());
     assert!(desired_companion(&copy_as_source, SUFFIX, &()).is_err());
 }
 

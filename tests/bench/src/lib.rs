@@ -7,6 +7,7 @@
 //! [`report`] (what comes out).
 #![forbid(unsafe_code)]
 
+pub mod big;
 pub mod churn;
 pub mod controller;
 pub mod fanout;

@@ -44,6 +44,9 @@ struct Args {
     /// Refused sources created and deleted, for the retry state's figure [default: 2000]
     #[arg(long)]
     churn: Option<usize>,
+    /// Sources of 512 KiB, for memory against content [default: 150]
+    #[arg(long)]
+    big_sources: Option<usize>,
     /// Seconds of idling, one controller restart included [default: 60]
     #[arg(long)]
     idle_secs: Option<u64>,
@@ -67,6 +70,7 @@ impl Args {
         set(&mut p.samples, self.samples);
         set(&mut p.fan_out, self.fan_out);
         set(&mut p.churn, self.churn);
+        set(&mut p.big_sources, self.big_sources);
         p.idle_secs = self.idle_secs.unwrap_or(p.idle_secs);
         if let Some(dir) = &self.state_dir {
             p.state_dir = dir.clone();

@@ -28,6 +28,8 @@ pub struct Params {
     /// Sources the controller must refuse, created and deleted again, for
     /// the figure of the retry state it keeps.
     pub churn: usize,
+    /// Sources of 512 KiB each, for the figure of memory against content.
+    pub big_sources: usize,
     /// One heal or update sample starts at most this often, so samples
     /// measure the controller's reaction rather than a queue we built up.
     #[serde(with = "millis")]
@@ -51,6 +53,7 @@ impl Default for Params {
             idle_secs: 60,
             fan_out: 500,
             churn: 2000,
+            big_sources: 150,
             sample_pace: Duration::from_millis(50),
             state_dir: bench_dir().join("state"),
         }
@@ -67,6 +70,7 @@ impl Params {
             idle_secs: 10,
             fan_out: 20,
             churn: 200,
+            big_sources: 15,
             // Its own, so a quick run never collides with a full one's state.
             state_dir: bench_dir().join("state-small"),
             ..Params::default()

@@ -100,12 +100,12 @@ pub async fn run(
     let n = params.sources;
     let per_1000 = |cpu: f64| cpu * 1000.0 / n as f64;
 
-    phase("1/10", &format!("API floor: the bench creates {n} sources"));
+    phase("1/11", &format!("API floor: the bench creates {n} sources"));
     let before = CpuSnapshot::take(&servers);
     let floor = floor(&mut bench).await?;
     let floor_cpu = CpuSnapshot::take(&servers).since(&before);
 
-    phase("2/10", "cold convergence: starting the controller");
+    phase("2/11", "cold convergence: starting the controller");
     let (running, cold, cold_cpu) = cold(&bench, &launcher, &floor, &servers).await?;
     let events = workload::count_events(client.clone(), &sources_ns).await?;
     let cold = Cold {
@@ -114,14 +114,14 @@ pub async fn run(
     };
 
     phase(
-        "3/10",
+        "3/11",
         &format!("steady state: {} s idle with a restart", params.idle_secs),
     );
     let (mut running, steady, idle) = steady(&bench, &launcher, running).await?;
     let after_convergence = running.memory()?;
 
     phase(
-        "4/10",
+        "4/11",
         &format!("memory: creating {} unmanaged ConfigMaps", params.unmanaged),
     );
     let writes_before = bench.observer.state().writes();
@@ -136,7 +136,7 @@ pub async fn run(
     };
 
     phase(
-        "5/10",
+        "5/11",
         &format!("heal: deleting {} companions", params.samples),
     );
     let cpu_before = running.cpu_seconds()?;
@@ -144,14 +144,14 @@ pub async fn run(
     let heal_cpu = running.cpu_seconds()? - cpu_before;
 
     phase(
-        "6/10",
+        "6/11",
         &format!("update: patching {} sources", params.samples),
     );
     let cpu_before = running.cpu_seconds()?;
     let update = update(&mut bench).await?;
     let update_cpu = running.cpu_seconds()? - cpu_before;
 
-    phase("7/10", &format!("burst: patching all {n} sources at once"));
+    phase("7/11", &format!("burst: patching all {n} sources at once"));
     let cpu_before = running.cpu_seconds()?;
     let before = CpuSnapshot::take(&with_controller(&servers, &running));
     let burst = burst(&mut bench).await?;
@@ -159,13 +159,13 @@ pub async fn run(
     let burst_cpu = running.cpu_seconds()? - cpu_before;
     let burst_all_cpu = CpuSnapshot::take(&with_controller(&servers, &running)).since(&before);
     phase(
-        "8/10",
+        "8/11",
         &format!("fan-out: one source into {} namespaces", params.fan_out),
     );
     let fan_out =
         crate::fanout::run(&client, &sources_ns, params.fan_out, params.concurrency).await?;
     phase(
-        "9/10",
+        "9/11",
         &format!(
             "churn: {} refused sources created and deleted",
             params.churn
@@ -180,7 +180,7 @@ pub async fn run(
     )
     .await?;
     phase(
-        "10/10",
+        "10/11",
         &format!(
             "secrets: {n} managed, then {} unmanaged Secrets",
             params.unmanaged
@@ -197,6 +197,24 @@ pub async fn run(
         ),
         &mut running,
         params,
+    )
+    .await?;
+    phase(
+        "11/11",
+        &format!(
+            "big sources: {} of {} KiB",
+            params.big_sources,
+            crate::big::BIG_SOURCE_BYTES / 1024
+        ),
+    );
+    let big = crate::big::run(
+        &Api::namespaced(
+            client.clone(),
+            &testenv::fresh_namespace(&client, "bench-big").await?,
+        ),
+        &mut running,
+        params.big_sources,
+        params.concurrency,
     )
     .await?;
     let at_end = running.memory()?;
@@ -245,6 +263,7 @@ pub async fn run(
         fan_out,
         churn,
         secrets,
+        big,
         memory,
         cpu,
         targets: Vec::new(),

@@ -31,6 +31,7 @@ pub struct Results {
     pub fan_out: crate::fanout::FanOut,
     pub churn: crate::churn::Churn,
     pub secrets: crate::secrets::SecretFigures,
+    pub big: crate::big::BigSources,
     pub memory: MemoryFigures,
     pub cpu: Cpu,
     pub targets: Vec<Target>,
@@ -267,6 +268,7 @@ impl Results {
             memory,
             churn,
             secrets,
+            big,
             params,
             ..
         } = self;
@@ -336,6 +338,16 @@ impl Results {
                 "< 5 MB = 4.8 MiB",
                 format!("{:+.1} MiB", secrets.unmanaged_rss_delta_bytes as f64 / MIB),
                 (secrets.unmanaged_rss_delta_bytes as f64) < 5.0 * MB,
+            ),
+            target(
+                &format!(
+                    "RSS growth for {} sources of {} KiB",
+                    big.sources,
+                    big.bytes_each / 1024
+                ),
+                "< 16 MB = 15.3 MiB",
+                format!("{:+.1} MiB", big.rss_delta_bytes as f64 / MIB),
+                (big.rss_delta_bytes as f64) < 16.0 * MB,
             ),
             Target {
                 asserted: true,
@@ -511,6 +523,17 @@ impl Results {
                 mem(&s.after_unmanaged),
                 s.unmanaged_rss_delta_bytes as f64 / MIB,
                 s.writes_during_unmanaged
+            ),
+        );
+        let b = &self.big;
+        row(
+            &format!("11. {} sources of {} KiB", b.sources, b.bytes_each / 1024),
+            format!(
+                "all companions in {:.1} s; {} -> {}, delta {:+.2} MiB",
+                b.converge_seconds,
+                mem(&b.before),
+                mem(&b.after),
+                b.rss_delta_bytes as f64 / MIB
             ),
         );
         let m = &self.memory;
