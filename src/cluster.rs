@@ -10,6 +10,7 @@ pub(crate) mod caches;
 pub(crate) mod call_deadline;
 pub(crate) mod digest_key;
 pub(crate) mod mirror_index;
+pub(crate) mod mirroring_sources;
 pub(crate) mod ratelimit;
 pub(crate) mod report;
 pub(crate) mod watch_stream;

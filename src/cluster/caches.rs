@@ -10,7 +10,7 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use k8s_openapi::{api::core::v1::Namespace, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use k8s_openapi::api::core::v1::Namespace;
 use kube::{
     ResourceExt,
     core::PartialObjectMeta,
@@ -19,9 +19,10 @@ use kube::{
 use tokio::sync::watch;
 
 use crate::{
+    cluster::mirroring_sources::MirroringSources,
     decisions::cache_form::{self, CachedCopy},
     decisions::selector::Selector,
-    decisions::targets::{self, Targets},
+    decisions::targets::Targets,
     kind::MirroredKind,
 };
 
@@ -37,6 +38,8 @@ pub struct Caches<K: MirroredKind> {
     pub copies: Store<K>,
     /// Namespace metadata, when mirroring into other namespaces is on.
     pub namespaces: Option<Store<NamespaceMeta>>,
+    /// The sources that ask for mirrors, by what they ask for.
+    pub mirroring: MirroringSources<K>,
     // `Store::wait_until_ready` wakes only the most recent of several
     // concurrent waiters, so the reconciles wait on this instead.
     pub(crate) ready: watch::Receiver<bool>,
@@ -91,17 +94,23 @@ impl<K: MirroredKind> Caches<K> {
         labels: &BTreeMap<String, String>,
         consent: &Selector,
     ) -> Vec<ObjectRef<K>> {
-        self.sources
-            .state()
-            .iter()
-            .filter(|source| has_mirror_annotations(source.meta()))
-            .filter(|source| {
-                let source_namespace = source.namespace().unwrap_or_default();
-                matches!(Targets::of(source.meta()), Ok(Some(targets))
-                    if targets::wants_mirror(&targets, &source_namespace, name, labels, consent))
-            })
-            .map(|s| ObjectRef::from(&**s))
-            .collect()
+        self.mirroring.wanting_mirror_in(name, labels, consent)
+    }
+
+    /// The consenting namespaces `targets` asks for (when it names them
+    /// all exactly, only those are looked up), with their labels.
+    pub fn consenting_targets(
+        &self,
+        targets: &Targets,
+        consent: &Selector,
+    ) -> Vec<(String, BTreeMap<String, String>)> {
+        match targets.exact_names() {
+            Some(names) => names
+                .filter_map(|name| Some((name.to_owned(), self.namespace_labels(name)?)))
+                .filter(|(_, labels)| consent.matches(labels))
+                .collect(),
+            None => self.consenting_namespaces(consent),
+        }
     }
 
     /// The copies in one namespace.
@@ -113,11 +122,4 @@ impl<K: MirroredKind> Caches<K> {
             .map(|c| ObjectRef::from(&**c))
             .collect()
     }
-}
-
-fn has_mirror_annotations(source: &ObjectMeta) -> bool {
-    source.annotations.as_ref().is_some_and(|annotations| {
-        annotations.contains_key(targets::MIRROR_TO_ANNOTATION)
-            || annotations.contains_key(targets::MIRROR_TO_SELECTOR_ANNOTATION)
-    })
 }

@@ -31,6 +31,7 @@ use crate::{
     cluster::api_client,
     cluster::caches::{Caches, NamespaceMeta},
     cluster::mirror_index::MirrorIndex,
+    cluster::mirroring_sources::MirroringSources,
     cluster::watch_stream,
     contract,
     decisions::cache_form,
@@ -226,6 +227,7 @@ pub fn watch<K: MirroredKind>(
         sources,
         copies,
         namespaces: namespaces.store.clone(),
+        mirroring: MirroringSources::default(),
         ready,
     };
     let (forwarder, wakeups) = Forwarder::new(health.clone(), metrics.clone());

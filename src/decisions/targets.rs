@@ -56,6 +56,13 @@ impl Targets {
         }))
     }
 
+    /// The namespaces asked for, when they are all named exactly (no glob,
+    /// no selector): then no other namespace can ever be one.
+    pub fn exact_names(&self) -> Option<impl Iterator<Item = &str>> {
+        let exact = self.selector.is_none() && self.patterns.iter().all(|p| !p.contains('*'));
+        exact.then(|| self.patterns.iter().map(String::as_str))
+    }
+
     /// Whether the namespace `name` with `labels` is asked for.
     pub fn includes(&self, name: &str, labels: &BTreeMap<String, String>) -> bool {
         self.patterns

@@ -120,7 +120,7 @@ async fn sync_mirrors<K: MirroredKind>(
     let mut wanted = Vec::new();
     for (checked, (ns, labels)) in ctx
         .caches
-        .consenting_namespaces(&ctx.consent)
+        .consenting_targets(&targets, &ctx.consent)
         .into_iter()
         .enumerate()
     {

@@ -51,6 +51,7 @@ impl<K: MirroredKind> Follower<K, K> for SourceFollower<K> {
         self.metrics
             .set_managed_sources(&K::kind(&()), self.caches.sources.len());
         forget_deleted(event, &self.backoffs);
+        self.caches.mirroring.observe(event);
         wakeups::source_wakeups(event, &self.suffix, &self.index)
     }
 }

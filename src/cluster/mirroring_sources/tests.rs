@@ -1,0 +1,102 @@
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::decisions::targets::MIRROR_TO_SELECTOR_ANNOTATION;
+use crate::test_fixtures::{
+    mk_consent, mk_consenting_labels, mk_map, mk_mirrored_source, mk_source, with_annotations,
+};
+
+fn named(name: &str, to: &str) -> k8s_openapi::api::core::v1::ConfigMap {
+    let mut source = mk_mirrored_source(to);
+    source.metadata.name = Some(name.into());
+    source
+}
+
+#[test]
+fn a_source_naming_namespaces_is_found_by_those_names_only() {
+    let index = MirroringSources::default();
+    index.observe(&Event::Apply(named("exact", "team-a,team-b")));
+    index.observe(&Event::Apply(mk_source("plain", &[])));
+    let consenting = mk_consenting_labels();
+    let found = index.wanting_mirror_in("team-b", &consenting, &mk_consent());
+    assert_eq!(found, vec![ObjectRef::from(&named("exact", "x"))]);
+    assert!(
+        index
+            .wanting_mirror_in("team-c", &consenting, &mk_consent())
+            .is_empty()
+    );
+    let by_name = &index.lock().by_name;
+    assert_eq!(
+        by_name.len(),
+        2,
+        "one entry per name, none for plain sources"
+    );
+}
+
+#[test]
+fn globs_and_selectors_are_compared_with_every_namespace() {
+    let index = MirroringSources::default();
+    index.observe(&Event::Apply(named("glob", "team-*")));
+    let selecting = with_annotations(
+        mk_source("selecting", &[]),
+        &[(MIRROR_TO_SELECTOR_ANNOTATION, "env=prod")],
+    );
+    index.observe(&Event::Apply(selecting));
+    let mut prod = mk_consenting_labels();
+    prod.insert("env".into(), "prod".into());
+    let mut found = index.wanting_mirror_in("team-x", &prod, &mk_consent());
+    found.sort_by_key(|r| r.name.clone());
+    assert_eq!(
+        found.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        ["glob", "selecting"]
+    );
+    assert!(
+        index
+            .wanting_mirror_in("team-x", &BTreeMap::new(), &mk_consent())
+            .is_empty(),
+        "consent first"
+    );
+}
+
+#[test]
+fn a_changed_or_deleted_source_is_refiled_or_forgotten() {
+    let index = MirroringSources::default();
+    index.observe(&Event::Apply(named("s", "team-a")));
+    index.observe(&Event::Apply(named("s", "team-b")));
+    let consenting = mk_consenting_labels();
+    assert!(
+        index
+            .wanting_mirror_in("team-a", &consenting, &mk_consent())
+            .is_empty()
+    );
+    assert_eq!(
+        index
+            .wanting_mirror_in("team-b", &consenting, &mk_consent())
+            .len(),
+        1
+    );
+    index.observe(&Event::Apply(with_annotations(
+        named("s", "team-b"),
+        &[(crate::decisions::targets::MIRROR_TO_ANNOTATION, "Bad_Name")],
+    )));
+    assert!(
+        index.lock().targets.is_empty(),
+        "malformed: asks for nothing"
+    );
+    index.observe(&Event::Apply(named("s", "team-b")));
+    index.observe(&Event::Delete(named("s", "team-b")));
+    let left = index.lock();
+    assert!(left.targets.is_empty() && left.by_name.is_empty());
+}
+
+#[test]
+fn a_relist_replaces_the_index() {
+    let index = MirroringSources::default();
+    index.observe(&Event::Apply(named("old", "team-a")));
+    index.observe(&Event::Init);
+    index.observe(&Event::InitApply(named("new", "team-a")));
+    index.observe(&Event::InitDone);
+    let found = index.wanting_mirror_in("team-a", &mk_consenting_labels(), &mk_consent());
+    assert_eq!(found, vec![ObjectRef::from(&named("new", "x"))]);
+    let _ = mk_map(&[]);
+}
