@@ -29,6 +29,19 @@ pub const MIRROR_OF_UID_ANNOTATION: &str = "workshop.io/mirror-of-uid";
 /// prunes only its own copies.
 pub const SOURCE_SELECTOR_ANNOTATION: &str = "workshop.io/source-selector";
 
+/// The prefix of this controller's own label and annotation keys, which a
+/// copy never carries from its source.
+pub const CONTROLLER_KEY_PREFIX: &str = "workshop.io/";
+/// On a source: which of its labels its copies carry (an allowlist).
+pub const COPY_LABELS_ANNOTATION: &str = "workshop.io/copy-labels";
+/// On a source: which of its annotations its copies carry (an allowlist).
+pub const COPY_ANNOTATIONS_ANNOTATION: &str = "workshop.io/copy-annotations";
+/// On a copy: the label keys this controller carried onto it from its
+/// source, so that it removes those only.
+pub const CARRIED_LABELS_ANNOTATION: &str = "workshop.io/carried-labels";
+/// On a copy: the annotation keys carried from its source.
+pub const CARRIED_ANNOTATIONS_ANNOTATION: &str = "workshop.io/carried-annotations";
+
 /// Label selector of the copies (companions and mirrors) this controller
 /// watches: every object carrying its managed-by label.
 pub fn copy_selector() -> String {
@@ -124,6 +137,7 @@ pub mod warning {
     pub const COMPANION_NAME_TAKEN: &str = "CompanionNameTaken";
     pub const MIRROR_NAME_TAKEN: &str = "MirrorNameTaken";
     pub const INVALID_MIRROR_TARGETS: &str = "InvalidMirrorTargets";
+    pub const INVALID_COPY_LIST: &str = "InvalidCopyList";
     pub const MIRROR_NAME_RESERVED: &str = "MirrorNameReserved";
     pub const COPY_CONTESTED: &str = "CopyContested";
     /// Raised for mirrors too: named before there were mirrors.

@@ -1,10 +1,12 @@
-//! The pure decisions: what a source's copies should be, whose an existing
+//! The pure decisions: what a source's copies should be (and which of its
+//! labels and annotations they carry), whose an existing
 //! object is, which single write brings a copy to what it should be,
 //! whether a copy is still wanted, which namespaces a source asks for, and
 //! whom a watch event wakes. No I/O: the reconcile loops read the caches,
 //! ask these functions, and carry out what they decide.
 
 pub(crate) mod cache_form;
+pub(crate) mod carried;
 pub(crate) mod desired;
 pub(crate) mod names;
 pub(crate) mod ownership;

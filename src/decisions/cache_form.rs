@@ -23,7 +23,11 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
-    contract::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME},
+    contract::{
+        CHECKSUM_ANNOTATION, COPY_ANNOTATIONS_ANNOTATION, COPY_LABELS_ANNOTATION, MANAGED_BY_LABEL,
+        MANAGER_NAME,
+    },
+    decisions::carried::{self, Lists},
     decisions::targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION},
     kind::MirroredKind,
 };
@@ -34,16 +38,28 @@ use crate::{
 /// [`CachedCopy`], whose object does not carry it, so it is never written.
 const CACHED_DIGEST_KEY: &str = " cached content digest";
 
-/// The only annotations of a source that any reconcile reads.
-const SOURCE_ANNOTATIONS: [&str; 2] = [MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION];
+/// The annotations of a source that its reconcile reads, besides those its
+/// lists select.
+const SOURCE_ANNOTATIONS: [&str; 4] = [
+    MIRROR_TO_ANNOTATION,
+    MIRROR_TO_SELECTOR_ANNOTATION,
+    COPY_LABELS_ANNOTATION,
+    COPY_ANNOTATIONS_ANNOTATION,
+];
 
 /// Reduces a source to what the reconcilers read, for the sources' cache.
 pub fn slim_source<K: MirroredKind>(source: &mut K, key: &K::DigestKey) {
     let digest = source.content_digest(key);
     source.drop_content();
     let meta = std::mem::take(source.meta_mut());
+    // A malformed list selects nothing: the reconcile reports it.
+    let [carried_labels, carried_annotations] =
+        carried::selected_of(&meta, &Lists::of(&meta).unwrap_or_default());
     let mut annotations = keep_only(meta.annotations, &SOURCE_ANNOTATIONS).unwrap_or_default();
+    annotations.extend(carried_annotations);
     annotations.insert(CACHED_DIGEST_KEY.into(), digest);
+    let mut labels = keep_only(meta.labels, &[MANAGED_BY_LABEL]).unwrap_or_default();
+    labels.extend(carried_labels);
     *source.meta_mut() = ObjectMeta {
         name: meta.name,
         namespace: meta.namespace,
@@ -51,7 +67,7 @@ pub fn slim_source<K: MirroredKind>(source: &mut K, key: &K::DigestKey) {
         resource_version: meta.resource_version,
         creation_timestamp: meta.creation_timestamp,
         deletion_timestamp: meta.deletion_timestamp,
-        labels: keep_only(meta.labels, &[MANAGED_BY_LABEL]),
+        labels: (!labels.is_empty()).then_some(labels),
         annotations: Some(annotations),
         ..ObjectMeta::default()
     };

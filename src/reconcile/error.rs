@@ -39,6 +39,11 @@ pub enum Error {
     )]
     Contested { name: String, times: usize },
 
+    /// The source's lists of labels or annotations to carry cannot be
+    /// understood; nothing is written until they are fixed.
+    #[error("invalid list of keys to copy: {0}; its copies are left as they are")]
+    InvalidCopyList(String),
+
     /// The source's mirror annotations cannot be understood.
     #[error("invalid mirror targets: {0}")]
     InvalidTargets(String),
@@ -123,6 +128,7 @@ impl Error {
             Error::NameTaken { .. } => "name_taken",
             Error::MirrorNameTaken { .. } => "mirror_name_taken",
             Error::InvalidTargets(_) => "invalid_targets",
+            Error::InvalidCopyList(_) => "invalid_copy_list",
             Error::ReservedName { .. } => "reserved_name",
             Error::Contested { .. } => "contested",
             Error::Rejected(_) => "rejected",
@@ -143,6 +149,7 @@ impl Error {
             Error::NameTaken { .. } => Some(warning::COMPANION_NAME_TAKEN),
             Error::MirrorNameTaken { .. } => Some(warning::MIRROR_NAME_TAKEN),
             Error::InvalidTargets(_) => Some(warning::INVALID_MIRROR_TARGETS),
+            Error::InvalidCopyList(_) => Some(warning::INVALID_COPY_LIST),
             Error::ReservedName { .. } => Some(warning::MIRROR_NAME_RESERVED),
             Error::Contested { .. } => Some(warning::COPY_CONTESTED),
             Error::Rejected(_) => Some(warning::COMPANION_REJECTED),
@@ -167,6 +174,7 @@ impl Error {
             | Error::NeverASource { .. }
             | Error::NamespaceTerminating
             | Error::InvalidTargets(_)
+            | Error::InvalidCopyList(_)
             | Error::ReservedName { .. }
             | Error::ShuttingDown
             | Error::NotLeading => Retry::OnChange,

@@ -11,6 +11,7 @@ use futures::{StreamExt, stream};
 use kube::{ResourceExt, runtime::controller::Action};
 
 use crate::{
+    decisions::carried::{self, Lists},
     decisions::desired::{Refusal, desired_companion, desired_mirror, mark_install},
     decisions::plan::{self, NameTaken, Write},
     decisions::targets::{Targets, wants_mirror},
@@ -34,6 +35,9 @@ pub async fn reconcile<K: MirroredKind>(
 
 async fn sync<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> Result<(), Error> {
     ctx.caches_ready().await?;
+    // A malformed list of keys to carry stops every write of this source:
+    // a typo must not strip labels that tools rely on from its copies.
+    Lists::of(cached.meta()).map_err(Error::InvalidCopyList)?;
     let source = Source::new(cached);
     let companion = sync_companion(&source, ctx).await;
     let mirrors = sync_mirrors(&source, ctx).await;
@@ -54,11 +58,20 @@ async fn sync_companion<K: MirroredKind>(
 /// quietly not copied (a copy itself, or not yet stored).
 fn companion_of<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<Option<K>, Error> {
     match desired_companion(source, &ctx.suffix, &ctx.digest_key) {
-        Ok(desired) => Ok(Some(mark_install(desired, &ctx.selector))),
+        Ok(desired) => Ok(Some(finished(desired, source, ctx)?)),
         Err(Refusal::NameTooLong { name, len }) => Err(Error::NameTooLong { name, len }),
         Err(Refusal::NeverASource(reason)) => Err(Error::NeverASource { reason }),
         Err(Refusal::SourceIsCompanion | Refusal::Incomplete | Refusal::BeingDeleted) => Ok(None),
     }
+}
+
+/// A built copy marked with this install's selector, carrying what the
+/// source's lists select.
+fn finished<K: MirroredKind>(mut copy: K, source: &K, ctx: &Context<K>) -> Result<K, Error> {
+    let lists = Lists::of(source.meta()).map_err(Error::InvalidCopyList)?;
+    let meta = std::mem::take(copy.meta_mut());
+    *copy.meta_mut() = carried::carry(meta, source.meta(), &lists, &ctx.source_label_keys);
+    Ok(mark_install(copy, &ctx.selector))
 }
 
 /// Compares one copy (companion or mirror) with the cache; one write at most.
@@ -131,7 +144,7 @@ async fn sync_mirrors<K: MirroredKind>(
         if wants_mirror(&targets, &source_namespace, &ns, &labels, &ctx.consent)
             && let Ok(mirror) = desired_mirror(cached, &ns, &ctx.digest_key)
         {
-            wanted.push(mark_install(mirror, &ctx.selector));
+            wanted.push(finished(mirror, cached, ctx)?);
         }
     }
     let results: Vec<Result<(), Error>> = stream::iter(wanted)

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod allowlist;
 mod bad_input;
 mod control_plane;
 mod deploy;

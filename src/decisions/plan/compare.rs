@@ -8,6 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::{
     contract::{CHECKSUM_ANNOTATION, annotation},
     decisions::cache_form::CachedCopy,
+    decisions::carried,
     kind::MirroredKind,
 };
 
@@ -50,6 +51,7 @@ pub fn difference<K: MirroredKind>(
     let have_checksum = annotation(actual, CHECKSUM_ANNOTATION);
     let metadata_equal = contains_all(&actual.annotations, &desired.annotations)
         && contains_all(&actual.labels, &desired.labels)
+        && !carries_unwanted(actual, desired)
         && !carries_any_label(actual, source_keys)
         && actual.owner_references == desired.owner_references;
     if content_equal && metadata_equal {
@@ -75,6 +77,22 @@ fn contains_all(
         .iter()
         .flatten()
         .all(|(key, value)| actual.and_then(|a| a.get(key)) == Some(value))
+}
+
+/// Whether `actual` still holds a key this controller carried onto it that
+/// `desired` no longer carries.
+fn carries_unwanted(actual: &ObjectMeta, desired: &ObjectMeta) -> bool {
+    let (labels, annotations) = carried::recorded(actual);
+    let stale = |keys: Vec<String>,
+                 have: &Option<BTreeMap<String, String>>,
+                 want: &Option<BTreeMap<String, String>>| {
+        keys.iter().any(|key| {
+            have.as_ref().is_some_and(|h| h.contains_key(key))
+                && !want.as_ref().is_some_and(|w| w.contains_key(key))
+        })
+    };
+    stale(labels, &actual.labels, &desired.labels)
+        || stale(annotations, &actual.annotations, &desired.annotations)
 }
 
 fn carries_any_label(meta: &ObjectMeta, keys: &[String]) -> bool {
@@ -103,14 +121,19 @@ pub fn merge_onto<K: MirroredKind>(
     merged.set_content(desired);
     let (meta, desired) = (merged.meta_mut(), desired.meta());
     meta.owner_references = desired.owner_references.clone();
+    // What this controller carried before goes; what it carries now comes
+    // back below. Keys others put on the copy stay.
+    let (carried_labels, carried_annotations) = carried::recorded(meta);
     let labels = meta.labels.get_or_insert_with(BTreeMap::new);
-    for key in source_keys {
+    for key in source_keys.iter().chain(&carried_labels) {
         labels.remove(key);
     }
     labels.extend(desired.labels.clone().unwrap_or_default());
-    meta.annotations
-        .get_or_insert_with(BTreeMap::new)
-        .extend(desired.annotations.clone().unwrap_or_default());
+    let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
+    for key in &carried_annotations {
+        annotations.remove(key);
+    }
+    annotations.extend(desired.annotations.clone().unwrap_or_default());
     meta.managed_fields = None;
     merged
 }

@@ -1,0 +1,213 @@
+//! The labels and annotations a source asks its copies to carry, by
+//! allowlist, and the record on each copy of which keys the controller put
+//! there, so that it removes only those. Pure.
+//!
+//! ```yaml
+//! workshop.io/copy-labels: "app.kubernetes.io/name,team"
+//! workshop.io/copy-annotations: "reloader.stakater.com/*,example.com/owner"
+//! ```
+//!
+//! Entries are exact keys, or a prefix ending in `*`. Never carried: the
+//! controller's own keys (`workshop.io/*`), the label keys of the source
+//! selector (a copy must never become a source), and
+//! `kubectl.kubernetes.io/last-applied-configuration`.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::contract::{
+    CARRIED_ANNOTATIONS_ANNOTATION, CARRIED_LABELS_ANNOTATION, CONTROLLER_KEY_PREFIX,
+    COPY_ANNOTATIONS_ANNOTATION, COPY_LABELS_ANNOTATION, annotation,
+};
+
+/// How many entries one list may have, and how long it may be: a bound on
+/// what one source costs per copy.
+pub const MAX_ENTRIES: usize = 64;
+pub const MAX_LIST_LEN: usize = 2048;
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// One list: exact keys and prefixes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Allowlist {
+    exact: Vec<String>,
+    prefixes: Vec<String>,
+}
+
+impl Allowlist {
+    pub fn allows(&self, key: &str) -> bool {
+        self.exact.iter().any(|k| k == key) || self.prefixes.iter().any(|p| key.starts_with(p))
+    }
+
+    fn parse(annotation_key: &str, text: &str) -> Result<Allowlist, String> {
+        if text.len() > MAX_LIST_LEN {
+            return Err(format!(
+                "{annotation_key} is {} characters long, over the limit of {MAX_LIST_LEN}",
+                text.len()
+            ));
+        }
+        let count = text.split(',').count();
+        if count > MAX_ENTRIES {
+            return Err(format!(
+                "{annotation_key} lists {count} entries, over the limit of {MAX_ENTRIES}"
+            ));
+        }
+        let mut list = Allowlist::default();
+        for entry in text.split(',').map(str::trim) {
+            let (key, prefix) = match entry.strip_suffix('*') {
+                Some(prefix) => (prefix, true),
+                None => (entry, false),
+            };
+            let valid = match prefix {
+                true => !key.contains('*') && (key.is_empty() || is_key_prefix(key)),
+                false => is_qualified_key(key),
+            };
+            if !valid || entry.is_empty() {
+                return Err(format!(
+                    "{annotation_key}: {entry:?} is neither a label or annotation key nor a \
+                     prefix ending in '*' (comma-separated)"
+                ));
+            }
+            match prefix {
+                true => list.prefixes.push(key.to_owned()),
+                false => list.exact.push(key.to_owned()),
+            }
+        }
+        Ok(list)
+    }
+}
+
+/// What a source asks its copies to carry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lists {
+    pub labels: Allowlist,
+    pub annotations: Allowlist,
+}
+
+impl Lists {
+    /// Reads a source's lists; an error naming the malformed one.
+    pub fn of(source: &ObjectMeta) -> Result<Lists, String> {
+        let list = |key| {
+            annotation(source, key)
+                .map(|text| Allowlist::parse(key, text))
+                .transpose()
+                .map(Option::unwrap_or_default)
+        };
+        Ok(Lists {
+            labels: list(COPY_LABELS_ANNOTATION)?,
+            annotations: list(COPY_ANNOTATIONS_ANNOTATION)?,
+        })
+    }
+}
+
+/// Whether a key may be carried at all, whatever the lists say.
+fn carriable(key: &str, source_label_keys: &[String]) -> bool {
+    !key.starts_with(CONTROLLER_KEY_PREFIX)
+        && key != LAST_APPLIED
+        && !source_label_keys.iter().any(|k| k == key)
+}
+
+fn selected(
+    map: Option<&BTreeMap<String, String>>,
+    list: &Allowlist,
+    source_label_keys: &[String],
+) -> BTreeMap<String, String> {
+    map.into_iter()
+        .flatten()
+        .filter(|(key, _)| list.allows(key) && carriable(key, source_label_keys))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// The source's labels and annotations its lists select: what the source's
+/// cache must keep of them.
+pub fn selected_of(source: &ObjectMeta, lists: &Lists) -> [BTreeMap<String, String>; 2] {
+    [
+        selected(source.labels.as_ref(), &lists.labels, &[]),
+        selected(source.annotations.as_ref(), &lists.annotations, &[]),
+    ]
+}
+
+/// `copy` (a built copy) carrying what `lists` select of `source`, with a
+/// record of the carried keys. Nothing is added when nothing is carried, so
+/// the copies of a source without lists stay as they were.
+pub fn carry(
+    mut copy: ObjectMeta,
+    source: &ObjectMeta,
+    lists: &Lists,
+    source_label_keys: &[String],
+) -> ObjectMeta {
+    let labels = selected(source.labels.as_ref(), &lists.labels, source_label_keys);
+    let annotations = selected(
+        source.annotations.as_ref(),
+        &lists.annotations,
+        source_label_keys,
+    );
+    let records = [
+        (CARRIED_LABELS_ANNOTATION, record(&labels)),
+        (CARRIED_ANNOTATIONS_ANNOTATION, record(&annotations)),
+    ];
+    copy.labels.get_or_insert_with(BTreeMap::new).extend(labels);
+    let copy_annotations = copy.annotations.get_or_insert_with(BTreeMap::new);
+    copy_annotations.extend(annotations);
+    for (key, record) in records {
+        if let Some(record) = record {
+            copy_annotations.insert(key.into(), record);
+        }
+    }
+    copy
+}
+
+/// The keys in a record, sorted and comma-separated; None for none.
+fn record(carried: &BTreeMap<String, String>) -> Option<String> {
+    (!carried.is_empty()).then(|| carried.keys().cloned().collect::<Vec<_>>().join(","))
+}
+
+/// The label and annotation keys a copy's record says the controller put
+/// there (the record annotations themselves included, for the annotations).
+pub fn recorded(copy: &ObjectMeta) -> (Vec<String>, Vec<String>) {
+    let keys = |key| -> Vec<String> {
+        annotation(copy, key)
+            .into_iter()
+            .flat_map(|record| record.split(','))
+            .filter(|k| !k.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut annotations = keys(CARRIED_ANNOTATIONS_ANNOTATION);
+    annotations.extend([
+        CARRIED_LABELS_ANNOTATION.to_owned(),
+        CARRIED_ANNOTATIONS_ANNOTATION.to_owned(),
+    ]);
+    (keys(CARRIED_LABELS_ANNOTATION), annotations)
+}
+
+/// `prefix/name` as Kubernetes takes label and annotation keys: an
+/// optional DNS subdomain prefix, and a name of at most 63 characters of
+/// alphanumerics, `-`, `_` and `.`, starting and ending alphanumeric.
+fn is_qualified_key(key: &str) -> bool {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    prefix.is_none_or(crate::decisions::names::is_dns_subdomain)
+        && !name.is_empty()
+        && name.len() <= 63
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// The start of a key, before a `*`: what some qualified key can start with.
+fn is_key_prefix(prefix: &str) -> bool {
+    let completed = match prefix.chars().last() {
+        Some('/' | '-' | '_' | '.') => format!("{prefix}x"),
+        _ => prefix.to_owned(),
+    };
+    is_qualified_key(&completed)
+}
+
+#[cfg(test)]
+mod tests;
