@@ -1,110 +1,125 @@
 //! A source's life, and its companion following it: labeled, changed,
-//! unlabeled, deleted, recreated.
+//! unlabeled, deleted, recreated. For every kind.
 
 use crate::common;
 
-use common::{Scene, is_exact_companion, mk_source, with_binary};
-use configmap_mirror::contract::content_checksum;
+use common::{Objects, Scene, TestKind, mk_source, with_binary};
+use configmap_mirror::contract::CHECKSUM_ANNOTATION;
 use kube::ResourceExt;
 use serde_json::json;
 
-#[tokio::test]
-async fn a_source_created_labeled_gets_an_exact_companion_and_a_normal_event() {
-    let scene = Scene::new("created").await;
-    let _mirror = scene.start_controller(&[]).await;
-    let source = with_binary(
-        mk_source("colors", &[("a", "1"), ("b", "2")]),
-        "blob",
-        &[0, 159, 255, 10],
-    );
-    scene.create(&source).await;
+crate::for_each_kind!(
+    a_source_created_labeled_gets_an_exact_companion_and_a_normal_event,
+    labeling_an_existing_object_creates_its_companion,
+    a_changed_source_is_followed_by_its_companion_and_checksum,
+    deleting_the_source_lets_the_garbage_collector_remove_the_companion,
+    removing_the_label_deletes_the_companion_and_nothing_else,
+    a_label_value_other_than_true_counts_as_unlabeled,
+    a_source_recreated_under_the_same_name_owns_the_companion_with_its_new_uid,
+    a_source_named_like_a_companion_is_ordinary_and_grows_no_chain,
+);
 
-    let companion = scene.companion_in_sync("colors").await;
-    let source = scene.get("colors").await.expect("source exists");
-    assert!(is_exact_companion(&companion, &source));
+async fn a_source_created_labeled_gets_an_exact_companion_and_a_normal_event<K: TestKind>() {
+    let scene = Scene::new("created").await;
+    let objects = Objects::<K>::of(&scene);
+    let _mirror = objects.start_controller(&[]).await;
+    objects.source("colors", &[("a", "1"), ("b", "2")]).await;
+
+    let companion = objects.companion_in_sync("colors").await;
     assert!(companion.annotations().get("note").is_none());
     assert_eq!(companion.owner_references()[0].block_owner_deletion, None);
     scene.wait_event("colors", "CompanionCreated").await;
 }
 
+/// binaryData is a ConfigMap's own.
 #[tokio::test]
-async fn labeling_an_existing_configmap_creates_its_companion() {
-    let scene = Scene::new("labeled").await;
+async fn binary_data_is_copied_exactly() {
+    let scene = Scene::new("created-binary").await;
     let _mirror = scene.start_controller(&[]).await;
-    scene
-        .create(&common::mk_unmanaged("plain", &[("k", "v")]))
-        .await;
-    assert!(scene.get("plain-synced").await.is_none());
+    let source = with_binary(
+        mk_source("colors", &[("a", "1")]),
+        "blob",
+        &[0, 159, 255, 10],
+    );
+    scene.create(&source).await;
+    let companion = scene.companion_in_sync("colors").await;
+    assert_eq!(
+        companion.binary_data.unwrap_or_default()["blob"].0,
+        [0, 159, 255, 10]
+    );
+}
 
-    scene
-        .patch_json(
+async fn labeling_an_existing_object_creates_its_companion<K: TestKind>() {
+    let scene = Scene::new("labeled").await;
+    let objects = Objects::<K>::of(&scene);
+    let _mirror = objects.start_controller(&[]).await;
+    objects
+        .create(&K::with_data("plain", &[("k", "v")], false))
+        .await;
+    assert!(objects.get("plain-synced").await.is_none());
+
+    objects
+        .patch(
             "plain",
             json!({"metadata": {"labels": {common::SOURCE_LABEL: "true"}}}),
         )
         .await;
-    scene.companion_in_sync("plain").await;
+    objects.companion_in_sync("plain").await;
 }
 
-#[tokio::test]
-async fn a_changed_source_is_followed_by_its_companion_and_checksum() {
+async fn a_changed_source_is_followed_by_its_companion_and_checksum<K: TestKind>() {
     let scene = Scene::new("changed").await;
-    let _mirror = scene.start_controller(&[]).await;
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    let before = scene.companion_in_sync("colors").await;
+    let objects = Objects::<K>::of(&scene);
+    let _mirror = objects.start_controller(&[]).await;
+    objects.source("colors", &[("a", "1")]).await;
+    let before = objects.companion_in_sync("colors").await;
 
-    let changed = scene
-        .patch_json("colors", json!({"data": {"a": "2", "new": "key"}}))
+    objects
+        .set_data("colors", &[("a", Some("2")), ("new", Some("key"))])
         .await;
-    let after = scene.companion_in_sync("colors").await;
+    let after = objects.companion_in_sync("colors").await;
     assert_ne!(
-        before
-            .annotations()
-            .get(configmap_mirror::contract::CHECKSUM_ANNOTATION),
-        after
-            .annotations()
-            .get(configmap_mirror::contract::CHECKSUM_ANNOTATION)
+        before.annotations().get(CHECKSUM_ANNOTATION),
+        after.annotations().get(CHECKSUM_ANNOTATION)
     );
-    assert_eq!(
-        after.annotations()[configmap_mirror::contract::CHECKSUM_ANNOTATION],
-        content_checksum(&changed)
-    );
+    assert_eq!(after.value("new").as_deref(), Some("key"));
 }
 
-#[tokio::test]
-async fn deleting_the_source_lets_the_garbage_collector_remove_the_companion() {
+async fn deleting_the_source_lets_the_garbage_collector_remove_the_companion<K: TestKind>() {
     let scene = Scene::new("gc").await;
-    let controller = scene.start_controller(&[]).await;
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
+    let objects = Objects::<K>::of(&scene);
+    let controller = objects.start_controller(&[]).await;
+    objects.source("colors", &[("a", "1")]).await;
+    objects.companion_in_sync("colors").await;
     // Without the controller, only the garbage collector can remove it.
     assert!(controller.stop().success());
 
-    scene.delete("colors").await;
+    objects.delete("colors").await;
     testenv::wait_for(
         "the companion to be garbage-collected",
         std::time::Duration::from_secs(15),
-        || async { scene.get("colors-synced").await.is_none().then_some(()) },
+        || async { objects.get("colors-synced").await.is_none().then_some(()) },
     )
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
 }
 
-#[tokio::test]
-async fn removing_the_label_deletes_the_companion_and_nothing_else() {
+async fn removing_the_label_deletes_the_companion_and_nothing_else<K: TestKind>() {
     let scene = Scene::new("unlabeled").await;
-    let _mirror = scene.start_controller(&[]).await;
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.create(&mk_source("keep", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
-    let kept = scene.companion_in_sync("keep").await;
+    let objects = Objects::<K>::of(&scene);
+    let _mirror = objects.start_controller(&[]).await;
+    objects.source("colors", &[("a", "1")]).await;
+    objects.source("keep", &[("a", "1")]).await;
+    objects.companion_in_sync("colors").await;
+    let kept = objects.companion_in_sync("keep").await;
 
-    scene.unlabel("colors").await;
-    scene.wait_gone("colors-synced").await;
+    objects.unlabel("colors").await;
+    objects.wait_gone("colors-synced").await;
     assert!(
-        scene.get("colors").await.is_some(),
+        objects.get("colors").await.is_some(),
         "the source itself stays"
     );
-    let still_kept = scene
+    let still_kept = objects
         .get("keep-synced")
         .await
         .expect("other companion stays");
@@ -112,51 +127,51 @@ async fn removing_the_label_deletes_the_companion_and_nothing_else() {
     scene.wait_event("colors", "CompanionDeleted").await;
 }
 
-#[tokio::test]
-async fn a_label_value_other_than_true_counts_as_unlabeled() {
+async fn a_label_value_other_than_true_counts_as_unlabeled<K: TestKind>() {
     let scene = Scene::new("relabeled").await;
-    let _mirror = scene.start_controller(&[]).await;
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
+    let objects = Objects::<K>::of(&scene);
+    let _mirror = objects.start_controller(&[]).await;
+    objects.source("colors", &[("a", "1")]).await;
+    objects.companion_in_sync("colors").await;
 
-    scene
-        .patch_json(
+    objects
+        .patch(
             "colors",
             json!({"metadata": {"labels": {common::SOURCE_LABEL: "false"}}}),
         )
         .await;
-    scene.wait_gone("colors-synced").await;
+    objects.wait_gone("colors-synced").await;
 }
 
-#[tokio::test]
-async fn a_source_recreated_under_the_same_name_owns_the_companion_with_its_new_uid() {
+async fn a_source_recreated_under_the_same_name_owns_the_companion_with_its_new_uid<K: TestKind>() {
     let scene = Scene::new("recreated").await;
-    let _mirror = scene.start_controller(&[]).await;
-    let first = scene.create(&mk_source("colors", &[("a", "old")])).await;
-    scene.companion_in_sync("colors").await;
+    let objects = Objects::<K>::of(&scene);
+    let _mirror = objects.start_controller(&[]).await;
+    let first = objects.source("colors", &[("a", "old")]).await;
+    objects.companion_in_sync("colors").await;
 
-    scene.delete("colors").await;
-    let second = scene.create(&mk_source("colors", &[("a", "new")])).await;
+    objects.delete("colors").await;
+    let second = objects.source("colors", &[("a", "new")]).await;
     assert_ne!(first.uid(), second.uid());
-    let companion = scene.companion_in_sync("colors").await;
+    let companion = objects.companion_in_sync("colors").await;
     assert_eq!(
         companion.owner_references()[0].uid,
         second.uid().unwrap_or_default()
     );
-    assert_eq!(companion.data.unwrap_or_default()["a"], "new");
+    assert_eq!(companion.value("a").as_deref(), Some("new"));
 }
 
-#[tokio::test]
-async fn a_source_named_like_a_companion_is_ordinary_and_grows_no_chain() {
+async fn a_source_named_like_a_companion_is_ordinary_and_grows_no_chain<K: TestKind>() {
     let scene = Scene::new("suffixed").await;
-    let controller = scene.start_controller(&[]).await;
-    scene.create(&mk_source("x-synced", &[("a", "1")])).await;
-    scene.companion_in_sync("x-synced").await;
+    let objects = Objects::<K>::of(&scene);
+    let controller = objects.start_controller(&[]).await;
+    objects.source("x-synced", &[("a", "1")]).await;
+    objects.companion_in_sync("x-synced").await;
 
     // Once converged the controller keeps writing nothing: no third link.
     let writes = controller.writes_reaching(1.0).await;
-    scene.create(&mk_source("marker", &[])).await;
-    scene.companion_in_sync("marker").await;
+    objects.source("marker", &[]).await;
+    objects.companion_in_sync("marker").await;
     assert_eq!(controller.writes_reaching(writes + 1.0).await, writes + 1.0);
-    assert!(scene.get("x-synced-synced-synced").await.is_none());
+    assert!(objects.get("x-synced-synced-synced").await.is_none());
 }
