@@ -160,6 +160,13 @@ impl<'s, K: TestKind> Objects<'s, K> {
         self.create(&K::with_data(name, data, true)).await
     }
 
+    /// `object`, made immutable.
+    pub fn immutable(object: K) -> K {
+        let mut json = serde_json::to_value(object).expect("an object as JSON");
+        json["immutable"] = json!(true);
+        serde_json::from_value(json).expect("an object from JSON")
+    }
+
     pub async fn create(&self, object: &K) -> K {
         self.api
             .create(&PostParams::default(), object)
