@@ -1,12 +1,21 @@
 //! Input the controller cannot mirror: a Warning Event and a log line, slow
-//! retries, no hot loop, and nothing that is not ours is touched.
+//! retries, no hot loop, and nothing that is not ours is touched. For every
+//! kind; the admission policy and RBAC tests stay ConfigMap-only, since
+//! their manifests name the resource and Secrets' own RBAC is tested in
+//! `secrets` and `deploy`.
 
 use crate::common;
 
 use std::time::Duration;
 
-use common::{ControllerProcess, Scene, mk_source, mk_unmanaged};
+use common::{ControllerProcess, Objects, Scene, TestKind, mk_source};
 use kube::ResourceExt;
+
+crate::for_each_kind!(
+    a_foreign_object_at_the_companion_name_is_never_touched_and_warned_about_once,
+    a_name_too_long_is_reported_once_and_never_retried,
+    retry_state_of_deleted_sources_is_dropped,
+);
 
 const ERRORS: &str = "controller_runtime_reconcile_errors_total";
 const TERMINAL: &str = "controller_runtime_terminal_reconcile_errors_total";
@@ -22,14 +31,16 @@ async fn failures_reach(controller: &ControllerProcess, count: f64) {
     .unwrap_or_else(|e| panic!("{e:#}"));
 }
 
-#[tokio::test]
-async fn a_foreign_configmap_at_the_companion_name_is_never_touched_and_warned_about_once() {
+async fn a_foreign_object_at_the_companion_name_is_never_touched_and_warned_about_once<
+    K: TestKind,
+>() {
     let scene = Scene::new("collision").await;
-    let blocker = scene
-        .create(&mk_unmanaged("colors-synced", &[("theirs", "x")]))
+    let objects = Objects::<K>::of(&scene);
+    let blocker = objects
+        .create(&K::with_data("colors-synced", &[("theirs", "x")], false))
         .await;
-    let controller = scene.start_controller(&["--slow-retry", "500ms"]).await;
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    let controller = objects.start_controller(&["--slow-retry", "500ms"]).await;
+    objects.source("colors", &[("a", "1")]).await;
 
     let event = scene.wait_event("colors", "CompanionNameTaken").await;
     assert_eq!(event.type_.as_deref(), Some("Warning"));
@@ -42,7 +53,10 @@ async fn a_foreign_configmap_at_the_companion_name_is_never_touched_and_warned_a
         "the warning was repeated: {:?}",
         events[0].series
     );
-    let untouched = scene.get("colors-synced").await.expect("the blocker stays");
+    let untouched = objects
+        .get("colors-synced")
+        .await
+        .expect("the blocker stays");
     assert_eq!(untouched.resource_version(), blocker.resource_version());
     assert!(
         controller
@@ -51,21 +65,21 @@ async fn a_foreign_configmap_at_the_companion_name_is_never_touched_and_warned_a
     );
 
     // Once the blocker is gone, the source heals by itself.
-    scene.delete("colors-synced").await;
-    scene.companion_in_sync("colors").await;
+    objects.delete("colors-synced").await;
+    objects.companion_in_sync("colors").await;
 }
 
-#[tokio::test]
-async fn a_name_too_long_is_reported_once_and_never_retried() {
+async fn a_name_too_long_is_reported_once_and_never_retried<K: TestKind>() {
     let scene = Scene::new("too-long").await;
-    let controller = scene.start_controller(&["--slow-retry", "500ms"]).await;
+    let objects = Objects::<K>::of(&scene);
+    let controller = objects.start_controller(&["--slow-retry", "500ms"]).await;
     let long_name = "l".repeat(250);
-    scene.create(&mk_source(&long_name, &[("a", "1")])).await;
+    objects.source(&long_name, &[("a", "1")]).await;
     scene.wait_event(&long_name, "CompanionNameTooLong").await;
 
     // The rest of the namespace is served meanwhile.
-    scene.create(&mk_source("fine", &[("a", "1")])).await;
-    scene.companion_in_sync("fine").await;
+    objects.source("fine", &[("a", "1")]).await;
+    objects.companion_in_sync("fine").await;
     assert_eq!(
         controller.metric(ERRORS, "").await,
         1.0,
@@ -149,18 +163,18 @@ async fn an_rbac_denial_is_warned_about_and_heals_once_granted() {
 /// delete it" must not grow the controller: each failing source's retry
 /// state goes with it, and a source recreated under a name that failed
 /// before starts afresh, with its Warning.
-#[tokio::test]
-async fn retry_state_of_deleted_sources_is_dropped() {
+async fn retry_state_of_deleted_sources_is_dropped<K: TestKind>() {
     const CYCLES: usize = 300;
     const FAILING: &str = "configmap_mirror_failing_objects";
     let scene = Scene::new("churn").await;
-    let controller = scene.start_controller(&[]).await;
+    let objects = Objects::<K>::of(&scene);
+    let controller = objects.start_controller(&[]).await;
     let name = |i: usize| format!("{}{i:04}", "c".repeat(246));
 
     for i in 0..CYCLES {
-        scene.create(&mk_source(&name(i), &[("a", "1")])).await;
+        objects.source(&name(i), &[("a", "1")]).await;
         failures_reach(&controller, (i + 1) as f64).await;
-        scene.delete(&name(i)).await;
+        objects.delete(&name(i)).await;
     }
     testenv::wait_for("the retry state to be empty", common::PATIENCE, || async {
         (controller.metric(FAILING, "").await == 0.0).then_some(())
@@ -169,7 +183,7 @@ async fn retry_state_of_deleted_sources_is_dropped() {
     .unwrap_or_else(|e| panic!("{e:#}"));
 
     // The same name again: a fresh failure, reported again.
-    scene.create(&mk_source(&name(0), &[("a", "1")])).await;
+    objects.source(&name(0), &[("a", "1")]).await;
     testenv::wait_for("one failing object", common::PATIENCE, || async {
         (controller.metric(FAILING, "").await == 1.0).then_some(())
     })
