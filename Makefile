@@ -31,6 +31,10 @@ k8s-compat: ## Build (or find cached) the other Kubernetes releases the compatib
 node: k8s ## Build (or find cached) what a local kubelet node runs: kubelet, kube-proxy, kube-scheduler, containerd
 	@bash hack/install-node.sh
 
+.PHONY: helm
+helm: ## Build (or find cached) helm, the release pinned in hack/helm-version
+	@bash hack/install-helm.sh >/dev/null
+
 .PHONY: image
 image: ## Build the container image with podman, offline (see hack/image.sh)
 	@bash hack/image.sh
