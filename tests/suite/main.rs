@@ -7,6 +7,7 @@
 mod common;
 
 mod bad_input;
+mod chart;
 mod control_plane;
 mod deploy;
 mod flags;
