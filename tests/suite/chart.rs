@@ -18,10 +18,11 @@ use std::{
     io::Write,
     path::{Path, PathBuf},
     process::{Command, Stdio},
-    sync::OnceLock,
 };
 
-use common::{ControllerProcess, PATIENCE, Scene, mk_source};
+use common::{
+    ControllerProcess, PATIENCE, Scene, find_helm, helm, helm_binary, helm_on, mk_source,
+};
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Namespace};
 use kube::{
     Api, Client,
@@ -33,7 +34,6 @@ use tokio::sync::OnceCell;
 
 const CHART: &str = "charts/configmap-mirror";
 const ALL_TOGGLES: &str = "charts/configmap-mirror/ci/all-toggles-values.yaml";
-const INSTALL_HINT: &str = "run `make helm` (or `bash hack/install-helm.sh`) to build it";
 
 /// Apart from the other topics' tests: one test runs the controller with
 /// the chart's cluster-wide flags, which would serve their namespaces too.
@@ -48,65 +48,6 @@ fn repo() -> PathBuf {
 
 fn scratch(name: &str) -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()))
-}
-
-fn helm_version() -> String {
-    std::env::var("HELM_VERSION")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| {
-            std::fs::read_to_string(repo().join("hack/helm-version"))
-                .expect("read hack/helm-version")
-                .trim()
-                .to_owned()
-        })
-}
-
-/// helm as hack/install-helm.sh caches it, asked with these extra
-/// environment variables; the error names the command that builds it.
-fn find_helm(envs: &[(&str, &Path)]) -> Result<PathBuf, String> {
-    let out = Command::new("bash")
-        .args(["hack/install-helm.sh", "--cached-only"])
-        .current_dir(repo())
-        .envs(envs.iter().map(|(k, v)| (k, v.as_os_str())))
-        .output()
-        .map_err(|e| format!("cannot run hack/install-helm.sh: {e}"))?;
-    let dir = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    if !out.status.success() || dir.is_empty() {
-        return Err(format!(
-            "helm {} is missing from the per-user cache: {INSTALL_HINT}",
-            helm_version()
-        ));
-    }
-    Ok(PathBuf::from(dir).join("helm"))
-}
-
-fn helm_binary() -> &'static Path {
-    static HELM: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match HELM.get_or_init(|| find_helm(&[])) {
-        Ok(helm) => helm,
-        Err(e) => panic!("{e}"),
-    }
-}
-
-/// helm in the repository, with its own configuration and cache directories
-/// (never the user's).
-fn helm(args: &[&str]) -> Command {
-    let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("helm-home");
-    let mut cmd = Command::new(helm_binary());
-    cmd.args(args)
-        .current_dir(repo())
-        .env("HELM_CONFIG_HOME", home.join("config"))
-        .env("HELM_CACHE_HOME", home.join("cache"))
-        .env("HELM_DATA_HOME", home.join("data"));
-    cmd
-}
-
-/// helm against the control plane, as its admin.
-fn helm_on(control_plane: &ControlPlane, args: &[&str]) -> Command {
-    let mut cmd = helm(args);
-    cmd.arg("--kubeconfig").arg(control_plane.kubeconfig_path());
-    cmd
 }
 
 struct Ran {
@@ -667,6 +608,37 @@ async fn an_install_in_single_namespace_mode_grants_only_namespaced_permissions(
         cluster_wide.trim(),
         "",
         "cluster-wide RBAC in single-namespace mode"
+    );
+}
+
+#[tokio::test]
+async fn helm_install_refuses_namespace_create_naming_the_value() {
+    let control_plane = control_plane();
+    let client = control_plane.client().await;
+    let namespace = restricted_namespace(&client, "chart-namespace-create").await;
+    let release = release_in(&namespace);
+    // The release's record is written into the namespace before anything
+    // else, so it must exist; rendering it too would fight over it.
+    let refused = run(
+        &mut helm_on(
+            control_plane,
+            &[
+                "install",
+                &release,
+                CHART,
+                "--namespace",
+                &namespace,
+                "--set",
+                "namespace.create=true",
+            ],
+        ),
+        None,
+    );
+    assert!(!refused.ok, "installed: {}", refused.stdout);
+    assert!(
+        refused.stderr.contains("namespace.create") && refused.stderr.contains(&namespace),
+        "{}",
+        refused.stderr
     );
 }
 
