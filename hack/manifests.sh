@@ -3,8 +3,9 @@
 # (`make manifests`):
 #   - deploy/base/*.yaml, the cluster-wide install `kubectl apply -k deploy/`
 #     applies (the kustomization files around them are written by hand);
-#   - deploy/components/namespaced/rbac-namespaced.yaml and
-#     deploy/components/servicemonitor/servicemonitor.yaml;
+#   - deploy/components/namespaced/rbac-namespaced.yaml,
+#     deploy/components/servicemonitor/servicemonitor.yaml and
+#     deploy/components/secrets/rbac-secrets.yaml;
 #   - configmap-mirror.yaml, the whole cluster-wide install in one file, for
 #     `kubectl apply -f`.
 # Writing into the repository, it first sets the chart's version and
@@ -67,6 +68,8 @@ render --set controller.watchNamespace=target-namespace --show-only templates/rb
 # the settings object (see kustomization.yaml)."
 render --set metrics.serviceMonitor.enabled=true --show-only templates/servicemonitor.yaml \
   | write deploy/components/servicemonitor/servicemonitor.yaml "$header"
+render --set secrets.enabled=true --show-only templates/rbac-secrets.yaml \
+  | write deploy/components/secrets/rbac-secrets.yaml "$header"
 render | write configmap-mirror.yaml "# configmap-mirror $version: the cluster-wide install, in namespace $namespace.
 #
 #   kubectl apply -f configmap-mirror.yaml

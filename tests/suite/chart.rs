@@ -199,6 +199,14 @@ fn the_schema_refuses_a_wrong_type_or_an_unknown_key_naming_it() {
             vec!["--set", "controller.logFormat=xml"],
             "'/controller/logFormat'",
         ),
+        (
+            vec!["--set", "secrets.enabled=sometimes"],
+            "'/secrets/enabled': got string, want boolean",
+        ),
+        (
+            vec!["--set", "secrets.digestKeySecret=no-namespace"],
+            "'/secrets/digestKeySecret'",
+        ),
         (vec!["--set", "replicas=3"], "'replicas' not allowed"),
         (
             vec!["--set", "controller.concurency=4"],
@@ -505,6 +513,75 @@ async fn an_install_grants_exactly_the_documented_permissions_cluster_wide() {
     }
     assert_denied_sample(control_plane, &account, &namespace);
     assert_denied_sample(control_plane, &account, &elsewhere);
+}
+
+const SECRET_VERBS: &[&str] = CONFIGMAP_VERBS;
+
+#[tokio::test]
+async fn an_install_mirroring_secrets_adds_exactly_the_secret_verbs_cluster_wide() {
+    let control_plane = control_plane();
+    let client = control_plane.client().await;
+    let namespace = restricted_namespace(&client, "chart-secrets").await;
+    let elsewhere = testenv::fresh_namespace(&client, "chart-secrets-other")
+        .await
+        .expect("namespace");
+    let release = release_in(&namespace);
+    install(
+        control_plane,
+        &release,
+        &namespace,
+        &["--set", "secrets.enabled=true"],
+    );
+    let args = deployment_args(&client, &namespace, &release).await;
+    assert!(
+        args.contains(&"--kinds=configmaps,secrets".to_owned()),
+        "{args:?}"
+    );
+    let account = service_account(&namespace, &release);
+    let everywhere = [
+        ("configmaps", CONFIGMAP_VERBS),
+        ("secrets", SECRET_VERBS),
+        ("namespaces", &["list", "watch"][..]),
+        ("events.events.k8s.io", EVENT_VERBS),
+    ];
+    assert_eq!(
+        granted(control_plane, &account, &elsewhere),
+        pairs(&everywhere)
+    );
+    for verb in ["patch", "deletecollection"] {
+        assert!(
+            !can_i(
+                control_plane,
+                &account,
+                verb,
+                "secrets",
+                &["--all-namespaces"]
+            ),
+            "{verb} secrets"
+        );
+    }
+
+    // Only cluster-wide: in single-namespace mode the chart refuses it,
+    // saying what to change.
+    let refused = run(
+        &mut helm(&[
+            "template",
+            "r",
+            CHART,
+            "--set",
+            "secrets.enabled=true",
+            "--set",
+            "controller.watchNamespace=apps",
+        ]),
+        None,
+    );
+    assert!(!refused.ok, "rendered: {}", refused.stdout);
+    assert!(
+        refused.stderr.contains("secrets.enabled")
+            && refused.stderr.contains("controller.watchNamespace"),
+        "{}",
+        refused.stderr
+    );
 }
 
 #[tokio::test]

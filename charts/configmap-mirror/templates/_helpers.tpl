@@ -114,6 +114,12 @@ The controller's command-line flags, one per item, every value quoted.
 - {{ printf "--initial-list=%s" $c.initialList | quote }}
 - {{ printf "--api-timeout=%s" $c.apiTimeout | quote }}
 - {{ printf "--shutdown-timeout=%s" $c.shutdownTimeout | quote }}
+{{- if .Values.secrets.enabled }}
+- "--kinds=configmaps,secrets"
+{{- with .Values.secrets.digestKeySecret }}
+- {{ printf "--digest-key-secret=%s" . | quote }}
+{{- end }}
+{{- end }}
 {{- with .Values.leaderElection }}
 {{- if .enabled }}
 - "--leader-elect"

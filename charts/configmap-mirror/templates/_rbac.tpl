@@ -6,9 +6,11 @@ verbs the binary calls (README, "RBAC").
 # list+watch: the source ConfigMaps (label selector, --selector) and the
 #   companions (label app.kubernetes.io/managed-by=configmap-mirror) are read
 #   only through watch caches.
-# get: only when a create finds the name taken by an object outside the
-#   caches (e.g. without the managed-by label): read that one object to
-#   tell a foreign ConfigMap (never touched) from a companion to restore.
+# get: the source, when a copy must be written (the cache holds its
+#   content's digest only); and when a create finds the name taken by an
+#   object outside the caches (e.g. without the managed-by label): read
+#   that one object to tell a foreign ConfigMap (never touched) from a
+#   companion to restore.
 # create: write a missing "<name>-synced" companion.
 # update: restore a companion that drifted (full replace, HTTP PUT).
 # delete: remove a companion whose source is gone or no longer selected.
