@@ -47,6 +47,17 @@ pub enum Loop {
     prune,
 }
 
+impl Loop {
+    pub const ALL: [Loop; 2] = [Loop::sync, Loop::prune];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Loop::sync => "sync",
+            Loop::prune => "prune",
+        }
+    }
+}
+
 /// What a resync did with one cached object.
 #[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
 #[allow(non_camel_case_types)]
@@ -62,8 +73,14 @@ struct ResyncLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ResultLabel {
+struct ReconcileLabels {
+    r#loop: Loop,
     result: Outcome,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LoopLabel {
+    r#loop: Loop,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -78,9 +95,9 @@ struct OperationLabel {
 
 pub struct Metrics {
     registry: Registry,
-    reconciles: Family<ResultLabel, Counter>,
-    reconcile_errors: Counter,
-    terminal_errors: Counter,
+    reconciles: Family<ReconcileLabels, Counter>,
+    reconcile_errors: Family<LoopLabel, Counter>,
+    terminal_errors: Family<LoopLabel, Counter>,
     reconcile_time: Histogram,
     active_workers: Gauge,
     queue_depth: Gauge,
@@ -101,8 +118,8 @@ impl Metrics {
         let this = Metrics {
             registry: Registry::default(),
             reconciles: Family::default(),
-            reconcile_errors: Counter::default(),
-            terminal_errors: Counter::default(),
+            reconcile_errors: Family::default(),
+            terminal_errors: Family::default(),
             reconcile_time: Histogram::new(exponential_buckets(0.0005, 2.0, 16)),
             active_workers: Gauge::default(),
             queue_depth: Gauge::default(),
@@ -116,23 +133,37 @@ impl Metrics {
             resync_objects: Family::default(),
             queue_times: QueueTimes::new(),
         };
+        // Every loop's series exist from the start, at zero: a rate or an
+        // alert on them has something to compare with before the first error.
+        for which in Loop::ALL {
+            for result in [Outcome::success, Outcome::error] {
+                let labels = ReconcileLabels {
+                    r#loop: which,
+                    result,
+                };
+                this.reconciles.get_or_create(&labels).inc_by(0);
+            }
+            let label = LoopLabel { r#loop: which };
+            this.reconcile_errors.get_or_create(&label).inc_by(0);
+            this.terminal_errors.get_or_create(&label).inc_by(0);
+        }
         let max_concurrent: Gauge = Gauge::default();
         max_concurrent.set(i64::from(max_concurrent_reconciles));
 
         let runtime = registry.sub_registry_with_label(label("controller", MANAGER_NAME));
         runtime.register(
             "controller_runtime_reconcile",
-            "Reconciliations by result",
+            "Reconciliations by loop and result",
             this.reconciles.clone(),
         );
         runtime.register(
             "controller_runtime_reconcile_errors",
-            "Reconciliations that failed",
+            "Reconciliations that failed, by loop",
             this.reconcile_errors.clone(),
         );
         runtime.register(
             "controller_runtime_terminal_reconcile_errors",
-            "Reconciliations that failed in a way retrying cannot fix",
+            "Reconciliations that failed in a way retrying cannot fix, by loop",
             this.terminal_errors.clone(),
         );
         runtime.register(
@@ -220,21 +251,24 @@ impl Metrics {
         out
     }
 
-    /// Marks a reconcile as running until the returned guard is finished.
-    pub fn reconcile_started(&self) -> ReconcileTimer<'_> {
+    /// Marks a reconcile of loop `which` as running until the returned
+    /// guard is finished.
+    pub fn reconcile_started(&self, which: Loop) -> ReconcileTimer<'_> {
         self.active_workers.inc();
         ReconcileTimer {
             metrics: self,
+            which,
             started: Instant::now(),
             work: self.queue_times.work_started(),
             outcome: Outcome::error,
         }
     }
 
-    pub fn reconcile_failed(&self, terminal: bool) {
-        self.reconcile_errors.inc();
+    pub fn reconcile_failed(&self, which: Loop, terminal: bool) {
+        let label = LoopLabel { r#loop: which };
+        self.reconcile_errors.get_or_create(&label).inc();
         if terminal {
-            self.terminal_errors.inc();
+            self.terminal_errors.get_or_create(&label).inc();
         }
         self.queue_retries.inc();
     }
@@ -290,6 +324,7 @@ impl Metrics {
 /// shutdown) or panicking is counted too, as an error.
 pub struct ReconcileTimer<'a> {
     metrics: &'a Metrics,
+    which: Loop,
     started: Instant,
     work: Work,
     outcome: Outcome,
@@ -305,7 +340,8 @@ impl Drop for ReconcileTimer<'_> {
     fn drop(&mut self) {
         self.metrics
             .reconciles
-            .get_or_create(&ResultLabel {
+            .get_or_create(&ReconcileLabels {
+                r#loop: self.which,
                 result: self.outcome,
             })
             .inc();
@@ -333,12 +369,19 @@ mod tests {
     #[test]
     fn metrics_render_under_controller_runtime_names() {
         let metrics = Metrics::new(16, "configmap-mirror");
-        metrics.reconcile_started().finish(Outcome::success);
+        metrics
+            .reconcile_started(Loop::sync)
+            .finish(Outcome::success);
+        metrics.reconcile_failed(Loop::prune, true);
         metrics.copy_written(Operation::create);
         metrics.resynced(Loop::sync, 3, 1);
         let text = metrics.render();
         for expected in [
-            "controller_runtime_reconcile_total{controller=\"configmap-mirror\",result=\"success\"} 1",
+            "controller_runtime_reconcile_total{controller=\"configmap-mirror\",loop=\"sync\",result=\"success\"} 1",
+            "controller_runtime_reconcile_total{controller=\"configmap-mirror\",loop=\"prune\",result=\"error\"} 0",
+            "controller_runtime_reconcile_errors_total{controller=\"configmap-mirror\",loop=\"prune\"} 1",
+            "controller_runtime_reconcile_errors_total{controller=\"configmap-mirror\",loop=\"sync\"} 0",
+            "controller_runtime_terminal_reconcile_errors_total{controller=\"configmap-mirror\",loop=\"prune\"} 1",
             "controller_runtime_max_concurrent_reconciles{controller=\"configmap-mirror\"} 16",
             "controller_runtime_active_workers{controller=\"configmap-mirror\"} 0",
             "controller_runtime_reconcile_time_seconds_count{controller=\"configmap-mirror\"} 1",
