@@ -18,6 +18,7 @@ mod immutable;
 mod leader_election;
 mod metrics;
 mod mirroring;
+mod monitoring;
 mod not_ours;
 mod secrets;
 mod source_lifecycle;
