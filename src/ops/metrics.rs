@@ -2,7 +2,7 @@
 //! dashboards and alerts work. No label carries an object's name or
 //! namespace: the number of series stays flat as the cluster grows.
 
-use std::{borrow::Cow, time::Instant};
+use std::{borrow::Cow, sync::Arc, time::Instant};
 
 use prometheus_client::{
     encoding::{EncodeLabelSet, EncodeLabelValue, text::encode},
@@ -17,8 +17,10 @@ use prometheus_client::{
 
 use crate::{
     contract::MANAGER_NAME,
+    ops::health::Health,
     ops::process_metrics::ProcessCollector,
     ops::queue_metrics::{QueueTimes, Work},
+    ops::watch_metrics::WatchCollector,
 };
 
 /// The outcome label of `controller_runtime_reconcile_total`.
@@ -106,6 +108,7 @@ pub struct Metrics {
     leader: Gauge,
     election_refused: Gauge,
     writes: Family<OperationLabel, Counter>,
+    contested_restores: Counter,
     managed_sources: Family<KindLabel, Gauge>,
     failing_objects: Gauge,
     resync_objects: Family<ResyncLabels, Counter>,
@@ -128,6 +131,7 @@ impl Metrics {
             leader: Gauge::default(),
             election_refused: Gauge::default(),
             writes: Family::default(),
+            contested_restores: Counter::default(),
             managed_sources: Family::default(),
             failing_objects: Gauge::default(),
             resync_objects: Family::default(),
@@ -215,6 +219,11 @@ impl Metrics {
             this.writes.clone(),
         );
         registry.register(
+            "configmap_mirror_contested_restores",
+            "Restores of a copy held back because someone else keeps undoing it (Warning CopyContested)",
+            this.contested_restores.clone(),
+        );
+        registry.register(
             "configmap_mirror_leader_election_failing",
             "1 while the API server refuses this replica's Lease requests (see /readyz for why)",
             this.election_refused.clone(),
@@ -236,6 +245,12 @@ impl Metrics {
         );
         registry.register_collector(Box::new(ProcessCollector));
         Metrics { registry, ..this }
+    }
+
+    /// Exports how long each of `health`'s watches has been failing.
+    pub fn register_watches(&mut self, health: Arc<Health>) {
+        self.registry
+            .register_collector(Box::new(WatchCollector(health)));
     }
 
     /// The gauge the retry bookkeeping keeps at its size.
@@ -277,6 +292,11 @@ impl Metrics {
         self.writes
             .get_or_create(&OperationLabel { operation })
             .inc();
+    }
+
+    /// A restore was held back: the copy is contested.
+    pub fn restore_held_back(&self) {
+        self.contested_restores.inc();
     }
 
     pub fn set_managed_sources(&self, kind: &str, count: usize) {
@@ -373,6 +393,7 @@ mod tests {
             .reconcile_started(Loop::sync)
             .finish(Outcome::success);
         metrics.reconcile_failed(Loop::prune, true);
+        metrics.restore_held_back();
         metrics.copy_written(Operation::create);
         metrics.resynced(Loop::sync, 3, 1);
         let text = metrics.render();
@@ -392,6 +413,7 @@ mod tests {
             "workqueue_longest_running_processor_seconds{name=\"configmap-mirror\"} 0",
             "leader_election_master_status{name=\"configmap-mirror\"} 0",
             "configmap_mirror_companion_writes_total{operation=\"create\"} 1",
+            "configmap_mirror_contested_restores_total 1",
             "configmap_mirror_resync_objects_total{loop=\"sync\",result=\"queued\"} 1",
             "configmap_mirror_resync_objects_total{loop=\"sync\",result=\"in_sync\"} 2",
         ] {

@@ -178,7 +178,7 @@ async fn changes_made_while_the_controller_was_down_are_converged_at_start() {
 #[tokio::test]
 async fn a_companion_rewritten_over_and_over_is_restored_slowly_with_a_warning() {
     let scene = Scene::new("heal-contested").await;
-    let _mirror = scene.start_controller(&[]).await;
+    let mirror = scene.start_controller(&[]).await;
     scene.create(&mk_source("colors", &[("a", "1")])).await;
     scene.companion_in_sync("colors").await;
     for i in 0..configmap_mirror::reconcile::contest::CONTEST_LIMIT {
@@ -203,6 +203,11 @@ async fn a_companion_rewritten_over_and_over_is_restored_slowly_with_a_warning()
         Some("theirs-again"),
         "restored at once despite the fight"
     );
+    // /metrics counts the restores held back, for an alert.
+    let held_back = mirror
+        .metric_reaching("configmap_mirror_contested_restores_total", "", 1.0)
+        .await;
+    assert!(held_back >= 1.0, "{held_back} restores held back");
 }
 
 /// The same fight, fought by taking the copy out of the controller's sight:
