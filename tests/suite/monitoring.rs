@@ -336,3 +336,150 @@ async fn every_series_the_dashboard_queries_is_exported_by_the_binary() {
     }
     assert!(controller.stop().success());
 }
+
+const PROMTOOL_HINT: &str = "promtool is missing: install Debian's prometheus package \
+     (`apt-get install -y prometheus`; as root, `make prereqs` does it)";
+
+/// promtool, found on `path` (a PATH value); the error names the install
+/// command.
+fn find_promtool(path: &std::ffi::OsStr) -> Result<PathBuf, String> {
+    std::env::split_paths(path)
+        .map(|dir| dir.join("promtool"))
+        .find(|candidate| candidate.is_file())
+        .ok_or_else(|| PROMTOOL_HINT.to_owned())
+}
+
+fn promtool() -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    find_promtool(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_missing_promtool_fails_naming_the_install_command() {
+    let error = find_promtool(std::ffi::OsStr::new("/nonexistent")).expect_err("no promtool");
+    assert!(error.contains("apt-get install -y prometheus"), "{error}");
+}
+
+/// The alerting rules as the chart renders them for release
+/// configmap-mirror in namespace configmap-mirror: the PrometheusRule's
+/// spec, a Prometheus rule file.
+fn rendered_rules() -> String {
+    let out = helm(&[
+        "template",
+        "configmap-mirror",
+        CHART,
+        "--namespace",
+        "configmap-mirror",
+        "--set",
+        "metrics.prometheusRule.enabled=true",
+        "--show-only",
+        "templates/prometheusrule.yaml",
+    ])
+    .output()
+    .expect("run helm template");
+    let rendered = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, spec) = rendered.split_once("\nspec:\n").expect("a spec");
+    spec.lines()
+        .map(|line| line.strip_prefix("  ").unwrap_or(line))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+fn run_promtool(args: &[&str], dir: &std::path::Path) -> String {
+    let out = std::process::Command::new(promtool())
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run promtool");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "promtool {}:\n{text}", args.join(" "));
+    text
+}
+
+#[test]
+fn the_alerts_pass_promtool_check_rules_and_their_unit_tests() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("prometheus-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(dir.join("prometheus-rules.yaml"), rendered_rules()).expect("write the rules");
+    std::fs::copy(
+        repo().join("tests/fixtures/prometheus-rules-test.yaml"),
+        dir.join("prometheus-rules-test.yaml"),
+    )
+    .expect("copy the rules' tests");
+    let checked = run_promtool(&["check", "rules", "prometheus-rules.yaml"], &dir);
+    assert!(checked.contains("SUCCESS"), "{checked}");
+    let tested = run_promtool(&["test", "rules", "prometheus-rules-test.yaml"], &dir);
+    assert!(tested.contains("SUCCESS"), "{tested}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every alert the chart ships, with a summary, and a runbook_url to its
+/// section of the README, which exists; and each has unit tests, firing
+/// and not firing.
+#[test]
+fn every_alert_has_a_summary_a_runbook_section_and_unit_tests() {
+    let rules = rendered_rules();
+    let readme = std::fs::read_to_string(repo().join("README.md")).expect("README");
+    let tests = std::fs::read_to_string(repo().join("tests/fixtures/prometheus-rules-test.yaml"))
+        .expect("the rules' tests");
+    let alerts: Vec<&str> = rules.split("- alert: ").skip(1).collect();
+    let names: Vec<&str> = alerts
+        .iter()
+        .map(|alert| alert.lines().next().unwrap_or_default().trim())
+        .collect();
+    for wanted in [
+        "ConfigMapMirrorDown",
+        "ConfigMapMirrorNoLeader",
+        "ConfigMapMirrorTwoLeaders",
+        "ConfigMapMirrorLeaseRefused",
+        "ConfigMapMirrorReconcileErrors",
+        "ConfigMapMirrorObjectsFailing",
+        "ConfigMapMirrorCopiesContested",
+        "ConfigMapMirrorWatchFailing",
+    ] {
+        assert!(names.contains(&wanted), "no alert {wanted} in {names:?}");
+    }
+    for (name, alert) in names.iter().zip(&alerts) {
+        assert!(
+            alert
+                .lines()
+                .any(|line| line.trim_start().starts_with("summary: ")),
+            "{name}: no summary"
+        );
+        let anchor = name.to_lowercase();
+        assert!(
+            alert.contains(&format!("runbook_url: \"README.md#{anchor}\"")),
+            "{name}: no runbook_url to README.md#{anchor}:\n{alert}"
+        );
+        assert!(
+            readme.lines().any(|line| line == format!("#### {name}")),
+            "README.md has no section \"#### {name}\", the alert's runbook"
+        );
+        let test_cases: Vec<&str> = tests
+            .split("alertname: ")
+            .skip(1)
+            .filter(|case| case.starts_with(&format!("{name}\n")))
+            .collect();
+        assert!(
+            test_cases
+                .iter()
+                .any(|case| case.contains("exp_alerts: []")),
+            "{name}: no unit test where it does not fire"
+        );
+        assert!(
+            test_cases.iter().any(|case| case.contains("exp_labels:")),
+            "{name}: no unit test where it fires"
+        );
+    }
+}
