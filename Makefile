@@ -31,6 +31,14 @@ k8s-compat: ## Build (or find cached) the other Kubernetes releases the compatib
 node: k8s ## Build (or find cached) what a local kubelet node runs: kubelet, kube-proxy, kube-scheduler, containerd
 	@bash hack/install-node.sh
 
+.PHONY: helm
+helm: ## Build (or find cached) helm, the release pinned in hack/helm-version
+	@bash hack/install-helm.sh >/dev/null
+
+.PHONY: manifests
+manifests: helm ## Render deploy/'s manifests and configmap-mirror.yaml from the Helm chart
+	@bash hack/manifests.sh
+
 .PHONY: image
 image: ## Build the container image with podman, offline (see hack/image.sh)
 	@bash hack/image.sh
@@ -44,15 +52,16 @@ release: ## The release build the Dockerfile performs
 	cargo build --release --locked
 
 .PHONY: lint
-lint: ## rustfmt, clippy (warnings are errors), cargo-deny, hadolint and shellcheck
+lint: helm ## rustfmt, clippy (warnings are errors), cargo-deny, hadolint, shellcheck, helm lint and the rendered manifests' freshness
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
 	"$$(bash hack/install-cargo-deny.sh)/cargo-deny" --offline check licenses bans sources
 	bash hack/lint-dockerfile.sh
 	bash hack/lint-shell.sh
+	bash hack/lint-chart.sh
 
 .PHONY: test
-test: prereqs k8s k8s-compat node lint release ## The whole test suite, against real local control planes (and a kubelet node)
+test: prereqs k8s k8s-compat node helm lint release ## The whole test suite, against real local control planes (and a kubelet node)
 	cargo test --workspace --locked
 
 .PHONY: run

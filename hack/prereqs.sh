@@ -34,6 +34,7 @@ for_test=(
   "python3 python3"
   "python3-venv python3-venv"
   "shellcheck shellcheck"
+  "promtool prometheus"
 )
 
 case "$target" in
@@ -64,12 +65,38 @@ toolchains_missing=()
 command -v go >/dev/null || toolchains_missing+=("Go (https://go.dev/doc/install)")
 command -v cargo >/dev/null || toolchains_missing+=("Rust (https://rustup.rs)")
 
+# Some packages ship a daemon Debian starts once installed and at every boot
+# (prometheus, for promtool, and the node exporter it recommends). make test
+# needs their programs only: while apt-get runs, a policy-rc.d refuses every
+# service start (unless the machine has its own), and the daemons it just
+# installed are then disabled where systemd would start them at boot.
+daemons=(prometheus prometheus-node-exporter)
+policy=/usr/sbin/policy-rc.d
+install_packages() {
+  local added="" status=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# Written by hack/prereqs.sh while it installs packages.\nexit 101\n' >"$policy"
+    chmod 755 "$policy"
+    added=1
+    trap 'rm -f "$policy"' EXIT
+  fi
+  # shellcheck disable=SC2086 # one word per package
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages >&2 || status=$?
+  if [ -n "$added" ]; then
+    rm -f "$policy"
+    trap - EXIT
+  fi
+  if command -v systemctl >/dev/null && [[ " $packages " == *" prometheus "* ]]; then
+    systemctl disable --now --quiet "${daemons[@]}" 2>/dev/null || true
+  fi
+  return "$status"
+}
+
 packages="$(missing_packages)"
 if [ -n "$packages" ]; then
   if [ "$mode" != --check ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
     log "installing the missing Debian packages: $packages"
-    # shellcheck disable=SC2086 # one word per package
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages >&2
+    install_packages || log "apt-get failed"
     packages="$(missing_packages)"
   fi
 fi

@@ -35,8 +35,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let kube_config =
         api_client::infer_config(config.kubeconfig.as_deref(), config.context.as_deref()).await?;
     let client = api_client::calls(&kube_config, config.api_timeout)?;
-    let metrics = Arc::new(Metrics::new(config.concurrency, &config.leader.lease_name));
     let health = Arc::new(Health::new(config.watch_failure_threshold));
+    let mut metrics = Metrics::new(config.concurrency, &config.leader.lease_name);
+    metrics.register_watches(health.clone());
+    let metrics = Arc::new(metrics);
 
     let listener = TcpListener::bind(config.http_addr)
         .await

@@ -11,3 +11,4 @@ pub(crate) mod process_metrics;
 pub(crate) mod queue_metrics;
 pub(crate) mod shutdown;
 pub mod telemetry;
+pub(crate) mod watch_metrics;

@@ -1,11 +1,11 @@
 //! The image built here, and `deploy/` running as real pods on a kubelet
 //! node: the journey of a user who builds the image and runs
-//! `kubectl apply -k deploy/`. Also where the image's size is checked
-//! against its 50 MB target.
+//! `kubectl apply -k deploy/`, then installs the same image with the Helm
+//! chart. Also where the image's size is checked against its 50 MB target.
 //!
-//! Needs root (CI runs as root), podman and mmdebstrap (`make image`) and
-//! the node's programs (`make node`); without them it fails, naming the
-//! install command.
+//! Needs root (CI runs as root), podman and mmdebstrap (`make image`), the
+//! node's programs (`make node`) and helm (`make helm`); without them it
+//! fails, naming the install command.
 
 mod common;
 
@@ -177,6 +177,8 @@ async fn the_image_built_here_runs_deploy_on_a_real_node() {
         is_root(),
         "this test starts a kubelet node and needs root (CI runs as root)"
     );
+    // Before the long steps: a missing helm fails at once, naming `make helm`.
+    common::helm_binary();
     let test_started = Instant::now();
     let (image, image_size, archive) = build_image();
     assert!(
@@ -300,7 +302,16 @@ async fn run_the_journey(cluster: &Cluster, image: &str, archive: &Path) {
             text(&out.stdout)
         );
     }
-    let all_pods: Api<Pod> = Api::all(client);
+    no_controller_pod_anywhere(&client).await;
+
+    // 8. The same image installed with the Helm chart, into the namespace
+    //    made first with Pod Security "restricted" enforced: its pods run,
+    //    lead and mirror, and an uninstall leaves nothing of it.
+    the_chart_on_the_node(cluster, image, &scene, &pods, &leases).await;
+}
+
+async fn no_controller_pod_anywhere(client: &kube::Client) {
+    let all_pods: Api<Pod> = Api::all(client.clone());
     wait_for("no controller pod anywhere", POD_PATIENCE, || async {
         let list = all_pods
             .list(&ListParams::default().labels(SELECTOR))
@@ -310,6 +321,95 @@ async fn run_the_journey(cluster: &Cluster, image: &str, archive: &Path) {
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
+}
+
+async fn the_chart_on_the_node(
+    cluster: &Cluster,
+    image: &str,
+    scene: &Scene<'_>,
+    pods: &Api<Pod>,
+    leases: &Api<Lease>,
+) {
+    let namespace_manifest = repo().join("deploy/base/namespace.yaml");
+    let namespace_manifest = namespace_manifest.to_string_lossy();
+    kubectl_ok(cluster, &["apply", "-f", &namespace_manifest]);
+    let (repository, tag) = image.rsplit_once(':').expect("an image with a tag");
+    let installed = common::helm_on(
+        cluster.control_plane(),
+        &[
+            "install",
+            DEPLOYMENT,
+            "charts/configmap-mirror",
+            "--namespace",
+            NAMESPACE,
+            "--set",
+            &format!("image.repository={repository}"),
+            "--set",
+            &format!("image.tag={tag}"),
+        ],
+    )
+    .output()
+    .expect("run helm install");
+    assert!(
+        installed.status.success() && !text(&installed.stderr).contains("PodSecurity"),
+        "helm install: {}{}",
+        text(&installed.stdout),
+        text(&installed.stderr)
+    );
+    let names = ready_pods(pods, 2).await;
+    for name in &names {
+        let pod = pods.get(name).await.expect("the pod");
+        let image_of_pod = pod
+            .spec
+            .and_then(|spec| spec.containers.into_iter().next())
+            .and_then(|container| container.image);
+        assert_eq!(image_of_pod.as_deref(), Some(image));
+    }
+    let leader = wait_holder(leases, "a leader among the chart's pods", |holder| {
+        names.iter().any(|n| n == holder)
+    })
+    .await;
+    eprintln!("in-cluster: helm install, pods {names:?}, leader {leader}");
+    scene
+        .create(&common::mk_source("charted", &[("a", "1")]))
+        .await;
+    scene.companion_in_sync("charted").await;
+    scene.delete("charted-synced").await;
+    scene.companion_in_sync("charted").await;
+
+    let uninstalled = common::helm_on(
+        cluster.control_plane(),
+        &["uninstall", DEPLOYMENT, "--namespace", NAMESPACE],
+    )
+    .output()
+    .expect("run helm uninstall");
+    assert!(
+        uninstalled.status.success(),
+        "helm uninstall: {}",
+        text(&uninstalled.stderr)
+    );
+    no_controller_pod_anywhere(&scene.client).await;
+    for kind in ["clusterrole", "clusterrolebinding"] {
+        let out = kubectl(
+            cluster,
+            &["get", kind, DEPLOYMENT, "--ignore-not-found", "-o", "name"],
+        );
+        assert!(
+            text(&out.stdout).trim().is_empty(),
+            "{kind} left by helm uninstall: {}",
+            text(&out.stdout)
+        );
+    }
+    kubectl_ok(
+        cluster,
+        &[
+            "delete",
+            "-f",
+            &namespace_manifest,
+            "--wait=true",
+            "--timeout=240s",
+        ],
+    );
 }
 
 async fn take_over(

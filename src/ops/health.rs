@@ -163,6 +163,22 @@ impl Health {
         Some(now.saturating_duration_since(failure.since))
     }
 
+    /// Every watch declared or seen, with how long it has been failing at
+    /// `now` (zero when it works).
+    pub fn failing_for(&self, now: Instant) -> Vec<(&'static str, Duration)> {
+        self.lock()
+            .watches
+            .iter()
+            .map(|(name, watch)| {
+                let failing = watch
+                    .failing
+                    .as_ref()
+                    .map_or(Duration::ZERO, |f| now.saturating_duration_since(f.since));
+                (*name, failing)
+            })
+            .collect()
+    }
+
     /// Whether any watch is failing now.
     pub fn any_failing(&self) -> bool {
         self.lock().watches.values().any(|w| w.failing.is_some())

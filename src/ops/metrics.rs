@@ -2,7 +2,7 @@
 //! dashboards and alerts work. No label carries an object's name or
 //! namespace: the number of series stays flat as the cluster grows.
 
-use std::{borrow::Cow, time::Instant};
+use std::{borrow::Cow, sync::Arc, time::Instant};
 
 use prometheus_client::{
     encoding::{EncodeLabelSet, EncodeLabelValue, text::encode},
@@ -17,8 +17,10 @@ use prometheus_client::{
 
 use crate::{
     contract::MANAGER_NAME,
+    ops::health::Health,
     ops::process_metrics::ProcessCollector,
     ops::queue_metrics::{QueueTimes, Work},
+    ops::watch_metrics::WatchCollector,
 };
 
 /// The outcome label of `controller_runtime_reconcile_total`.
@@ -47,6 +49,17 @@ pub enum Loop {
     prune,
 }
 
+impl Loop {
+    pub const ALL: [Loop; 2] = [Loop::sync, Loop::prune];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Loop::sync => "sync",
+            Loop::prune => "prune",
+        }
+    }
+}
+
 /// What a resync did with one cached object.
 #[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
 #[allow(non_camel_case_types)]
@@ -62,8 +75,14 @@ struct ResyncLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ResultLabel {
+struct ReconcileLabels {
+    r#loop: Loop,
     result: Outcome,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LoopLabel {
+    r#loop: Loop,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -78,9 +97,9 @@ struct OperationLabel {
 
 pub struct Metrics {
     registry: Registry,
-    reconciles: Family<ResultLabel, Counter>,
-    reconcile_errors: Counter,
-    terminal_errors: Counter,
+    reconciles: Family<ReconcileLabels, Counter>,
+    reconcile_errors: Family<LoopLabel, Counter>,
+    terminal_errors: Family<LoopLabel, Counter>,
     reconcile_time: Histogram,
     active_workers: Gauge,
     queue_depth: Gauge,
@@ -89,6 +108,7 @@ pub struct Metrics {
     leader: Gauge,
     election_refused: Gauge,
     writes: Family<OperationLabel, Counter>,
+    contested_restores: Counter,
     managed_sources: Family<KindLabel, Gauge>,
     failing_objects: Gauge,
     resync_objects: Family<ResyncLabels, Counter>,
@@ -101,8 +121,8 @@ impl Metrics {
         let this = Metrics {
             registry: Registry::default(),
             reconciles: Family::default(),
-            reconcile_errors: Counter::default(),
-            terminal_errors: Counter::default(),
+            reconcile_errors: Family::default(),
+            terminal_errors: Family::default(),
             reconcile_time: Histogram::new(exponential_buckets(0.0005, 2.0, 16)),
             active_workers: Gauge::default(),
             queue_depth: Gauge::default(),
@@ -111,28 +131,43 @@ impl Metrics {
             leader: Gauge::default(),
             election_refused: Gauge::default(),
             writes: Family::default(),
+            contested_restores: Counter::default(),
             managed_sources: Family::default(),
             failing_objects: Gauge::default(),
             resync_objects: Family::default(),
             queue_times: QueueTimes::new(),
         };
+        // Every loop's series exist from the start, at zero: a rate or an
+        // alert on them has something to compare with before the first error.
+        for which in Loop::ALL {
+            for result in [Outcome::success, Outcome::error] {
+                let labels = ReconcileLabels {
+                    r#loop: which,
+                    result,
+                };
+                this.reconciles.get_or_create(&labels).inc_by(0);
+            }
+            let label = LoopLabel { r#loop: which };
+            this.reconcile_errors.get_or_create(&label).inc_by(0);
+            this.terminal_errors.get_or_create(&label).inc_by(0);
+        }
         let max_concurrent: Gauge = Gauge::default();
         max_concurrent.set(i64::from(max_concurrent_reconciles));
 
         let runtime = registry.sub_registry_with_label(label("controller", MANAGER_NAME));
         runtime.register(
             "controller_runtime_reconcile",
-            "Reconciliations by result",
+            "Reconciliations by loop and result",
             this.reconciles.clone(),
         );
         runtime.register(
             "controller_runtime_reconcile_errors",
-            "Reconciliations that failed",
+            "Reconciliations that failed, by loop",
             this.reconcile_errors.clone(),
         );
         runtime.register(
             "controller_runtime_terminal_reconcile_errors",
-            "Reconciliations that failed in a way retrying cannot fix",
+            "Reconciliations that failed in a way retrying cannot fix, by loop",
             this.terminal_errors.clone(),
         );
         runtime.register(
@@ -184,6 +219,11 @@ impl Metrics {
             this.writes.clone(),
         );
         registry.register(
+            "configmap_mirror_contested_restores",
+            "Restores of a copy held back because someone else keeps undoing it (Warning CopyContested)",
+            this.contested_restores.clone(),
+        );
+        registry.register(
             "configmap_mirror_leader_election_failing",
             "1 while the API server refuses this replica's Lease requests (see /readyz for why)",
             this.election_refused.clone(),
@@ -207,6 +247,12 @@ impl Metrics {
         Metrics { registry, ..this }
     }
 
+    /// Exports how long each of `health`'s watches has been failing.
+    pub fn register_watches(&mut self, health: Arc<Health>) {
+        self.registry
+            .register_collector(Box::new(WatchCollector(health)));
+    }
+
     /// The gauge the retry bookkeeping keeps at its size.
     pub fn failing_objects(&self) -> Gauge {
         self.failing_objects.clone()
@@ -220,21 +266,24 @@ impl Metrics {
         out
     }
 
-    /// Marks a reconcile as running until the returned guard is finished.
-    pub fn reconcile_started(&self) -> ReconcileTimer<'_> {
+    /// Marks a reconcile of loop `which` as running until the returned
+    /// guard is finished.
+    pub fn reconcile_started(&self, which: Loop) -> ReconcileTimer<'_> {
         self.active_workers.inc();
         ReconcileTimer {
             metrics: self,
+            which,
             started: Instant::now(),
             work: self.queue_times.work_started(),
             outcome: Outcome::error,
         }
     }
 
-    pub fn reconcile_failed(&self, terminal: bool) {
-        self.reconcile_errors.inc();
+    pub fn reconcile_failed(&self, which: Loop, terminal: bool) {
+        let label = LoopLabel { r#loop: which };
+        self.reconcile_errors.get_or_create(&label).inc();
         if terminal {
-            self.terminal_errors.inc();
+            self.terminal_errors.get_or_create(&label).inc();
         }
         self.queue_retries.inc();
     }
@@ -243,6 +292,11 @@ impl Metrics {
         self.writes
             .get_or_create(&OperationLabel { operation })
             .inc();
+    }
+
+    /// A restore was held back: the copy is contested.
+    pub fn restore_held_back(&self) {
+        self.contested_restores.inc();
     }
 
     pub fn set_managed_sources(&self, kind: &str, count: usize) {
@@ -290,6 +344,7 @@ impl Metrics {
 /// shutdown) or panicking is counted too, as an error.
 pub struct ReconcileTimer<'a> {
     metrics: &'a Metrics,
+    which: Loop,
     started: Instant,
     work: Work,
     outcome: Outcome,
@@ -305,7 +360,8 @@ impl Drop for ReconcileTimer<'_> {
     fn drop(&mut self) {
         self.metrics
             .reconciles
-            .get_or_create(&ResultLabel {
+            .get_or_create(&ReconcileLabels {
+                r#loop: self.which,
                 result: self.outcome,
             })
             .inc();
@@ -333,12 +389,20 @@ mod tests {
     #[test]
     fn metrics_render_under_controller_runtime_names() {
         let metrics = Metrics::new(16, "configmap-mirror");
-        metrics.reconcile_started().finish(Outcome::success);
+        metrics
+            .reconcile_started(Loop::sync)
+            .finish(Outcome::success);
+        metrics.reconcile_failed(Loop::prune, true);
+        metrics.restore_held_back();
         metrics.copy_written(Operation::create);
         metrics.resynced(Loop::sync, 3, 1);
         let text = metrics.render();
         for expected in [
-            "controller_runtime_reconcile_total{controller=\"configmap-mirror\",result=\"success\"} 1",
+            "controller_runtime_reconcile_total{controller=\"configmap-mirror\",loop=\"sync\",result=\"success\"} 1",
+            "controller_runtime_reconcile_total{controller=\"configmap-mirror\",loop=\"prune\",result=\"error\"} 0",
+            "controller_runtime_reconcile_errors_total{controller=\"configmap-mirror\",loop=\"prune\"} 1",
+            "controller_runtime_reconcile_errors_total{controller=\"configmap-mirror\",loop=\"sync\"} 0",
+            "controller_runtime_terminal_reconcile_errors_total{controller=\"configmap-mirror\",loop=\"prune\"} 1",
             "controller_runtime_max_concurrent_reconciles{controller=\"configmap-mirror\"} 16",
             "controller_runtime_active_workers{controller=\"configmap-mirror\"} 0",
             "controller_runtime_reconcile_time_seconds_count{controller=\"configmap-mirror\"} 1",
@@ -349,6 +413,7 @@ mod tests {
             "workqueue_longest_running_processor_seconds{name=\"configmap-mirror\"} 0",
             "leader_election_master_status{name=\"configmap-mirror\"} 0",
             "configmap_mirror_companion_writes_total{operation=\"create\"} 1",
+            "configmap_mirror_contested_restores_total 1",
             "configmap_mirror_resync_objects_total{loop=\"sync\",result=\"queued\"} 1",
             "configmap_mirror_resync_objects_total{loop=\"sync\",result=\"in_sync\"} 2",
         ] {

@@ -54,6 +54,10 @@ pub(crate) struct BackoffKey {
 }
 
 impl BackoffKey {
+    pub(crate) fn which(&self) -> Loop {
+        self.which
+    }
+
     pub(crate) fn new(which: Loop, meta: &ObjectMeta) -> Self {
         // Every stored object has a uid; the name is a stand-in only.
         let uid = meta.uid.clone().unwrap_or_else(|| {

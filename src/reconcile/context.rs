@@ -17,7 +17,7 @@ use crate::{
     decisions::selector::Selector,
     kind::MirroredKind,
     ops::leader::Leadership,
-    ops::metrics::{Metrics, Outcome},
+    ops::metrics::{Loop, Metrics, Outcome},
     ops::shutdown::Shutdown,
     reconcile::backoff::{BackoffKey, Backoffs, RetryPolicy},
     reconcile::contest::Contests,
@@ -69,7 +69,7 @@ impl<K: MirroredKind> Context<K> {
     /// measured; a success forgets the object's earlier failures.
     pub async fn run_reconcile(
         &self,
-        controller: &'static str,
+        which: Loop,
         object: &ObjectMeta,
         backoff_key: &BackoffKey,
         work: impl Future<Output = Result<(), Error>>,
@@ -77,9 +77,9 @@ impl<K: MirroredKind> Context<K> {
         if !self.is_leading() {
             return Ok(Action::await_change());
         }
-        let timer = self.metrics.reconcile_started();
+        let timer = self.metrics.reconcile_started(which);
         let result = work
-            .instrument(self.reconcile_span(controller, object))
+            .instrument(self.reconcile_span(which.as_str(), object))
             .await;
         timer.finish(if result.is_ok() {
             Outcome::success
@@ -111,7 +111,8 @@ impl<K: MirroredKind> Context<K> {
 
     /// Counts a failed reconcile of `key` and says when to try again.
     pub fn requeue_after_failure(&self, key: &BackoffKey, error: &Error) -> Action {
-        self.metrics.reconcile_failed(error.is_terminal());
+        self.metrics
+            .reconcile_failed(key.which(), error.is_terminal());
         match self
             .backoffs
             .delay_for(key, error.retry(), &self.retry_policy)

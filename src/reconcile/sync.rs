@@ -29,7 +29,7 @@ pub async fn reconcile<K: MirroredKind>(
     ctx: Arc<Context<K>>,
 ) -> Result<Action, Error> {
     let key = BackoffKey::new(Loop::sync, source.meta());
-    ctx.run_reconcile("sync", source.meta(), &key, sync(source.as_ref(), &ctx))
+    ctx.run_reconcile(Loop::sync, source.meta(), &key, sync(source.as_ref(), &ctx))
         .await
 }
 

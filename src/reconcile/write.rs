@@ -43,6 +43,7 @@ pub async fn perform<K: MirroredKind>(
     let name = object_key(copy.meta());
     let fingerprint = Fingerprint::of(copy);
     if let Some(times) = ctx.contests.contested(&name, fingerprint, Instant::now()) {
+        ctx.metrics.restore_held_back();
         return Err(Error::Contested { name, times });
     }
     let applied = apply(ctx, source, write).await;

@@ -6,6 +6,7 @@
 
 mod controller_process;
 mod fixtures;
+mod helm;
 mod kinds;
 mod manifests;
 mod scene;
@@ -16,6 +17,8 @@ use std::time::Duration;
 pub use controller_process::{ControllerProcess, sum_metric};
 #[allow(unused_imports)]
 pub use fixtures::{SOURCE_LABEL, mk_source, mk_unmanaged, with_binary};
+#[allow(unused_imports)]
+pub use helm::{find_helm, helm, helm_binary, helm_on};
 #[allow(unused_imports)]
 pub use kinds::{Objects, TestKind};
 #[allow(unused_imports)]

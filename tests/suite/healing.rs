@@ -233,7 +233,7 @@ async fn fought<K: TestKind>(
 ) {
     let scene = Scene::new(tag).await;
     let objects = Objects::<K>::of(&scene);
-    let _controller = objects.start_controller(&[]).await;
+    let controller = objects.start_controller(&[]).await;
     objects.source("colors", &[("a", "1")]).await;
     objects.companion_in_sync("colors").await;
     for _ in 0..CONTEST_LIMIT {
@@ -248,6 +248,11 @@ async fn fought<K: TestKind>(
         "restored at once despite the fight: {:?}",
         held.as_ref().map(|copy| copy.meta())
     );
+    // /metrics counts the restores held back, for an alert.
+    let held_back = controller
+        .metric_reaching("configmap_mirror_contested_restores_total", "", 1.0)
+        .await;
+    assert!(held_back >= 1.0, "{held_back} restores held back");
 }
 
 /// Frozen by hand (or by an admission policy on create), each time

@@ -48,6 +48,11 @@ async fn readiness_waits_for_the_caches_and_liveness_catches_a_failing_watch() {
     let (_, why) = controller.get("/healthz").await.expect("healthz");
     assert!(why.contains("watch failing"), "{why}");
     assert_eq!(status_of(&controller, "/readyz").await, 503);
+    // /metrics shows it too, for an alert: the seconds each watch has been
+    // failing.
+    const FAILING: &str = "configmap_mirror_watch_failing_seconds";
+    let failing = controller.metric(FAILING, "watch=\"sources\"").await;
+    assert!(failing >= 2.0, "{FAILING} sources: {failing}");
 
     let verbs = ["get", "list", "watch", "create", "update", "delete"];
     common::kubectl_apply(
@@ -60,4 +65,5 @@ async fn readiness_waits_for_the_caches_and_liveness_catches_a_failing_watch() {
         .create(&common::mk_source("colors", &[("a", "1")]))
         .await;
     scene.companion_in_sync("colors").await;
+    assert_eq!(controller.metric(FAILING, "").await, 0.0);
 }

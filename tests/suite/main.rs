@@ -8,6 +8,7 @@ mod common;
 
 mod allowlist;
 mod bad_input;
+mod chart;
 mod control_plane;
 mod deploy;
 mod flags;
@@ -18,6 +19,7 @@ mod immutable;
 mod leader_election;
 mod metrics;
 mod mirroring;
+mod monitoring;
 mod not_ours;
 mod secrets;
 mod source_lifecycle;

@@ -1,0 +1,135 @@
+{{/*
+The chart's name, or nameOverride: the app.kubernetes.io/name label.
+*/}}
+{{- define "configmap-mirror.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The name of every object: fullnameOverride, else the release name, with the
+chart name appended unless the release name already contains it. Truncated to
+63 characters, the longest a label value (and a Service name) may be.
+*/}}
+{{- define "configmap-mirror.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The helm.sh/chart label: name and version.
+*/}}
+{{- define "configmap-mirror.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Labels of every object.
+*/}}
+{{- define "configmap-mirror.labels" -}}
+helm.sh/chart: {{ include "configmap-mirror.chart" . }}
+app.kubernetes.io/name: {{ include "configmap-mirror.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ include "configmap-mirror.imageTag" . | trunc 63 | trimSuffix "-" | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/*
+Labels of the controller's Pods that its Deployment, Service,
+PodDisruptionBudget and ServiceMonitor select them by. Fixed for the life of
+a release: a Deployment's selector cannot change.
+*/}}
+{{- define "configmap-mirror.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "configmap-mirror.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: controller
+{{- end }}
+
+{{/*
+Labels of the objects that make up the controller (Deployment, Service,
+PodDisruptionBudget, ServiceMonitor).
+*/}}
+{{- define "configmap-mirror.controllerLabels" -}}
+{{ include "configmap-mirror.labels" . }}
+app.kubernetes.io/component: controller
+{{- end }}
+
+{{- define "configmap-mirror.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "configmap-mirror.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "configmap-mirror.imageTag" -}}
+{{- default .Chart.AppVersion .Values.image.tag }}
+{{- end }}
+
+{{/*
+repository:tag, or repository:tag@digest when a digest is given.
+*/}}
+{{- define "configmap-mirror.image" -}}
+{{- $image := printf "%s:%s" .Values.image.repository (include "configmap-mirror.imageTag" .) }}
+{{- with .Values.image.digest }}
+{{- $image = printf "%s@%s" $image . }}
+{{- end }}
+{{- $image }}
+{{- end }}
+
+{{/*
+The namespace of the leader-election Lease and its Role.
+*/}}
+{{- define "configmap-mirror.leaseNamespace" -}}
+{{- default .Release.Namespace .Values.leaderElection.namespace }}
+{{- end }}
+
+{{/*
+The controller's command-line flags, one per item, every value quoted.
+*/}}
+{{- define "configmap-mirror.args" -}}
+{{- $c := .Values.controller -}}
+- {{ printf "--selector=%s" $c.selector | quote }}
+- {{ printf "--suffix=%s" $c.suffix | quote }}
+{{- with $c.watchNamespace }}
+- {{ printf "--namespace=%s" . | quote }}
+{{- end }}
+- {{ printf "--accept-mirrors-selector=%s" $c.acceptMirrorsSelector | quote }}
+{{- with $c.reservedNames }}
+- {{ printf "--reserved-names=%s" (join "," .) | quote }}
+{{- end }}
+- {{ printf "--concurrency=%d" (int $c.concurrency) | quote }}
+- {{ printf "--worker-threads=%d" (int $c.workerThreads) | quote }}
+- {{ printf "--log-format=%s" $c.logFormat | quote }}
+- {{ printf "--http-addr=0.0.0.0:%d" (int $c.httpPort) | quote }}
+- {{ printf "--watch-failure-threshold=%s" $c.watchFailureThreshold | quote }}
+- {{ printf "--slow-retry=%s" $c.slowRetry | quote }}
+- {{ printf "--initial-list=%s" $c.initialList | quote }}
+- {{ printf "--api-timeout=%s" $c.apiTimeout | quote }}
+- {{ printf "--shutdown-timeout=%s" $c.shutdownTimeout | quote }}
+{{- if .Values.secrets.enabled }}
+- "--kinds=configmaps,secrets"
+{{- with .Values.secrets.digestKeySecret }}
+- {{ printf "--digest-key-secret=%s" . | quote }}
+{{- end }}
+{{- end }}
+{{- with .Values.leaderElection }}
+{{- if .enabled }}
+- "--leader-elect"
+- {{ printf "--leader-election-id=%s" .leaseName | quote }}
+{{- with .namespace }}
+- {{ printf "--leader-election-namespace=%s" . | quote }}
+{{- end }}
+- {{ printf "--lease-duration=%s" .leaseDuration | quote }}
+- {{ printf "--renew-deadline=%s" .renewDeadline | quote }}
+- {{ printf "--retry-period=%s" .retryPeriod | quote }}
+{{- end }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Lints the Helm chart strictly (`helm lint --strict`) with its default values
+# and with each of its ci/*-values.yaml, then checks that the manifests
+# rendered from it (deploy/, configmap-mirror.yaml) are the committed ones.
+#
+#   HELM   the helm binary to use (default: hack/install-helm.sh's)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+log() { printf 'lint-chart: %s\n' "$*" >&2; }
+
+helm="${HELM:-}"
+[ -n "$helm" ] || helm="$(bash hack/install-helm.sh)/helm"
+chart=charts/configmap-mirror
+
+"$helm" lint --strict "$chart"
+for values in "$chart"/ci/*-values.yaml; do
+  "$helm" lint --strict "$chart" --values "$values"
+done
+
+rendered="$(mktemp -d "${TMPDIR:-/tmp}/configmap-mirror-manifests.XXXXXX")"
+trap 'rm -rf "$rendered"' EXIT
+HELM="$helm" bash hack/manifests.sh "$rendered"
+stale=()
+while IFS= read -r file; do
+  cmp -s "$rendered/$file" "$file" || stale+=("$file")
+done < <(cd "$rendered" && find . -type f | sed 's|^\./||' | sort)
+if [ "${#stale[@]}" -gt 0 ]; then
+  log "not what $chart renders: ${stale[*]}; run \`make manifests\`"
+  for file in "${stale[@]}"; do
+    diff -u "$file" "$rendered/$file" >&2 || true
+  done
+  exit 1
+fi
+log "the chart lints and the rendered manifests are current"

@@ -1,0 +1,1002 @@
+//! The Helm chart, charts/configmap-mirror: it lints strictly, its schema
+//! refuses what it does not know, what it renders passes a server-side dry
+//! run under Pod Security "restricted", an install grants exactly the
+//! documented permissions in either mode, an upgrade reaches the Deployment,
+//! an uninstall leaves nothing, and the binary runs with the flags and the
+//! token it gives. Also: the manifests committed under deploy/ and
+//! configmap-mirror.yaml are those the chart renders, and every place that
+//! names the version agrees.
+//!
+//! helm is the one `make helm` builds (hack/install-helm.sh, the release in
+//! hack/helm-version, or HELM_VERSION); without it these tests fail, naming
+//! that command.
+
+use crate::common;
+
+use std::{
+    collections::BTreeSet,
+    io::Write,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+};
+
+use common::{
+    ControllerProcess, PATIENCE, Scene, find_helm, helm, helm_binary, helm_on, mk_source,
+};
+use k8s_openapi::api::{apps::v1::Deployment, core::v1::Namespace};
+use kube::{
+    Api, Client,
+    api::{Patch, PatchParams},
+};
+use serde_json::json;
+use testenv::{ControlPlane, LazyControlPlane, wait_for};
+use tokio::sync::OnceCell;
+
+const CHART: &str = "charts/configmap-mirror";
+const ALL_TOGGLES: &str = "charts/configmap-mirror/ci/all-toggles-values.yaml";
+
+/// Apart from the other topics' tests: one test runs the controller with
+/// the chart's cluster-wide flags, which would serve their namespaces too.
+fn control_plane() -> &'static ControlPlane {
+    static CHART_PLANE: LazyControlPlane = LazyControlPlane::new();
+    CHART_PLANE.get()
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()))
+}
+
+struct Ran {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(cmd: &mut Command, stdin: Option<&str>) -> Ran {
+    let mut child = cmd
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("run {:?}: {e}", cmd.get_program()));
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+    }
+    let out = child.wait_with_output().expect("wait");
+    Ran {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Stdout of a command that must succeed.
+fn run_ok(cmd: &mut Command) -> String {
+    let what = format!("{cmd:?}");
+    let ran = run(cmd, None);
+    assert!(ran.ok, "{what} failed:\n{}{}", ran.stdout, ran.stderr);
+    ran.stdout
+}
+
+/// A namespace where Pod Security "restricted" is enforced and warned about.
+async fn restricted_namespace(client: &Client, prefix: &str) -> String {
+    let name = testenv::fresh_namespace(client, prefix)
+        .await
+        .expect("namespace");
+    let labels = json!({"metadata": {"labels": {
+        "pod-security.kubernetes.io/enforce": "restricted",
+        "pod-security.kubernetes.io/enforce-version": "latest",
+        "pod-security.kubernetes.io/warn": "restricted",
+        "pod-security.kubernetes.io/warn-version": "latest",
+    }}});
+    Api::<Namespace>::all(client.clone())
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&labels))
+        .await
+        .expect("label the namespace");
+    name
+}
+
+/// The Prometheus Operator's CRDs, for the ServiceMonitor and PrometheusRule.
+async fn prometheus_operator_crds(control_plane: &'static ControlPlane) {
+    static INSTALLED: OnceCell<()> = OnceCell::const_new();
+    INSTALLED
+        .get_or_init(|| async {
+            run_ok(control_plane.kubectl().current_dir(repo()).args([
+                "apply",
+                "--server-side",
+                "-f",
+                "tests/fixtures/prometheus-operator-crds/",
+            ]));
+            run_ok(control_plane.kubectl().args([
+                "wait",
+                "--for=condition=Established",
+                "--timeout=60s",
+                "crd/servicemonitors.monitoring.coreos.com",
+                "crd/prometheusrules.monitoring.coreos.com",
+            ]));
+        })
+        .await;
+}
+
+/// A release name of its own for each test: the cluster-wide objects are
+/// named after it. It contains the chart's name, so objects are named
+/// exactly that.
+fn release_in(namespace: &str) -> String {
+    let suffix = namespace.rsplit('-').next().unwrap_or(namespace);
+    format!("configmap-mirror-{suffix}")
+}
+
+fn install(
+    control_plane: &ControlPlane,
+    release: &str,
+    namespace: &str,
+    values: &[&str],
+) -> String {
+    run_ok(
+        helm_on(
+            control_plane,
+            &["install", release, CHART, "--namespace", namespace],
+        )
+        .args(values),
+    )
+}
+
+#[test]
+fn helm_lint_strict_passes_in_every_mode() {
+    for values in [
+        vec![],
+        vec!["-f", ALL_TOGGLES],
+        vec!["-f", "charts/configmap-mirror/ci/namespaced-values.yaml"],
+    ] {
+        let out = run_ok(helm(&["lint", "--strict", CHART]).args(&values));
+        assert!(
+            out.contains("1 chart(s) linted, 0 chart(s) failed"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn the_schema_refuses_a_wrong_type_or_an_unknown_key_naming_it() {
+    let render = |set: &[&str]| run(helm(&["template", "r", CHART]).args(set), None);
+    let accepted = render(&["--set", "controller.concurrency=4"]);
+    assert!(accepted.ok, "{}", accepted.stderr);
+    assert!(
+        accepted.stdout.contains("\"--concurrency=4\""),
+        "{}",
+        accepted.stdout
+    );
+
+    // Each refusal names the value: its path for a wrong type, the key
+    // itself for an unknown one.
+    for (set, named) in [
+        (
+            vec!["--set", "controller.concurrency=many"],
+            "'/controller/concurrency': got string, want integer",
+        ),
+        (
+            vec!["--set", "leaderElection.enabled=sometimes"],
+            "'/leaderElection/enabled': got string, want boolean",
+        ),
+        (
+            vec!["--set", "controller.slowRetry=soon"],
+            "'/controller/slowRetry'",
+        ),
+        (
+            vec!["--set", "controller.logFormat=xml"],
+            "'/controller/logFormat'",
+        ),
+        (
+            vec!["--set", "secrets.enabled=sometimes"],
+            "'/secrets/enabled': got string, want boolean",
+        ),
+        (
+            vec!["--set", "secrets.digestKeySecret=no-namespace"],
+            "'/secrets/digestKeySecret'",
+        ),
+        (vec!["--set", "replicas=3"], "'replicas' not allowed"),
+        (
+            vec!["--set", "controller.concurency=4"],
+            "'concurency' not allowed",
+        ),
+        (
+            vec!["--set", "metrics.serviceMonitor.intervall=1m"],
+            "'intervall' not allowed",
+        ),
+        (
+            vec!["--set", "resources.request.cpu=1"],
+            "'request' not allowed",
+        ),
+        (
+            vec![
+                "--set-json",
+                r#"tolerations=[{"key":"a","operater":"Exists"}]"#,
+            ],
+            "'operater' not allowed",
+        ),
+        (
+            vec![
+                "--set-json",
+                r#"affinity={"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,"podAffinityTerm":{"topologyKey":"k","labelSelectr":{}}}]}}"#,
+            ],
+            "'labelSelectr' not allowed",
+        ),
+    ] {
+        let refused = render(&set);
+        assert!(!refused.ok, "{set:?} was accepted:\n{}", refused.stdout);
+        assert!(
+            refused.stderr.contains("schema") && refused.stderr.contains(named),
+            "{set:?}: the error does not say {named}: {}",
+            refused.stderr
+        );
+    }
+}
+
+#[tokio::test]
+async fn rendered_manifests_pass_a_server_side_dry_run_under_restricted_pod_security() {
+    let control_plane = control_plane();
+    prometheus_operator_crds(control_plane).await;
+    let client = control_plane.client().await;
+    let namespace = restricted_namespace(&client, "chart-dry-run").await;
+    let watched = testenv::fresh_namespace(&client, "chart-dry-run-watched")
+        .await
+        .expect("namespace");
+    let release = release_in(&namespace);
+    let single_namespace = format!("controller.watchNamespace={watched}");
+    for (what, values, kinds) in [
+        (
+            "the defaults",
+            vec![],
+            vec!["clusterrole.rbac", "deployment.apps"],
+        ),
+        (
+            "every toggle on",
+            vec!["-f", ALL_TOGGLES],
+            vec![
+                "clusterrole.rbac",
+                "servicemonitor.monitoring.coreos.com",
+                "prometheusrule.monitoring.coreos.com",
+                "configmap/",
+                "poddisruptionbudget.policy",
+            ],
+        ),
+        (
+            "single-namespace mode",
+            vec!["--set", single_namespace.as_str()],
+            vec!["role.rbac", "rolebinding.rbac", "deployment.apps"],
+        ),
+    ] {
+        let manifest =
+            run_ok(helm(&["template", &release, CHART, "--namespace", &namespace]).args(&values));
+        let documents = manifest.lines().filter(|l| l.starts_with("kind: ")).count();
+        let applied = run(
+            control_plane
+                .kubectl()
+                .args(["apply", "--dry-run=server", "-f", "-"]),
+            Some(&manifest),
+        );
+        assert!(applied.ok, "dry run of {what} failed: {}", applied.stderr);
+        assert!(
+            !applied.stderr.contains("Warning"),
+            "warnings for {what}: {}",
+            applied.stderr
+        );
+        let accepted = applied
+            .stdout
+            .lines()
+            .filter(|l| l.ends_with("(server dry run)"))
+            .count();
+        assert_eq!(accepted, documents, "{what}: {}", applied.stdout);
+        for kind in kinds {
+            assert!(
+                applied.stdout.contains(kind),
+                "{what}: no {kind} in {}",
+                applied.stdout
+            );
+        }
+        let cluster_role = applied.stdout.contains("clusterrole.rbac");
+        assert_eq!(
+            cluster_role,
+            what != "single-namespace mode",
+            "{}",
+            applied.stdout
+        );
+    }
+}
+
+/// (resource, verb) pairs `kubectl auth can-i --list` grants the account in
+/// a namespace, leaving out what every authenticated user may do (ask
+/// about its own access and identity).
+fn granted(
+    control_plane: &ControlPlane,
+    account: &str,
+    namespace: &str,
+) -> BTreeSet<(String, String)> {
+    let out = run_ok(control_plane.kubectl().args([
+        "auth",
+        "can-i",
+        "--list",
+        "--no-headers",
+        "-n",
+        namespace,
+        &format!("--as={account}"),
+    ]));
+    let mut pairs = BTreeSet::new();
+    for line in out.lines() {
+        let Some(resource) = line.split_whitespace().next() else {
+            continue;
+        };
+        // Non-resource URLs have no resource: their line starts with "[".
+        if resource.starts_with('[') || resource.starts_with("selfsubject") {
+            continue;
+        }
+        let verbs = line
+            .rsplit_once('[')
+            .and_then(|(_, verbs)| verbs.strip_suffix(']'))
+            .unwrap_or_else(|| panic!("no verbs in {line:?}"));
+        for verb in verbs.split_whitespace() {
+            pairs.insert((resource.to_owned(), verb.to_owned()));
+        }
+    }
+    pairs
+}
+
+fn pairs(rules: &[(&str, &[&str])]) -> BTreeSet<(String, String)> {
+    rules
+        .iter()
+        .flat_map(|(resource, verbs)| verbs.iter().map(|v| (resource.to_string(), v.to_string())))
+        .collect()
+}
+
+const CONFIGMAP_VERBS: &[&str] = &["get", "list", "watch", "create", "update", "delete"];
+const EVENT_VERBS: &[&str] = &["create", "patch"];
+const LEASE_VERBS: &[&str] = &["get", "create", "update"];
+
+/// `kubectl auth can-i` as the account: `where` is `-n <namespace>` or
+/// `--all-namespaces`.
+fn can_i(
+    control_plane: &ControlPlane,
+    account: &str,
+    verb: &str,
+    resource: &str,
+    r#where: &[&str],
+) -> bool {
+    let ran = run(
+        control_plane
+            .kubectl()
+            .args(["auth", "can-i", verb, resource, &format!("--as={account}")])
+            .args(r#where),
+        None,
+    );
+    match ran.stdout.trim() {
+        "yes" => true,
+        "no" => false,
+        _ => panic!(
+            "kubectl auth can-i {verb} {resource}: {}{}",
+            ran.stdout, ran.stderr
+        ),
+    }
+}
+
+/// Denied to the account, whatever the mode: a sample of what the
+/// controller never does.
+fn assert_denied_sample(control_plane: &ControlPlane, account: &str, namespace: &str) {
+    let here = ["-n", namespace];
+    let everywhere = ["--all-namespaces"];
+    for (verb, resource, r#where) in [
+        ("patch", "configmaps", &here[..]),
+        ("deletecollection", "configmaps", &here[..]),
+        ("patch", "configmaps", &everywhere[..]),
+        ("get", "secrets", &here[..]),
+        ("list", "secrets", &everywhere[..]),
+        ("watch", "secrets", &here[..]),
+        ("get", "namespaces", &everywhere[..]),
+        ("create", "namespaces", &everywhere[..]),
+        ("delete", "namespaces", &everywhere[..]),
+        ("create", "events", &here[..]),
+        ("delete", "events.events.k8s.io", &here[..]),
+        ("list", "leases.coordination.k8s.io", &here[..]),
+        ("delete", "leases.coordination.k8s.io", &here[..]),
+        ("patch", "leases.coordination.k8s.io", &here[..]),
+        (
+            "get",
+            "leases.coordination.k8s.io",
+            &["-n", "kube-system"][..],
+        ),
+        ("list", "pods", &here[..]),
+        ("create", "deployments.apps", &here[..]),
+        (
+            "escalate",
+            "clusterroles.rbac.authorization.k8s.io",
+            &everywhere[..],
+        ),
+        (
+            "bind",
+            "clusterroles.rbac.authorization.k8s.io",
+            &everywhere[..],
+        ),
+        ("impersonate", "serviceaccounts", &here[..]),
+        ("*", "*", &everywhere[..]),
+    ] {
+        assert!(
+            !can_i(control_plane, account, verb, resource, r#where),
+            "{account} may {verb} {resource} {where:?}"
+        );
+    }
+}
+
+fn service_account(namespace: &str, release: &str) -> String {
+    format!("system:serviceaccount:{namespace}:{release}")
+}
+
+#[tokio::test]
+async fn an_install_grants_exactly_the_documented_permissions_cluster_wide() {
+    let control_plane = control_plane();
+    let client = control_plane.client().await;
+    let namespace = restricted_namespace(&client, "chart-cluster").await;
+    let elsewhere = testenv::fresh_namespace(&client, "chart-cluster-other")
+        .await
+        .expect("namespace");
+    let release = release_in(&namespace);
+    let notes = install(control_plane, &release, &namespace, &[]);
+    for told in [
+        "label configmap colors workshop.io/managed=true",
+        "colors-synced",
+        "/metrics",
+        "metrics.dashboard.enabled=true",
+    ] {
+        assert!(
+            notes.contains(told),
+            "the notes do not say {told:?}:\n{notes}"
+        );
+    }
+    let account = service_account(&namespace, &release);
+
+    let everywhere = [
+        ("configmaps", CONFIGMAP_VERBS),
+        ("namespaces", &["list", "watch"][..]),
+        ("events.events.k8s.io", EVENT_VERBS),
+    ];
+    let mut at_home = everywhere.to_vec();
+    at_home.push(("leases.coordination.k8s.io", LEASE_VERBS));
+    assert_eq!(
+        granted(control_plane, &account, &namespace),
+        pairs(&at_home)
+    );
+    assert_eq!(
+        granted(control_plane, &account, &elsewhere),
+        pairs(&everywhere)
+    );
+
+    for (resource, verbs) in everywhere {
+        for verb in verbs {
+            assert!(
+                can_i(
+                    control_plane,
+                    &account,
+                    verb,
+                    resource,
+                    &["--all-namespaces"]
+                ),
+                "{verb} {resource}"
+            );
+        }
+    }
+    for verb in LEASE_VERBS {
+        assert!(can_i(
+            control_plane,
+            &account,
+            verb,
+            "leases.coordination.k8s.io",
+            &["-n", &namespace]
+        ));
+        assert!(!can_i(
+            control_plane,
+            &account,
+            verb,
+            "leases.coordination.k8s.io",
+            &["-n", &elsewhere]
+        ));
+    }
+    assert_denied_sample(control_plane, &account, &namespace);
+    assert_denied_sample(control_plane, &account, &elsewhere);
+}
+
+const SECRET_VERBS: &[&str] = CONFIGMAP_VERBS;
+
+#[tokio::test]
+async fn an_install_mirroring_secrets_adds_exactly_the_secret_verbs_cluster_wide() {
+    let control_plane = control_plane();
+    let client = control_plane.client().await;
+    let namespace = restricted_namespace(&client, "chart-secrets").await;
+    let elsewhere = testenv::fresh_namespace(&client, "chart-secrets-other")
+        .await
+        .expect("namespace");
+    let release = release_in(&namespace);
+    install(
+        control_plane,
+        &release,
+        &namespace,
+        &["--set", "secrets.enabled=true"],
+    );
+    let args = deployment_args(&client, &namespace, &release).await;
+    assert!(
+        args.contains(&"--kinds=configmaps,secrets".to_owned()),
+        "{args:?}"
+    );
+    let account = service_account(&namespace, &release);
+    let everywhere = [
+        ("configmaps", CONFIGMAP_VERBS),
+        ("secrets", SECRET_VERBS),
+        ("namespaces", &["list", "watch"][..]),
+        ("events.events.k8s.io", EVENT_VERBS),
+    ];
+    assert_eq!(
+        granted(control_plane, &account, &elsewhere),
+        pairs(&everywhere)
+    );
+    for verb in ["patch", "deletecollection"] {
+        assert!(
+            !can_i(
+                control_plane,
+                &account,
+                verb,
+                "secrets",
+                &["--all-namespaces"]
+            ),
+            "{verb} secrets"
+        );
+    }
+
+    // Only cluster-wide: in single-namespace mode the chart refuses it,
+    // saying what to change.
+    let refused = run(
+        &mut helm(&[
+            "template",
+            "r",
+            CHART,
+            "--set",
+            "secrets.enabled=true",
+            "--set",
+            "controller.watchNamespace=apps",
+        ]),
+        None,
+    );
+    assert!(!refused.ok, "rendered: {}", refused.stdout);
+    assert!(
+        refused.stderr.contains("secrets.enabled")
+            && refused.stderr.contains("controller.watchNamespace"),
+        "{}",
+        refused.stderr
+    );
+}
+
+#[tokio::test]
+async fn an_install_in_single_namespace_mode_grants_only_namespaced_permissions() {
+    let control_plane = control_plane();
+    let client = control_plane.client().await;
+    let namespace = restricted_namespace(&client, "chart-single").await;
+    let watched = testenv::fresh_namespace(&client, "chart-single-watched")
+        .await
+        .expect("namespace");
+    let elsewhere = testenv::fresh_namespace(&client, "chart-single-other")
+        .await
+        .expect("namespace");
+    let release = release_in(&namespace);
+    let notes = install(
+        control_plane,
+        &release,
+        &namespace,
+        &["--set", &format!("controller.watchNamespace={watched}")],
+    );
+    assert!(
+        notes.contains(&format!("-n {watched} label configmap colors")),
+        "{notes}"
+    );
+    let account = service_account(&namespace, &release);
+
+    assert_eq!(
+        granted(control_plane, &account, &watched),
+        pairs(&[
+            ("configmaps", CONFIGMAP_VERBS),
+            ("events.events.k8s.io", EVENT_VERBS)
+        ])
+    );
+    assert_eq!(
+        granted(control_plane, &account, &namespace),
+        pairs(&[("leases.coordination.k8s.io", LEASE_VERBS)])
+    );
+    assert_eq!(
+        granted(control_plane, &account, &elsewhere),
+        BTreeSet::new()
+    );
+
+    for verb in CONFIGMAP_VERBS {
+        assert!(can_i(
+            control_plane,
+            &account,
+            verb,
+            "configmaps",
+            &["-n", &watched]
+        ));
+        assert!(!can_i(
+            control_plane,
+            &account,
+            verb,
+            "configmaps",
+            &["-n", &elsewhere]
+        ));
+        assert!(!can_i(
+            control_plane,
+            &account,
+            verb,
+            "configmaps",
+            &["--all-namespaces"]
+        ));
+    }
+    for verb in EVENT_VERBS {
+        assert!(can_i(
+            control_plane,
+            &account,
+            verb,
+            "events.events.k8s.io",
+            &["-n", &watched]
+        ));
+        assert!(!can_i(
+            control_plane,
+            &account,
+            verb,
+            "events.events.k8s.io",
+            &["-n", &elsewhere]
+        ));
+    }
+    for verb in ["list", "watch"] {
+        assert!(!can_i(
+            control_plane,
+            &account,
+            verb,
+            "namespaces",
+            &["--all-namespaces"]
+        ));
+    }
+    assert_denied_sample(control_plane, &account, &watched);
+    let cluster_wide = run_ok(control_plane.kubectl().args([
+        "get",
+        "clusterroles,clusterrolebindings",
+        "-l",
+        &format!("app.kubernetes.io/instance={release}"),
+        "-o",
+        "name",
+    ]));
+    assert_eq!(
+        cluster_wide.trim(),
+        "",
+        "cluster-wide RBAC in single-namespace mode"
+    );
+}
+
+#[tokio::test]
+async fn helm_install_refuses_namespace_create_naming_the_value() {
+    let control_plane = control_plane();
+    let client = control_plane.client().await;
+    let namespace = restricted_namespace(&client, "chart-namespace-create").await;
+    let release = release_in(&namespace);
+    // The release's record is written into the namespace before anything
+    // else, so it must exist; rendering it too would fight over it.
+    let refused = run(
+        &mut helm_on(
+            control_plane,
+            &[
+                "install",
+                &release,
+                CHART,
+                "--namespace",
+                &namespace,
+                "--set",
+                "namespace.create=true",
+            ],
+        ),
+        None,
+    );
+    assert!(!refused.ok, "installed: {}", refused.stdout);
+    assert!(
+        refused.stderr.contains("namespace.create") && refused.stderr.contains(&namespace),
+        "{}",
+        refused.stderr
+    );
+}
+
+/// The args of the Deployment's one container.
+async fn deployment_args(client: &Client, namespace: &str, name: &str) -> Vec<String> {
+    let deployment = Api::<Deployment>::namespaced(client.clone(), namespace)
+        .get(name)
+        .await
+        .expect("the Deployment");
+    deployment
+        .spec
+        .and_then(|spec| spec.template.spec)
+        .and_then(|pod| pod.containers.into_iter().next())
+        .and_then(|container| container.args)
+        .unwrap_or_default()
+}
+
+/// `kind/name` of every object in the namespace, of every kind that can be
+/// listed, but Events (Kubernetes writes those about objects; they expire
+/// on their own).
+fn everything_in(control_plane: &ControlPlane, namespace: &str) -> BTreeSet<String> {
+    let kinds = run_ok(control_plane.kubectl().args([
+        "api-resources",
+        "--namespaced=true",
+        "--verbs=list",
+        "-o",
+        "name",
+    ]));
+    let kinds: Vec<&str> = kinds
+        .lines()
+        .filter(|kind| !matches!(*kind, "events" | "events.events.k8s.io"))
+        .collect();
+    let out = run_ok(control_plane.kubectl().args([
+        "get",
+        &kinds.join(","),
+        "-n",
+        namespace,
+        "-o",
+        "name",
+        "--ignore-not-found",
+    ]));
+    out.lines().map(str::to_owned).collect()
+}
+
+#[tokio::test]
+async fn an_upgrade_reaches_the_deployment_and_an_uninstall_leaves_nothing() {
+    let control_plane = control_plane();
+    let client = control_plane.client().await;
+    let namespace = restricted_namespace(&client, "chart-upgrade").await;
+    let release = release_in(&namespace);
+    let before_install = everything_in(control_plane, &namespace);
+    install(control_plane, &release, &namespace, &[]);
+    assert!(
+        deployment_args(&client, &namespace, &release)
+            .await
+            .contains(&"--concurrency=16".to_owned())
+    );
+    let installed = everything_in(control_plane, &namespace);
+    for object in [
+        format!("deployment.apps/{release}"),
+        format!("serviceaccount/{release}"),
+        format!("service/{release}"),
+        format!("poddisruptionbudget.policy/{release}"),
+        format!("role.rbac.authorization.k8s.io/{release}-leader-election"),
+    ] {
+        assert!(installed.contains(&object), "no {object} in {installed:?}");
+    }
+
+    run_ok(&mut helm_on(
+        control_plane,
+        &[
+            "upgrade",
+            &release,
+            CHART,
+            "--namespace",
+            &namespace,
+            "--reuse-values",
+            "--set",
+            "controller.concurrency=4",
+        ],
+    ));
+    let args = deployment_args(&client, &namespace, &release).await;
+    assert!(args.contains(&"--concurrency=4".to_owned()), "{args:?}");
+    assert!(!args.iter().any(|a| a == "--concurrency=16"), "{args:?}");
+
+    run_ok(&mut helm_on(
+        control_plane,
+        &["uninstall", &release, "--namespace", &namespace],
+    ));
+    wait_for("the release's objects to be gone", PATIENCE, || async {
+        (everything_in(control_plane, &namespace) == before_install).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| {
+        panic!(
+            "{e:#}: {:?} left, {before_install:?} before the install",
+            everything_in(control_plane, &namespace)
+        )
+    });
+    let cluster_wide = run_ok(control_plane.kubectl().args([
+        "get",
+        "clusterroles,clusterrolebindings",
+        "-o",
+        "name",
+    ]));
+    let left: Vec<&str> = cluster_wide
+        .lines()
+        .filter(|object| object.ends_with(&format!("/{release}")))
+        .collect();
+    assert!(left.is_empty(), "cluster-wide RBAC left: {left:?}");
+}
+
+#[tokio::test]
+async fn the_binary_runs_with_the_flags_and_the_token_the_chart_gives_it() {
+    let control_plane = control_plane();
+    let scene = Scene::on(control_plane, "chart-run").await;
+    let namespace = restricted_namespace(&scene.client, "chart-run-home").await;
+    let release = release_in(&namespace);
+    install(control_plane, &release, &namespace, &[]);
+
+    // The test's controller serves on a port of its own and logs as text.
+    let args: Vec<String> = deployment_args(&scene.client, &namespace, &release)
+        .await
+        .into_iter()
+        .filter(|arg| !arg.starts_with("--http-addr=") && !arg.starts_with("--log-format="))
+        .collect();
+    assert!(args.contains(&"--leader-elect".to_owned()), "{args:?}");
+    let token = testenv::mint_token(&scene.client, &namespace, &release)
+        .await
+        .expect("a token of the chart's ServiceAccount");
+    let kubeconfig = control_plane
+        .log_dir()
+        .join(format!("{release}-kubeconfig"));
+    control_plane
+        .write_token_kubeconfig(&token, &kubeconfig)
+        .expect("kubeconfig");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let controller = ControllerProcess::start_binary(
+        &PathBuf::from(env!("CARGO_BIN_EXE_configmap-mirror")),
+        control_plane,
+        &kubeconfig,
+        "chart",
+        &args,
+        &[("POD_NAMESPACE", &namespace), ("POD_NAME", "chart-pod")],
+    )
+    .await;
+
+    scene.live_through_change_and_heal("colors").await;
+    scene.create(&mk_source("doomed", &[("a", "1")])).await;
+    scene.companion_in_sync("doomed").await;
+    scene.delete("doomed").await;
+    scene.wait_gone("doomed-synced").await;
+    let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
+        Api::namespaced(scene.client.clone(), &namespace);
+    let lease = leases
+        .get("configmap-mirror")
+        .await
+        .expect("the Lease, in the release namespace");
+    assert_eq!(
+        lease.spec.and_then(|s| s.holder_identity).as_deref(),
+        Some("chart-pod")
+    );
+    assert_eq!(
+        controller
+            .metric("controller_runtime_reconcile_errors_total", "")
+            .await,
+        0.0,
+        "{}",
+        controller.log_text()
+    );
+    assert!(controller.stop().success());
+}
+
+/// Every file under `dir`, relative to it.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_owned()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).expect("read dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                files.push(path.strip_prefix(dir).expect("under dir").to_owned());
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn the_committed_manifests_are_those_the_chart_renders() {
+    let out = scratch("rendered-manifests");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).expect("mkdir");
+    run_ok(
+        Command::new("bash")
+            .arg("hack/manifests.sh")
+            .arg(&out)
+            .current_dir(repo())
+            .env("HELM", helm_binary()),
+    );
+    let rendered = files_under(&out);
+    for expected in ["configmap-mirror.yaml", "deploy/base/deployment.yaml"] {
+        assert!(rendered.contains(&PathBuf::from(expected)), "{rendered:?}");
+    }
+    let stale: Vec<String> = rendered
+        .iter()
+        .filter(|file| std::fs::read(out.join(file)).ok() != std::fs::read(repo().join(file)).ok())
+        .map(|file| file.display().to_string())
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "stale, not what charts/configmap-mirror renders: {stale:?}; run `make manifests`"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// The value of `key: value` on the first line that has it, unquoted.
+fn yaml_field(text: &str, key: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let value = line.trim_start().strip_prefix(key)?.strip_prefix(':')?;
+        Some(value.trim().trim_matches('"').to_owned())
+    })
+}
+
+/// The tag of the first `image:` in a manifest.
+fn image_tag(manifest: &str) -> Option<String> {
+    let image = yaml_field(manifest, "image")?;
+    let (_, tag) = image.rsplit_once(':')?;
+    Some(tag.to_owned())
+}
+
+#[test]
+fn the_crate_the_chart_and_deploy_carry_one_version() {
+    let version = env!("CARGO_PKG_VERSION");
+    let read = |file: &str| {
+        std::fs::read_to_string(repo().join(file)).unwrap_or_else(|e| panic!("read {file}: {e}"))
+    };
+    let chart = read("charts/configmap-mirror/Chart.yaml");
+    let kustomization = read("deploy/base/kustomization.yaml");
+    let found = [
+        ("Chart.yaml version", yaml_field(&chart, "version")),
+        ("Chart.yaml appVersion", yaml_field(&chart, "appVersion")),
+        (
+            "deploy/base/kustomization.yaml newTag",
+            yaml_field(&kustomization, "newTag"),
+        ),
+        (
+            "deploy/base/deployment.yaml image tag",
+            image_tag(&read("deploy/base/deployment.yaml")),
+        ),
+        (
+            "configmap-mirror.yaml image tag",
+            image_tag(&read("configmap-mirror.yaml")),
+        ),
+    ];
+    let disagree: Vec<String> = found
+        .iter()
+        .filter(|(_, value)| value.as_deref() != Some(version))
+        .map(|(place, value)| format!("{place}: {value:?}"))
+        .collect();
+    assert!(
+        disagree.is_empty(),
+        "the crate is {version} (Cargo.toml) but {disagree:?}; run `make manifests`, which \
+         writes the crate's version into the chart and deploy/"
+    );
+    let out = run_ok(Command::new(env!("CARGO_BIN_EXE_configmap-mirror")).arg("--version"));
+    assert_eq!(out.trim(), format!("configmap-mirror {version}"));
+}
+
+#[test]
+fn a_missing_helm_fails_naming_the_install_command() {
+    let empty_cache = scratch("no-helm-cache");
+    std::fs::create_dir_all(&empty_cache).expect("mkdir");
+    let error =
+        find_helm(&[("XDG_CACHE_HOME", &empty_cache)]).expect_err("no helm in an empty cache");
+    assert!(
+        error.contains("make helm") && error.contains("bash hack/install-helm.sh"),
+        "{error}"
+    );
+    let _ = std::fs::remove_dir_all(&empty_cache);
+}
