@@ -8,9 +8,11 @@
 
 use crate::common;
 
-use std::{collections::BTreeMap, time::Duration};
+use std::{collections::BTreeMap, marker::PhantomData, time::Duration};
 
-use common::{ControllerProcess, PATIENCE, SOURCE_LABEL, Scene, mk_source, mk_unmanaged};
+use common::{
+    ControllerProcess, Objects, PATIENCE, SOURCE_LABEL, Scene, TestKind, mk_source, mk_unmanaged,
+};
 use configmap_mirror::contract::{
     CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, content_checksum,
 };
@@ -41,16 +43,18 @@ async fn exclusive() -> MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().await
 }
 
-struct World {
+/// One test's world, mirroring objects of kind `K`.
+struct World<K = ConfigMap> {
     scene: Scene<'static>,
     /// Unique to the test: every target namespace is named `<prefix>-...`.
     prefix: String,
     controller: Option<ControllerProcess>,
     _turn: MutexGuard<'static, ()>,
+    _kind: PhantomData<K>,
 }
 
-impl World {
-    async fn new(tag: &str) -> World {
+impl<K: TestKind> World<K> {
+    async fn new(tag: &str) -> World<K> {
         let turn = exclusive().await;
         let scene = Scene::on(control_plane(), tag).await;
         let prefix = scene.namespace.clone();
@@ -59,6 +63,7 @@ impl World {
             prefix,
             controller: None,
             _turn: turn,
+            _kind: PhantomData,
         };
         world.start().await;
         world
@@ -70,7 +75,10 @@ impl World {
 
     async fn start_with(&mut self, extra: &[&str]) {
         let kubeconfig = self.scene.control_plane.kubeconfig_path().to_path_buf();
-        let mut args = vec!["--slow-retry", "1s"];
+        // The digest key in the test's own namespace, where the tests read it.
+        let key_secret = format!("{}/configmap-mirror-digest-key", self.prefix);
+        let mut args = vec!["--slow-retry", "1s", "--digest-key-secret", &key_secret];
+        args.extend_from_slice(K::ARGS);
         args.extend_from_slice(extra);
         let controller =
             ControllerProcess::start(self.scene.control_plane, &kubeconfig, &self.prefix, &args)
@@ -120,29 +128,36 @@ impl World {
             .expect("label namespace");
     }
 
-    fn configmaps(&self, namespace: &str) -> Api<ConfigMap> {
+    /// Objects of the kind in `namespace`.
+    fn api(&self, namespace: &str) -> Api<K> {
         Api::namespaced(self.scene.client.clone(), namespace)
     }
 
+    /// Objects of the kind in the test's own namespace.
+    fn objects(&self) -> Objects<'_, K> {
+        Objects::of(&self.scene)
+    }
+
     /// A labeled source in the test's own namespace that mirrors to `to`.
-    async fn source(&self, name: &str, to: &[(&str, &str)]) -> ConfigMap {
-        let mut source = mk_source(name, &[("color", "blue")]);
-        source.metadata.annotations =
+    async fn source(&self, name: &str, to: &[(&str, &str)]) -> K {
+        let mut source = K::with_data(name, &[("color", "blue")], true);
+        source.meta_mut().annotations =
             Some(to.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect());
-        self.scene.create(&source).await
+        self.objects().create(&source).await
     }
 
     /// Waits until `namespace` holds an exact mirror of the source as it is now.
-    async fn mirror_in_sync(&self, namespace: &str, source_name: &str) -> ConfigMap {
-        let sources = self.scene.configmaps();
-        let mirrors = self.configmaps(namespace);
+    async fn mirror_in_sync(&self, namespace: &str, source_name: &str) -> K {
+        let objects = self.objects();
+        let key = K::digest_key(&objects).await;
+        let mirrors = self.api(namespace);
         testenv::wait_for(
             &format!("a mirror of {source_name} in {namespace}"),
             PATIENCE,
             || async {
-                let source = sources.get_opt(source_name).await.ok()??;
+                let source = objects.api.get_opt(source_name).await.ok()??;
                 let mirror = mirrors.get_opt(source_name).await.ok()??;
-                is_exact_mirror(&mirror, &source).then_some(mirror)
+                is_exact_mirror(&mirror, &source, &key).then_some(mirror)
             },
         )
         .await
@@ -150,7 +165,7 @@ impl World {
     }
 
     async fn no_mirror(&self, namespace: &str, name: &str) {
-        let api = self.configmaps(namespace);
+        let api = self.api(namespace);
         testenv::wait_for(&format!("no {name} in {namespace}"), PATIENCE, || async {
             matches!(api.get_opt(name).await, Ok(None)).then_some(())
         })
@@ -164,7 +179,7 @@ impl World {
         if self.controller.is_none() {
             self.start().await;
         }
-        let sources = self.scene.configmaps();
+        let sources = self.objects().api;
         sources
             .delete_collection(
                 &Default::default(),
@@ -172,12 +187,12 @@ impl World {
             )
             .await
             .expect("delete sources");
-        let all: Api<ConfigMap> = Api::all(self.scene.client.clone());
+        let all: Api<K> = Api::all(self.scene.client.clone());
         let ours = ListParams::default().labels("app.kubernetes.io/managed-by=configmap-mirror");
         testenv::wait_for("every copy to be removed", PATIENCE, || async {
             let left = all.list(&ours).await.ok()?;
             let mine = left.items.iter().filter(|cm| {
-                configmap_mirror::contract::mirror_of(&cm.metadata)
+                configmap_mirror::contract::mirror_of(cm.meta())
                     .is_some_and(|(ns, _)| ns == self.scene.namespace)
                     || cm.namespace().as_deref() == Some(&self.scene.namespace)
             });
@@ -188,16 +203,21 @@ impl World {
     }
 }
 
-fn is_exact_mirror(mirror: &ConfigMap, source: &ConfigMap) -> bool {
+impl World<ConfigMap> {
+    fn configmaps(&self, namespace: &str) -> Api<ConfigMap> {
+        self.api(namespace)
+    }
+}
+
+fn is_exact_mirror<K: TestKind>(mirror: &K, source: &K, key: &K::DigestKey) -> bool {
     let annotations = mirror.annotations();
     let of = format!(
         "{}/{}",
         source.namespace().unwrap_or_default(),
         source.name_any()
     );
-    mirror.data == source.data
-        && mirror.binary_data == source.binary_data
-        && annotations.get(CHECKSUM_ANNOTATION) == Some(&content_checksum(source))
+    mirror.same_content(source)
+        && annotations.get(CHECKSUM_ANNOTATION) == Some(&source.content_digest(key))
         && annotations.get(MIRROR_OF_ANNOTATION) == Some(&of)
         && annotations.get(MIRROR_OF_UID_ANNOTATION) == source.uid().as_ref()
         && mirror.owner_references().is_empty()
@@ -208,9 +228,21 @@ fn to(glob: &str) -> (&'static str, &str) {
     ("workshop.io/mirror-to", glob)
 }
 
-#[tokio::test]
-async fn a_source_is_mirrored_into_namespaces_chosen_by_glob_and_by_selector() {
-    let world = World::new("mt-glob").await;
+crate::for_each_kind!(
+    a_source_is_mirrored_into_namespaces_chosen_by_glob_and_by_selector,
+    a_namespace_created_later_receives_the_mirror,
+    consent_granted_brings_the_mirror_and_consent_withdrawn_removes_it,
+    dropping_a_namespace_from_the_annotation_deletes_its_mirror,
+    unlabeling_or_deleting_the_source_removes_every_mirror,
+    mirrors_edited_or_deleted_by_hand_are_restored,
+    an_unrelated_object_at_the_mirror_name_is_untouched_and_warned_about,
+    a_source_deleted_while_the_controller_is_down_loses_its_mirrors_at_start,
+    malformed_mirror_annotations_are_warned_about,
+    withdrawn_consent_removes_a_mirror_whose_source_annotation_is_malformed,
+);
+
+async fn a_source_is_mirrored_into_namespaces_chosen_by_glob_and_by_selector<K: TestKind>() {
+    let world = World::<K>::new("mt-glob").await;
     let a = world.namespace("a", true, &[]).await;
     let b = world.namespace("b", true, &[]).await;
     let picked = world
@@ -229,10 +261,10 @@ async fn a_source_is_mirrored_into_namespaces_chosen_by_glob_and_by_selector() {
     for namespace in [&a, &b, &picked] {
         world.mirror_in_sync(namespace, "shared").await;
     }
-    world.scene.companion_in_sync("shared").await;
+    world.objects().companion_in_sync("shared").await;
     assert!(
         world
-            .configmaps(&refusing)
+            .api(&refusing)
             .get_opt("shared")
             .await
             .expect("get")
@@ -240,15 +272,15 @@ async fn a_source_is_mirrored_into_namespaces_chosen_by_glob_and_by_selector() {
     );
     assert!(
         world
-            .scene
+            .objects()
             .get("shared")
             .await
-            .is_some_and(|s| !configmap_mirror::contract::is_managed_by_us(&s.metadata))
+            .is_some_and(|s| !configmap_mirror::contract::is_managed_by_us(s.meta()))
     );
 
     world
-        .scene
-        .patch_json("shared", json!({"data": {"color": "green"}}))
+        .objects()
+        .set_data("shared", &[("color", Some("green"))])
         .await;
     for namespace in [&a, &b, &picked] {
         world.mirror_in_sync(namespace, "shared").await;
@@ -256,29 +288,27 @@ async fn a_source_is_mirrored_into_namespaces_chosen_by_glob_and_by_selector() {
     world.clean_up().await;
 }
 
-#[tokio::test]
-async fn a_namespace_created_later_receives_the_mirror() {
-    let world = World::new("mt-later").await;
+async fn a_namespace_created_later_receives_the_mirror<K: TestKind>() {
+    let world = World::<K>::new("mt-later").await;
     world
         .source("shared", &[to(&format!("{}-*", world.prefix))])
         .await;
-    world.scene.companion_in_sync("shared").await;
+    world.objects().companion_in_sync("shared").await;
 
     let late = world.namespace("late", true, &[]).await;
     world.mirror_in_sync(&late, "shared").await;
     world.clean_up().await;
 }
 
-#[tokio::test]
-async fn consent_granted_brings_the_mirror_and_consent_withdrawn_removes_it() {
-    let world = World::new("mt-consent").await;
+async fn consent_granted_brings_the_mirror_and_consent_withdrawn_removes_it<K: TestKind>() {
+    let world = World::<K>::new("mt-consent").await;
     let target = world.namespace("t", false, &[]).await;
     world.source("shared", &[to(&target)]).await;
     // The companion shows the source was reconciled: nothing went to `t`.
-    world.scene.companion_in_sync("shared").await;
+    world.objects().companion_in_sync("shared").await;
     assert!(
         world
-            .configmaps(&target)
+            .api(&target)
             .get_opt("shared")
             .await
             .expect("get")
@@ -292,9 +322,8 @@ async fn consent_granted_brings_the_mirror_and_consent_withdrawn_removes_it() {
     world.clean_up().await;
 }
 
-#[tokio::test]
-async fn dropping_a_namespace_from_the_annotation_deletes_its_mirror() {
-    let world = World::new("mt-drop").await;
+async fn dropping_a_namespace_from_the_annotation_deletes_its_mirror<K: TestKind>() {
+    let world = World::<K>::new("mt-drop").await;
     let a = world.namespace("a", true, &[]).await;
     let b = world.namespace("b", true, &[]).await;
     world.source("shared", &[to(&format!("{a},{b}"))]).await;
@@ -302,8 +331,8 @@ async fn dropping_a_namespace_from_the_annotation_deletes_its_mirror() {
     world.mirror_in_sync(&b, "shared").await;
 
     world
-        .scene
-        .patch_json(
+        .objects()
+        .patch(
             "shared",
             json!({"metadata": {"annotations": {"workshop.io/mirror-to": a}}}),
         )
@@ -313,9 +342,8 @@ async fn dropping_a_namespace_from_the_annotation_deletes_its_mirror() {
     world.clean_up().await;
 }
 
-#[tokio::test]
-async fn unlabeling_or_deleting_the_source_removes_every_mirror() {
-    let world = World::new("mt-gone").await;
+async fn unlabeling_or_deleting_the_source_removes_every_mirror<K: TestKind>() {
+    let world = World::<K>::new("mt-gone").await;
     let a = world.namespace("a", true, &[]).await;
     let b = world.namespace("b", true, &[]).await;
     let targets = format!("{a},{b}");
@@ -326,8 +354,8 @@ async fn unlabeling_or_deleting_the_source_removes_every_mirror() {
         world.mirror_in_sync(namespace, "deleted").await;
     }
 
-    world.scene.unlabel("unlabeled").await;
-    world.scene.delete("deleted").await;
+    world.objects().unlabel("unlabeled").await;
+    world.objects().delete("deleted").await;
     for namespace in [&a, &b] {
         world.no_mirror(namespace, "unlabeled").await;
         world.no_mirror(namespace, "deleted").await;
@@ -336,16 +364,15 @@ async fn unlabeling_or_deleting_the_source_removes_every_mirror() {
     world.clean_up().await;
 }
 
-#[tokio::test]
-async fn mirrors_edited_or_deleted_by_hand_are_restored() {
-    let world = World::new("mt-heal").await;
+async fn mirrors_edited_or_deleted_by_hand_are_restored<K: TestKind>() {
+    let world = World::<K>::new("mt-heal").await;
     let a = world.namespace("a", true, &[]).await;
     world.source("shared", &[to(&a)]).await;
     let first = world.mirror_in_sync(&a, "shared").await;
 
-    let api = world.configmaps(&a);
+    let api = world.api(&a);
     for edit in [
-        json!({"data": {"color": "tampered", "extra": "x"}}),
+        K::data_patch(&[("color", Some("tampered")), ("extra", Some("x"))]),
         json!({"metadata": {"annotations": {CHECKSUM_ANNOTATION: "forged"}}}),
     ] {
         api.patch("shared", &PatchParams::default(), &Patch::Merge(&edit))
@@ -361,16 +388,15 @@ async fn mirrors_edited_or_deleted_by_hand_are_restored() {
     world.clean_up().await;
 }
 
-#[tokio::test]
-async fn an_unrelated_configmap_at_the_mirror_name_is_untouched_and_warned_about() {
-    let world = World::new("mt-foreign").await;
+async fn an_unrelated_object_at_the_mirror_name_is_untouched_and_warned_about<K: TestKind>() {
+    let world = World::<K>::new("mt-foreign").await;
     let a = world.namespace("a", true, &[]).await;
     let b = world.namespace("b", true, &[]).await;
     let theirs = world
-        .configmaps(&a)
+        .api(&a)
         .create(
             &PostParams::default(),
-            &mk_unmanaged("shared", &[("theirs", "1")]),
+            &K::with_data("shared", &[("theirs", "1")], false),
         )
         .await
         .expect("create the bystander");
@@ -387,7 +413,7 @@ async fn an_unrelated_configmap_at_the_mirror_name_is_untouched_and_warned_about
         1
     );
     let after = world
-        .configmaps(&a)
+        .api(&a)
         .get("shared")
         .await
         .expect("the bystander stays");
@@ -397,7 +423,7 @@ async fn an_unrelated_configmap_at_the_mirror_name_is_untouched_and_warned_about
 
 #[tokio::test]
 async fn of_two_sources_competing_for_one_name_the_first_keeps_it_without_flapping() {
-    let world = World::new("mt-rivals").await;
+    let world = World::<ConfigMap>::new("mt-rivals").await;
     let target = world.namespace("t", true, &[]).await;
     world.source("shared", &[to(&target)]).await;
     let winner = world.mirror_in_sync(&target, "shared").await;
@@ -448,20 +474,19 @@ async fn of_two_sources_competing_for_one_name_the_first_keeps_it_without_flappi
     world.clean_up().await;
 }
 
-#[tokio::test]
-async fn a_source_deleted_while_the_controller_is_down_loses_its_mirrors_at_start() {
-    let mut world = World::new("mt-down").await;
+async fn a_source_deleted_while_the_controller_is_down_loses_its_mirrors_at_start<K: TestKind>() {
+    let mut world = World::<K>::new("mt-down").await;
     let a = world.namespace("a", true, &[]).await;
     world.source("shared", &[to(&a)]).await;
     world.mirror_in_sync(&a, "shared").await;
     world.stop();
 
     // Nothing holds the deletion back: the source is gone at once.
-    world.scene.delete("shared").await;
-    assert!(world.scene.get("shared").await.is_none());
+    world.objects().delete("shared").await;
+    assert!(world.objects().get("shared").await.is_none());
     assert!(
         world
-            .configmaps(&a)
+            .api(&a)
             .get_opt("shared")
             .await
             .expect("get")
@@ -472,12 +497,11 @@ async fn a_source_deleted_while_the_controller_is_down_loses_its_mirrors_at_star
     world.clean_up().await;
 }
 
-#[tokio::test]
-async fn malformed_mirror_annotations_are_warned_about() {
-    let world = World::new("mt-typo").await;
+async fn malformed_mirror_annotations_are_warned_about<K: TestKind>() {
+    let world = World::<K>::new("mt-typo").await;
     world.source("typo", &[to("Team_*")]).await;
     world.scene.wait_event("typo", "InvalidMirrorTargets").await;
-    world.scene.companion_in_sync("typo").await;
+    world.objects().companion_in_sync("typo").await;
     world.clean_up().await;
 }
 
@@ -487,7 +511,7 @@ async fn malformed_mirror_annotations_are_warned_about() {
 /// deleted, and it gets its companion once the tenant's mirror goes.
 #[tokio::test]
 async fn a_tenant_cannot_take_over_a_companion_name_in_another_namespace() {
-    let world = World::new("mt-tenant").await;
+    let world = World::<ConfigMap>::new("mt-tenant").await;
     let b = world.namespace("b", true, &[]).await;
     world.source("app-synced", &[to(&b)]).await;
     let evil = world.mirror_in_sync(&b, "app-synced").await;
@@ -549,16 +573,15 @@ async fn a_tenant_cannot_take_over_a_companion_name_in_another_namespace() {
 
 /// Consent is checked first, always: a namespace that withdraws it loses
 /// its mirror even while the source's annotation is malformed.
-#[tokio::test]
-async fn withdrawn_consent_removes_a_mirror_whose_source_annotation_is_malformed() {
-    let world = World::new("mt-consent-typo").await;
+async fn withdrawn_consent_removes_a_mirror_whose_source_annotation_is_malformed<K: TestKind>() {
+    let world = World::<K>::new("mt-consent-typo").await;
     let b = world.namespace("b", true, &[]).await;
     world.source("shared", &[to(&b)]).await;
     world.mirror_in_sync(&b, "shared").await;
 
     world
-        .scene
-        .patch_json(
+        .objects()
+        .patch(
             "shared",
             json!({"metadata": {"annotations": {"workshop.io/mirror-to": ""}}}),
         )
@@ -577,7 +600,7 @@ async fn withdrawn_consent_removes_a_mirror_whose_source_annotation_is_malformed
 /// kube-system, a namespace no verified source lives in.
 #[tokio::test]
 async fn a_fabricated_mirror_never_makes_the_controller_post_events_elsewhere() {
-    let world = World::new("mt-forged").await;
+    let world = World::<ConfigMap>::new("mt-forged").await;
     let mut forged = mk_unmanaged("forged", &[("k", "v")]);
     forged.metadata.labels = Some(
         [(
@@ -625,7 +648,7 @@ async fn a_fabricated_mirror_never_makes_the_controller_post_events_elsewhere() 
 /// mirror's retry must not wait for a change of the source.
 #[tokio::test]
 async fn a_part_that_waits_for_a_change_does_not_hold_back_a_sibling_s_retry() {
-    let world = World::new("mt-retry-class").await;
+    let world = World::<ConfigMap>::new("mt-retry-class").await;
     let b = world.namespace("b", true, &[]).await;
     let long_name = "l".repeat(250);
     let policy = format!("{}-refuse", world.prefix);
@@ -650,7 +673,7 @@ async fn a_part_that_waits_for_a_change_does_not_hold_back_a_sibling_s_retry() {
 /// with a Warning; the source's companion is made as usual.
 #[tokio::test]
 async fn a_name_kubernetes_publishes_everywhere_is_never_mirrored() {
-    let world = World::new("mt-reserved").await;
+    let world = World::<ConfigMap>::new("mt-reserved").await;
     let b = world.namespace("b", true, &[]).await;
     world.source("kube-root-ca.crt", &[to(&b)]).await;
     world
@@ -680,7 +703,7 @@ async fn a_name_kubernetes_publishes_everywhere_is_never_mirrored() {
 #[tokio::test]
 async fn the_work_follows_what_changed() {
     const SOURCES: usize = 10;
-    let world = World::new("mt-cost").await;
+    let world = World::<ConfigMap>::new("mt-cost").await;
     let b = world.namespace("b", true, &[]).await;
     let quiet = world.namespace("quiet", true, &[]).await;
     for i in 0..SOURCES {
@@ -734,7 +757,7 @@ async fn settled(controller: &ControllerProcess, name: &str) -> f64 {
 #[tokio::test]
 async fn a_source_listing_tens_of_thousands_of_namespaces_is_refused_and_starves_nobody() {
     const PATTERNS: usize = 25_000;
-    let mut world = World::new("mt-flood").await;
+    let mut world = World::<ConfigMap>::new("mt-flood").await;
     world.stop();
     let leader_args = ["--leader-elect", "--leader-election-namespace"];
     let namespace = world.scene.namespace.clone();
@@ -797,7 +820,7 @@ async fn a_source_listing_tens_of_thousands_of_namespaces_is_refused_and_starves
 /// source is warned about, and its companion stays in sync.
 #[tokio::test]
 async fn mirrors_of_a_name_reserved_later_are_removed() {
-    let mut world = World::new("mt-reserved-later").await;
+    let mut world = World::<ConfigMap>::new("mt-reserved-later").await;
     let b = world.namespace("b", true, &[]).await;
     world.source("app", &[to(&b)]).await;
     world.mirror_in_sync(&b, "app").await;
@@ -875,7 +898,7 @@ fn unmarked_copy(source: &ConfigMap, namespace: &str, name: &str, mirror: bool) 
 /// not manage, which another install may, is left alone.
 #[tokio::test]
 async fn copies_of_a_release_without_the_install_marker_end_right_after_an_upgrade() {
-    let mut world = World::new("mt-upgrade").await;
+    let mut world = World::<ConfigMap>::new("mt-upgrade").await;
     world.stop();
     let b = world.namespace("b", true, &[]).await;
     let home = world.scene.namespace.clone();
@@ -942,63 +965,5 @@ async fn copies_of_a_release_without_the_install_marker_end_right_after_an_upgra
         .delete("theirs", &Default::default())
         .await
         .expect("delete the unmarked mirror");
-    world.clean_up().await;
-}
-
-#[tokio::test]
-async fn secrets_are_mirrored_into_consenting_namespaces_and_healed() {
-    use crate::secrets::{BOTH_KINDS, Secrets, mk_secret};
-    use k8s_openapi::api::core::v1::Secret;
-
-    let mut world = World::new("mt-secrets").await;
-    world.stop();
-    let key_secret = format!("{}/configmap-mirror-digest-key", world.prefix);
-    world
-        .start_with(&[BOTH_KINDS, "--digest-key-secret", &key_secret])
-        .await;
-    let yes = world.namespace("yes", true, &[]).await;
-    let no = world.namespace("no", false, &[]).await;
-    let mut source = mk_secret(
-        "registry",
-        "kubernetes.io/dockerconfigjson",
-        &[(".dockerconfigjson", r#"{"auths":{}}"#)],
-    );
-    source.metadata.annotations = Some(BTreeMap::from([(
-        "workshop.io/mirror-to".into(),
-        format!("{yes},{no}"),
-    )]));
-    let own = Secrets::of(&world.scene);
-    let source = own.create(&source).await;
-    own.companion_in_sync("registry").await;
-
-    let mirrors: Api<Secret> = Api::namespaced(world.scene.client.clone(), &yes);
-    let of = format!("{}/registry", world.scene.namespace);
-    let mirror_in_sync = || async {
-        testenv::wait_for("the Secret's mirror", PATIENCE, || async {
-            let mirror = mirrors.get_opt("registry").await.ok()??;
-            (mirror.data == source.data
-                && mirror.type_ == source.type_
-                && mirror.annotations().get(MIRROR_OF_ANNOTATION) == Some(&of))
-            .then_some(mirror)
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e:#}"))
-    };
-    mirror_in_sync().await;
-    let refusing: Api<Secret> = Api::namespaced(world.scene.client.clone(), &no);
-    assert!(refusing.get_opt("registry").await.expect("get").is_none());
-
-    mirrors
-        .delete("registry", &Default::default())
-        .await
-        .expect("delete the mirror");
-    mirror_in_sync().await;
-
-    own.delete("registry").await;
-    testenv::wait_for("the mirror to go with its source", PATIENCE, || async {
-        matches!(mirrors.get_opt("registry").await, Ok(None)).then_some(())
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"));
     world.clean_up().await;
 }
