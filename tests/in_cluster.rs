@@ -17,6 +17,7 @@ use common::{Scene, mk_unmanaged};
 use k8s_openapi::api::{
     coordination::v1::Lease,
     core::v1::{Pod, ServiceAccount},
+    discovery::v1::EndpointSlice,
 };
 use kube::{
     Api, ResourceExt,
@@ -153,6 +154,48 @@ async fn ready_pods(pods: &Api<Pod>, count: usize) -> Vec<String> {
     )
     .await
     .unwrap_or_else(|e| panic!("{e:#}"))
+}
+
+/// Waits until the Service's EndpointSlices list exactly the IPs of the
+/// controller pods that are ready and not being deleted, each ready, and
+/// no other (terminating) endpoint.
+async fn service_serves_the_running_pods(scene: &Scene<'_>) {
+    let pods: Api<Pod> = Api::namespaced(scene.client.clone(), NAMESPACE);
+    let slices: Api<EndpointSlice> = Api::namespaced(scene.client.clone(), NAMESPACE);
+    wait_for(
+        "the Service's endpoints to be the running pods",
+        POD_PATIENCE,
+        || async {
+            let running: std::collections::BTreeSet<String> = pods
+                .list(&ListParams::default().labels(SELECTOR))
+                .await
+                .ok()?
+                .items
+                .iter()
+                .filter(|pod| is_ready(pod) && pod.metadata.deletion_timestamp.is_none())
+                .filter_map(|pod| pod.status.as_ref()?.pod_ip.clone())
+                .collect();
+            let selector = format!("kubernetes.io/service-name={DEPLOYMENT}");
+            let mut endpoints = std::collections::BTreeSet::new();
+            for slice in slices
+                .list(&ListParams::default().labels(&selector))
+                .await
+                .ok()?
+                .items
+            {
+                for endpoint in slice.endpoints.into_iter().flatten() {
+                    let ready = endpoint.conditions.and_then(|c| c.ready) == Some(true);
+                    if !ready {
+                        return None;
+                    }
+                    endpoints.extend(endpoint.addresses);
+                }
+            }
+            (!running.is_empty() && endpoints == running).then_some(())
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
 }
 
 async fn lease_holder(leases: &Api<Lease>) -> Option<String> {
@@ -536,6 +579,9 @@ async fn metrics_through_the_service(cluster: &Cluster, scene: &Scene<'_>) {
         ],
     );
     let url = format!("http://{}:8080/metrics", service_ip.trim());
+    // Just after a rollout the Service may still route to pods that are
+    // gone: probe once its endpoints are exactly the pods running now.
+    service_serves_the_running_pods(scene).await;
     // The ServiceAccount admission needs the namespace's default account.
     let accounts: Api<ServiceAccount> = Api::namespaced(scene.client.clone(), &scene.namespace);
     wait_for("the default ServiceAccount", POD_PATIENCE, || async {
