@@ -51,10 +51,14 @@ build: ## Build the controller
 release: ## The release build the Dockerfile performs
 	cargo build --release --locked
 
+# cargo-deny reads the metadata of every platform's dependencies, which a
+# build here never downloads: `cargo fetch` gets them first, or --offline
+# fails on a fresh machine.
 .PHONY: lint
 lint: helm ## rustfmt, clippy (warnings are errors), cargo-deny, hadolint, shellcheck, helm lint and the rendered manifests' freshness
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
+	cargo fetch --locked
 	"$$(bash hack/install-cargo-deny.sh)/cargo-deny" --offline check licenses bans sources
 	bash hack/lint-dockerfile.sh
 	bash hack/lint-shell.sh
