@@ -88,6 +88,10 @@ demo-in-cluster: k8s node ## The same, with the image built here running as pods
 bench: k8s release ## Measure convergence, healing, memory and CPU (see BENCHMARKS.md)
 	cargo run --release --locked -p mirror-bench -- $(BENCH_ARGS)
 
+.PHONY: bench-sweep
+bench-sweep: k8s release ## How cost grows from 1,000 to 100,000 sources and with fan-out; draws the curves (see BENCHMARKS.md)
+	cargo run --release --locked -p mirror-bench -- --sweep $(BENCH_ARGS)
+
 .PHONY: cluster
 cluster: k8s $(if $(filter 1,$(NODE)),node) ## Start a local control plane in the background (NODE=1: with a kubelet node)
 	@bash hack/cluster.sh up

@@ -2,12 +2,12 @@
 //! its CPU and memory are its own and a restart is a real restart.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
 use crate::procstat::{self, Memory};
+use crate::profile::Profile;
 
 const READY_TIMEOUT: Duration = Duration::from_secs(120);
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -18,6 +18,7 @@ const QUIET_POLL: Duration = Duration::from_millis(100);
 
 /// How to start the controller; each start is a fresh process.
 pub struct Launcher {
+    pub profile: Profile,
     pub binary: PathBuf,
     pub kubeconfig: PathBuf,
     pub concurrency: usize,
@@ -28,6 +29,7 @@ pub struct Controller {
     child: testenv::ChildProcess,
     base_url: String,
     http: reqwest::Client,
+    profile: Profile,
 }
 
 /// Fails early, and says how to fix it, when the binary was not built.
@@ -43,22 +45,17 @@ pub fn check_binary(binary: &Path) -> anyhow::Result<()> {
 }
 
 impl Launcher {
-    /// Starts a controller watching all namespaces, so that unmanaged
-    /// objects anywhere are in its reach, mirroring both kinds (the
+    /// Starts the controller the way its profile says and does not wait
+    /// for it. configmap-mirror watches all namespaces, so that unmanaged
+    /// objects anywhere are in its reach, and mirrors both kinds (the
     /// Secret phase needs it; the ConfigMap phases then measure a
-    /// controller with every kind on), and does not wait for it.
+    /// controller with every kind on).
     pub fn start(&self) -> anyhow::Result<Controller> {
         check_binary(&self.binary)?;
         let port = testenv::free_port()?;
-        let mut cmd = Command::new(&self.binary);
-        cmd.env("KUBECONFIG", &self.kubeconfig)
-            .arg("--concurrency")
-            .arg(self.concurrency.to_string())
-            .arg("--http-addr")
-            .arg(format!("127.0.0.1:{port}"))
-            .arg("--log-format")
-            .arg("json")
-            .arg("--kinds=configmaps,secrets");
+        let cmd = self
+            .profile
+            .command(&self.binary, &self.kubeconfig, port, self.concurrency);
         let child = testenv::spawn_child(cmd, &self.log)?;
         let http = reqwest::Client::builder()
             .no_proxy()
@@ -69,6 +66,7 @@ impl Launcher {
             child,
             base_url: format!("http://127.0.0.1:{port}"),
             http,
+            profile: self.profile,
         })
     }
 }
@@ -95,7 +93,8 @@ impl Controller {
         Ok(())
     }
 
-    /// Waits for /readyz: both of the controller's caches hold a full list.
+    /// Waits for /readyz: configmap-mirror's caches hold a full list (a
+    /// peer's readiness means what that peer says it means).
     pub async fn wait_ready(&mut self) -> anyhow::Result<()> {
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
@@ -115,6 +114,9 @@ impl Controller {
 
     /// The controller's own metrics, in the Prometheus text format.
     pub async fn metrics(&self) -> anyhow::Result<String> {
+        if !self.profile.has_metrics() {
+            bail!("{} has no metrics endpoint", self.profile.name());
+        }
         let url = format!("{}/metrics", self.base_url);
         let response = self.http.get(&url).send().await?.error_for_status()?;
         Ok(response.text().await?)

@@ -1,107 +1,185 @@
-//! Fan-out: one source mirrored into many namespaces. How long until every
-//! namespace has its mirror, and how long one update takes to reach them all,
-//! observed by a watch of the bench's own on the mirrors.
+//! Fan-out: one source copied into many namespaces. How long until every
+//! namespace has its copy, how long one update takes to reach them all, and
+//! how quickly a deleted copy comes back, observed by a watch of the
+//! bench's own on the copies.
+//!
+//! The controller is driven through its [`Profile`], and a copy counts as
+//! current when its data is the source's: the same test for any controller.
 
 use std::{
     collections::{BTreeMap, HashMap},
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
     time::{Duration, Instant},
 };
 
 use anyhow::{Context as _, bail};
-use configmap_mirror::contract::{CHECKSUM_ANNOTATION, content_checksum, copy_selector};
 use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::{
     Api, Client, ResourceExt,
-    api::{ObjectMeta, Patch, PatchParams, PostParams},
+    api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams, Preconditions},
     runtime::{WatchStreamExt, watcher},
 };
 use serde::Serialize;
+use tokio::{sync::watch, task::JoinHandle};
+
+use crate::profile::Profile;
+use crate::report::Latency;
+use crate::workload;
 
 const SOURCE: &str = "fan-out";
-const PREFIX: &str = "bench-fan-";
-const PATIENCE: Duration = Duration::from_secs(600);
+/// The namespaces of the full run's fan-out; a sweep gives each size its
+/// own prefix, so that one size's copies never count for another.
+pub const PREFIX: &str = "bench-fan-";
+const PATIENCE: Duration = Duration::from_secs(1800);
+/// How long a deleted copy gets to come back before the controller is
+/// taken not to heal copies at all.
+pub const HEAL_PATIENCE: Duration = Duration::from_secs(30);
+/// Once one copy has come back, every other one must, within this.
+const HEAL_TIMEOUT: Duration = Duration::from_secs(60);
+const HEAL_PACE: Duration = Duration::from_millis(50);
 
 #[derive(Clone, Debug, Serialize)]
 pub struct FanOut {
+    pub controller: String,
     pub namespaces: usize,
-    /// From the source's creation to the last of its mirrors observed.
+    /// From the source's creation to the last of its copies observed.
     pub converge_seconds: f64,
-    /// From one update of the source to the last mirror showing it.
+    /// From one update of the source to the last copy showing it.
     pub propagate_seconds: f64,
 }
 
-/// Creates `namespaces` consenting namespaces, then one source in
-/// `source_namespace` that asks for all of them.
+/// Deleted copies and how soon each came back.
+#[derive(Clone, Debug, Serialize)]
+pub struct CopyHeal {
+    pub controller: String,
+    pub deleted: usize,
+    /// None when the first deleted copy was not back within
+    /// [`HEAL_PATIENCE`]: the controller does not heal copies.
+    pub latency: Option<Latency>,
+}
+
+/// Creates `namespaces` namespaces named `prefix` and a number, ready to
+/// receive copies, then one source in `source_namespace` that asks for all
+/// of them. The copies stay, for [`heal`].
 pub async fn run(
     client: &Client,
+    profile: Profile,
     source_namespace: &str,
+    prefix: &str,
     namespaces: usize,
     concurrency: usize,
 ) -> anyhow::Result<FanOut> {
-    create_namespaces(client, namespaces, concurrency).await?;
+    create_namespaces(client, profile, prefix, namespaces, concurrency).await?;
     let sources: Api<ConfigMap> = Api::namespaced(client.clone(), source_namespace);
-    let mirrors = watch_mirrors(client.clone());
-    let mut mirrors = std::pin::pin!(mirrors);
+    let copies = CopyWatch::start(client.clone(), prefix).await?;
 
-    let source = mk_source("v1");
+    let data = BTreeMap::from([("version".to_owned(), "v1".to_owned())]);
+    let mut source = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(SOURCE.into()),
+            ..ObjectMeta::default()
+        },
+        data: Some(data.clone()),
+        ..ConfigMap::default()
+    };
+    profile.ask_for_copies(&mut source, prefix);
     let started = Instant::now();
-    let created = sources
+    sources
         .create(&PostParams::default(), &source)
         .await
         .context("creating the fan-out source")?;
-    let mut seen: HashMap<String, String> = HashMap::new();
-    wait_all(
-        &mut mirrors,
-        &mut seen,
-        namespaces,
-        &content_checksum(&created),
-    )
-    .await?;
+    copies
+        .wait_all(namespaces, &workload::checksum(&data))
+        .await?;
     let converge_seconds = started.elapsed().as_secs_f64();
 
-    let patch = serde_json::json!({"data": {"version": "v2"}});
+    let data = BTreeMap::from([("version".to_owned(), "v2".to_owned())]);
+    let patch = serde_json::json!({ "data": data });
     let started = Instant::now();
-    let patched = sources
+    sources
         .patch(SOURCE, &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .context("updating the fan-out source")?;
-    wait_all(
-        &mut mirrors,
-        &mut seen,
-        namespaces,
-        &content_checksum(&patched),
-    )
-    .await?;
+    copies
+        .wait_all(namespaces, &workload::checksum(&data))
+        .await?;
     let propagate_seconds = started.elapsed().as_secs_f64();
     Ok(FanOut {
+        controller: profile.name().to_owned(),
         namespaces,
         converge_seconds,
         propagate_seconds,
     })
 }
 
-fn mk_source(version: &str) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(SOURCE.into()),
-            labels: Some(BTreeMap::from([(
-                "workshop.io/managed".into(),
-                "true".into(),
-            )])),
-            annotations: Some(BTreeMap::from([(
-                "workshop.io/mirror-to".into(),
-                format!("{PREFIX}*"),
-            )])),
-            ..ObjectMeta::default()
-        },
-        data: Some(BTreeMap::from([("version".into(), version.into())])),
-        ..ConfigMap::default()
+/// Deletes the copies in the first `samples` namespaces of a finished
+/// [`run`], one at a time, and times each until a new copy with the
+/// source's data is observed.
+pub async fn heal(
+    client: &Client,
+    profile: Profile,
+    prefix: &str,
+    samples: usize,
+) -> anyhow::Result<CopyHeal> {
+    let copies = CopyWatch::start(client.clone(), prefix).await?;
+    let mut taken = Vec::with_capacity(samples);
+    for i in 0..samples {
+        let tick = Instant::now();
+        let namespace = format!("{prefix}{i}");
+        let Some(old) = copies.get(&namespace) else {
+            bail!("there is no copy in {namespace} to delete");
+        };
+        let api: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+        let delete = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: Some(old.uid.clone()),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        api.delete(SOURCE, &delete)
+            .await
+            .with_context(|| format!("deleting the copy in {namespace}"))?;
+        let deleted = Instant::now();
+        let patience = if taken.is_empty() {
+            HEAL_PATIENCE
+        } else {
+            HEAL_TIMEOUT
+        };
+        let back = copies
+            .wait(patience, |all| {
+                all.get(&namespace)
+                    .filter(|c| c.uid != old.uid && c.checksum == old.checksum)
+                    .map(|c| c.since)
+            })
+            .await;
+        match back {
+            Some(back) => taken.push(back.saturating_duration_since(deleted)),
+            None if taken.is_empty() => {
+                return Ok(CopyHeal {
+                    controller: profile.name().to_owned(),
+                    deleted: 1,
+                    latency: None,
+                });
+            }
+            None => bail!("the copy in {namespace} did not come back within {patience:?}"),
+        }
+        tokio::time::sleep_until((tick + HEAL_PACE).into()).await;
     }
+    Ok(CopyHeal {
+        controller: profile.name().to_owned(),
+        deleted: samples,
+        latency: Some(Latency::of(taken)),
+    })
 }
 
-async fn create_namespaces(
+/// Namespaces named `prefix` and a number, labelled as `profile` needs to
+/// put copies there.
+pub(crate) async fn create_namespaces(
     client: &Client,
+    profile: Profile,
+    prefix: &str,
     count: usize,
     concurrency: usize,
 ) -> anyhow::Result<()> {
@@ -112,11 +190,8 @@ async fn create_namespaces(
             async move {
                 let namespace = Namespace {
                     metadata: ObjectMeta {
-                        name: Some(format!("{PREFIX}{i}")),
-                        labels: Some(BTreeMap::from([(
-                            "workshop.io/accept-mirrors".into(),
-                            "true".into(),
-                        )])),
+                        name: Some(format!("{prefix}{i}")),
+                        labels: Some(profile.consent_labels()),
                         ..ObjectMeta::default()
                     },
                     ..Namespace::default()
@@ -133,42 +208,139 @@ async fn create_namespaces(
     Ok(())
 }
 
-/// Mirrors of the fan-out source as they change: (namespace, checksum).
-fn watch_mirrors(client: Client) -> impl futures::Stream<Item = anyhow::Result<(String, String)>> {
-    let api: Api<ConfigMap> = Api::all(client);
-    let config = watcher::Config::default().labels(&copy_selector());
-    watcher(api, config)
-        .default_backoff()
-        .applied_objects()
-        .map_err(anyhow::Error::from)
-        .try_filter_map(|cm| async move {
-            let namespace = cm.namespace().unwrap_or_default();
-            let relevant = cm.name_any() == SOURCE && namespace.starts_with(PREFIX);
-            let checksum = cm
-                .annotations()
-                .get(CHECKSUM_ANNOTATION)
-                .cloned()
-                .unwrap_or_default();
-            Ok(relevant.then_some((namespace, checksum)))
-        })
+/// A copy of the fan-out source as last seen in one namespace.
+#[derive(Clone, Debug)]
+struct SeenCopy {
+    uid: String,
+    /// Of its data, as the bench computes it for the source.
+    checksum: String,
+    /// When the watch first showed this uid with this data.
+    since: Instant,
 }
 
-async fn wait_all(
-    mirrors: &mut (impl futures::Stream<Item = anyhow::Result<(String, String)>> + Unpin),
-    seen: &mut HashMap<String, String>,
-    count: usize,
-    checksum: &str,
-) -> anyhow::Result<()> {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while seen.values().filter(|sum| *sum == checksum).count() < count {
-        match tokio::time::timeout_at(deadline, mirrors.next()).await {
-            Ok(Some(Ok((namespace, sum)))) => {
-                seen.insert(namespace, sum);
+/// The copies of the fan-out source in the namespaces under one prefix,
+/// kept current by a watch.
+struct CopyWatch {
+    copies: Arc<Mutex<HashMap<String, SeenCopy>>>,
+    changed: watch::Receiver<u64>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for CopyWatch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl CopyWatch {
+    /// Starts the watch and waits for its initial list.
+    async fn start(client: Client, prefix: &str) -> anyhow::Result<CopyWatch> {
+        let api: Api<ConfigMap> = Api::all(client);
+        let config = watcher::Config::default().fields(&format!("metadata.name={SOURCE}"));
+        let events = watcher(api, config).default_backoff();
+        let copies = Arc::new(Mutex::new(HashMap::<String, SeenCopy>::new()));
+        let (tx, changed) = watch::channel(0u64);
+        let prefix = prefix.to_owned();
+        let task = tokio::spawn({
+            let copies = copies.clone();
+            async move {
+                let mut events = std::pin::pin!(events);
+                let mut listed = false;
+                while let Some(event) = events.next().await {
+                    let now = Instant::now();
+                    match event {
+                        Ok(watcher::Event::InitApply(cm) | watcher::Event::Apply(cm)) => {
+                            let namespace = cm.namespace().unwrap_or_default();
+                            if namespace.starts_with(&prefix) {
+                                let copy = SeenCopy {
+                                    uid: cm.uid().unwrap_or_default(),
+                                    checksum: workload::checksum(
+                                        &cm.data.clone().unwrap_or_default(),
+                                    ),
+                                    since: now,
+                                };
+                                let mut all = lock(&copies);
+                                let unchanged = all.get(&namespace).is_some_and(|old| {
+                                    old.uid == copy.uid && old.checksum == copy.checksum
+                                });
+                                if !unchanged {
+                                    all.insert(namespace, copy);
+                                }
+                            }
+                        }
+                        Ok(watcher::Event::Delete(cm)) => {
+                            lock(&copies).remove(&cm.namespace().unwrap_or_default());
+                        }
+                        Ok(watcher::Event::InitDone) => listed = true,
+                        Ok(watcher::Event::Init) => {}
+                        Err(error) => eprintln!("bench: copy watch failed, retrying: {error}"),
+                    }
+                    if listed {
+                        tx.send_modify(|generation| *generation += 1);
+                    }
+                }
             }
-            Ok(Some(Err(error))) => eprintln!("bench: mirror watch failed, retrying: {error}"),
-            Ok(None) => bail!("the mirror watch ended"),
-            Err(_) => bail!("timed out after {PATIENCE:?} waiting for {count} mirrors"),
+        });
+        let watch = CopyWatch {
+            copies,
+            changed,
+            task,
+        };
+        watch
+            .wait(Duration::from_secs(60), |_| Some(()))
+            .await
+            .context("the copy watch's initial list did not arrive")?;
+        Ok(watch)
+    }
+
+    fn get(&self, namespace: &str) -> Option<SeenCopy> {
+        lock(&self.copies).get(namespace).cloned()
+    }
+
+    /// Waits until `ready` gives a value, after the initial list, for at
+    /// most `timeout`.
+    async fn wait<T>(
+        &self,
+        timeout: Duration,
+        mut ready: impl FnMut(&HashMap<String, SeenCopy>) -> Option<T>,
+    ) -> Option<T> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut changed = self.changed.clone();
+        loop {
+            // Generation 0: the initial list is not in yet.
+            if *changed.borrow_and_update() > 0
+                && let Some(value) = ready(&lock(&self.copies))
+            {
+                return Some(value);
+            }
+            if self.task.is_finished()
+                || tokio::time::timeout_at(deadline, changed.changed())
+                    .await
+                    .is_err()
+            {
+                return None;
+            }
         }
     }
-    Ok(())
+
+    /// Waits until `count` copies hold the data whose checksum is given.
+    async fn wait_all(&self, count: usize, checksum: &str) -> anyhow::Result<()> {
+        let current = |all: &HashMap<String, SeenCopy>| {
+            all.values().filter(|c| c.checksum == checksum).count()
+        };
+        match self
+            .wait(PATIENCE, |all| (current(all) >= count).then_some(()))
+            .await
+        {
+            Some(()) => Ok(()),
+            None => bail!(
+                "{} of {count} copies current after {PATIENCE:?}",
+                current(&lock(&self.copies))
+            ),
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

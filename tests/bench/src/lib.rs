@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod big;
+pub mod chart;
 pub mod churn;
 pub mod controller;
 pub mod fanout;
@@ -15,8 +16,10 @@ pub mod observer;
 pub mod params;
 pub mod phases;
 pub mod procstat;
+pub mod profile;
 pub mod report;
 pub mod secrets;
+pub mod sweep;
 pub mod workload;
 
 use std::path::{Path, PathBuf};

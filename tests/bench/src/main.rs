@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use mirror_bench::params::{self, Params};
+use mirror_bench::sweep::SweepParams;
 
 /// Benchmarks configmap-mirror against a local control plane: convergence,
 /// healing, update latency, steady-state writes, CPU and memory.
@@ -19,8 +20,9 @@ struct Args {
     /// Where to write the figures as JSON [default: target/bench/results.json]
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Quick preset: 200 sources, 1000 unmanaged, 20 samples, 10 s idle;
-    /// the flags below still override it.
+    /// Quick preset: 200 sources, 1000 unmanaged, 20 samples, 10 s idle
+    /// (with --sweep: sizes 50 and 200, fan-outs 5 and 20); the flags below
+    /// still override it.
     #[arg(long)]
     small: bool,
     /// Labeled source ConfigMaps [default: 10000]
@@ -53,6 +55,26 @@ struct Args {
     /// Control-plane state directory [default: target/bench/state]
     #[arg(long)]
     state_dir: Option<PathBuf>,
+    /// Measure how the cost grows instead: each size on a control plane of
+    /// its own, then fan-outs, with SVG charts (see BENCHMARKS.md)
+    #[arg(long)]
+    sweep: bool,
+    /// Sweep: source counts [default: 1000,10000,50000,100000]
+    #[arg(long, value_delimiter = ',', requires = "sweep")]
+    sizes: Option<Vec<usize>>,
+    /// Sweep: namespaces one source is mirrored into [default: 100,500,2000]
+    #[arg(long, value_delimiter = ',', requires = "sweep")]
+    fan_outs: Option<Vec<usize>>,
+    /// Sweep: sources each mirrored into --mirror-namespaces [default: 1000]
+    #[arg(long, requires = "sweep")]
+    mirrored_sources: Option<usize>,
+    /// Sweep: namespaces each of --mirrored-sources goes to [default: 10]
+    #[arg(long, requires = "sweep")]
+    mirror_namespaces: Option<usize>,
+    /// Sweep: a kubernetes-replicator binary to measure beside it
+    /// [default: the one in the cache, if built; see BENCHMARKS.md]
+    #[arg(long, requires = "sweep")]
+    peer: Option<PathBuf>,
 }
 
 impl Args {
@@ -79,6 +101,35 @@ impl Args {
     }
 }
 
+impl Args {
+    fn sweep_params(&self) -> SweepParams {
+        let mut p = if self.small {
+            SweepParams::small()
+        } else {
+            SweepParams::default()
+        };
+        let set = |field: &mut usize, value: Option<usize>| *field = value.unwrap_or(*field);
+        set(&mut p.samples, self.samples);
+        set(&mut p.data_size, self.data_size);
+        set(&mut p.concurrency, self.concurrency);
+        set(&mut p.mirrored_sources, self.mirrored_sources);
+        set(&mut p.mirror_namespaces, self.mirror_namespaces);
+        if let Some(sizes) = &self.sizes {
+            p.sizes = sizes.clone();
+        }
+        if let Some(fan_outs) = &self.fan_outs {
+            p.fan_outs = fan_outs.clone();
+        }
+        if let Some(dir) = &self.state_dir {
+            p.state_dir = dir.clone();
+        }
+        if let Some(peer) = &self.peer {
+            p.peer = Some(peer.clone());
+        }
+        p
+    }
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
@@ -86,6 +137,9 @@ async fn main() -> ExitCode {
         .controller
         .clone()
         .unwrap_or_else(params::default_controller);
+    if args.sweep {
+        return sweep(&args, &controller).await;
+    }
     let json = args
         .json
         .clone()
@@ -109,4 +163,26 @@ async fn main() -> ExitCode {
         eprintln!("mirror-bench: the controller wrote companions while nothing had changed");
         ExitCode::FAILURE
     }
+}
+
+async fn sweep(args: &Args, controller: &std::path::Path) -> ExitCode {
+    let params = args.sweep_params();
+    let json = args
+        .json
+        .clone()
+        .unwrap_or_else(|| params.out_dir.join("sweep.json"));
+    let results = match mirror_bench::sweep::run(params, controller).await {
+        Ok(results) => results,
+        Err(e) => {
+            eprintln!("mirror-bench: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("{}", results.table());
+    if let Err(e) = results.write_json(&json) {
+        eprintln!("mirror-bench: {e:#}");
+        return ExitCode::FAILURE;
+    }
+    println!("figures written to {}", json.display());
+    ExitCode::SUCCESS
 }

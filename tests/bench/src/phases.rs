@@ -34,7 +34,8 @@ const UNMANAGED_SETTLE: Duration = Duration::from_secs(10);
 const MIN_QUIET_TAIL: Duration = Duration::from_secs(2);
 const METRIC_WRITES: &str = "configmap_mirror_companion_writes_total";
 
-struct Bench<'a> {
+/// The sources of one run, and the watch that times what happens to them.
+pub(crate) struct Bench<'a> {
     params: &'a Params,
     sources: Api<ConfigMap>,
     observer: Observer,
@@ -42,10 +43,22 @@ struct Bench<'a> {
     generations: Vec<u32>,
 }
 
+impl<'a> Bench<'a> {
+    /// Starts watching the companions in `sources`' namespace.
+    pub(crate) async fn new(params: &'a Params, sources: Api<ConfigMap>) -> anyhow::Result<Self> {
+        Ok(Bench {
+            params,
+            observer: Observer::start(sources.clone()).await?,
+            sources,
+            generations: vec![0; params.sources],
+        })
+    }
+}
+
 impl Bench<'_> {
     /// Waiting for all sources' companions: generous, proportional to the
     /// work, so that only a pathologically slow controller times out.
-    fn convergence_timeout(&self) -> Duration {
+    pub(crate) fn convergence_timeout(&self) -> Duration {
         Duration::from_secs(300) + Duration::from_millis(100) * self.params.sources as u32
     }
 
@@ -86,17 +99,13 @@ pub async fn run(
     let sources: Api<ConfigMap> = Api::namespaced(client.clone(), &sources_ns);
     let unmanaged: Api<ConfigMap> = Api::namespaced(client.clone(), &unmanaged_ns);
     let launcher = Launcher {
+        profile: crate::profile::Profile::ConfigMapMirror,
         binary: controller.to_owned(),
         kubeconfig: cp.kubeconfig_path().to_owned(),
         concurrency: params.concurrency,
         log: log.to_owned(),
     };
-    let mut bench = Bench {
-        params,
-        observer: Observer::start(sources.clone()).await?,
-        sources,
-        generations: vec![0; params.sources],
-    };
+    let mut bench = Bench::new(params, sources).await?;
     let n = params.sources;
     let per_1000 = |cpu: f64| cpu * 1000.0 / n as f64;
 
@@ -162,8 +171,15 @@ pub async fn run(
         "8/11",
         &format!("fan-out: one source into {} namespaces", params.fan_out),
     );
-    let fan_out =
-        crate::fanout::run(&client, &sources_ns, params.fan_out, params.concurrency).await?;
+    let fan_out = crate::fanout::run(
+        &client,
+        crate::profile::Profile::ConfigMapMirror,
+        &sources_ns,
+        crate::fanout::PREFIX,
+        params.fan_out,
+        params.concurrency,
+    )
+    .await?;
     phase(
         "9/11",
         &format!(
@@ -274,17 +290,20 @@ pub async fn run(
 }
 
 /// The processes to account CPU to, with the controller's current pid.
-fn with_controller(servers: &[(String, u32)], controller: &Controller) -> Vec<(String, u32)> {
+pub(crate) fn with_controller(
+    servers: &[(String, u32)],
+    controller: &Controller,
+) -> Vec<(String, u32)> {
     let mut all = servers.to_vec();
     all.push(("configmap-mirror".to_owned(), controller.pid()));
     all
 }
 
-fn phase(step: &str, what: &str) {
+pub(crate) fn phase(step: &str, what: &str) {
     eprintln!("bench: [{step}] {what}");
 }
 
-fn now() -> String {
+pub(crate) fn now() -> String {
     let now = jiff::Timestamp::now();
     jiff::Timestamp::from_second(now.as_second())
         .unwrap_or(now)
@@ -293,7 +312,7 @@ fn now() -> String {
 
 /// Creating the sources doubles as the measure of what the API server
 /// sustains for this object size and concurrency, with the controller off.
-async fn floor(bench: &mut Bench<'_>) -> anyhow::Result<Floor> {
+pub(crate) async fn floor(bench: &mut Bench<'_>) -> anyhow::Result<Floor> {
     let (n, size) = (bench.params.sources, bench.params.data_size);
     let objects: Vec<ConfigMap> = (0..n)
         .map(|i| workload::configmap(source_name(i), true, workload::content(i, 0, size)))
@@ -322,14 +341,14 @@ async fn floor(bench: &mut Bench<'_>) -> anyhow::Result<Floor> {
 }
 
 /// A phase's CPU: the controller's own, and every process's.
-struct PhaseCpu {
-    controller: f64,
-    all: BTreeMap<String, f64>,
+pub(crate) struct PhaseCpu {
+    pub(crate) controller: f64,
+    pub(crate) all: BTreeMap<String, f64>,
 }
 
 /// Starts the controller with every source waiting and no companion yet,
 /// and times it until the watch has shown every companion, correct.
-async fn cold(
+pub(crate) async fn cold(
     bench: &Bench<'_>,
     launcher: &Launcher,
     floor: &Floor,
@@ -436,7 +455,7 @@ async fn steady(
 
 /// Deletes companions one at a time and times each until the watch shows
 /// its successor.
-async fn heal(bench: &Bench<'_>) -> anyhow::Result<Latency> {
+pub(crate) async fn heal(bench: &Bench<'_>) -> anyhow::Result<Latency> {
     let mut samples = Vec::with_capacity(bench.params.samples);
     for index in bench.sample_indices(0) {
         let tick = Instant::now();

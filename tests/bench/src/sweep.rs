@@ -1,0 +1,1004 @@
+//! The sweep (`mirror-bench --sweep`, `make bench-sweep`): how the
+//! controller's cost grows with the cluster, from a thousand sources to a
+//! hundred thousand, and with the number of namespaces one source fans out
+//! to.
+//!
+//! Every size gets a control plane of its own, so that etcd and the API
+//! server start each size as they start the full run. For each size the
+//! bench creates the sources (the API floor), starts the controller (cold
+//! convergence), restarts it (the re-list every restart pays), reads its
+//! memory once that pass is over, and times heals, the first of them right
+//! after the restart. The fan-out and mirroring phases share one more
+//! control plane.
+//!
+//! The figures are tabled, written as JSON, and drawn as SVG by [`chart`].
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use configmap_mirror::contract::{CHECKSUM_ANNOTATION, copy_selector};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client, ResourceExt};
+use serde::Serialize;
+
+use crate::chart::{Chart, Series};
+use crate::controller::{Controller, Launcher, check_binary};
+use crate::fanout::{self, CopyHeal, FanOut};
+use crate::params::{self, Params};
+use crate::phases::{self, Bench};
+use crate::procstat::Memory;
+use crate::profile::{self, Profile};
+use crate::report::{Build, Cold, Floor, Latency};
+use crate::workload;
+
+const MIB: f64 = 1024.0 * 1024.0;
+/// Memory is read this long after a pass has settled, so that what the
+/// pass freed has been returned.
+const SETTLE: Duration = Duration::from_secs(2);
+/// The Deployment's and the chart's default memory limit: what the
+/// capacity figure is stated against.
+pub const DEFAULT_MEMORY_LIMIT_BYTES: u64 = 256 * 1024 * 1024;
+const MIRRORED_PREFIX: &str = "bench-mirrored-";
+const PATIENCE: Duration = Duration::from_secs(1800);
+
+/// What one sweep does.
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepParams {
+    /// Source counts, one control plane each.
+    pub sizes: Vec<usize>,
+    /// Namespaces one source is mirrored into, one measurement each.
+    pub fan_outs: Vec<usize>,
+    /// Sources that each ask for mirrors in [`SweepParams::mirror_namespaces`].
+    pub mirrored_sources: usize,
+    pub mirror_namespaces: usize,
+    /// Heal samples per size.
+    pub samples: usize,
+    /// Copies of the largest fan-out deleted, one at a time.
+    pub copy_heal_samples: usize,
+    /// A replicator binary to run the fan-out and copy heals against too.
+    pub peer: Option<PathBuf>,
+    pub data_size: usize,
+    pub concurrency: usize,
+    /// Control-plane state, one directory per plane, each removed after use.
+    pub state_dir: PathBuf,
+    /// Where the JSON, the charts and the controller's logs go.
+    pub out_dir: PathBuf,
+}
+
+impl Default for SweepParams {
+    fn default() -> Self {
+        SweepParams {
+            sizes: vec![1_000, 10_000, 50_000, 100_000],
+            fan_outs: vec![100, 500, 2_000],
+            mirrored_sources: 1_000,
+            mirror_namespaces: 10,
+            samples: 100,
+            copy_heal_samples: 50,
+            peer: Some(profile::cached_replicator()).filter(|path| path.is_file()),
+            data_size: Params::default().data_size,
+            concurrency: Params::default().concurrency,
+            state_dir: params::bench_dir().join("sweep-state"),
+            out_dir: params::bench_dir().join("sweep"),
+        }
+    }
+}
+
+impl SweepParams {
+    /// Every phase, at sizes that take about two minutes in all.
+    pub fn small() -> Self {
+        SweepParams {
+            sizes: vec![50, 200],
+            fan_outs: vec![5, 20],
+            mirrored_sources: 20,
+            mirror_namespaces: 3,
+            samples: 10,
+            copy_heal_samples: 5,
+            // Only when asked for: a quick run's outcome should not depend
+            // on what the cache holds.
+            peer: None,
+            state_dir: params::bench_dir().join("sweep-state-small"),
+            out_dir: params::bench_dir().join("sweep-small"),
+            ..SweepParams::default()
+        }
+    }
+
+    pub fn validate(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(!self.sizes.is_empty(), "--sizes needs at least one size");
+        anyhow::ensure!(
+            !self.fan_outs.is_empty(),
+            "--fan-outs needs at least one size"
+        );
+        anyhow::ensure!(
+            self.sizes.iter().all(|&n| n > 0) && self.fan_outs.iter().all(|&f| f > 0),
+            "every size and fan-out must be at least 1"
+        );
+        anyhow::ensure!(self.concurrency > 0, "--concurrency must be at least 1");
+        anyhow::ensure!(
+            self.sizes.iter().all(|&n| self.samples <= n),
+            "--samples ({}) cannot exceed the smallest size: each sample uses its own source",
+            self.samples
+        );
+        Ok(())
+    }
+}
+
+/// The figures of one size.
+#[derive(Clone, Debug, Serialize)]
+pub struct SizePoint {
+    pub sources: usize,
+    pub floor: Floor,
+    pub cold: Cold,
+    pub cold_cpu_seconds: f64,
+    pub cold_cpu_per_1000: f64,
+    /// The restarted controller: until /readyz, and until its pass over
+    /// every cached object was over.
+    pub restart_ready_seconds: f64,
+    pub restart_settled_seconds: f64,
+    pub restart_cpu_per_1000: f64,
+    /// After the restart's pass, settled. Its peak is the process's peak
+    /// since the restart: the initial list.
+    pub memory: Memory,
+    /// The first sample is the first heal after the restart.
+    pub heal: Latency,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FanOutPoint {
+    pub fan_out: FanOut,
+    /// The controller's CPU from the first namespace created to the last
+    /// mirror updated.
+    pub controller_cpu_seconds: f64,
+    pub memory: Memory,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MirroredPoint {
+    pub sources: usize,
+    pub namespaces_each: usize,
+    pub mirrors: usize,
+    /// From the first source created to the last mirror observed.
+    pub converge_seconds: f64,
+    pub mirrors_per_second: f64,
+    pub controller_cpu_seconds: f64,
+    pub memory: Memory,
+}
+
+/// A peer's figures, from the same phases on a control plane of its own.
+#[derive(Clone, Debug, Serialize)]
+pub struct PeerFigures {
+    pub controller: String,
+    pub binary: String,
+    pub fan_out: Vec<FanOutPoint>,
+    pub copy_heal: CopyHeal,
+}
+
+/// How a figure grows between two sizes: `y ~ x^exponent`, so 1 is linear.
+#[derive(Clone, Debug, Serialize)]
+pub struct Growth {
+    pub figure: String,
+    pub from: usize,
+    pub to: usize,
+    pub exponent: f64,
+}
+
+/// RSS added per source between two sizes.
+#[derive(Clone, Debug, Serialize)]
+pub struct MarginalMemory {
+    pub from: usize,
+    pub to: usize,
+    pub bytes_per_source: f64,
+}
+
+/// How many sources one replica holds within its memory limit, read off
+/// the two largest sizes: their peaks extended along their slope.
+#[derive(Clone, Debug, Serialize)]
+pub struct Capacity {
+    pub memory_limit_bytes: u64,
+    pub sources_within_limit: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepResults {
+    pub date: String,
+    pub kubernetes_version: String,
+    pub controller_build: Build,
+    pub params: SweepParams,
+    pub sizes: Vec<SizePoint>,
+    pub fan_out: Vec<FanOutPoint>,
+    /// Copies of the largest fan-out deleted one at a time.
+    pub copy_heal: CopyHeal,
+    pub mirrored: MirroredPoint,
+    /// The same fan-out and copy heals by a peer, when one was given.
+    pub peer: Option<PeerFigures>,
+    pub growth: Vec<Growth>,
+    pub marginal_memory: Vec<MarginalMemory>,
+    pub capacity: Capacity,
+    /// The charts drawn, relative to the workspace.
+    pub charts: Vec<String>,
+}
+
+/// A control plane and the controller binary it runs, copied into its
+/// state directory so that a rebuild during a long sweep changes nothing.
+/// The controller's log is kept as `<name>.log` beside the figures.
+struct Plane {
+    cp: testenv::ControlPlane,
+    binary: PathBuf,
+    log: PathBuf,
+    name: String,
+}
+
+impl Plane {
+    async fn start(params: &SweepParams, name: &str, controller: &Path) -> anyhow::Result<Plane> {
+        let options = testenv::Options {
+            state_dir: Some(params.state_dir.join(name)),
+            etcd_unsafe_no_fsync: false,
+            ..testenv::Options::default()
+        };
+        let cp = tokio::task::spawn_blocking(move || testenv::ControlPlane::start(options))
+            .await
+            .context("the control-plane startup task failed")??;
+        let file_name = controller.file_name().unwrap_or_default();
+        let binary = cp.state_dir().join(file_name);
+        std::fs::copy(controller, &binary).with_context(|| {
+            format!("copying {} into the state directory", controller.display())
+        })?;
+        Ok(Plane {
+            log: cp.log_dir().join("controller.log"),
+            binary,
+            cp,
+            name: name.to_owned(),
+        })
+    }
+
+    fn launcher(&self, profile: Profile, concurrency: usize) -> Launcher {
+        Launcher {
+            profile,
+            binary: self.binary.clone(),
+            kubeconfig: self.cp.kubeconfig_path().to_owned(),
+            concurrency,
+            log: self.log.clone(),
+        }
+    }
+
+    fn servers(&self) -> Vec<(String, u32)> {
+        self.cp
+            .pids()
+            .into_iter()
+            .map(|(name, pid)| (name.to_owned(), pid))
+            .collect()
+    }
+
+    /// Keeps the controller's log beside the figures and stops the plane.
+    fn finish(self, out_dir: &Path) {
+        let kept = out_dir.join(format!("{}.log", self.name));
+        if let Err(e) = std::fs::copy(&self.log, &kept) {
+            eprintln!("bench: could not keep {}: {e}", self.log.display());
+        }
+    }
+}
+
+pub async fn run(params: SweepParams, controller: &Path) -> anyhow::Result<SweepResults> {
+    params.validate()?;
+    check_binary(controller)?;
+    let build = Build::describe(controller, &params::workspace_root())?;
+    std::fs::create_dir_all(&params.out_dir)
+        .with_context(|| format!("creating {}", params.out_dir.display()))?;
+    let mut sizes = Vec::new();
+    for (i, &n) in params.sizes.iter().enumerate() {
+        phases::phase(
+            &format!("size {}/{}", i + 1, params.sizes.len()),
+            &format!("{n} sources: floor, cold convergence, restart, memory, heal"),
+        );
+        let plane = Plane::start(&params, &format!("size-{n}"), controller).await?;
+        let point = size_point(&plane, &params, n).await;
+        plane.finish(&params.out_dir);
+        sizes.push(point?);
+    }
+    phases::phase(
+        "mirroring",
+        "fan-out, copy heals, many sources into a few namespaces each",
+    );
+    let plane = Plane::start(&params, "mirroring", controller).await?;
+    let ours = our_mirroring(&plane, &params).await;
+    plane.finish(&params.out_dir);
+    let (fan_out, copy_heal, mirrored) = ours?;
+    let peer = match &params.peer {
+        Some(binary) => {
+            phases::phase(
+                "peer",
+                &format!("{}: fan-out and copy heals", Profile::Replicator.name()),
+            );
+            check_binary(binary)?;
+            let plane = Plane::start(&params, "mirroring-replicator", binary).await?;
+            let theirs = peer_mirroring(&plane, &params).await;
+            plane.finish(&params.out_dir);
+            Some(theirs?)
+        }
+        None => None,
+    };
+
+    let mut results = SweepResults {
+        date: phases::now(),
+        kubernetes_version: testenv::kube_version()?,
+        controller_build: build,
+        growth: growth(&sizes, &fan_out),
+        marginal_memory: marginal_memory(&sizes),
+        capacity: capacity(&sizes, DEFAULT_MEMORY_LIMIT_BYTES),
+        params,
+        sizes,
+        fan_out,
+        copy_heal,
+        mirrored,
+        peer,
+        charts: Vec::new(),
+    };
+    results.charts = results.draw()?;
+    Ok(results)
+}
+
+async fn size_point(plane: &Plane, params: &SweepParams, n: usize) -> anyhow::Result<SizePoint> {
+    let client = plane.cp.client().await;
+    let servers = plane.servers();
+    let run = Params {
+        sources: n,
+        samples: params.samples,
+        data_size: params.data_size,
+        concurrency: params.concurrency,
+        ..Params::default()
+    };
+    let namespace = testenv::fresh_namespace(&client, "bench-sources").await?;
+    let mut bench = Bench::new(&run, Api::namespaced(client.clone(), &namespace)).await?;
+    let launcher = plane.launcher(Profile::ConfigMapMirror, params.concurrency);
+
+    let floor = phases::floor(&mut bench).await?;
+    let (running, cold, cold_cpu) = phases::cold(&bench, &launcher, &floor, &servers).await?;
+    running.stop().await.context("stopping the controller")?;
+
+    let restarted = Instant::now();
+    let mut running = launcher.start()?;
+    running.wait_ready().await?;
+    let restart_ready_seconds = restarted.elapsed().as_secs_f64();
+    let settled = running
+        .wait_quiet(n as f64, bench.convergence_timeout())
+        .await?;
+    let restart_settled_seconds = settled.saturating_duration_since(restarted).as_secs_f64();
+    let restart_cpu = running.cpu_seconds()?;
+    tokio::time::sleep(SETTLE).await;
+    running.ensure_running()?;
+    let memory = running.memory()?;
+    let heal = phases::heal(&bench).await?;
+    running.stop().await.context("stopping the controller")?;
+
+    let per_1000 = |cpu: f64| cpu * 1000.0 / n as f64;
+    Ok(SizePoint {
+        sources: n,
+        cold_cpu_seconds: cold_cpu.controller,
+        cold_cpu_per_1000: per_1000(cold_cpu.controller),
+        restart_ready_seconds,
+        restart_settled_seconds,
+        restart_cpu_per_1000: per_1000(restart_cpu),
+        floor,
+        cold,
+        memory,
+        heal,
+    })
+}
+
+/// configmap-mirror on a plane of its own: the fan-out sizes, heals of the
+/// copies, then many sources each mirrored into a few namespaces.
+async fn our_mirroring(
+    plane: &Plane,
+    params: &SweepParams,
+) -> anyhow::Result<(Vec<FanOutPoint>, CopyHeal, MirroredPoint)> {
+    let client = plane.cp.client().await;
+    let mut running = plane
+        .launcher(Profile::ConfigMapMirror, params.concurrency)
+        .start()?;
+    running.wait_ready().await?;
+    let (fan_out, copy_heal) =
+        fan_out_points(&client, &mut running, params, Profile::ConfigMapMirror).await?;
+    let mirrored = mirrored_point(&client, &mut running, params).await?;
+    running.stop().await.context("stopping the controller")?;
+    Ok((fan_out, copy_heal, mirrored))
+}
+
+/// The peer on a plane of its own: the same fan-out sizes and heals.
+async fn peer_mirroring(plane: &Plane, params: &SweepParams) -> anyhow::Result<PeerFigures> {
+    let client = plane.cp.client().await;
+    let mut running = plane
+        .launcher(Profile::Replicator, params.concurrency)
+        .start()?;
+    running.wait_ready().await?;
+    let (fan_out, copy_heal) =
+        fan_out_points(&client, &mut running, params, Profile::Replicator).await?;
+    running.stop().await.context("stopping the peer")?;
+    Ok(PeerFigures {
+        controller: Profile::Replicator.name().to_owned(),
+        binary: params::shown_path(&plane.binary),
+        fan_out,
+        copy_heal,
+    })
+}
+
+/// One source into each fan-out size in turn, then heals of the copies of
+/// the largest.
+async fn fan_out_points(
+    client: &Client,
+    running: &mut Controller,
+    params: &SweepParams,
+    profile: Profile,
+) -> anyhow::Result<(Vec<FanOutPoint>, CopyHeal)> {
+    let mut points = Vec::new();
+    let mut largest = None;
+    for &count in &params.fan_outs {
+        eprintln!("bench: {}: fan-out into {count} namespaces", profile.name());
+        let source_namespace = testenv::fresh_namespace(client, "bench-fan-source").await?;
+        let prefix = format!("bench-fan{count}-");
+        let cpu_before = running.cpu_seconds()?;
+        let fan_out = fanout::run(
+            client,
+            profile,
+            &source_namespace,
+            &prefix,
+            count,
+            params.concurrency,
+        )
+        .await?;
+        running.ensure_running()?;
+        points.push(FanOutPoint {
+            fan_out,
+            controller_cpu_seconds: running.cpu_seconds()? - cpu_before,
+            memory: running.memory()?,
+        });
+        if largest.as_ref().is_none_or(|(most, _)| count > *most) {
+            largest = Some((count, prefix));
+        }
+    }
+    let (count, prefix) = largest.context("no fan-out size to heal copies of")?;
+    let samples = params.copy_heal_samples.min(count);
+    eprintln!("bench: {}: deleting {samples} copies", profile.name());
+    let copy_heal = fanout::heal(client, profile, &prefix, samples).await?;
+    running.ensure_running()?;
+    Ok((points, copy_heal))
+}
+
+/// Many sources, each mirrored into a few namespaces.
+async fn mirrored_point(
+    client: &Client,
+    running: &mut Controller,
+    params: &SweepParams,
+) -> anyhow::Result<MirroredPoint> {
+    let (sources, each) = (params.mirrored_sources, params.mirror_namespaces);
+    eprintln!("bench: {sources} sources, each mirrored into {each} namespaces");
+    fanout::create_namespaces(
+        client,
+        Profile::ConfigMapMirror,
+        MIRRORED_PREFIX,
+        each,
+        params.concurrency,
+    )
+    .await?;
+    let source_namespace = testenv::fresh_namespace(client, "bench-mirrored-source").await?;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), &source_namespace);
+    let objects: Vec<ConfigMap> = (0..sources)
+        .map(|i| {
+            let mut source = workload::configmap(
+                workload::source_name(i),
+                false,
+                workload::content(i, 0, params.data_size),
+            );
+            Profile::ConfigMapMirror.ask_for_copies(&mut source, MIRRORED_PREFIX);
+            source
+        })
+        .collect();
+    let expected: HashMap<String, String> = objects
+        .iter()
+        .map(|cm| {
+            let data = cm.data.clone().unwrap_or_default();
+            (cm.name_any(), workload::checksum(&data))
+        })
+        .collect();
+    let cpu_before = running.cpu_seconds()?;
+    let started = Instant::now();
+    let all_mirrors = wait_for_mirrors(client.clone(), expected, sources * each);
+    let create = workload::create_all(&api, objects.into_iter(), params.concurrency);
+    let (last, _) = tokio::try_join!(all_mirrors, create)?;
+    running.ensure_running()?;
+    let converge_seconds = last.saturating_duration_since(started).as_secs_f64();
+    Ok(MirroredPoint {
+        sources,
+        namespaces_each: each,
+        mirrors: sources * each,
+        converge_seconds,
+        mirrors_per_second: (sources * each) as f64 / converge_seconds,
+        controller_cpu_seconds: running.cpu_seconds()? - cpu_before,
+        memory: running.memory()?,
+    })
+}
+
+/// Watches the copies in the mirrored namespaces until `count` of them
+/// carry their source's checksum; returns when the last one did.
+async fn wait_for_mirrors(
+    client: Client,
+    expected: HashMap<String, String>,
+    count: usize,
+) -> anyhow::Result<Instant> {
+    let api: Api<ConfigMap> = Api::all(client);
+    let config = watcher::Config::default().labels(&copy_selector());
+    let events = watcher(api, config).default_backoff().applied_objects();
+    let mut events = std::pin::pin!(events);
+    let mut matching: HashMap<(String, String), bool> = HashMap::new();
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let done = matching.values().filter(|m| **m).count();
+        if done >= count {
+            return Ok(Instant::now());
+        }
+        match tokio::time::timeout_at(deadline, events.next()).await {
+            Ok(Some(Ok(copy))) => {
+                let namespace = copy.namespace().unwrap_or_default();
+                if !namespace.starts_with(MIRRORED_PREFIX) {
+                    continue;
+                }
+                let name = copy.name_any();
+                let carries = copy.annotations().get(CHECKSUM_ANNOTATION);
+                let matches = carries.is_some() && carries == expected.get(&name);
+                matching.insert((namespace, name), matches);
+            }
+            Ok(Some(Err(error))) => eprintln!("bench: mirror watch failed, retrying: {error}"),
+            Ok(None) => bail!("the mirror watch ended"),
+            Err(_) => bail!("timed out after {PATIENCE:?}: {done} of {count} mirrors in place"),
+        }
+    }
+}
+
+/// `y ~ x^k` between two points: 1 is linear, 0 flat, 2 quadratic.
+fn exponent((x1, y1): (f64, f64), (x2, y2): (f64, f64)) -> Option<f64> {
+    let k = (y2 / y1).ln() / (x2 / x1).ln();
+    (x1 > 0.0 && y1 > 0.0 && x2 > 0.0 && y2 > 0.0 && x1 != x2 && k.is_finite()).then_some(k)
+}
+
+/// Between each pair of neighbouring sizes (and fan-outs), how each figure
+/// grew.
+fn growth(sizes: &[SizePoint], fan_out: &[FanOutPoint]) -> Vec<Growth> {
+    type Figure = fn(&SizePoint) -> f64;
+    let figures: [(&str, Figure); 6] = [
+        ("API floor (s)", |p| p.floor.seconds),
+        ("cold convergence (s)", |p| p.cold.seconds),
+        ("cold CPU (s)", |p| p.cold_cpu_seconds),
+        ("restart until settled (s)", |p| p.restart_settled_seconds),
+        ("RSS after restart", |p| p.memory.rss_bytes as f64),
+        ("heal p50 (ms)", |p| p.heal.p50_ms),
+    ];
+    let mut out = Vec::new();
+    for (figure, value) in figures {
+        for pair in sizes.windows(2) {
+            let (a, b) = (&pair[0], &pair[1]);
+            if let Some(k) = exponent((a.sources as f64, value(a)), (b.sources as f64, value(b))) {
+                out.push(Growth {
+                    figure: figure.to_owned(),
+                    from: a.sources,
+                    to: b.sources,
+                    exponent: k,
+                });
+            }
+        }
+    }
+    for pair in fan_out.windows(2) {
+        let (a, b) = (&pair[0].fan_out, &pair[1].fan_out);
+        if let Some(k) = exponent(
+            (a.namespaces as f64, a.converge_seconds),
+            (b.namespaces as f64, b.converge_seconds),
+        ) {
+            out.push(Growth {
+                figure: "fan-out convergence (s), by namespaces".to_owned(),
+                from: a.namespaces,
+                to: b.namespaces,
+                exponent: k,
+            });
+        }
+    }
+    out
+}
+
+fn marginal_memory(sizes: &[SizePoint]) -> Vec<MarginalMemory> {
+    sizes
+        .windows(2)
+        .map(|pair| MarginalMemory {
+            from: pair[0].sources,
+            to: pair[1].sources,
+            bytes_per_source: (pair[1].memory.rss_bytes as f64 - pair[0].memory.rss_bytes as f64)
+                / (pair[1].sources as f64 - pair[0].sources as f64),
+        })
+        .collect()
+}
+
+/// The two largest sizes' peaks, extended linearly to the limit. None when
+/// there is no slope to extend (one size, or memory that did not grow).
+fn capacity(sizes: &[SizePoint], limit: u64) -> Capacity {
+    let mut by_size: Vec<&SizePoint> = sizes.iter().collect();
+    by_size.sort_by_key(|p| p.sources);
+    let sources_within_limit = match by_size.as_slice() {
+        [.., a, b] => {
+            let slope = (b.memory.hwm_bytes as f64 - a.memory.hwm_bytes as f64)
+                / (b.sources as f64 - a.sources as f64);
+            let room = limit as f64 - b.memory.hwm_bytes as f64;
+            (slope > 0.0).then(|| (b.sources as f64 + room / slope).max(0.0).round() as u64)
+        }
+        _ => None,
+    };
+    Capacity {
+        memory_limit_bytes: limit,
+        sources_within_limit,
+    }
+}
+
+impl SweepResults {
+    pub fn write_json(&self, path: &Path) -> anyhow::Result<()> {
+        let json = serde_json::to_string_pretty(self)?;
+        std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))
+    }
+
+    /// The charts, as SVG files in the output directory.
+    fn draw(&self) -> anyhow::Result<Vec<String>> {
+        let by_size = |f: fn(&SizePoint) -> f64| -> Vec<(f64, f64)> {
+            self.sizes
+                .iter()
+                .map(|p| (p.sources as f64, f(p)))
+                .collect()
+        };
+        let series = |name: &str, points| Series {
+            name: name.to_owned(),
+            points,
+        };
+        let charts = [
+            (
+                "sweep-time.svg",
+                Chart {
+                    title: "Convergence time by sources".into(),
+                    x_label: "sources".into(),
+                    y_label: "seconds".into(),
+                    series: vec![
+                        series("API floor", by_size(|p| p.floor.seconds)),
+                        series("cold convergence", by_size(|p| p.cold.seconds)),
+                        series("restart, settled", by_size(|p| p.restart_settled_seconds)),
+                    ],
+                },
+            ),
+            (
+                "sweep-memory.svg",
+                Chart {
+                    title: "Controller memory by sources".into(),
+                    x_label: "sources".into(),
+                    y_label: "MiB".into(),
+                    series: vec![
+                        series("RSS, settled", by_size(|p| p.memory.rss_bytes as f64 / MIB)),
+                        series("peak", by_size(|p| p.memory.hwm_bytes as f64 / MIB)),
+                    ],
+                },
+            ),
+            (
+                "sweep-cpu.svg",
+                Chart {
+                    title: "Controller CPU by sources".into(),
+                    x_label: "sources".into(),
+                    y_label: "CPU seconds".into(),
+                    series: vec![
+                        series("cold convergence", by_size(|p| p.cold_cpu_seconds)),
+                        series(
+                            "restart",
+                            by_size(|p| p.restart_cpu_per_1000 * p.sources as f64 / 1000.0),
+                        ),
+                    ],
+                },
+            ),
+            (
+                "sweep-heal.svg",
+                Chart {
+                    title: "Heal latency by sources".into(),
+                    x_label: "sources".into(),
+                    y_label: "milliseconds".into(),
+                    series: vec![
+                        series("p50", by_size(|p| p.heal.p50_ms)),
+                        series("p99", by_size(|p| p.heal.p99_ms)),
+                        series(
+                            "first after restart",
+                            by_size(|p| p.heal.in_order_ms.first().copied().unwrap_or(0.0)),
+                        ),
+                    ],
+                },
+            ),
+            (
+                "sweep-fan-out.svg",
+                Chart {
+                    title: "One source into many namespaces".into(),
+                    x_label: "namespaces".into(),
+                    y_label: "seconds".into(),
+                    series: vec![
+                        series(
+                            "all mirrors created",
+                            self.fan_out
+                                .iter()
+                                .map(|p| (p.fan_out.namespaces as f64, p.fan_out.converge_seconds))
+                                .collect(),
+                        ),
+                        series(
+                            "one update everywhere",
+                            self.fan_out
+                                .iter()
+                                .map(|p| (p.fan_out.namespaces as f64, p.fan_out.propagate_seconds))
+                                .collect(),
+                        ),
+                    ]
+                    .into_iter()
+                    .chain(self.peer.iter().flat_map(|peer| {
+                        [
+                            series(
+                                &format!("{}: all copies", peer.controller),
+                                peer.fan_out
+                                    .iter()
+                                    .map(|p| {
+                                        (p.fan_out.namespaces as f64, p.fan_out.converge_seconds)
+                                    })
+                                    .collect(),
+                            ),
+                            series(
+                                &format!("{}: one update", peer.controller),
+                                peer.fan_out
+                                    .iter()
+                                    .map(|p| {
+                                        (p.fan_out.namespaces as f64, p.fan_out.propagate_seconds)
+                                    })
+                                    .collect(),
+                            ),
+                        ]
+                    }))
+                    .collect(),
+                },
+            ),
+        ];
+        let mut written = Vec::new();
+        for (file, chart) in charts {
+            let path = self.params.out_dir.join(file);
+            std::fs::write(&path, chart.to_svg())
+                .with_context(|| format!("writing {}", path.display()))?;
+            written.push(params::shown_path(&path));
+        }
+        Ok(written)
+    }
+
+    /// The figures for people.
+    pub fn table(&self) -> String {
+        use std::fmt::Write as _;
+        let mut t = String::new();
+        let build = &self.controller_build;
+        let _ = writeln!(
+            t,
+            "configmap-mirror sweep, {} (Kubernetes {})",
+            self.date, self.kubernetes_version
+        );
+        let _ = writeln!(
+            t,
+            "controller {} ({} bytes; workspace {}{})",
+            build.binary,
+            build.size_bytes,
+            build.git_head.as_deref().unwrap_or("unknown"),
+            if build.git_dirty == Some(true) {
+                " + uncommitted changes"
+            } else {
+                ""
+            }
+        );
+        let _ = writeln!(
+            t,
+            "data {} B per source, concurrency {}, {} heal samples per size\n",
+            self.params.data_size, self.params.concurrency, self.params.samples
+        );
+        let _ = writeln!(
+            t,
+            "{:>8} {:>8} {:>8} {:>6} {:>9} {:>8} {:>8} {:>9} {:>9} {:>8} {:>8} {:>8}",
+            "sources",
+            "floor s",
+            "cold s",
+            "xfloor",
+            "CPU/1k s",
+            "ready s",
+            "settle s",
+            "RSS MiB",
+            "peak MiB",
+            "heal p50",
+            "heal p99",
+            "1st heal"
+        );
+        for p in &self.sizes {
+            let _ = writeln!(
+                t,
+                "{:>8} {:>8.1} {:>8.1} {:>6.2} {:>9.3} {:>8.2} {:>8.2} {:>9.1} {:>9.1} {:>8.1} {:>8.1} {:>8.1}",
+                p.sources,
+                p.floor.seconds,
+                p.cold.seconds,
+                p.cold.ratio_to_floor,
+                p.cold_cpu_per_1000,
+                p.restart_ready_seconds,
+                p.restart_settled_seconds,
+                p.memory.rss_bytes as f64 / MIB,
+                p.memory.hwm_bytes as f64 / MIB,
+                p.heal.p50_ms,
+                p.heal.p99_ms,
+                p.heal.in_order_ms.first().copied().unwrap_or(0.0),
+            );
+        }
+        let _ = writeln!(t);
+        for m in &self.marginal_memory {
+            let _ = writeln!(
+                t,
+                "RSS per added source, {} -> {}: {:.0} bytes",
+                m.from, m.to, m.bytes_per_source
+            );
+        }
+        match self.capacity.sources_within_limit {
+            Some(n) => {
+                let _ = writeln!(
+                    t,
+                    "sources within the default {} MiB limit, from the two largest sizes' peaks: about {n}",
+                    self.capacity.memory_limit_bytes / (1024 * 1024)
+                );
+            }
+            None => {
+                let _ = writeln!(t, "sources within the default limit: absent (no slope)");
+            }
+        }
+        let _ = writeln!(t, "\ngrowth exponents (1 = linear, 0 = flat):");
+        for g in &self.growth {
+            let _ = writeln!(
+                t,
+                "  {:<42} {:>7} -> {:<7} {:>5.2}",
+                g.figure, g.from, g.to, g.exponent
+            );
+        }
+        let _ = writeln!(t, "\nfan-out of one source:");
+        let peer_fan_out = self
+            .peer
+            .as_ref()
+            .map(|p| p.fan_out.as_slice())
+            .unwrap_or_default();
+        for p in self.fan_out.iter().chain(peer_fan_out) {
+            let _ = writeln!(
+                t,
+                "  {:<17} {:>5} namespaces: all copies in {:.2} s, one update in {:.2} s, CPU {:.2} s, RSS {:.1} MiB",
+                p.fan_out.controller,
+                p.fan_out.namespaces,
+                p.fan_out.converge_seconds,
+                p.fan_out.propagate_seconds,
+                p.controller_cpu_seconds,
+                p.memory.rss_bytes as f64 / MIB
+            );
+        }
+        let _ = writeln!(t, "\ncopies deleted one at a time:");
+        for heal in std::iter::once(&self.copy_heal).chain(self.peer.as_ref().map(|p| &p.copy_heal))
+        {
+            let _ = match &heal.latency {
+                Some(l) => writeln!(
+                    t,
+                    "  {:<17} p50 {:.1}  p90 {:.1}  p99 {:.1}  max {:.1} ms (n={})",
+                    heal.controller, l.p50_ms, l.p90_ms, l.p99_ms, l.max_ms, l.samples
+                ),
+                None => writeln!(
+                    t,
+                    "  {:<17} absent: a deleted copy was not back within {} s",
+                    heal.controller,
+                    fanout::HEAL_PATIENCE.as_secs()
+                ),
+            };
+        }
+        match &self.peer {
+            Some(peer) => {
+                let _ = writeln!(
+                    t,
+                    "  ({} from {}; it writes at client-go's default 5 requests/s, burst 10, with no flag to raise it)",
+                    peer.controller, peer.binary
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    t,
+                    "  (no peer: none given with --peer, and hack/install-replicator.sh has built none)"
+                );
+            }
+        }
+        let m = &self.mirrored;
+        let _ = writeln!(
+            t,
+            "{} sources into {} namespaces each: {} mirrors in {:.1} s ({:.0}/s), controller CPU {:.2} s ({:.3} s per 1,000 mirrors), RSS {:.1} MiB",
+            m.sources,
+            m.namespaces_each,
+            m.mirrors,
+            m.converge_seconds,
+            m.mirrors_per_second,
+            m.controller_cpu_seconds,
+            m.controller_cpu_seconds * 1000.0 / m.mirrors.max(1) as f64,
+            m.memory.rss_bytes as f64 / MIB
+        );
+        let _ = writeln!(t, "\ncharts: {}", self.charts.join(", "));
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exponents_read_linear_flat_and_quadratic() {
+        let close = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-9;
+        assert!(close(exponent((1e3, 2.0), (1e4, 20.0)), 1.0));
+        assert!(close(exponent((1e3, 5.0), (1e5, 5.0)), 0.0));
+        assert!(close(exponent((10.0, 1.0), (100.0, 100.0)), 2.0));
+        assert_eq!(exponent((1e3, 0.0), (1e4, 1.0)), None);
+        assert_eq!(exponent((1e3, 1.0), (1e3, 2.0)), None);
+    }
+
+    fn point(sources: usize, rss_mib: u64, peak_mib: u64) -> SizePoint {
+        SizePoint {
+            sources,
+            floor: Floor {
+                seconds: 1.0,
+                writes_per_second: 1.0,
+            },
+            cold: Cold {
+                seconds: 1.0,
+                ready_seconds: 0.1,
+                ratio_to_floor: 1.0,
+                companions_per_second: 1.0,
+                events_at_convergence: 0,
+            },
+            cold_cpu_seconds: 1.0,
+            cold_cpu_per_1000: 1.0,
+            restart_ready_seconds: 1.0,
+            restart_settled_seconds: 1.0,
+            restart_cpu_per_1000: 1.0,
+            memory: Memory {
+                rss_bytes: rss_mib * 1024 * 1024,
+                hwm_bytes: peak_mib * 1024 * 1024,
+            },
+            heal: Latency::of(vec![Duration::from_millis(5)]),
+        }
+    }
+
+    #[test]
+    fn capacity_extends_the_two_largest_peaks_to_the_limit() {
+        // 1 MiB per 1,000 sources beyond 40 MiB at 10,000: 256 MiB is
+        // reached 216,000 sources later.
+        let sizes = [
+            point(1_000, 20, 25),
+            point(10_000, 35, 40),
+            point(5_000, 30, 35),
+        ];
+        let within = capacity(&sizes, 256 * 1024 * 1024);
+        assert_eq!(within.sources_within_limit, Some(226_000));
+        assert_eq!(capacity(&sizes[..1], 1 << 30).sources_within_limit, None);
+    }
+
+    #[test]
+    fn marginal_memory_is_the_slope_between_neighbours() {
+        let sizes = [point(1_000, 20, 25), point(3_000, 22, 25)];
+        let marginal = marginal_memory(&sizes);
+        assert_eq!(marginal.len(), 1);
+        assert!((marginal[0].bytes_per_source - 2.0 * 1024.0 * 1024.0 / 2000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_small_sweep_is_valid_and_samples_must_fit_every_size() {
+        assert!(SweepParams::small().validate().is_ok());
+        assert!(SweepParams::default().validate().is_ok());
+        let too_many = SweepParams {
+            samples: 60,
+            ..SweepParams::small()
+        };
+        assert!(too_many.validate().is_err());
+    }
+}
