@@ -72,6 +72,15 @@ impl Profile {
         }
     }
 
+    /// Whether a process that `status` ended stopped as asked by SIGTERM:
+    /// configmap-mirror must exit cleanly; replicator installs no handler,
+    /// so the signal's default action ends it.
+    pub fn may_die_of_sigterm(self, status: &std::process::ExitStatus) -> bool {
+        use std::os::unix::process::ExitStatusExt as _;
+        const SIGTERM: i32 = 15;
+        self == Profile::Replicator && status.signal() == Some(SIGTERM)
+    }
+
     /// Whether `/metrics` is there to be read.
     pub fn has_metrics(self) -> bool {
         matches!(self, Profile::ConfigMapMirror)

@@ -418,7 +418,10 @@ async fn peer_mirroring(plane: &Plane, params: &SweepParams) -> anyhow::Result<P
     running.stop().await.context("stopping the peer")?;
     Ok(PeerFigures {
         controller: Profile::Replicator.name().to_owned(),
-        binary: params::shown_path(&plane.binary),
+        binary: params
+            .peer
+            .as_deref()
+            .map_or_else(String::new, params::shown_path),
         fan_out,
         copy_heal,
     })
