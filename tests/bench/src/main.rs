@@ -99,9 +99,7 @@ impl Args {
         }
         p
     }
-}
 
-impl Args {
     fn sweep_params(&self) -> SweepParams {
         let mut p = if self.small {
             SweepParams::small()
@@ -138,51 +136,43 @@ async fn main() -> ExitCode {
         .clone()
         .unwrap_or_else(params::default_controller);
     if args.sweep {
-        return sweep(&args, &controller).await;
+        let params = args.sweep_params();
+        let json = args
+            .json
+            .clone()
+            .unwrap_or_else(|| params.out_dir.join("sweep.json"));
+        let results = mirror_bench::sweep::run(params, &controller).await;
+        return match report(results, &json, |r| (r.table(), r.write_json(&json))) {
+            Some(_) => ExitCode::SUCCESS,
+            None => ExitCode::FAILURE,
+        };
     }
     let json = args
         .json
         .clone()
         .unwrap_or_else(|| params::bench_dir().join("results.json"));
-    let results = match mirror_bench::run(args.params(), &controller).await {
-        Ok(results) => results,
-        Err(e) => {
-            eprintln!("mirror-bench: {e:#}");
-            return ExitCode::FAILURE;
+    let results = mirror_bench::run(args.params(), &controller).await;
+    match report(results, &json, |r| (r.table(), r.write_json(&json))) {
+        Some(results) if results.passed() => ExitCode::SUCCESS,
+        Some(_) => {
+            eprintln!("mirror-bench: the controller wrote companions while nothing had changed");
+            ExitCode::FAILURE
         }
-    };
-    println!("{}", results.table());
-    if let Err(e) = results.write_json(&json) {
-        eprintln!("mirror-bench: {e:#}");
-        return ExitCode::FAILURE;
-    }
-    println!("figures written to {}", json.display());
-    if results.passed() {
-        ExitCode::SUCCESS
-    } else {
-        eprintln!("mirror-bench: the controller wrote companions while nothing had changed");
-        ExitCode::FAILURE
+        None => ExitCode::FAILURE,
     }
 }
 
-async fn sweep(args: &Args, controller: &std::path::Path) -> ExitCode {
-    let params = args.sweep_params();
-    let json = args
-        .json
-        .clone()
-        .unwrap_or_else(|| params.out_dir.join("sweep.json"));
-    let results = match mirror_bench::sweep::run(params, controller).await {
-        Ok(results) => results,
-        Err(e) => {
-            eprintln!("mirror-bench: {e:#}");
-            return ExitCode::FAILURE;
-        }
-    };
-    println!("{}", results.table());
-    if let Err(e) = results.write_json(&json) {
-        eprintln!("mirror-bench: {e:#}");
-        return ExitCode::FAILURE;
-    }
+/// Prints a run's table and writes its JSON to `json`; None, with the
+/// reason on stderr, when the run or the write failed.
+fn report<R>(
+    results: anyhow::Result<R>,
+    json: &std::path::Path,
+    table_and_write: impl FnOnce(&R) -> (String, anyhow::Result<()>),
+) -> Option<R> {
+    let results = results.map_err(|e| eprintln!("mirror-bench: {e:#}")).ok()?;
+    let (table, written) = table_and_write(&results);
+    println!("{table}");
+    written.map_err(|e| eprintln!("mirror-bench: {e:#}")).ok()?;
     println!("figures written to {}", json.display());
-    ExitCode::SUCCESS
+    Some(results)
 }
