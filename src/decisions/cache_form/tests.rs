@@ -1,5 +1,5 @@
 use super::*;
-use crate::contract::{CHECKSUM_ANNOTATION, content_checksum};
+use crate::contract::{CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, content_checksum};
 use crate::decisions::desired::desired_companion;
 use crate::decisions::ownership::ownership;
 use crate::decisions::plan::compare::{Difference, difference, merge_onto};
@@ -22,10 +22,8 @@ fn a_cached_source_keeps_what_the_reconcilers_read() {
     assert_eq!(slim.immutable, Some(true));
     assert_eq!(
         slim.metadata.annotations,
-        Some(mk_map(&[
-            (MIRROR_TO_ANNOTATION, "team-*"),
-            (CACHED_DIGEST_KEY, &content_checksum(&full)),
-        ]))
+        Some(mk_map(&[(MIRROR_TO_ANNOTATION, "team-*")])),
+        "the digest is kept aside, not in a map"
     );
     assert_eq!(source_digest(&slim, &()), content_checksum(&full));
     assert_eq!(slim.metadata.labels, None, "the selector vouches for them");
@@ -55,19 +53,44 @@ fn a_cached_source_still_shows_that_it_is_a_copy() {
 }
 
 #[test]
-fn an_untouched_cached_copy_keeps_only_its_checksum() {
-    let mut companion = mk_companion_of(&mk_full_source(&[("a", "1")]));
+fn an_untouched_cached_copy_keeps_only_its_checksum_and_no_map() {
+    let full = mk_companion_of(&mk_full_source(&[("a", "1")]));
+    let checksum = full.metadata.annotations.as_ref().unwrap()[CHECKSUM_ANNOTATION].clone();
+    let mut companion = full.clone();
     slim_copy(&mut companion, &());
     assert_eq!(companion.data, None);
     assert_eq!(companion.metadata.labels, None);
-    let annotations = companion.metadata.annotations.as_ref().unwrap();
     assert_eq!(
-        annotations.keys().collect::<Vec<_>>(),
-        [CHECKSUM_ANNOTATION]
+        companion.metadata.annotations, None,
+        "a map would cost a node of half a KiB"
+    );
+    let read_back = copy_from_cache(&companion);
+    assert_eq!(read_back.content_digest(), checksum);
+    assert_eq!(
+        read_back.object().metadata.annotations,
+        full.metadata.annotations,
+        "the checksum annotation reads back in its place"
+    );
+    assert_eq!(read_back.object().metadata.self_link, None);
+}
+
+#[test]
+fn a_cached_mirror_keeps_its_other_annotations_in_place() {
+    let mut mirror = mk_companion_of(&mk_full_source(&[("a", "1")]));
+    let annotations = mirror
+        .metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new);
+    annotations.insert(MIRROR_OF_ANNOTATION.into(), "ns/src".into());
+    let full = mirror.clone();
+    slim_copy(&mut mirror, &());
+    assert_eq!(
+        mirror.metadata.annotations,
+        Some(mk_map(&[(MIRROR_OF_ANNOTATION, "ns/src")]))
     );
     assert_eq!(
-        copy_from_cache(&companion).content_digest(),
-        annotations[CHECKSUM_ANNOTATION],
+        copy_from_cache(&mirror).object().metadata.annotations,
+        full.metadata.annotations
     );
 }
 
