@@ -12,8 +12,10 @@
 //!   kept. Its other labels are vouched for by the watch's label selector,
 //!   and nothing reads the rest;
 //! - a copy keeps everything but its content, which is replaced by its
-//!   digest (the reconcilers compare content, never read it), and the
-//!   managed-by label, which the watch's selector guarantees. It is read
+//!   digest (the reconcilers compare content, never read it), the
+//!   managed-by label, which the watch's selector guarantees, and its
+//!   resourceVersion, which nothing reads (writes to a copy are
+//!   unconditional, deletes are preconditioned on its uid). It is read
 //!   back as a [`CachedCopy`] by [`copy_from_cache`].
 //!
 //! A map of annotations costs a B-tree node of about half a KiB however
@@ -23,7 +25,11 @@
 //! `metadata.selfLink` instead ([`aside`]): a field the API server has not
 //! set since Kubernetes 1.20, which nothing here reads or writes. Most
 //! cached objects then have no map at all (see BENCHMARKS.md for what that
-//! saves).
+//! saves). Likewise a companion's owner reference, a list of one entry
+//! with four strings, is kept as the two that vary, in
+//! `metadata.generateName` ([`owner_aside`]), a field that means nothing
+//! once an object exists, when it is exactly the reference this controller
+//! writes.
 //!
 //! Pure, like `desired`.
 
@@ -37,6 +43,7 @@ use crate::{
         MANAGER_NAME,
     },
     decisions::carried::{self, Lists},
+    decisions::ownership::owner_reference,
     decisions::targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION},
     kind::MirroredKind,
 };
@@ -97,16 +104,43 @@ pub fn source_digest<K: MirroredKind>(source: &K, key: &K::DigestKey) -> String 
     }
 }
 
+/// Where a cached copy keeps its owner reference when that is the one
+/// this controller writes: `"<uid> <name>"` (neither holds a space).
+fn owner_aside(meta: &mut ObjectMeta) -> &mut Option<String> {
+    &mut meta.generate_name
+}
+
+/// The owner references of a copy in the form its cache keeps: None and
+/// the owner aside when they are exactly the one this controller writes,
+/// else as they are.
+fn slim_owner<K: MirroredKind>(meta: &mut ObjectMeta) {
+    *owner_aside(meta) = None;
+    let Some([owner]) = meta.owner_references.as_deref() else {
+        return;
+    };
+    let written_by_us = *owner == owner_reference::<K>(&owner.name, &owner.uid)
+        && !owner.uid.contains(' ')
+        && !owner.name.contains(' ');
+    if written_by_us {
+        let aside = format!("{} {}", owner.uid, owner.name);
+        meta.owner_references = None;
+        *owner_aside(meta) = Some(aside);
+    }
+}
+
 /// Reduces a copy for the copies' cache: its content becomes a digest, and
 /// the managed-by label goes (the cache holds only copies that carry it).
 /// The digest is left out when it equals the checksum annotation, as it
 /// does for every copy untouched since this controller wrote it, and the
-/// checksum annotation is kept aside.
+/// checksum annotation and this controller's owner reference are kept
+/// aside.
 pub fn slim_copy<K: MirroredKind>(copy: &mut K, key: &K::DigestKey) {
     let digest = copy.content_digest(key);
     copy.drop_content();
     let meta = copy.meta_mut();
     meta.managed_fields = None;
+    meta.resource_version = None;
+    slim_owner::<K>(meta);
     if let Some(labels) = &mut meta.labels {
         if labels.get(MANAGED_BY_LABEL).map(String::as_str) == Some(MANAGER_NAME) {
             labels.remove(MANAGED_BY_LABEL);
@@ -173,6 +207,13 @@ pub fn copy_from_cache<K: MirroredKind>(cached: &K) -> CachedCopy<K> {
         meta.annotations
             .get_or_insert_with(BTreeMap::new)
             .insert(CHECKSUM_ANNOTATION.into(), checksum);
+    }
+    if let Some((uid, name)) = owner_aside(meta)
+        .take()
+        .as_deref()
+        .and_then(|o| o.split_once(' '))
+    {
+        meta.owner_references = Some(vec![owner_reference::<K>(name, uid)]);
     }
     let digest = meta
         .annotations

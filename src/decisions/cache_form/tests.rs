@@ -4,6 +4,7 @@ use crate::decisions::desired::desired_companion;
 use crate::decisions::ownership::ownership;
 use crate::decisions::plan::compare::{Difference, difference, merge_onto};
 use crate::test_fixtures::{SUFFIX, mk_companion_of, mk_full_source, mk_map, source_keys};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 #[test]
 fn a_cached_source_keeps_what_the_reconcilers_read() {
@@ -167,4 +168,77 @@ fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
         difference(&copy_from_cache(&edited), &desired, &source_keys()),
         Difference::Drifted
     );
+}
+
+#[test]
+fn a_cached_companion_keeps_its_owner_aside_and_no_version() {
+    let full = mk_companion_of(&mk_full_source(&[("a", "1")]));
+    let mut companion = full.clone();
+    slim_copy(&mut companion, &());
+    assert_eq!(
+        companion.metadata.owner_references, None,
+        "a list of one reference costs four strings more than its uid and name"
+    );
+    assert_eq!(
+        companion.metadata.resource_version, None,
+        "nothing reads a copy's version"
+    );
+
+    let read_back = copy_from_cache(&companion);
+    let object = &read_back.object().metadata;
+    assert_eq!(object.owner_references, full.metadata.owner_references);
+    assert_eq!(object.generate_name, None);
+    assert_eq!(
+        ownership(&read_back, "colors", "uid-1"),
+        crate::decisions::ownership::Ownership::Ours
+    );
+}
+
+#[test]
+fn owner_references_not_written_by_us_are_cached_as_they_are() {
+    let source = mk_full_source(&[("a", "1")]);
+    let mut not_controller = mk_companion_of(&source);
+    for owner in not_controller
+        .metadata
+        .owner_references
+        .iter_mut()
+        .flatten()
+    {
+        owner.controller = Some(false);
+    }
+    let mut two_owners = mk_companion_of(&source);
+    let extra = a_deployment_reference();
+    two_owners
+        .metadata
+        .owner_references
+        .get_or_insert_with(Vec::new)
+        .push(extra);
+    let mut user_generate_name = mk_companion_of(&source);
+    user_generate_name.metadata.owner_references = None;
+    user_generate_name.metadata.generate_name = Some("uid-1 colors".into());
+
+    for full in [not_controller, two_owners, user_generate_name] {
+        let mut slim = full.clone();
+        slim_copy(&mut slim, &());
+        assert_eq!(
+            slim.metadata.owner_references,
+            full.metadata.owner_references
+        );
+        let read_back = copy_from_cache(&slim);
+        assert_eq!(
+            read_back.object().metadata.owner_references,
+            full.metadata.owner_references,
+            "an edited or foreign reference reads back exactly, and a name to generate is never taken for one"
+        );
+    }
+}
+
+fn a_deployment_reference() -> OwnerReference {
+    OwnerReference {
+        api_version: "apps/v1".into(),
+        kind: "Deployment".into(),
+        name: "web".into(),
+        uid: "deployment-uid".into(),
+        ..Default::default()
+    }
 }
