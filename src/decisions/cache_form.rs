@@ -12,11 +12,11 @@
 //!   kept. Its other labels are vouched for by the watch's label selector,
 //!   and nothing reads the rest;
 //! - a copy keeps everything but its content, which is replaced by its
-//!   digest (the reconcilers compare content, never read it), the
-//!   managed-by label, which the watch's selector guarantees, and its
-//!   resourceVersion, which nothing reads (writes to a copy are
-//!   unconditional, deletes are preconditioned on its uid). It is read
-//!   back as a [`CachedCopy`] by [`copy_from_cache`].
+//!   digest (the reconcilers compare content, never read it), and the
+//!   managed-by label, which the watch's selector guarantees. Its
+//!   resourceVersion stays: a replace sends it, which makes the write a
+//!   compare-and-swap. It is read back as a [`CachedCopy`] by
+//!   [`copy_from_cache`].
 //!
 //! A map of annotations costs a B-tree node of about half a KiB however
 //! few entries it holds, more than the rest of a cached object's strings.
@@ -139,7 +139,6 @@ pub fn slim_copy<K: MirroredKind>(copy: &mut K, key: &K::DigestKey) {
     copy.drop_content();
     let meta = copy.meta_mut();
     meta.managed_fields = None;
-    meta.resource_version = None;
     slim_owner::<K>(meta);
     if let Some(labels) = &mut meta.labels {
         if labels.get(MANAGED_BY_LABEL).map(String::as_str) == Some(MANAGER_NAME) {

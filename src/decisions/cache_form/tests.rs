@@ -171,17 +171,13 @@ fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
 }
 
 #[test]
-fn a_cached_companion_keeps_its_owner_aside_and_no_version() {
+fn a_cached_companion_keeps_its_owner_aside() {
     let full = mk_companion_of(&mk_full_source(&[("a", "1")]));
     let mut companion = full.clone();
     slim_copy(&mut companion, &());
     assert_eq!(
         companion.metadata.owner_references, None,
         "a list of one reference costs four strings more than its uid and name"
-    );
-    assert_eq!(
-        companion.metadata.resource_version, None,
-        "nothing reads a copy's version"
     );
 
     let read_back = copy_from_cache(&companion);
@@ -241,4 +237,18 @@ fn a_deployment_reference() -> OwnerReference {
         uid: "deployment-uid".into(),
         ..Default::default()
     }
+}
+
+#[test]
+fn a_copy_read_from_the_cache_keeps_its_version_so_a_replace_is_a_compare_and_swap() {
+    let source = mk_full_source(&[("a", "1")]);
+    let full = mk_companion_of(&source);
+    let mut slim = full.clone();
+    slim_copy(&mut slim, &());
+    let changed = desired_companion(&mk_full_source(&[("a", "2")]), SUFFIX, &()).unwrap();
+    let merged = merge_onto(&copy_from_cache(&slim), &changed, &source_keys());
+    assert_eq!(
+        merged.metadata.resource_version, full.metadata.resource_version,
+        "without it the replace would overwrite whatever changed meanwhile"
+    );
 }
