@@ -17,6 +17,11 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt;
 use serde::Serialize;
 
+/// The allocator setting the image runs configmap-mirror with (its
+/// Dockerfile's `ENV`), so the bench measures the memory of the controller
+/// as it is deployed. An environment that sets `GLIBC_TUNABLES` itself wins.
+pub const IMAGE_GLIBC_TUNABLES: &str = "glibc.malloc.mmap_threshold=32768";
+
 /// The peer release the bench looks for in the cache.
 pub const REPLICATOR_VERSION: &str = "v2.12.4";
 
@@ -98,6 +103,9 @@ impl Profile {
         let mut cmd = Command::new(binary);
         match self {
             Profile::ConfigMapMirror => {
+                if std::env::var_os("GLIBC_TUNABLES").is_none() {
+                    cmd.env("GLIBC_TUNABLES", IMAGE_GLIBC_TUNABLES);
+                }
                 cmd.env("KUBECONFIG", kubeconfig)
                     .arg("--concurrency")
                     .arg(concurrency.to_string())
@@ -142,6 +150,16 @@ pub fn cached_replicator() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bench_runs_configmap_mirror_with_the_images_allocator_setting() {
+        let dockerfile = include_str!("../../../Dockerfile");
+        let line = format!("ENV GLIBC_TUNABLES={IMAGE_GLIBC_TUNABLES}");
+        assert!(
+            dockerfile.lines().any(|l| l.trim() == line),
+            "the Dockerfile has no line `{line}`"
+        );
+    }
 
     #[test]
     fn each_profile_asks_in_its_own_words() {
