@@ -83,17 +83,26 @@ impl CpuSnapshot {
 pub struct Memory {
     pub rss_bytes: u64,
     pub hwm_bytes: u64,
+    /// The part of `rss_bytes` that is pages of files, mostly the binary's
+    /// own code: shared with the page cache, and dropped by the kernel under
+    /// pressure rather than swapped or counted as a leak.
+    pub rss_file_bytes: u64,
 }
 
 pub fn memory(pid: u32) -> anyhow::Result<Memory> {
     let path = format!("/proc/{pid}/status");
     let status = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
-    match (kib_field(&status, "VmRSS:"), kib_field(&status, "VmHWM:")) {
-        (Some(rss), Some(hwm)) => Ok(Memory {
+    match (
+        kib_field(&status, "VmRSS:"),
+        kib_field(&status, "VmHWM:"),
+        kib_field(&status, "RssFile:"),
+    ) {
+        (Some(rss), Some(hwm), Some(file)) => Ok(Memory {
             rss_bytes: rss * 1024,
             hwm_bytes: hwm * 1024,
+            rss_file_bytes: file * 1024,
         }),
-        _ => bail!("{path} has no VmRSS/VmHWM (has the process exited?)"),
+        _ => bail!("{path} has no VmRSS/VmHWM/RssFile (has the process exited?)"),
     }
 }
 
@@ -119,9 +128,10 @@ mod tests {
 
     #[test]
     fn memory_fields_are_read_in_kib() {
-        let status = "Name:\tx\nVmHWM:\t  2140 kB\nVmRSS:\t  2048 kB\n";
+        let status = "Name:\tx\nVmHWM:\t  2140 kB\nVmRSS:\t  2048 kB\nRssFile:\t   512 kB\n";
         assert_eq!(kib_field(status, "VmRSS:"), Some(2048));
         assert_eq!(kib_field(status, "VmHWM:"), Some(2140));
+        assert_eq!(kib_field(status, "RssFile:"), Some(512));
         assert_eq!(kib_field(status, "VmSwap:"), None);
     }
 
@@ -131,5 +141,6 @@ mod tests {
         assert!(cpu_seconds(pid).unwrap() >= 0.0);
         let memory = memory(pid).unwrap();
         assert!(memory.rss_bytes > 0 && memory.hwm_bytes >= memory.rss_bytes);
+        assert!(memory.rss_file_bytes > 0 && memory.rss_file_bytes < memory.rss_bytes);
     }
 }

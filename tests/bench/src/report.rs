@@ -556,9 +556,10 @@ impl Results {
         row(
             "7. memory after re-list convergence",
             format!(
-                "{}; {:.0} bytes per source",
+                "{}; {:.0} bytes per source; {:.1} MiB of the RSS are file pages",
                 mem(&m.after_convergence),
-                m.bytes_per_source
+                m.bytes_per_source,
+                m.after_convergence.rss_file_bytes as f64 / MIB
             ),
         );
         row(

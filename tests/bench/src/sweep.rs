@@ -967,6 +967,7 @@ mod tests {
             memory: Memory {
                 rss_bytes: rss_mib * 1024 * 1024,
                 hwm_bytes: peak_mib * 1024 * 1024,
+                ..Memory::default()
             },
             heal: Latency::of(vec![Duration::from_millis(5)]),
         }
