@@ -8,7 +8,6 @@
 
 use std::{
     collections::{BTreeMap, HashMap},
-    sync::{Arc, Mutex, MutexGuard, PoisonError},
     time::{Duration, Instant},
 };
 
@@ -18,13 +17,13 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::{
     Api, Client, ResourceExt,
     api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams, Preconditions},
-    runtime::{WatchStreamExt, watcher},
+    runtime::watcher,
 };
 use serde::Serialize;
-use tokio::{sync::watch, task::JoinHandle};
 
 use crate::profile::Profile;
 use crate::report::Latency;
+use crate::watched::{Apply, Watched};
 use crate::workload;
 
 const SOURCE: &str = "fan-out";
@@ -148,22 +147,27 @@ pub async fn heal(
             HEAL_TIMEOUT
         };
         let back = copies
-            .wait(patience, |all| {
-                all.get(&namespace)
+            .0
+            .wait_until("the copy to come back", patience, |copies| {
+                copies
+                    .by_namespace
+                    .get(&namespace)
                     .filter(|c| c.uid != old.uid && c.checksum == old.checksum)
                     .map(|c| c.since)
             })
             .await;
         match back {
-            Some(back) => taken.push(back.saturating_duration_since(deleted)),
-            None if taken.is_empty() => {
+            Ok(back) => taken.push(back.saturating_duration_since(deleted)),
+            Err(_) if taken.is_empty() => {
                 return Ok(CopyHeal {
                     controller: profile.name().to_owned(),
                     deleted: 1,
                     latency: None,
                 });
             }
-            None => bail!("the copy in {namespace} did not come back within {patience:?}"),
+            Err(error) => {
+                return Err(error.context(format!("the copy in {namespace} did not come back")));
+            }
         }
         tokio::time::sleep_until((tick + HEAL_PACE).into()).await;
     }
@@ -219,128 +223,77 @@ struct SeenCopy {
 }
 
 /// The copies of the fan-out source in the namespaces under one prefix,
-/// kept current by a watch.
-struct CopyWatch {
-    copies: Arc<Mutex<HashMap<String, SeenCopy>>>,
-    changed: watch::Receiver<u64>,
-    task: JoinHandle<()>,
+/// by namespace.
+struct SeenCopies {
+    prefix: String,
+    by_namespace: HashMap<String, SeenCopy>,
 }
 
-impl Drop for CopyWatch {
-    fn drop(&mut self) {
-        self.task.abort();
+impl Apply for SeenCopies {
+    fn apply(&mut self, event: watcher::Event<ConfigMap>, at: Instant) {
+        match event {
+            watcher::Event::InitApply(cm) | watcher::Event::Apply(cm) => {
+                let namespace = cm.namespace().unwrap_or_default();
+                if !namespace.starts_with(&self.prefix) {
+                    return;
+                }
+                let copy = SeenCopy {
+                    uid: cm.uid().unwrap_or_default(),
+                    checksum: workload::checksum(&cm.data.clone().unwrap_or_default()),
+                    since: at,
+                };
+                let unchanged = self
+                    .by_namespace
+                    .get(&namespace)
+                    .is_some_and(|old| old.uid == copy.uid && old.checksum == copy.checksum);
+                if !unchanged {
+                    self.by_namespace.insert(namespace, copy);
+                }
+            }
+            watcher::Event::Delete(cm) => {
+                self.by_namespace
+                    .remove(&cm.namespace().unwrap_or_default());
+            }
+            watcher::Event::Init | watcher::Event::InitDone => {}
+        }
     }
 }
+
+/// The copies of the fan-out source, kept current by a watch.
+struct CopyWatch(Watched<SeenCopies>);
 
 impl CopyWatch {
     /// Starts the watch and waits for its initial list.
     async fn start(client: Client, prefix: &str) -> anyhow::Result<CopyWatch> {
-        let api: Api<ConfigMap> = Api::all(client);
         let config = watcher::Config::default().fields(&format!("metadata.name={SOURCE}"));
-        let events = watcher(api, config).default_backoff();
-        let copies = Arc::new(Mutex::new(HashMap::<String, SeenCopy>::new()));
-        let (tx, changed) = watch::channel(0u64);
-        let prefix = prefix.to_owned();
-        let task = tokio::spawn({
-            let copies = copies.clone();
-            async move {
-                let mut events = std::pin::pin!(events);
-                let mut listed = false;
-                while let Some(event) = events.next().await {
-                    let now = Instant::now();
-                    match event {
-                        Ok(watcher::Event::InitApply(cm) | watcher::Event::Apply(cm)) => {
-                            let namespace = cm.namespace().unwrap_or_default();
-                            if namespace.starts_with(&prefix) {
-                                let copy = SeenCopy {
-                                    uid: cm.uid().unwrap_or_default(),
-                                    checksum: workload::checksum(
-                                        &cm.data.clone().unwrap_or_default(),
-                                    ),
-                                    since: now,
-                                };
-                                let mut all = lock(&copies);
-                                let unchanged = all.get(&namespace).is_some_and(|old| {
-                                    old.uid == copy.uid && old.checksum == copy.checksum
-                                });
-                                if !unchanged {
-                                    all.insert(namespace, copy);
-                                }
-                            }
-                        }
-                        Ok(watcher::Event::Delete(cm)) => {
-                            lock(&copies).remove(&cm.namespace().unwrap_or_default());
-                        }
-                        Ok(watcher::Event::InitDone) => listed = true,
-                        Ok(watcher::Event::Init) => {}
-                        Err(error) => eprintln!("bench: copy watch failed, retrying: {error}"),
-                    }
-                    if listed {
-                        tx.send_modify(|generation| *generation += 1);
-                    }
-                }
-            }
-        });
-        let watch = CopyWatch {
-            copies,
-            changed,
-            task,
+        let copies = SeenCopies {
+            prefix: prefix.to_owned(),
+            by_namespace: HashMap::new(),
         };
-        watch
-            .wait(Duration::from_secs(60), |_| Some(()))
-            .await
-            .context("the copy watch's initial list did not arrive")?;
-        Ok(watch)
+        let watched = Watched::start("copy watch", Api::all(client), config, copies).await?;
+        Ok(CopyWatch(watched))
     }
 
     fn get(&self, namespace: &str) -> Option<SeenCopy> {
-        lock(&self.copies).get(namespace).cloned()
-    }
-
-    /// Waits until `ready` gives a value, after the initial list, for at
-    /// most `timeout`.
-    async fn wait<T>(
-        &self,
-        timeout: Duration,
-        mut ready: impl FnMut(&HashMap<String, SeenCopy>) -> Option<T>,
-    ) -> Option<T> {
-        let deadline = tokio::time::Instant::now() + timeout;
-        let mut changed = self.changed.clone();
-        loop {
-            // Generation 0: the initial list is not in yet.
-            if *changed.borrow_and_update() > 0
-                && let Some(value) = ready(&lock(&self.copies))
-            {
-                return Some(value);
-            }
-            if self.task.is_finished()
-                || tokio::time::timeout_at(deadline, changed.changed())
-                    .await
-                    .is_err()
-            {
-                return None;
-            }
-        }
+        self.0.state().by_namespace.get(namespace).cloned()
     }
 
     /// Waits until `count` copies hold the data whose checksum is given.
     async fn wait_all(&self, count: usize, checksum: &str) -> anyhow::Result<()> {
-        let current = |all: &HashMap<String, SeenCopy>| {
-            all.values().filter(|c| c.checksum == checksum).count()
+        let current = |copies: &SeenCopies| {
+            copies
+                .by_namespace
+                .values()
+                .filter(|c| c.checksum == checksum)
+                .count()
         };
-        match self
-            .wait(PATIENCE, |all| (current(all) >= count).then_some(()))
-            .await
-        {
-            Some(()) => Ok(()),
-            None => bail!(
-                "{} of {count} copies current after {PATIENCE:?}",
-                current(&lock(&self.copies))
-            ),
-        }
+        let all_current = self
+            .0
+            .wait_until("every copy", PATIENCE, |copies| {
+                (current(copies) >= count).then_some(())
+            })
+            .await;
+        all_current
+            .with_context(|| format!("{} of {count} copies current", current(&self.0.state())))
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

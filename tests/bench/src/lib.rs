@@ -20,6 +20,7 @@ pub mod profile;
 pub mod report;
 pub mod secrets;
 pub mod sweep;
+pub mod watched;
 pub mod workload;
 
 use std::path::{Path, PathBuf};

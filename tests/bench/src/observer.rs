@@ -6,19 +6,17 @@
 //! include the same watch latency any real consumer of a companion sees.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
 use configmap_mirror::contract::{CHECKSUM_ANNOTATION, copy_selector};
 
+use crate::watched::{Apply, Watched};
 use crate::workload::source_of_companion;
 
 /// How often a long wait reports its progress on stderr.
@@ -52,7 +50,6 @@ pub struct State {
     /// Names listed since the last (re)list began, to find deletions the
     /// watch missed while it was down.
     relisting: Option<HashSet<String>>,
-    synced: bool,
 }
 
 impl State {
@@ -68,7 +65,7 @@ impl State {
         self.writes
     }
 
-    fn apply(&mut self, cm: &ConfigMap, now: Instant) {
+    fn applied(&mut self, cm: &ConfigMap, now: Instant) {
         let name = cm.name_any();
         let uid = cm.uid().unwrap_or_default();
         let resource_version = cm.resource_version().unwrap_or_default();
@@ -114,7 +111,6 @@ impl State {
                 self.delete(&name, now);
             }
         }
-        self.synced = true;
     }
 
     fn rematch(&mut self, companion: &str, now: Instant) {
@@ -133,15 +129,16 @@ impl State {
 }
 
 /// The running watch; stops when dropped.
-pub struct Observer {
-    state: Arc<Mutex<State>>,
-    changed: watch::Receiver<u64>,
-    task: JoinHandle<()>,
-}
+pub struct Observer(Watched<State>);
 
-impl Drop for Observer {
-    fn drop(&mut self) {
-        self.task.abort();
+impl Apply for State {
+    fn apply(&mut self, event: watcher::Event<ConfigMap>, at: Instant) {
+        match event {
+            watcher::Event::Init => self.relisting = Some(HashSet::new()),
+            watcher::Event::InitApply(cm) | watcher::Event::Apply(cm) => self.applied(&cm, at),
+            watcher::Event::Delete(cm) => self.delete(&cm.name_any(), at),
+            watcher::Event::InitDone => self.relisted(at),
+        }
     }
 }
 
@@ -149,58 +146,19 @@ impl Observer {
     /// Starts watching the companions `api` can see and waits for the
     /// initial list, so that no later change can be missed.
     pub async fn start(api: Api<ConfigMap>) -> anyhow::Result<Observer> {
-        let state = Arc::new(Mutex::new(State::default()));
-        let (tx, changed) = watch::channel(0u64);
         // Companions are listed from the watch cache, and the one big list
         // (after a restart of the watch) should not be chopped into pages.
         let config = watcher::Config::default()
             .labels(&copy_selector())
             .any_semantic()
             .page_size(50_000);
-        let events = watcher(api, config).default_backoff();
-        let task = tokio::spawn({
-            let state = state.clone();
-            async move {
-                let mut events = std::pin::pin!(events);
-                while let Some(event) = events.next().await {
-                    // Taken before the lock, so waiting for a waiter to
-                    // release it never counts as the controller's time.
-                    let now = Instant::now();
-                    match event {
-                        Ok(event) => {
-                            let mut state = lock(&state);
-                            match event {
-                                watcher::Event::Init => state.relisting = Some(HashSet::new()),
-                                watcher::Event::InitApply(cm) | watcher::Event::Apply(cm) => {
-                                    state.apply(&cm, now)
-                                }
-                                watcher::Event::Delete(cm) => state.delete(&cm.name_any(), now),
-                                watcher::Event::InitDone => state.relisted(now),
-                            }
-                        }
-                        Err(error) => eprintln!("bench: companion watch failed, retrying: {error}"),
-                    }
-                    tx.send_modify(|generation| *generation += 1);
-                }
-            }
-        });
-        let observer = Observer {
-            state,
-            changed,
-            task,
-        };
-        observer
-            .wait_until(
-                "the companion watch's initial list",
-                Duration::from_secs(60),
-                |s| s.synced.then_some(()),
-            )
-            .await?;
-        Ok(observer)
+        Ok(Observer(
+            Watched::start("companion watch", api, config, State::default()).await?,
+        ))
     }
 
     pub fn state(&self) -> MutexGuard<'_, State> {
-        lock(&self.state)
+        self.0.state()
     }
 
     /// Records which checksum each source's companion must show from now on.
@@ -222,25 +180,9 @@ impl Observer {
         &self,
         what: &str,
         timeout: Duration,
-        mut ready: impl FnMut(&State) -> Option<T>,
+        ready: impl FnMut(&State) -> Option<T>,
     ) -> anyhow::Result<T> {
-        let deadline = tokio::time::Instant::now() + timeout;
-        let mut changed = self.changed.clone();
-        loop {
-            changed.borrow_and_update();
-            if let Some(value) = ready(&self.state()) {
-                return Ok(value);
-            }
-            if self.task.is_finished() {
-                bail!("the companion watch ended while waiting for {what}");
-            }
-            if tokio::time::timeout_at(deadline, changed.changed())
-                .await
-                .is_err()
-            {
-                bail!("timed out after {timeout:?} waiting for {what}");
-            }
-        }
+        self.0.wait_until(what, timeout, ready).await
     }
 
     /// Waits until `count` companions carry their source's expected
@@ -278,10 +220,6 @@ impl Observer {
     }
 }
 
-fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
-    state.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 #[cfg(test)]
 mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -310,9 +248,9 @@ mod tests {
     fn a_relist_of_unchanged_companions_counts_no_writes() {
         let mut state = State::default();
         let t0 = Instant::now();
-        state.apply(&companion("a-synced", "u1", "1", "x"), t0);
+        state.applied(&companion("a-synced", "u1", "1", "x"), t0);
         state.relisting = Some(HashSet::new());
-        state.apply(&companion("a-synced", "u1", "1", "x"), t0);
+        state.applied(&companion("a-synced", "u1", "1", "x"), t0);
         state.relisted(t0);
         assert_eq!(state.writes(), 1);
         assert!(state.companion("a-synced").is_some());
@@ -322,7 +260,7 @@ mod tests {
     fn a_companion_missing_from_a_relist_counts_as_deleted() {
         let mut state = State::default();
         let t0 = Instant::now();
-        state.apply(&companion("a-synced", "u1", "1", "x"), t0);
+        state.applied(&companion("a-synced", "u1", "1", "x"), t0);
         state.relisting = Some(HashSet::new());
         state.relisted(t0);
         assert_eq!(state.writes(), 2);
@@ -335,12 +273,12 @@ mod tests {
         let t0 = Instant::now();
         expect(&mut state, "a", "x", t0);
         assert_eq!(state.matching(), 0);
-        state.apply(&companion("a-synced", "u1", "1", "x"), t0);
+        state.applied(&companion("a-synced", "u1", "1", "x"), t0);
         assert_eq!(state.matching(), 1);
         expect(&mut state, "a", "y", t0);
         assert_eq!(state.matching(), 0);
         let t1 = t0 + Duration::from_millis(5);
-        state.apply(&companion("a-synced", "u1", "2", "y"), t1);
+        state.applied(&companion("a-synced", "u1", "2", "y"), t1);
         assert_eq!(state.matching(), 1);
         assert_eq!(state.last_match, Some(t1));
         assert_eq!(state.companion("a-synced").unwrap().since, t1);
@@ -350,12 +288,12 @@ mod tests {
     fn a_write_that_keeps_uid_and_checksum_keeps_the_first_sighting() {
         let mut state = State::default();
         let t0 = Instant::now();
-        state.apply(&companion("a-synced", "u1", "1", "x"), t0);
+        state.applied(&companion("a-synced", "u1", "1", "x"), t0);
         let t1 = t0 + Duration::from_millis(5);
-        state.apply(&companion("a-synced", "u1", "2", "x"), t1);
+        state.applied(&companion("a-synced", "u1", "2", "x"), t1);
         assert_eq!(state.writes(), 2);
         assert_eq!(state.companion("a-synced").unwrap().since, t0);
-        state.apply(&companion("a-synced", "u2", "3", "x"), t1);
+        state.applied(&companion("a-synced", "u2", "3", "x"), t1);
         assert_eq!(state.companion("a-synced").unwrap().since, t1);
     }
 }

@@ -17,11 +17,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use configmap_mirror::contract::{CHECKSUM_ANNOTATION, copy_selector};
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use serde::Serialize;
 
@@ -33,6 +32,7 @@ use crate::phases::{self, Bench};
 use crate::procstat::Memory;
 use crate::profile::{self, Profile};
 use crate::report::{Build, Cold, Floor, Latency};
+use crate::watched::{Apply, Watched};
 use crate::workload;
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -523,6 +523,40 @@ async fn mirrored_point(
     })
 }
 
+/// The copies in the mirrored namespaces, by namespace and name: whether
+/// each carries its source's checksum.
+struct Mirrors {
+    expected: HashMap<String, String>,
+    matching: HashMap<(String, String), bool>,
+    /// When a copy last started to match.
+    last_match: Option<Instant>,
+}
+
+impl Mirrors {
+    fn matching(&self) -> usize {
+        self.matching.values().filter(|m| **m).count()
+    }
+}
+
+impl Apply for Mirrors {
+    fn apply(&mut self, event: watcher::Event<ConfigMap>, at: Instant) {
+        let (watcher::Event::InitApply(copy) | watcher::Event::Apply(copy)) = event else {
+            return;
+        };
+        let namespace = copy.namespace().unwrap_or_default();
+        if !namespace.starts_with(MIRRORED_PREFIX) {
+            return;
+        }
+        let name = copy.name_any();
+        let carries = copy.annotations().get(CHECKSUM_ANNOTATION);
+        let matches = carries.is_some() && carries == self.expected.get(&name);
+        if matches && self.matching.get(&(namespace.clone(), name.clone())) != Some(&true) {
+            self.last_match = Some(at);
+        }
+        self.matching.insert((namespace, name), matches);
+    }
+}
+
 /// Watches the copies in the mirrored namespaces until `count` of them
 /// carry their source's checksum; returns when the last one did.
 async fn wait_for_mirrors(
@@ -530,33 +564,19 @@ async fn wait_for_mirrors(
     expected: HashMap<String, String>,
     count: usize,
 ) -> anyhow::Result<Instant> {
-    let api: Api<ConfigMap> = Api::all(client);
     let config = watcher::Config::default().labels(&copy_selector());
-    let events = watcher(api, config).default_backoff().applied_objects();
-    let mut events = std::pin::pin!(events);
-    let mut matching: HashMap<(String, String), bool> = HashMap::new();
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    loop {
-        let done = matching.values().filter(|m| **m).count();
-        if done >= count {
-            return Ok(Instant::now());
-        }
-        match tokio::time::timeout_at(deadline, events.next()).await {
-            Ok(Some(Ok(copy))) => {
-                let namespace = copy.namespace().unwrap_or_default();
-                if !namespace.starts_with(MIRRORED_PREFIX) {
-                    continue;
-                }
-                let name = copy.name_any();
-                let carries = copy.annotations().get(CHECKSUM_ANNOTATION);
-                let matches = carries.is_some() && carries == expected.get(&name);
-                matching.insert((namespace, name), matches);
-            }
-            Ok(Some(Err(error))) => eprintln!("bench: mirror watch failed, retrying: {error}"),
-            Ok(None) => bail!("the mirror watch ended"),
-            Err(_) => bail!("timed out after {PATIENCE:?}: {done} of {count} mirrors in place"),
-        }
-    }
+    let mirrors = Mirrors {
+        expected,
+        matching: HashMap::new(),
+        last_match: None,
+    };
+    let watched = Watched::start("mirror watch", Api::all(client), config, mirrors).await?;
+    let all_in = watched
+        .wait_until("every mirror", PATIENCE, |mirrors| {
+            (mirrors.matching() >= count).then(|| mirrors.last_match.unwrap_or_else(Instant::now))
+        })
+        .await;
+    all_in.with_context(|| format!("{} of {count} mirrors in place", watched.state().matching()))
 }
 
 /// `y ~ x^k` between two points: 1 is linear, 0 flat, 2 quadratic.
