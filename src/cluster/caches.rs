@@ -12,7 +12,7 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use k8s_openapi::api::core::v1::Namespace;
 use kube::{
-    ResourceExt,
+    Resource, ResourceExt,
     core::PartialObjectMeta,
     runtime::reflector::{ObjectRef, Store},
 };
@@ -64,10 +64,14 @@ impl<K: MirroredKind> Caches<K> {
         Some(cache_form::copy_from_cache(&cached))
     }
 
-    /// The namespaces that consent to mirrors, with their labels; empty
-    /// when mirroring is off. Only these are copied out of the cache.
-    pub fn consenting_namespaces(
+    /// The namespaces that `targets` asks for and that consent to mirrors,
+    /// with their labels; empty when mirroring is off. Only these are
+    /// copied out of the cache: a source's reconcile walks every
+    /// namespace, and copying each one's name and labels on the way cost
+    /// more than the rest of the walk.
+    fn consenting_namespaces(
         &self,
+        targets: &Targets,
         consent: &Selector,
     ) -> Vec<(String, BTreeMap<String, String>)> {
         let Some(namespaces) = &self.namespaces else {
@@ -76,7 +80,11 @@ impl<K: MirroredKind> Caches<K> {
         namespaces
             .state()
             .iter()
-            .filter(|ns| consent.matches(ns.labels()))
+            .filter(|ns| {
+                let labels = ns.labels();
+                targets.includes(ns.meta().name.as_deref().unwrap_or_default(), labels)
+                    && consent.matches(labels)
+            })
             .map(|ns| (ns.name_any(), ns.labels().clone()))
             .collect()
     }
@@ -109,7 +117,7 @@ impl<K: MirroredKind> Caches<K> {
                 .filter_map(|name| Some((name.to_owned(), self.namespace_labels(name)?)))
                 .filter(|(_, labels)| consent.matches(labels))
                 .collect(),
-            None => self.consenting_namespaces(consent),
+            None => self.consenting_namespaces(targets, consent),
         }
     }
 
@@ -121,5 +129,51 @@ impl<K: MirroredKind> Caches<K> {
             .filter(|c| c.namespace().as_deref() == Some(namespace))
             .map(|c| ObjectRef::from(&**c))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+    use kube::runtime::{reflector, watcher::Event};
+
+    use super::*;
+    use crate::test_fixtures::{mk_consent, mk_consenting_labels, mk_mirrored_source};
+
+    fn caches_with_namespaces(
+        namespaces: &[(&str, BTreeMap<String, String>)],
+    ) -> Caches<ConfigMap> {
+        let (store, mut writer) = reflector::store::<NamespaceMeta>();
+        for (name, labels) in namespaces {
+            let namespace = NamespaceMeta {
+                metadata: ObjectMeta {
+                    name: Some((*name).to_owned()),
+                    labels: Some(labels.clone()),
+                    ..ObjectMeta::default()
+                },
+                ..NamespaceMeta::default()
+            };
+            writer.apply_watcher_event(&Event::Apply(namespace));
+        }
+        Caches {
+            sources: reflector::store().0,
+            copies: reflector::store().0,
+            namespaces: Some(store),
+            mirroring: MirroringSources::default(),
+            ready: watch::channel(true).1,
+        }
+    }
+
+    #[test]
+    fn a_glob_takes_from_the_cache_only_the_consenting_namespaces_it_names() {
+        let caches = caches_with_namespaces(&[
+            ("team-a", mk_consenting_labels()),
+            ("team-b", BTreeMap::new()),
+            ("other", mk_consenting_labels()),
+        ]);
+        let source = mk_mirrored_source("team-*");
+        let targets = Targets::of(&source.metadata).unwrap().unwrap();
+        let taken = caches.consenting_targets(&targets, &mk_consent());
+        assert_eq!(taken, vec![("team-a".to_owned(), mk_consenting_labels())]);
     }
 }
