@@ -40,26 +40,12 @@ pub async fn run(params: Params, controller: &Path) -> anyhow::Result<Results> {
     params.validate()?;
     controller::check_binary(controller)?;
     let build = report::Build::describe(controller, &params::workspace_root())?;
-    let options = testenv::Options {
-        state_dir: Some(params.state_dir.clone()),
-        // Durable writes, as in a real cluster: the floor and the controller
-        // pay the same fsync cost.
-        etcd_unsafe_no_fsync: false,
-        ..testenv::Options::default()
-    };
     eprintln!(
         "bench: starting a control plane in {}",
         params.state_dir.display()
     );
-    let cp = tokio::task::spawn_blocking(move || testenv::ControlPlane::start(options))
-        .await
-        .context("the control-plane startup task failed")??;
+    let (cp, snapshot) = start_plane(params.state_dir.clone(), controller).await?;
     let log = cp.log_dir().join("configmap-mirror.log");
-    // Run a copy: a rebuild of the original during a long run would
-    // otherwise swap the binary between the first start and the restart.
-    let snapshot = cp.state_dir().join("configmap-mirror");
-    std::fs::copy(controller, &snapshot)
-        .with_context(|| format!("copying {} into the state directory", controller.display()))?;
     let outcome = phases::run(&cp, &params, &snapshot, build, &log).await;
     // Kept whatever the outcome: a failed run is when the log matters most.
     let kept = keep_log(&log, &params.state_dir);
@@ -73,6 +59,32 @@ pub async fn run(params: Params, controller: &Path) -> anyhow::Result<Results> {
     };
     results.controller_log = kept.ok();
     Ok(results)
+}
+
+/// Starts a control plane in `state_dir` and copies `controller` into it,
+/// returning the copy's path. Writes are durable, as in a real cluster, so
+/// the floor and the controller pay the same fsync cost. The copy is what
+/// runs: a rebuild of the original during a long run would otherwise swap
+/// the binary between a start and a restart.
+pub(crate) async fn start_plane(
+    state_dir: PathBuf,
+    controller: &Path,
+) -> anyhow::Result<(testenv::ControlPlane, PathBuf)> {
+    let options = testenv::Options {
+        state_dir: Some(state_dir),
+        etcd_unsafe_no_fsync: false,
+        ..testenv::Options::default()
+    };
+    let cp = tokio::task::spawn_blocking(move || testenv::ControlPlane::start(options))
+        .await
+        .context("the control-plane startup task failed")??;
+    let file_name = controller
+        .file_name()
+        .unwrap_or(std::ffi::OsStr::new("controller"));
+    let snapshot = cp.state_dir().join(file_name);
+    std::fs::copy(controller, &snapshot)
+        .with_context(|| format!("copying {} into the state directory", controller.display()))?;
+    Ok((cp, snapshot))
 }
 
 /// Copies the controller's log out of the state directory, which is

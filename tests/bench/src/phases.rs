@@ -419,15 +419,13 @@ async fn steady(
     tokio::time::sleep(idle / 2).await;
 
     let stop_seconds = running.stop().await?.as_secs_f64();
-    let restarted = Instant::now();
-    let mut running = launcher.start()?;
-    running.wait_ready().await?;
-    let ready_seconds = restarted.elapsed().as_secs_f64();
-    let settled = running
-        .wait_quiet(bench.params.sources as f64, bench.convergence_timeout())
-        .await?;
-    let settled_seconds = settled.saturating_duration_since(restarted).as_secs_f64();
-    let restart_cpu = running.cpu_seconds()?;
+    let Restarted {
+        controller: mut running,
+        ready_seconds,
+        settled,
+        settled_seconds,
+        cpu_seconds: restart_cpu,
+    } = restart(bench, launcher).await?;
 
     let end = (started + idle).max(settled + MIN_QUIET_TAIL);
     tokio::time::sleep_until(end.into()).await;
@@ -451,6 +449,37 @@ async fn steady(
         tail: end.saturating_duration_since(settled),
     };
     Ok((running, steady, idle))
+}
+
+/// A controller started again over sources it had already converged.
+pub(crate) struct Restarted {
+    pub(crate) controller: Controller,
+    /// From starting the process until /readyz (caches listed).
+    pub(crate) ready_seconds: f64,
+    /// When its pass over every source had finished.
+    pub(crate) settled: Instant,
+    pub(crate) settled_seconds: f64,
+    /// The process's CPU until then: the re-list and the comparisons.
+    pub(crate) cpu_seconds: f64,
+}
+
+/// Starts the controller over `bench`'s converged sources and waits until
+/// it is ready and has compared every one: the re-list every restart pays.
+pub(crate) async fn restart(bench: &Bench<'_>, launcher: &Launcher) -> anyhow::Result<Restarted> {
+    let started = Instant::now();
+    let mut controller = launcher.start()?;
+    controller.wait_ready().await?;
+    let ready_seconds = started.elapsed().as_secs_f64();
+    let settled = controller
+        .wait_quiet(bench.params.sources as f64, bench.convergence_timeout())
+        .await?;
+    Ok(Restarted {
+        ready_seconds,
+        settled_seconds: settled.saturating_duration_since(started).as_secs_f64(),
+        cpu_seconds: controller.cpu_seconds()?,
+        settled,
+        controller,
+    })
 }
 
 /// Deletes companions one at a time and times each until the watch shows

@@ -233,19 +233,7 @@ struct Plane {
 
 impl Plane {
     async fn start(params: &SweepParams, name: &str, controller: &Path) -> anyhow::Result<Plane> {
-        let options = testenv::Options {
-            state_dir: Some(params.state_dir.join(name)),
-            etcd_unsafe_no_fsync: false,
-            ..testenv::Options::default()
-        };
-        let cp = tokio::task::spawn_blocking(move || testenv::ControlPlane::start(options))
-            .await
-            .context("the control-plane startup task failed")??;
-        let file_name = controller.file_name().unwrap_or_default();
-        let binary = cp.state_dir().join(file_name);
-        std::fs::copy(controller, &binary).with_context(|| {
-            format!("copying {} into the state directory", controller.display())
-        })?;
+        let (cp, binary) = crate::start_plane(params.state_dir.join(name), controller).await?;
         Ok(Plane {
             log: cp.log_dir().join("controller.log"),
             binary,
@@ -358,15 +346,8 @@ async fn size_point(plane: &Plane, params: &SweepParams, n: usize) -> anyhow::Re
     let (running, cold, cold_cpu) = phases::cold(&bench, &launcher, &floor, &servers).await?;
     running.stop().await.context("stopping the controller")?;
 
-    let restarted = Instant::now();
-    let mut running = launcher.start()?;
-    running.wait_ready().await?;
-    let restart_ready_seconds = restarted.elapsed().as_secs_f64();
-    let settled = running
-        .wait_quiet(n as f64, bench.convergence_timeout())
-        .await?;
-    let restart_settled_seconds = settled.saturating_duration_since(restarted).as_secs_f64();
-    let restart_cpu = running.cpu_seconds()?;
+    let restarted = phases::restart(&bench, &launcher).await?;
+    let mut running = restarted.controller;
     tokio::time::sleep(SETTLE).await;
     running.ensure_running()?;
     let memory = running.memory()?;
@@ -378,9 +359,9 @@ async fn size_point(plane: &Plane, params: &SweepParams, n: usize) -> anyhow::Re
         sources: n,
         cold_cpu_seconds: cold_cpu.controller,
         cold_cpu_per_1000: per_1000(cold_cpu.controller),
-        restart_ready_seconds,
-        restart_settled_seconds,
-        restart_cpu_per_1000: per_1000(restart_cpu),
+        restart_ready_seconds: restarted.ready_seconds,
+        restart_settled_seconds: restarted.settled_seconds,
+        restart_cpu_per_1000: per_1000(restarted.cpu_seconds),
         floor,
         cold,
         memory,
