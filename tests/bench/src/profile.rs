@@ -159,6 +159,22 @@ mod tests {
             dockerfile.lines().any(|l| l.trim() == line),
             "the Dockerfile has no line `{line}`"
         );
+        let cmd = Profile::ConfigMapMirror.command(
+            Path::new("configmap-mirror"),
+            Path::new("kubeconfig"),
+            8080,
+            16,
+        );
+        let set = cmd
+            .get_envs()
+            .find(|(name, _)| *name == "GLIBC_TUNABLES")
+            .and_then(|(_, value)| value);
+        // A setting of the bench's own environment is inherited instead.
+        let expected = match std::env::var_os("GLIBC_TUNABLES") {
+            None => Some(std::ffi::OsStr::new(IMAGE_GLIBC_TUNABLES)),
+            Some(_) => None,
+        };
+        assert_eq!(set, expected);
     }
 
     #[test]
