@@ -508,14 +508,26 @@ async fn mirrored_point(
 /// each carries its source's checksum.
 struct Mirrors {
     expected: HashMap<String, String>,
-    matching: HashMap<(String, String), bool>,
+    matches: HashMap<(String, String), bool>,
+    /// How many of `matches` are true, kept as they change: a wait asks
+    /// after every event, under the lock the watch needs for the next one.
+    matching: usize,
     /// When a copy last started to match.
     last_match: Option<Instant>,
 }
 
 impl Mirrors {
+    fn new(expected: HashMap<String, String>) -> Mirrors {
+        Mirrors {
+            expected,
+            matches: HashMap::new(),
+            matching: 0,
+            last_match: None,
+        }
+    }
+
     fn matching(&self) -> usize {
-        self.matching.values().filter(|m| **m).count()
+        self.matching
     }
 }
 
@@ -531,10 +543,15 @@ impl Apply for Mirrors {
         let name = copy.name_any();
         let carries = copy.annotations().get(CHECKSUM_ANNOTATION);
         let matches = carries.is_some() && carries == self.expected.get(&name);
-        if matches && self.matching.get(&(namespace.clone(), name.clone())) != Some(&true) {
-            self.last_match = Some(at);
+        let matched = self.matches.insert((namespace, name), matches) == Some(true);
+        match (matched, matches) {
+            (false, true) => {
+                self.matching += 1;
+                self.last_match = Some(at);
+            }
+            (true, false) => self.matching -= 1,
+            _ => {}
         }
-        self.matching.insert((namespace, name), matches);
     }
 }
 
@@ -546,11 +563,7 @@ async fn wait_for_mirrors(
     count: usize,
 ) -> anyhow::Result<Instant> {
     let config = watcher::Config::default().labels(&copy_selector());
-    let mirrors = Mirrors {
-        expected,
-        matching: HashMap::new(),
-        last_match: None,
-    };
+    let mirrors = Mirrors::new(expected);
     let watched = Watched::start("mirror watch", Api::all(client), config, mirrors).await?;
     let all_in = watched
         .wait_until("every mirror", PATIENCE, |mirrors| {
@@ -935,6 +948,37 @@ impl SweepResults {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn copy_in(namespace: &str, checksum: &str) -> watcher::Event<ConfigMap> {
+        let mut copy = ConfigMap::default();
+        copy.metadata.namespace = Some(namespace.to_owned());
+        copy.metadata.name = Some("src".to_owned());
+        copy.annotations_mut()
+            .insert(CHECKSUM_ANNOTATION.to_owned(), checksum.to_owned());
+        watcher::Event::Apply(copy)
+    }
+
+    #[test]
+    fn mirrors_count_each_copy_once_and_uncount_one_that_stops_matching() {
+        let expected = HashMap::from([("src".to_owned(), "new".to_owned())]);
+        let mut mirrors = Mirrors::new(expected);
+        let a = format!("{MIRRORED_PREFIX}a");
+        let b = format!("{MIRRORED_PREFIX}b");
+        let t0 = Instant::now();
+        mirrors.apply(copy_in(&a, "old"), t0);
+        assert_eq!(mirrors.matching(), 0);
+        mirrors.apply(copy_in(&a, "new"), t0);
+        mirrors.apply(copy_in(&a, "new"), t0 + Duration::from_millis(1));
+        assert_eq!(mirrors.matching(), 1);
+        assert_eq!(mirrors.last_match, Some(t0));
+        let t1 = t0 + Duration::from_millis(2);
+        mirrors.apply(copy_in(&b, "new"), t1);
+        mirrors.apply(copy_in("elsewhere", "new"), t1);
+        assert_eq!(mirrors.matching(), 2);
+        assert_eq!(mirrors.last_match, Some(t1));
+        mirrors.apply(copy_in(&a, "old"), t1);
+        assert_eq!(mirrors.matching(), 1);
+    }
 
     #[test]
     fn exponents_read_linear_flat_and_quadratic() {
