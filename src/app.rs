@@ -17,6 +17,7 @@ use crate::{
     cluster::api_probe,
     cluster::report::EventPublisher,
     cluster::watches::{Namespaces, WatchSettings},
+    decisions::consent::Consent,
     decisions::targets,
     ops::config::{Config, Kind},
     ops::health::Health,
@@ -30,7 +31,18 @@ use kinds::Shared;
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let source_selector = kinds::selector_flag("selector", &config.selector)?;
-    let consent = kinds::selector_flag("accept-mirrors-selector", &config.accept_mirrors_selector)?;
+    let protected = config.protected_namespaces();
+    let consent_of = |flag, value: &str| -> anyhow::Result<Consent> {
+        Ok(Consent::new(
+            kinds::selector_flag(flag, value)?,
+            protected.clone(),
+        ))
+    };
+    let configmap_consent = consent_of("accept-mirrors-selector", &config.accept_mirrors_selector)?;
+    let secret_consent = consent_of(
+        "accept-secret-mirrors-selector",
+        &config.accept_secret_mirrors_selector,
+    )?;
     let shutdown = Shutdown::on_signals().context("cannot listen for signals")?;
     let kube_config =
         api_client::infer_config(config.kubeconfig.as_deref(), config.context.as_deref()).await?;
@@ -66,7 +78,6 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         selector: config.selector.clone(),
         suffix: config.suffix.clone(),
         initial_list: config.initial_list,
-        consent,
     };
     let (namespaces, namespace_watch) = Namespaces::new(&kube_config, &settings, health.clone())?;
     tokio::spawn(api_probe::while_watches_fail(
@@ -88,6 +99,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         metrics,
         backoffs,
         source_label_keys: source_selector.keys(),
+        source_selector,
         retry_policy: RetryPolicy::new(config.slow_retry),
         reserved_names: targets::reserved_names(&config.reserved_names),
         leadership,
@@ -99,19 +111,22 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         kinds = ?config.kinds,
         namespace = config.namespace.as_deref().unwrap_or("(all)"),
         mirroring = config.namespace.is_none(),
+        protected_namespaces = ?protected,
         leader_election = config.leader.enabled,
         "configmap-mirror started"
     );
 
     let configmaps = async {
         match config.mirrors(Kind::Configmaps) {
-            true => kinds::run::<ConfigMap>(shared.clone(), ()).await,
+            true => kinds::run::<ConfigMap>(shared.clone(), configmap_consent, ()).await,
             false => Ok(()),
         }
     };
     let secrets = async {
         match config.mirrors(Kind::Secrets) {
-            true => kinds::run_secrets(shared.clone(), config.digest_key_secret()).await,
+            true => {
+                kinds::run_secrets(shared.clone(), secret_consent, config.digest_key_secret()).await
+            }
             false => Ok(()),
         }
     };

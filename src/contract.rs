@@ -139,6 +139,10 @@ pub mod warning {
     pub const INVALID_MIRROR_TARGETS: &str = "InvalidMirrorTargets";
     pub const INVALID_COPY_LIST: &str = "InvalidCopyList";
     pub const MIRROR_NAME_RESERVED: &str = "MirrorNameReserved";
+    /// A source asks for a protected namespace that consents.
+    pub const MIRROR_NAMESPACE_PROTECTED: &str = "MirrorNamespaceProtected";
+    /// On a Namespace: its `workshop.io/accept-mirrors-from` cannot be read.
+    pub const INVALID_ACCEPT_MIRRORS_FROM: &str = "InvalidAcceptMirrorsFrom";
     pub const COPY_CONTESTED: &str = "CopyContested";
     /// Raised for mirrors too: named before there were mirrors.
     pub const COMPANION_REJECTED: &str = "CompanionRejected";

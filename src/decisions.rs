@@ -7,7 +7,9 @@
 
 pub(crate) mod cache_form;
 pub(crate) mod carried;
+pub(crate) mod consent;
 pub(crate) mod desired;
+pub(crate) mod fresh;
 pub(crate) mod names;
 pub(crate) mod ownership;
 pub(crate) mod plan;

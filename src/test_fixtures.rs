@@ -12,8 +12,11 @@ use k8s_openapi::{
 use kube::core::Status;
 
 use crate::{
-    contract::MIRROR_OF_ANNOTATION, decisions::desired::desired_companion,
-    decisions::selector::Selector, decisions::targets::MIRROR_TO_ANNOTATION,
+    contract::MIRROR_OF_ANNOTATION,
+    decisions::consent::{Consent, NamespaceFacts},
+    decisions::desired::desired_companion,
+    decisions::selector::Selector,
+    decisions::targets::MIRROR_TO_ANNOTATION,
 };
 
 /// The companion suffix of a default install.
@@ -116,8 +119,20 @@ pub(crate) fn mk_mirror(namespace: &str, of: &str) -> ConfigMap {
 }
 
 /// The consent selector of a default install.
-pub(crate) fn mk_consent() -> Selector {
-    Selector::parse("workshop.io/accept-mirrors=true").unwrap()
+pub(crate) fn mk_consent() -> Consent {
+    Consent::new(
+        Selector::parse("workshop.io/accept-mirrors=true").unwrap(),
+        ["kube-system".to_owned()],
+    )
+}
+
+/// A namespace as consent reads it, accepting mirrors from anywhere.
+pub(crate) fn mk_namespace(name: &str, labels: BTreeMap<String, String>) -> NamespaceFacts {
+    NamespaceFacts {
+        name: name.into(),
+        labels,
+        accept_from: None,
+    }
 }
 
 /// The labels of a namespace that gives [`mk_consent`].

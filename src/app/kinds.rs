@@ -11,6 +11,7 @@ use crate::{
     cluster::digest_key,
     cluster::report::EventPublisher,
     cluster::watches::{self, Namespaces, WatchSettings},
+    decisions::consent::Consent,
     decisions::selector::Selector,
     kind::MirroredKind,
     ops::health::Health,
@@ -35,6 +36,7 @@ pub struct Shared {
     pub backoffs: Arc<Backoffs>,
     pub events: EventPublisher,
     pub source_label_keys: Vec<String>,
+    pub source_selector: Selector,
     pub retry_policy: RetryPolicy,
     pub reserved_names: Vec<String>,
     pub leadership: Leadership,
@@ -44,10 +46,15 @@ pub struct Shared {
 
 /// Runs kind `K`'s watches and controllers until a stop is asked for and
 /// its in-flight reconciles are done; an error if its watches end first.
-pub async fn run<K: MirroredKind>(shared: Shared, key: K::DigestKey) -> anyhow::Result<()> {
+pub async fn run<K: MirroredKind>(
+    shared: Shared,
+    consent: Consent,
+    key: K::DigestKey,
+) -> anyhow::Result<()> {
     let (caches, wakeups, watches) = watches::watch::<K>(
         &shared.kube_config,
         shared.settings.clone(),
+        consent.clone(),
         key.clone(),
         &shared.namespaces,
         shared.health.clone(),
@@ -66,7 +73,9 @@ pub async fn run<K: MirroredKind>(shared: Shared, key: K::DigestKey) -> anyhow::
         backoffs: shared.backoffs,
         contests: Contests::default(),
         retry_policy: shared.retry_policy,
-        consent: shared.settings.consent.clone(),
+        consent,
+        source_selector: shared.source_selector,
+        namespace_warnings: Default::default(),
         reserved_names: shared.reserved_names,
         leadership: shared.leadership.clone(),
         shutdown: shared.shutdown.clone(),
@@ -88,7 +97,11 @@ pub async fn run<K: MirroredKind>(shared: Shared, key: K::DigestKey) -> anyhow::
 }
 
 /// Secrets, once their digest key is read (or made).
-pub async fn run_secrets(shared: Shared, key_secret: (String, String)) -> anyhow::Result<()> {
+pub async fn run_secrets(
+    shared: Shared,
+    consent: Consent,
+    key_secret: (String, String),
+) -> anyhow::Result<()> {
     let key = digest_key::obtain(
         shared.client.clone(),
         key_secret,
@@ -97,7 +110,7 @@ pub async fn run_secrets(shared: Shared, key_secret: (String, String)) -> anyhow
     )
     .await;
     match key {
-        Some(key) => run::<Secret>(shared, key).await,
+        Some(key) => run::<Secret>(shared, consent, key).await,
         None => Ok(()),
     }
 }

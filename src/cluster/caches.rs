@@ -8,7 +8,7 @@
 //! namespaces is possible, i.e. when watching all namespaces. What fills
 //! them is `watches`.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Namespace;
 use kube::{
@@ -21,7 +21,7 @@ use tokio::sync::watch;
 use crate::{
     cluster::mirroring_sources::MirroringSources,
     decisions::cache_form::{self, CachedCopy},
-    decisions::selector::Selector,
+    decisions::consent::{Consent, NamespaceFacts},
     decisions::targets::Targets,
     kind::MirroredKind,
 };
@@ -64,16 +64,12 @@ impl<K: MirroredKind> Caches<K> {
         Some(cache_form::copy_from_cache(&cached))
     }
 
-    /// The namespaces that `targets` asks for and that consent to mirrors,
-    /// with their labels; empty when mirroring is off. Only these are
-    /// copied out of the cache: a source's reconcile walks every
-    /// namespace, and copying each one's name and labels on the way cost
-    /// more than the rest of the walk.
-    fn consenting_namespaces(
-        &self,
-        targets: &Targets,
-        consent: &Selector,
-    ) -> Vec<(String, BTreeMap<String, String>)> {
+    /// The namespaces that `targets` asks for and whose labels admit the
+    /// kind, as consent reads them; empty when mirroring is off. Only these
+    /// are copied out of the cache: a source's reconcile walks every
+    /// namespace, and copying each one on the way cost more than the rest
+    /// of the walk.
+    fn admitting_namespaces(&self, targets: &Targets, consent: &Consent) -> Vec<NamespaceFacts> {
         let Some(namespaces) = &self.namespaces else {
             return Vec::new();
         };
@@ -81,43 +77,42 @@ impl<K: MirroredKind> Caches<K> {
             .state()
             .iter()
             .filter(|ns| {
-                let labels = ns.labels();
-                targets.includes(ns.meta().name.as_deref().unwrap_or_default(), labels)
-                    && consent.matches(labels)
+                let name = ns.meta().name.as_deref().unwrap_or_default();
+                targets.includes(name, ns.labels())
+                    && consent.selector.matches(ns.labels())
+                    && !consent.is_protected(name)
             })
-            .map(|ns| (ns.name_any(), ns.labels().clone()))
+            .map(|ns| NamespaceFacts::of(ns.meta()))
             .collect()
     }
 
-    /// A namespace's labels, or None if it does not exist (or mirroring is off).
-    pub fn namespace_labels(&self, name: &str) -> Option<BTreeMap<String, String>> {
+    /// What consent reads of a namespace, or None if it does not exist (or
+    /// mirroring is off).
+    pub fn namespace_facts(&self, name: &str) -> Option<NamespaceFacts> {
         let namespace = self.namespaces.as_ref()?.get(&ObjectRef::new(name))?;
-        Some(namespace.labels().clone())
+        Some(NamespaceFacts::of(namespace.meta()))
     }
 
-    /// Sources that want a mirror in namespace `name` with `labels`.
+    /// Sources that want a mirror in `namespace`.
     pub fn sources_wanting_mirror_in(
         &self,
-        name: &str,
-        labels: &BTreeMap<String, String>,
-        consent: &Selector,
+        namespace: &NamespaceFacts,
+        consent: &Consent,
     ) -> Vec<ObjectRef<K>> {
-        self.mirroring.wanting_mirror_in(name, labels, consent)
+        self.mirroring.wanting_mirror_in(namespace, consent)
     }
 
-    /// The consenting namespaces `targets` asks for (when it names them
-    /// all exactly, only those are looked up), with their labels.
-    pub fn consenting_targets(
-        &self,
-        targets: &Targets,
-        consent: &Selector,
-    ) -> Vec<(String, BTreeMap<String, String>)> {
+    /// The namespaces `targets` asks for whose labels admit the kind (when
+    /// it names them all exactly, only those are looked up). Whether each
+    /// accepts the source's namespace is the caller's question: the answer
+    /// differs per source, and a refusal may be worth a Warning.
+    pub fn admitting_targets(&self, targets: &Targets, consent: &Consent) -> Vec<NamespaceFacts> {
         match targets.exact_names() {
             Some(names) => names
-                .filter_map(|name| Some((name.to_owned(), self.namespace_labels(name)?)))
-                .filter(|(_, labels)| consent.matches(labels))
+                .filter_map(|name| self.namespace_facts(name))
+                .filter(|namespace| consent.admits(namespace))
                 .collect(),
-            None => self.consenting_namespaces(targets, consent),
+            None => self.admitting_namespaces(targets, consent),
         }
     }
 
@@ -138,7 +133,11 @@ mod tests {
     use kube::runtime::{reflector, watcher::Event};
 
     use super::*;
-    use crate::test_fixtures::{mk_consent, mk_consenting_labels, mk_mirrored_source};
+    use std::collections::BTreeMap;
+
+    use crate::test_fixtures::{
+        mk_consent, mk_consenting_labels, mk_mirrored_source, mk_namespace,
+    };
 
     fn caches_with_namespaces(
         namespaces: &[(&str, BTreeMap<String, String>)],
@@ -165,15 +164,30 @@ mod tests {
     }
 
     #[test]
-    fn a_glob_takes_from_the_cache_only_the_consenting_namespaces_it_names() {
+    fn a_glob_takes_from_the_cache_only_the_admitting_namespaces_it_names() {
         let caches = caches_with_namespaces(&[
             ("team-a", mk_consenting_labels()),
             ("team-b", BTreeMap::new()),
             ("other", mk_consenting_labels()),
+            ("kube-system", mk_consenting_labels()),
         ]);
         let source = mk_mirrored_source("team-*");
         let targets = Targets::of(&source.metadata).unwrap().unwrap();
-        let taken = caches.consenting_targets(&targets, &mk_consent());
-        assert_eq!(taken, vec![("team-a".to_owned(), mk_consenting_labels())]);
+        let taken = caches.admitting_targets(&targets, &mk_consent());
+        assert_eq!(taken, vec![mk_namespace("team-a", mk_consenting_labels())]);
+        let everywhere = Targets::of(&mk_mirrored_source("*").metadata)
+            .unwrap()
+            .unwrap();
+        let mut names: Vec<String> = caches
+            .admitting_targets(&everywhere, &mk_consent())
+            .into_iter()
+            .map(|ns| ns.name)
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["other", "team-a"],
+            "never the protected kube-system"
+        );
     }
 }

@@ -8,7 +8,7 @@
 //! naming namespaces by name alone through that name.
 
 use std::{
-    collections::{BTreeMap, HashMap, HashSet},
+    collections::{HashMap, HashSet},
     sync::{Arc, Mutex, PoisonError},
 };
 
@@ -18,7 +18,7 @@ use kube::{
 };
 
 use crate::{
-    decisions::selector::Selector,
+    decisions::consent::{Consent, NamespaceFacts},
     decisions::targets::{Targets, wants_mirror},
     kind::MirroredKind,
 };
@@ -80,23 +80,22 @@ impl<K: MirroredKind> MirroringSources<K> {
     /// The sources that want a mirror in namespace `name` with `labels`.
     pub fn wanting_mirror_in(
         &self,
-        name: &str,
-        labels: &BTreeMap<String, String>,
-        consent: &Selector,
+        namespace: &NamespaceFacts,
+        consent: &Consent,
     ) -> Vec<ObjectRef<K>> {
-        if !consent.matches(labels) {
+        if !consent.admits(namespace) {
             return Vec::new();
         }
         let index = self.lock();
-        let named = index.by_name.get(name).into_iter().flatten();
+        let named = index.by_name.get(&namespace.name).into_iter().flatten();
         named
             .chain(&index.by_pattern)
             .filter(|source| {
                 index
                     .targets
                     .get(*source)
-                    .is_some_and(|(namespace, targets)| {
-                        wants_mirror(targets, namespace, name, labels, consent)
+                    .is_some_and(|(source_namespace, targets)| {
+                        wants_mirror(targets, source_namespace, namespace, consent)
                     })
             })
             .cloned()

@@ -151,7 +151,11 @@ impl EventPublisher {
     }
 
     pub fn warning<K: MirroredKind>(&self, source: &K, reason: &'static str, note: String) {
-        self.publish(source.object_ref(&()), EventType::Warning, reason, note);
+        self.warning_about(source.object_ref(&()), reason, note);
+    }
+
+    pub fn warning_about(&self, regarding: ObjectReference, reason: &'static str, note: String) {
+        self.publish(regarding, EventType::Warning, reason, note);
     }
 }
 

@@ -18,7 +18,7 @@ use std::{
 
 use futures::{Stream, StreamExt, channel::mpsc};
 use kube::{
-    Api, Client, ResourceExt,
+    Api, Client,
     runtime::{
         WatchStreamExt,
         reflector::{self, ObjectRef, Store},
@@ -35,7 +35,7 @@ use crate::{
     cluster::watch_stream,
     contract,
     decisions::cache_form,
-    decisions::selector::Selector,
+    decisions::consent::{self, Consent},
     kind::MirroredKind,
     ops::config::InitialList,
     ops::health::Health,
@@ -64,8 +64,6 @@ pub struct WatchSettings {
     pub selector: String,
     pub suffix: String,
     pub initial_list: InitialList,
-    /// Which namespaces accept mirrors.
-    pub consent: Selector,
 }
 
 const NAMESPACES: &str = "namespaces";
@@ -113,7 +111,7 @@ impl Namespaces {
                     NAMESPACES,
                     health.clone(),
                 )
-                .modify(|ns: &mut NamespaceMeta| ns.managed_fields_mut().clear())
+                .modify(|ns: &mut NamespaceMeta| consent::slim_namespace(&mut ns.metadata))
                 .reflect(writer);
                 namespaces.store = Some(store);
                 Some(events)
@@ -178,11 +176,13 @@ impl Namespaces {
 /// Starts nothing yet: returns one kind's caches, its wakeups, and the
 /// future that drives its two watches (it runs until they end). Each watch
 /// has a client of its own, which tells `health` when the watch reconnects.
-/// The kind's caches and wakeups follow `namespaces` too.
+/// The kind's caches and wakeups follow `namespaces` too, under the kind's
+/// `consent`.
 #[allow(clippy::too_many_arguments)]
 pub fn watch<K: MirroredKind>(
     config: &kube::Config,
     settings: WatchSettings,
+    consent: Consent,
     key: K::DigestKey,
     namespaces: &Namespaces,
     health: Arc<Health>,
@@ -248,8 +248,8 @@ pub fn watch<K: MirroredKind>(
         namespaces.join(Box::new(KindNamespaces {
             follower: NamespaceFollower {
                 caches: caches.clone(),
-                consent: settings.consent,
-                labels_seen: HashMap::new(),
+                consent,
+                seen: HashMap::new(),
             },
             forwarder: forwarder.clone(),
         }));

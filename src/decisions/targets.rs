@@ -4,15 +4,19 @@
 //! - `workshop.io/mirror-to: "team-*,payments"`: namespace names and `*` globs;
 //! - `workshop.io/mirror-to-selector: "env=prod"`: a namespace label selector.
 //!
-//! A namespace receives the mirror when the source asks for it, the
-//! namespace consents (its labels match the controller's consent selector),
-//! and it is not the source's own namespace (that one has the companion).
+//! A namespace receives the mirror when the source asks for it and the
+//! namespace consents (`consent`: its labels, the source namespaces it
+//! accepts from, protection); never the source's own namespace, which has
+//! the companion.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::decisions::selector::Selector;
+use crate::decisions::{
+    consent::{Consent, NamespaceFacts},
+    selector::Selector,
+};
 
 pub const MIRROR_TO_ANNOTATION: &str = "workshop.io/mirror-to";
 /// Published by Kubernetes into every namespace (the root-CA publisher):
@@ -43,7 +47,9 @@ impl Targets {
     pub fn of(source: &ObjectMeta) -> Result<Option<Targets>, String> {
         let annotations = source.annotations.as_ref();
         let get = |key| annotations.and_then(|a| a.get(key)).map(String::as_str);
-        let patterns = get(MIRROR_TO_ANNOTATION).map(parse_patterns).transpose()?;
+        let patterns = get(MIRROR_TO_ANNOTATION)
+            .map(|text| parse_patterns(MIRROR_TO_ANNOTATION, text))
+            .transpose()?;
         let selector = get(MIRROR_TO_SELECTOR_ANNOTATION)
             .map(parse_selector)
             .transpose()?;
@@ -82,12 +88,13 @@ pub const MAX_PATTERNS: usize = 100;
 /// The longest namespace selector a source may give, for the same reason.
 pub const MAX_SELECTOR_LEN: usize = 1024;
 
-fn parse_patterns(text: &str) -> Result<Vec<String>, String> {
+/// A list of namespace names and globs, as annotation `key` holds it.
+pub(crate) fn parse_patterns(key: &str, text: &str) -> Result<Vec<String>, String> {
     // Counted before anything is parsed or allocated.
     let count = text.split(',').count();
     if count > MAX_PATTERNS {
         return Err(format!(
-            "{MIRROR_TO_ANNOTATION} lists {count} names or globs, over the limit of {MAX_PATTERNS}"
+            "{key} lists {count} names or globs, over the limit of {MAX_PATTERNS}"
         ));
     }
     text.split(',')
@@ -102,7 +109,7 @@ fn parse_patterns(text: &str) -> Result<Vec<String>, String> {
                 Ok(pattern.to_owned())
             } else {
                 Err(format!(
-                    "{MIRROR_TO_ANNOTATION}: {pattern:?} is neither a namespace name nor a glob \
+                    "{key}: {pattern:?} is neither a namespace name nor a glob \
                      (lowercase letters, digits, '-' and '*', comma-separated)"
                 ))
             }
@@ -143,23 +150,26 @@ pub fn glob_matches(pattern: &str, name: &str) -> bool {
     rest.len() >= last.len() && rest.ends_with(last)
 }
 
-/// Whether a namespace should hold a mirror of `source`. Consent is
-/// checked first: it is the cheap test, and the one most namespaces fail.
+/// Whether a namespace should hold a mirror of a source in
+/// `source_namespace` asking for `targets`. Consent is checked first: it
+/// is the cheap test, and the one most namespaces fail.
 pub fn wants_mirror(
     targets: &Targets,
     source_namespace: &str,
-    namespace: &str,
-    labels: &BTreeMap<String, String>,
-    consent: &Selector,
+    namespace: &NamespaceFacts,
+    consent: &Consent,
 ) -> bool {
-    namespace != source_namespace && consent.matches(labels) && targets.includes(namespace, labels)
+    consent.admits(namespace)
+        && targets.includes(&namespace.name, &namespace.labels)
+        && consent.verdict(source_namespace, namespace).is_ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_fixtures::{
-        mk_consent, mk_consenting_labels, mk_map, mk_mirrored_source, mk_source, with_annotations,
+        mk_consent, mk_consenting_labels, mk_map, mk_mirrored_source, mk_namespace, mk_source,
+        with_annotations,
     };
 
     #[test]
@@ -252,27 +262,34 @@ mod tests {
             .unwrap()
             .unwrap();
         let consent = mk_consent();
-        let consenting = mk_consenting_labels();
+        let consenting = |name| mk_namespace(name, mk_consenting_labels());
         assert!(wants_mirror(
             &targets,
             "home",
-            "team-a",
-            &consenting,
+            &consenting("team-a"),
             &consent
         ));
         assert!(!wants_mirror(
             &targets,
             "home",
-            "team-a",
-            &BTreeMap::new(),
+            &mk_namespace("team-a", BTreeMap::new()),
             &consent
         ));
         assert!(!wants_mirror(
             &targets,
             "home",
-            "home",
-            &consenting,
+            &consenting("home"),
             &consent
         ));
+        assert!(!wants_mirror(
+            &targets,
+            "home",
+            &consenting("kube-system"),
+            &consent
+        ));
+        let mut picky = consenting("team-b");
+        picky.accept_from = Some("platform".into());
+        assert!(!wants_mirror(&targets, "home", &picky, &consent));
+        assert!(wants_mirror(&targets, "platform", &picky, &consent));
     }
 }

@@ -18,7 +18,7 @@
 //!
 //! No I/O: `watches` sends what these functions decide.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use kube::{
     ResourceExt,
@@ -29,8 +29,8 @@ use crate::{
     cluster::caches::{Caches, NamespaceMeta},
     cluster::mirror_index::MirrorIndex,
     contract,
+    decisions::consent::{Consent, NamespaceFacts},
     decisions::ownership,
-    decisions::selector::Selector,
     kind::MirroredKind,
 };
 
@@ -117,46 +117,48 @@ pub fn copy_wakeups<K: MirroredKind>(event: &Event<K>, suffix: &str) -> Wake<K> 
     }
 }
 
-/// A namespace that appears or changes labels may now be wanted by some
+/// A namespace that appears or changes what consent reads of it (its
+/// labels, the source namespaces it accepts from) may now be wanted by some
 /// mirroring sources (those look again), and may no longer want the copies
-/// it holds (those look again). Any other change of a namespace (its
+/// it holds (those look again). Any other change of a namespace (other
 /// annotations, its status) wakes nothing. A namespace that goes takes its
-/// copies with it. `labels_seen` remembers each namespace's labels, to
-/// tell.
+/// copies with it. `seen` remembers what consent read of each namespace,
+/// to tell.
 pub fn namespace_wakeups<K: MirroredKind>(
     event: &Event<NamespaceMeta>,
     caches: &Caches<K>,
-    consent: &Selector,
-    labels_seen: &mut HashMap<String, BTreeMap<String, String>>,
+    consent: &Consent,
+    seen: &mut HashMap<String, NamespaceFacts>,
 ) -> Wake<K> {
     match event {
         Event::Apply(namespace) => {
-            let name = namespace.name_any();
-            let labels = namespace.labels();
-            if labels_seen.get(&name) == Some(labels) {
+            let facts = NamespaceFacts::of(&namespace.metadata);
+            if seen.get(&facts.name) == Some(&facts) {
                 return Wake::default();
             }
-            labels_seen.insert(name.clone(), labels.clone());
-            Wake {
-                sync: caches.sources_wanting_mirror_in(&name, labels, consent),
-                prune: caches.copies_in(&name),
+            let wake = Wake {
+                sync: caches.sources_wanting_mirror_in(&facts, consent),
+                prune: caches.copies_in(&facts.name),
                 resync: false,
-            }
+            };
+            seen.insert(facts.name.clone(), facts);
+            wake
         }
         Event::Delete(namespace) => {
             let name = namespace.name_any();
-            labels_seen.remove(&name);
+            seen.remove(&name);
             Wake {
                 prune: caches.copies_in(&name),
                 ..Wake::default()
             }
         }
         Event::Init => {
-            labels_seen.clear();
+            seen.clear();
             Wake::default()
         }
         Event::InitApply(namespace) => {
-            labels_seen.insert(namespace.name_any(), namespace.labels().clone());
+            let facts = NamespaceFacts::of(&namespace.metadata);
+            seen.insert(facts.name.clone(), facts);
             Wake::default()
         }
         Event::InitDone => Wake {

@@ -1,47 +1,44 @@
 //! Whether a copy is still wanted: the prune loop's decisions. Pure, like
 //! `plan`; the prune loop reads the caches and carries them out.
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     contract::{self, companion_name},
+    decisions::consent::{Consent, NamespaceFacts},
     decisions::ownership::{controlling_owner, controlling_source},
-    decisions::selector::Selector,
     decisions::targets::{Targets, wants_mirror},
     kind::MirroredKind,
 };
 
 /// Whether a mirror is still wanted, given its source as the cache holds it
-/// (None: not a managed source) and the labels of the mirror's namespace
-/// (None: the namespace is gone, and the mirror with it).
+/// (None: not a managed source) and what consent reads of the mirror's
+/// namespace (None: the namespace is gone, and the mirror with it).
 ///
-/// Consent comes first, always: a namespace that no longer consents loses
+/// Consent comes first, always: a namespace that no longer consents to the
+/// kind, no longer accepts the source's namespace, or is protected loses
 /// its mirrors. Only then does a source whose mirror annotations are
 /// malformed keep its mirrors until it is fixed: a typo must not delete
 /// copies that workloads depend on.
 pub fn mirror_wanted(
-    mirror: &ObjectMeta,
     source: Option<&ObjectMeta>,
-    namespace_labels: Option<&BTreeMap<String, String>>,
-    consent: &Selector,
+    namespace: Option<&NamespaceFacts>,
+    consent: &Consent,
 ) -> bool {
-    let Some(labels) = namespace_labels else {
+    let Some(namespace) = namespace else {
         return true;
     };
     let Some(source) = source else {
         return false;
     };
-    if !consent.matches(labels) {
+    let source_namespace = source.namespace.as_deref().unwrap_or_default();
+    if consent.verdict(source_namespace, namespace).is_err() {
         return false;
     }
-    let source_namespace = source.namespace.as_deref().unwrap_or_default();
-    let namespace = mirror.namespace.as_deref().unwrap_or_default();
     match Targets::of(source) {
         Err(_) => true,
         Ok(None) => false,
-        Ok(Some(targets)) => wants_mirror(&targets, source_namespace, namespace, labels, consent),
+        Ok(Some(targets)) => wants_mirror(&targets, source_namespace, namespace, consent),
     }
 }
 

@@ -41,6 +41,30 @@ pub struct Config {
     )]
     pub accept_mirrors_selector: String,
 
+    /// Label selector of the namespaces that accept Secret mirrors. A
+    /// namespace that accepts ConfigMaps receives no Secret until it
+    /// matches this too. Empty accepts every namespace: then anyone who can
+    /// label a Secret can write Secrets into every namespace.
+    #[arg(
+        long,
+        env = "MIRROR_ACCEPT_SECRET_MIRRORS_SELECTOR", help_heading = "Mirroring", value_name = "SELECTOR",
+        default_value = "workshop.io/accept-secret-mirrors=true",
+        value_parser = parse_selector
+    )]
+    pub accept_secret_mirrors_selector: String,
+
+    /// Namespaces never mirrored into, whatever their labels say. The
+    /// namespace this install runs in, and those of its Lease and digest
+    /// key, are always protected too. Empty protects only those.
+    #[arg(
+        long,
+        env = "MIRROR_PROTECTED_NAMESPACES", help_heading = "Mirroring", value_name = "NAMESPACES",
+        value_delimiter = ',',
+        default_value = "kube-system,kube-public,kube-node-lease",
+        value_parser = parse_optional_namespace
+    )]
+    pub protected_namespaces: Vec<String>,
+
     /// More ConfigMap names never mirrored into other namespaces, besides
     /// the built-in ones that Kubernetes publishes into every namespace
     /// (`kube-root-ca.crt`): a mirror there would fight its publisher.
@@ -164,6 +188,25 @@ impl Config {
             .or_else(|| self.namespace.clone())
             .unwrap_or_else(|| "default".into());
         (namespace, DEFAULT_DIGEST_KEY_NAME.into())
+    }
+}
+
+impl Config {
+    /// The namespaces never mirrored into: `--protected-namespaces`, and
+    /// this install's own: the one it runs in, its Lease's, and its digest
+    /// key's when it mirrors Secrets. A tenant's mirror there could plant
+    /// the controller's own key, or squat names the install relies on.
+    pub fn protected_namespaces(&self) -> Vec<String> {
+        let mut protected = self.protected_namespaces.clone();
+        protected.extend(self.leader.namespace.clone());
+        protected.extend(std::env::var("POD_NAMESPACE").ok());
+        if self.mirrors(Kind::Secrets) {
+            protected.push(self.digest_key_secret().0);
+        }
+        protected.retain(|namespace| !namespace.is_empty());
+        protected.sort();
+        protected.dedup();
+        protected
     }
 }
 
@@ -325,6 +368,15 @@ fn parse_namespace(value: &str) -> Result<String, String> {
     }
 }
 
+/// A namespace name; an empty one (`a,,b`, or an empty variable) stands
+/// for none.
+fn parse_optional_namespace(value: &str) -> Result<String, String> {
+    match value.trim() {
+        "" => Ok(String::new()),
+        value => parse_namespace(value),
+    }
+}
+
 fn parse_lease_name(value: &str) -> Result<String, String> {
     match names::is_dns_subdomain(value) {
         true => Ok(value.to_owned()),
@@ -363,8 +415,41 @@ mod tests {
         assert_eq!(config.initial_list, InitialList::Auto);
         assert_eq!(config.shutdown_timeout, Duration::from_secs(15));
         assert_eq!(config.worker_threads, 1);
+        assert_eq!(
+            config.accept_secret_mirrors_selector,
+            "workshop.io/accept-secret-mirrors=true"
+        );
+        assert_eq!(
+            config.protected_namespaces,
+            ["kube-system", "kube-public", "kube-node-lease"]
+        );
         assert!(!config.leader.enabled);
         assert!(config.leader.validate().is_ok());
+    }
+
+    #[test]
+    fn the_installs_own_namespaces_are_always_protected() {
+        let config = Config::try_parse_from([
+            "configmap-mirror",
+            "--protected-namespaces=",
+            "--leader-election-namespace=mirror-system",
+            "--kinds=configmaps,secrets",
+            "--digest-key-secret=keys/key",
+        ])
+        .unwrap();
+        let protected = config.protected_namespaces();
+        assert!(
+            protected.contains(&"mirror-system".to_owned()),
+            "{protected:?}"
+        );
+        assert!(protected.contains(&"keys".to_owned()), "{protected:?}");
+        assert!(
+            !protected.contains(&"kube-system".to_owned()),
+            "{protected:?}"
+        );
+        assert!(
+            Config::try_parse_from(["configmap-mirror", "--protected-namespaces=Bad_Ns"]).is_err()
+        );
     }
 
     #[test]

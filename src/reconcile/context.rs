@@ -1,8 +1,11 @@
 //! What every reconcile is handed.
 
-use std::sync::{
-    Arc,
-    atomic::{AtomicU64, Ordering},
+use std::{
+    collections::HashMap,
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicU64, Ordering},
+    },
 };
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -14,6 +17,7 @@ use kube::runtime::controller::Action;
 use crate::{
     cluster::caches::Caches,
     cluster::report::EventPublisher,
+    decisions::consent::Consent,
     decisions::selector::Selector,
     kind::MirroredKind,
     ops::leader::Leadership,
@@ -40,8 +44,14 @@ pub struct Context<K: MirroredKind> {
     /// Recent writes of each copy, to tell a fight from following the source.
     pub contests: Contests,
     pub retry_policy: RetryPolicy,
-    /// Which namespaces accept mirrors.
-    pub consent: Selector,
+    /// Which namespaces accept this kind's mirrors, and from where.
+    pub consent: Consent,
+    /// The label selector of sources, parsed: a source read fresh must
+    /// still match it before anything is written from it.
+    pub source_selector: Selector,
+    /// Namespaces already told that their `accept-mirrors-from` cannot be
+    /// read, with the value they were told about: once per value.
+    pub namespace_warnings: NamespaceWarnings,
     /// Names never mirrored into other namespaces.
     pub reserved_names: Vec<String>,
     pub leadership: Leadership,
@@ -137,6 +147,23 @@ impl<K: MirroredKind> Context<K> {
     /// Objects of the mirrored kind in `namespace`.
     pub fn api(&self, namespace: &str) -> Api<K> {
         Api::namespaced(self.client.clone(), namespace)
+    }
+}
+
+/// The Namespaces told of a malformed `workshop.io/accept-mirrors-from`, and
+/// the value each was told of.
+#[derive(Default)]
+pub struct NamespaceWarnings(Mutex<HashMap<String, String>>);
+
+impl NamespaceWarnings {
+    /// Whether `namespace` has not been told of `value` yet; from now on it has.
+    pub fn is_new(&self, namespace: &str, value: &str) -> bool {
+        let mut told = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if told.get(namespace).map(String::as_str) == Some(value) {
+            return false;
+        }
+        told.insert(namespace.to_owned(), value.to_owned());
+        true
     }
 }
 

@@ -24,6 +24,11 @@ pub enum Error {
     #[error("{} already exist(s) and is not a mirror of this source; left untouched", names.join(", "))]
     MirrorNameTaken { names: Vec<String> },
 
+    /// The source asks for protected namespaces that consent: they never
+    /// receive mirrors, whatever their labels say.
+    #[error("{} is protected and never receives mirrors; remove it from the source's targets", namespaces.join(", "))]
+    MirrorNamespaceProtected { namespaces: Vec<String> },
+
     /// The source's name is reserved: published into every namespace by
     /// Kubernetes itself (a mirror would fight its publisher), or listed by
     /// `--reserved-names`.
@@ -127,6 +132,7 @@ impl Error {
             Error::NeverASource { .. } => "never_a_source",
             Error::NameTaken { .. } => "name_taken",
             Error::MirrorNameTaken { .. } => "mirror_name_taken",
+            Error::MirrorNamespaceProtected { .. } => "mirror_namespace_protected",
             Error::InvalidTargets(_) => "invalid_targets",
             Error::InvalidCopyList(_) => "invalid_copy_list",
             Error::ReservedName { .. } => "reserved_name",
@@ -148,6 +154,7 @@ impl Error {
             Error::NeverASource { .. } => Some(warning::SOURCE_NOT_COPYABLE),
             Error::NameTaken { .. } => Some(warning::COMPANION_NAME_TAKEN),
             Error::MirrorNameTaken { .. } => Some(warning::MIRROR_NAME_TAKEN),
+            Error::MirrorNamespaceProtected { .. } => Some(warning::MIRROR_NAMESPACE_PROTECTED),
             Error::InvalidTargets(_) => Some(warning::INVALID_MIRROR_TARGETS),
             Error::InvalidCopyList(_) => Some(warning::INVALID_COPY_LIST),
             Error::ReservedName { .. } => Some(warning::MIRROR_NAME_RESERVED),
@@ -180,6 +187,7 @@ impl Error {
             | Error::NotLeading => Retry::OnChange,
             Error::NameTaken { .. }
             | Error::MirrorNameTaken { .. }
+            | Error::MirrorNamespaceProtected { .. }
             | Error::Contested { .. }
             | Error::Rejected(_)
             | Error::Forbidden(_) => Retry::Slowly,

@@ -110,11 +110,10 @@ fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Verdict {
         Some(_) if wanted::mirror_name_reserved(copy.meta(), &ctx.reserved_names) => true,
         Some((source_namespace, source_name)) => {
             let source = ctx.caches.source(&source_namespace, &source_name);
-            let labels = ctx.caches.namespace_labels(&namespace);
+            let facts = ctx.caches.namespace_facts(&namespace);
             !wanted::mirror_wanted(
-                copy.meta(),
                 source.as_deref().map(Resource::meta),
-                labels.as_ref(),
+                facts.as_ref(),
                 &ctx.consent,
             )
         }

@@ -17,6 +17,7 @@ use kube::{ResourceExt, api::GetParams};
 use tokio::sync::OnceCell;
 
 use crate::{
+    decisions::fresh,
     kind::MirroredKind,
     reconcile::context::{Context, object_key},
     reconcile::error::{ApiOutcome, Error, classify},
@@ -38,7 +39,9 @@ impl<'a, K: MirroredKind> Source<'a, K> {
     }
 
     /// The source as the API server holds it now: the same object (by
-    /// uid) as the cached one, with its content.
+    /// uid) as the cached one, with its content, and still deciding what
+    /// the cached one decided (else the cache is stale, and the reconcile
+    /// runs again from the newer source the watch brings).
     pub async fn read(&self, ctx: &Context<K>) -> Result<&K, Error> {
         self.content
             .get_or_try_init(|| async {
@@ -54,7 +57,20 @@ impl<'a, K: MirroredKind> Source<'a, K> {
                 };
                 let gone = || Error::Stale(format!("{} is gone", object_key(self.cached.meta())));
                 match read {
-                    Ok(Some(source)) if source.uid() == self.cached.uid() => Ok(source),
+                    Ok(Some(source)) if source.uid() == self.cached.uid() => {
+                        let changed = fresh::changed_decision(
+                            self.cached.meta(),
+                            source.meta(),
+                            &ctx.source_selector,
+                        );
+                        match changed {
+                            None => Ok(source),
+                            Some(why) => Err(Error::Stale(format!(
+                                "{} changed since it was cached: {why}",
+                                object_key(self.cached.meta())
+                            ))),
+                        }
+                    }
                     Ok(_) => Err(gone()),
                     Err(error) => match classify(error) {
                         ApiOutcome::Failed(error) => Err(error),

@@ -8,13 +8,16 @@
 use std::sync::Arc;
 
 use futures::{StreamExt, stream};
+use k8s_openapi::api::core::v1::ObjectReference;
 use kube::{ResourceExt, runtime::controller::Action};
 
 use crate::{
+    contract::warning,
     decisions::carried::{self, Lists},
+    decisions::consent::{NamespaceFacts, NamespaceRefusal},
     decisions::desired::{Refusal, desired_companion, desired_mirror, mark_install},
     decisions::plan::{self, NameTaken, Write},
-    decisions::targets::{Targets, wants_mirror},
+    decisions::targets::Targets,
     kind::MirroredKind,
     ops::metrics::Loop,
     reconcile::backoff::BackoffKey,
@@ -131,9 +134,9 @@ async fn sync_mirrors<K: MirroredKind>(
     }
     let source_namespace = cached.namespace().unwrap_or_default();
     let mut wanted = Vec::new();
-    for (checked, (ns, labels)) in ctx
+    for (checked, namespace) in ctx
         .caches
-        .consenting_targets(&targets, &ctx.consent)
+        .admitting_targets(&targets, &ctx.consent)
         .into_iter()
         .enumerate()
     {
@@ -141,10 +144,16 @@ async fn sync_mirrors<K: MirroredKind>(
         if checked % NAMESPACES_BETWEEN_YIELDS == NAMESPACES_BETWEEN_YIELDS - 1 {
             tokio::task::yield_now().await;
         }
-        if wants_mirror(&targets, &source_namespace, &ns, &labels, &ctx.consent)
-            && let Ok(mirror) = desired_mirror(cached, &ns, &ctx.digest_key)
-        {
-            wanted.push(finished(mirror, cached, ctx)?);
+        match ctx.consent.verdict(&source_namespace, &namespace) {
+            Ok(()) => {
+                if let Ok(mirror) = desired_mirror(cached, &namespace.name, &ctx.digest_key) {
+                    wanted.push(finished(mirror, cached, ctx)?);
+                }
+            }
+            Err(NamespaceRefusal::MalformedAcceptFrom(why)) => {
+                warn_namespace(ctx, &namespace, &why);
+            }
+            Err(_) => {}
         }
     }
     let results: Vec<Result<(), Error>> = stream::iter(wanted)
@@ -152,7 +161,50 @@ async fn sync_mirrors<K: MirroredKind>(
         .buffer_unordered(MIRROR_WRITES_AT_ONCE)
         .collect()
         .await;
-    mirror_outcome(results)
+    let protected = protected_targets(&targets, &source_namespace, ctx);
+    mirror_outcome(results, protected)
+}
+
+/// The protected namespaces `targets` asks for that consent to the kind:
+/// they would receive a mirror but for their protection, which the source's
+/// owner should hear of. (Asked for by a glob but not consenting, they
+/// would receive nothing anyway: no news.)
+fn protected_targets<K: MirroredKind>(
+    targets: &Targets,
+    source_namespace: &str,
+    ctx: &Context<K>,
+) -> Vec<String> {
+    ctx.consent
+        .protected()
+        .iter()
+        .filter(|name| name.as_str() != source_namespace)
+        .filter_map(|name| ctx.caches.namespace_facts(name))
+        .filter(|ns| {
+            targets.includes(&ns.name, &ns.labels) && ctx.consent.selector.matches(&ns.labels)
+        })
+        .map(|ns| ns.name)
+        .collect()
+}
+
+/// Tells a namespace, once per value, that its list of accepted source
+/// namespaces cannot be read, so it accepts nothing.
+fn warn_namespace<K: MirroredKind>(ctx: &Context<K>, namespace: &NamespaceFacts, why: &str) {
+    let value = namespace.accept_from.as_deref().unwrap_or_default();
+    if !ctx.namespace_warnings.is_new(&namespace.name, value) {
+        return;
+    }
+    tracing::error!(namespace = %namespace.name, %why, "namespace accepts no mirrors until its annotation is fixed");
+    let regarding = ObjectReference {
+        api_version: Some("v1".into()),
+        kind: Some("Namespace".into()),
+        name: Some(namespace.name.clone()),
+        ..ObjectReference::default()
+    };
+    ctx.events.warning_about(
+        regarding,
+        warning::INVALID_ACCEPT_MIRRORS_FROM,
+        format!("{why}; this namespace accepts no mirrors until it is fixed"),
+    );
 }
 
 /// Where the source asks to be mirrored; None when it does not, or when
@@ -164,10 +216,11 @@ fn mirror_targets<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<Optio
     Targets::of(source.meta()).map_err(Error::InvalidTargets)
 }
 
-/// All names taken become one condition (reported once); a namespace being
-/// deleted needs no mirror; of what is left, the failure to be retried
-/// soonest stands for the rest.
-fn mirror_outcome(results: Vec<Result<(), Error>>) -> Result<(), Error> {
+/// All names taken become one condition (reported once), and so do the
+/// protected namespaces asked for; a namespace being deleted needs no
+/// mirror; of what is left, the failure to be retried soonest stands for
+/// the rest.
+fn mirror_outcome(results: Vec<Result<(), Error>>, protected: Vec<String>) -> Result<(), Error> {
     let mut taken = Vec::new();
     let mut others = Vec::new();
     for result in results {
@@ -180,6 +233,11 @@ fn mirror_outcome(results: Vec<Result<(), Error>>) -> Result<(), Error> {
     taken.sort();
     if !taken.is_empty() {
         others.insert(0, Err(Error::MirrorNameTaken { names: taken }));
+    }
+    if !protected.is_empty() {
+        others.push(Err(Error::MirrorNamespaceProtected {
+            namespaces: protected,
+        }));
     }
     soonest(others)
 }

@@ -26,6 +26,11 @@ pub trait TestKind: MirroredKind {
     /// The controller's flags that turn the kind on.
     const ARGS: &'static [&'static str];
 
+    /// The namespace label that consents to mirrors of the kind (the
+    /// default `--accept-mirrors-selector` or
+    /// `--accept-secret-mirrors-selector`).
+    const CONSENT_LABEL: &'static str;
+
     /// An object with string data, labeled as a source or not.
     fn with_data(name: &str, data: &[(&str, &str)], labeled: bool) -> Self;
 
@@ -44,6 +49,7 @@ pub trait TestKind: MirroredKind {
 
 impl TestKind for ConfigMap {
     const ARGS: &'static [&'static str] = &[];
+    const CONSENT_LABEL: &'static str = "workshop.io/accept-mirrors";
 
     fn with_data(name: &str, data: &[(&str, &str)], labeled: bool) -> Self {
         let mut cm = super::mk_source(name, data);
@@ -80,6 +86,7 @@ const KEY_SECRET: &str = "configmap-mirror-digest-key";
 
 impl TestKind for Secret {
     const ARGS: &'static [&'static str] = &["--kinds=configmaps,secrets"];
+    const CONSENT_LABEL: &'static str = "workshop.io/accept-secret-mirrors";
 
     fn with_data(name: &str, data: &[(&str, &str)], labeled: bool) -> Self {
         Secret {

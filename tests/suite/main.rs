@@ -9,6 +9,7 @@ mod common;
 mod allowlist;
 mod bad_input;
 mod chart;
+mod consent;
 mod control_plane;
 mod deploy;
 mod flags;

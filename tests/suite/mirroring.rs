@@ -28,8 +28,6 @@ use serde_json::json;
 use testenv::{ControlPlane, LazyControlPlane};
 use tokio::sync::{Mutex, MutexGuard};
 
-const CONSENT: &str = "workshop.io/accept-mirrors";
-
 /// Apart from the other topics' tests, whose namespaces a cluster-wide
 /// controller would serve too.
 fn control_plane() -> &'static ControlPlane {
@@ -44,17 +42,17 @@ async fn exclusive() -> MutexGuard<'static, ()> {
 }
 
 /// One test's world, mirroring objects of kind `K`.
-struct World<K = ConfigMap> {
-    scene: Scene<'static>,
+pub(crate) struct World<K = ConfigMap> {
+    pub(crate) scene: Scene<'static>,
     /// Unique to the test: every target namespace is named `<prefix>-...`.
-    prefix: String,
+    pub(crate) prefix: String,
     controller: Option<ControllerProcess>,
     _turn: MutexGuard<'static, ()>,
     _kind: PhantomData<K>,
 }
 
 impl<K: TestKind> World<K> {
-    async fn new(tag: &str) -> World<K> {
+    pub(crate) async fn new(tag: &str) -> World<K> {
         let turn = exclusive().await;
         let scene = Scene::on(control_plane(), tag).await;
         let prefix = scene.namespace.clone();
@@ -69,11 +67,11 @@ impl<K: TestKind> World<K> {
         world
     }
 
-    async fn start(&mut self) {
+    pub(crate) async fn start(&mut self) {
         self.start_with(&[]).await;
     }
 
-    async fn start_with(&mut self, extra: &[&str]) {
+    pub(crate) async fn start_with(&mut self, extra: &[&str]) {
         let kubeconfig = self.scene.control_plane.kubeconfig_path().to_path_buf();
         // The digest key in the test's own namespace, where the tests read it.
         let key_secret = format!("{}/configmap-mirror-digest-key", self.prefix);
@@ -86,24 +84,29 @@ impl<K: TestKind> World<K> {
         self.controller = Some(controller);
     }
 
-    fn controller(&self) -> &ControllerProcess {
+    pub(crate) fn controller(&self) -> &ControllerProcess {
         self.controller.as_ref().expect("the controller runs")
     }
 
-    fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         let controller = self.controller.take().expect("the controller runs");
         assert!(controller.stop().success());
     }
 
     /// Creates `<prefix>-<suffix>`, consenting or not, with extra labels.
-    async fn namespace(&self, suffix: &str, consents: bool, labels: &[(&str, &str)]) -> String {
+    pub(crate) async fn namespace(
+        &self,
+        suffix: &str,
+        consents: bool,
+        labels: &[(&str, &str)],
+    ) -> String {
         let name = format!("{}-{suffix}", self.prefix);
         let mut all: BTreeMap<String, String> = labels
             .iter()
             .map(|(k, v)| ((*k).into(), (*v).into()))
             .collect();
         if consents {
-            all.insert(CONSENT.into(), "true".into());
+            all.insert(K::CONSENT_LABEL.into(), "true".into());
         }
         let namespace = Namespace {
             metadata: ObjectMeta {
@@ -120,7 +123,7 @@ impl<K: TestKind> World<K> {
         name
     }
 
-    async fn label_namespace(&self, name: &str, key: &str, value: Option<&str>) {
+    pub(crate) async fn label_namespace(&self, name: &str, key: &str, value: Option<&str>) {
         let api: Api<Namespace> = Api::all(self.scene.client.clone());
         let patch = json!({"metadata": {"labels": {key: value}}});
         api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -129,17 +132,17 @@ impl<K: TestKind> World<K> {
     }
 
     /// Objects of the kind in `namespace`.
-    fn api(&self, namespace: &str) -> Api<K> {
+    pub(crate) fn api(&self, namespace: &str) -> Api<K> {
         Api::namespaced(self.scene.client.clone(), namespace)
     }
 
     /// Objects of the kind in the test's own namespace.
-    fn objects(&self) -> Objects<'_, K> {
+    pub(crate) fn objects(&self) -> Objects<'_, K> {
         Objects::of(&self.scene)
     }
 
     /// A labeled source in the test's own namespace that mirrors to `to`.
-    async fn source(&self, name: &str, to: &[(&str, &str)]) -> K {
+    pub(crate) async fn source(&self, name: &str, to: &[(&str, &str)]) -> K {
         let mut source = K::with_data(name, &[("color", "blue")], true);
         source.meta_mut().annotations =
             Some(to.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect());
@@ -147,7 +150,7 @@ impl<K: TestKind> World<K> {
     }
 
     /// Waits until `namespace` holds an exact mirror of the source as it is now.
-    async fn mirror_in_sync(&self, namespace: &str, source_name: &str) -> K {
+    pub(crate) async fn mirror_in_sync(&self, namespace: &str, source_name: &str) -> K {
         let objects = self.objects();
         let key = K::digest_key(&objects).await;
         let mirrors = self.api(namespace);
@@ -164,7 +167,7 @@ impl<K: TestKind> World<K> {
         .unwrap_or_else(|e| panic!("{e:#}"))
     }
 
-    async fn no_mirror(&self, namespace: &str, name: &str) {
+    pub(crate) async fn no_mirror(&self, namespace: &str, name: &str) {
         let api = self.api(namespace);
         testenv::wait_for(&format!("no {name} in {namespace}"), PATIENCE, || async {
             matches!(api.get_opt(name).await, Ok(None)).then_some(())
@@ -175,7 +178,7 @@ impl<K: TestKind> World<K> {
 
     /// Deletes the test's sources and waits until every copy made from
     /// them, anywhere, is gone, so the next test starts from a clean cluster.
-    async fn clean_up(mut self) {
+    pub(crate) async fn clean_up(mut self) {
         if self.controller.is_none() {
             self.start().await;
         }
@@ -224,7 +227,7 @@ fn is_exact_mirror<K: TestKind>(mirror: &K, source: &K, key: &K::DigestKey) -> b
         && !mirror.labels().contains_key(SOURCE_LABEL)
 }
 
-fn to(glob: &str) -> (&'static str, &str) {
+pub(crate) fn to(glob: &str) -> (&'static str, &str) {
     ("workshop.io/mirror-to", glob)
 }
 
@@ -315,9 +318,11 @@ async fn consent_granted_brings_the_mirror_and_consent_withdrawn_removes_it<K: T
             .is_none()
     );
 
-    world.label_namespace(&target, CONSENT, Some("true")).await;
+    world
+        .label_namespace(&target, K::CONSENT_LABEL, Some("true"))
+        .await;
     world.mirror_in_sync(&target, "shared").await;
-    world.label_namespace(&target, CONSENT, None).await;
+    world.label_namespace(&target, K::CONSENT_LABEL, None).await;
     world.no_mirror(&target, "shared").await;
     world.clean_up().await;
 }
@@ -590,7 +595,7 @@ async fn withdrawn_consent_removes_a_mirror_whose_source_annotation_is_malformed
         .scene
         .wait_event("shared", "InvalidMirrorTargets")
         .await;
-    world.label_namespace(&b, CONSENT, None).await;
+    world.label_namespace(&b, K::CONSENT_LABEL, None).await;
     world.no_mirror(&b, "shared").await;
     world.clean_up().await;
 }

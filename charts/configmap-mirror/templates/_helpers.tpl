@@ -102,6 +102,8 @@ The controller's command-line flags, one per item, every value quoted.
 - {{ printf "--namespace=%s" . | quote }}
 {{- end }}
 - {{ printf "--accept-mirrors-selector=%s" $c.acceptMirrorsSelector | quote }}
+- {{ printf "--accept-secret-mirrors-selector=%s" $c.acceptSecretMirrorsSelector | quote }}
+- {{ printf "--protected-namespaces=%s" (join "," $c.protectedNamespaces) | quote }}
 {{- with $c.reservedNames }}
 - {{ printf "--reserved-names=%s" (join "," .) | quote }}
 {{- end }}

@@ -3,7 +3,8 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::decisions::targets::MIRROR_TO_SELECTOR_ANNOTATION;
 use crate::test_fixtures::{
-    mk_consent, mk_consenting_labels, mk_map, mk_mirrored_source, mk_source, with_annotations,
+    mk_consent, mk_consenting_labels, mk_map, mk_mirrored_source, mk_namespace, mk_source,
+    with_annotations,
 };
 
 fn named(name: &str, to: &str) -> k8s_openapi::api::core::v1::ConfigMap {
@@ -18,11 +19,11 @@ fn a_source_naming_namespaces_is_found_by_those_names_only() {
     index.observe(&Event::Apply(named("exact", "team-a,team-b")));
     index.observe(&Event::Apply(mk_source("plain", &[])));
     let consenting = mk_consenting_labels();
-    let found = index.wanting_mirror_in("team-b", &consenting, &mk_consent());
+    let found = index.wanting_mirror_in(&mk_namespace("team-b", consenting.clone()), &mk_consent());
     assert_eq!(found, vec![ObjectRef::from(&named("exact", "x"))]);
     assert!(
         index
-            .wanting_mirror_in("team-c", &consenting, &mk_consent())
+            .wanting_mirror_in(&mk_namespace("team-c", consenting.clone()), &mk_consent())
             .is_empty()
     );
     let by_name = &index.lock().by_name;
@@ -44,7 +45,7 @@ fn globs_and_selectors_are_compared_with_every_namespace() {
     index.observe(&Event::Apply(selecting));
     let mut prod = mk_consenting_labels();
     prod.insert("env".into(), "prod".into());
-    let mut found = index.wanting_mirror_in("team-x", &prod, &mk_consent());
+    let mut found = index.wanting_mirror_in(&mk_namespace("team-x", prod.clone()), &mk_consent());
     found.sort_by_key(|r| r.name.clone());
     assert_eq!(
         found.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
@@ -52,7 +53,7 @@ fn globs_and_selectors_are_compared_with_every_namespace() {
     );
     assert!(
         index
-            .wanting_mirror_in("team-x", &BTreeMap::new(), &mk_consent())
+            .wanting_mirror_in(&mk_namespace("team-x", BTreeMap::new()), &mk_consent())
             .is_empty(),
         "consent first"
     );
@@ -66,12 +67,12 @@ fn a_changed_or_deleted_source_is_refiled_or_forgotten() {
     let consenting = mk_consenting_labels();
     assert!(
         index
-            .wanting_mirror_in("team-a", &consenting, &mk_consent())
+            .wanting_mirror_in(&mk_namespace("team-a", consenting.clone()), &mk_consent())
             .is_empty()
     );
     assert_eq!(
         index
-            .wanting_mirror_in("team-b", &consenting, &mk_consent())
+            .wanting_mirror_in(&mk_namespace("team-b", consenting.clone()), &mk_consent())
             .len(),
         1
     );
@@ -96,7 +97,10 @@ fn a_relist_replaces_the_index() {
     index.observe(&Event::Init);
     index.observe(&Event::InitApply(named("new", "team-a")));
     index.observe(&Event::InitDone);
-    let found = index.wanting_mirror_in("team-a", &mk_consenting_labels(), &mk_consent());
+    let found = index.wanting_mirror_in(
+        &mk_namespace("team-a", mk_consenting_labels()),
+        &mk_consent(),
+    );
     assert_eq!(found, vec![ObjectRef::from(&named("new", "x"))]);
     let _ = mk_map(&[]);
 }

@@ -3,11 +3,7 @@
 //! sends those wakeups to the kind's controllers and tells `health` how
 //! each watch fares.
 
-use std::{
-    collections::{BTreeMap, HashMap},
-    sync::Arc,
-    time::Instant,
-};
+use std::{collections::HashMap, sync::Arc, time::Instant};
 
 use futures::{SinkExt, Stream, StreamExt, channel::mpsc, future::BoxFuture};
 use kube::{
@@ -24,7 +20,7 @@ use crate::{
     cluster::caches::{Caches, NamespaceMeta},
     cluster::mirror_index::MirrorIndex,
     cluster::watch_stream,
-    decisions::selector::Selector,
+    decisions::consent::{Consent, NamespaceFacts},
     decisions::wakeups::{self, Wake},
     kind::MirroredKind,
     ops::health::Health,
@@ -72,14 +68,15 @@ impl<K: MirroredKind> Follower<K, K> for CopyFollower<K> {
 
 pub(super) struct NamespaceFollower<K: MirroredKind> {
     pub(super) caches: Caches<K>,
-    pub(super) consent: Selector,
-    /// Each namespace's labels, to tell a change of labels from any other.
-    pub(super) labels_seen: HashMap<String, BTreeMap<String, String>>,
+    pub(super) consent: Consent,
+    /// What consent read of each namespace, to tell a change of it from
+    /// any other.
+    pub(super) seen: HashMap<String, NamespaceFacts>,
 }
 
 impl<K: MirroredKind> Follower<NamespaceMeta, K> for NamespaceFollower<K> {
     fn follow(&mut self, event: &Event<NamespaceMeta>) -> Wake<K> {
-        wakeups::namespace_wakeups(event, &self.caches, &self.consent, &mut self.labels_seen)
+        wakeups::namespace_wakeups(event, &self.caches, &self.consent, &mut self.seen)
     }
 }
 

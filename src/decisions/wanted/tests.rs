@@ -1,8 +1,10 @@
+use std::collections::BTreeMap;
+
 use super::*;
 use crate::decisions::desired::{self, desired_companion};
 use crate::decisions::ownership::claimed_source;
 use crate::test_fixtures::{
-    SUFFIX, mk_consent, mk_consenting_labels, mk_mirrored_source, mk_source,
+    SUFFIX, mk_consent, mk_consenting_labels, mk_mirrored_source, mk_namespace, mk_source,
 };
 use k8s_openapi::api::core::v1::ConfigMap;
 
@@ -40,17 +42,14 @@ fn a_copy_under_another_name_is_never_pruned() {
 fn consent_withdrawn_removes_a_mirror_even_while_the_annotation_is_malformed() {
     let consent = mk_consent();
     let typo = mk_mirrored_source("");
-    let mirror = desired::desired_mirror(&mk_mirrored_source("*"), "team-a", &()).unwrap();
     assert!(mirror_wanted(
-        &mirror.metadata,
         Some(&typo.metadata),
-        Some(&mk_consenting_labels()),
+        Some(&mk_namespace("team-a", mk_consenting_labels())),
         &consent
     ));
     assert!(!mirror_wanted(
-        &mirror.metadata,
         Some(&typo.metadata),
-        Some(&BTreeMap::new()),
+        Some(&mk_namespace("team-a", BTreeMap::new())),
         &consent
     ));
 }
@@ -74,27 +73,23 @@ fn a_companion_without_a_controlling_owner_is_never_pruned() {
 fn a_mirror_is_wanted_while_its_source_asks_and_its_namespace_consents() {
     let consent = mk_consent();
     let source = mk_mirrored_source("team-*");
-    let mirror = desired::desired_mirror(&source, "team-a", &()).unwrap();
     assert!(mirror_wanted(
-        &mirror.metadata,
         Some(&source.metadata),
-        Some(&mk_consenting_labels()),
+        Some(&mk_namespace("team-a", mk_consenting_labels())),
         &consent
     ));
     assert!(
         !mirror_wanted(
-            &mirror.metadata,
             Some(&source.metadata),
-            Some(&BTreeMap::new()),
+            Some(&mk_namespace("team-a", BTreeMap::new())),
             &consent
         ),
         "consent withdrawn"
     );
     assert!(
         !mirror_wanted(
-            &mirror.metadata,
             None,
-            Some(&mk_consenting_labels()),
+            Some(&mk_namespace("team-a", mk_consenting_labels())),
             &consent
         ),
         "source gone"
@@ -102,9 +97,8 @@ fn a_mirror_is_wanted_while_its_source_asks_and_its_namespace_consents() {
     let narrowed = mk_mirrored_source("payments");
     assert!(
         !mirror_wanted(
-            &mirror.metadata,
             Some(&narrowed.metadata),
-            Some(&mk_consenting_labels()),
+            Some(&mk_namespace("team-a", mk_consenting_labels())),
             &consent
         ),
         "not asked any more"
@@ -112,12 +106,51 @@ fn a_mirror_is_wanted_while_its_source_asks_and_its_namespace_consents() {
     let typo = mk_mirrored_source("team_*");
     assert!(
         mirror_wanted(
-            &mirror.metadata,
             Some(&typo.metadata),
-            Some(&mk_consenting_labels()),
+            Some(&mk_namespace("team-a", mk_consenting_labels())),
             &consent
         ),
         "kept until fixed"
+    );
+}
+
+#[test]
+fn a_mirror_is_unwanted_once_its_namespace_stops_accepting_the_source_namespace() {
+    let consent = mk_consent();
+    let source = mk_mirrored_source("*");
+    let mut namespace = mk_namespace("team-a", mk_consenting_labels());
+    assert!(mirror_wanted(
+        Some(&source.metadata),
+        Some(&namespace),
+        &consent
+    ));
+    namespace.accept_from = Some("platform-*".into());
+    assert!(!mirror_wanted(
+        Some(&source.metadata),
+        Some(&namespace),
+        &consent
+    ));
+    namespace.accept_from = Some("ns".into());
+    assert!(mirror_wanted(
+        Some(&source.metadata),
+        Some(&namespace),
+        &consent
+    ));
+    namespace.accept_from = Some("Not A List".into());
+    assert!(
+        !mirror_wanted(Some(&source.metadata), Some(&namespace), &consent),
+        "a malformed list accepts nothing"
+    );
+    let protected = mk_namespace("kube-system", mk_consenting_labels());
+    assert!(!mirror_wanted(
+        Some(&source.metadata),
+        Some(&protected),
+        &consent
+    ));
+    let typo = mk_mirrored_source("team_*");
+    assert!(
+        !mirror_wanted(Some(&typo.metadata), Some(&protected), &consent),
+        "a malformed source keeps no mirror in a protected namespace"
     );
 }
 
