@@ -105,13 +105,16 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
     let configmaps = async {
         match config.mirrors(Kind::Configmaps) {
-            true => kinds::run::<ConfigMap>(shared.clone(), ()).await,
+            true => kinds::run::<ConfigMap>(shared.clone(), (), futures::stream::pending()).await,
             false => Ok(()),
         }
     };
     let secrets = async {
         match config.mirrors(Kind::Secrets) {
-            true => kinds::run_secrets(shared.clone(), config.digest_key_secret()).await,
+            true => {
+                let key_secret = config.digest_key_secret();
+                kinds::run_secrets(shared.clone(), key_secret, config.initial_list).await
+            }
             false => Ok(()),
         }
     };

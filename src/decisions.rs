@@ -8,7 +8,9 @@
 pub(crate) mod cache_form;
 pub(crate) mod carried;
 pub(crate) mod desired;
+pub(crate) mod key_secret;
 pub(crate) mod names;
+pub(crate) mod owner_ref;
 pub(crate) mod ownership;
 pub(crate) mod plan;
 pub(crate) mod selector;

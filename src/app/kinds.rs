@@ -4,15 +4,18 @@
 
 use std::sync::Arc;
 
+use futures::Stream;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 
 use crate::{
-    cluster::digest_key,
+    cluster::digest_key::{self, KeySecret},
     cluster::report::EventPublisher,
     cluster::watches::{self, Namespaces, WatchSettings},
     decisions::selector::Selector,
     kind::MirroredKind,
+    kind::secret::SharedDigestKey,
+    ops::config::InitialList,
     ops::health::Health,
     ops::leader::Leadership,
     ops::metrics::Metrics,
@@ -44,12 +47,17 @@ pub struct Shared {
 
 /// Runs kind `K`'s watches and controllers until a stop is asked for and
 /// its in-flight reconciles are done; an error if its watches end first.
-pub async fn run<K: MirroredKind>(shared: Shared, key: K::DigestKey) -> anyhow::Result<()> {
-    let (caches, wakeups, watches) = watches::watch::<K>(
+/// Each item of `new_keys` (a new digest key) compares every source again.
+pub async fn run<K: MirroredKind>(
+    shared: Shared,
+    key: K::KeyHandle,
+    new_keys: impl Stream<Item = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let (caches, wakeups, watches) = watches::watch::<K, _>(
         &shared.kube_config,
         shared.settings.clone(),
-        key.clone(),
         &shared.namespaces,
+        new_keys,
         shared.health.clone(),
         shared.metrics.clone(),
         shared.backoffs.clone(),
@@ -87,18 +95,30 @@ pub async fn run<K: MirroredKind>(shared: Shared, key: K::DigestKey) -> anyhow::
     }
 }
 
-/// Secrets, once their digest key is read (or made).
-pub async fn run_secrets(shared: Shared, key_secret: (String, String)) -> anyhow::Result<()> {
-    let key = digest_key::obtain(
+/// Secrets, with the digest key their watch keeps: copies are written
+/// while there is a key to use, and removed when no longer wanted whether
+/// or not there is.
+pub async fn run_secrets(
+    shared: Shared,
+    key_secret: KeySecret,
+    initial_list: InitialList,
+) -> anyhow::Result<()> {
+    let key = SharedDigestKey::default();
+    let new_keys = digest_key::new_keys(&key);
+    let keeper = digest_key::keep(
+        &shared.kube_config,
         shared.client.clone(),
         key_secret,
-        &shared.health,
-        &shared.shutdown,
-    )
-    .await;
-    match key {
-        Some(key) => run::<Secret>(shared, key).await,
-        None => Ok(()),
+        key.clone(),
+        initial_list,
+        shared.health.clone(),
+    );
+    tokio::select! {
+        ran = run::<Secret>(shared.clone(), key, new_keys) => ran,
+        kept = keeper => {
+            kept?;
+            anyhow::bail!("the watch of the digest key ended unexpectedly")
+        }
     }
 }
 

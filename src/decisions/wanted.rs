@@ -7,7 +7,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     contract::{self, companion_name},
-    decisions::ownership::{controlling_owner, controlling_source},
+    decisions::owner_ref::{controlling_owner, controlling_source},
     decisions::selector::Selector,
     decisions::targets::{Targets, wants_mirror},
     kind::MirroredKind,

@@ -75,6 +75,12 @@ pub enum Error {
     #[error("shutting down")]
     ShuttingDown,
 
+    /// The kind's checksums need a key, and none can be used now (`/readyz`
+    /// and the log say why). Copies are written once it can: its arrival
+    /// compares every source again.
+    #[error("no digest key can be used yet; copies are written once one can")]
+    NoDigestKey,
+
     /// Anything the API server or the network may get over by itself.
     #[error("transient API error: {0}")]
     Transient(#[source] kube::Error),
@@ -136,6 +142,7 @@ impl Error {
             Error::Stale(_) => "stale_cache",
             Error::NamespaceTerminating => "namespace_terminating",
             Error::ShuttingDown => "shutting_down",
+            Error::NoDigestKey => "no_digest_key",
             Error::NotLeading => "not_leading",
             Error::Transient(_) => "transient",
         }
@@ -158,7 +165,8 @@ impl Error {
             | Error::Transient(_)
             | Error::NamespaceTerminating
             | Error::ShuttingDown
-            | Error::NotLeading => None,
+            | Error::NotLeading
+            | Error::NoDigestKey => None,
         }
     }
 
@@ -177,7 +185,8 @@ impl Error {
             | Error::InvalidCopyList(_)
             | Error::ReservedName { .. }
             | Error::ShuttingDown
-            | Error::NotLeading => Retry::OnChange,
+            | Error::NotLeading
+            | Error::NoDigestKey => Retry::OnChange,
             Error::NameTaken { .. }
             | Error::MirrorNameTaken { .. }
             | Error::Contested { .. }
