@@ -11,6 +11,7 @@ mod bad_input;
 mod chart;
 mod control_plane;
 mod deploy;
+mod digest_key;
 mod flags;
 mod healing;
 mod health;
