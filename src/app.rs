@@ -118,14 +118,24 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
     let configmaps = async {
         match config.mirrors(Kind::Configmaps) {
-            true => kinds::run::<ConfigMap>(shared.clone(), configmap_consent, ()).await,
+            true => {
+                let no_new_keys = futures::stream::pending();
+                kinds::run::<ConfigMap>(shared.clone(), configmap_consent, (), no_new_keys).await
+            }
             false => Ok(()),
         }
     };
     let secrets = async {
         match config.mirrors(Kind::Secrets) {
             true => {
-                kinds::run_secrets(shared.clone(), secret_consent, config.digest_key_secret()).await
+                let key_secret = config.digest_key_secret();
+                kinds::run_secrets(
+                    shared.clone(),
+                    secret_consent,
+                    key_secret,
+                    config.initial_list,
+                )
+                .await
             }
             false => Ok(()),
         }

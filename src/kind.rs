@@ -9,9 +9,10 @@
 pub mod configmap;
 pub mod secret;
 
-use std::fmt::Debug;
+use std::{borrow::Cow, fmt::Debug};
 
 use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::serde::{Serialize, de::DeserializeOwned};
 use kube::Resource;
 
@@ -30,19 +31,43 @@ pub trait MirroredKind:
     + Sync
     + 'static
 {
-    /// What the digest needs besides the content: nothing for a kind whose
-    /// content may be confirmed from a copy's metadata, the install's key
-    /// for one whose content must stay secret.
+    /// What a checksum needs besides the content and its source: nothing
+    /// for a kind whose content may be confirmed from a copy's metadata,
+    /// the install's key for one whose content must stay secret.
     type DigestKey: Clone + Send + Sync + 'static;
+
+    /// Where a running controller finds its current [`Self::DigestKey`]:
+    /// nothing to look up for a kind without a key; for one with a key, a
+    /// handle whose key may change, or be missing for a while.
+    type KeyHandle: Clone + Send + Sync + 'static;
 
     /// The watches of this kind's sources and copies, as logs, metrics and
     /// `/readyz` name them.
     const SOURCES_WATCH: &'static str;
     const COPIES_WATCH: &'static str;
 
-    /// The digest of the content, as a copy's checksum annotation records
-    /// it: the same content and key give the same digest in every process.
-    fn content_digest(&self, key: &Self::DigestKey) -> String;
+    /// The key `handle` holds now; None while there is none to use.
+    fn current_key(handle: &Self::KeyHandle) -> Option<Self::DigestKey>;
+
+    /// A digest of the content alone, which needs no key: what the caches
+    /// keep in place of the content. The same content gives the same
+    /// digest in every process. It never leaves the process: a copy
+    /// records [`MirroredKind::checksum`], which may differ from it.
+    fn content_hash(&self) -> String;
+
+    /// The checksum a copy of `source` whose content has `content_hash`
+    /// records in its checksum annotation.
+    fn checksum<'h>(
+        content_hash: &'h str,
+        source: &SourceId<'_>,
+        key: &Self::DigestKey,
+    ) -> Cow<'h, str>;
+
+    /// The checksum this object's own copies record: its content's, under
+    /// its own identity.
+    fn content_digest(&self, key: &Self::DigestKey) -> String {
+        Self::checksum(&self.content_hash(), &SourceId::of(self.meta()), key).into_owned()
+    }
 
     /// Why this object may never be a source, whatever its labels, if so.
     fn source_refusal(&self) -> Option<&'static str> {
@@ -56,29 +81,51 @@ pub trait MirroredKind:
     fn set_content(&mut self, other: &Self);
 
     /// Drops the content, keeping the fields a comparison reads besides
-    /// the digest (such as immutability), for the slim cached forms.
+    /// the hash (such as immutability), for the slim cached forms.
     fn drop_content(&mut self);
 
     /// Whether the API server refuses changes of this object's content.
     fn is_immutable(&self) -> bool;
 
-    /// Whether bringing `actual` (whose content has `actual_digest`) to
-    /// `desired` needs a delete and a create: the API server refuses the
-    /// change in place.
-    fn needs_recreate(actual: &Self, actual_digest: &str, desired: &Self) -> bool {
-        changes_immutable_content(actual, actual_digest, desired)
+    /// Whether bringing `actual` to `desired` needs a delete and a create:
+    /// the API server refuses the change in place. `actual_checksum` is the
+    /// checksum of `actual`'s content as a copy of `desired`'s source.
+    fn needs_recreate(actual: &Self, actual_checksum: &str, desired: &Self) -> bool {
+        changes_immutable_content(actual, actual_checksum, desired)
     }
 }
 
 /// Whether `actual` is immutable and `desired` (a built copy, which records
-/// its digest in the checksum annotation) changes its content or makes it
+/// its checksum in the checksum annotation) changes its content or makes it
 /// mutable: the API server refuses both.
 pub fn changes_immutable_content<K: MirroredKind>(
     actual: &K,
-    actual_digest: &str,
+    actual_checksum: &str,
     desired: &K,
 ) -> bool {
     actual.is_immutable()
-        && (Some(actual_digest) != annotation(desired.meta(), CHECKSUM_ANNOTATION)
+        && (Some(actual_checksum) != annotation(desired.meta(), CHECKSUM_ANNOTATION)
             || !desired.is_immutable())
+}
+
+/// A source as a copy's checksum names it: a Secret copy's checksum covers
+/// its source's identity besides the content, so that two sources of one
+/// value have different checksums, and no copy's checksum says anything
+/// about another source's content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceId<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub uid: &'a str,
+}
+
+impl<'a> SourceId<'a> {
+    /// The identity of a stored object (an unset field reads as empty).
+    pub fn of(meta: &'a ObjectMeta) -> SourceId<'a> {
+        SourceId {
+            namespace: meta.namespace.as_deref().unwrap_or_default(),
+            name: meta.name.as_deref().unwrap_or_default(),
+            uid: meta.uid.as_deref().unwrap_or_default(),
+        }
+    }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::{
     ByteString,
-    api::core::v1::ConfigMap,
+    api::core::v1::{ConfigMap, Secret},
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference},
 };
 use kube::core::Status;
@@ -17,6 +17,7 @@ use crate::{
     decisions::desired::desired_companion,
     decisions::selector::Selector,
     decisions::targets::MIRROR_TO_ANNOTATION,
+    kind::SourceId,
 };
 
 /// The companion suffix of a default install.
@@ -73,6 +74,33 @@ pub(crate) fn mk_source(name: &str, data: &[(&str, &str)]) -> ConfigMap {
     source.metadata.labels = Some(mk_map(&[("workshop.io/managed", "true"), ("team", "blue")]));
     source.data = Some(mk_map(data));
     source
+}
+
+/// A stored Secret source in namespace `ns` holding `password`.
+pub(crate) fn mk_secret_source(name: &str, uid: &str, password: &str) -> Secret {
+    Secret {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("ns".into()),
+            uid: Some(uid.into()),
+            labels: Some(mk_map(&[("workshop.io/managed", "true")])),
+            ..ObjectMeta::default()
+        },
+        data: Some(BTreeMap::from([(
+            "password".to_owned(),
+            ByteString(password.as_bytes().to_vec()),
+        )])),
+        ..Secret::default()
+    }
+}
+
+/// The identity of [`mk_source`] named `colors`.
+pub(crate) fn colors_id() -> SourceId<'static> {
+    SourceId {
+        namespace: "ns",
+        name: "colors",
+        uid: "uid-1",
+    }
 }
 
 /// [`mk_source`] (named `colors`, immutable) also carrying metadata of every

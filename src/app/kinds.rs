@@ -4,16 +4,19 @@
 
 use std::sync::Arc;
 
+use futures::Stream;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 
 use crate::{
-    cluster::digest_key,
+    cluster::digest_key::{self, KeySecret},
     cluster::report::EventPublisher,
     cluster::watches::{self, Namespaces, WatchSettings},
     decisions::consent::Consent,
     decisions::selector::Selector,
     kind::MirroredKind,
+    kind::secret::SharedDigestKey,
+    ops::config::InitialList,
     ops::health::Health,
     ops::leader::Leadership,
     ops::metrics::Metrics,
@@ -46,17 +49,19 @@ pub struct Shared {
 
 /// Runs kind `K`'s watches and controllers until a stop is asked for and
 /// its in-flight reconciles are done; an error if its watches end first.
+/// Each item of `new_keys` (a new digest key) compares every source again.
 pub async fn run<K: MirroredKind>(
     shared: Shared,
     consent: Consent,
-    key: K::DigestKey,
+    key: K::KeyHandle,
+    new_keys: impl Stream<Item = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let (caches, wakeups, watches) = watches::watch::<K>(
+    let (caches, wakeups, watches) = watches::watch::<K, _>(
         &shared.kube_config,
         shared.settings.clone(),
         consent.clone(),
-        key.clone(),
         &shared.namespaces,
+        new_keys,
         shared.health.clone(),
         shared.metrics.clone(),
         shared.backoffs.clone(),
@@ -96,22 +101,31 @@ pub async fn run<K: MirroredKind>(
     }
 }
 
-/// Secrets, once their digest key is read (or made).
+/// Secrets, with the digest key their watch keeps: copies are written
+/// while there is a key to use, and removed when no longer wanted whether
+/// or not there is.
 pub async fn run_secrets(
     shared: Shared,
     consent: Consent,
-    key_secret: (String, String),
+    key_secret: KeySecret,
+    initial_list: InitialList,
 ) -> anyhow::Result<()> {
-    let key = digest_key::obtain(
+    let key = SharedDigestKey::default();
+    let new_keys = digest_key::new_keys(&key);
+    let keeper = digest_key::keep(
+        &shared.kube_config,
         shared.client.clone(),
         key_secret,
-        &shared.health,
-        &shared.shutdown,
-    )
-    .await;
-    match key {
-        Some(key) => run::<Secret>(shared, consent, key).await,
-        None => Ok(()),
+        key.clone(),
+        initial_list,
+        shared.health.clone(),
+    );
+    tokio::select! {
+        ran = run::<Secret>(shared.clone(), consent, key, new_keys) => ran,
+        kept = keeper => {
+            kept?;
+            anyhow::bail!("the watch of the digest key ended unexpectedly")
+        }
     }
 }
 

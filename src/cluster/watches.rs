@@ -177,21 +177,22 @@ impl Namespaces {
 /// future that drives its two watches (it runs until they end). Each watch
 /// has a client of its own, which tells `health` when the watch reconnects.
 /// The kind's caches and wakeups follow `namespaces` too, under the kind's
-/// `consent`.
+/// `consent`, and each item of `resyncs` (such as a new digest key) asks
+/// for a full comparison.
 #[allow(clippy::too_many_arguments)]
-pub fn watch<K: MirroredKind>(
+pub fn watch<K: MirroredKind, R: Stream<Item = ()> + Send + 'static>(
     config: &kube::Config,
     settings: WatchSettings,
     consent: Consent,
-    key: K::DigestKey,
     namespaces: &Namespaces,
+    resyncs: R,
     health: Arc<Health>,
     metrics: Arc<Metrics>,
     backoffs: Arc<Backoffs>,
 ) -> anyhow::Result<(
     Caches<K>,
     Wakeups<K>,
-    impl Future<Output = ()> + Send + use<K>,
+    impl Future<Output = ()> + Send + use<K, R>,
 )> {
     let scope = settings.namespace.as_deref();
     let (sources, source_writer) = reflector::store();
@@ -202,10 +203,7 @@ pub fn watch<K: MirroredKind>(
         K::SOURCES_WATCH,
         health.clone(),
     )
-    .modify({
-        let key = key.clone();
-        move |source: &mut K| cache_form::slim_source(source, &key)
-    })
+    .modify(cache_form::slim_source::<K>)
     .reflect(source_writer);
     let (copies, copy_writer) = reflector::store();
     let copy_events = watch_stream::events(
@@ -215,7 +213,7 @@ pub fn watch<K: MirroredKind>(
         K::COPIES_WATCH,
         health.clone(),
     )
-    .modify(move |copy: &mut K| cache_form::slim_copy(copy, &key))
+    .modify(cache_form::slim_copy::<K>)
     .reflect(copy_writer);
 
     let (ready_tx, ready) = watch::channel(false);
@@ -257,11 +255,22 @@ pub fn watch<K: MirroredKind>(
     let drive = {
         let caches = caches.clone();
         async move {
-            futures::join!(
-                forwarder.forward(K::SOURCES_WATCH, source_events, source_follower),
-                forwarder.forward(K::COPIES_WATCH, copy_events, copy_follower),
-                announce_synced(&caches, namespaces_listed, &health, ready_tx),
-            );
+            let watches = async {
+                futures::join!(
+                    forwarder.forward(K::SOURCES_WATCH, source_events, source_follower),
+                    forwarder.forward(K::COPIES_WATCH, copy_events, copy_follower),
+                    announce_synced(&caches, namespaces_listed, &health, ready_tx),
+                );
+            };
+            // Runs as long as the watches do, whether or not it ends first.
+            let resyncs = async {
+                forwarder.resync_on(resyncs).await;
+                std::future::pending::<()>().await;
+            };
+            tokio::select! {
+                () = watches => {}
+                () = resyncs => {}
+            }
         }
     };
     Ok((caches, wakeups, drive))

@@ -6,22 +6,27 @@
 //!
 //! - a source keeps its identity, the managed-by label (a source that
 //!   carries it is refused as a copy), this controller's own annotations and
-//!   the digest of its content in place of the content, which a reconcile
-//!   reads from the API server only when it writes (`source_content`). So
-//!   memory does not follow what the sources hold, and no Secret value is
-//!   kept. Its other labels are vouched for by the watch's label selector,
-//!   and nothing reads the rest;
+//!   the hash of its content ([`MirroredKind::content_hash`]) in place of
+//!   the content, which a reconcile reads from the API server only when it
+//!   writes (`source_content`). So memory does not follow what the sources
+//!   hold, and no Secret value is kept. Its other labels are vouched for by
+//!   the watch's label selector, and nothing reads the rest;
 //! - a copy keeps everything but its content, which is replaced by its
-//!   digest (the reconcilers compare content, never read it), and the
+//!   hash (the reconcilers compare content, never read it), and the
 //!   managed-by label, which the watch's selector guarantees. Its
 //!   resourceVersion stays: a replace sends it, which makes the write a
 //!   compare-and-swap. It is read back as a [`CachedCopy`] by
 //!   [`copy_from_cache`].
 //!
+//! The hashes need no key: a Secret's checksum, keyed and bound to its
+//! source, is computed from the hash when a reconcile compares. So what is
+//! cached does not change with the key, and the prune loop, which reads
+//! only metadata, runs while no key is known.
+//!
 //! A map of annotations costs a B-tree node of about half a KiB however
 //! few entries it holds, more than the rest of a cached object's strings.
 //! So the one string each object would otherwise keep a map for, a
-//! source's digest and a copy's checksum annotation, is kept in
+//! source's hash and a copy's checksum annotation, is kept in
 //! `metadata.selfLink` instead ([`aside`]): a field the API server has not
 //! set since Kubernetes 1.20, which nothing here reads or writes. Most
 //! cached objects then have no map at all (see BENCHMARKS.md for what that
@@ -33,7 +38,7 @@
 //!
 //! Pure, like `desired`.
 
-use std::collections::BTreeMap;
+use std::{borrow::Cow, collections::BTreeMap};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -43,16 +48,16 @@ use crate::{
         MANAGER_NAME,
     },
     decisions::carried::{self, Lists},
-    decisions::ownership::owner_reference,
+    decisions::owner_ref::owner_reference,
     decisions::targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION},
-    kind::MirroredKind,
+    kind::{MirroredKind, SourceId},
 };
 
-/// Where a copy in the cache keeps the digest of its content in place of
+/// Where a copy in the cache keeps the hash of its content in place of
 /// the content. Not a valid annotation key, so no real annotation can
 /// collide with it. It never leaves this module: a copy is read back as a
 /// [`CachedCopy`], whose object does not carry it, so it is never written.
-const CACHED_DIGEST_KEY: &str = " cached content digest";
+const CACHED_HASH_KEY: &str = " cached content hash";
 
 /// The annotations of a source that its reconcile reads, besides those its
 /// lists select.
@@ -64,8 +69,8 @@ const SOURCE_ANNOTATIONS: [&str; 4] = [
 ];
 
 /// Reduces a source to what the reconcilers read, for the sources' cache.
-pub fn slim_source<K: MirroredKind>(source: &mut K, key: &K::DigestKey) {
-    let digest = source.content_digest(key);
+pub fn slim_source<K: MirroredKind>(source: &mut K) {
+    let hash = source.content_hash();
     source.drop_content();
     let meta = std::mem::take(source.meta_mut());
     // A malformed list selects nothing: the reconcile reports it.
@@ -86,22 +91,27 @@ pub fn slim_source<K: MirroredKind>(source: &mut K, key: &K::DigestKey) {
         annotations: (!annotations.is_empty()).then_some(annotations),
         ..ObjectMeta::default()
     };
-    *aside(source.meta_mut()) = Some(digest);
+    *aside(source.meta_mut()) = Some(hash);
 }
 
 /// The string a cached object keeps outside its annotations (see the
-/// module's documentation): a source's digest, a copy's checksum.
+/// module's documentation): a source's hash, a copy's checksum.
 fn aside(meta: &mut ObjectMeta) -> &mut Option<String> {
     &mut meta.self_link
 }
 
-/// The digest of a source's content: as its slim form records it, or
+/// The hash of a source's content: as its slim form records it, or
 /// computed from the content of a full object.
-pub fn source_digest<K: MirroredKind>(source: &K, key: &K::DigestKey) -> String {
+fn source_hash<K: MirroredKind>(source: &K) -> String {
     match &source.meta().self_link {
-        Some(digest) => digest.clone(),
-        None => source.content_digest(key),
+        Some(hash) => hash.clone(),
+        None => source.content_hash(),
     }
+}
+
+/// The checksum a copy of `source` (slim or full) records.
+pub fn source_checksum<K: MirroredKind>(source: &K, key: &K::DigestKey) -> String {
+    K::checksum(&source_hash(source), &SourceId::of(source.meta()), key).into_owned()
 }
 
 /// Where a cached copy keeps its owner reference when that is the one
@@ -128,14 +138,14 @@ fn slim_owner<K: MirroredKind>(meta: &mut ObjectMeta) {
     }
 }
 
-/// Reduces a copy for the copies' cache: its content becomes a digest, and
+/// Reduces a copy for the copies' cache: its content becomes a hash, and
 /// the managed-by label goes (the cache holds only copies that carry it).
-/// The digest is left out when it equals the checksum annotation, as it
-/// does for every copy untouched since this controller wrote it, and the
-/// checksum annotation and this controller's owner reference are kept
-/// aside.
-pub fn slim_copy<K: MirroredKind>(copy: &mut K, key: &K::DigestKey) {
-    let digest = copy.content_digest(key);
+/// The hash is left out when it equals the checksum annotation, as it does
+/// for every ConfigMap copy untouched since this controller wrote it (a
+/// Secret's checksum is keyed, so never its hash), and the checksum
+/// annotation and this controller's owner reference are kept aside.
+pub fn slim_copy<K: MirroredKind>(copy: &mut K) {
+    let hash = copy.content_hash();
     copy.drop_content();
     let meta = copy.meta_mut();
     meta.managed_fields = None;
@@ -148,10 +158,10 @@ pub fn slim_copy<K: MirroredKind>(copy: &mut K, key: &K::DigestKey) {
             meta.labels = None;
         }
     }
-    if checksum_annotation(meta) != Some(&digest) {
+    if checksum_annotation(meta) != Some(&hash) {
         meta.annotations
             .get_or_insert_with(BTreeMap::new)
-            .insert(CACHED_DIGEST_KEY.into(), digest);
+            .insert(CACHED_HASH_KEY.into(), hash);
     }
     let checksum = meta
         .annotations
@@ -164,34 +174,44 @@ pub fn slim_copy<K: MirroredKind>(copy: &mut K, key: &K::DigestKey) {
 }
 
 /// A copy in the form the reconcilers compare: its metadata, and its content
-/// by digest only. The content itself is left out, so whatever compares
-/// content must take this type and ask [`CachedCopy::content_digest`].
-#[derive(Debug, Clone, PartialEq)]
+/// by hash only. The content itself is left out, so whatever compares
+/// content must take this type and ask [`CachedCopy::checksum_as_copy_of`].
+#[derive(Clone, PartialEq)]
 pub struct CachedCopy<K> {
     object: K,
-    digest: String,
+    hash: String,
 }
 
 impl<K: MirroredKind> CachedCopy<K> {
     /// A full object (read from the API server, or built) in this form.
-    pub fn of(full: &K, key: &K::DigestKey) -> CachedCopy<K> {
+    pub fn of(full: &K) -> CachedCopy<K> {
         let mut object = full.clone();
         object.drop_content();
         CachedCopy {
             object,
-            digest: full.content_digest(key),
+            hash: full.content_hash(),
         }
     }
 
     /// The copy as the API server holds it, but for its content, which
-    /// is left out: compare it through [`CachedCopy::content_digest`].
+    /// is left out: compare it through [`CachedCopy::checksum_as_copy_of`].
     pub fn object(&self) -> &K {
         &self.object
     }
 
-    /// The checksum of the copy's content.
-    pub fn content_digest(&self) -> &str {
-        &self.digest
+    /// The checksum of the copy's content as a copy of `source` would
+    /// record it.
+    pub fn checksum_as_copy_of(&self, source: &SourceId<'_>, key: &K::DigestKey) -> Cow<'_, str> {
+        K::checksum(&self.hash, source, key)
+    }
+}
+
+/// Without the content's hash, which stays in the process.
+impl<K: std::fmt::Debug> std::fmt::Debug for CachedCopy<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachedCopy")
+            .field("object", &self.object)
+            .finish_non_exhaustive()
     }
 }
 
@@ -214,16 +234,16 @@ pub fn copy_from_cache<K: MirroredKind>(cached: &K) -> CachedCopy<K> {
     {
         meta.owner_references = Some(vec![owner_reference::<K>(name, uid)]);
     }
-    let digest = meta
+    let hash = meta
         .annotations
         .as_mut()
-        .and_then(|annotations| annotations.remove(CACHED_DIGEST_KEY));
+        .and_then(|annotations| annotations.remove(CACHED_HASH_KEY));
     // Left out of the cache only where it equals the checksum annotation;
     // `slim_copy` records it in every other case.
-    let digest = digest
+    let hash = hash
         .or_else(|| checksum_annotation(meta).cloned())
         .unwrap_or_default();
-    CachedCopy { object, digest }
+    CachedCopy { object, hash }
 }
 
 fn checksum_annotation(meta: &ObjectMeta) -> Option<&String> {

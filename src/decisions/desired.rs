@@ -15,8 +15,8 @@ use crate::{
         CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME, MAX_NAME_LEN, MIRROR_OF_ANNOTATION,
         MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, companion_name, is_managed_by_us,
     },
-    decisions::cache_form::source_digest,
-    decisions::ownership::owner_reference,
+    decisions::cache_form::source_checksum,
+    decisions::owner_ref::owner_reference,
     kind::MirroredKind,
 };
 
@@ -81,7 +81,7 @@ pub fn desired_companion<K: MirroredKind>(
             labels: Some(managed_by_us()),
             annotations: Some(BTreeMap::from([(
                 CHECKSUM_ANNOTATION.into(),
-                source_digest(source, key),
+                source_checksum(source, key),
             )])),
             owner_references: Some(vec![owner_reference::<K>(name, uid)]),
             ..ObjectMeta::default()
@@ -106,7 +106,7 @@ pub fn desired_mirror<K: MirroredKind>(
             namespace: Some(target.into()),
             labels: Some(managed_by_us()),
             annotations: Some(BTreeMap::from([
-                (CHECKSUM_ANNOTATION.into(), source_digest(source, key)),
+                (CHECKSUM_ANNOTATION.into(), source_checksum(source, key)),
                 (MIRROR_OF_ANNOTATION.into(), format!("{namespace}/{name}")),
                 (MIRROR_OF_UID_ANNOTATION.into(), uid.into()),
             ])),

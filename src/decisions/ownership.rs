@@ -1,5 +1,6 @@
-//! Which source an object belongs to, read from its owner reference or its
-//! mirror annotations. Every check of an owner reference is made here.
+//! Which source an object belongs to, read from its owner reference (see
+//! `owner_ref`) or its mirror annotations, and whether it still holds what
+//! it was written with.
 //!
 //! Pure, like `desired`.
 
@@ -7,11 +8,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 
 use crate::{
     contract::{
-        CHECKSUM_ANNOTATION, MIRROR_OF_UID_ANNOTATION, annotation, is_managed_by_us, mirror_of,
-        source_name_of,
+        CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, annotation,
+        is_managed_by_us, mirror_of, source_name_of,
     },
     decisions::cache_form::CachedCopy,
-    kind::MirroredKind,
+    decisions::owner_ref::{controlling_owner, controlling_source, owner_references, refers_to},
+    kind::{MirroredKind, SourceId},
 };
 
 /// Who an existing object at a copy's name belongs to.
@@ -24,42 +26,6 @@ pub enum Ownership {
     Adoptable,
     /// Somebody else's object that merely has the name. Never touched.
     Foreign,
-}
-
-/// The controller owner reference a companion carries to its source.
-pub fn owner_reference<K: MirroredKind>(name: &str, uid: &str) -> OwnerReference {
-    OwnerReference {
-        api_version: K::api_version(&()).into_owned(),
-        kind: K::kind(&()).into_owned(),
-        name: name.into(),
-        uid: uid.into(),
-        controller: Some(true),
-        // Unset on purpose: setting it needs extra RBAC on clusters that
-        // enforce owner-reference permissions, and nothing here needs it.
-        block_owner_deletion: None,
-    }
-}
-
-/// Whether an owner reference points at an object of kind `K`, the only
-/// kind a source of a `K` copy can be.
-fn refers_to<K: MirroredKind>(owner: &OwnerReference) -> bool {
-    owner.api_version == K::api_version(&()) && owner.kind == K::kind(&())
-}
-
-fn owner_references(meta: &ObjectMeta) -> &[OwnerReference] {
-    meta.owner_references.as_deref().unwrap_or_default()
-}
-
-/// The owner reference of the `K` that controls `copy`, if any.
-pub fn controlling_owner<K: MirroredKind>(copy: &ObjectMeta) -> Option<&OwnerReference> {
-    owner_references(copy)
-        .iter()
-        .find(|r| r.controller == Some(true) && refers_to::<K>(r))
-}
-
-/// The name of the `K` that controls a companion, if any.
-pub fn controlling_source<K: MirroredKind>(companion: &ObjectMeta) -> Option<&str> {
-    controlling_owner::<K>(companion).map(|owner| owner.name.as_str())
 }
 
 /// The source, as (namespace, name), whose reconcile should look at this
@@ -80,21 +46,59 @@ pub fn claimed_source<K: MirroredKind>(
     Some((namespace, name))
 }
 
-/// Decides whether `existing` is the companion of `source_name`/`source_uid`.
+/// The source a copy says it was made from, as a Secret copy's checksum
+/// names it: the one a mirror's annotations name (namespace, name and uid),
+/// or the one a companion's controller owner reference names, in the
+/// companion's namespace. None when it names none in full (a companion
+/// whose owner reference was removed).
+pub fn claimed_identity<K: MirroredKind>(copy: &ObjectMeta) -> Option<SourceId<'_>> {
+    let mirror_of = annotation(copy, MIRROR_OF_ANNOTATION).and_then(|of| of.split_once('/'));
+    if let Some((namespace, name)) = mirror_of {
+        let uid = annotation(copy, MIRROR_OF_UID_ANNOTATION)?;
+        return Some(SourceId {
+            namespace,
+            name,
+            uid,
+        });
+    }
+    let owner = controlling_owner::<K>(copy)?;
+    Some(SourceId {
+        namespace: copy.namespace.as_deref()?,
+        name: &owner.name,
+        uid: &owner.uid,
+    })
+}
+
+/// Whether a copy still holds what it was written with: its checksum
+/// annotation is the checksum of its content as a copy of the source it
+/// claims, or of `otherwise` when it claims none. Only the source's own
+/// checksum can match, so another copy's checksum proves nothing here.
+pub fn untouched_since_written<K: MirroredKind>(
+    copy: &CachedCopy<K>,
+    otherwise: &SourceId<'_>,
+    key: &K::DigestKey,
+) -> bool {
+    let meta = copy.object().meta();
+    let claimed = claimed_identity::<K>(meta).unwrap_or(*otherwise);
+    annotation(meta, CHECKSUM_ANNOTATION) == Some(&*copy.checksum_as_copy_of(&claimed, key))
+}
+
+/// Decides whether `existing` is the companion of `source`.
 ///
 /// A controller reference to a ConfigMap of the source's name can only be
 /// this source or a deleted predecessor of it, because names are unique in
-/// a namespace; any other owner reference makes the object somebody else's. Without any owner reference, it takes our label, a checksum
-/// annotation that matches the content (a copy nobody edited since it was
-/// written) and no mirror annotation: the mirror of another namespace's
-/// source is never a companion, however it is named.
+/// a namespace; any other owner reference makes the object somebody else's.
+/// Without any owner reference, it takes our label, a checksum annotation
+/// that matches the content as a copy of this very source (a copy of it
+/// nobody edited since it was written) and no mirror annotation: the mirror
+/// of another namespace's source is never a companion, however it is named.
 pub fn ownership<K: MirroredKind>(
-    existing: &CachedCopy<K>,
-    source_name: &str,
-    source_uid: &str,
+    copy: &CachedCopy<K>,
+    source: &SourceId<'_>,
+    key: &K::DigestKey,
 ) -> Ownership {
-    let digest = existing.content_digest();
-    let existing = existing.object().meta();
+    let (source_name, source_uid) = (source.name, source.uid);
+    let existing = copy.object().meta();
     if mirror_of(existing).is_some() {
         return Ownership::Foreign;
     }
@@ -120,8 +124,8 @@ pub fn ownership<K: MirroredKind>(
     {
         return Ownership::Adoptable;
     }
-    let untouched_copy =
-        is_managed_by_us(existing) && annotation(existing, CHECKSUM_ANNOTATION) == Some(digest);
+    // With no owner reference, it claims this source by its name alone.
+    let untouched_copy = is_managed_by_us(existing) && untouched_since_written(copy, source, key);
     if refs.is_empty() && untouched_copy {
         Ownership::Adoptable
     } else {

@@ -10,7 +10,7 @@ use crate::{
     contract::mirror_of,
     decisions::cache_form::CachedCopy,
     decisions::ownership::{Ownership, mirror_ownership, ownership},
-    kind::MirroredKind,
+    kind::{MirroredKind, SourceId},
 };
 
 pub use compare::Difference;
@@ -35,32 +35,33 @@ pub enum Write<K> {
 pub struct NameTaken;
 
 /// What the source's reconcile must write, from the desired companion and
-/// the object currently at its name.
+/// the object currently at its name. `key` is the one `desired`'s checksum
+/// was computed under.
 pub fn plan<K: MirroredKind>(
     desired: K,
     actual: Option<&CachedCopy<K>>,
     source: &ObjectMeta,
     source_keys: &[String],
+    key: &K::DigestKey,
 ) -> Result<Write<K>, NameTaken> {
     let Some(actual) = actual else {
         return Ok(Write::Create(desired));
     };
-    let source_name = source.name.as_deref().unwrap_or_default();
-    let source_uid = source.uid.as_deref().unwrap_or_default();
+    let source_id = SourceId::of(source);
     let owner = match mirror_of(desired.meta()) {
         Some(_) => mirror_ownership(actual, source),
-        None => ownership(actual, source_name, source_uid),
+        None => ownership(actual, &source_id, key),
     };
     if owner == Ownership::Foreign {
         return Err(NameTaken);
     }
-    if needs_recreate(actual, &desired) {
+    if needs_recreate(actual, &desired, &source_id, key) {
         return Ok(Write::DeleteToRecreate {
             copy: desired,
             uid: actual.object().meta().uid.clone().unwrap_or_default(),
         });
     }
-    match difference(actual, &desired, source_keys) {
+    match difference(actual, &desired, &source_id, source_keys, key) {
         Difference::None => Ok(Write::Nothing),
         why => Ok(Write::Replace {
             copy: merge_onto(actual, &desired, source_keys),

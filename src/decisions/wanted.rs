@@ -6,7 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::{
     contract::{self, companion_name},
     decisions::consent::{Consent, NamespaceFacts},
-    decisions::ownership::{controlling_owner, controlling_source},
+    decisions::owner_ref::{controlling_owner, controlling_source},
     decisions::targets::{Targets, wants_mirror},
     kind::MirroredKind,
 };

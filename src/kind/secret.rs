@@ -2,29 +2,42 @@
 //! is write-only (the API server folds it into `data`), so it is never
 //! copied or compared.
 //!
-//! A Secret's digest is keyed: a plain digest of a short password, in an
-//! annotation anyone with metadata access can read (audit logs, dashboards,
-//! `kubectl get -o yaml`), would let them confirm a guess offline. Keyed
-//! with a random key only the controller's replicas read, it confirms
-//! nothing to whoever lacks the key, and two installs never agree.
+//! A Secret copy's checksum is keyed: a plain digest of a short password,
+//! in an annotation anyone with metadata access can read (audit logs,
+//! dashboards, `kubectl get -o yaml`), would let them confirm a guess
+//! offline. Keyed with a random key only the controller's replicas read, it
+//! confirms nothing to whoever lacks the key, and two installs never agree.
+//!
+//! It is bound to its source too: the HMAC covers the source's namespace,
+//! name and uid besides the content. So two sources of one value have
+//! different checksums, and a copy's checksum, compared with the copy's
+//! content under the source the copy claims, says nothing about any other
+//! source: a tenant who puts another copy's checksum and a guess onto a
+//! copy of their own learns nothing from what the controller does with it.
+//!
+//! The caches keep [`Secret::content_hash`] (a SHA-256 of the content, no
+//! key) in place of the content, so that they need no key: a change of key
+//! changes the checksums, not what is cached, and copies are pruned while
+//! no key is known. That hash never leaves the process.
 
-use std::fmt;
+use std::{borrow::Cow, fmt, sync::Arc};
 
 use hmac::{Hmac, Mac};
 use k8s_openapi::api::core::v1::Secret;
-use sha2::Sha256;
+use sha2::{Digest, Sha256};
+use tokio::sync::watch;
 
-use super::{MirroredKind, changes_immutable_content};
+use super::{MirroredKind, SourceId, changes_immutable_content};
 use crate::contract::encode_map;
 
 /// A type the API server gives no other object.
 pub const SERVICE_ACCOUNT_TOKEN_TYPE: &str = "kubernetes.io/service-account-token";
 /// What the API server stores when a Secret names no type.
 const DEFAULT_TYPE: &str = "Opaque";
-/// Marks a keyed digest apart from a ConfigMap's plain one.
+/// Marks a keyed checksum apart from a ConfigMap's plain one.
 const DIGEST_PREFIX: &str = "hmac-sha256:";
 
-/// The install's key for Secret digests. Its bytes are never printed.
+/// The install's key for Secret checksums. Its bytes are never printed.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SecretDigestKey([u8; SecretDigestKey::LEN]);
 
@@ -55,31 +68,97 @@ impl fmt::Debug for SecretDigestKey {
     }
 }
 
+/// The install's current key, shared by every reconcile and by the watch
+/// of the key's Secret, which replaces it when that Secret changes. Empty
+/// while no usable key is known: Secret copies are then not written (but
+/// still pruned).
+#[derive(Clone, Default)]
+pub struct SharedDigestKey(Arc<watch::Sender<Option<SecretDigestKey>>>);
+
+impl SharedDigestKey {
+    pub fn current(&self) -> Option<SecretDigestKey> {
+        self.0.borrow().clone()
+    }
+
+    /// Holds `key` from now on. True when that is a change.
+    pub fn set(&self, key: Option<SecretDigestKey>) -> bool {
+        self.0.send_if_modified(|held| {
+            let changed = *held != key;
+            *held = key;
+            changed
+        })
+    }
+
+    /// Sees every change from now on.
+    pub fn changes(&self) -> watch::Receiver<Option<SecretDigestKey>> {
+        self.0.subscribe()
+    }
+}
+
+impl fmt::Debug for SharedDigestKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SharedDigestKey(..)")
+    }
+}
+
 impl MirroredKind for Secret {
     type DigestKey = SecretDigestKey;
+    type KeyHandle = SharedDigestKey;
 
     const SOURCES_WATCH: &'static str = "secret-sources";
     const COPIES_WATCH: &'static str = "secret-copies";
 
-    fn content_digest(&self, key: &SecretDigestKey) -> String {
-        let mut mac = key.mac();
+    fn current_key(handle: &SharedDigestKey) -> Option<SecretDigestKey> {
+        handle.current()
+    }
+
+    /// SHA-256 (hex) of the canonical encoding of the type, then `data`.
+    fn content_hash(&self) -> String {
+        let mut hasher = Sha256::new();
         let type_ = type_of(self);
         encode_map(
-            &mut mac,
+            &mut hasher,
             b't',
             [(&b"type"[..], type_.as_bytes())].into_iter(),
         );
         let empty = Default::default();
         let data = self.data.as_ref().unwrap_or(&empty);
         encode_map(
-            &mut mac,
+            &mut hasher,
             b'd',
             data.iter().map(|(k, v)| (k.as_bytes(), v.0.as_slice())),
         );
-        format!(
+        hex::encode(hasher.finalize())
+    }
+
+    /// `hmac-sha256:` and the HMAC-SHA256 under the install's key of the
+    /// source's identity, then the content's hash, in the canonical
+    /// encoding of the content's own maps.
+    fn checksum<'h>(
+        content_hash: &'h str,
+        source: &SourceId<'_>,
+        key: &SecretDigestKey,
+    ) -> Cow<'h, str> {
+        let mut mac = key.mac();
+        encode_map(
+            &mut mac,
+            b's',
+            [
+                (&b"namespace"[..], source.namespace.as_bytes()),
+                (&b"name"[..], source.name.as_bytes()),
+                (&b"uid"[..], source.uid.as_bytes()),
+            ]
+            .into_iter(),
+        );
+        encode_map(
+            &mut mac,
+            b'c',
+            [(&b"sha256"[..], content_hash.as_bytes())].into_iter(),
+        );
+        Cow::Owned(format!(
             "{DIGEST_PREFIX}{}",
             hex::encode(mac.finalize().into_bytes())
-        )
+        ))
     }
 
     fn source_refusal(&self) -> Option<&'static str> {
@@ -114,9 +193,9 @@ impl MirroredKind for Secret {
 
     /// The API server refuses a change of `type` in place, as it refuses
     /// any change of an immutable Secret's content.
-    fn needs_recreate(actual: &Self, actual_digest: &str, desired: &Self) -> bool {
+    fn needs_recreate(actual: &Self, actual_checksum: &str, desired: &Self) -> bool {
         type_of(actual) != type_of(desired)
-            || changes_immutable_content(actual, actual_digest, desired)
+            || changes_immutable_content(actual, actual_checksum, desired)
     }
 }
 

@@ -85,10 +85,12 @@ pub struct Config {
     )]
     pub kinds: Vec<Kind>,
 
-    /// The Secret holding the key of Secret copies' digests, as
-    /// NAMESPACE/NAME; created with a random key if missing (default: the
-    /// Lease's namespace, else $POD_NAMESPACE, else `--namespace`, else
-    /// `default`; name `configmap-mirror-digest-key`).
+    /// The Secret holding the key of Secret copies' checksums, as
+    /// NAMESPACE/NAME; created with a random key if missing, and watched
+    /// (default: `<Lease name>-digest-key`, so two installs never share a
+    /// key, in the Lease's namespace, else $POD_NAMESPACE, else
+    /// `--namespace`, else `default`). A Secret there that looks like a
+    /// copy, or holds no 32-byte `key`, is refused and never changed.
     #[arg(long, env = "MIRROR_DIGEST_KEY_SECRET", help_heading = "Sources", value_name = "NAMESPACE/NAME", value_parser = parse_namespaced_name)]
     pub digest_key_secret: Option<(String, String)>,
 
@@ -167,15 +169,18 @@ pub enum Kind {
     Secrets,
 }
 
-/// Where the digest key lives unless `--digest-key-secret` says.
-pub const DEFAULT_DIGEST_KEY_NAME: &str = "configmap-mirror-digest-key";
+/// What the Lease's name is followed by in the name of the digest key's
+/// Secret, unless `--digest-key-secret` names it.
+pub const DIGEST_KEY_NAME_SUFFIX: &str = "-digest-key";
 
 impl Config {
     pub fn mirrors(&self, kind: Kind) -> bool {
         self.kinds.contains(&kind)
     }
 
-    /// `--digest-key-secret`, or its default.
+    /// `--digest-key-secret`, or its default: named after the Lease, so
+    /// that each install has its own (the default Lease gives
+    /// `configmap-mirror-digest-key`).
     pub fn digest_key_secret(&self) -> (String, String) {
         if let Some(secret) = &self.digest_key_secret {
             return secret.clone();
@@ -187,7 +192,23 @@ impl Config {
             .or_else(|| std::env::var("POD_NAMESPACE").ok())
             .or_else(|| self.namespace.clone())
             .unwrap_or_else(|| "default".into());
-        (namespace, DEFAULT_DIGEST_KEY_NAME.into())
+        let name = format!("{}{DIGEST_KEY_NAME_SUFFIX}", self.leader.lease_name);
+        (namespace, name)
+    }
+
+    /// Refuses a Lease name too long to name the digest key's Secret after,
+    /// when that name is needed.
+    fn validate_digest_key_secret(&self) -> Result<(), String> {
+        if !self.mirrors(Kind::Secrets) || self.digest_key_secret.is_some() {
+            return Ok(());
+        }
+        let (_, name) = self.digest_key_secret();
+        match names::is_dns_subdomain(&name) {
+            true => Ok(()),
+            false => Err(format!(
+                "--leader-election-id is too long to name the digest key's Secret after                  ({name:?}); name that Secret with --digest-key-secret"
+            )),
+        }
     }
 }
 
@@ -286,7 +307,11 @@ impl Config {
     /// every malformed flag does.
     pub fn from_args() -> Config {
         let config = Config::parse();
-        if let Err(why) = config.leader.validate() {
+        if let Err(why) = config
+            .leader
+            .validate()
+            .and_then(|()| config.validate_digest_key_secret())
+        {
             Config::command()
                 .error(clap::error::ErrorKind::ArgumentConflict, why)
                 .exit();
@@ -449,6 +474,46 @@ mod tests {
         );
         assert!(
             Config::try_parse_from(["configmap-mirror", "--protected-namespaces=Bad_Ns"]).is_err()
+        );
+    }
+
+    #[test]
+    fn each_lease_names_its_own_digest_key() {
+        let key_secret = |args: &[&str]| {
+            let config = Config::try_parse_from(
+                ["configmap-mirror", "--leader-election-namespace=ops"]
+                    .iter()
+                    .chain(args),
+            )
+            .unwrap();
+            config.digest_key_secret()
+        };
+        let key = |name: &str| ("ops".to_owned(), name.to_owned());
+        assert_eq!(key_secret(&[]), key("configmap-mirror-digest-key"));
+        assert_eq!(
+            key_secret(&["--leader-election-id=team-a"]),
+            key("team-a-digest-key")
+        );
+        assert_eq!(
+            key_secret(&["--leader-election-id=team-a", "--digest-key-secret=vault/k"]),
+            ("vault".to_owned(), "k".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_lease_name_too_long_for_the_key_s_name_is_refused_when_secrets_are_on() {
+        let lease = format!("--leader-election-id={}", "a".repeat(250));
+        let config = |extra: &[&str]| {
+            Config::try_parse_from(["configmap-mirror", &lease].iter().chain(extra)).unwrap()
+        };
+        assert!(config(&[]).validate_digest_key_secret().is_ok());
+        let secrets = config(&["--kinds=configmaps,secrets"]);
+        let refused = secrets.validate_digest_key_secret().unwrap_err();
+        assert!(refused.contains("--digest-key-secret"), "{refused}");
+        assert!(
+            config(&["--kinds=configmaps,secrets", "--digest-key-secret=ops/key"])
+                .validate_digest_key_secret()
+                .is_ok()
         );
     }
 

@@ -32,8 +32,8 @@ pub struct Context<K: MirroredKind> {
     pub client: Client,
     pub caches: Caches<K>,
     pub suffix: String,
-    /// The key of this kind's content digests.
-    pub digest_key: K::DigestKey,
+    /// Where the key of this kind's checksums is read, once per reconcile.
+    pub digest_key: K::KeyHandle,
     /// The source selector as configured; every copy is marked with it.
     pub selector: String,
     /// Label keys of the source selector; a companion must not carry them.

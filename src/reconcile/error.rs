@@ -80,6 +80,12 @@ pub enum Error {
     #[error("shutting down")]
     ShuttingDown,
 
+    /// The kind's checksums need a key, and none can be used now (`/readyz`
+    /// and the log say why). Copies are written once it can: its arrival
+    /// compares every source again.
+    #[error("no digest key can be used yet; copies are written once one can")]
+    NoDigestKey,
+
     /// Anything the API server or the network may get over by itself.
     #[error("transient API error: {0}")]
     Transient(#[source] kube::Error),
@@ -142,6 +148,7 @@ impl Error {
             Error::Stale(_) => "stale_cache",
             Error::NamespaceTerminating => "namespace_terminating",
             Error::ShuttingDown => "shutting_down",
+            Error::NoDigestKey => "no_digest_key",
             Error::NotLeading => "not_leading",
             Error::Transient(_) => "transient",
         }
@@ -165,7 +172,8 @@ impl Error {
             | Error::Transient(_)
             | Error::NamespaceTerminating
             | Error::ShuttingDown
-            | Error::NotLeading => None,
+            | Error::NotLeading
+            | Error::NoDigestKey => None,
         }
     }
 
@@ -184,7 +192,8 @@ impl Error {
             | Error::InvalidCopyList(_)
             | Error::ReservedName { .. }
             | Error::ShuttingDown
-            | Error::NotLeading => Retry::OnChange,
+            | Error::NotLeading
+            | Error::NoDigestKey => Retry::OnChange,
             Error::NameTaken { .. }
             | Error::MirrorNameTaken { .. }
             | Error::MirrorNamespaceProtected { .. }

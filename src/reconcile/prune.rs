@@ -15,7 +15,7 @@ use kube::{Resource, ResourceExt, runtime::controller::Action};
 use crate::{
     contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION},
     decisions::cache_form,
-    decisions::ownership::controlling_owner,
+    decisions::owner_ref::controlling_owner,
     decisions::wanted,
     kind::MirroredKind,
     ops::metrics::{Loop, Operation},

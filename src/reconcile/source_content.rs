@@ -1,6 +1,6 @@
 //! A source's content, read from the API server when a write needs it.
 //!
-//! The sources' cache keeps each source's digest, not its content, so the
+//! The sources' cache keeps each source's hash, not its content, so the
 //! controller's memory does not follow what the sources hold (nor keep a
 //! copy of every Secret value). A reconcile that writes reads its source
 //! once, however many copies it writes; one that writes nothing reads
@@ -24,16 +24,20 @@ use crate::{
 };
 
 /// The source of one reconcile.
-pub struct Source<'a, K> {
-    /// As cached: its metadata, and its content's digest in place of it.
+pub struct Source<'a, K: MirroredKind> {
+    /// As cached: its metadata, and its content's hash in place of it.
     pub cached: &'a K,
+    /// The key every checksum of this reconcile is computed under: read
+    /// once, so that one reconcile never mixes two keys.
+    pub key: K::DigestKey,
     content: OnceCell<K>,
 }
 
 impl<'a, K: MirroredKind> Source<'a, K> {
-    pub fn new(cached: &'a K) -> Source<'a, K> {
+    pub fn new(cached: &'a K, key: K::DigestKey) -> Source<'a, K> {
         Source {
             cached,
+            key,
             content: OnceCell::new(),
         }
     }

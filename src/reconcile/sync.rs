@@ -41,7 +41,8 @@ async fn sync<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> Result<(), Error
     // A malformed list of keys to carry stops every write of this source:
     // a typo must not strip labels that tools rely on from its copies.
     Lists::of(cached.meta()).map_err(Error::InvalidCopyList)?;
-    let source = Source::new(cached);
+    let key = K::current_key(&ctx.digest_key).ok_or(Error::NoDigestKey)?;
+    let source = Source::new(cached, key);
     let companion = sync_companion(&source, ctx).await;
     let mirrors = sync_mirrors(&source, ctx).await;
     soonest([companion, mirrors])
@@ -51,7 +52,7 @@ async fn sync_companion<K: MirroredKind>(
     source: &Source<'_, K>,
     ctx: &Context<K>,
 ) -> Result<(), Error> {
-    match companion_of(source.cached, ctx)? {
+    match companion_of(source.cached, &source.key, ctx)? {
         Some(desired) => sync_copy(source, desired, ctx).await,
         None => Ok(()),
     }
@@ -59,8 +60,12 @@ async fn sync_companion<K: MirroredKind>(
 
 /// The companion the source should have; None for an object that is
 /// quietly not copied (a copy itself, or not yet stored).
-fn companion_of<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<Option<K>, Error> {
-    match desired_companion(source, &ctx.suffix, &ctx.digest_key) {
+fn companion_of<K: MirroredKind>(
+    source: &K,
+    key: &K::DigestKey,
+    ctx: &Context<K>,
+) -> Result<Option<K>, Error> {
+    match desired_companion(source, &ctx.suffix, key) {
         Ok(desired) => Ok(Some(finished(desired, source, ctx)?)),
         Err(Refusal::NameTooLong { name, len }) => Err(Error::NameTooLong { name, len }),
         Err(Refusal::NeverASource(reason)) => Err(Error::NeverASource { reason }),
@@ -83,11 +88,16 @@ async fn sync_copy<K: MirroredKind>(
     desired: K,
     ctx: &Context<K>,
 ) -> Result<(), Error> {
-    let write = plan_copy(source.cached, desired, ctx)?;
+    let write = plan_copy(source.cached, desired, &source.key, ctx)?;
     write::perform(ctx, source, write).await
 }
 
-fn plan_copy<K: MirroredKind>(source: &K, desired: K, ctx: &Context<K>) -> Result<Write<K>, Error> {
+fn plan_copy<K: MirroredKind>(
+    source: &K,
+    desired: K,
+    key: &K::DigestKey,
+    ctx: &Context<K>,
+) -> Result<Write<K>, Error> {
     let namespace = desired.namespace().unwrap_or_default();
     let name = desired.name_any();
     let actual = ctx.caches.copy(&namespace, &name);
@@ -96,6 +106,7 @@ fn plan_copy<K: MirroredKind>(source: &K, desired: K, ctx: &Context<K>) -> Resul
         actual.as_ref(),
         source.meta(),
         &ctx.source_label_keys,
+        key,
     )
     .map_err(|NameTaken| Error::NameTaken {
         name: format!("{namespace}/{name}"),
@@ -104,10 +115,14 @@ fn plan_copy<K: MirroredKind>(source: &K, desired: K, ctx: &Context<K>) -> Resul
 
 /// Whether this source's reconcile would do anything now (see `resync`):
 /// its companion needs a write or cannot be written, or it may have mirrors,
-/// which its reconcile compares one by one.
+/// which its reconcile compares one by one. Nothing can be done without a
+/// key: its arrival asks for a resync.
 pub fn needs_sync<K: MirroredKind>(source: &K, ctx: &Context<K>) -> bool {
-    let companion = companion_of(source, ctx)
-        .and_then(|desired| desired.map(|d| plan_copy(source, d, ctx)).transpose());
+    let Some(key) = K::current_key(&ctx.digest_key) else {
+        return false;
+    };
+    let companion = companion_of(source, &key, ctx)
+        .and_then(|desired| desired.map(|d| plan_copy(source, d, &key, ctx)).transpose());
     let companion_in_sync = matches!(companion, Ok(None | Some(Write::Nothing)));
     !companion_in_sync || !matches!(mirror_targets(source, ctx), Ok(None))
 }
@@ -146,7 +161,7 @@ async fn sync_mirrors<K: MirroredKind>(
         }
         match ctx.consent.verdict(&source_namespace, &namespace) {
             Ok(()) => {
-                if let Ok(mirror) = desired_mirror(cached, &namespace.name, &ctx.digest_key) {
+                if let Ok(mirror) = desired_mirror(cached, &namespace.name, &source.key) {
                     wanted.push(finished(mirror, cached, ctx)?);
                 }
             }
@@ -263,6 +278,10 @@ pub fn error_policy<K: MirroredKind>(
         // fixed by reconciling again from the newer state, soon.
         (true, None) if matches!(error, Error::Stale(_)) => {
             tracing::debug!(source = %source_key, %error, "cache was stale; reconciling again")
+        }
+        // Told once for all sources, by the watch of the key.
+        (true, None) if matches!(error, Error::NoDigestKey) => {
+            tracing::debug!(source = %source_key, %error, "waiting for the digest key")
         }
         (true, None) => {
             tracing::warn!(source = %source_key, %error, "reconcile failed; retrying with backoff")

@@ -138,9 +138,10 @@ async fn create<K: MirroredKind>(
             let key = object_key(copy.meta());
             let replan = plan::plan(
                 copy,
-                Some(&CachedCopy::of(&existing, &ctx.digest_key)),
+                Some(&CachedCopy::of(&existing)),
                 source.cached.meta(),
                 &ctx.source_label_keys,
+                &source.key,
             )
             .map_err(|plan::NameTaken| Error::NameTaken { name: key })?;
             Box::pin(perform(ctx, source, replan)).await?;
@@ -151,7 +152,7 @@ async fn create<K: MirroredKind>(
 }
 
 /// `copy` with the source's content as the API server holds it now, and
-/// that content's digest: the cache holds only the digest, which the plan
+/// that content's checksum: the cache holds only a hash, which the plan
 /// compared, and a newer source only makes the copy newer.
 async fn with_content<K: MirroredKind>(
     ctx: &Context<K>,
@@ -165,7 +166,7 @@ async fn with_content<K: MirroredKind>(
         .get_or_insert_with(Default::default)
         .insert(
             CHECKSUM_ANNOTATION.into(),
-            content.content_digest(&ctx.digest_key),
+            content.content_digest(&source.key),
         );
     Ok(copy)
 }

@@ -12,6 +12,7 @@ mod chart;
 mod consent;
 mod control_plane;
 mod deploy;
+mod digest_key;
 mod flags;
 mod healing;
 mod health;

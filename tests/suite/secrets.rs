@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use configmap_mirror::{
     contract::{self, CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME},
-    kind::{MirroredKind, secret::SecretDigestKey},
+    kind::{MirroredKind, SourceId, secret::SecretDigestKey},
 };
 use k8s_openapi::{
     ByteString,
@@ -229,20 +229,30 @@ async fn a_copy_of_another_type_is_recreated_with_the_source_s_type() {
     let secrets = Secrets::of(&scene);
     let _controller = secrets.start_controller().await;
     let key = secrets.key().await;
-    // An untouched copy left by an earlier source of the same name (our
-    // label, its own digest, no owner): adoptable, but typed Opaque, which
-    // the API server will not change in place.
     let data = [("tls.crt", "c"), ("tls.key", "k")];
+    let mut site = mk_secret("site", TLS, &data);
+    site.metadata.labels = None;
+    let site = secrets.create(&site).await;
+    // An untouched copy of this source whose owner reference was removed
+    // (our label, the checksum of what it holds as a copy of this source,
+    // no owner): adoptable, but typed Opaque, which the API server will
+    // not change in place.
     let mut orphan = mk_secret("site-synced", "Opaque", &data);
     orphan.metadata.labels = Some(BTreeMap::from([(
         MANAGED_BY_LABEL.into(),
         MANAGER_NAME.into(),
     )]));
-    let digest = orphan.content_digest(&key);
-    orphan.metadata.annotations = Some(BTreeMap::from([(CHECKSUM_ANNOTATION.into(), digest)]));
+    let hash = orphan.content_hash();
+    let checksum = Secret::checksum(&hash, &SourceId::of(&site.metadata), &key).into_owned();
+    orphan.metadata.annotations = Some(BTreeMap::from([(CHECKSUM_ANNOTATION.into(), checksum)]));
     let orphan = secrets.create(&orphan).await;
 
-    secrets.create(&mk_secret("site", TLS, &data)).await;
+    secrets
+        .patch(
+            "site",
+            json!({"metadata": {"labels": {SOURCE_LABEL: "true"}}}),
+        )
+        .await;
     let copy = secrets.companion_in_sync("site").await;
     assert_eq!(copy.type_.as_deref(), Some(TLS));
     assert_ne!(
@@ -330,6 +340,66 @@ async fn two_installs_record_different_digests_of_one_value() {
     for digest in &digests {
         assert!(!digest.contains(&plain), "{digest}");
     }
+}
+
+#[tokio::test]
+async fn two_secrets_of_one_value_have_different_checksums() {
+    let scene = Scene::new("digest-twins").await;
+    let secrets = Secrets::of(&scene);
+    let _controller = secrets.start_controller().await;
+    let mut checksums = Vec::new();
+    for name in ["one", "two"] {
+        secrets
+            .create(&mk_secret(name, "Opaque", &[("password", "hunter2")]))
+            .await;
+        let copy = secrets.companion_in_sync(name).await;
+        checksums.push(copy.annotations()[CHECKSUM_ANNOTATION].clone());
+    }
+    assert_ne!(checksums[0], checksums[1]);
+}
+
+#[tokio::test]
+async fn another_copy_s_checksum_on_a_tenant_s_copy_tells_nothing_of_its_value() {
+    let scene = Scene::new("digest-oracle").await;
+    let secrets = Secrets::of(&scene);
+    let controller = secrets.start_controller().await;
+    secrets
+        .create(&mk_secret("victim", "Opaque", &[("password", "hunter2")]))
+        .await;
+    secrets
+        .create(&mk_secret("tenant", "Opaque", &[("password", "mine")]))
+        .await;
+    let victims = secrets.companion_in_sync("victim").await;
+    let victims_checksum = victims.annotations()[CHECKSUM_ANNOTATION].clone();
+    secrets.companion_in_sync("tenant").await;
+
+    // The tenant puts the victim's checksum and a guess of its value onto
+    // their own copy: the right guess, then a wrong one.
+    for (turn, guess) in ["hunter2", "a wrong guess"].into_iter().enumerate() {
+        secrets
+            .patch(
+                "tenant-synced",
+                json!({
+                    "metadata": {"annotations": {CHECKSUM_ANNOTATION: victims_checksum}},
+                    "data": {"password": b64(guess)},
+                }),
+            )
+            .await;
+        secrets.companion_in_sync("tenant").await;
+        // Each write of the copy is logged with why it was made.
+        wait_for("the write to be logged", PATIENCE, || async {
+            (controller.log_text().matches("tenant-synced (").count() > turn).then_some(())
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
+    }
+    let log = controller.log_text();
+    let told = |what: &str| log.matches(&format!("tenant-synced ({what})")).count();
+    assert_eq!(
+        (told("drifted"), told("source changed")),
+        (2, 0),
+        "the right guess was treated apart from the wrong one"
+    );
 }
 
 #[tokio::test]

@@ -137,6 +137,19 @@ impl<K: MirroredKind> Forwarder<K> {
         }
     }
 
+    /// Asks for a full comparison at each item of `requests`, until they
+    /// end.
+    pub(super) async fn resync_on(&self, requests: impl Stream<Item = ()>) {
+        let mut requests = std::pin::pin!(requests);
+        while let Some(()) = requests.next().await {
+            self.deliver(Wake {
+                resync: true,
+                ..Wake::default()
+            })
+            .await;
+        }
+    }
+
     async fn deliver(&self, wake: Wake<K>) {
         let (mut sync, mut prune) = (self.sync.clone(), self.prune.clone());
         // A closed channel means the controllers stopped: shutting down.

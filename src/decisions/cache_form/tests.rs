@@ -1,16 +1,25 @@
 use super::*;
 use crate::contract::{CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, content_checksum};
 use crate::decisions::desired::desired_companion;
-use crate::decisions::ownership::ownership;
-use crate::decisions::plan::compare::{Difference, difference, merge_onto};
-use crate::test_fixtures::{SUFFIX, mk_companion_of, mk_full_source, mk_map, source_keys};
+use crate::decisions::plan::compare::merge_onto;
+use crate::kind::secret::SecretDigestKey;
+use crate::test_fixtures::{
+    SUFFIX, colors_id, mk_companion_of, mk_full_source, mk_map, source_keys,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::{ByteString, api::core::v1::Secret};
+
+/// What a ConfigMap copy read back from the cache holds, by hash: its
+/// checksum, whatever the source (a ConfigMap's is the plain hash).
+fn hash_of(copy: &CachedCopy<k8s_openapi::api::core::v1::ConfigMap>) -> String {
+    copy.checksum_as_copy_of(&colors_id(), &()).into_owned()
+}
 
 #[test]
 fn a_cached_source_keeps_what_the_reconcilers_read() {
     let full = mk_full_source(&[("a", "1")]);
     let mut slim = full.clone();
-    slim_source(&mut slim, &());
+    slim_source(&mut slim);
 
     assert_eq!(slim.metadata.name, full.metadata.name);
     assert_eq!(slim.metadata.namespace, full.metadata.namespace);
@@ -24,9 +33,9 @@ fn a_cached_source_keeps_what_the_reconcilers_read() {
     assert_eq!(
         slim.metadata.annotations,
         Some(mk_map(&[(MIRROR_TO_ANNOTATION, "team-*")])),
-        "the digest is kept aside, not in a map"
+        "the hash is kept aside, not in a map"
     );
-    assert_eq!(source_digest(&slim, &()), content_checksum(&full));
+    assert_eq!(source_checksum(&slim, &()), content_checksum(&full));
     assert_eq!(slim.metadata.labels, None, "the selector vouches for them");
     assert_eq!(slim.metadata.owner_references, None);
     assert_eq!(slim.metadata.finalizers, None);
@@ -49,7 +58,7 @@ fn a_cached_source_still_shows_that_it_is_a_copy() {
         .labels
         .get_or_insert_with(BTreeMap::new)
         .insert(MANAGED_BY_LABEL.into(), MANAGER_NAME.into());
-    slim_source(&mut copy_as_source, &());
+    slim_source(&mut copy_as_source);
     assert!(desired_companion(&copy_as_source, SUFFIX, &()).is_err());
 }
 
@@ -58,7 +67,7 @@ fn an_untouched_cached_copy_keeps_only_its_checksum_and_no_map() {
     let full = mk_companion_of(&mk_full_source(&[("a", "1")]));
     let checksum = full.metadata.annotations.as_ref().unwrap()[CHECKSUM_ANNOTATION].clone();
     let mut companion = full.clone();
-    slim_copy(&mut companion, &());
+    slim_copy(&mut companion);
     assert_eq!(companion.data, None);
     assert_eq!(companion.metadata.labels, None);
     assert_eq!(
@@ -66,7 +75,7 @@ fn an_untouched_cached_copy_keeps_only_its_checksum_and_no_map() {
         "a map would cost a node of half a KiB"
     );
     let read_back = copy_from_cache(&companion);
-    assert_eq!(read_back.content_digest(), checksum);
+    assert_eq!(hash_of(&read_back), checksum);
     assert_eq!(
         read_back.object().metadata.annotations,
         full.metadata.annotations,
@@ -84,7 +93,7 @@ fn a_cached_mirror_keeps_its_other_annotations_in_place() {
         .get_or_insert_with(BTreeMap::new);
     annotations.insert(MIRROR_OF_ANNOTATION.into(), "ns/src".into());
     let full = mirror.clone();
-    slim_copy(&mut mirror, &());
+    slim_copy(&mut mirror);
     assert_eq!(
         mirror.metadata.annotations,
         Some(mk_map(&[(MIRROR_OF_ANNOTATION, "ns/src")]))
@@ -96,14 +105,14 @@ fn a_cached_mirror_keeps_its_other_annotations_in_place() {
 }
 
 #[test]
-fn an_edited_cached_copy_keeps_the_digest_of_what_it_holds() {
+fn an_edited_cached_copy_keeps_the_hash_of_what_it_holds() {
     let source = mk_full_source(&[("a", "1")]);
     let mut edited = desired_companion(&source, SUFFIX, &()).unwrap();
     edited.data = Some(mk_map(&[("a", "tampered")]));
     let held = content_checksum(&edited);
-    slim_copy(&mut edited, &());
+    slim_copy(&mut edited);
     assert_eq!(edited.data, None);
-    assert_eq!(copy_from_cache(&edited).content_digest(), held);
+    assert_eq!(hash_of(&copy_from_cache(&edited)), held);
 }
 
 #[test]
@@ -112,12 +121,12 @@ fn a_cached_copy_reads_back_with_its_label_and_other_peoples_labels() {
     let labels = companion.metadata.labels.as_mut().unwrap();
     labels.insert("team".into(), "blue".into());
     let full = companion.clone();
-    slim_copy(&mut companion, &());
+    slim_copy(&mut companion);
     assert_eq!(companion.metadata.labels, Some(mk_map(&[("team", "blue")])));
 
     let read_back = copy_from_cache(&companion);
     assert_eq!(read_back.object().metadata.labels, full.metadata.labels);
-    assert_eq!(read_back.content_digest(), content_checksum(&full));
+    assert_eq!(hash_of(&read_back), content_checksum(&full));
     assert!(
         read_back
             .object()
@@ -125,48 +134,8 @@ fn a_cached_copy_reads_back_with_its_label_and_other_peoples_labels() {
             .annotations
             .iter()
             .flatten()
-            .all(|(key, _)| key != CACHED_DIGEST_KEY),
-        "the digest stays in the cache"
-    );
-}
-
-#[test]
-fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
-    let source = mk_full_source(&[("a", "1")]);
-    let desired = desired_companion(&source, SUFFIX, &()).unwrap();
-    let mut slim = mk_companion_of(&source);
-    slim_copy(&mut slim, &());
-    let cached = copy_from_cache(&slim);
-    assert_eq!(
-        difference(&cached, &desired, &source_keys()),
-        Difference::None
-    );
-    assert_eq!(
-        ownership(&cached, "colors", "uid-1"),
-        crate::decisions::ownership::Ownership::Ours
-    );
-
-    let changed = mk_full_source(&[("a", "2")]);
-    let desired_changed = desired_companion(&changed, SUFFIX, &()).unwrap();
-    assert_eq!(
-        difference(&cached, &desired_changed, &source_keys()),
-        Difference::SourceChanged
-    );
-    let merged = merge_onto(&cached, &desired_changed, &source_keys());
-    assert_eq!(merged.data, changed.data);
-    assert_eq!(
-        merged.metadata.annotations.as_ref().unwrap().len(),
-        1,
-        "the digest is never written"
-    );
-    assert_eq!(merged.metadata.labels, desired.metadata.labels);
-
-    let mut edited = desired_companion(&source, SUFFIX, &()).unwrap();
-    edited.data = Some(mk_map(&[("a", "tampered")]));
-    slim_copy(&mut edited, &());
-    assert_eq!(
-        difference(&copy_from_cache(&edited), &desired, &source_keys()),
-        Difference::Drifted
+            .all(|(key, _)| key != CACHED_HASH_KEY),
+        "the hash stays in the cache"
     );
 }
 
@@ -174,7 +143,7 @@ fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
 fn a_cached_companion_keeps_its_owner_aside() {
     let full = mk_companion_of(&mk_full_source(&[("a", "1")]));
     let mut companion = full.clone();
-    slim_copy(&mut companion, &());
+    slim_copy(&mut companion);
     assert_eq!(
         companion.metadata.owner_references, None,
         "a list of one reference costs four strings more than its uid and name"
@@ -184,10 +153,6 @@ fn a_cached_companion_keeps_its_owner_aside() {
     let object = &read_back.object().metadata;
     assert_eq!(object.owner_references, full.metadata.owner_references);
     assert_eq!(object.generate_name, None);
-    assert_eq!(
-        ownership(&read_back, "colors", "uid-1"),
-        crate::decisions::ownership::Ownership::Ours
-    );
 }
 
 #[test]
@@ -215,7 +180,7 @@ fn owner_references_not_written_by_us_are_cached_as_they_are() {
 
     for full in [not_controller, two_owners, user_generate_name] {
         let mut slim = full.clone();
-        slim_copy(&mut slim, &());
+        slim_copy(&mut slim);
         assert_eq!(
             slim.metadata.owner_references,
             full.metadata.owner_references
@@ -244,11 +209,64 @@ fn a_copy_read_from_the_cache_keeps_its_version_so_a_replace_is_a_compare_and_sw
     let source = mk_full_source(&[("a", "1")]);
     let full = mk_companion_of(&source);
     let mut slim = full.clone();
-    slim_copy(&mut slim, &());
+    slim_copy(&mut slim);
     let changed = desired_companion(&mk_full_source(&[("a", "2")]), SUFFIX, &()).unwrap();
     let merged = merge_onto(&copy_from_cache(&slim), &changed, &source_keys());
     assert_eq!(
         merged.metadata.resource_version, full.metadata.resource_version,
         "without it the replace would overwrite whatever changed meanwhile"
     );
+}
+
+fn secret_source(value: &str) -> Secret {
+    Secret {
+        metadata: ObjectMeta {
+            name: Some("password".into()),
+            namespace: Some("ns".into()),
+            uid: Some("uid-1".into()),
+            ..ObjectMeta::default()
+        },
+        data: Some(BTreeMap::from([(
+            "password".to_owned(),
+            ByteString(value.as_bytes().to_vec()),
+        )])),
+        ..Secret::default()
+    }
+}
+
+fn key(byte: u8) -> SecretDigestKey {
+    SecretDigestKey::from_bytes(&[byte; SecretDigestKey::LEN]).unwrap()
+}
+
+#[test]
+fn what_is_cached_of_a_secret_needs_no_key_and_gives_each_key_its_checksums() {
+    let source = secret_source("hunter2");
+    let mut slim_source_secret = source.clone();
+    slim_source(&mut slim_source_secret);
+    let mut companion = desired_companion(&source, SUFFIX, &key(1)).unwrap();
+    companion.metadata.uid = Some("companion-uid".into());
+    let mut slim = companion.clone();
+    slim_copy(&mut slim);
+    let cached = copy_from_cache(&slim);
+    let id = SourceId::of(&source.metadata);
+    for k in [key(1), key(2)] {
+        assert_eq!(
+            source_checksum(&slim_source_secret, &k),
+            source.content_digest(&k)
+        );
+        assert_eq!(
+            cached.checksum_as_copy_of(&id, &k),
+            source.content_digest(&k)
+        );
+    }
+    assert_ne!(
+        source.content_digest(&key(1)),
+        source.content_digest(&key(2))
+    );
+    assert_eq!(
+        cached.object().metadata.annotations.as_ref().unwrap()[CHECKSUM_ANNOTATION],
+        source.content_digest(&key(1)),
+        "the checksum annotation reads back as written"
+    );
+    assert_eq!((slim.data, slim_source_secret.data), (None, None));
 }

@@ -9,7 +9,8 @@ use crate::{
     contract::{CHECKSUM_ANNOTATION, annotation},
     decisions::cache_form::CachedCopy,
     decisions::carried,
-    kind::MirroredKind,
+    decisions::ownership::untouched_since_written,
+    kind::{MirroredKind, SourceId},
 };
 
 /// What differs between the companion as it is and as it should be.
@@ -37,16 +38,21 @@ impl Difference {
 /// Compares the fields this controller owns; other labels and annotations
 /// (added by people or admission policies) are left alone, so that no
 /// outside writer can make the controller write in a loop.
+///
+/// `desired` is a copy of `source`, with its checksum under `key`; the
+/// content of `actual` is compared as a copy of that same source.
 pub fn difference<K: MirroredKind>(
     actual: &CachedCopy<K>,
     desired: &K,
+    source: &SourceId<'_>,
     source_keys: &[String],
+    key: &K::DigestKey,
 ) -> Difference {
-    let digest = actual.content_digest();
-    // A built copy records its content's digest in its checksum annotation.
+    // A built copy records its content's checksum in its annotation.
     let want_checksum = annotation(desired.meta(), CHECKSUM_ANNOTATION);
-    let content_equal =
-        Some(digest) == want_checksum && actual.object().is_immutable() == desired.is_immutable();
+    let content_equal = Some(&*actual.checksum_as_copy_of(source, key)) == want_checksum
+        && actual.object().is_immutable() == desired.is_immutable();
+    let untouched = || untouched_since_written(actual, source, key);
     let (actual, desired) = (actual.object().meta(), desired.meta());
     let have_checksum = annotation(actual, CHECKSUM_ANNOTATION);
     let metadata_equal = contains_all(&actual.annotations, &desired.annotations)
@@ -57,10 +63,9 @@ pub fn difference<K: MirroredKind>(
     if content_equal && metadata_equal {
         return Difference::None;
     }
-    // The companion still holds what it last copied, under that copy's
+    // The copy still holds what it last copied, under that copy's
     // checksum: the source moved on. Anything else was edited by hand.
-    let untouched_since_written = have_checksum == Some(digest);
-    if have_checksum != want_checksum && untouched_since_written {
+    if have_checksum != want_checksum && untouched() {
         Difference::SourceChanged
     } else {
         Difference::Drifted
@@ -101,10 +106,20 @@ fn carries_any_label(meta: &ObjectMeta, keys: &[String]) -> bool {
         .is_some_and(|labels| keys.iter().any(|key| labels.contains_key(key)))
 }
 
-/// Whether bringing `actual` to `desired` requires a change Kubernetes
-/// refuses in place (the content of an immutable object).
-pub fn needs_recreate<K: MirroredKind>(actual: &CachedCopy<K>, desired: &K) -> bool {
-    K::needs_recreate(actual.object(), actual.content_digest(), desired)
+/// Whether bringing `actual` to `desired` (a copy of `source`, with its
+/// checksum under `key`) requires a change Kubernetes refuses in place (the
+/// content of an immutable object).
+pub fn needs_recreate<K: MirroredKind>(
+    actual: &CachedCopy<K>,
+    desired: &K,
+    source: &SourceId<'_>,
+    key: &K::DigestKey,
+) -> bool {
+    K::needs_recreate(
+        actual.object(),
+        &actual.checksum_as_copy_of(source, key),
+        desired,
+    )
 }
 
 /// `actual` with every field this controller owns set as in `desired`.

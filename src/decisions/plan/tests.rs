@@ -1,7 +1,8 @@
 use super::*;
 use crate::decisions::cache_form::CachedCopy;
 use crate::decisions::desired::{self, desired_companion};
-use crate::decisions::ownership::{claimed_source, owner_reference};
+use crate::decisions::owner_ref::owner_reference;
+use crate::decisions::ownership::claimed_source;
 use crate::test_fixtures::{
     SUFFIX, mk_companion_of, mk_configmap, mk_mirrored_source, mk_source, source_keys,
 };
@@ -12,7 +13,7 @@ fn a_missing_companion_is_created() {
     let source = mk_source("a", &[("key", "v")]);
     let desired = desired_companion(&source, SUFFIX, &()).unwrap();
     assert_eq!(
-        plan(desired.clone(), None, &source.metadata, &source_keys()),
+        plan(desired.clone(), None, &source.metadata, &source_keys(), &()),
         Ok(Write::Create(desired))
     );
 }
@@ -25,9 +26,10 @@ fn a_companion_in_sync_is_left_alone() {
     assert_eq!(
         plan(
             desired,
-            Some(&CachedCopy::of(&existing, &())),
+            Some(&CachedCopy::of(&existing)),
             &source.metadata,
-            &source_keys()
+            &source_keys(),
+            &()
         ),
         Ok(Write::Nothing)
     );
@@ -44,9 +46,10 @@ fn a_changed_source_replaces_the_companion_keeping_its_resource_version() {
         why,
     }) = plan(
         desired,
-        Some(&CachedCopy::of(&existing, &())),
+        Some(&CachedCopy::of(&existing)),
         &new.metadata,
         &source_keys(),
+        &(),
     )
     else {
         panic!("expected a replace");
@@ -67,9 +70,10 @@ fn a_recreated_source_takes_over_the_companion_of_its_predecessor() {
         copy: companion, ..
     }) = plan(
         desired,
-        Some(&CachedCopy::of(&existing, &())),
+        Some(&CachedCopy::of(&existing)),
         &reborn.metadata,
         &source_keys(),
+        &(),
     )
     else {
         panic!("expected a replace");
@@ -86,9 +90,10 @@ fn a_foreign_object_at_the_companion_name_is_never_written() {
     assert_eq!(
         plan(
             desired,
-            Some(&CachedCopy::of(&stranger, &())),
+            Some(&CachedCopy::of(&stranger)),
             &source.metadata,
-            &source_keys()
+            &source_keys(),
+            &()
         ),
         Err(NameTaken)
     );
@@ -105,9 +110,10 @@ fn an_immutable_companion_with_stale_content_is_deleted_by_uid() {
     assert_eq!(
         plan(
             desired.clone(),
-            Some(&CachedCopy::of(&existing, &())),
+            Some(&CachedCopy::of(&existing)),
             &new.metadata,
-            &source_keys()
+            &source_keys(),
+            &()
         ),
         Ok(Write::DeleteToRecreate {
             copy: desired,
@@ -126,9 +132,10 @@ fn a_mirror_of_another_source_with_the_same_name_is_never_written() {
     assert_eq!(
         plan(
             desired,
-            Some(&CachedCopy::of(&rivals_mirror, &())),
+            Some(&CachedCopy::of(&rivals_mirror)),
             &source.metadata,
-            &source_keys()
+            &source_keys(),
+            &()
         ),
         Err(NameTaken)
     );

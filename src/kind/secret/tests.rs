@@ -4,6 +4,7 @@ use k8s_openapi::{ByteString, api::core::v1::Secret};
 use sha2::{Digest, Sha256};
 
 use super::*;
+use crate::kind::SourceId;
 
 fn secret(type_: Option<&str>, data: &[(&str, &str)]) -> Secret {
     Secret {
@@ -92,4 +93,78 @@ fn the_slim_form_keeps_the_type_and_drops_every_value() {
 fn the_key_is_never_printed() {
     assert_eq!(format!("{:?}", key(0x41)), "SecretDigestKey(..)");
     assert!(SecretDigestKey::from_bytes(&[0; 31]).is_none());
+}
+
+fn stored(namespace: &str, name: &str, uid: &str, value: &str) -> Secret {
+    let mut secret = secret(None, &[("password", value)]);
+    secret.metadata.namespace = Some(namespace.into());
+    secret.metadata.name = Some(name.into());
+    secret.metadata.uid = Some(uid.into());
+    secret
+}
+
+#[test]
+fn two_sources_of_one_value_have_different_checksums() {
+    let one = stored("team-a", "db", "uid-1", "hunter2");
+    let checksums: Vec<String> = [
+        stored("team-b", "db", "uid-1", "hunter2"),
+        stored("team-a", "web", "uid-1", "hunter2"),
+        stored("team-a", "db", "uid-2", "hunter2"),
+    ]
+    .iter()
+    .map(|other| other.content_digest(&key(1)))
+    .collect();
+    for other in &checksums {
+        assert_ne!(&one.content_digest(&key(1)), other);
+    }
+    assert_eq!(
+        one.content_digest(&key(1)),
+        stored("team-a", "db", "uid-1", "hunter2").content_digest(&key(1))
+    );
+}
+
+#[test]
+fn the_source_s_identity_is_length_prefixed() {
+    let checksum = |namespace, name| {
+        Secret::checksum(
+            "hash",
+            &SourceId {
+                namespace,
+                name,
+                uid: "u",
+            },
+            &key(1),
+        )
+        .into_owned()
+    };
+    assert_ne!(checksum("ab", "c"), checksum("a", "bc"));
+}
+
+#[test]
+fn what_is_cached_needs_no_key_and_is_never_a_checksum() {
+    let source = stored("ns", "db", "uid-1", "hunter2");
+    let hash = source.content_hash();
+    let id = SourceId::of(&source.metadata);
+    for byte in [1, 2] {
+        let checksum = Secret::checksum(&hash, &id, &key(byte));
+        assert_eq!(checksum, source.content_digest(&key(byte)));
+        assert!(!checksum.contains(&hash));
+    }
+    let mut other_key_same_content = source.clone();
+    other_key_same_content.metadata.uid = Some("uid-2".into());
+    assert_eq!(other_key_same_content.content_hash(), hash);
+}
+
+#[test]
+fn a_shared_key_tells_a_change_only_once() {
+    let shared = SharedDigestKey::default();
+    assert_eq!(shared.current(), None);
+    let mut changes = shared.changes();
+    assert!(shared.set(Some(key(1))));
+    assert!(!shared.set(Some(key(1))), "the same key is no change");
+    assert!(changes.has_changed().unwrap());
+    assert_eq!(*changes.borrow_and_update(), Some(key(1)));
+    assert!(shared.set(None));
+    assert_eq!(shared.current(), None);
+    assert_eq!(format!("{shared:?}"), "SharedDigestKey(..)");
 }

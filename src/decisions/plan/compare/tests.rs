@@ -1,8 +1,15 @@
 use super::*;
 use crate::contract::MIRROR_OF_UID_ANNOTATION;
+use crate::decisions::cache_form::{copy_from_cache, slim_copy};
 use crate::decisions::desired::{desired_companion, desired_mirror};
-use crate::test_fixtures::{SUFFIX, mk_binary, mk_companion_of, mk_map, mk_source, source_keys};
+use crate::decisions::ownership::{Ownership, ownership};
+use crate::kind::secret::SecretDigestKey;
+use crate::test_fixtures::{
+    SUFFIX, colors_id, mk_binary, mk_companion_of, mk_full_source, mk_map, mk_secret_source,
+    mk_source, source_keys,
+};
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::{ByteString, api::core::v1::Secret};
 
 #[test]
 fn an_up_to_date_companion_needs_no_write() {
@@ -15,7 +22,13 @@ fn an_up_to_date_companion_needs_no_write() {
         .get_or_insert_with(BTreeMap::new)
         .insert("added-by-someone".into(), "x".into());
     assert_eq!(
-        difference(&CachedCopy::of(&actual, &()), &desired, &source_keys()),
+        difference(
+            &CachedCopy::of(&actual),
+            &desired,
+            &colors_id(),
+            &source_keys(),
+            &()
+        ),
         Difference::None
     );
 }
@@ -27,7 +40,13 @@ fn a_changed_source_is_told_apart_from_a_hand_edit() {
     let after = mk_source("colors", &[("a", "2")]);
     let desired = desired_companion(&after, SUFFIX, &()).unwrap();
     assert_eq!(
-        difference(&CachedCopy::of(&actual, &()), &desired, &source_keys()),
+        difference(
+            &CachedCopy::of(&actual),
+            &desired,
+            &colors_id(),
+            &source_keys(),
+            &()
+        ),
         Difference::SourceChanged
     );
 
@@ -36,9 +55,11 @@ fn a_changed_source_is_told_apart_from_a_hand_edit() {
     let desired_before = desired_companion(&before, SUFFIX, &()).unwrap();
     assert_eq!(
         difference(
-            &CachedCopy::of(&edited, &()),
+            &CachedCopy::of(&edited),
             &desired_before,
-            &source_keys()
+            &colors_id(),
+            &source_keys(),
+            &()
         ),
         Difference::Drifted
     );
@@ -72,7 +93,13 @@ fn edits_to_owned_metadata_count_as_drift() {
         let mut actual = mk_companion_of(&source);
         edit(&mut actual);
         assert_eq!(
-            difference(&CachedCopy::of(&actual, &()), &desired, &source_keys()),
+            difference(
+                &CachedCopy::of(&actual),
+                &desired,
+                &colors_id(),
+                &source_keys(),
+                &()
+            ),
             Difference::Drifted
         );
     }
@@ -89,7 +116,7 @@ fn merge_restores_owned_fields_and_keeps_foreign_metadata() {
     labels.insert("workshop.io/managed".into(), "true".into());
     labels.insert("keep".into(), "me".into());
 
-    let merged = merge_onto(&CachedCopy::of(&actual, &()), &desired, &source_keys());
+    let merged = merge_onto(&CachedCopy::of(&actual), &desired, &source_keys());
     assert_eq!(merged.data, desired.data);
     assert_eq!(
         merged.metadata.owner_references,
@@ -100,7 +127,13 @@ fn merge_restores_owned_fields_and_keeps_foreign_metadata() {
     assert!(!labels.contains_key("workshop.io/managed"));
     assert_eq!(labels.get("keep").map(String::as_str), Some("me"));
     assert_eq!(
-        difference(&CachedCopy::of(&merged, &()), &desired, &source_keys()),
+        difference(
+            &CachedCopy::of(&merged),
+            &desired,
+            &colors_id(),
+            &source_keys(),
+            &()
+        ),
         Difference::None
     );
 }
@@ -112,15 +145,22 @@ fn an_immutable_companion_with_other_content_must_be_recreated() {
     let actual = mk_companion_of(&source);
     source.data = Some(mk_map(&[("a", "2")]));
     let desired = desired_companion(&source, SUFFIX, &()).unwrap();
-    assert!(needs_recreate(&CachedCopy::of(&actual, &()), &desired));
+    assert!(needs_recreate(
+        &CachedCopy::of(&actual),
+        &desired,
+        &colors_id(),
+        &()
+    ));
 
     let mut metadata_only = actual.clone();
     metadata_only.metadata.annotations = None;
     let mut unchanged = mk_source("colors", &[("a", "1")]);
     unchanged.immutable = Some(true);
     assert!(!needs_recreate(
-        &CachedCopy::of(&metadata_only, &()),
-        &desired_companion(&unchanged, SUFFIX, &()).unwrap()
+        &CachedCopy::of(&metadata_only),
+        &desired_companion(&unchanged, SUFFIX, &()).unwrap(),
+        &colors_id(),
+        &()
     ));
 }
 
@@ -135,11 +175,149 @@ fn a_mirror_whose_source_annotations_were_edited_has_drifted() {
         .get_or_insert_with(BTreeMap::new)
         .insert(MIRROR_OF_UID_ANNOTATION.into(), "forged".into());
     assert_eq!(
-        difference(&CachedCopy::of(&actual, &()), &desired, &source_keys()),
+        difference(
+            &CachedCopy::of(&actual),
+            &desired,
+            &colors_id(),
+            &source_keys(),
+            &()
+        ),
         Difference::Drifted
     );
     assert_eq!(
-        difference(&CachedCopy::of(&desired, &()), &desired, &source_keys()),
+        difference(
+            &CachedCopy::of(&desired),
+            &desired,
+            &colors_id(),
+            &source_keys(),
+            &()
+        ),
         Difference::None
+    );
+}
+
+#[test]
+fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
+    let source = mk_full_source(&[("a", "1")]);
+    let desired = desired_companion(&source, SUFFIX, &()).unwrap();
+    let mut slim = mk_companion_of(&source);
+    slim_copy(&mut slim);
+    let cached = copy_from_cache(&slim);
+    assert_eq!(
+        difference(&cached, &desired, &colors_id(), &source_keys(), &()),
+        Difference::None
+    );
+    assert_eq!(ownership(&cached, &colors_id(), &()), Ownership::Ours);
+
+    let changed = mk_full_source(&[("a", "2")]);
+    let desired_changed = desired_companion(&changed, SUFFIX, &()).unwrap();
+    assert_eq!(
+        difference(&cached, &desired_changed, &colors_id(), &source_keys(), &()),
+        Difference::SourceChanged
+    );
+    let merged = merge_onto(&cached, &desired_changed, &source_keys());
+    assert_eq!(merged.data, changed.data);
+    assert_eq!(
+        merged.metadata.annotations.as_ref().unwrap().len(),
+        1,
+        "the digest is never written"
+    );
+    assert_eq!(merged.metadata.labels, desired.metadata.labels);
+
+    let mut edited = desired_companion(&source, SUFFIX, &()).unwrap();
+    edited.data = Some(mk_map(&[("a", "tampered")]));
+    slim_copy(&mut edited);
+    assert_eq!(
+        difference(
+            &copy_from_cache(&edited),
+            &desired,
+            &colors_id(),
+            &source_keys(),
+            &()
+        ),
+        Difference::Drifted
+    );
+}
+
+/// A tenant's companion holding `guess` under another source's checksum.
+fn forged_companion(desired: &Secret, guess: &str, checksum: &str) -> Secret {
+    let mut forged = desired.clone();
+    forged.metadata.uid = Some("companion-uid".into());
+    forged.data = Some(BTreeMap::from([(
+        "password".to_owned(),
+        ByteString(guess.as_bytes().to_vec()),
+    )]));
+    forged
+        .metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(CHECKSUM_ANNOTATION.into(), checksum.into());
+    forged
+}
+
+#[test]
+fn another_source_s_checksum_on_a_copy_says_nothing_of_that_source_s_value() {
+    let key = SecretDigestKey::from_bytes(&[9; SecretDigestKey::LEN]).unwrap();
+    let victim = mk_secret_source("victim", "uid-v", "hunter2");
+    let tenant = mk_secret_source("tenant", "uid-t", "mine");
+    let victims_checksum = victim.content_digest(&key);
+    let desired = desired_companion(&tenant, SUFFIX, &key).unwrap();
+    let tenant_id = SourceId::of(&tenant.metadata);
+    let [right, wrong] = ["hunter2", "wrong guess"].map(|guess| {
+        let forged = CachedCopy::of(&forged_companion(&desired, guess, &victims_checksum));
+        difference(&forged, &desired, &tenant_id, &source_keys(), &key)
+    });
+    assert_eq!((right, wrong), (Difference::Drifted, Difference::Drifted));
+
+    // Without its owner reference it claims the tenant's source by name:
+    // neither is taken for an untouched copy of it.
+    let [right, wrong] = ["hunter2", "wrong guess"].map(|guess| {
+        let mut forged = forged_companion(&desired, guess, &victims_checksum);
+        forged.metadata.owner_references = None;
+        ownership(&CachedCopy::of(&forged), &tenant_id, &key)
+    });
+    assert_eq!((right, wrong), (Ownership::Foreign, Ownership::Foreign));
+}
+
+#[test]
+fn a_secret_copy_untouched_since_written_is_told_from_an_edited_one() {
+    let key = SecretDigestKey::from_bytes(&[9; SecretDigestKey::LEN]).unwrap();
+    let before = mk_secret_source("db", "uid-1", "old");
+    let mut written = desired_companion(&before, SUFFIX, &key).unwrap();
+    written.metadata.uid = Some("companion-uid".into());
+    let after = mk_secret_source("db", "uid-1", "new");
+    let desired = desired_companion(&after, SUFFIX, &key).unwrap();
+    let id = SourceId::of(&after.metadata);
+    assert_eq!(
+        difference(
+            &CachedCopy::of(&written),
+            &desired,
+            &id,
+            &source_keys(),
+            &key
+        ),
+        Difference::SourceChanged
+    );
+    let mut edited = written.clone();
+    edited.data = Some(BTreeMap::from([(
+        "password".to_owned(),
+        ByteString(b"by hand".to_vec()),
+    )]));
+    assert_eq!(
+        difference(
+            &CachedCopy::of(&edited),
+            &desired,
+            &id,
+            &source_keys(),
+            &key
+        ),
+        Difference::Drifted
+    );
+    let mut ownerless = written;
+    ownerless.metadata.owner_references = None;
+    assert_eq!(
+        ownership(&CachedCopy::of(&ownerless), &id, &key),
+        Ownership::Adoptable,
+        "an untouched copy whose owner reference was removed is taken back"
     );
 }
