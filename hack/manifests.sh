@@ -4,8 +4,9 @@
 #   - deploy/base/*.yaml, the cluster-wide install `kubectl apply -k deploy/`
 #     applies (the kustomization files around them are written by hand);
 #   - deploy/components/namespaced/rbac-namespaced.yaml,
-#     deploy/components/servicemonitor/servicemonitor.yaml and
-#     deploy/components/secrets/rbac-secrets.yaml;
+#     deploy/components/servicemonitor/servicemonitor.yaml,
+#     deploy/components/secrets/rbac-secrets.yaml and
+#     deploy/components/admission-policy/admission-policy.yaml;
 #   - configmap-mirror.yaml, the whole cluster-wide install in one file, for
 #     `kubectl apply -f`.
 # Writing into the repository, it first sets the chart's version and
@@ -70,6 +71,8 @@ render --set metrics.serviceMonitor.enabled=true --show-only templates/servicemo
   | write deploy/components/servicemonitor/servicemonitor.yaml "$header"
 render --set secrets.enabled=true --show-only templates/rbac-secrets.yaml \
   | write deploy/components/secrets/rbac-secrets.yaml "$header"
+render --set admissionPolicy.enabled=true --show-only templates/admission-policy.yaml \
+  | write deploy/components/admission-policy/admission-policy.yaml "$header"
 render | write configmap-mirror.yaml "# configmap-mirror $version: the cluster-wide install, in namespace $namespace.
 #
 #   kubectl apply -f configmap-mirror.yaml

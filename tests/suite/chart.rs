@@ -207,6 +207,14 @@ fn the_schema_refuses_a_wrong_type_or_an_unknown_key_naming_it() {
             vec!["--set", "secrets.digestKeySecret=no-namespace"],
             "'/secrets/digestKeySecret'",
         ),
+        (
+            vec!["--set", "admissionPolicy.enabled=sometimes"],
+            "'/admissionPolicy/enabled': got string, want boolean",
+        ),
+        (
+            vec!["--set", "admissionPolicy.exemptGroup={ops}"],
+            "'exemptGroup' not allowed",
+        ),
         (vec!["--set", "replicas=3"], "'replicas' not allowed"),
         (
             vec!["--set", "controller.concurency=4"],
@@ -271,6 +279,8 @@ async fn rendered_manifests_pass_a_server_side_dry_run_under_restricted_pod_secu
                 "prometheusrule.monitoring.coreos.com",
                 "configmap/",
                 "poddisruptionbudget.policy",
+                "validatingadmissionpolicy.admissionregistration.k8s.io/",
+                "validatingadmissionpolicybinding.admissionregistration.k8s.io/",
             ],
         ),
         (

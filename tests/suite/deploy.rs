@@ -93,6 +93,7 @@ async fn deploy_is_accepted_by_a_server_side_dry_run_without_pod_security_warnin
         "deploy/",
         "deploy/overlays/namespaced/",
         "deploy/overlays/secrets/",
+        "deploy/overlays/admission-policy/",
     ] {
         let (ok, out, err) = kubectl(
             control_plane,

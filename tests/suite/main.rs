@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod admission_policy;
 mod allowlist;
 mod bad_input;
 mod chart;

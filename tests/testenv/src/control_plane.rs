@@ -723,14 +723,17 @@ fn controller_manager_command(layout: &Layout, port: u16) -> Command {
     let mut cmd = Command::new(layout.bin_dir.join("kube-controller-manager"));
     cmd.arg(layout.path_flag("--kubeconfig", CONTROLLER_MANAGER_KUBECONFIG))
         // Deleting dependents (ownerReferences) and namespaces' contents: what
-        // a real cluster does that the apiserver alone does not.
+        // a real cluster does that the apiserver alone does not; and the
+        // type-checking of admission policies, which reports expressions
+        // that do not fit a matched kind in the policy's status.
         .arg(if layout.options.node_controllers {
             // What a Deployment needs to become running pods. Without
             // nodelifecycle a new node keeps its not-ready taint.
-            "--controllers=garbagecollector,namespace,deployment,replicaset,serviceaccount,\
-             serviceaccount-token,root-ca-cert-publisher,endpointslice,disruption,nodelifecycle"
+            "--controllers=garbagecollector,namespace,validatingadmissionpolicy-status-controller,\
+             deployment,replicaset,serviceaccount,serviceaccount-token,root-ca-cert-publisher,\
+             endpointslice,disruption,nodelifecycle"
         } else {
-            "--controllers=garbagecollector,namespace"
+            "--controllers=garbagecollector,namespace,validatingadmissionpolicy-status-controller"
         })
         .arg("--leader-elect=false")
         .arg("--use-service-account-credentials=false")

@@ -1,0 +1,903 @@
+//! The chart's admission policy (`admissionPolicy.enabled`) on a real API
+//! server, with the controller running under the chart's ServiceAccount:
+//! hand edits of copies and forged copies are refused with a message naming
+//! the source; other labels and annotations, deletes, the garbage
+//! collector, namespace deletion and the break-glass values still pass; the
+//! controller works as ever, but its account is refused a copy of a refused
+//! Secret type or in a protected namespace.
+//!
+//! The policy and the controller are cluster-wide, so these tests run on a
+//! control plane of their own, one at a time. Every test first waits for the
+//! policy to refuse a forged copy, so each fails without the policy.
+
+use crate::common;
+
+use std::{
+    collections::BTreeMap,
+    io::Write,
+    marker::PhantomData,
+    path::PathBuf,
+    process::{Command, Stdio},
+};
+
+use common::{ControllerProcess, PATIENCE, TestKind, helm, helm_on};
+use configmap_mirror::contract::{
+    CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME, MIRROR_OF_ANNOTATION,
+};
+use k8s_openapi::api::{
+    admissionregistration::v1::ValidatingAdmissionPolicy,
+    apps::v1::Deployment,
+    coordination::v1::Lease,
+    core::v1::{ConfigMap, Namespace, Secret},
+};
+use kube::{
+    Api, Client, ResourceExt,
+    api::{DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy},
+};
+use serde_json::{Value, json};
+use testenv::{ControlPlane, LazyControlPlane, wait_for};
+use tokio::sync::{Mutex, MutexGuard, OnceCell};
+
+const CHART: &str = "charts/configmap-mirror";
+/// The release as `make manifests` renders it: the ServiceAccount
+/// configmap-mirror/configmap-mirror.
+const RELEASE: &str = "configmap-mirror";
+const RELEASE_NAMESPACE: &str = "configmap-mirror";
+const BREAK_GLASS_GROUP: &str = "mirror-break-glass";
+const BREAK_GLASS_USER: &str = "mirror-operator";
+const CONSENT: &str = "workshop.io/accept-mirrors";
+/// The one value every source holds: no refusal may carry it.
+const VALUE: &str = "value-never-in-a-message";
+const PROBE: &str = "policy-probe";
+
+fn control_plane() -> &'static ControlPlane {
+    static POLICY_PLANE: LazyControlPlane = LazyControlPlane::new();
+    POLICY_PLANE.get()
+}
+
+/// One test at a time: each may run a cluster-wide controller, or a second
+/// install's policy.
+async fn exclusive() -> MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
+    ONE_AT_A_TIME.lock().await
+}
+
+fn run(cmd: &mut Command, stdin: Option<&str>) -> (bool, String, String) {
+    let mut child = cmd
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("run {:?}: {e}", cmd.get_program()));
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+    }
+    let out = child.wait_with_output().expect("wait");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn run_ok(cmd: &mut Command, stdin: Option<&str>) -> String {
+    let what = format!("{cmd:?}");
+    let (ok, out, err) = run(cmd, stdin);
+    assert!(ok, "{what} failed:\n{out}{err}");
+    out
+}
+
+/// What the tests share: the chart's args for the controller, and a
+/// kubeconfig holding its ServiceAccount's token.
+struct Install {
+    args: Vec<String>,
+    kubeconfig: PathBuf,
+    token: String,
+}
+
+/// The chart rendered with the policy on (and Secrets, and break-glass
+/// values), applied once, as `kubectl apply` of the rendered manifests.
+async fn installed() -> &'static Install {
+    static INSTALL: OnceCell<Install> = OnceCell::const_new();
+    INSTALL
+        .get_or_init(|| async {
+            let control_plane = control_plane();
+            let manifest = run_ok(
+                &mut helm(&[
+                    "template",
+                    RELEASE,
+                    CHART,
+                    "--namespace",
+                    RELEASE_NAMESPACE,
+                    "--set",
+                    "namespace.create=true",
+                    "--set",
+                    "admissionPolicy.enabled=true",
+                    "--set",
+                    "secrets.enabled=true",
+                    "--set",
+                    &format!("admissionPolicy.exemptGroups={{{BREAK_GLASS_GROUP}}}"),
+                    "--set",
+                    &format!("admissionPolicy.exemptUsers={{{BREAK_GLASS_USER}}}"),
+                ]),
+                None,
+            );
+            assert!(
+                manifest.contains("kind: ValidatingAdmissionPolicy\n"),
+                "{manifest}"
+            );
+            run_ok(
+                control_plane.kubectl().args(["apply", "-f", "-"]),
+                Some(&manifest),
+            );
+            let admin = control_plane.client().await;
+            let deployment = Api::<Deployment>::namespaced(admin.clone(), RELEASE_NAMESPACE)
+                .get(RELEASE)
+                .await
+                .expect("the Deployment");
+            // The test's controller serves on a port of its own and logs as text.
+            let args = deployment
+                .spec
+                .and_then(|spec| spec.template.spec)
+                .and_then(|pod| pod.containers.into_iter().next())
+                .and_then(|container| container.args)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|arg| !arg.starts_with("--http-addr=") && !arg.starts_with("--log-format="))
+                .collect::<Vec<_>>();
+            assert!(
+                args.contains(&"--kinds=configmaps,secrets".to_owned()),
+                "{args:?}"
+            );
+            let token = testenv::mint_token(&admin, RELEASE_NAMESPACE, RELEASE)
+                .await
+                .expect("a token of the chart's ServiceAccount");
+            let kubeconfig = control_plane.log_dir().join("admission-policy-kubeconfig");
+            control_plane
+                .write_token_kubeconfig(&token, &kubeconfig)
+                .expect("kubeconfig");
+            Install {
+                args,
+                kubeconfig,
+                token,
+            }
+        })
+        .await
+}
+
+/// Policies are enforced a moment after they are written: waits until the
+/// admin's dry-run create of a forged copy is refused.
+async fn policy_enforced(client: &Client) {
+    let probe = ConfigMap {
+        metadata: kube::api::ObjectMeta {
+            name: Some(PROBE.into()),
+            labels: Some(BTreeMap::from([(
+                MANAGED_BY_LABEL.into(),
+                MANAGER_NAME.into(),
+            )])),
+            ..Default::default()
+        },
+        ..ConfigMap::default()
+    };
+    let dry_run = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    wait_for(
+        "the admission policy to refuse a forged copy",
+        PATIENCE,
+        || async {
+            match configmaps.create(&dry_run, &probe).await {
+                Err(kube::Error::Api(status)) if status.code == 403 => Some(()),
+                _ => None,
+            }
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+}
+
+/// The message of the policy's refusal of an edit or a forgery (403
+/// Forbidden); never prints the object.
+fn refused<K: ResourceExt>(result: Result<K, kube::Error>, what: &str) -> String {
+    refused_with(403, result, what)
+}
+
+/// The message of a refusal by the policy with HTTP status `code`.
+fn refused_with<K: ResourceExt>(code: u16, result: Result<K, kube::Error>, what: &str) -> String {
+    let message = match result {
+        Err(kube::Error::Api(status)) if status.code == code => status.message,
+        Err(other) => panic!("{what}: not refused by the policy but with {other}"),
+        Ok(object) => panic!("{what}: accepted ({})", object.name_any()),
+    };
+    // First, without printing it: a refusal never carries content.
+    assert!(
+        !message.contains(VALUE),
+        "{what}: the refusal holds content"
+    );
+    assert!(
+        message.contains("ValidatingAdmissionPolicy"),
+        "{what}: {message}"
+    );
+    message
+}
+
+/// One test's world: a namespace of sources, one that accepts their
+/// mirrors, the controller when started, and the turn.
+struct World<K> {
+    client: Client,
+    install: &'static Install,
+    sources: String,
+    targets: String,
+    controller: Option<ControllerProcess>,
+    _turn: MutexGuard<'static, ()>,
+    _kind: PhantomData<K>,
+}
+
+impl<K: TestKind> World<K> {
+    async fn new(prefix: &str) -> World<K> {
+        let turn = exclusive().await;
+        let install = installed().await;
+        let client = control_plane().client().await;
+        policy_enforced(&client).await;
+        let sources = testenv::fresh_namespace(&client, prefix)
+            .await
+            .expect("namespace");
+        let targets = testenv::fresh_namespace(&client, &format!("{prefix}-to"))
+            .await
+            .expect("namespace");
+        let consent = json!({"metadata": {"labels": {CONSENT: "true"}}});
+        Api::<Namespace>::all(client.clone())
+            .patch(&targets, &PatchParams::default(), &Patch::Merge(&consent))
+            .await
+            .expect("label the target namespace");
+        World {
+            client,
+            install,
+            sources,
+            targets,
+            controller: None,
+            _turn: turn,
+            _kind: PhantomData,
+        }
+    }
+
+    /// The controller with the chart's flags, under its ServiceAccount,
+    /// its Lease and digest key in the release namespace.
+    async fn start(&mut self) {
+        let args: Vec<&str> = self.install.args.iter().map(String::as_str).collect();
+        let controller = ControllerProcess::start_binary(
+            &PathBuf::from(env!("CARGO_BIN_EXE_configmap-mirror")),
+            control_plane(),
+            &self.install.kubeconfig,
+            &self.sources,
+            &args,
+            &[
+                ("POD_NAMESPACE", RELEASE_NAMESPACE),
+                ("POD_NAME", "policy-pod"),
+            ],
+        )
+        .await;
+        self.controller = Some(controller);
+    }
+
+    fn stop(&mut self) {
+        let controller = self.controller.take().expect("the controller runs");
+        assert!(controller.stop().success());
+    }
+
+    fn api(&self, namespace: &str) -> Api<K> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+
+    /// A labeled source `name` that mirrors into the target namespace.
+    async fn source(&self, name: &str) -> K {
+        let mut source = K::with_data(name, &[("key", VALUE)], true);
+        source.meta_mut().annotations = Some(BTreeMap::from([(
+            "workshop.io/mirror-to".into(),
+            self.targets.clone(),
+        )]));
+        self.api(&self.sources)
+            .create(&PostParams::default(), &source)
+            .await
+            .unwrap_or_else(|e| panic!("create {name}: {e}"))
+    }
+
+    /// Waits until `namespace/name` is a copy, holding the content of
+    /// source `source` as it is now.
+    async fn copy_in_sync(&self, namespace: &str, name: &str, source: &str) -> K {
+        let sources = self.api(&self.sources);
+        let copies = self.api(namespace);
+        wait_for(
+            &format!("{namespace}/{name} to copy {source}"),
+            PATIENCE,
+            || async {
+                let source = sources.get_opt(source).await.ok()??;
+                let copy = copies.get_opt(name).await.ok()??;
+                (copy.labels().get(MANAGED_BY_LABEL).map(String::as_str) == Some(MANAGER_NAME)
+                    && copy.same_content(&source))
+                .then_some(copy)
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"))
+    }
+
+    async fn wait_gone(&self, namespace: &str, name: &str) {
+        let api = self.api(namespace);
+        wait_for(
+            &format!("{namespace}/{name} to be gone"),
+            PATIENCE,
+            || async { matches!(api.get_opt(name).await, Ok(None)).then_some(()) },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    }
+
+    async fn patch(&self, namespace: &str, name: &str, patch: &Value) -> Result<K, kube::Error> {
+        self.api(namespace)
+            .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+    }
+
+    /// The admin's merge patch of `namespace/name`, which the policy must
+    /// refuse naming the source `source` and pointing at it.
+    async fn refused_edit(&self, namespace: &str, name: &str, edit: &Edit, source: &str) {
+        let (what, patch) = edit;
+        let what = format!("{what} on {namespace}/{name}");
+        let message = refused(self.patch(namespace, name, patch).await, &what);
+        assert!(
+            message.contains(&format!("{namespace}/{name} is a copy of {source} "))
+                && message.contains("edit the source instead"),
+            "{what}: {message}"
+        );
+    }
+
+    /// Deletes the test's namespaces, and with them everything in them;
+    /// the controller stops first.
+    async fn finish(mut self) {
+        if let Some(controller) = self.controller.take() {
+            assert!(controller.stop().success());
+        }
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        for namespace in [&self.sources, &self.targets] {
+            namespaces
+                .delete(namespace, &DeleteParams::default())
+                .await
+                .unwrap_or_else(|e| panic!("delete namespace {namespace}: {e}"));
+        }
+    }
+}
+
+/// What an edit does, for the test's messages (never its values), and its
+/// merge patch.
+type Edit = (&'static str, Value);
+
+fn managed_by_us() -> BTreeMap<String, String> {
+    BTreeMap::from([(MANAGED_BY_LABEL.into(), MANAGER_NAME.into())])
+}
+
+crate::for_each_kind!(
+    an_admins_edits_of_copies_are_refused_naming_the_source,
+    forged_copies_are_refused,
+    the_controller_still_creates_updates_heals_and_deletes_copies,
+    the_garbage_collector_and_namespace_deletion_still_pass,
+    the_exempt_group_and_user_may_edit_a_copy,
+);
+
+async fn an_admins_edits_of_copies_are_refused_naming_the_source<K: TestKind>() {
+    let mut world = World::<K>::new("vap-edit").await;
+    world.start().await;
+    world.source("app").await;
+    let source = format!("{}/app", world.sources);
+    let companion = (world.sources.clone(), "app-synced");
+    let mirror = (world.targets.clone(), "app");
+    world.copy_in_sync(&companion.0, companion.1, "app").await;
+    world.copy_in_sync(&mirror.0, mirror.1, "app").await;
+
+    for (namespace, name) in [&companion, &mirror] {
+        let (namespace, name) = (namespace.as_str(), *name);
+        let edits: [Edit; 8] = [
+            ("a changed value", K::data_patch(&[("key", Some("edited"))])),
+            ("an added key", K::data_patch(&[("more", Some("added"))])),
+            ("immutable", json!({"immutable": true})),
+            // Detaching the copy.
+            (
+                "the managed-by label removed",
+                json!({"metadata": {"labels": {MANAGED_BY_LABEL: null}}}),
+            ),
+            (
+                "the managed-by label changed",
+                json!({"metadata": {"labels": {MANAGED_BY_LABEL: "someone-else"}}}),
+            ),
+            (
+                "a workshop.io/ label added",
+                json!({"metadata": {"labels": {"workshop.io/extra": "x"}}}),
+            ),
+            (
+                "the checksum changed",
+                json!({"metadata": {"annotations": {CHECKSUM_ANNOTATION: "sha256:forged"}}}),
+            ),
+            (
+                "the source-selector annotation removed",
+                json!({"metadata": {"annotations": {"workshop.io/source-selector": null}}}),
+            ),
+        ];
+        for edit in &edits {
+            world.refused_edit(namespace, name, edit, &source).await;
+        }
+        // What other tools add to a copy is theirs.
+        let theirs = json!({"metadata": {
+            "labels": {"example.com/team": "a"},
+            "annotations": {"example.com/note": "kept"},
+        }});
+        let edited = world
+            .patch(namespace, name, &theirs)
+            .await
+            .unwrap_or_else(|e| panic!("adding a label to {namespace}/{name}: {e}"));
+        assert_eq!(
+            edited.labels().get("example.com/team").map(String::as_str),
+            Some("a")
+        );
+        let removed = json!({"metadata": {"labels": {"example.com/team": null}}});
+        world
+            .patch(namespace, name, &removed)
+            .await
+            .unwrap_or_else(|e| panic!("removing a label from {namespace}/{name}: {e}"));
+    }
+    // A companion's owner reference.
+    world
+        .refused_edit(
+            &companion.0,
+            companion.1,
+            &(
+                "the owner reference removed",
+                json!({"metadata": {"ownerReferences": null}}),
+            ),
+            &source,
+        )
+        .await;
+    // A full replace too, and a mirror that names its source in its
+    // annotation.
+    let mut replaced = world
+        .api(&mirror.0)
+        .get(mirror.1)
+        .await
+        .expect("the mirror");
+    replaced.meta_mut().annotations = None;
+    let message = refused(
+        world
+            .api(&mirror.0)
+            .replace(mirror.1, &PostParams::default(), &replaced)
+            .await,
+        "a replace of the mirror without its annotations",
+    );
+    assert!(message.contains(&source), "{message}");
+    world.finish().await;
+}
+
+async fn forged_copies_are_refused<K: TestKind>() {
+    let world = World::<K>::new("vap-forge").await;
+    let api = world.api(&world.sources);
+    let create = PostParams::default();
+
+    let mut labeled = K::with_data("labeled", &[("key", VALUE)], false);
+    labeled.meta_mut().labels = Some(managed_by_us());
+    let message = refused(api.create(&create, &labeled).await, "a labeled forgery");
+    assert!(
+        message.contains(&format!(
+            "{}/labeled may not claim to be a copy: only configmap-mirror makes copies",
+            world.sources
+        )),
+        "{message}"
+    );
+
+    let claimed = "elsewhere/app";
+    let mut annotated = K::with_data("annotated", &[("key", VALUE)], false);
+    annotated.meta_mut().annotations = Some(BTreeMap::from([(
+        MIRROR_OF_ANNOTATION.into(),
+        claimed.into(),
+    )]));
+    let message = refused(
+        api.create(&create, &annotated).await,
+        "a forgery by its mirror-of annotation alone",
+    );
+    assert!(
+        message.contains(&format!("may not claim to be a copy of {claimed}"))
+            && message.contains("edit the source instead"),
+        "{message}"
+    );
+
+    // An object of one's own may not be made a copy by an update either.
+    let plain = api
+        .create(&create, &K::with_data("plain", &[("key", VALUE)], false))
+        .await
+        .expect("a plain object");
+    for patch in [
+        json!({"metadata": {"labels": {MANAGED_BY_LABEL: MANAGER_NAME}}}),
+        json!({"metadata": {"annotations": {MIRROR_OF_ANNOTATION: claimed}}}),
+    ] {
+        refused(
+            world.patch(&world.sources, "plain", &patch).await,
+            &format!("{patch} on a plain object"),
+        );
+    }
+    // The managed-by label of another manager is none of the policy's
+    // business, nor is editing an object of one's own.
+    let mut helm_made = K::with_data("helm-made", &[("key", VALUE)], false);
+    helm_made.meta_mut().labels = Some(BTreeMap::from([(MANAGED_BY_LABEL.into(), "Helm".into())]));
+    api.create(&create, &helm_made)
+        .await
+        .expect("another manager's object");
+    world
+        .patch(
+            &world.sources,
+            &plain.name_any(),
+            &K::data_patch(&[("key", Some("mine"))]),
+        )
+        .await
+        .expect("an edit of a plain object");
+    world.finish().await;
+}
+
+async fn the_controller_still_creates_updates_heals_and_deletes_copies<K: TestKind>() {
+    let mut world = World::<K>::new("vap-works").await;
+    world.start().await;
+    world.source("app").await;
+    let (sources, targets) = (world.sources.clone(), world.targets.clone());
+    world.copy_in_sync(&sources, "app-synced", "app").await;
+    world.copy_in_sync(&targets, "app", "app").await;
+
+    world
+        .patch(&sources, "app", &K::data_patch(&[("key", Some("changed"))]))
+        .await
+        .expect("change the source");
+    world.copy_in_sync(&sources, "app-synced", "app").await;
+    world.copy_in_sync(&targets, "app", "app").await;
+
+    for (namespace, name) in [(&sources, "app-synced"), (&targets, "app")] {
+        let copy = world.api(namespace).get(name).await.expect("the copy");
+        world
+            .api(namespace)
+            .delete(name, &DeleteParams::default())
+            .await
+            .unwrap_or_else(|e| panic!("delete {namespace}/{name}: {e}"));
+        let back = world.copy_in_sync(namespace, name, "app").await;
+        assert_ne!(
+            back.uid(),
+            copy.uid(),
+            "{namespace}/{name} was not recreated"
+        );
+    }
+
+    // The controller deletes a mirror no longer asked for, and the
+    // companion of a deleted source goes.
+    let stop_mirroring = json!({"metadata": {"annotations": {"workshop.io/mirror-to": null}}});
+    world
+        .patch(&sources, "app", &stop_mirroring)
+        .await
+        .expect("stop mirroring");
+    world.wait_gone(&targets, "app").await;
+    world
+        .api(&sources)
+        .delete("app", &DeleteParams::default())
+        .await
+        .expect("delete the source");
+    world.wait_gone(&sources, "app-synced").await;
+
+    // Its Lease and digest key, in the protected release namespace, carry
+    // no managed-by label: the policy leaves them alone.
+    let lease = Api::<Lease>::namespaced(world.client.clone(), RELEASE_NAMESPACE)
+        .get("configmap-mirror")
+        .await
+        .expect("the Lease");
+    assert_eq!(
+        lease.spec.and_then(|s| s.holder_identity).as_deref(),
+        Some("policy-pod")
+    );
+    Api::<Secret>::namespaced(world.client.clone(), RELEASE_NAMESPACE)
+        .get_metadata("configmap-mirror-digest-key")
+        .await
+        .expect("the digest key");
+    // No write of the controller's was refused (it logs every refusal).
+    let log = world
+        .controller
+        .as_ref()
+        .expect("the controller runs")
+        .log_text();
+    assert!(!log.contains("denied request"), "{log}");
+    world.finish().await;
+}
+
+async fn the_garbage_collector_and_namespace_deletion_still_pass<K: TestKind>() {
+    let mut world = World::<K>::new("vap-gc").await;
+    world.start().await;
+    world.source("app").await;
+    world.source("orphaning").await;
+    let (sources, targets) = (world.sources.clone(), world.targets.clone());
+    world.copy_in_sync(&sources, "app-synced", "app").await;
+    world.copy_in_sync(&targets, "app", "app").await;
+    world
+        .copy_in_sync(&sources, "orphaning-synced", "orphaning")
+        .await;
+    // Without the controller, what removes the copy or its owner reference
+    // is the garbage collector alone.
+    world.stop();
+    let api = world.api(&sources);
+    api.delete("app", &DeleteParams::default())
+        .await
+        .expect("delete a source");
+    world.wait_gone(&sources, "app-synced").await;
+    // Orphaning: the collector removes the companion's owner reference (an
+    // update of a copy) before the source may go.
+    let orphan = DeleteParams {
+        propagation_policy: Some(PropagationPolicy::Orphan),
+        ..DeleteParams::default()
+    };
+    api.delete("orphaning", &orphan)
+        .await
+        .expect("delete a source, orphaning");
+    wait_for(
+        "the garbage collector to orphan the companion",
+        PATIENCE,
+        || async {
+            let companion = api.get_opt("orphaning-synced").await.ok()??;
+            let source_gone = matches!(api.get_opt("orphaning").await, Ok(None));
+            (source_gone && companion.owner_references().is_empty()).then_some(())
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+
+    // Namespaces holding copies (the orphan, the mirror) are deleted whole.
+    world.start().await;
+    let namespaces: Api<Namespace> = Api::all(world.client.clone());
+    for namespace in [&targets, &sources] {
+        namespaces
+            .delete(namespace, &DeleteParams::default())
+            .await
+            .unwrap_or_else(|e| panic!("delete namespace {namespace}: {e}"));
+    }
+    wait_for("both namespaces to be deleted", PATIENCE, || async {
+        let sources_gone = matches!(namespaces.get_opt(&sources).await, Ok(None));
+        let targets_gone = matches!(namespaces.get_opt(&targets).await, Ok(None));
+        (sources_gone && targets_gone).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    world.stop();
+}
+
+/// `kubectl patch` of `namespace/name` of kind `K` as `user` in `groups`.
+fn patch_as<K: TestKind>(
+    namespace: &str,
+    name: &str,
+    patch: &Value,
+    user: &str,
+    groups: &[&str],
+) -> (bool, String) {
+    let plural = K::plural(&()).into_owned();
+    let mut cmd = control_plane().kubectl();
+    cmd.args(["patch", &plural, name, "--namespace", namespace])
+        .args(["--type", "merge", "--patch", &patch.to_string()])
+        .args(["--as", user]);
+    for group in groups {
+        cmd.args(["--as-group", group]);
+    }
+    let (ok, _, err) = run(&mut cmd, None);
+    (ok, err)
+}
+
+async fn the_exempt_group_and_user_may_edit_a_copy<K: TestKind>() {
+    let mut world = World::<K>::new("vap-exempt").await;
+    world.start().await;
+    world.source("app").await;
+    let sources = world.sources.clone();
+    world.copy_in_sync(&sources, "app-synced", "app").await;
+    // Stopped, so that what the exempt write stays to be seen.
+    world.stop();
+    let edit = K::data_patch(&[("key", Some("break-glass"))]);
+    let admins = "system:masters";
+
+    let (ok, err) = patch_as::<K>(&sources, "app-synced", &edit, "an-admin", &[admins]);
+    assert!(
+        !ok,
+        "a cluster admin outside the exempt group edited a copy"
+    );
+    assert!(err.contains("edit the source instead"), "{err}");
+
+    let (ok, err) = patch_as::<K>(
+        &sources,
+        "app-synced",
+        &edit,
+        "an-admin",
+        &[admins, BREAK_GLASS_GROUP],
+    );
+    assert!(ok, "the exempt group was refused: {err}");
+    let edited = world.api(&sources).get("app-synced").await.expect("copy");
+    assert_eq!(edited.value("key").as_deref(), Some("break-glass"));
+
+    let detach = json!({"metadata": {"labels": {MANAGED_BY_LABEL: null}}});
+    let (ok, err) = patch_as::<K>(&sources, "app-synced", &detach, BREAK_GLASS_USER, &[admins]);
+    assert!(ok, "the exempt user was refused: {err}");
+    let detached = world.api(&sources).get("app-synced").await.expect("copy");
+    assert!(!detached.labels().contains_key(MANAGED_BY_LABEL));
+    world.finish().await;
+}
+
+/// A copy as a buggy controller would write it: the managed-by label.
+fn labeled_configmap(name: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: kube::api::ObjectMeta {
+            name: Some(name.into()),
+            labels: Some(managed_by_us()),
+            ..Default::default()
+        },
+        ..ConfigMap::default()
+    }
+}
+
+fn labeled_secret(name: &str, type_: &str) -> Secret {
+    Secret {
+        metadata: kube::api::ObjectMeta {
+            name: Some(name.into()),
+            labels: Some(managed_by_us()),
+            ..Default::default()
+        },
+        type_: Some(type_.into()),
+        ..Secret::default()
+    }
+}
+
+#[tokio::test]
+async fn the_controllers_account_is_refused_refused_types_and_protected_namespaces() {
+    let world = World::<ConfigMap>::new("vap-own").await;
+    let controller = Client::try_from(control_plane().token_config(&world.install.token))
+        .expect("a client with the ServiceAccount's token");
+    let create = PostParams::default();
+    let here = world.sources.as_str();
+
+    // What its RBAC allows and its rules too: a copy in an ordinary namespace.
+    Api::<ConfigMap>::namespaced(controller.clone(), here)
+        .create(&create, &labeled_configmap("fine"))
+        .await
+        .expect("a copy in an ordinary namespace");
+    Api::<Secret>::namespaced(controller.clone(), here)
+        .create(&create, &labeled_secret("fine", "Opaque"))
+        .await
+        .expect("an Opaque copy in an ordinary namespace");
+
+    let secrets: Api<Secret> = Api::namespaced(controller.clone(), here);
+    for type_ in [
+        "bootstrap.kubernetes.io/token",
+        "helm.sh/release.v1",
+        "kubernetes.io/service-account-token",
+    ] {
+        let mut secret = labeled_secret("refused-type", type_);
+        // What the API server's own validation asks of a token Secret.
+        secret.metadata.annotations = Some(BTreeMap::from([(
+            "kubernetes.io/service-account.name".into(),
+            "default".into(),
+        )]));
+        // Invalid (422): the controller reports it as CompanionRejected.
+        let message = refused_with(
+            422,
+            secrets.create(&create, &secret).await,
+            &format!("a copy of type {type_}"),
+        );
+        assert!(
+            message.contains(&format!("Secrets of type {type_} are never copied")),
+            "{message}"
+        );
+    }
+
+    for namespace in [
+        "kube-system",
+        "kube-public",
+        "kube-node-lease",
+        RELEASE_NAMESPACE,
+    ] {
+        let message = refused_with(
+            422,
+            Api::<ConfigMap>::namespaced(controller.clone(), namespace)
+                .create(&create, &labeled_configmap("protected"))
+                .await,
+            &format!("a ConfigMap copy in {namespace}"),
+        );
+        assert!(
+            message.contains(&format!("namespace {namespace} is protected")),
+            "{message}"
+        );
+        refused_with(
+            422,
+            Api::<Secret>::namespaced(controller.clone(), namespace)
+                .create(&create, &labeled_secret("protected", "Opaque"))
+                .await,
+            &format!("a Secret copy in {namespace}"),
+        );
+    }
+    world.finish().await;
+}
+
+#[tokio::test]
+async fn the_policy_type_checks_without_warnings() {
+    let world = World::<ConfigMap>::new("vap-typecheck").await;
+    let policies: Api<ValidatingAdmissionPolicy> = Api::all(world.client.clone());
+    let checked = wait_for("the policy to be type-checked", PATIENCE, || async {
+        let policy = policies.get(RELEASE).await.ok()?;
+        let status = policy.status?;
+        (status.observed_generation == policy.metadata.generation)
+            .then_some(status.type_checking)?
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    let warnings = checked.expression_warnings.unwrap_or_default();
+    assert!(warnings.is_empty(), "{warnings:#?}");
+    world.finish().await;
+}
+
+#[tokio::test]
+async fn an_uninstall_removes_the_policy() {
+    let world = World::<ConfigMap>::new("vap-helm").await;
+    let release = format!(
+        "configmap-mirror-{}",
+        world.sources.rsplit('-').next().unwrap_or("helm")
+    );
+    run_ok(
+        &mut helm_on(
+            control_plane(),
+            &[
+                "install",
+                &release,
+                CHART,
+                "--namespace",
+                &world.sources,
+                "--set",
+                "admissionPolicy.enabled=true",
+            ],
+        ),
+        None,
+    );
+    let listed = || {
+        run_ok(
+            control_plane().kubectl().args([
+                "get",
+                "validatingadmissionpolicy,validatingadmissionpolicybinding",
+                &release,
+                "-o",
+                "name",
+                "--ignore-not-found",
+            ]),
+            None,
+        )
+    };
+    let installed = listed();
+    // Uninstalled before any assertion: this install's policy would refuse
+    // the other tests' controller.
+    run_ok(
+        &mut helm_on(
+            control_plane(),
+            &["uninstall", &release, "--namespace", &world.sources],
+        ),
+        None,
+    );
+    assert_eq!(installed.lines().count(), 2, "{installed}");
+    wait_for(
+        "the policy and its binding to be gone",
+        PATIENCE,
+        || async { listed().trim().is_empty().then_some(()) },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}: {}", listed()));
+    world.finish().await;
+}
