@@ -801,31 +801,53 @@ async fn the_controllers_account_is_refused_refused_types_and_protected_namespac
         );
     }
 
+    let mirror_of = |mut meta: kube::api::ObjectMeta| {
+        meta.annotations = Some(BTreeMap::from([(
+            "workshop.io/mirror-of".into(),
+            format!("{here}/source"),
+        )]));
+        meta
+    };
     for namespace in [
         "kube-system",
         "kube-public",
         "kube-node-lease",
         RELEASE_NAMESPACE,
     ] {
+        let mut mirror = labeled_configmap("protected");
+        mirror.metadata = mirror_of(mirror.metadata);
         let message = refused_with(
             422,
             Api::<ConfigMap>::namespaced(controller.clone(), namespace)
-                .create(&create, &labeled_configmap("protected"))
+                .create(&create, &mirror)
                 .await,
-            &format!("a ConfigMap copy in {namespace}"),
+            &format!("a ConfigMap mirror in {namespace}"),
         );
         assert!(
             message.contains(&format!("namespace {namespace} is protected")),
             "{message}"
         );
+        let mut mirror = labeled_secret("protected", "Opaque");
+        mirror.metadata = mirror_of(mirror.metadata);
         refused_with(
             422,
             Api::<Secret>::namespaced(controller.clone(), namespace)
-                .create(&create, &labeled_secret("protected", "Opaque"))
+                .create(&create, &mirror)
                 .await,
-            &format!("a Secret copy in {namespace}"),
+            &format!("a Secret mirror in {namespace}"),
         );
     }
+    // A source in a protected namespace keeps its companion: protection is
+    // about targets, as the controller decides it.
+    let companions: Api<ConfigMap> = Api::namespaced(controller.clone(), "kube-public");
+    companions
+        .create(&create, &labeled_configmap("companion-synced"))
+        .await
+        .expect("a companion in a protected namespace");
+    companions
+        .delete("companion-synced", &Default::default())
+        .await
+        .expect("delete the companion");
     world.finish().await;
 }
 
