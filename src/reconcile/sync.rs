@@ -115,11 +115,13 @@ fn plan_copy<K: MirroredKind>(
 
 /// Whether this source's reconcile would do anything now (see `resync`):
 /// its companion needs a write or cannot be written, or it may have mirrors,
-/// which its reconcile compares one by one. Nothing can be done without a
-/// key: its arrival asks for a resync.
+/// which its reconcile compares one by one. Without a key, every source
+/// waits for one: its reconcile says so (and counts as failing until a key
+/// arrives, which asks for a resync), whether the source was listed before
+/// or after the key was found missing.
 pub fn needs_sync<K: MirroredKind>(source: &K, ctx: &Context<K>) -> bool {
     let Some(key) = K::current_key(&ctx.digest_key) else {
-        return false;
+        return true;
     };
     let companion = companion_of(source, &key, ctx)
         .and_then(|desired| desired.map(|d| plan_copy(source, d, &key, ctx)).transpose());
