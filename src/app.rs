@@ -18,6 +18,7 @@ use crate::{
     cluster::report::EventPublisher,
     cluster::watches::{Namespaces, WatchSettings},
     decisions::targets,
+    kind::secret::RefusedSecretTypes,
     ops::config::{Config, Kind},
     ops::health::Health,
     ops::http,
@@ -105,13 +106,16 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
     let configmaps = async {
         match config.mirrors(Kind::Configmaps) {
-            true => kinds::run::<ConfigMap>(shared.clone(), ()).await,
+            true => kinds::run::<ConfigMap>(shared.clone(), (), ()).await,
             false => Ok(()),
         }
     };
     let secrets = async {
         match config.mirrors(Kind::Secrets) {
-            true => kinds::run_secrets(shared.clone(), config.digest_key_secret()).await,
+            true => {
+                let refused = RefusedSecretTypes::new(&config.refused_secret_types);
+                kinds::run_secrets(shared.clone(), config.digest_key_secret(), refused).await
+            }
             false => Ok(()),
         }
     };

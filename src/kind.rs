@@ -35,6 +35,17 @@ pub trait MirroredKind:
     /// for one whose content must stay secret.
     type DigestKey: Clone + Send + Sync + 'static;
 
+    /// What the install configures about which objects of this kind are
+    /// never sources: nothing for ConfigMaps, more refused types for
+    /// Secrets (`--refused-secret-types`).
+    type SourceRules: Clone + Default + Send + Sync + 'static;
+
+    /// Whether the content must never leave the object. Then nothing the
+    /// API server says about a write of it (an admission policy may build
+    /// its message from the content) is passed on beyond the name of who
+    /// refused it.
+    const CONFIDENTIAL: bool;
+
     /// The watches of this kind's sources and copies, as logs, metrics and
     /// `/readyz` name them.
     const SOURCES_WATCH: &'static str;
@@ -44,8 +55,9 @@ pub trait MirroredKind:
     /// it: the same content and key give the same digest in every process.
     fn content_digest(&self, key: &Self::DigestKey) -> String;
 
-    /// Why this object may never be a source, whatever its labels, if so.
-    fn source_refusal(&self) -> Option<&'static str> {
+    /// Why this object may never be a source, whatever its labels, if so,
+    /// for what only its kind says (see `desired::never_a_source`).
+    fn source_refusal(&self, _rules: &Self::SourceRules) -> Option<String> {
         None
     }
 

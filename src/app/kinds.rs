@@ -13,6 +13,7 @@ use crate::{
     cluster::watches::{self, Namespaces, WatchSettings},
     decisions::selector::Selector,
     kind::MirroredKind,
+    kind::secret::RefusedSecretTypes,
     ops::health::Health,
     ops::leader::Leadership,
     ops::metrics::Metrics,
@@ -44,7 +45,11 @@ pub struct Shared {
 
 /// Runs kind `K`'s watches and controllers until a stop is asked for and
 /// its in-flight reconciles are done; an error if its watches end first.
-pub async fn run<K: MirroredKind>(shared: Shared, key: K::DigestKey) -> anyhow::Result<()> {
+pub async fn run<K: MirroredKind>(
+    shared: Shared,
+    key: K::DigestKey,
+    source_rules: K::SourceRules,
+) -> anyhow::Result<()> {
     let (caches, wakeups, watches) = watches::watch::<K>(
         &shared.kube_config,
         shared.settings.clone(),
@@ -59,6 +64,7 @@ pub async fn run<K: MirroredKind>(shared: Shared, key: K::DigestKey) -> anyhow::
         caches,
         suffix: shared.settings.suffix.clone(),
         digest_key: key,
+        source_rules,
         selector: shared.settings.selector.clone(),
         source_label_keys: shared.source_label_keys,
         events: shared.events,
@@ -88,7 +94,11 @@ pub async fn run<K: MirroredKind>(shared: Shared, key: K::DigestKey) -> anyhow::
 }
 
 /// Secrets, once their digest key is read (or made).
-pub async fn run_secrets(shared: Shared, key_secret: (String, String)) -> anyhow::Result<()> {
+pub async fn run_secrets(
+    shared: Shared,
+    key_secret: (String, String),
+    refused_types: RefusedSecretTypes,
+) -> anyhow::Result<()> {
     let key = digest_key::obtain(
         shared.client.clone(),
         key_secret,
@@ -97,7 +107,7 @@ pub async fn run_secrets(shared: Shared, key_secret: (String, String)) -> anyhow
     )
     .await;
     match key {
-        Some(key) => run::<Secret>(shared, key).await,
+        Some(key) => run::<Secret>(shared, key, refused_types).await,
         None => Ok(()),
     }
 }

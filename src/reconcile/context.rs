@@ -30,6 +30,8 @@ pub struct Context<K: MirroredKind> {
     pub suffix: String,
     /// The key of this kind's content digests.
     pub digest_key: K::DigestKey,
+    /// Which objects of this kind the install refuses as sources.
+    pub source_rules: K::SourceRules,
     /// The source selector as configured; every copy is marked with it.
     pub selector: String,
     /// Label keys of the source selector; a companion must not carry them.

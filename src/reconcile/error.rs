@@ -13,7 +13,7 @@ pub enum Error {
 
     /// The object is of a sort that is never copied, whatever its labels.
     #[error("it is never copied: {reason}")]
-    NeverASource { reason: &'static str },
+    NeverASource { reason: String },
 
     /// An object not made for this source already has the companion's name.
     #[error("{name} already exists and is not controlled by this source; it is left untouched")]
@@ -25,10 +25,10 @@ pub enum Error {
     MirrorNameTaken { names: Vec<String> },
 
     /// The source's name is reserved: published into every namespace by
-    /// Kubernetes itself (a mirror would fight its publisher), or listed by
-    /// `--reserved-names`.
+    /// Kubernetes or a common platform component (a mirror would fight its
+    /// publisher), or listed by `--reserved-names`.
     #[error(
-        "{name} is reserved (Kubernetes publishes a ConfigMap of that name into every namespace, or --reserved-names lists it), so it is never mirrored; mirrors written before are removed"
+        "{name} is reserved (Kubernetes, istiod or OpenShift publishes a ConfigMap of that name into every namespace, or --reserved-names lists it), so it is never mirrored; mirrors written before are removed"
     )]
     ReservedName { name: String },
 

@@ -15,6 +15,7 @@ use kube::{Resource, ResourceExt, runtime::controller::Action};
 use crate::{
     contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION},
     decisions::cache_form,
+    decisions::desired::never_a_source,
     decisions::ownership::controlling_owner,
     decisions::wanted,
     kind::MirroredKind,
@@ -109,7 +110,7 @@ fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Verdict {
     let unwanted = match contract::mirror_of(copy.meta()) {
         Some(_) if wanted::mirror_name_reserved(copy.meta(), &ctx.reserved_names) => true,
         Some((source_namespace, source_name)) => {
-            let source = ctx.caches.source(&source_namespace, &source_name);
+            let source = managed_source(ctx, &source_namespace, &source_name);
             let labels = ctx.caches.namespace_labels(&namespace);
             !wanted::mirror_wanted(
                 copy.meta(),
@@ -119,13 +120,25 @@ fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Verdict {
             )
         }
         None => wanted::should_prune::<K>(copy.meta(), &ctx.suffix, |source| {
-            ctx.caches.source(&namespace, source).is_some()
+            managed_source(ctx, &namespace, source).is_some()
         }),
     };
     match unwanted {
         true => Verdict::Unwanted,
         false => Verdict::Keep,
     }
+}
+
+/// The source in the cache, unless it is never a source: such an object
+/// wants no copies, and those written before it was refused go.
+fn managed_source<K: MirroredKind>(
+    ctx: &Context<K>,
+    namespace: &str,
+    name: &str,
+) -> Option<Arc<K>> {
+    ctx.caches
+        .source(namespace, name)
+        .filter(|source| never_a_source(source.as_ref(), &ctx.source_rules).is_none())
 }
 
 /// Whether the source no longer exists with the uid the copy records.

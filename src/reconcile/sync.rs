@@ -12,7 +12,9 @@ use kube::{ResourceExt, runtime::controller::Action};
 
 use crate::{
     decisions::carried::{self, Lists},
-    decisions::desired::{Refusal, desired_companion, desired_mirror, mark_install},
+    decisions::desired::{
+        Refusal, desired_companion, desired_mirror, mark_install, never_a_source,
+    },
     decisions::plan::{self, NameTaken, Write},
     decisions::targets::{Targets, wants_mirror},
     kind::MirroredKind,
@@ -35,6 +37,9 @@ pub async fn reconcile<K: MirroredKind>(
 
 async fn sync<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> Result<(), Error> {
     ctx.caches_ready().await?;
+    if let Some(reason) = never_a_source(cached, &ctx.source_rules) {
+        return Err(Error::NeverASource { reason });
+    }
     // A malformed list of keys to carry stops every write of this source:
     // a typo must not strip labels that tools rely on from its copies.
     Lists::of(cached.meta()).map_err(Error::InvalidCopyList)?;
@@ -60,7 +65,6 @@ fn companion_of<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<Option<
     match desired_companion(source, &ctx.suffix, &ctx.digest_key) {
         Ok(desired) => Ok(Some(finished(desired, source, ctx)?)),
         Err(Refusal::NameTooLong { name, len }) => Err(Error::NameTooLong { name, len }),
-        Err(Refusal::NeverASource(reason)) => Err(Error::NeverASource { reason }),
         Err(Refusal::SourceIsCompanion | Refusal::Incomplete | Refusal::BeingDeleted) => Ok(None),
     }
 }
@@ -103,6 +107,9 @@ fn plan_copy<K: MirroredKind>(source: &K, desired: K, ctx: &Context<K>) -> Resul
 /// its companion needs a write or cannot be written, or it may have mirrors,
 /// which its reconcile compares one by one.
 pub fn needs_sync<K: MirroredKind>(source: &K, ctx: &Context<K>) -> bool {
+    if never_a_source(source, &ctx.source_rules).is_some() {
+        return true;
+    }
     let companion = companion_of(source, ctx)
         .and_then(|desired| desired.map(|d| plan_copy(source, d, ctx)).transpose());
     let companion_in_sync = matches!(companion, Ok(None | Some(Write::Nothing)));
