@@ -11,6 +11,7 @@ use crate::{
         source_name_of,
     },
     decisions::cache_form::CachedCopy,
+    decisions::carried,
     kind::MirroredKind,
 };
 
@@ -146,7 +147,8 @@ pub fn mirror_ownership<K: MirroredKind>(
     // An object with an owner (a companion, or anything else's) is never
     // taken for a mirror.
     let owned = !owner_references(existing).is_empty();
-    if !names_source || !is_managed_by_us(existing) || owned {
+    let ours = is_managed_by_us(existing) || carried::detached(existing);
+    if !names_source || !ours || owned {
         return Ownership::Foreign;
     }
     if annotation(existing, MIRROR_OF_UID_ANNOTATION) == source.uid.as_deref() {

@@ -44,6 +44,13 @@ pub enum Error {
     #[error("invalid list of keys to copy: {0}; its copies are left as they are")]
     InvalidCopyList(String),
 
+    /// The source's lists ask for keys that are never carried; its copies
+    /// are written without them.
+    #[error(
+        "{0}: never carried, since other tools claim, prune or trust objects by them (see the README's label contract); the copies are written without them"
+    )]
+    CopyKeyRefused(String),
+
     /// The source's mirror annotations cannot be understood.
     #[error("invalid mirror targets: {0}")]
     InvalidTargets(String),
@@ -129,6 +136,7 @@ impl Error {
             Error::MirrorNameTaken { .. } => "mirror_name_taken",
             Error::InvalidTargets(_) => "invalid_targets",
             Error::InvalidCopyList(_) => "invalid_copy_list",
+            Error::CopyKeyRefused(_) => "copy_key_refused",
             Error::ReservedName { .. } => "reserved_name",
             Error::Contested { .. } => "contested",
             Error::Rejected(_) => "rejected",
@@ -150,6 +158,7 @@ impl Error {
             Error::MirrorNameTaken { .. } => Some(warning::MIRROR_NAME_TAKEN),
             Error::InvalidTargets(_) => Some(warning::INVALID_MIRROR_TARGETS),
             Error::InvalidCopyList(_) => Some(warning::INVALID_COPY_LIST),
+            Error::CopyKeyRefused(_) => Some(warning::COPY_KEY_REFUSED),
             Error::ReservedName { .. } => Some(warning::MIRROR_NAME_RESERVED),
             Error::Contested { .. } => Some(warning::COPY_CONTESTED),
             Error::Rejected(_) => Some(warning::COMPANION_REJECTED),
@@ -175,6 +184,7 @@ impl Error {
             | Error::NamespaceTerminating
             | Error::InvalidTargets(_)
             | Error::InvalidCopyList(_)
+            | Error::CopyKeyRefused(_)
             | Error::ReservedName { .. }
             | Error::ShuttingDown
             | Error::NotLeading => Retry::OnChange,

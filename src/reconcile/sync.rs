@@ -42,11 +42,17 @@ async fn sync<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> Result<(), Error
     }
     // A malformed list of keys to carry stops every write of this source:
     // a typo must not strip labels that tools rely on from its copies.
-    Lists::of(cached.meta()).map_err(Error::InvalidCopyList)?;
+    let lists = Lists::of(cached.meta()).map_err(Error::InvalidCopyList)?;
     let source = Source::new(cached);
     let companion = sync_companion(&source, ctx).await;
     let mirrors = sync_mirrors(&source, ctx).await;
-    soonest([companion, mirrors])
+    // A key that is never carried is left off the copies, which are written
+    // all the same: the owner is told once, and nothing else is held back.
+    let refused_keys = match carried::refused(cached.meta(), &lists) {
+        Some(keys) => Err(Error::CopyKeyRefused(keys)),
+        None => Ok(()),
+    };
+    soonest([companion, mirrors, refused_keys])
 }
 
 async fn sync_companion<K: MirroredKind>(
@@ -203,6 +209,12 @@ pub fn error_policy<K: MirroredKind>(
     let condition = format!("{}: {error}", error.metric_label());
     let new = ctx.backoffs.is_new_condition(&key, &condition);
     match (new, error.event_reason()) {
+        // The copies are written: a warning, not a failure to mirror.
+        (true, Some(reason)) if matches!(error, Error::CopyKeyRefused(_)) => {
+            tracing::warn!(source = %source_key, %error, kind = error.metric_label(), "copies written without keys the source asked for");
+            ctx.events
+                .warning(source.as_ref(), reason, error.to_string());
+        }
         (true, Some(reason)) => {
             tracing::error!(source = %source_key, %error, kind = error.metric_label(), "cannot mirror source");
             ctx.events
