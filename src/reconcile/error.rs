@@ -2,7 +2,7 @@
 
 use kube::core::Status;
 
-use crate::contract::warning;
+use crate::{cluster::api_client, contract::warning, kind::MirroredKind, reconcile::relayed};
 
 /// Everything a reconcile can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -206,14 +206,23 @@ pub enum ApiOutcome {
     Failed(Error),
 }
 
-/// Sorts a failed write into the kinds above.
-pub fn classify(err: kube::Error) -> ApiOutcome {
-    let kube::Error::Api(status) = &err else {
-        return ApiOutcome::Failed(Error::Transient(err));
+/// Sorts a failed call about an object of kind `K` into the kinds above.
+/// What the API server said is kept only as it may be told (`relayed`).
+pub fn classify<K: MirroredKind>(err: kube::Error) -> ApiOutcome {
+    let status = match err {
+        kube::Error::Api(status) => status,
+        // A response it could not parse (a faulty proxy): serde's message
+        // quotes what it found, which may be the object's content.
+        kube::Error::SerdeError(parse) => {
+            let what = api_client::unparsed(&parse);
+            return ApiOutcome::Failed(Error::Transient(kube::Error::Service(what.into())));
+        }
+        err => return ApiOutcome::Failed(Error::Transient(err)),
     };
-    if is_namespace_terminating(status) {
+    if is_namespace_terminating(&status) {
         return ApiOutcome::NamespaceTerminating;
     }
+    let status = relayed::relayable(*status, K::CONFIDENTIAL);
     let message = status.message.clone();
     let failed = if status.is_conflict() || status.is_already_exists() || status.is_not_found() {
         Error::Stale(message)
@@ -222,7 +231,7 @@ pub fn classify(err: kube::Error) -> ApiOutcome {
     } else if status.is_invalid() || matches!(status.code, 400 | 413) {
         Error::Rejected(message)
     } else {
-        Error::Transient(err)
+        Error::Transient(kube::Error::Api(Box::new(status)))
     };
     ApiOutcome::Failed(failed)
 }
@@ -239,9 +248,10 @@ fn is_namespace_terminating(status: &Status) -> bool {
 mod tests {
     use super::*;
     use crate::test_fixtures::mk_api_error;
+    use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 
     fn classified(err: kube::Error) -> Option<&'static str> {
-        match classify(err) {
+        match classify::<ConfigMap>(err) {
             ApiOutcome::NamespaceTerminating => None,
             ApiOutcome::Failed(e) => Some(e.metric_label()),
         }
@@ -276,7 +286,7 @@ mod tests {
     #[test]
     fn server_errors_are_retried_soon() {
         let err = mk_api_error(500, "InternalError", "etcd");
-        match classify(err) {
+        match classify::<ConfigMap>(err) {
             ApiOutcome::Failed(e) => assert_eq!(e.retry(), Retry::Soon),
             ApiOutcome::NamespaceTerminating => panic!("a 500 is not a terminating namespace"),
         }
@@ -289,7 +299,10 @@ mod tests {
             "Forbidden",
             "configmaps \"a\" is forbidden: unable to create new content in namespace x because it is being terminated",
         );
-        assert!(matches!(classify(err), ApiOutcome::NamespaceTerminating));
+        assert!(matches!(
+            classify::<Secret>(err),
+            ApiOutcome::NamespaceTerminating
+        ));
     }
 
     #[test]

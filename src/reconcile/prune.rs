@@ -150,7 +150,7 @@ async fn source_gone<K: MirroredKind>(
         .api(&source.namespace)
         .get_metadata_opt(&source.name)
         .await
-        .map_err(|err| match classify(err) {
+        .map_err(|err| match classify::<K>(err) {
             ApiOutcome::Failed(error) => error,
             ApiOutcome::NamespaceTerminating => Error::NamespaceTerminating,
         })?;

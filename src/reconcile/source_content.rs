@@ -56,7 +56,7 @@ impl<'a, K: MirroredKind> Source<'a, K> {
                 match read {
                     Ok(Some(source)) if source.uid() == self.cached.uid() => Ok(source),
                     Ok(_) => Err(gone()),
-                    Err(error) => match classify(error) {
+                    Err(error) => match classify::<K>(error) {
                         ApiOutcome::Failed(error) => Err(error),
                         ApiOutcome::NamespaceTerminating => Err(Error::NamespaceTerminating),
                     },

@@ -76,7 +76,7 @@ async fn apply<K: MirroredKind>(
             let copy = with_content(ctx, source, copy).await?;
             let api = ctx.api(&copy.namespace().unwrap_or_default());
             ctx.ensure_leading()?;
-            api_call(api.replace(&copy.name_any(), &post_params(), &copy)).await?;
+            api_call::<K, _>(api.replace(&copy.name_any(), &post_params(), &copy)).await?;
             let verb = if why == Difference::SourceChanged {
                 "updated"
             } else {
@@ -129,7 +129,7 @@ async fn create<K: MirroredKind>(
             Ok(Applied::Written)
         }
         Err(err) if is_already_exists(&err) => {
-            let existing = api_call(api.get_opt(&name)).await?;
+            let existing = api_call::<K, _>(api.get_opt(&name)).await?;
             let Some(existing) = existing else {
                 return Err(Error::Stale(format!(
                     "{name} was deleted while being created"
@@ -146,7 +146,7 @@ async fn create<K: MirroredKind>(
             Box::pin(perform(ctx, source, replan)).await?;
             Ok(Applied::Replanned)
         }
-        Err(err) => Err(failed(err)),
+        Err(err) => Err(failed::<K>(err)),
     }
 }
 
@@ -189,17 +189,19 @@ pub async fn delete<K: MirroredKind>(
     match ctx.api(namespace).delete(name, &params).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
-        Err(err) => Err(failed(err)),
+        Err(err) => Err(failed::<K>(err)),
     }
 }
 
-async fn api_call<T>(call: impl Future<Output = Result<T, kube::Error>>) -> Result<T, Error> {
-    call.await.map_err(failed)
+async fn api_call<K: MirroredKind, T>(
+    call: impl Future<Output = Result<T, kube::Error>>,
+) -> Result<T, Error> {
+    call.await.map_err(failed::<K>)
 }
 
 /// A terminating namespace is no failure: everything in it is going away.
-fn failed(err: kube::Error) -> Error {
-    match classify(err) {
+fn failed<K: MirroredKind>(err: kube::Error) -> Error {
+    match classify::<K>(err) {
         ApiOutcome::Failed(error) => error,
         ApiOutcome::NamespaceTerminating => Error::NamespaceTerminating,
     }
