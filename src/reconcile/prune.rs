@@ -17,6 +17,7 @@ use crate::{
     decisions::cache_form,
     decisions::desired::never_a_source,
     decisions::ownership::controlling_owner,
+    decisions::plan::SeenVersion,
     decisions::wanted,
     kind::MirroredKind,
     ops::metrics::{Loop, Operation},
@@ -47,11 +48,11 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
         Verdict::Unwanted => true,
         Verdict::UnwantedIfSourceGone(source) => source_gone(&source, ctx).await?,
     };
-    let (true, Some(uid)) = (unwanted, copy.uid()) else {
+    let (true, Some(seen)) = (unwanted, SeenVersion::of(copy.meta())) else {
         return Ok(());
     };
     let namespace = copy.namespace().unwrap_or_default();
-    write::delete(ctx, &namespace, &copy.name_any(), uid).await?;
+    write::delete(ctx, &namespace, &copy.name_any(), seen).await?;
     let role = CopyRole::of(copy.meta());
     let why = match role {
         CopyRole::Mirror if wanted::mirror_name_reserved(copy.meta(), &ctx.reserved_names) => {

@@ -10,7 +10,7 @@ use kube::{
 use crate::{
     contract::{CHECKSUM_ANNOTATION, CopyRole, MANAGER_NAME},
     decisions::cache_form::CachedCopy,
-    decisions::plan::{self, Difference, Write},
+    decisions::plan::{self, Difference, SeenVersion, Write},
     kind::MirroredKind,
     ops::metrics::Operation,
     reconcile::contest::{Fingerprint, WriteKind},
@@ -91,12 +91,12 @@ async fn apply<K: MirroredKind>(
             done(ctx, source.cached, &copy, Operation::update, message);
             Ok(Applied::Written)
         }
-        Write::DeleteToRecreate { copy, uid } => {
+        Write::DeleteToRecreate { copy, seen } => {
             delete(
                 ctx,
                 &copy.namespace().unwrap_or_default(),
                 &copy.name_any(),
-                uid,
+                seen,
             )
             .await?;
             let message = format!(
@@ -170,26 +170,32 @@ async fn with_content<K: MirroredKind>(
     Ok(copy)
 }
 
-/// Deletes a copy guarded by its uid, so that an object recreated under the
-/// same name meanwhile is never removed. Gone already is success.
+/// Deletes a copy as it was seen, guarded by its uid and resourceVersion:
+/// an object recreated under the same name, or changed since, is never
+/// removed (the API server answers 409, and the reconcile runs again from
+/// what the cache holds by then). Gone already is success.
 pub async fn delete<K: MirroredKind>(
     ctx: &Context<K>,
     namespace: &str,
     name: &str,
-    uid: String,
+    seen: SeenVersion,
 ) -> Result<(), Error> {
-    let params = DeleteParams {
-        preconditions: Some(Preconditions {
-            uid: Some(uid),
-            resource_version: None,
-        }),
-        ..DeleteParams::default()
-    };
+    let params = delete_params(seen);
     ctx.ensure_leading()?;
     match ctx.api(namespace).delete(name, &params).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
         Err(err) => Err(failed::<K>(err)),
+    }
+}
+
+fn delete_params(seen: SeenVersion) -> DeleteParams {
+    DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: Some(seen.uid),
+            resource_version: Some(seen.resource_version),
+        }),
+        ..DeleteParams::default()
     }
 }
 
@@ -225,4 +231,20 @@ fn done<K: MirroredKind>(
         CopyRole::of(copy.meta()).event_reason(operation),
         message,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_delete_is_of_the_very_version_seen() {
+        let seen = SeenVersion {
+            uid: "copy-uid".into(),
+            resource_version: "42".into(),
+        };
+        let preconditions = delete_params(seen).preconditions.unwrap();
+        assert_eq!(preconditions.uid.as_deref(), Some("copy-uid"));
+        assert_eq!(preconditions.resource_version.as_deref(), Some("42"));
+    }
 }
