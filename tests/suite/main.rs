@@ -21,5 +21,6 @@ mod metrics;
 mod mirroring;
 mod monitoring;
 mod not_ours;
+mod refused;
 mod secrets;
 mod source_lifecycle;
