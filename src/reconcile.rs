@@ -2,9 +2,8 @@
 //! handed (`context`), the sync of a source and the prune of a copy, the
 //! one write each makes, the full comparison after a list (`resync`), the
 //! one error type, the source's content read when a write needs it
-//! (`source_content`), the per-object retry state (`backoff`), the fights
-//! over a copy (`contest`), and what of the API server's answers may be
-//! told (`relayed`).
+//! (`source_content`), the per-object retry state (`backoff`) and the fights
+//! over a copy (`contest`).
 
 pub(crate) mod backoff;
 pub mod contest;
@@ -12,7 +11,6 @@ pub(crate) mod context;
 pub(crate) mod controller;
 pub(crate) mod error;
 pub(crate) mod prune;
-pub(crate) mod relayed;
 pub(crate) mod resync;
 pub(crate) mod source_content;
 pub(crate) mod sync;

@@ -14,7 +14,10 @@ use kube::{Api, Client, api::PostParams, core::ObjectMeta};
 use rand::RngCore;
 
 use crate::{
-    contract::MANAGER_NAME, kind::secret::SecretDigestKey, ops::health::Health,
+    cluster::{api_client, relayed},
+    contract::MANAGER_NAME,
+    kind::secret::SecretDigestKey,
+    ops::health::Health,
     ops::shutdown::Shutdown,
 };
 
@@ -113,11 +116,13 @@ fn new_key_secret(name: &str) -> Secret {
     }
 }
 
-/// An API error as the API server put it (its reason and message), which
-/// names no Secret content.
+/// An API error as it may be told (see `relayed`): RBAC's refusal whole,
+/// else who refused and the status code, never the Secret's content.
 fn describe(error: kube::Error) -> String {
     match error {
-        kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
+        // An admission policy refusing the key's Secret may quote the key.
+        kube::Error::Api(status) => relayed::relayed(&status.message, status.code, true),
+        kube::Error::SerdeError(parse) => api_client::unparsed(&parse),
         other => other.to_string(),
     }
 }

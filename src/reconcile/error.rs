@@ -2,7 +2,11 @@
 
 use kube::core::Status;
 
-use crate::{cluster::api_client, contract::warning, kind::MirroredKind, reconcile::relayed};
+use crate::{
+    cluster::{api_client, relayed},
+    contract::warning,
+    kind::MirroredKind,
+};
 
 /// Everything a reconcile can fail with.
 #[derive(Debug, thiserror::Error)]

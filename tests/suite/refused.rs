@@ -493,3 +493,49 @@ async fn a_long_denial_of_a_configmap_copy_is_cut() {
     assert!(!log.contains(END), "the log holds the whole denial");
     delete_refusing_copies(&scene, &policy);
 }
+
+#[tokio::test]
+async fn a_policy_refusing_the_digest_key_never_has_the_key_told() {
+    const MARKER: &str = "THE-KEY-IS:";
+    let scene = Scene::new("vap-key").await;
+    let policy = format!("no-key-{}", scene.namespace);
+    let manifest = refusing_copies(
+        &policy,
+        &scene.namespace,
+        "secrets",
+        &format!(r#""'{MARKER}' + string(object.data['key'])""#),
+    )
+    .replace(
+        "!object.metadata.name.endsWith('-synced')",
+        "object.metadata.name != 'configmap-mirror-digest-key'",
+    );
+    common::kubectl_apply(&scene, &manifest);
+    let secrets: Api<Secret> = Api::namespaced(scene.client.clone(), &scene.namespace);
+    let mut probe = mk_secret("configmap-mirror-digest-key", "Opaque", &[("key", "probe")]);
+    probe.metadata.labels = None;
+    enforced(&secrets, &probe).await;
+
+    let args = ["--namespace", scene.namespace.as_str(), BOTH_KINDS];
+    let kubeconfig = scene.control_plane.kubeconfig_path().to_path_buf();
+    let controller =
+        ControllerProcess::start_unready(scene.control_plane, &kubeconfig, &scene.namespace, &args)
+            .await;
+    let readyz = wait_for("/readyz to say why Secrets wait", PATIENCE, || async {
+        let (status, text) = controller.get("/readyz").await.ok()?;
+        (status == 503 && text.contains("cannot read the digest key")).then_some(text)
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    let log = controller.log_text();
+    assert!(
+        readyz.contains(&policy),
+        "/readyz names the policy: {readyz}"
+    );
+    // Names where, never the key.
+    assert!(
+        !readyz.contains(MARKER),
+        "/readyz tells the denial's message"
+    );
+    assert!(!log.contains(MARKER), "the log tells the denial's message");
+    delete_refusing_copies(&scene, &policy);
+}
