@@ -19,6 +19,7 @@ use crate::{
     cluster::watches::{Namespaces, WatchSettings},
     decisions::consent::Consent,
     decisions::targets,
+    kind::secret::RefusedSecretTypes,
     ops::config::{Config, Kind},
     ops::health::Health,
     ops::http,
@@ -120,7 +121,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         match config.mirrors(Kind::Configmaps) {
             true => {
                 let no_new_keys = futures::stream::pending();
-                kinds::run::<ConfigMap>(shared.clone(), configmap_consent, (), no_new_keys).await
+                kinds::run::<ConfigMap>(shared.clone(), configmap_consent, (), (), no_new_keys)
+                    .await
             }
             false => Ok(()),
         }
@@ -129,10 +131,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         match config.mirrors(Kind::Secrets) {
             true => {
                 let key_secret = config.digest_key_secret();
+                let refused = RefusedSecretTypes::new(&config.refused_secret_types);
                 kinds::run_secrets(
                     shared.clone(),
                     secret_consent,
                     key_secret,
+                    refused,
                     config.initial_list,
                 )
                 .await

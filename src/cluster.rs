@@ -1,8 +1,8 @@
 //! The cluster I/O: the clients for calls and for watches (every call
 //! bounded by one deadline), the watches and the caches they fill, the
 //! index of mirrors by source, the probe that tells an outage from a wedge,
-//! the key of Secret digests,
-//! and the Events.
+//! the key of Secret digests, what of the API server's answers may be told
+//! (`relayed`), and the Events.
 
 pub(crate) mod api_client;
 pub(crate) mod api_probe;
@@ -12,6 +12,7 @@ pub(crate) mod digest_key;
 pub(crate) mod mirror_index;
 pub(crate) mod mirroring_sources;
 pub(crate) mod ratelimit;
+pub(crate) mod relayed;
 pub(crate) mod report;
 pub(crate) mod watch_stream;
 pub(crate) mod watches;

@@ -42,6 +42,79 @@ pub const CARRIED_LABELS_ANNOTATION: &str = "workshop.io/carried-labels";
 /// On a copy: the annotation keys carried from its source.
 pub const CARRIED_ANNOTATIONS_ANNOTATION: &str = "workshop.io/carried-annotations";
 
+/// Label and annotation keys a copy never carries from its source, whatever
+/// its lists (`workshop.io/copy-labels`, `workshop.io/copy-annotations`)
+/// say; an entry ending in `*` is a prefix. First this controller's own: a
+/// copy that carried another value of its managed-by label would drop out
+/// of its copies' watch and never be updated or pruned again. Then the keys
+/// by which other tools claim, track, prune, rewrite or trust an object: a
+/// copy carrying them would be taken for theirs (pruned as an orphan of
+/// their application, adopted, overwritten, or read as credentials). The
+/// README's label contract lists and explains them.
+pub const NEVER_CARRIED: &[&str] = &[
+    MANAGED_BY_LABEL,
+    "workshop.io/*",
+    // kubectl: apply's record and its pruning, ApplySets; the addon
+    // manager prunes by its label.
+    "kubectl.kubernetes.io/*",
+    "applyset.kubernetes.io/*",
+    "addonmanager.kubernetes.io/*",
+    // Helm, and the tools that track objects by Helm's keys (Argo CD's
+    // default tracking label is the instance label).
+    "app.kubernetes.io/instance",
+    "meta.helm.sh/*",
+    "helm.sh/*",
+    // Argo CD: tracking, and the Secrets it reads as cluster and
+    // repository credentials (`argocd.argoproj.io/secret-type`).
+    "argocd.argoproj.io/*",
+    // Flux (v2 and v1).
+    "kustomize.toolkit.fluxcd.io/*",
+    "helm.toolkit.fluxcd.io/*",
+    "fluxcd.io/*",
+    // kapp, Rancher Fleet (and wrangler's object sets beneath it), Pulumi,
+    // Crossplane, kluctl.
+    "kapp.k14s.io/*",
+    "fleet.cattle.io/*",
+    "objectset.rio.cattle.io/*",
+    "pulumi.com/*",
+    "crossplane.io/*",
+    "kluctl.io/*",
+    // cli-utils inventories (kpt, Config Sync), and Config Sync itself.
+    "config.k8s.io/owning-inventory",
+    "configsync.gke.io/*",
+    "configmanagement.gke.io/*",
+    // cert-manager (a Secret it adopts, a CA it injects), trust-manager.
+    "cert-manager.io/*",
+    "controller.cert-manager.io/*",
+    "trust.cert-manager.io/*",
+    // Tools that take a Secret over by its keys.
+    "reconcile.external-secrets.io/*",
+    "sealedsecrets.bitnami.com/*",
+    // Other copying tools: a copy must become neither their source nor
+    // their target.
+    "reflector.v1.k8s.emberstack.com/*",
+    "replicator.v1.mittwald.de/*",
+    "kubed.appscode.com/*",
+    "generate.kyverno.io/*",
+    // OpenShift writes a CA bundle or a serving certificate into objects
+    // so marked.
+    "service.beta.openshift.io/*",
+    "service.alpha.openshift.io/*",
+    "config.openshift.io/inject-trusted-cabundle",
+    // istiod reads a Secret so labeled as a remote cluster's credentials.
+    "istio/multiCluster",
+];
+
+/// Whether `key` is one of [`NEVER_CARRIED`].
+pub fn never_carried(key: &str) -> bool {
+    NEVER_CARRIED
+        .iter()
+        .any(|entry| match entry.strip_suffix('*') {
+            Some(prefix) => key.starts_with(prefix),
+            None => key == *entry,
+        })
+}
+
 /// Label selector of the copies (companions and mirrors) this controller
 /// watches: every object carrying its managed-by label.
 pub fn copy_selector() -> String {
@@ -148,6 +221,7 @@ pub mod warning {
     pub const COMPANION_REJECTED: &str = "CompanionRejected";
     /// Raised for mirrors too: named before there were mirrors.
     pub const COMPANION_FORBIDDEN: &str = "CompanionForbidden";
+    pub const COPY_KEY_REFUSED: &str = "CopyKeyRefused";
 }
 
 /// What a copy is to its source: the companion in its namespace, or a

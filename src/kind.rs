@@ -40,6 +40,16 @@ pub trait MirroredKind:
     /// nothing to look up for a kind without a key; for one with a key, a
     /// handle whose key may change, or be missing for a while.
     type KeyHandle: Clone + Send + Sync + 'static;
+    /// What the install configures about which objects of this kind are
+    /// never sources: nothing for ConfigMaps, more refused types for
+    /// Secrets (`--refused-secret-types`).
+    type SourceRules: Clone + Default + Send + Sync + 'static;
+
+    /// Whether the content must never leave the object. Then nothing the
+    /// API server says about a write of it (an admission policy may build
+    /// its message from the content) is passed on beyond the name of who
+    /// refused it.
+    const CONFIDENTIAL: bool;
 
     /// The watches of this kind's sources and copies, as logs, metrics and
     /// `/readyz` name them.
@@ -69,8 +79,9 @@ pub trait MirroredKind:
         Self::checksum(&self.content_hash(), &SourceId::of(self.meta()), key).into_owned()
     }
 
-    /// Why this object may never be a source, whatever its labels, if so.
-    fn source_refusal(&self) -> Option<&'static str> {
+    /// Why this object may never be a source, whatever its labels, if so,
+    /// for what only its kind says (see `desired::never_a_source`).
+    fn source_refusal(&self, _rules: &Self::SourceRules) -> Option<String> {
         None
     }
 

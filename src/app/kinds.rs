@@ -15,7 +15,7 @@ use crate::{
     decisions::consent::Consent,
     decisions::selector::Selector,
     kind::MirroredKind,
-    kind::secret::SharedDigestKey,
+    kind::secret::{RefusedSecretTypes, SharedDigestKey},
     ops::config::InitialList,
     ops::health::Health,
     ops::leader::Leadership,
@@ -54,6 +54,7 @@ pub async fn run<K: MirroredKind>(
     shared: Shared,
     consent: Consent,
     key: K::KeyHandle,
+    source_rules: K::SourceRules,
     new_keys: impl Stream<Item = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let (caches, wakeups, watches) = watches::watch::<K, _>(
@@ -71,6 +72,7 @@ pub async fn run<K: MirroredKind>(
         caches,
         suffix: shared.settings.suffix.clone(),
         digest_key: key,
+        source_rules,
         selector: shared.settings.selector.clone(),
         source_label_keys: shared.source_label_keys,
         events: shared.events,
@@ -108,6 +110,7 @@ pub async fn run_secrets(
     shared: Shared,
     consent: Consent,
     key_secret: KeySecret,
+    refused_types: RefusedSecretTypes,
     initial_list: InitialList,
 ) -> anyhow::Result<()> {
     let key = SharedDigestKey::default();
@@ -121,7 +124,7 @@ pub async fn run_secrets(
         shared.health.clone(),
     );
     tokio::select! {
-        ran = run::<Secret>(shared.clone(), consent, key, new_keys) => ran,
+        ran = run::<Secret>(shared.clone(), consent, key, refused_types, new_keys) => ran,
         kept = keeper => {
             kept?;
             anyhow::bail!("the watch of the digest key ended unexpectedly")

@@ -139,6 +139,18 @@ fn is_watch(query: Option<&str>) -> bool {
     })
 }
 
+/// A response that could not be parsed (a faulty proxy), told by where the
+/// parse failed only: serde's own message quotes what it found there, which
+/// may be a Secret's value.
+pub fn unparsed(error: &serde_json::Error) -> String {
+    format!(
+        "the response could not be parsed ({:?} error at line {} column {})",
+        error.classify(),
+        error.line(),
+        error.column()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::is_watch;

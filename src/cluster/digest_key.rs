@@ -34,7 +34,7 @@ use kube::{
 use rand::RngCore;
 
 use crate::{
-    cluster::{api_client, watch_stream},
+    cluster::{api_client, relayed, watch_stream},
     contract::MANAGER_NAME,
     decisions::key_secret::{KEY_ENTRY, key_in},
     kind::secret::{SecretDigestKey, SharedDigestKey},
@@ -273,23 +273,24 @@ fn new_key_secret(name: &str) -> Secret {
     }
 }
 
-/// A failed watch, as the API server put it. Names no Secret content.
+/// A failed watch, as it may be told. Names no Secret content.
 fn describe_watch(error: &watcher::Error) -> String {
     match error {
         watcher::Error::InitialListFailed(error)
         | watcher::Error::WatchStartFailed(error)
         | watcher::Error::WatchFailed(error) => describe(error),
-        watcher::Error::WatchError(status) => format!("{} ({})", status.message, status.code),
+        watcher::Error::WatchError(status) => relayed::relayed(&status.message, status.code, true),
         watcher::Error::NoResourceVersion => error.to_string(),
     }
 }
 
-/// An API error as the API server put it (its message and code). An answer
-/// that could not be decoded is not quoted: it may hold the Secret.
+/// An API error as it may be told (see `relayed`): RBAC's refusal whole,
+/// else who refused and the status code, never the Secret's content.
 fn describe(error: &kube::Error) -> String {
     match error {
-        kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
-        kube::Error::SerdeError(_) => "the API server's answer could not be decoded".into(),
+        // An admission policy refusing the key's Secret may quote the key.
+        kube::Error::Api(status) => relayed::relayed(&status.message, status.code, true),
+        kube::Error::SerdeError(parse) => api_client::unparsed(parse),
         other => other.to_string(),
     }
 }

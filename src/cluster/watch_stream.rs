@@ -24,6 +24,7 @@ use kube::{
 };
 
 use crate::{
+    cluster::api_client,
     ops::config::InitialList,
     ops::health::{ErrorSource, Health},
 };
@@ -144,6 +145,22 @@ pub fn streaming_refused(error: &watcher::Error) -> bool {
         && (status.message.contains("sendInitialEvents") || status.message.contains("WatchList"))
 }
 
+/// The error as logs and `/readyz` tell it: a response that could not be
+/// parsed is told by where only (see [`api_client::unparsed`]).
+pub fn described(error: &watcher::Error) -> String {
+    let (what, parse) = match error {
+        watcher::Error::InitialListFailed(kube::Error::SerdeError(e)) => {
+            ("failed to perform initial object list", e)
+        }
+        watcher::Error::WatchStartFailed(kube::Error::SerdeError(e)) => {
+            ("failed to start watching", e)
+        }
+        watcher::Error::WatchFailed(kube::Error::SerdeError(e)) => ("watch stream failed", e),
+        _ => return error.to_string(),
+    };
+    format!("{what}: {}", api_client::unparsed(parse))
+}
+
 /// Whether the API server refused the watch on its own terms, is
 /// overloaded or without its storage (429, 5xx), or the link failed.
 pub fn error_source(error: &watcher::Error) -> ErrorSource {
@@ -256,5 +273,27 @@ mod tests {
             futures::poll!(next.as_mut()),
             Poll::Ready(Some(Err(_)))
         ));
+    }
+
+    #[test]
+    fn a_response_that_cannot_be_parsed_is_told_by_where_only() {
+        let parse = serde_json::from_str::<k8s_openapi::api::core::v1::Secret>(
+            r#"{"data": {"password": 42}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            parse.to_string().contains("42"),
+            "serde quotes what it found"
+        );
+        let told = described(&watcher::Error::InitialListFailed(kube::Error::SerdeError(
+            parse,
+        )));
+        assert!(!told.contains("42"), "{told}");
+        assert!(
+            told.starts_with(
+                "failed to perform initial object list: the response could not be parsed"
+            ),
+            "{told}"
+        );
     }
 }

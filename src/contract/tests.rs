@@ -77,3 +77,33 @@ fn checksum_of_empty_maps_equals_checksum_of_absent_maps() {
         checksum(None, None)
     );
 }
+
+#[test]
+fn the_controller_s_own_keys_are_never_carried() {
+    for own in [
+        MANAGED_BY_LABEL,
+        CHECKSUM_ANNOTATION,
+        MIRROR_OF_ANNOTATION,
+        MIRROR_OF_UID_ANNOTATION,
+        SOURCE_SELECTOR_ANNOTATION,
+        CARRIED_LABELS_ANNOTATION,
+        CARRIED_ANNOTATIONS_ANNOTATION,
+    ] {
+        assert!(never_carried(own), "{own}");
+    }
+    assert!(never_carried(&format!("{CONTROLLER_KEY_PREFIX}anything")));
+    assert!(never_carried("argocd.argoproj.io/secret-type"));
+    assert!(!never_carried("app.kubernetes.io/name"));
+    assert!(!never_carried("reloader.stakater.com/match"));
+}
+
+#[test]
+fn the_readme_lists_every_key_never_carried() {
+    let readme = include_str!("../../README.md");
+    for entry in NEVER_CARRIED {
+        assert!(
+            readme.contains(&format!("`{entry}`")),
+            "README.md lacks `{entry}`"
+        );
+    }
+}

@@ -48,6 +48,7 @@ use crate::{
         MANAGER_NAME,
     },
     decisions::carried::{self, Lists},
+    decisions::desired::HELM_STORAGE_LABEL,
     decisions::owner_ref::owner_reference,
     decisions::targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION},
     kind::{MirroredKind, SourceId},
@@ -78,8 +79,18 @@ pub fn slim_source<K: MirroredKind>(source: &mut K) {
         carried::selected_of(&meta, &Lists::of(&meta).unwrap_or_default());
     let mut annotations = keep_only(meta.annotations, &SOURCE_ANNOTATIONS).unwrap_or_default();
     annotations.extend(carried_annotations);
+    // Helm's storage label makes a source one that is never copied.
+    let (helm_key, helm_value) = HELM_STORAGE_LABEL;
+    let helm_record = meta
+        .labels
+        .as_ref()
+        .and_then(|labels| labels.get(helm_key))
+        .is_some_and(|value| value == helm_value);
     let mut labels = keep_only(meta.labels, &[MANAGED_BY_LABEL]).unwrap_or_default();
     labels.extend(carried_labels);
+    if helm_record {
+        labels.insert(helm_key.into(), helm_value.into());
+    }
     *source.meta_mut() = ObjectMeta {
         name: meta.name,
         namespace: meta.namespace,

@@ -8,9 +8,14 @@
 //! ```
 //!
 //! Entries are exact keys, or a prefix ending in `*`. Never carried: the
-//! controller's own keys (`workshop.io/*`), the label keys of the source
-//! selector (a copy must never become a source), and
-//! `kubectl.kubernetes.io/last-applied-configuration`.
+//! keys of [`NEVER_CARRIED`] (the controller's own, and those by which other
+//! tools claim, prune or trust an object), and the label keys of the source
+//! selector (a copy must never become a source). A list that asks for one of
+//! the former, by name or by a prefix that matches one the source has, is
+//! [`refused`]: the source is told, and its copies are written without it.
+//! The controller's own keys and kubectl's record of the last apply, which
+//! a source may have whatever its owner means, are skipped without a word
+//! when only a prefix matches them.
 
 use std::collections::BTreeMap;
 
@@ -18,7 +23,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::contract::{
     CARRIED_ANNOTATIONS_ANNOTATION, CARRIED_LABELS_ANNOTATION, CONTROLLER_KEY_PREFIX,
-    COPY_ANNOTATIONS_ANNOTATION, COPY_LABELS_ANNOTATION, annotation,
+    COPY_ANNOTATIONS_ANNOTATION, COPY_LABELS_ANNOTATION, MANAGED_BY_LABEL, annotation,
+    never_carried,
 };
 
 /// How many entries one list may have, and how long it may be: a bound on
@@ -102,30 +108,73 @@ impl Lists {
 
 /// Whether a key may be carried at all, whatever the lists say.
 fn carriable(key: &str, source_label_keys: &[String]) -> bool {
-    !key.starts_with(CONTROLLER_KEY_PREFIX)
-        && key != LAST_APPLIED
-        && !source_label_keys.iter().any(|k| k == key)
+    !never_carried(key) && !source_label_keys.iter().any(|k| k == key)
+}
+
+/// Never carried, and not worth a word when only a prefix matches: keys a
+/// source has whatever its owner means to carry.
+fn skipped_silently(key: &str) -> bool {
+    key.starts_with(CONTROLLER_KEY_PREFIX) || key == LAST_APPLIED
 }
 
 fn selected(
     map: Option<&BTreeMap<String, String>>,
     list: &Allowlist,
-    source_label_keys: &[String],
+    keep: impl Fn(&str) -> bool,
 ) -> BTreeMap<String, String> {
     map.into_iter()
         .flatten()
-        .filter(|(key, _)| list.allows(key) && carriable(key, source_label_keys))
+        .filter(|(key, _)| list.allows(key) && keep(key))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
 
 /// The source's labels and annotations its lists select: what the source's
-/// cache must keep of them.
+/// cache must keep of them. Keys never carried are kept too (but those
+/// skipped silently), so that its reconcile can name them in [`refused`].
 pub fn selected_of(source: &ObjectMeta, lists: &Lists) -> [BTreeMap<String, String>; 2] {
+    let keep = |key: &str| !skipped_silently(key);
     [
-        selected(source.labels.as_ref(), &lists.labels, &[]),
-        selected(source.annotations.as_ref(), &lists.annotations, &[]),
+        selected(source.labels.as_ref(), &lists.labels, keep),
+        selected(source.annotations.as_ref(), &lists.annotations, keep),
     ]
+}
+
+/// What a source's lists ask for that is never carried, as the Warning
+/// says it; None when nothing. A key counts when a list names it exactly,
+/// or when a prefix entry matches a key the source has (but those skipped
+/// silently): then the owner means something the copies will not have.
+pub fn refused(source: &ObjectMeta, lists: &Lists) -> Option<String> {
+    let refused_in =
+        |annotation_key: &str, list: &Allowlist, map: Option<&BTreeMap<String, String>>| {
+            let named = list.exact.iter().filter(|key| never_carried(key));
+            let matched = map.into_iter().flatten().map(|(key, _)| key).filter(|key| {
+                list.prefixes.iter().any(|p| key.starts_with(p))
+                    && never_carried(key)
+                    && !skipped_silently(key)
+            });
+            let keys: std::collections::BTreeSet<&String> = named.chain(matched).collect();
+            (!keys.is_empty()).then(|| {
+                let keys: Vec<&str> = keys.into_iter().map(String::as_str).collect();
+                format!("{annotation_key} asks for {}", keys.join(", "))
+            })
+        };
+    let parts: Vec<String> = [
+        refused_in(
+            COPY_LABELS_ANNOTATION,
+            &lists.labels,
+            source.labels.as_ref(),
+        ),
+        refused_in(
+            COPY_ANNOTATIONS_ANNOTATION,
+            &lists.annotations,
+            source.annotations.as_ref(),
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// `copy` (a built copy) carrying what `lists` select of `source`, with a
@@ -137,12 +186,10 @@ pub fn carry(
     lists: &Lists,
     source_label_keys: &[String],
 ) -> ObjectMeta {
-    let labels = selected(source.labels.as_ref(), &lists.labels, source_label_keys);
-    let annotations = selected(
-        source.annotations.as_ref(),
-        &lists.annotations,
-        source_label_keys,
-    );
+    // None of the copy's own keys is carriable, so they always win.
+    let carriable = |key: &str| carriable(key, source_label_keys);
+    let labels = selected(source.labels.as_ref(), &lists.labels, carriable);
+    let annotations = selected(source.annotations.as_ref(), &lists.annotations, carriable);
     let records = [
         (CARRIED_LABELS_ANNOTATION, record(&labels)),
         (CARRIED_ANNOTATIONS_ANNOTATION, record(&annotations)),
@@ -180,6 +227,13 @@ pub fn recorded(copy: &ObjectMeta) -> (Vec<String>, Vec<String>) {
         CARRIED_ANNOTATIONS_ANNOTATION.to_owned(),
     ]);
     (keys(CARRIED_LABELS_ANNOTATION), annotations)
+}
+
+/// Whether an earlier release carried the source's managed-by label onto
+/// this copy (its record says so): the copy then dropped out of the copies'
+/// watch, but is still ours, and its source's reconcile takes it back.
+pub fn detached(copy: &ObjectMeta) -> bool {
+    recorded(copy).0.iter().any(|key| key == MANAGED_BY_LABEL)
 }
 
 /// `prefix/name` as Kubernetes takes label and annotation keys: an

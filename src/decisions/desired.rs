@@ -31,16 +31,43 @@ pub enum Refusal {
     SourceIsCompanion,
     /// The source is being deleted: new copies would only be garbage.
     BeingDeleted,
-    /// The object is of a sort that is never copied, whatever its labels.
-    NeverASource(&'static str),
+}
+
+/// The name prefix of Helm's release records, and the label its storage
+/// drivers find them by (`owner=helm`), in either kind: Helm reads a
+/// ConfigMap or Secret so named, or so labeled, as the record of a release
+/// in its namespace, and would trust a copy on the next upgrade.
+const HELM_RELEASE_NAME_PREFIX: &str = "sh.helm.release.v1.";
+pub const HELM_STORAGE_LABEL: (&str, &str) = ("owner", "helm");
+
+/// Why `object` may never be a source, whatever its labels, if so: a Helm
+/// release record of either kind, or what its kind refuses (some types of
+/// Secret). The reconcilers ask before anything else: such an object has
+/// no copies, and those written before (by a release that did not refuse
+/// it, or before its type was refused) are no longer wanted.
+pub fn never_a_source<K: MirroredKind>(object: &K, rules: &K::SourceRules) -> Option<String> {
+    let meta = object.meta();
+    let (label, value) = HELM_STORAGE_LABEL;
+    let helm_labeled = meta
+        .labels
+        .as_ref()
+        .is_some_and(|labels| labels.get(label).is_some_and(|v| v == value));
+    let helm_named = meta
+        .name
+        .as_deref()
+        .is_some_and(|name| name.starts_with(HELM_RELEASE_NAME_PREFIX));
+    if helm_labeled || helm_named {
+        return Some(format!(
+            "it is a Helm release record (named {HELM_RELEASE_NAME_PREFIX}*, or labeled \
+             {label}={value}): Helm trusts its copies as records of its releases"
+        ));
+    }
+    object.source_refusal(rules)
 }
 
 /// Name, namespace and uid of an object that may be copied: one that is
 /// stored (so has all three) and is not itself a copy.
 fn identity<K: MirroredKind>(object: &K) -> Result<(&str, &str, &str), Refusal> {
-    if let Some(reason) = object.source_refusal() {
-        return Err(Refusal::NeverASource(reason));
-    }
     let source = object.meta();
     if is_managed_by_us(source) {
         return Err(Refusal::SourceIsCompanion);

@@ -12,6 +12,7 @@ use crate::{
         is_managed_by_us, mirror_of, source_name_of,
     },
     decisions::cache_form::CachedCopy,
+    decisions::carried,
     decisions::owner_ref::{controlling_owner, controlling_source, owner_references, refers_to},
     kind::{MirroredKind, SourceId},
 };
@@ -150,7 +151,8 @@ pub fn mirror_ownership<K: MirroredKind>(
     // An object with an owner (a companion, or anything else's) is never
     // taken for a mirror.
     let owned = !owner_references(existing).is_empty();
-    if !names_source || !is_managed_by_us(existing) || owned {
+    let ours = is_managed_by_us(existing) || carried::detached(existing);
+    if !names_source || !ours || owned {
         return Ownership::Foreign;
     }
     if annotation(existing, MIRROR_OF_UID_ANNOTATION) == source.uid.as_deref() {

@@ -26,8 +26,28 @@ pub enum Write<K> {
     /// The companion differs: replace it with this (same resourceVersion).
     Replace { copy: K, why: Difference },
     /// An immutable copy must change content: delete it (guarded by its
-    /// uid) so that the next reconcile creates it afresh.
-    DeleteToRecreate { copy: K, uid: String },
+    /// uid and resourceVersion) so that the next reconcile creates it afresh.
+    DeleteToRecreate { copy: K, seen: SeenVersion },
+}
+
+/// The exact object a delete was decided on. Sent as the delete's
+/// preconditions: neither another object under the same name nor this one
+/// changed since (its owner reference or labels edited, making it someone
+/// else's) is ever deleted on what the cache said of it before.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SeenVersion {
+    pub uid: String,
+    pub resource_version: String,
+}
+
+impl SeenVersion {
+    /// The version of a stored object (which has both).
+    pub fn of(meta: &ObjectMeta) -> Option<SeenVersion> {
+        Some(SeenVersion {
+            uid: meta.uid.clone()?,
+            resource_version: meta.resource_version.clone()?,
+        })
+    }
 }
 
 /// The companion's name is held by an object that is not ours.
@@ -56,9 +76,12 @@ pub fn plan<K: MirroredKind>(
         return Err(NameTaken);
     }
     if needs_recreate(actual, &desired, &source_id, key) {
+        // A cached copy is stored, so has both; an empty one would only
+        // fail the precondition.
+        let seen = SeenVersion::of(actual.object().meta()).unwrap_or_default();
         return Ok(Write::DeleteToRecreate {
             copy: desired,
-            uid: actual.object().meta().uid.clone().unwrap_or_default(),
+            seen,
         });
     }
     match difference(actual, &desired, &source_id, source_keys, key) {

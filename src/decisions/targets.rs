@@ -19,9 +19,15 @@ use crate::decisions::{
 };
 
 pub const MIRROR_TO_ANNOTATION: &str = "workshop.io/mirror-to";
-/// Published by Kubernetes into every namespace (the root-CA publisher):
-/// a mirror of a source with this name would be rewritten by it forever.
-pub const SYSTEM_PUBLISHED_NAMES: [&str; 1] = ["kube-root-ca.crt"];
+/// Published into every namespace, by Kubernetes (the root-CA publisher),
+/// istiod and OpenShift's service CA: a mirror of a source with such a name
+/// would be rewritten by its publisher forever, and until then workloads
+/// would trust it as their cluster's or mesh's root CA.
+pub const SYSTEM_PUBLISHED_NAMES: [&str; 3] = [
+    "kube-root-ca.crt",
+    "istio-ca-root-cert",
+    "openshift-service-ca.crt",
+];
 
 /// The built-in reserved names and the extra ones configured.
 pub fn reserved_names(extra: &[String]) -> Vec<String> {

@@ -14,6 +14,9 @@ use crate::contract::checksum;
 impl MirroredKind for ConfigMap {
     type DigestKey = ();
     type KeyHandle = ();
+    type SourceRules = ();
+
+    const CONFIDENTIAL: bool = false;
 
     // Named before Secrets existed; users and alerts know them so.
     const SOURCES_WATCH: &'static str = "sources";

@@ -32,6 +32,24 @@ use crate::contract::encode_map;
 
 /// A type the API server gives no other object.
 pub const SERVICE_ACCOUNT_TOKEN_TYPE: &str = "kubernetes.io/service-account-token";
+/// The types never copied, whatever the flags, and why: other programs
+/// trust a Secret of these types by its type, name or labels, so a copy
+/// made at a tenant's request would be a credential or a record they
+/// believe.
+pub const REFUSED_TYPES: [(&str, &str); 3] = [
+    (
+        SERVICE_ACCOUNT_TOKEN_TYPE,
+        "a service-account token: the token controller owns its content",
+    ),
+    (
+        "bootstrap.kubernetes.io/token",
+        "a bootstrap token: the API server takes it for a credential by its type and name",
+    ),
+    (
+        "helm.sh/release.v1",
+        "a Helm release record: Helm trusts it by its type, name and labels",
+    ),
+];
 /// What the API server stores when a Secret names no type.
 const DEFAULT_TYPE: &str = "Opaque";
 /// Marks a keyed checksum apart from a ConfigMap's plain one.
@@ -101,9 +119,30 @@ impl fmt::Debug for SharedDigestKey {
     }
 }
 
+/// The Secret types refused as sources besides [`REFUSED_TYPES`]
+/// (`--refused-secret-types`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RefusedSecretTypes(Vec<String>);
+
+impl RefusedSecretTypes {
+    /// The configured types; empty entries stand for none.
+    pub fn new(types: &[String]) -> RefusedSecretTypes {
+        RefusedSecretTypes(
+            types
+                .iter()
+                .map(|type_| type_.trim().to_owned())
+                .filter(|type_| !type_.is_empty())
+                .collect(),
+        )
+    }
+}
+
 impl MirroredKind for Secret {
     type DigestKey = SecretDigestKey;
     type KeyHandle = SharedDigestKey;
+    type SourceRules = RefusedSecretTypes;
+
+    const CONFIDENTIAL: bool = true;
 
     const SOURCES_WATCH: &'static str = "secret-sources";
     const COPIES_WATCH: &'static str = "secret-copies";
@@ -161,9 +200,16 @@ impl MirroredKind for Secret {
         ))
     }
 
-    fn source_refusal(&self) -> Option<&'static str> {
-        (type_of(self) == SERVICE_ACCOUNT_TOKEN_TYPE)
-            .then_some("a service-account token: the token controller owns its content")
+    fn source_refusal(&self, refused: &RefusedSecretTypes) -> Option<String> {
+        let type_ = type_of(self);
+        if let Some((_, why)) = REFUSED_TYPES.iter().find(|(t, _)| *t == type_) {
+            return Some(format!("its type is {type_} ({why})"));
+        }
+        refused
+            .0
+            .iter()
+            .any(|t| t == type_)
+            .then(|| format!("its type is {type_}, which --refused-secret-types lists"))
     }
 
     fn content_of(source: &Self) -> Self {

@@ -66,8 +66,9 @@ pub struct Config {
     pub protected_namespaces: Vec<String>,
 
     /// More ConfigMap names never mirrored into other namespaces, besides
-    /// the built-in ones that Kubernetes publishes into every namespace
-    /// (`kube-root-ca.crt`): a mirror there would fight its publisher.
+    /// the built-in ones published into every namespace (`kube-root-ca.crt`,
+    /// `istio-ca-root-cert`, `openshift-service-ca.crt`): a mirror there
+    /// would fight its publisher.
     #[arg(long, env = "MIRROR_RESERVED_NAMES", help_heading = "Mirroring", value_name = "NAMES", value_delimiter = ',', value_parser = parse_object_name)]
     pub reserved_names: Vec<String>,
 
@@ -93,6 +94,12 @@ pub struct Config {
     /// copy, or holds no 32-byte `key`, is refused and never changed.
     #[arg(long, env = "MIRROR_DIGEST_KEY_SECRET", help_heading = "Sources", value_name = "NAMESPACE/NAME", value_parser = parse_namespaced_name)]
     pub digest_key_secret: Option<(String, String)>,
+
+    /// More Secret types never copied, comma-separated, besides the built-in
+    /// ones that other programs trust by type (`kubernetes.io/service-account-token`,
+    /// `bootstrap.kubernetes.io/token`, `helm.sh/release.v1`).
+    #[arg(long, env = "MIRROR_REFUSED_SECRET_TYPES", help_heading = "Sources", value_name = "TYPES", value_delimiter = ',', value_parser = parse_secret_type)]
+    pub refused_secret_types: Vec<String>,
 
     #[command(flatten)]
     pub leader: LeaderConfig,
@@ -418,6 +425,17 @@ fn parse_object_name(value: &str) -> Result<String, String> {
     }
 }
 
+/// A Secret type, as the API server takes it (at most 253 characters, no
+/// space or comma); an empty one (`a,,b`, or an empty variable) stands for
+/// none.
+fn parse_secret_type(value: &str) -> Result<String, String> {
+    let value = value.trim();
+    match value.len() <= 253 && !value.contains(|c: char| c.is_whitespace() || c == ',') {
+        true => Ok(value.to_owned()),
+        false => Err(format!("{value:?} is not a Secret type")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -515,6 +533,22 @@ mod tests {
                 .validate_digest_key_secret()
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn refused_secret_types_are_a_list_of_types() {
+        let config = Config::try_parse_from([
+            "configmap-mirror",
+            "--refused-secret-types",
+            "example.com/kubeconfig,,Opaque",
+        ])
+        .unwrap();
+        assert_eq!(
+            config.refused_secret_types,
+            ["example.com/kubeconfig", "", "Opaque"]
+        );
+        let bad = ["configmap-mirror", "--refused-secret-types", "a type"];
+        assert!(Config::try_parse_from(bad).is_err());
     }
 
     #[test]

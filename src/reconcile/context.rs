@@ -34,6 +34,8 @@ pub struct Context<K: MirroredKind> {
     pub suffix: String,
     /// Where the key of this kind's checksums is read, once per reconcile.
     pub digest_key: K::KeyHandle,
+    /// Which objects of this kind the install refuses as sources.
+    pub source_rules: K::SourceRules,
     /// The source selector as configured; every copy is marked with it.
     pub selector: String,
     /// Label keys of the source selector; a companion must not carry them.

@@ -2,7 +2,11 @@
 
 use kube::core::Status;
 
-use crate::contract::warning;
+use crate::{
+    cluster::{api_client, relayed},
+    contract::warning,
+    kind::MirroredKind,
+};
 
 /// Everything a reconcile can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -13,7 +17,7 @@ pub enum Error {
 
     /// The object is of a sort that is never copied, whatever its labels.
     #[error("it is never copied: {reason}")]
-    NeverASource { reason: &'static str },
+    NeverASource { reason: String },
 
     /// An object not made for this source already has the companion's name.
     #[error("{name} already exists and is not controlled by this source; it is left untouched")]
@@ -30,10 +34,10 @@ pub enum Error {
     MirrorNamespaceProtected { namespaces: Vec<String> },
 
     /// The source's name is reserved: published into every namespace by
-    /// Kubernetes itself (a mirror would fight its publisher), or listed by
-    /// `--reserved-names`.
+    /// Kubernetes or a common platform component (a mirror would fight its
+    /// publisher), or listed by `--reserved-names`.
     #[error(
-        "{name} is reserved (Kubernetes publishes a ConfigMap of that name into every namespace, or --reserved-names lists it), so it is never mirrored; mirrors written before are removed"
+        "{name} is reserved (Kubernetes, istiod or OpenShift publishes a ConfigMap of that name into every namespace, or --reserved-names lists it), so it is never mirrored; mirrors written before are removed"
     )]
     ReservedName { name: String },
 
@@ -48,6 +52,13 @@ pub enum Error {
     /// understood; nothing is written until they are fixed.
     #[error("invalid list of keys to copy: {0}; its copies are left as they are")]
     InvalidCopyList(String),
+
+    /// The source's lists ask for keys that are never carried; its copies
+    /// are written without them.
+    #[error(
+        "{0}: never carried, since other tools claim, prune or trust objects by them (see the README's label contract); the copies are written without them"
+    )]
+    CopyKeyRefused(String),
 
     /// The source's mirror annotations cannot be understood.
     #[error("invalid mirror targets: {0}")]
@@ -141,6 +152,7 @@ impl Error {
             Error::MirrorNamespaceProtected { .. } => "mirror_namespace_protected",
             Error::InvalidTargets(_) => "invalid_targets",
             Error::InvalidCopyList(_) => "invalid_copy_list",
+            Error::CopyKeyRefused(_) => "copy_key_refused",
             Error::ReservedName { .. } => "reserved_name",
             Error::Contested { .. } => "contested",
             Error::Rejected(_) => "rejected",
@@ -164,6 +176,7 @@ impl Error {
             Error::MirrorNamespaceProtected { .. } => Some(warning::MIRROR_NAMESPACE_PROTECTED),
             Error::InvalidTargets(_) => Some(warning::INVALID_MIRROR_TARGETS),
             Error::InvalidCopyList(_) => Some(warning::INVALID_COPY_LIST),
+            Error::CopyKeyRefused(_) => Some(warning::COPY_KEY_REFUSED),
             Error::ReservedName { .. } => Some(warning::MIRROR_NAME_RESERVED),
             Error::Contested { .. } => Some(warning::COPY_CONTESTED),
             Error::Rejected(_) => Some(warning::COMPANION_REJECTED),
@@ -190,6 +203,7 @@ impl Error {
             | Error::NamespaceTerminating
             | Error::InvalidTargets(_)
             | Error::InvalidCopyList(_)
+            | Error::CopyKeyRefused(_)
             | Error::ReservedName { .. }
             | Error::ShuttingDown
             | Error::NotLeading
@@ -213,14 +227,23 @@ pub enum ApiOutcome {
     Failed(Error),
 }
 
-/// Sorts a failed write into the kinds above.
-pub fn classify(err: kube::Error) -> ApiOutcome {
-    let kube::Error::Api(status) = &err else {
-        return ApiOutcome::Failed(Error::Transient(err));
+/// Sorts a failed call about an object of kind `K` into the kinds above.
+/// What the API server said is kept only as it may be told (`relayed`).
+pub fn classify<K: MirroredKind>(err: kube::Error) -> ApiOutcome {
+    let status = match err {
+        kube::Error::Api(status) => status,
+        // A response it could not parse (a faulty proxy): serde's message
+        // quotes what it found, which may be the object's content.
+        kube::Error::SerdeError(parse) => {
+            let what = api_client::unparsed(&parse);
+            return ApiOutcome::Failed(Error::Transient(kube::Error::Service(what.into())));
+        }
+        err => return ApiOutcome::Failed(Error::Transient(err)),
     };
-    if is_namespace_terminating(status) {
+    if is_namespace_terminating(&status) {
         return ApiOutcome::NamespaceTerminating;
     }
+    let status = relayed::relayable(*status, K::CONFIDENTIAL);
     let message = status.message.clone();
     let failed = if status.is_conflict() || status.is_already_exists() || status.is_not_found() {
         Error::Stale(message)
@@ -229,7 +252,7 @@ pub fn classify(err: kube::Error) -> ApiOutcome {
     } else if status.is_invalid() || matches!(status.code, 400 | 413) {
         Error::Rejected(message)
     } else {
-        Error::Transient(err)
+        Error::Transient(kube::Error::Api(Box::new(status)))
     };
     ApiOutcome::Failed(failed)
 }
@@ -246,9 +269,10 @@ fn is_namespace_terminating(status: &Status) -> bool {
 mod tests {
     use super::*;
     use crate::test_fixtures::mk_api_error;
+    use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 
     fn classified(err: kube::Error) -> Option<&'static str> {
-        match classify(err) {
+        match classify::<ConfigMap>(err) {
             ApiOutcome::NamespaceTerminating => None,
             ApiOutcome::Failed(e) => Some(e.metric_label()),
         }
@@ -283,7 +307,7 @@ mod tests {
     #[test]
     fn server_errors_are_retried_soon() {
         let err = mk_api_error(500, "InternalError", "etcd");
-        match classify(err) {
+        match classify::<ConfigMap>(err) {
             ApiOutcome::Failed(e) => assert_eq!(e.retry(), Retry::Soon),
             ApiOutcome::NamespaceTerminating => panic!("a 500 is not a terminating namespace"),
         }
@@ -296,7 +320,10 @@ mod tests {
             "Forbidden",
             "configmaps \"a\" is forbidden: unable to create new content in namespace x because it is being terminated",
         );
-        assert!(matches!(classify(err), ApiOutcome::NamespaceTerminating));
+        assert!(matches!(
+            classify::<Secret>(err),
+            ApiOutcome::NamespaceTerminating
+        ));
     }
 
     #[test]

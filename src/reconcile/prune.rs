@@ -15,7 +15,9 @@ use kube::{Resource, ResourceExt, runtime::controller::Action};
 use crate::{
     contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION},
     decisions::cache_form,
+    decisions::desired::never_a_source,
     decisions::owner_ref::controlling_owner,
+    decisions::plan::SeenVersion,
     decisions::wanted,
     kind::MirroredKind,
     ops::metrics::{Loop, Operation},
@@ -46,11 +48,11 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
         Verdict::Unwanted => true,
         Verdict::UnwantedIfSourceGone(source) => source_gone(&source, ctx).await?,
     };
-    let (true, Some(uid)) = (unwanted, copy.uid()) else {
+    let (true, Some(seen)) = (unwanted, SeenVersion::of(copy.meta())) else {
         return Ok(());
     };
     let namespace = copy.namespace().unwrap_or_default();
-    write::delete(ctx, &namespace, &copy.name_any(), uid).await?;
+    write::delete(ctx, &namespace, &copy.name_any(), seen).await?;
     let role = CopyRole::of(copy.meta());
     let why = match role {
         CopyRole::Mirror if wanted::mirror_name_reserved(copy.meta(), &ctx.reserved_names) => {
@@ -109,7 +111,7 @@ fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Verdict {
     let unwanted = match contract::mirror_of(copy.meta()) {
         Some(_) if wanted::mirror_name_reserved(copy.meta(), &ctx.reserved_names) => true,
         Some((source_namespace, source_name)) => {
-            let source = ctx.caches.source(&source_namespace, &source_name);
+            let source = managed_source(ctx, &source_namespace, &source_name);
             let facts = ctx.caches.namespace_facts(&namespace);
             !wanted::mirror_wanted(
                 source.as_deref().map(Resource::meta),
@@ -118,13 +120,25 @@ fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Verdict {
             )
         }
         None => wanted::should_prune::<K>(copy.meta(), &ctx.suffix, |source| {
-            ctx.caches.source(&namespace, source).is_some()
+            managed_source(ctx, &namespace, source).is_some()
         }),
     };
     match unwanted {
         true => Verdict::Unwanted,
         false => Verdict::Keep,
     }
+}
+
+/// The source in the cache, unless it is never a source: such an object
+/// wants no copies, and those written before it was refused go.
+fn managed_source<K: MirroredKind>(
+    ctx: &Context<K>,
+    namespace: &str,
+    name: &str,
+) -> Option<Arc<K>> {
+    ctx.caches
+        .source(namespace, name)
+        .filter(|source| never_a_source(source.as_ref(), &ctx.source_rules).is_none())
 }
 
 /// Whether the source no longer exists with the uid the copy records.
@@ -136,7 +150,7 @@ async fn source_gone<K: MirroredKind>(
         .api(&source.namespace)
         .get_metadata_opt(&source.name)
         .await
-        .map_err(|err| match classify(err) {
+        .map_err(|err| match classify::<K>(err) {
             ApiOutcome::Failed(error) => error,
             ApiOutcome::NamespaceTerminating => Error::NamespaceTerminating,
         })?;

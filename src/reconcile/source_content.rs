@@ -76,7 +76,7 @@ impl<'a, K: MirroredKind> Source<'a, K> {
                         }
                     }
                     Ok(_) => Err(gone()),
-                    Err(error) => match classify(error) {
+                    Err(error) => match classify::<K>(error) {
                         ApiOutcome::Failed(error) => Err(error),
                         ApiOutcome::NamespaceTerminating => Err(Error::NamespaceTerminating),
                     },

@@ -15,7 +15,9 @@ use crate::{
     contract::warning,
     decisions::carried::{self, Lists},
     decisions::consent::{NamespaceFacts, NamespaceRefusal},
-    decisions::desired::{Refusal, desired_companion, desired_mirror, mark_install},
+    decisions::desired::{
+        Refusal, desired_companion, desired_mirror, mark_install, never_a_source,
+    },
     decisions::plan::{self, NameTaken, Write},
     decisions::targets::Targets,
     kind::MirroredKind,
@@ -38,14 +40,23 @@ pub async fn reconcile<K: MirroredKind>(
 
 async fn sync<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> Result<(), Error> {
     ctx.caches_ready().await?;
+    if let Some(reason) = never_a_source(cached, &ctx.source_rules) {
+        return Err(Error::NeverASource { reason });
+    }
     // A malformed list of keys to carry stops every write of this source:
     // a typo must not strip labels that tools rely on from its copies.
-    Lists::of(cached.meta()).map_err(Error::InvalidCopyList)?;
+    let lists = Lists::of(cached.meta()).map_err(Error::InvalidCopyList)?;
     let key = K::current_key(&ctx.digest_key).ok_or(Error::NoDigestKey)?;
     let source = Source::new(cached, key);
     let companion = sync_companion(&source, ctx).await;
     let mirrors = sync_mirrors(&source, ctx).await;
-    soonest([companion, mirrors])
+    // A key that is never carried is left off the copies, which are written
+    // all the same: the owner is told once, and nothing else is held back.
+    let refused_keys = match carried::refused(cached.meta(), &lists) {
+        Some(keys) => Err(Error::CopyKeyRefused(keys)),
+        None => Ok(()),
+    };
+    soonest([companion, mirrors, refused_keys])
 }
 
 async fn sync_companion<K: MirroredKind>(
@@ -68,7 +79,6 @@ fn companion_of<K: MirroredKind>(
     match desired_companion(source, &ctx.suffix, key) {
         Ok(desired) => Ok(Some(finished(desired, source, ctx)?)),
         Err(Refusal::NameTooLong { name, len }) => Err(Error::NameTooLong { name, len }),
-        Err(Refusal::NeverASource(reason)) => Err(Error::NeverASource { reason }),
         Err(Refusal::SourceIsCompanion | Refusal::Incomplete | Refusal::BeingDeleted) => Ok(None),
     }
 }
@@ -120,6 +130,9 @@ fn plan_copy<K: MirroredKind>(
 /// arrives, which asks for a resync), whether the source was listed before
 /// or after the key was found missing.
 pub fn needs_sync<K: MirroredKind>(source: &K, ctx: &Context<K>) -> bool {
+    if never_a_source(source, &ctx.source_rules).is_some() {
+        return true;
+    }
     let Some(key) = K::current_key(&ctx.digest_key) else {
         return true;
     };
@@ -271,6 +284,12 @@ pub fn error_policy<K: MirroredKind>(
     let condition = format!("{}: {error}", error.metric_label());
     let new = ctx.backoffs.is_new_condition(&key, &condition);
     match (new, error.event_reason()) {
+        // The copies are written: a warning, not a failure to mirror.
+        (true, Some(reason)) if matches!(error, Error::CopyKeyRefused(_)) => {
+            tracing::warn!(source = %source_key, %error, kind = error.metric_label(), "copies written without keys the source asked for");
+            ctx.events
+                .warning(source.as_ref(), reason, error.to_string());
+        }
         (true, Some(reason)) => {
             tracing::error!(source = %source_key, %error, kind = error.metric_label(), "cannot mirror source");
             ctx.events

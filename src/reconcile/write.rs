@@ -10,7 +10,7 @@ use kube::{
 use crate::{
     contract::{CHECKSUM_ANNOTATION, CopyRole, MANAGER_NAME},
     decisions::cache_form::CachedCopy,
-    decisions::plan::{self, Difference, Write},
+    decisions::plan::{self, Difference, SeenVersion, Write},
     kind::MirroredKind,
     ops::metrics::Operation,
     reconcile::contest::{Fingerprint, WriteKind},
@@ -76,7 +76,7 @@ async fn apply<K: MirroredKind>(
             let copy = with_content(ctx, source, copy).await?;
             let api = ctx.api(&copy.namespace().unwrap_or_default());
             ctx.ensure_leading()?;
-            api_call(api.replace(&copy.name_any(), &post_params(), &copy)).await?;
+            api_call::<K, _>(api.replace(&copy.name_any(), &post_params(), &copy)).await?;
             let verb = if why == Difference::SourceChanged {
                 "updated"
             } else {
@@ -91,12 +91,12 @@ async fn apply<K: MirroredKind>(
             done(ctx, source.cached, &copy, Operation::update, message);
             Ok(Applied::Written)
         }
-        Write::DeleteToRecreate { copy, uid } => {
+        Write::DeleteToRecreate { copy, seen } => {
             delete(
                 ctx,
                 &copy.namespace().unwrap_or_default(),
                 &copy.name_any(),
-                uid,
+                seen,
             )
             .await?;
             let message = format!(
@@ -129,7 +129,7 @@ async fn create<K: MirroredKind>(
             Ok(Applied::Written)
         }
         Err(err) if is_already_exists(&err) => {
-            let existing = api_call(api.get_opt(&name)).await?;
+            let existing = api_call::<K, _>(api.get_opt(&name)).await?;
             let Some(existing) = existing else {
                 return Err(Error::Stale(format!(
                     "{name} was deleted while being created"
@@ -147,7 +147,7 @@ async fn create<K: MirroredKind>(
             Box::pin(perform(ctx, source, replan)).await?;
             Ok(Applied::Replanned)
         }
-        Err(err) => Err(failed(err)),
+        Err(err) => Err(failed::<K>(err)),
     }
 }
 
@@ -171,36 +171,44 @@ async fn with_content<K: MirroredKind>(
     Ok(copy)
 }
 
-/// Deletes a copy guarded by its uid, so that an object recreated under the
-/// same name meanwhile is never removed. Gone already is success.
+/// Deletes a copy as it was seen, guarded by its uid and resourceVersion:
+/// an object recreated under the same name, or changed since, is never
+/// removed (the API server answers 409, and the reconcile runs again from
+/// what the cache holds by then). Gone already is success.
 pub async fn delete<K: MirroredKind>(
     ctx: &Context<K>,
     namespace: &str,
     name: &str,
-    uid: String,
+    seen: SeenVersion,
 ) -> Result<(), Error> {
-    let params = DeleteParams {
-        preconditions: Some(Preconditions {
-            uid: Some(uid),
-            resource_version: None,
-        }),
-        ..DeleteParams::default()
-    };
+    let params = delete_params(seen);
     ctx.ensure_leading()?;
     match ctx.api(namespace).delete(name, &params).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
-        Err(err) => Err(failed(err)),
+        Err(err) => Err(failed::<K>(err)),
     }
 }
 
-async fn api_call<T>(call: impl Future<Output = Result<T, kube::Error>>) -> Result<T, Error> {
-    call.await.map_err(failed)
+fn delete_params(seen: SeenVersion) -> DeleteParams {
+    DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: Some(seen.uid),
+            resource_version: Some(seen.resource_version),
+        }),
+        ..DeleteParams::default()
+    }
+}
+
+async fn api_call<K: MirroredKind, T>(
+    call: impl Future<Output = Result<T, kube::Error>>,
+) -> Result<T, Error> {
+    call.await.map_err(failed::<K>)
 }
 
 /// A terminating namespace is no failure: everything in it is going away.
-fn failed(err: kube::Error) -> Error {
-    match classify(err) {
+fn failed<K: MirroredKind>(err: kube::Error) -> Error {
+    match classify::<K>(err) {
         ApiOutcome::Failed(error) => error,
         ApiOutcome::NamespaceTerminating => Error::NamespaceTerminating,
     }
@@ -224,4 +232,20 @@ fn done<K: MirroredKind>(
         CopyRole::of(copy.meta()).event_reason(operation),
         message,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_delete_is_of_the_very_version_seen() {
+        let seen = SeenVersion {
+            uid: "copy-uid".into(),
+            resource_version: "42".into(),
+        };
+        let preconditions = delete_params(seen).preconditions.unwrap();
+        assert_eq!(preconditions.uid.as_deref(), Some("copy-uid"));
+        assert_eq!(preconditions.resource_version.as_deref(), Some("42"));
+    }
 }

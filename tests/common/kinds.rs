@@ -140,6 +140,25 @@ impl TestKind for Secret {
     }
 }
 
+/// `object` with `extra` merged into its JSON (metadata, type, ...): maps
+/// are merged key by key, anything else is replaced.
+pub fn with_json<K: TestKind>(object: K, extra: Value) -> K {
+    let mut json = serde_json::to_value(object).expect("an object as JSON");
+    merge(&mut json, extra);
+    serde_json::from_value(json).expect("an object from JSON")
+}
+
+fn merge(into: &mut Value, from: Value) {
+    match (into, from) {
+        (Value::Object(into), Value::Object(from)) => {
+            for (key, value) in from {
+                merge(into.entry(key).or_insert(Value::Null), value);
+            }
+        }
+        (into, from) => *into = from,
+    }
+}
+
 /// The objects of kind `K` in one scene's namespace, and what tests wait
 /// for about them.
 pub struct Objects<'s, K> {

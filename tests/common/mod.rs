@@ -20,7 +20,7 @@ pub use fixtures::{SOURCE_LABEL, mk_source, mk_unmanaged, with_binary};
 #[allow(unused_imports)]
 pub use helm::{find_helm, helm, helm_binary, helm_on};
 #[allow(unused_imports)]
-pub use kinds::{Objects, TestKind};
+pub use kinds::{Objects, TestKind, with_json};
 #[allow(unused_imports)]
 pub use manifests::{
     delete_policy, kubectl_apply, kubectl_delete, policy_enforced, refusing_policy, replica_role,

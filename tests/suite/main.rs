@@ -24,5 +24,6 @@ mod metrics;
 mod mirroring;
 mod monitoring;
 mod not_ours;
+mod refused;
 mod secrets;
 mod source_lifecycle;

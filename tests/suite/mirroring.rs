@@ -12,13 +12,14 @@ use std::{collections::BTreeMap, marker::PhantomData, time::Duration};
 
 use common::{
     ControllerProcess, Objects, PATIENCE, SOURCE_LABEL, Scene, TestKind, mk_source, mk_unmanaged,
+    with_json,
 };
 use configmap_mirror::contract::{
     CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, content_checksum,
 };
 use k8s_openapi::api::{
     coordination::v1::Lease,
-    core::v1::{ConfigMap, Namespace},
+    core::v1::{ConfigMap, Namespace, Secret},
 };
 use kube::{
     Api, ResourceExt,
@@ -670,6 +671,69 @@ async fn a_part_that_waits_for_a_change_does_not_hold_back_a_sibling_s_retry() {
         .await;
     common::delete_policy(&world.scene, &policy);
     world.mirror_in_sync(&b, &long_name).await;
+    world.clean_up().await;
+}
+
+/// An earlier release let a Helm-installed source's managed-by label onto
+/// its mirrors, which the copies' watch then never saw again: a Secret's
+/// value stayed wherever its source had been mirrored. The source's next
+/// reconcile takes such a mirror back, so that it goes with its source.
+#[tokio::test]
+async fn a_secret_mirror_detached_by_an_earlier_release_is_taken_back_and_removed_with_its_source()
+{
+    let world = World::<Secret>::new("mt-detached").await;
+    let b = world.namespace("b", true, &[]).await;
+    let data = [("password", "p")];
+    let helm = "app.kubernetes.io/managed-by";
+    // Not a source yet, so that the mirror written before can name its uid.
+    let source = with_json(
+        Secret::with_data("db", &data, false),
+        json!({"metadata": {
+            "labels": {helm: "Helm"},
+            "annotations": {"workshop.io/mirror-to": b, "workshop.io/copy-labels": "app.kubernetes.io/*"},
+        }}),
+    );
+    let source = world.objects().create(&source).await;
+    let detached = with_json(
+        Secret::with_data("db", &data, false),
+        json!({"metadata": {
+            "namespace": b,
+            "labels": {helm: "Helm"},
+            "annotations": {
+                MIRROR_OF_ANNOTATION: format!("{}/db", world.scene.namespace),
+                MIRROR_OF_UID_ANNOTATION: source.uid(),
+                "workshop.io/carried-labels": helm,
+                "workshop.io/source-selector": "workshop.io/managed=true",
+            },
+        }}),
+    );
+    world
+        .api(&b)
+        .create(&PostParams::default(), &detached)
+        .await
+        .expect("create the detached mirror");
+
+    world
+        .objects()
+        .patch(
+            "db",
+            json!({"metadata": {"labels": {SOURCE_LABEL: "true"}}}),
+        )
+        .await;
+    world.mirror_in_sync(&b, "db").await;
+    testenv::wait_for(
+        "the mirror managed by the controller again",
+        PATIENCE,
+        || async {
+            let mirror = world.api(&b).get_opt("db").await.ok()??;
+            (mirror.labels().get(helm).map(String::as_str) == Some("configmap-mirror"))
+                .then_some(())
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    world.objects().delete("db").await;
+    world.no_mirror(&b, "db").await;
     world.clean_up().await;
 }
 

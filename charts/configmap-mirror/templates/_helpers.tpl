@@ -121,6 +121,9 @@ The controller's command-line flags, one per item, every value quoted.
 {{- with .Values.secrets.digestKeySecret }}
 - {{ printf "--digest-key-secret=%s" . | quote }}
 {{- end }}
+{{- with .Values.secrets.refusedTypes }}
+- {{ printf "--refused-secret-types=%s" (join "," .) | quote }}
+{{- end }}
 {{- end }}
 {{- with .Values.leaderElection }}
 {{- if .enabled }}

@@ -193,7 +193,8 @@ pub(super) fn observed<T>(
 
 fn watch_failed(name: &'static str, error: &watcher::Error, health: &Health) {
     let source = watch_stream::error_source(error);
-    if health.watch_failed(name, error.to_string(), source, Instant::now()) {
+    let error = watch_stream::described(error);
+    if health.watch_failed(name, error.clone(), source, Instant::now()) {
         tracing::warn!(watch = name, %error, "watch failed; retrying with backoff");
     } else {
         tracing::debug!(watch = name, %error, "watch failed again; retrying");

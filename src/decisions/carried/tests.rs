@@ -113,3 +113,135 @@ fn the_record_names_what_was_carried() {
         ]
     );
 }
+
+#[test]
+fn keys_by_which_tools_claim_an_object_are_never_carried_even_under_a_star() {
+    let source = source(
+        &[
+            ("app.kubernetes.io/managed-by", "Helm"),
+            ("app.kubernetes.io/instance", "web"),
+            ("app.kubernetes.io/name", "web"),
+            ("kustomize.toolkit.fluxcd.io/name", "apps"),
+            ("applyset.kubernetes.io/part-of", "applyset-x"),
+        ],
+        &[
+            (COPY_LABELS_ANNOTATION, "*"),
+            (COPY_ANNOTATIONS_ANNOTATION, "*"),
+            ("argocd.argoproj.io/tracking-id", "app:/ConfigMap:ns/x"),
+            ("meta.helm.sh/release-name", "web"),
+            ("cert-manager.io/certificate-name", "web"),
+            ("example.com/owner", "ops"),
+        ],
+    );
+    let lists = Lists::of(&source).unwrap();
+    let copy = carry(ObjectMeta::default(), &source, &lists, SELECTOR_KEYS);
+    assert_eq!(
+        copy.labels,
+        Some(mk_map(&[("app.kubernetes.io/name", "web")]))
+    );
+    let annotations = copy.annotations.unwrap();
+    assert_eq!(annotations["example.com/owner"], "ops");
+    assert_eq!(
+        annotations[CARRIED_LABELS_ANNOTATION],
+        "app.kubernetes.io/name"
+    );
+    assert_eq!(
+        annotations[CARRIED_ANNOTATIONS_ANNOTATION],
+        "example.com/owner"
+    );
+}
+
+#[test]
+fn refused_keys_asked_for_are_named_once_per_list() {
+    let source = source(
+        &[
+            ("workshop.io/managed", "true"),
+            ("app.kubernetes.io/managed-by", "Helm"),
+            ("app.kubernetes.io/name", "web"),
+        ],
+        &[
+            (
+                COPY_LABELS_ANNOTATION,
+                "app.kubernetes.io/*,app.kubernetes.io/instance",
+            ),
+            (COPY_ANNOTATIONS_ANNOTATION, "*"),
+            ("argocd.argoproj.io/tracking-id", "t"),
+            (LAST_APPLIED, "{}"),
+        ],
+    );
+    assert_eq!(
+        refused(&source, &Lists::of(&source).unwrap()).as_deref(),
+        Some(
+            "workshop.io/copy-labels asks for app.kubernetes.io/instance, \
+             app.kubernetes.io/managed-by; workshop.io/copy-annotations asks for \
+             argocd.argoproj.io/tracking-id"
+        ),
+        "named exactly, or matched on the source; the controller's own keys and \
+         last-applied, which any source may have, only silently"
+    );
+    let harmless = source_with_lists("app.kubernetes.io/name", "example.com/*");
+    assert_eq!(refused(&harmless, &Lists::of(&harmless).unwrap()), None);
+}
+
+fn source_with_lists(labels: &str, annotations: &str) -> ObjectMeta {
+    source(
+        &[("app.kubernetes.io/name", "web")],
+        &[
+            (COPY_LABELS_ANNOTATION, labels),
+            (COPY_ANNOTATIONS_ANNOTATION, annotations),
+        ],
+    )
+}
+
+#[test]
+fn the_cache_keeps_refused_keys_the_lists_match_so_that_they_can_be_named() {
+    let source = source(
+        &[
+            ("app.kubernetes.io/instance", "web"),
+            ("workshop.io/managed", "true"),
+        ],
+        &[
+            (COPY_LABELS_ANNOTATION, "*"),
+            (COPY_ANNOTATIONS_ANNOTATION, "*"),
+            (LAST_APPLIED, "{\"big\": \"record\"}"),
+        ],
+    );
+    let lists = Lists::of(&source).unwrap();
+    let [labels, annotations] = selected_of(&source, &lists);
+    assert_eq!(labels, mk_map(&[("app.kubernetes.io/instance", "web")]));
+    assert!(annotations.is_empty(), "{annotations:?}");
+    let cached = ObjectMeta {
+        labels: Some(labels),
+        ..source.clone()
+    };
+    assert_eq!(refused(&cached, &lists), refused(&source, &lists));
+}
+
+#[test]
+fn a_copy_an_earlier_release_gave_the_source_s_managed_by_is_detached() {
+    let helm_labeled = ObjectMeta {
+        labels: Some(mk_map(&[(MANAGED_BY_LABEL, "Helm")])),
+        annotations: Some(mk_map(&[(
+            CARRIED_LABELS_ANNOTATION,
+            "app.kubernetes.io/managed-by,app.kubernetes.io/name",
+        )])),
+        ..ObjectMeta::default()
+    };
+    assert!(detached(&helm_labeled));
+    let carried_other = ObjectMeta {
+        annotations: Some(mk_map(&[(
+            CARRIED_LABELS_ANNOTATION,
+            "app.kubernetes.io/name",
+        )])),
+        ..ObjectMeta::default()
+    };
+    assert!(!detached(&carried_other));
+    assert!(!detached(&ObjectMeta::default()));
+}
+
+#[test]
+fn every_key_never_carried_is_a_key_or_a_prefix_as_lists_take_them() {
+    for entry in crate::contract::NEVER_CARRIED {
+        assert!(Allowlist::parse("list", entry).is_ok(), "{entry}");
+    }
+}

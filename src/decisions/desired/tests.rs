@@ -101,3 +101,27 @@ fn a_mirror_names_its_source_instead_of_an_owner() {
     assert_eq!(annotations[MIRROR_OF_UID_ANNOTATION], "uid-1");
     assert_eq!(annotations[CHECKSUM_ANNOTATION], content_checksum(&source));
 }
+
+#[test]
+fn a_helm_release_record_is_never_a_source_by_name_or_by_label() {
+    let named = mk_source("sh.helm.release.v1.web.v3", &[]);
+    assert!(never_a_source(&named, &()).is_some_and(|why| why.contains("Helm release record")));
+    let mut labeled = mk_source("web", &[]);
+    labeled
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("owner".into(), "helm".into());
+    assert!(never_a_source(&labeled, &()).is_some());
+    let mut owned_by_a_team = mk_source("web", &[]);
+    owned_by_a_team
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("owner".into(), "team-a".into());
+    assert_eq!(never_a_source(&owned_by_a_team, &()), None);
+    assert_eq!(
+        never_a_source(&mk_source("sh.helm.release", &[]), &()),
+        None
+    );
+}

@@ -117,7 +117,10 @@ fn an_immutable_companion_with_stale_content_is_deleted_by_uid() {
         ),
         Ok(Write::DeleteToRecreate {
             copy: desired,
-            uid: "companion-uid".into()
+            seen: SeenVersion {
+                uid: "companion-uid".into(),
+                resource_version: "42".into(),
+            }
         })
     );
 }

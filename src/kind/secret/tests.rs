@@ -71,13 +71,42 @@ fn a_change_of_type_needs_a_recreate() {
 
 #[test]
 fn service_account_tokens_are_never_sources() {
+    let none = RefusedSecretTypes::default();
     let token = secret(Some(SERVICE_ACCOUNT_TOKEN_TYPE), &[("token", "t")]);
-    assert!(token.source_refusal().is_some());
+    assert!(token.source_refusal(&none).is_some());
     assert!(
         secret(Some("kubernetes.io/tls"), &[])
-            .source_refusal()
+            .source_refusal(&none)
             .is_none()
     );
+}
+
+#[test]
+fn bootstrap_tokens_and_helm_release_records_are_never_sources() {
+    let none = RefusedSecretTypes::default();
+    for type_ in ["bootstrap.kubernetes.io/token", "helm.sh/release.v1"] {
+        let why = secret(Some(type_), &[]).source_refusal(&none);
+        assert!(why.is_some_and(|why| why.contains(type_)), "{type_}");
+    }
+    for type_ in [
+        "kubernetes.io/dockerconfigjson",
+        "kubernetes.io/tls",
+        "Opaque",
+    ] {
+        assert_eq!(secret(Some(type_), &[]).source_refusal(&none), None);
+    }
+    assert_eq!(secret(None, &[]).source_refusal(&none), None);
+}
+
+#[test]
+fn the_configured_types_are_refused_too() {
+    let refused = RefusedSecretTypes::new(&[" example.com/kubeconfig".into(), String::new()]);
+    let why = secret(Some("example.com/kubeconfig"), &[]).source_refusal(&refused);
+    assert_eq!(
+        why.as_deref(),
+        Some("its type is example.com/kubeconfig, which --refused-secret-types lists")
+    );
+    assert_eq!(secret(Some("Opaque"), &[]).source_refusal(&refused), None);
 }
 
 #[test]
