@@ -46,6 +46,7 @@ const RELEASE_NAMESPACE: &str = "configmap-mirror";
 const BREAK_GLASS_GROUP: &str = "mirror-break-glass";
 const BREAK_GLASS_USER: &str = "mirror-operator";
 const CONSENT: &str = "workshop.io/accept-mirrors";
+const SECRET_CONSENT: &str = "workshop.io/accept-secret-mirrors";
 /// The one value every source holds: no refusal may carry it.
 const VALUE: &str = "value-never-in-a-message";
 const PROBE: &str = "policy-probe";
@@ -256,7 +257,7 @@ impl<K: TestKind> World<K> {
         let targets = testenv::fresh_namespace(&client, &format!("{prefix}-to"))
             .await
             .expect("namespace");
-        let consent = json!({"metadata": {"labels": {CONSENT: "true"}}});
+        let consent = json!({"metadata": {"labels": {CONSENT: "true", SECRET_CONSENT: "true"}}});
         Api::<Namespace>::all(client.clone())
             .patch(&targets, &PatchParams::default(), &Patch::Merge(&consent))
             .await

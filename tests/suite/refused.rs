@@ -522,7 +522,7 @@ async fn a_policy_refusing_the_digest_key_never_has_the_key_told() {
             .await;
     let readyz = wait_for("/readyz to say why Secrets wait", PATIENCE, || async {
         let (status, text) = controller.get("/readyz").await.ok()?;
-        (status == 503 && text.contains("cannot read the digest key")).then_some(text)
+        (status == 503 && text.contains("cannot create the digest key")).then_some(text)
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
