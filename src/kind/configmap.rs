@@ -3,7 +3,7 @@
 use k8s_openapi::api::core::v1::ConfigMap;
 
 use super::MirroredKind;
-use crate::contract::checksum;
+use crate::contract::content_checksum;
 
 impl MirroredKind for ConfigMap {
     type DigestKey = ();
@@ -13,7 +13,7 @@ impl MirroredKind for ConfigMap {
     const COPIES_WATCH: &'static str = "companions";
 
     fn content_digest(&self, (): &()) -> String {
-        checksum(self.data.as_ref(), self.binary_data.as_ref())
+        content_checksum(self)
     }
 
     fn content_of(source: &Self) -> Self {

@@ -13,12 +13,12 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::{Resource, ResourceExt, runtime::controller::Action};
 
 use crate::{
-    contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION},
+    contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION, Operation},
     decisions::cache_form,
     decisions::ownership::controlling_owner,
     decisions::wanted,
     kind::MirroredKind,
-    ops::metrics::{Loop, Operation},
+    ops::metrics::Loop,
     reconcile::backoff::BackoffKey,
     reconcile::context::{Context, object_key},
     reconcile::error::{ApiOutcome, Error, classify},
@@ -61,13 +61,13 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
     };
     let message = format!("deleted {} {} ({why})", role, object_key(copy.meta()));
     tracing::info!("{message}");
-    ctx.metrics.copy_written(Operation::delete);
+    ctx.metrics.copy_written(Operation::Delete);
     let source = match contract::mirror_of(copy.meta()) {
         Some((namespace, name)) => verified_mirror_source(copy, namespace, name, ctx).await,
         None => source_reference(copy),
     };
     if let Some(source) = source {
-        let reason = role.event_reason(Operation::delete);
+        let reason = role.event_reason(Operation::Delete);
         ctx.events.normal_about(source, reason, message);
     }
     Ok(())
