@@ -21,6 +21,7 @@ use crate::{
     reconcile::contest::Contests,
     reconcile::context::Context,
     reconcile::controller,
+    reconcile::woken::Woken,
 };
 
 /// What the kinds share.
@@ -65,6 +66,7 @@ pub async fn run<K: MirroredKind>(shared: Shared, key: K::DigestKey) -> anyhow::
         metrics: shared.metrics,
         backoffs: shared.backoffs,
         contests: Contests::default(),
+        woken: Woken::default(),
         retry_policy: shared.retry_policy,
         consent: shared.settings.consent.clone(),
         reserved_names: shared.reserved_names,

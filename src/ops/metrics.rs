@@ -99,6 +99,12 @@ impl Metrics {
         self.copies.restore_held_back();
     }
 
+    /// A sync reconcile woken by a wakeup queued at `queued_at` succeeded
+    /// now: the source's copies are what they should be.
+    pub fn synced_since(&self, queued_at: Instant) {
+        self.copies.healed(queued_at.elapsed());
+    }
+
     pub fn set_leader(&self, leading: bool) {
         self.leader.set_leading(leading);
     }

@@ -33,7 +33,7 @@ pub async fn reconcile<K: MirroredKind>(
     let copy = cache_form::copy_from_cache(cached.as_ref());
     let copy = copy.object();
     let key = BackoffKey::new(Loop::prune, copy.meta());
-    ctx.run_reconcile(Loop::prune, copy.meta(), &key, prune(copy, &ctx))
+    ctx.run_reconcile(Loop::prune, copy.meta(), &key, None, prune(copy, &ctx))
         .await
 }
 

@@ -1,9 +1,16 @@
-//! The copies (companions and mirrors): the writes made to them, and the
-//! restores held back because someone else keeps undoing them.
+//! The copies (companions and mirrors): the writes made to them, the
+//! restores held back because someone else keeps undoing them, and how
+//! long they take to follow a change.
+
+use std::time::Duration;
 
 use prometheus_client::{
     encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder},
-    metrics::{counter::Counter, family::Family},
+    metrics::{
+        counter::Counter,
+        family::Family,
+        histogram::{Histogram, exponential_buckets},
+    },
     registry::Registry,
 };
 
@@ -23,6 +30,7 @@ struct OperationLabel {
 pub(super) struct Copies {
     writes: Family<OperationLabel, Counter>,
     contested_restores: Counter,
+    heal_duration: Histogram,
 }
 
 impl Copies {
@@ -30,6 +38,8 @@ impl Copies {
         Copies {
             writes: Family::default(),
             contested_restores: Counter::default(),
+            // 1 ms to about 2 minutes, as the queue's timings.
+            heal_duration: Histogram::new(exponential_buckets(0.001, 2.0, 18)),
         }
     }
 
@@ -46,6 +56,11 @@ impl Copies {
             "Restores of a copy held back because someone else keeps undoing it (Warning CopyContested)",
             self.contested_restores.clone(),
         );
+        root.register(
+            "configmap_mirror_heal_duration_seconds",
+            "Time from a wakeup reaching the sync loop (a change of a source or of a copy seen by a watch, or a resync) to the end of the successful reconcile it woke: how long copies take to heal or to follow their source",
+            self.heal_duration.clone(),
+        );
     }
 
     pub(super) fn written(&self, operation: Operation) {
@@ -56,5 +71,9 @@ impl Copies {
 
     pub(super) fn restore_held_back(&self) {
         self.contested_restores.inc();
+    }
+
+    pub(super) fn healed(&self, after: Duration) {
+        self.heal_duration.observe(after.as_secs_f64());
     }
 }

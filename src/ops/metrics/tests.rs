@@ -1,3 +1,5 @@
+use std::time::Duration;
+
 use super::*;
 
 #[test]
@@ -54,4 +56,35 @@ fn copy_writes_are_labeled_by_operation_in_lower_case() {
             format!("configmap_mirror_companion_writes_total{{operation=\"{operation}\"}} 1");
         assert!(text.contains(&series), "missing {series} in:\n{text}");
     }
+}
+
+/// Heal latency is one histogram, from the wakeup to the end of the
+/// reconcile it woke: a heal that waited 3 s at the door counts at least
+/// 3 s, the wait and the reconcile in one sample.
+#[test]
+fn heal_latency_is_one_histogram_from_the_wakeup_to_the_synced_copies() {
+    let metrics = Metrics::new(16, "configmap-mirror");
+    let queued_at = Instant::now() - Duration::from_secs(3);
+    metrics.trigger_queued();
+    metrics.trigger_taken(queued_at);
+    metrics.synced_since(queued_at);
+    let text = metrics.render();
+    assert!(
+        text.contains("# TYPE configmap_mirror_heal_duration_seconds histogram"),
+        "{text}"
+    );
+    let sample = |name: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix(&format!("{name} ")))
+            .and_then(|value| value.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no {name} in:\n{text}"))
+    };
+    assert_eq!(sample("configmap_mirror_heal_duration_seconds_count"), 1.0);
+    let sum = sample("configmap_mirror_heal_duration_seconds_sum");
+    assert!(sum >= 3.0, "{sum}");
+    // Not in the buckets below the wait at the door.
+    assert!(
+        text.contains("configmap_mirror_heal_duration_seconds_bucket{le=\"2.048\"} 0"),
+        "{text}"
+    );
 }
