@@ -245,6 +245,25 @@ fn the_schema_refuses_a_wrong_type_or_an_unknown_key_naming_it() {
     }
 }
 
+/// The controller listens on both stacks, so the kubelet's probes reach
+/// it on IPv4-only, IPv6-only and dual-stack clusters alike.
+#[test]
+fn the_controller_listens_on_ipv4_and_ipv6() {
+    let rendered = run_ok(&mut helm(&[
+        "template",
+        "r",
+        CHART,
+        "--set",
+        "controller.httpPort=9090",
+        "--show-only",
+        "templates/deployment.yaml",
+    ]));
+    assert!(
+        rendered.contains(r#"- "--http-addr=[::]:9090""#),
+        "{rendered}"
+    );
+}
+
 #[tokio::test]
 async fn rendered_manifests_pass_a_server_side_dry_run_under_restricted_pod_security() {
     let control_plane = control_plane();

@@ -108,7 +108,7 @@ The controller's command-line flags, one per item, every value quoted.
 - {{ printf "--concurrency=%d" (int $c.concurrency) | quote }}
 - {{ printf "--worker-threads=%d" (int $c.workerThreads) | quote }}
 - {{ printf "--log-format=%s" $c.logFormat | quote }}
-- {{ printf "--http-addr=0.0.0.0:%d" (int $c.httpPort) | quote }}
+- {{ printf "--http-addr=[::]:%d" (int $c.httpPort) | quote }}
 - {{ printf "--watch-failure-threshold=%s" $c.watchFailureThreshold | quote }}
 - {{ printf "--slow-retry=%s" $c.slowRetry | quote }}
 - {{ printf "--initial-list=%s" $c.initialList | quote }}
