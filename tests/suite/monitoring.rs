@@ -1,5 +1,6 @@
 //! The Grafana dashboard and the Prometheus alerts the chart ships: every
-//! series a dashboard query names is one the binary exports, and the
+//! series a dashboard query names is one the binary exports (or one of a
+//! few well-known series of Prometheus and kube-state-metrics), and the
 //! dashboard ConfigMap carries the file unchanged.
 
 use crate::common;
@@ -205,6 +206,14 @@ fn exported(scrape: &str) -> (BTreeSet<String>, BTreeMap<String, String>) {
     (samples, types)
 }
 
+/// The series a dashboard query may name that the binary does not export,
+/// and who does: each well known, present wherever kube-prometheus-stack
+/// runs.
+const EXTERNAL_SERIES: &[(&str, &str)] = &[
+    ("up", "Prometheus, one per scrape target"),
+    ("kube_pod_container_resource_limits", "kube-state-metrics"),
+];
+
 /// What is wrong with `name` as a query of this scrape, if anything: it
 /// must be a sample name, and a `_bucket` must be a histogram's.
 fn unexported(
@@ -212,6 +221,12 @@ fn unexported(
     samples: &BTreeSet<String>,
     types: &BTreeMap<String, String>,
 ) -> Option<String> {
+    if EXTERNAL_SERIES
+        .iter()
+        .any(|(external, _)| *external == name)
+    {
+        return None;
+    }
     if !samples.contains(name) {
         return Some(format!("{name} is not exported"));
     }
@@ -238,6 +253,9 @@ fn the_dashboard_has_the_panels_an_operator_looks_for() {
         "Copies written by operation",
         "Leader",
         "Leaders now",
+        "Replicas up",
+        "Contested restores",
+        "Watch failing",
         "Failing objects",
         "Memory",
         "CPU",
@@ -256,6 +274,45 @@ fn the_dashboard_has_the_panels_an_operator_looks_for() {
     assert!(query_of("Reconciles by loop and result").contains("by (loop, result)"));
     assert!(query_of("Reconcile errors by loop").contains("by (loop)"));
     assert!(query_of("Copies written by operation").contains("by (operation)"));
+    // What the alerts watch: each alert's series has its panel.
+    let watch = query_of("Watch failing");
+    assert!(
+        watch.contains("configmap_mirror_watch_failing_seconds") && watch.contains("by (watch)"),
+        "{watch}"
+    );
+    let contested = query_of("Contested restores");
+    assert!(
+        contested.contains("configmap_mirror_contested_restores_total"),
+        "{contested}"
+    );
+    assert!(query_of("Replicas up").contains("up{"));
+    assert!(query_of("Leaders now").contains("leader_election_master_status"));
+    // Memory against the container's limit, of this install's pods.
+    let memory = query_of("Memory");
+    assert!(
+        memory.contains(r#"kube_pod_container_resource_limits{namespace="$namespace", container="configmap-mirror", resource="memory"}"#)
+            && memory.contains(r#"and on (namespace, pod) up{namespace="$namespace", job="$job"}"#),
+        "{memory}"
+    );
+    // Heal latency is measured, not added up: each line is one histogram's
+    // quantile, and the heal lines are the heal histogram's.
+    for (title, expr) in queries.iter().filter(|(title, _)| title == "Heal latency") {
+        assert_eq!(series_in(expr).len(), 1, "{title}: {expr}");
+    }
+    assert!(
+        query_of("Heal latency").contains("configmap_mirror_heal_duration_seconds_bucket"),
+        "{}",
+        query_of("Heal latency")
+    );
+    // Every external series the dashboard may name, it does name.
+    for (external, _) in EXTERNAL_SERIES {
+        assert!(
+            queries
+                .iter()
+                .any(|(_, expr)| series_in(expr).contains(*external)),
+            "{external} is allowed but no query names it"
+        );
+    }
 }
 
 #[test]
