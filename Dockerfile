@@ -66,6 +66,7 @@ USER 65532:65532
 # change with 10,000 small ones (BENCHMARKS.md). The bench runs the binary
 # with the same setting (tests/bench/src/profile.rs).
 ENV GLIBC_TUNABLES=glibc.malloc.mmap_threshold=32768
-# One listener: /metrics, /healthz, /readyz (--http-addr, default 0.0.0.0:8080).
+# One listener: /metrics, /healthz, /readyz (--http-addr, default [::]:8080:
+# IPv4 and IPv6).
 EXPOSE 8080
 ENTRYPOINT ["/configmap-mirror"]

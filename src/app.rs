@@ -8,7 +8,6 @@ use std::{sync::Arc, time::Instant};
 use anyhow::Context as _;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
-use tokio::net::TcpListener;
 
 mod kinds;
 
@@ -53,8 +52,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     metrics.register_watches(health.clone());
     let metrics = Arc::new(metrics);
 
-    let listener = TcpListener::bind(config.http_addr)
-        .await
+    let listener = http::bind(config.http_addr)
         .with_context(|| format!("cannot listen on {}", config.http_addr))?;
     tracing::info!(addr = %listener.local_addr()?, "serving /metrics, /healthz and /readyz");
     let server = tokio::spawn(http::serve(

@@ -10,8 +10,6 @@ use k8s_openapi::{
 };
 use sha2::{Digest, Sha256};
 
-use crate::{kind::MirroredKind, ops::metrics::Operation};
-
 /// Annotation on a copy holding the checksum of the source content it copies.
 pub const CHECKSUM_ANNOTATION: &str = "workshop.io/source-checksum";
 /// Label key marking objects this controller manages.
@@ -185,7 +183,7 @@ pub(crate) fn encode_map<'a>(
 
 /// The checksum of a ConfigMap's own content, as its copies record it.
 pub fn content_checksum(cm: &ConfigMap) -> String {
-    cm.content_digest(&())
+    checksum(cm.data.as_ref(), cm.binary_data.as_ref())
 }
 
 /// Whether an object carries this controller's managed-by label.
@@ -253,14 +251,14 @@ impl CopyRole {
     /// The reason of the Normal Event about `operation` on a copy.
     pub fn event_reason(self, operation: Operation) -> &'static str {
         match (self, operation) {
-            (CopyRole::Mirror, Operation::create) => "MirrorCreated",
-            (CopyRole::Mirror, Operation::update) => "MirrorUpdated",
-            (CopyRole::Mirror, Operation::delete) => "MirrorDeleted",
-            (CopyRole::Mirror, Operation::recreate) => "MirrorRecreated",
-            (CopyRole::Companion, Operation::create) => "CompanionCreated",
-            (CopyRole::Companion, Operation::update) => "CompanionUpdated",
-            (CopyRole::Companion, Operation::delete) => "CompanionDeleted",
-            (CopyRole::Companion, Operation::recreate) => "CompanionRecreated",
+            (CopyRole::Mirror, Operation::Create) => "MirrorCreated",
+            (CopyRole::Mirror, Operation::Update) => "MirrorUpdated",
+            (CopyRole::Mirror, Operation::Delete) => "MirrorDeleted",
+            (CopyRole::Mirror, Operation::Recreate) => "MirrorRecreated",
+            (CopyRole::Companion, Operation::Create) => "CompanionCreated",
+            (CopyRole::Companion, Operation::Update) => "CompanionUpdated",
+            (CopyRole::Companion, Operation::Delete) => "CompanionDeleted",
+            (CopyRole::Companion, Operation::Recreate) => "CompanionRecreated",
         }
     }
 }
@@ -268,6 +266,29 @@ impl CopyRole {
 impl std::fmt::Display for CopyRole {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// The writes of copies (companions and mirrors) the controller makes: the
+/// Normal Events about a copy and the `operation` label of
+/// `configmap_mirror_companion_writes_total` name them.
+#[derive(Debug, Clone, Copy, Hash, PartialEq, Eq)]
+pub enum Operation {
+    Create,
+    Update,
+    Delete,
+    Recreate,
+}
+
+impl Operation {
+    /// As the metrics label it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Create => "create",
+            Operation::Update => "update",
+            Operation::Delete => "delete",
+            Operation::Recreate => "recreate",
+        }
     }
 }
 

@@ -38,6 +38,8 @@ pub(crate) mod cluster;
 pub mod contract;
 pub(crate) mod decisions;
 pub mod kind;
+#[cfg(test)]
+mod layering_tests;
 pub mod ops;
 pub mod reconcile;
 #[cfg(test)]

@@ -7,8 +7,5 @@ pub(crate) mod health;
 pub(crate) mod http;
 pub(crate) mod leader;
 pub(crate) mod metrics;
-pub(crate) mod process_metrics;
-pub(crate) mod queue_metrics;
 pub(crate) mod shutdown;
 pub mod telemetry;
-pub(crate) mod watch_metrics;

@@ -3,7 +3,8 @@
 //! one write each makes, the full comparison after a list (`resync`), the
 //! one error type, the source's content read when a write needs it
 //! (`source_content`), the per-object retry state (`backoff`) and the fights
-//! over a copy (`contest`).
+//! over a copy (`contest`), and when each pending sync was asked for
+//! (`woken`).
 
 pub(crate) mod backoff;
 pub mod contest;
@@ -14,4 +15,5 @@ pub(crate) mod prune;
 pub(crate) mod resync;
 pub(crate) mod source_content;
 pub(crate) mod sync;
+pub(crate) mod woken;
 pub(crate) mod write;

@@ -25,6 +25,7 @@ use crate::{
     reconcile::contest::Contests,
     reconcile::context::Context,
     reconcile::controller,
+    reconcile::woken::Woken,
 };
 
 /// What the kinds share.
@@ -79,6 +80,7 @@ pub async fn run<K: MirroredKind>(
         metrics: shared.metrics,
         backoffs: shared.backoffs,
         contests: Contests::default(),
+        woken: Woken::default(),
         retry_policy: shared.retry_policy,
         consent,
         source_selector: shared.source_selector,

@@ -117,13 +117,15 @@ pub struct Config {
     #[arg(long, env = "MIRROR_LOG_FORMAT", help_heading = "Operations", value_name = "FORMAT", value_enum, default_value_t = LogFormat::Auto)]
     pub log_format: LogFormat,
 
-    /// Address of the one HTTP listener serving /metrics, /healthz and /readyz.
+    /// Address of the one HTTP listener serving /metrics, /healthz and
+    /// /readyz. `[::]` listens on IPv4 and IPv6 (IPv4 only on a host
+    /// without IPv6).
     #[arg(
         long,
         env = "MIRROR_HTTP_ADDR",
         help_heading = "Operations",
         value_name = "ADDR",
-        default_value = "0.0.0.0:8080"
+        default_value = "[::]:8080"
     )]
     pub http_addr: SocketAddr,
 

@@ -6,6 +6,7 @@ use std::{
         Arc, Mutex, PoisonError,
         atomic::{AtomicU64, Ordering},
     },
+    time::Instant,
 };
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -26,6 +27,7 @@ use crate::{
     reconcile::backoff::{BackoffKey, Backoffs, RetryPolicy},
     reconcile::contest::Contests,
     reconcile::error::Error,
+    reconcile::woken::Woken,
 };
 
 pub struct Context<K: MirroredKind> {
@@ -45,6 +47,8 @@ pub struct Context<K: MirroredKind> {
     pub backoffs: Arc<Backoffs>,
     /// Recent writes of each copy, to tell a fight from following the source.
     pub contests: Contests,
+    /// When each source's pending sync was asked for.
+    pub woken: Woken<K>,
     pub retry_policy: RetryPolicy,
     /// Which namespaces accept this kind's mirrors, and from where.
     pub consent: Consent,
@@ -78,12 +82,14 @@ impl<K: MirroredKind> Context<K> {
     /// What both loops do around their work: only the leader works (a
     /// standby keeps its caches warm and writes nothing; it reconciles
     /// everything when it becomes the leader); time and outcome are
-    /// measured; a success forgets the object's earlier failures.
+    /// measured, and for a reconcile woken at `woken_at` that succeeds, the
+    /// time since; a success forgets the object's earlier failures.
     pub async fn run_reconcile(
         &self,
         which: Loop,
         object: &ObjectMeta,
         backoff_key: &BackoffKey,
+        woken_at: Option<Instant>,
         work: impl Future<Output = Result<(), Error>>,
     ) -> Result<Action, Error> {
         if !self.is_leading() {
@@ -100,6 +106,9 @@ impl<K: MirroredKind> Context<K> {
         });
         match result {
             Ok(()) => {
+                if let Some(woken_at) = woken_at {
+                    self.metrics.synced_since(woken_at);
+                }
                 self.backoffs.clear(backoff_key);
                 Ok(Action::await_change())
             }

@@ -6,6 +6,7 @@
 use std::{sync::Arc, time::Instant};
 
 use futures::{Stream, StreamExt, future, stream};
+use kube::api::DynamicObject;
 use kube::runtime::{
     Controller,
     controller::{self, Action},
@@ -55,7 +56,7 @@ pub async fn run<K: MirroredKind>(
         ctx.clone(),
     );
     let queued = ctx.metrics.clone();
-    let taken = ctx.metrics.clone();
+    let taken = ctx.clone();
     let sync_wakeups = stream::select(
         wakeups.sync,
         sync_due.map(move |object| {
@@ -64,9 +65,11 @@ pub async fn run<K: MirroredKind>(
         }),
     )
     .map(move |(object, queued_at)| {
-        taken.trigger_taken(queued_at);
+        taken.metrics.trigger_taken(queued_at);
+        taken.woken.taken(&object, queued_at);
         object
     });
+    let gone = ctx.clone();
 
     // Not the usual `Controller::new(api, ...)`, which would run a watch of
     // its own per controller: both loops share the caches (and their one
@@ -77,7 +80,12 @@ pub async fn run<K: MirroredKind>(
         .reconcile_on(sync_wakeups)
         .graceful_shutdown_on(stopped())
         .run(sync::reconcile, sync::error_policy, ctx.clone())
-        .for_each(|result| log_outcome("sync", result));
+        .for_each(move |result| {
+            if let Err(controller::Error::ObjectNotFound(object)) = &result {
+                gone.woken.forget(&same_object(object));
+            }
+            log_outcome("sync", result)
+        });
 
     let prune = Controller::for_stream(no_trigger(), ctx.caches.copies.clone())
         .with_config(config)
@@ -91,6 +99,15 @@ pub async fn run<K: MirroredKind>(
         let _ = stop_tx.send(true);
     };
     futures::join!(sync, prune, signal);
+}
+
+/// The object of kind `K` an erased reference names.
+fn same_object<K: MirroredKind>(erased: &ObjectRef<DynamicObject>) -> ObjectRef<K> {
+    let object = ObjectRef::new(&erased.name);
+    match &erased.namespace {
+        Some(namespace) => object.within(namespace),
+        None => object,
+    }
 }
 
 /// The controllers are woken by the caches' wakeups only.

@@ -13,14 +13,14 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::{Resource, ResourceExt, runtime::controller::Action};
 
 use crate::{
-    contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION},
+    contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION, Operation},
     decisions::cache_form,
     decisions::desired::never_a_source,
     decisions::owner_ref::controlling_owner,
     decisions::plan::SeenVersion,
     decisions::wanted,
     kind::MirroredKind,
-    ops::metrics::{Loop, Operation},
+    ops::metrics::Loop,
     reconcile::backoff::BackoffKey,
     reconcile::context::{Context, object_key},
     reconcile::error::{ApiOutcome, Error, classify},
@@ -35,7 +35,7 @@ pub async fn reconcile<K: MirroredKind>(
     let copy = cache_form::copy_from_cache(cached.as_ref());
     let copy = copy.object();
     let key = BackoffKey::new(Loop::prune, copy.meta());
-    ctx.run_reconcile(Loop::prune, copy.meta(), &key, prune(copy, &ctx))
+    ctx.run_reconcile(Loop::prune, copy.meta(), &key, None, prune(copy, &ctx))
         .await
 }
 
@@ -63,13 +63,13 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
     };
     let message = format!("deleted {} {} ({why})", role, object_key(copy.meta()));
     tracing::info!("{message}");
-    ctx.metrics.copy_written(Operation::delete);
+    ctx.metrics.copy_written(Operation::Delete);
     let source = match contract::mirror_of(copy.meta()) {
         Some((namespace, name)) => verified_mirror_source(copy, namespace, name, ctx).await,
         None => source_reference(copy),
     };
     if let Some(source) = source {
-        let reason = role.event_reason(Operation::delete);
+        let reason = role.event_reason(Operation::Delete);
         ctx.events.normal_about(source, reason, message);
     }
     Ok(())

@@ -9,7 +9,10 @@ use std::sync::Arc;
 
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::{ResourceExt, runtime::controller::Action};
+use kube::{
+    ResourceExt,
+    runtime::{controller::Action, reflector::ObjectRef},
+};
 
 use crate::{
     contract::warning,
@@ -34,7 +37,11 @@ pub async fn reconcile<K: MirroredKind>(
     ctx: Arc<Context<K>>,
 ) -> Result<Action, Error> {
     let key = BackoffKey::new(Loop::sync, source.meta());
-    ctx.run_reconcile(Loop::sync, source.meta(), &key, sync(source.as_ref(), &ctx))
+    let woken_at = ctx
+        .woken
+        .reconcile_started(&ObjectRef::from_obj(source.as_ref()));
+    let work = sync(source.as_ref(), &ctx);
+    ctx.run_reconcile(Loop::sync, source.meta(), &key, woken_at, work)
         .await
 }
 

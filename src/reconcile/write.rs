@@ -8,11 +8,10 @@ use kube::{
 };
 
 use crate::{
-    contract::{CHECKSUM_ANNOTATION, CopyRole, MANAGER_NAME},
+    contract::{CHECKSUM_ANNOTATION, CopyRole, MANAGER_NAME, Operation},
     decisions::cache_form::CachedCopy,
     decisions::plan::{self, Difference, SeenVersion, Write},
     kind::MirroredKind,
-    ops::metrics::Operation,
     reconcile::contest::{Fingerprint, WriteKind},
     reconcile::context::{Context, object_key},
     reconcile::error::{ApiOutcome, Error, classify},
@@ -88,7 +87,7 @@ async fn apply<K: MirroredKind>(
                 object_key(copy.meta()),
                 why.reason()
             );
-            done(ctx, source.cached, &copy, Operation::update, message);
+            done(ctx, source.cached, &copy, Operation::Update, message);
             Ok(Applied::Written)
         }
         Write::DeleteToRecreate { copy, seen } => {
@@ -104,7 +103,7 @@ async fn apply<K: MirroredKind>(
                 CopyRole::of(copy.meta()),
                 object_key(copy.meta())
             );
-            done(ctx, source.cached, &copy, Operation::recreate, message);
+            done(ctx, source.cached, &copy, Operation::Recreate, message);
             Ok(Applied::Written)
         }
     }
@@ -125,7 +124,7 @@ async fn create<K: MirroredKind>(
                 CopyRole::of(copy.meta()),
                 object_key(copy.meta())
             );
-            done(ctx, source.cached, &copy, Operation::create, message);
+            done(ctx, source.cached, &copy, Operation::Create, message);
             Ok(Applied::Written)
         }
         Err(err) if is_already_exists(&err) => {

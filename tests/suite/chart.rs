@@ -253,6 +253,78 @@ fn the_schema_refuses_a_wrong_type_or_an_unknown_key_naming_it() {
     }
 }
 
+/// The alerts select the series of this install's scrape job: without the
+/// chart's ServiceMonitor nor a job named, none would ever match and
+/// ConfigMapMirrorDown would fire on a healthy install, so the chart
+/// refuses to render, naming the values that fix it.
+#[test]
+fn alerts_without_a_scrape_job_are_refused_naming_the_values_to_set() {
+    let render = |set: &[&str]| {
+        let mut cmd = helm(&["template", "r", CHART, "--namespace", "team"]);
+        for value in set {
+            cmd.args(["--set", value]);
+        }
+        run(&mut cmd, None)
+    };
+    let refused = render(&["metrics.prometheusRule.enabled=true"]);
+    assert!(!refused.ok, "rendered:\n{}", refused.stdout);
+    for named in [
+        "metrics.serviceMonitor.enabled=true",
+        "metrics.prometheusRule.job",
+    ] {
+        assert!(
+            refused.stderr.contains(named),
+            "the refusal does not name {named}: {}",
+            refused.stderr
+        );
+    }
+
+    // A scrape job of one's own: the alerts select its series.
+    let own = render(&[
+        "metrics.prometheusRule.enabled=true",
+        "metrics.prometheusRule.job=kubernetes-pods",
+    ]);
+    assert!(own.ok, "{}", own.stderr);
+    assert!(
+        own.stdout
+            .contains(r#"up{namespace="team", job="kubernetes-pods"}"#),
+        "{}",
+        own.stdout
+    );
+    // The chart's ServiceMonitor: the job is the Service's name.
+    let scraped = render(&[
+        "metrics.prometheusRule.enabled=true",
+        "metrics.serviceMonitor.enabled=true",
+    ]);
+    assert!(scraped.ok, "{}", scraped.stderr);
+    assert!(
+        scraped
+            .stdout
+            .contains(r#"up{namespace="team", job="r-configmap-mirror"}"#),
+        "{}",
+        scraped.stdout
+    );
+}
+
+/// The controller listens on both stacks, so the kubelet's probes reach
+/// it on IPv4-only, IPv6-only and dual-stack clusters alike.
+#[test]
+fn the_controller_listens_on_ipv4_and_ipv6() {
+    let rendered = run_ok(&mut helm(&[
+        "template",
+        "r",
+        CHART,
+        "--set",
+        "controller.httpPort=9090",
+        "--show-only",
+        "templates/deployment.yaml",
+    ]));
+    assert!(
+        rendered.contains(r#"- "--http-addr=[::]:9090""#),
+        "{rendered}"
+    );
+}
+
 #[tokio::test]
 async fn rendered_manifests_pass_a_server_side_dry_run_under_restricted_pod_security() {
     let control_plane = control_plane();

@@ -1,9 +1,17 @@
 //! /readyz follows the caches' initial sync; /healthz fails when a watch
-//! has been failing for longer than the threshold, and recovers.
+//! has been failing for longer than the threshold, and recovers. The
+//! default listener answers on IPv4 and IPv6.
 
 use crate::common;
 
+use std::{
+    net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener},
+    process::Command,
+    time::Duration,
+};
+
 use common::{ControllerProcess, Scene};
+use testenv::Signal;
 
 async fn status_of(controller: &ControllerProcess, path: &str) -> u16 {
     controller
@@ -66,4 +74,77 @@ async fn readiness_waits_for_the_caches_and_liveness_catches_a_failing_watch() {
         .await;
     scene.companion_in_sync("colors").await;
     assert_eq!(controller.metric(FAILING, "").await, 0.0);
+}
+
+/// The port of the default `--http-addr`.
+const DEFAULT_PORT: u16 = 8080;
+
+/// Fails, naming the fix, unless this host's loopback has `::1` and port
+/// 8080 is free on both loopbacks.
+fn assert_default_port_free_on_both_loopbacks() {
+    if let Err(e) = TcpListener::bind((Ipv6Addr::LOCALHOST, 0)) {
+        panic!(
+            "this host's loopback has no ::1 ({e}; see `ip -6 addr show lo`): the test of the \
+             dual-stack listener needs it; enable IPv6 on lo \
+             (`sysctl -w net.ipv6.conf.lo.disable_ipv6=0`)"
+        );
+    }
+    for ip in [Ipv4Addr::LOCALHOST.into(), Ipv6Addr::LOCALHOST.into()] {
+        let addr = SocketAddr::new(ip, DEFAULT_PORT);
+        if let Err(e) = TcpListener::bind(addr) {
+            panic!(
+                "{addr} is taken ({e}): this test runs the controller with its default \
+                 --http-addr, port {DEFAULT_PORT}; stop what listens there"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_default_address_answers_probes_on_ipv4_and_ipv6() {
+    assert_default_port_free_on_both_loopbacks();
+    let scene = Scene::new("health-dual-stack").await;
+    let log = scene
+        .control_plane
+        .log_dir()
+        .join(format!("controller-{}-default-addr.log", scene.namespace));
+    // No --http-addr: the default, as the chart's Pods run it.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_configmap-mirror"));
+    cmd.args(["--namespace", &scene.namespace, "--log-format", "text"])
+        .env("KUBECONFIG", scene.control_plane.kubeconfig_path())
+        .env_remove("MIRROR_HTTP_ADDR");
+    let mut controller = testenv::spawn_child(cmd, &log).expect("start configmap-mirror");
+    let log_text = || std::fs::read_to_string(&log).unwrap_or_default();
+    // The kubelet probes the pod's IPv4 address or its IPv6 address, as the
+    // cluster has them: both must answer.
+    for url in [
+        format!("http://127.0.0.1:{DEFAULT_PORT}/healthz"),
+        format!("http://[::1]:{DEFAULT_PORT}/healthz"),
+    ] {
+        testenv::wait_for(
+            &format!("{url} to answer 200"),
+            common::PATIENCE,
+            || async {
+                let status = reqwest::get(&url).await.ok()?.status();
+                (status == 200).then_some(())
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", log_text()));
+    }
+    // Answered by this controller, listening where the default says.
+    let serving = format!("addr=[::]:{DEFAULT_PORT}");
+    assert!(
+        log_text().contains(&serving),
+        "no {serving} in:\n{}",
+        log_text()
+    );
+    controller
+        .signal(Signal::Term)
+        .expect("signal the controller");
+    let status = controller
+        .wait_with_timeout(Duration::from_secs(30))
+        .expect("wait for the controller")
+        .unwrap_or_else(|| panic!("the controller did not stop on SIGTERM\n{}", log_text()));
+    assert!(status.success(), "{status}\n{}", log_text());
 }

@@ -138,8 +138,9 @@ async fn the_process_series_describe_the_controller_process() {
     assert!(resident <= virtual_size, "{resident} > {virtual_size}");
 }
 
-/// Every wakeup the sync loop takes is timed once in the queue, and every
-/// reconcile once as work; nothing runs once the cluster is quiet.
+/// Every wakeup the sync loop takes is timed once in the queue, every
+/// reconcile once as work, and each successful sync a wakeup woke once as
+/// a heal; nothing runs once the cluster is quiet.
 #[tokio::test]
 async fn the_queue_timings_count_every_wakeup_taken_and_every_reconcile() {
     let scene = Scene::new("metrics-queue").await;
@@ -167,4 +168,16 @@ async fn the_queue_timings_count_every_wakeup_taken_and_every_reconcile() {
     );
     assert_eq!(metric("workqueue_unfinished_work_seconds"), 0.0);
     assert_eq!(metric("workqueue_longest_running_processor_seconds"), 0.0);
+    // Heal latency is one histogram: a sample per successful sync reconcile
+    // a wakeup woke (the create and the heal at least), none for the rest.
+    let heals = metric("configmap_mirror_heal_duration_seconds_count");
+    let synced = common::sum_metric(
+        &settled,
+        "controller_runtime_reconcile_total",
+        "loop=\"sync\",result=\"success\"",
+    );
+    assert!(
+        (2.0..=synced).contains(&heals),
+        "{heals} heals timed for {synced} successful syncs"
+    );
 }

@@ -1,5 +1,6 @@
 //! The Grafana dashboard and the Prometheus alerts the chart ships: every
-//! series a dashboard query names is one the binary exports, and the
+//! series a dashboard query names is one the binary exports (or one of a
+//! few well-known series of Prometheus and kube-state-metrics), and the
 //! dashboard ConfigMap carries the file unchanged.
 
 use crate::common;
@@ -205,6 +206,14 @@ fn exported(scrape: &str) -> (BTreeSet<String>, BTreeMap<String, String>) {
     (samples, types)
 }
 
+/// The series a dashboard query may name that the binary does not export,
+/// and who does: each well known, present wherever kube-prometheus-stack
+/// runs.
+const EXTERNAL_SERIES: &[(&str, &str)] = &[
+    ("up", "Prometheus, one per scrape target"),
+    ("kube_pod_container_resource_limits", "kube-state-metrics"),
+];
+
 /// What is wrong with `name` as a query of this scrape, if anything: it
 /// must be a sample name, and a `_bucket` must be a histogram's.
 fn unexported(
@@ -212,6 +221,12 @@ fn unexported(
     samples: &BTreeSet<String>,
     types: &BTreeMap<String, String>,
 ) -> Option<String> {
+    if EXTERNAL_SERIES
+        .iter()
+        .any(|(external, _)| *external == name)
+    {
+        return None;
+    }
     if !samples.contains(name) {
         return Some(format!("{name} is not exported"));
     }
@@ -238,6 +253,9 @@ fn the_dashboard_has_the_panels_an_operator_looks_for() {
         "Copies written by operation",
         "Leader",
         "Leaders now",
+        "Replicas up",
+        "Contested restores",
+        "Watch failing",
         "Failing objects",
         "Memory",
         "CPU",
@@ -256,6 +274,45 @@ fn the_dashboard_has_the_panels_an_operator_looks_for() {
     assert!(query_of("Reconciles by loop and result").contains("by (loop, result)"));
     assert!(query_of("Reconcile errors by loop").contains("by (loop)"));
     assert!(query_of("Copies written by operation").contains("by (operation)"));
+    // What the alerts watch: each alert's series has its panel.
+    let watch = query_of("Watch failing");
+    assert!(
+        watch.contains("configmap_mirror_watch_failing_seconds") && watch.contains("by (watch)"),
+        "{watch}"
+    );
+    let contested = query_of("Contested restores");
+    assert!(
+        contested.contains("configmap_mirror_contested_restores_total"),
+        "{contested}"
+    );
+    assert!(query_of("Replicas up").contains("up{"));
+    assert!(query_of("Leaders now").contains("leader_election_master_status"));
+    // Memory against the container's limit, of this install's pods.
+    let memory = query_of("Memory");
+    assert!(
+        memory.contains(r#"kube_pod_container_resource_limits{namespace="$namespace", container="configmap-mirror", resource="memory"}"#)
+            && memory.contains(r#"and on (namespace, pod) up{namespace="$namespace", job="$job"}"#),
+        "{memory}"
+    );
+    // Heal latency is measured, not added up: each line is one histogram's
+    // quantile, and the heal lines are the heal histogram's.
+    for (title, expr) in queries.iter().filter(|(title, _)| title == "Heal latency") {
+        assert_eq!(series_in(expr).len(), 1, "{title}: {expr}");
+    }
+    assert!(
+        query_of("Heal latency").contains("configmap_mirror_heal_duration_seconds_bucket"),
+        "{}",
+        query_of("Heal latency")
+    );
+    // Every external series the dashboard may name, it does name.
+    for (external, _) in EXTERNAL_SERIES {
+        assert!(
+            queries
+                .iter()
+                .any(|(_, expr)| series_in(expr).contains(*external)),
+            "{external} is allowed but no query names it"
+        );
+    }
 }
 
 #[test]
@@ -360,11 +417,16 @@ fn a_missing_promtool_fails_naming_the_install_command() {
     assert!(error.contains("apt-get install -y prometheus"), "{error}");
 }
 
+/// Where the rules' unit tests expect the runbooks
+/// (tests/fixtures/prometheus-rules-test.yaml).
+const TESTS_RUNBOOK_BASE: &str = "https://runbooks.example.com/configmap-mirror";
+
 /// The alerting rules as the chart renders them for release
-/// configmap-mirror in namespace configmap-mirror: the PrometheusRule's
-/// spec, a Prometheus rule file.
-fn rendered_rules() -> String {
-    let out = helm(&[
+/// configmap-mirror in namespace configmap-mirror, scraped by the chart's
+/// ServiceMonitor, with `values` (helm's arguments, `--set` and the like)
+/// besides: the PrometheusRule's spec, a Prometheus rule file.
+fn rendered_rules(values: &[&str]) -> String {
+    let mut args = vec![
         "template",
         "configmap-mirror",
         CHART,
@@ -372,11 +434,13 @@ fn rendered_rules() -> String {
         "configmap-mirror",
         "--set",
         "metrics.prometheusRule.enabled=true",
+        "--set",
+        "metrics.serviceMonitor.enabled=true",
         "--show-only",
         "templates/prometheusrule.yaml",
-    ])
-    .output()
-    .expect("run helm template");
+    ];
+    args.extend(values);
+    let out = helm(&args).output().expect("run helm template");
     let rendered = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -411,7 +475,12 @@ fn the_alerts_pass_promtool_check_rules_and_their_unit_tests() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("prometheus-rules-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
-    std::fs::write(dir.join("prometheus-rules.yaml"), rendered_rules()).expect("write the rules");
+    let runbooks = format!("metrics.prometheusRule.runbookBaseUrl={TESTS_RUNBOOK_BASE}");
+    std::fs::write(
+        dir.join("prometheus-rules.yaml"),
+        rendered_rules(&["--set", &runbooks]),
+    )
+    .expect("write the rules");
     std::fs::copy(
         repo().join("tests/fixtures/prometheus-rules-test.yaml"),
         dir.join("prometheus-rules-test.yaml"),
@@ -424,12 +493,41 @@ fn the_alerts_pass_promtool_check_rules_and_their_unit_tests() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The value of a top-level `key: value` of Chart.yaml.
+fn chart_field(key: &str) -> String {
+    let chart =
+        std::fs::read_to_string(repo().join(CHART).join("Chart.yaml")).expect("read Chart.yaml");
+    chart
+        .lines()
+        .find_map(|line| line.strip_prefix(key)?.strip_prefix(':'))
+        .map(|value| value.trim().trim_matches('"').to_owned())
+        .unwrap_or_else(|| panic!("no {key} in Chart.yaml"))
+}
+
+/// The unit tests of one alert: the text after each `alertname: <name>`.
+fn test_cases<'a>(tests: &'a str, name: &str) -> Vec<&'a str> {
+    tests
+        .split("alertname: ")
+        .skip(1)
+        .filter(|case| case.starts_with(&format!("{name}\n")))
+        .collect()
+}
+
 /// Every alert the chart ships, with a summary, and a runbook_url to its
-/// section of the README, which exists; and each has unit tests, firing
-/// and not firing.
+/// section of the README at the chart's version, an absolute link a
+/// notification can carry; the section exists. Each has unit tests, firing
+/// and not firing, and when it fires it carries the install's namespace
+/// and job, so that two installs' alerts stay apart and inhibit rules
+/// matching on namespace apply.
 #[test]
 fn every_alert_has_a_summary_a_runbook_section_and_unit_tests() {
-    let rules = rendered_rules();
+    let rules = rendered_rules(&[]);
+    let readme_url = format!(
+        "{}/blob/v{}/README.md",
+        chart_field("home").trim_end_matches('/'),
+        chart_field("version")
+    );
+    assert!(readme_url.starts_with("https://"), "{readme_url}");
     let readme = std::fs::read_to_string(repo().join("README.md")).expect("README");
     let tests = std::fs::read_to_string(repo().join("tests/fixtures/prometheus-rules-test.yaml"))
         .expect("the rules' tests");
@@ -457,20 +555,16 @@ fn every_alert_has_a_summary_a_runbook_section_and_unit_tests() {
                 .any(|line| line.trim_start().starts_with("summary: ")),
             "{name}: no summary"
         );
-        let anchor = name.to_lowercase();
+        let runbook = format!("{readme_url}#{}", name.to_lowercase());
         assert!(
-            alert.contains(&format!("runbook_url: \"README.md#{anchor}\"")),
-            "{name}: no runbook_url to README.md#{anchor}:\n{alert}"
+            alert.contains(&format!("runbook_url: \"{runbook}\"")),
+            "{name}: no runbook_url to {runbook}:\n{alert}"
         );
         assert!(
             readme.lines().any(|line| line == format!("#### {name}")),
             "README.md has no section \"#### {name}\", the alert's runbook"
         );
-        let test_cases: Vec<&str> = tests
-            .split("alertname: ")
-            .skip(1)
-            .filter(|case| case.starts_with(&format!("{name}\n")))
-            .collect();
+        let test_cases = test_cases(&tests, name);
         assert!(
             test_cases
                 .iter()
@@ -480,6 +574,91 @@ fn every_alert_has_a_summary_a_runbook_section_and_unit_tests() {
         assert!(
             test_cases.iter().any(|case| case.contains("exp_labels:")),
             "{name}: no unit test where it fires"
+        );
+        for case in test_cases
+            .iter()
+            .filter(|case| case.contains("exp_labels:"))
+        {
+            for label in ["namespace: configmap-mirror", "job: configmap-mirror"] {
+                let labeled = case.split("- exp_labels:").skip(1).all(|alert| {
+                    alert
+                        .split("exp_annotations:")
+                        .next()
+                        .is_some_and(|labels| labels.contains(label))
+                });
+                assert!(
+                    labeled,
+                    "{name}: a firing unit test expects no {label}:\n{case}"
+                );
+            }
+        }
+    }
+}
+
+/// Every alert stays quiet on a healthy install the chart's ServiceMonitor
+/// scrapes: one unit test feeds the series of two healthy replicas and
+/// expects no alert at all.
+#[test]
+fn no_alert_fires_on_a_healthy_scraped_install() {
+    let rules = rendered_rules(&[]);
+    let tests = std::fs::read_to_string(repo().join("tests/fixtures/prometheus-rules-test.yaml"))
+        .expect("the rules' tests");
+    // From its comment to the next test group.
+    let healthy = tests
+        .split_once("# A healthy install")
+        .and_then(|(_, rest)| rest.split("\n  - interval: ").nth(1))
+        .expect("a unit test of a healthy install");
+    for series in [
+        "up{",
+        "leader_election_master_status{",
+        "configmap_mirror_watch_failing_seconds{",
+    ] {
+        assert!(
+            healthy.contains(series),
+            "the healthy install has no {series}"
+        );
+    }
+    for alert in rules.split("- alert: ").skip(1) {
+        let name = alert.lines().next().unwrap_or_default().trim();
+        let quiet = test_cases(healthy, name)
+            .iter()
+            .any(|case| case.contains("exp_alerts: []"));
+        assert!(quiet, "{name}: not tested on the healthy install");
+    }
+}
+
+/// ConfigMapMirrorWatchFailing fires on failures longer than
+/// controller.watchFailureThreshold, the flag /healthz fails by, in any
+/// of Go's duration forms.
+#[test]
+fn the_watch_alert_follows_the_watch_failure_threshold() {
+    for (threshold, seconds) in [
+        ("60s", "60"),
+        ("2m", "120"),
+        ("1m30s", "90"),
+        ("1.5h", "5400"),
+        ("500ms", "0.5"),
+        ("45", "45"),
+    ] {
+        let value = format!("controller.watchFailureThreshold={threshold}");
+        let rules = rendered_rules(&["--set-string", &value]);
+        let alert = rules
+            .split("- alert: ")
+            .find(|alert| alert.starts_with("ConfigMapMirrorWatchFailing"))
+            .expect("the watch alert");
+        let expr = alert
+            .split("expr: |-")
+            .nth(1)
+            .and_then(|rest| rest.split("for:").next())
+            .expect("its expression")
+            .trim();
+        assert!(
+            expr.ends_with(&format!("[5m])) > {seconds}")),
+            "{threshold}: not > {seconds}: {expr}"
+        );
+        assert!(
+            alert.contains(&format!("for over {threshold} (--watch-failure-threshold)")),
+            "{threshold}: the description does not say it:\n{alert}"
         );
     }
 }

@@ -92,6 +92,52 @@ The namespace of the leader-election Lease and its Role.
 {{- end }}
 
 {{/*
+The job label of the controller's series, as the alerts select them: the
+Service's name, as the chart's ServiceMonitor scrapes it, or
+metrics.prometheusRule.job for a scrape job of one's own. Without either no
+series would ever match, and ConfigMapMirrorDown would fire on a healthy
+install: refused.
+*/}}
+{{- define "configmap-mirror.scrapeJob" -}}
+{{- $rule := .Values.metrics.prometheusRule }}
+{{- if $rule.job }}
+{{- $rule.job }}
+{{- else if .Values.metrics.serviceMonitor.enabled }}
+{{- include "configmap-mirror.fullname" . }}
+{{- else }}
+{{- fail "metrics.prometheusRule.enabled needs the controller's metrics scraped, or ConfigMapMirrorDown fires on a healthy install: set metrics.serviceMonitor.enabled=true, or set metrics.prometheusRule.job to the job label of the scrape job of your own that scrapes it" }}
+{{- end }}
+{{- end }}
+
+{{/*
+Where each alert's runbook_url points, before `#<section>`:
+metrics.prometheusRule.runbookBaseUrl, else the project README at the
+chart's version (Chart.yaml's home, tag v<version>).
+*/}}
+{{- define "configmap-mirror.runbookBaseUrl" -}}
+{{- default (printf "%s/blob/v%s/README.md" (trimSuffix "/" .Chart.Home) .Chart.Version) .Values.metrics.prometheusRule.runbookBaseUrl }}
+{{- end }}
+
+{{/*
+A duration in Go's form (500ms, 90s, 1m30s, 1.5h; a bare number is
+seconds), as the flags take it, in seconds.
+*/}}
+{{- define "configmap-mirror.seconds" -}}
+{{- $duration := toString . }}
+{{- if regexMatch "^[0-9]+$" $duration }}
+{{- $duration }}
+{{- else }}
+{{- $unit := dict "h" 3600.0 "m" 60.0 "s" 1.0 "ms" 0.001 "us" 0.000001 "µs" 0.000001 "μs" 0.000001 "ns" 0.000000001 }}
+{{- $seconds := 0.0 }}
+{{- range regexFindAll "([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)" $duration -1 }}
+{{- $number := regexFind "^([0-9]+(\\.[0-9]*)?|\\.[0-9]+)" . }}
+{{- $seconds = addf $seconds (mulf (float64 $number) (get $unit (trimPrefix $number .))) }}
+{{- end }}
+{{- $seconds }}
+{{- end }}
+{{- end }}
+
+{{/*
 The controller's command-line flags, one per item, every value quoted.
 */}}
 {{- define "configmap-mirror.args" -}}
@@ -110,7 +156,7 @@ The controller's command-line flags, one per item, every value quoted.
 - {{ printf "--concurrency=%d" (int $c.concurrency) | quote }}
 - {{ printf "--worker-threads=%d" (int $c.workerThreads) | quote }}
 - {{ printf "--log-format=%s" $c.logFormat | quote }}
-- {{ printf "--http-addr=0.0.0.0:%d" (int $c.httpPort) | quote }}
+- {{ printf "--http-addr=[::]:%d" (int $c.httpPort) | quote }}
 - {{ printf "--watch-failure-threshold=%s" $c.watchFailureThreshold | quote }}
 - {{ printf "--slow-retry=%s" $c.slowRetry | quote }}
 - {{ printf "--initial-list=%s" $c.initialList | quote }}

@@ -1,0 +1,79 @@
+//! The copies (companions and mirrors): the writes made to them, the
+//! restores held back because someone else keeps undoing them, and how
+//! long they take to follow a change.
+
+use std::time::Duration;
+
+use prometheus_client::{
+    encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder},
+    metrics::{
+        counter::Counter,
+        family::Family,
+        histogram::{Histogram, exponential_buckets},
+    },
+    registry::Registry,
+};
+
+use crate::contract::Operation;
+
+impl EncodeLabelValue for Operation {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        std::fmt::Write::write_str(encoder, self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OperationLabel {
+    operation: Operation,
+}
+
+pub(super) struct Copies {
+    writes: Family<OperationLabel, Counter>,
+    contested_restores: Counter,
+    heal_duration: Histogram,
+}
+
+impl Copies {
+    pub(super) fn new() -> Self {
+        Copies {
+            writes: Family::default(),
+            contested_restores: Counter::default(),
+            // 1 ms to about 2 minutes, as the queue's timings.
+            heal_duration: Histogram::new(exponential_buckets(0.001, 2.0, 18)),
+        }
+    }
+
+    pub(super) fn register(&self, root: &mut Registry) {
+        root.register(
+            // Named before there were mirrors; it counts theirs too, and
+            // keeps its name for the dashboards and alerts that use it.
+            "configmap_mirror_companion_writes",
+            "Companion writes by operation",
+            self.writes.clone(),
+        );
+        root.register(
+            "configmap_mirror_contested_restores",
+            "Restores of a copy held back because someone else keeps undoing it (Warning CopyContested)",
+            self.contested_restores.clone(),
+        );
+        root.register(
+            "configmap_mirror_heal_duration_seconds",
+            "Time from a wakeup reaching the sync loop (a change of a source or of a copy seen by a watch, or a resync) to the end of the successful reconcile it woke: how long copies take to heal or to follow their source",
+            self.heal_duration.clone(),
+        );
+    }
+
+    pub(super) fn written(&self, operation: Operation) {
+        self.writes
+            .get_or_create(&OperationLabel { operation })
+            .inc();
+    }
+
+    pub(super) fn restore_held_back(&self) {
+        self.contested_restores.inc();
+    }
+
+    pub(super) fn healed(&self, after: Duration) {
+        self.heal_duration.observe(after.as_secs_f64());
+    }
+}
