@@ -453,6 +453,35 @@ fn lockfile() -> BTreeMap<(String, String), String> {
     crates
 }
 
+/// cargo, in the environment `make release` runs it in: without the
+/// variables cargo sets for this test, which some build scripts watch (ring's
+/// reruns when CARGO_MANIFEST_DIR changes), so that the release build stays
+/// fresh for the next `make release`, and the next `make release` for this.
+fn cargo() -> Command {
+    let mut cmd = Command::new(env!("CARGO"));
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_for_tests = ["CARGO_PKG_", "CARGO_BIN_EXE_"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+            || matches!(
+                name.as_ref(),
+                "CARGO_MANIFEST_DIR"
+                    | "CARGO_MANIFEST_PATH"
+                    | "CARGO_CRATE_NAME"
+                    | "CARGO_BIN_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+                    | "CARGO_TARGET_TMPDIR"
+                    | "CARGO_RUSTC_CURRENT_DIR"
+                    | "OUT_DIR"
+            );
+        if set_for_tests {
+            cmd.env_remove(name.as_ref());
+        }
+    }
+    cmd
+}
+
 /// The crates linked into the release binary, from the release build
 /// itself (`cargo build --release --locked`, as `make release` and the
 /// Dockerfile run it): its library units compiled for the target. Build
@@ -461,9 +490,8 @@ fn lockfile() -> BTreeMap<(String, String), String> {
 /// 0 unless Cargo.toml says otherwise), so they are the units at another
 /// opt-level than the binary's.
 fn crates_the_release_binary_links() -> BTreeSet<(String, String)> {
-    let cargo = env!("CARGO");
     let metadata: Value = serde_json::from_str(&run_ok(
-        Command::new(cargo)
+        cargo()
             .args(["metadata", "--format-version", "1", "--locked"])
             .current_dir(repo()),
     ))
@@ -481,7 +509,7 @@ fn crates_the_release_binary_links() -> BTreeSet<(String, String)> {
         })
         .collect();
     let build = run_ok(
-        Command::new(cargo)
+        cargo()
             .args([
                 "build",
                 "--release",
