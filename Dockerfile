@@ -2,12 +2,13 @@
 #
 # configmap-mirror container image.
 #
-#   docker build -t ghcr.io/workshop-io/configmap-mirror:0.1.0 \
-#     --build-arg VERSION=0.1.0 --build-arg REVISION="$(git rev-parse HEAD)" \
-#     --build-arg SOURCE=<the repository: Chart.yaml's sources> .
+#   docker build -t ghcr.io/workshop-io/configmap-mirror:0.1.0 .
 #
-# The three build arguments become the image's OCI labels; `make image` and
-# `make dist` (hack/image.sh) pass them from Cargo.toml, git and the chart.
+# `make image` and `make dist` (hack/image.sh) add the labels that differ
+# from build to build with `--label`, which applies to the final image only:
+# org.opencontainers.image.version (Cargo.toml), .revision (the git commit)
+# and .source (the chart's `sources`). Build arguments would not do: buildah 1.28
+# reuses a cached LABEL step whatever their values.
 #
 # Builder and runtime are both Debian 12 (bookworm), so the binary's glibc
 # matches the runtime's. The binary uses rustls + ring, which need libc and
@@ -57,6 +58,10 @@ RUN find src -name '*.rs' -exec touch {} + \
 # No shell, no package manager; runs as the distroless "nonroot" user.
 FROM gcr.io/distroless/cc-debian12:nonroot
 
+LABEL org.opencontainers.image.title="configmap-mirror" \
+      org.opencontainers.image.description="Keeps an exact, self-healing copy of labeled ConfigMaps" \
+      org.opencontainers.image.licenses="Apache-2.0"
+
 COPY --from=builder /configmap-mirror /configmap-mirror
 
 USER 65532:65532
@@ -70,15 +75,3 @@ ENV GLIBC_TUNABLES=glibc.malloc.mmap_threshold=32768
 # One listener: /metrics, /healthz, /readyz (--http-addr, default 0.0.0.0:8080).
 EXPOSE 8080
 ENTRYPOINT ["/configmap-mirror"]
-
-# Last, so that a new commit changes only this step: the release this is,
-# the commit it was built from, and where that commit's source is.
-ARG VERSION=""
-ARG REVISION=""
-ARG SOURCE=""
-LABEL org.opencontainers.image.title="configmap-mirror" \
-      org.opencontainers.image.description="Keeps an exact, self-healing copy of labeled ConfigMaps" \
-      org.opencontainers.image.licenses="Apache-2.0" \
-      org.opencontainers.image.version="${VERSION}" \
-      org.opencontainers.image.revision="${REVISION}" \
-      org.opencontainers.image.source="${SOURCE}"

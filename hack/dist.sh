@@ -74,6 +74,8 @@ image="$(awk '$1 == "image:" {print $2; exit}' "$stage/$name.yaml")"
   || die "the manifest's image is $image, not one tagged $version"
 
 log "image: $image (hack/image.sh)"
+# Labeled with the commit, whatever the environment says.
+unset REVISION
 IMAGE="$image" ARCHIVE="$work/image.oci.tar" ARCHIVE_FORMAT=oci-archive bash hack/image.sh
 # The platform, from the image's own configuration; the archive holds one image.
 platform="$(python3 - "$work/image.oci.tar" <<'EOF'

@@ -23,6 +23,7 @@
 #   IMAGE            name of the built image (default: localhost/configmap-mirror:dev)
 #   ARCHIVE          where to save it (default: target/image/configmap-mirror.tar)
 #   ARCHIVE_FORMAT   docker-archive (default) or oci-archive
+#   REVISION         the revision label (default: the commit, as above)
 #
 # Needs root, podman and mmdebstrap (apt-get install podman mmdebstrap).
 set -euo pipefail
@@ -200,12 +201,15 @@ else
   log "runtime stand-in $runtime_image: cached"
 fi
 
-# The OCI labels' values (the Dockerfile's build arguments).
+# The OCI labels that differ from build to build. `--label` adds them to the
+# final image alone, and a new value rebuilds nothing but that step.
 version="$(awk -F'"' '/^\[/ {in_package = ($0 == "[package]")} in_package && /^version *=/ {print $2; exit}' Cargo.toml)"
 [ -n "$version" ] || die "no version in Cargo.toml's [package]"
 source_url="$(awk '/^sources:/ {in_sources = 1; next} in_sources && /^ *- / {print $2; exit} /^[^ #]/ {in_sources = 0}' charts/configmap-mirror/Chart.yaml)"
 [ -n "$source_url" ] || die "no sources: entry in charts/configmap-mirror/Chart.yaml"
-if revision="$(git rev-parse --verify HEAD 2>/dev/null)"; then
+if [ -n "${REVISION:-}" ]; then
+  revision="$REVISION"
+elif revision="$(git rev-parse --verify HEAD 2>/dev/null)"; then
   [ -z "$(git status --porcelain)" ] || revision="$revision-dirty"
 else
   log "not a git checkout: the image's revision label is empty"
@@ -216,7 +220,9 @@ fi
 # or NAT rules of podman's own. The host's CA bundle is mounted over the
 # builder's so the build trusts what this machine trusts (e.g. a proxy's CA).
 build_args=(--pull=never --format docker --network host -t "$IMAGE" -f Dockerfile
-  --build-arg "VERSION=$version" --build-arg "REVISION=$revision" --build-arg "SOURCE=$source_url")
+  --label "org.opencontainers.image.version=$version"
+  --label "org.opencontainers.image.revision=$revision"
+  --label "org.opencontainers.image.source=$source_url")
 host_ca=/etc/ssl/certs/ca-certificates.crt
 [ -f "$host_ca" ] && build_args+=(-v "$host_ca:$host_ca:ro")
 log "podman build ${build_args[*]} ."

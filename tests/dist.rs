@@ -20,7 +20,10 @@ use std::{
     collections::{BTreeMap, BTreeSet},
     path::{Path, PathBuf},
     process::{Command, Output},
-    sync::OnceLock,
+    sync::{
+        OnceLock,
+        atomic::{AtomicUsize, Ordering},
+    },
 };
 
 use common::{PATIENCE, find_helm, helm_on};
@@ -336,8 +339,12 @@ struct ThrowawayPodman {
 
 impl ThrowawayPodman {
     fn new() -> ThrowawayPodman {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("dist-podman-{}", std::process::id()));
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "dist-podman-{}-{}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create the podman directory");
         let at = |sub: &str| dir.join(sub).display().to_string();
@@ -428,6 +435,54 @@ fn the_image_archive_loads_labeled_with_the_version_the_commit_and_the_repositor
             .ends_with(&format!("-{platform}.oci.tar")),
         "{} is not named for its platform, {platform}",
         archive.display()
+    );
+}
+
+/// The labels of the one image in `archive`, loaded into a storage of its own.
+fn labels_of_archive(archive: &Path, image: &str) -> Value {
+    let podman = ThrowawayPodman::new();
+    let loaded =
+        run_ok(&mut podman.podman(&["load", "--input", archive.to_str().expect("a UTF-8 path")]));
+    assert!(
+        loaded.contains(image),
+        "`podman load` did not load {image}:\n{loaded}"
+    );
+    let inspected: Value = serde_json::from_str(&run_ok(
+        &mut podman.podman(&["image", "inspect", "--format", "json", image]),
+    ))
+    .expect("podman image inspect's JSON");
+    inspected[0]["Labels"].clone()
+}
+
+/// The image's build is cached but for the labels of the commit: a build
+/// at another commit must not reuse the last one's labels.
+#[test]
+fn a_build_at_another_commit_relabels_the_cached_image() {
+    // After the bundle, so that every step but the labels' is cached.
+    bundle();
+    let image = "localhost/configmap-mirror:revision-test";
+    let revision = format!("another-commit-{}", std::process::id());
+    let archive = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{revision}.tar"));
+    run_ok(
+        Command::new("bash")
+            .arg("hack/image.sh")
+            .env("IMAGE", image)
+            .env("REVISION", &revision)
+            .env("ARCHIVE", &archive)
+            .current_dir(repo()),
+    );
+    let labels = labels_of_archive(&archive, image);
+    let _ = std::fs::remove_file(&archive);
+    let _ = std::fs::remove_file(archive.with_extension("tar.meta"));
+    assert_eq!(
+        labels["org.opencontainers.image.revision"].as_str(),
+        Some(revision.as_str()),
+        "{labels}"
+    );
+    assert_eq!(
+        labels["org.opencontainers.image.version"].as_str(),
+        Some(VERSION),
+        "{labels}"
     );
 }
 
