@@ -4,6 +4,12 @@
 #
 #   docker build -t ghcr.io/workshop-io/configmap-mirror:0.1.0 .
 #
+# `make image` and `make dist` (hack/image.sh) add the labels that differ
+# from build to build with `--label`, which applies to the final image only:
+# org.opencontainers.image.version (Cargo.toml), .revision (the git commit)
+# and .source (the chart's `sources`). Build arguments would not do: buildah 1.28
+# reuses a cached LABEL step whatever their values.
+#
 # Builder and runtime are both Debian 12 (bookworm), so the binary's glibc
 # matches the runtime's. The binary uses rustls + ring, which need libc and
 # libgcc, hence distroless "cc" rather than "static".

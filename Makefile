@@ -43,6 +43,10 @@ manifests: helm ## Render deploy/'s manifests and configmap-mirror.yaml from the
 image: ## Build the container image with podman, offline (see hack/image.sh)
 	@bash hack/image.sh
 
+.PHONY: dist
+dist: helm ## Write the release bundle into dist/VERSION/: chart package, manifest, image (OCI archive), SBOM, SHA256SUMS
+	@bash hack/dist.sh
+
 .PHONY: build
 build: ## Build the controller
 	cargo build --locked
@@ -103,4 +107,4 @@ cluster-down: ## Stop the local control plane and remove its state
 .PHONY: clean
 clean: cluster-down ## Remove build output and local state
 	cargo clean
-	rm -rf $(LOCAL)
+	rm -rf $(LOCAL) dist

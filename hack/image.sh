@@ -3,6 +3,10 @@
 # unmodified, with podman, and saves it as a docker-archive under
 # target/image/ (for `podman load`, `docker load` or `ctr images import`).
 #
+# Its OCI labels name the crate's version (Cargo.toml), the commit it is
+# built from (`git rev-parse HEAD`, with "-dirty" when the work tree has
+# changes git does not ignore) and the repository (the chart's `home`).
+#
 # No container registry is needed. The two base images the Dockerfile names
 # are made here first, as local stand-ins tagged with those very names:
 #   - the builder (rust:<version>-bookworm): a Debian bookworm root file system
@@ -16,7 +20,10 @@
 # images in your own podman or Docker storage, and are rebuilt only when what
 # they were made from changes.
 #
-#   IMAGE   name of the built image (default: localhost/configmap-mirror:dev)
+#   IMAGE            name of the built image (default: localhost/configmap-mirror:dev)
+#   ARCHIVE          where to save it (default: target/image/configmap-mirror.tar)
+#   ARCHIVE_FORMAT   docker-archive (default) or oci-archive
+#   REVISION         the revision label (default: the commit, as above)
 #
 # Needs root, podman and mmdebstrap (apt-get install podman mmdebstrap).
 set -euo pipefail
@@ -25,8 +32,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 IMAGE="${IMAGE:-localhost/configmap-mirror:dev}"
-out_dir="$root/target/image"
-archive="$out_dir/configmap-mirror.tar"
+archive="${ARCHIVE:-$root/target/image/configmap-mirror.tar}"
+archive_format="${ARCHIVE_FORMAT:-docker-archive}"
 # name= and size_bytes= lines, read by the end-to-end test.
 meta="$archive.meta"
 
@@ -40,6 +47,11 @@ STAND_IN_LABEL=org.configmap-mirror.stand-in
 
 log() { printf 'image: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
+
+case "$archive_format" in
+  docker-archive | oci-archive) ;;
+  *) die "ARCHIVE_FORMAT=$archive_format: expected docker-archive or oci-archive" ;;
+esac
 
 [ "$(id -u)" = 0 ] || die "needs root (podman's storage and mmdebstrap run as root here)"
 command -v podman >/dev/null || die "podman is required: apt-get install podman"
@@ -189,19 +201,37 @@ else
   log "runtime stand-in $runtime_image: cached"
 fi
 
+# The OCI labels that differ from build to build. `--label` adds them to the
+# final image alone, and a new value rebuilds nothing but that step.
+version="$(awk -F'"' '/^\[/ {in_package = ($0 == "[package]")} in_package && /^version *=/ {print $2; exit}' Cargo.toml)"
+[ -n "$version" ] || die "no version in Cargo.toml's [package]"
+source_url="$(awk '/^home:/ {print $2; exit}' charts/configmap-mirror/Chart.yaml)"
+[ -n "$source_url" ] || die "no home: in charts/configmap-mirror/Chart.yaml"
+if [ -n "${REVISION:-}" ]; then
+  revision="$REVISION"
+elif revision="$(git rev-parse --verify HEAD 2>/dev/null)"; then
+  [ -z "$(git status --porcelain)" ] || revision="$revision-dirty"
+else
+  log "not a git checkout: the image's revision label is empty"
+  revision=""
+fi
+
 # Host networking: build steps reach the package registries without a bridge
 # or NAT rules of podman's own. The host's CA bundle is mounted over the
 # builder's so the build trusts what this machine trusts (e.g. a proxy's CA).
-build_args=(--pull=never --format docker --network host -t "$IMAGE" -f Dockerfile)
+build_args=(--pull=never --format docker --network host -t "$IMAGE" -f Dockerfile
+  --label "org.opencontainers.image.version=$version"
+  --label "org.opencontainers.image.revision=$revision"
+  --label "org.opencontainers.image.source=$source_url")
 host_ca=/etc/ssl/certs/ca-certificates.crt
 [ -f "$host_ca" ] && build_args+=(-v "$host_ca:$host_ca:ro")
 log "podman build ${build_args[*]} ."
 podman build "${build_args[@]}" . >&2
 
-mkdir -p "$out_dir"
+mkdir -p "$(dirname "$archive")"
 rm -f "$archive" "$meta"
-podman save --quiet --format docker-archive -o "$archive.partial" "$IMAGE"
+podman save --quiet --format "$archive_format" -o "$archive.partial" "$IMAGE"
 mv "$archive.partial" "$archive"
 size_bytes="$(podman image inspect --format '{{.Size}}' "$IMAGE")"
 printf 'name=%s\nsize_bytes=%s\n' "$IMAGE" "$size_bytes" >"$meta"
-log "built $IMAGE in $(($(date +%s) - started)) s: $(awk -v b="$size_bytes" 'BEGIN { printf "%.1f MB", b / 1e6 }') (saved to ${archive#"$root"/})"
+log "built $IMAGE in $(($(date +%s) - started)) s: $(awk -v b="$size_bytes" 'BEGIN { printf "%.1f MB", b / 1e6 }') (saved as $archive_format to ${archive#"$root"/})"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Lints the Helm chart strictly (`helm lint --strict`) with its default values
-# and with each of its ci/*-values.yaml, then checks that the manifests
-# rendered from it (deploy/, configmap-mirror.yaml) are the committed ones.
+# Checks that the chart's version and appVersion are the crate's, lints the
+# Helm chart strictly (`helm lint --strict`) with its default values and with
+# each of its ci/*-values.yaml, then checks that the manifests rendered from
+# it (deploy/, configmap-mirror.yaml) are the committed ones.
 #
 #   HELM   the helm binary to use (default: hack/install-helm.sh's)
 set -euo pipefail
@@ -13,6 +14,17 @@ log() { printf 'lint-chart: %s\n' "$*" >&2; }
 helm="${HELM:-}"
 [ -n "$helm" ] || helm="$(bash hack/install-helm.sh)/helm"
 chart=charts/configmap-mirror
+
+# The chart's version and appVersion are the crate's (hack/manifests.sh
+# writes them): the chart package and the image of a release (`make dist`)
+# carry that one version.
+version="$(awk -F'"' '/^\[/ {in_package = ($0 == "[package]")} in_package && /^version *=/ {print $2; exit}' Cargo.toml)"
+chart_version="$(awk '/^version:/ {print $2; exit}' "$chart/Chart.yaml")"
+app_version="$(awk '/^appVersion:/ {gsub(/"/, "", $2); print $2; exit}' "$chart/Chart.yaml")"
+if [ -z "$version" ] || [ "$chart_version" != "$version" ] || [ "$app_version" != "$version" ]; then
+  log "the crate is ${version:-?} (Cargo.toml) but $chart/Chart.yaml has version $chart_version, appVersion $app_version; run \`make manifests\`"
+  exit 1
+fi
 
 "$helm" lint --strict "$chart"
 for values in "$chart"/ci/*-values.yaml; do
