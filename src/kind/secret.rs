@@ -22,7 +22,7 @@ pub const SERVICE_ACCOUNT_TOKEN_TYPE: &str = "kubernetes.io/service-account-toke
 /// What the API server stores when a Secret names no type.
 const DEFAULT_TYPE: &str = "Opaque";
 /// Marks a keyed digest apart from a ConfigMap's plain one.
-const DIGEST_PREFIX: &str = "hmac-sha256:";
+pub const DIGEST_PREFIX: &str = "hmac-sha256:";
 
 /// The install's key for Secret digests. Its bytes are never printed.
 #[derive(Clone, PartialEq, Eq)]

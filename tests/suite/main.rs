@@ -12,6 +12,7 @@ mod chart;
 mod consent;
 mod control_plane;
 mod deploy;
+mod explain;
 mod flags;
 mod healing;
 mod health;
