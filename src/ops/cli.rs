@@ -49,11 +49,15 @@ struct Plugin {
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum Command {
-    /// Why a source is or is not copied where it asks, what a copy is, or
-    /// what a namespace receives and refuses: read-only, with the
-    /// caller's kubeconfig and rights, decided by the controller's own
-    /// rules. Exit code 0 when everything asked for is in place, 1 when
-    /// something is not, 2 on bad input.
+    /// Why a copy is or is not where its source asks (read-only)
+    ///
+    /// Explains a source (NAMESPACE/NAME): whether this install manages
+    /// it, its companion, and each namespace it asks for; a copy: whose it
+    /// is and whether it is in sync; or a namespace (--namespace): what it
+    /// receives and what it refuses. It reads with the caller's kubeconfig
+    /// and rights, and decides with the controller's own rules: give it the
+    /// install's flags. Exit code 0 when everything asked for is in place,
+    /// 1 when something is not, 2 on bad input.
     Explain(ExplainArgs),
 }
 
@@ -97,6 +101,9 @@ pub struct ExplainArgs {
     #[arg(short = 'o', long = "output", value_enum, value_name = "FORMAT", default_value_t = Output::Table)]
     pub output: Output,
 
+    #[command(flatten)]
+    pub rules: Rules,
+
     /// The namespaces the install itself uses (where it runs, its Lease's,
     /// its digest key's), comma-separated: the controller protects them
     /// too. In the controller's Pod, $POD_NAMESPACE says where it runs.
@@ -109,9 +116,6 @@ pub struct ExplainArgs {
         value_parser = parse_optional_namespace
     )]
     pub install_namespaces: Vec<String>,
-
-    #[command(flatten)]
-    pub rules: Rules,
 
     #[command(flatten)]
     pub kube: KubeconfigArgs,
