@@ -256,11 +256,21 @@ fn unmatched_rows<K: Explained>(
     };
     let mut rows = Vec::new();
     for (namespace, why) in &scene.namespaces.unreadable {
-        rows.push(at(
-            namespace,
-            Verdict::CannotRead,
-            format!("cannot read the namespace: {why}"),
-        ));
+        // Its own namespace needs no reading to be told apart.
+        rows.push(
+            match Some(namespace.as_str()) == meta.namespace.as_deref() {
+                true => at(
+                    namespace,
+                    Verdict::SourceNamespace,
+                    "the source's own namespace: it holds the companion".into(),
+                ),
+                false => at(
+                    namespace,
+                    Verdict::CannotRead,
+                    format!("cannot read the namespace: {why}"),
+                ),
+            },
+        );
     }
     if let Some(why) = &scene.namespaces.list_error {
         let asks_more = targets.exact_names().is_none();

@@ -630,14 +630,19 @@ fn a_namespace_s_mirrors_are_explained_as_copies() {
 
 #[test]
 fn namespaces_that_cannot_be_read_are_said_so() {
-    let source = mk_mirrored_source("named,team-*");
+    let source = mk_mirrored_source("named,team-*,ns");
     let mut scene = scene(source, vec![], None, vec![]);
     scene.namespaces.list_error = Some("forbidden: cannot list namespaces".into());
     scene
         .namespaces
         .unreadable
         .insert("named".into(), "forbidden: cannot get it".into());
+    scene
+        .namespaces
+        .unreadable
+        .insert("ns".into(), "forbidden: cannot get it".into());
     let rows = explain_source(&scene, &install(), &());
+    assert_eq!(verdict(&rows, What::Mirror, "ns"), Verdict::SourceNamespace);
     assert_eq!(verdict(&rows, What::Mirror, "named"), Verdict::CannotRead);
     assert_eq!(verdict(&rows, What::Mirror, "*"), Verdict::CannotRead);
     assert!(
