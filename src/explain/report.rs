@@ -322,6 +322,22 @@ mod tests {
     }
 
     #[test]
+    fn the_readme_documents_every_verdict() {
+        let readme = include_str!("../../README.md");
+        for verdict in Verdict::ALL {
+            let line = format!(
+                "| `{}` | {} |",
+                verdict.as_str(),
+                match verdict.ok() {
+                    true => "yes",
+                    false => "no",
+                }
+            );
+            assert!(readme.contains(&line), "README.md lacks the line {line:?}");
+        }
+    }
+
+    #[test]
     fn every_verdict_has_its_own_name() {
         let mut names: Vec<&str> = Verdict::ALL.iter().map(|v| v.as_str()).collect();
         names.sort();
