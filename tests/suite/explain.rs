@@ -464,6 +464,12 @@ async fn why_a_source_is_not_mirrored_is_what_the_controller_warned_of<K: TestKi
     source(&world, "many", &[to(&many.join(","))]).await;
     bystander(&world, &world.prefix, "taken-synced").await;
     source(&world, "taken", &[]).await;
+    let mut odd = K::with_data("odd", &[("color", VALUE)], true);
+    odd.meta_mut()
+        .labels
+        .get_or_insert_with(BTreeMap::new)
+        .insert(MANAGED_BY_LABEL.to_owned(), MANAGER_NAME.to_owned());
+    objects.create(&odd).await;
 
     world
         .scene
@@ -513,6 +519,16 @@ async fn why_a_source_is_not_mirrored_is_what_the_controller_warned_of<K: TestKi
     let json = explained("taken-synced");
     assert_eq!(json["subject"]["is"], "copy");
     assert_eq!(verdict(&json, "companion", &ns), "not-a-copy");
+
+    // A source that carries the label of a copy is never one: no companion.
+    let json = explained("odd");
+    assert_eq!(json["subject"]["is"], "copy");
+    let refused = rows(&json)
+        .into_iter()
+        .find(|row| row["what"] == "source")
+        .unwrap_or_else(|| panic!("no source row:\n{}", described(&json)));
+    assert_eq!(refused["verdict"], "is-a-copy");
+    assert!(objects.get("odd-synced").await.is_none());
 
     // A mirror of another install is left to it.
     let mut foreign = K::with_data("foreign", &[("color", "x")], false);
