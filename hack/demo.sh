@@ -12,6 +12,10 @@ bash hack/cluster.sh up >/dev/null
 export KUBECONFIG=$PWD/.local/kubeconfig
 ns=demo
 log=.local/demo-controller.log
+# The namespaces of part two, which mirrors into other namespaces.
+team_a=demo-team-a
+team_b=demo-team-b
+cluster_log=.local/demo-controller-cluster-wide.log
 
 bold() { printf '\n\033[1m%s\033[0m\n' "$*"; }
 run() { printf '\033[36m$ %s\033[0m\n' "$*"; "$@"; }
@@ -27,6 +31,12 @@ show_companion_primary() {
 }
 
 controller_pid=
+stop_controller() {
+  if [ -n "$controller_pid" ] && kill -TERM "$controller_pid" 2>/dev/null; then
+    wait "$controller_pid" 2>/dev/null || true
+  fi
+  controller_pid=
+}
 cleanup() {
   if [ "${KEEP:-}" = 1 ]; then
     bold "Still running (KEEP=1): controller pid $controller_pid, log $log"
@@ -34,15 +44,13 @@ cleanup() {
     echo "Stop with: kill $controller_pid; make cluster-down"
     return
   fi
-  if [ -n "$controller_pid" ] && kill -TERM "$controller_pid" 2>/dev/null; then
-    wait "$controller_pid" 2>/dev/null || true
-  fi
+  stop_controller
   bash hack/cluster.sh down >/dev/null
   echo "stopped the controller and the local cluster"
 }
 trap cleanup EXIT
 
-kubectl delete namespace "$ns" --ignore-not-found --wait=true >/dev/null
+kubectl delete namespace "$ns" "$team_a" "$team_b" --ignore-not-found --wait=true >/dev/null
 kubectl create namespace "$ns" >/dev/null
 target/debug/configmap-mirror --namespace "$ns" --log-format text --http-addr 127.0.0.1:0 >"$log" 2>&1 &
 controller_pid=$!
@@ -80,3 +88,23 @@ run kubectl -n "$ns" get configmaps
 bold "What the controller said"
 grep -E 'companion' "$log" | sed -E 's/^[^ ]+ +//' || true
 run kubectl -n "$ns" get events --sort-by=.metadata.creationTimestamp -o custom-columns=TYPE:.type,REASON:.reason,OBJECT:.involvedObject.name,COUNT:.count,MESSAGE:.message
+
+bold "7. Cluster-wide, a source asks for two more namespaces; only one consents. explain says why the other has no copy"
+stop_controller
+kubectl create namespace "$team_a" >/dev/null
+kubectl create namespace "$team_b" >/dev/null
+target/debug/configmap-mirror --log-format text --http-addr 127.0.0.1:0 >"$cluster_log" 2>&1 &
+controller_pid=$!
+echo "restarted configmap-mirror (pid $controller_pid) cluster-wide; its log: $cluster_log"
+run kubectl label namespace "$team_a" workshop.io/accept-mirrors=true
+run kubectl -n "$ns" create configmap shared --from-literal=color=blue
+run kubectl -n "$ns" annotate configmap shared workshop.io/mirror-to="$team_a,$team_b"
+run kubectl -n "$ns" label configmap shared workshop.io/managed=true
+run kubectl -n "$team_a" wait --for=create configmap/shared --timeout=30s
+# Installed (here: linked) as kubectl-mirror, the binary is a kubectl plugin.
+mkdir -p .local/bin
+ln -sf "$PWD/target/debug/configmap-mirror" .local/bin/kubectl-mirror
+export PATH="$PWD/.local/bin:$PATH"
+explained=0
+run kubectl mirror explain "$ns/shared" || explained=$?
+echo "exit code $explained: not everything asked for is in place"

@@ -16,7 +16,6 @@ use crate::{
     cluster::api_probe,
     cluster::report::EventPublisher,
     cluster::watches::{Namespaces, WatchSettings},
-    decisions::consent::Consent,
     decisions::targets,
     kind::secret::RefusedSecretTypes,
     ops::config::{Config, Kind},
@@ -30,22 +29,16 @@ use crate::{
 use kinds::Shared;
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
-    let source_selector = kinds::selector_flag("selector", &config.selector)?;
+    let source_selector = config.rules.source_selector()?;
     let protected = config.protected_namespaces();
-    let consent_of = |flag, value: &str| -> anyhow::Result<Consent> {
-        Ok(Consent::new(
-            kinds::selector_flag(flag, value)?,
-            protected.clone(),
-        ))
-    };
-    let configmap_consent = consent_of("accept-mirrors-selector", &config.accept_mirrors_selector)?;
-    let secret_consent = consent_of(
-        "accept-secret-mirrors-selector",
-        &config.accept_secret_mirrors_selector,
-    )?;
+    let configmap_consent = config.rules.consent(Kind::Configmaps, &protected)?;
+    let secret_consent = config.rules.consent(Kind::Secrets, &protected)?;
     let shutdown = Shutdown::on_signals().context("cannot listen for signals")?;
-    let kube_config =
-        api_client::infer_config(config.kubeconfig.as_deref(), config.context.as_deref()).await?;
+    let kube_config = api_client::infer_config(
+        config.kube.kubeconfig.as_deref(),
+        config.kube.context.as_deref(),
+    )
+    .await?;
     let client = api_client::calls(&kube_config, config.api_timeout)?;
     let health = Arc::new(Health::new(config.watch_failure_threshold));
     let mut metrics = Metrics::new(config.concurrency, &config.leader.lease_name);
@@ -74,8 +67,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
     let settings = WatchSettings {
         namespace: config.namespace.clone(),
-        selector: config.selector.clone(),
-        suffix: config.suffix.clone(),
+        selector: config.rules.selector.clone(),
+        suffix: config.rules.suffix.clone(),
         initial_list: config.initial_list,
     };
     let (namespaces, namespace_watch) = Namespaces::new(&kube_config, &settings, health.clone())?;
@@ -100,13 +93,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         source_label_keys: source_selector.keys(),
         source_selector,
         retry_policy: RetryPolicy::new(config.slow_retry),
-        reserved_names: targets::reserved_names(&config.reserved_names),
+        reserved_names: targets::reserved_names(&config.rules.reserved_names),
         leadership,
         shutdown: shutdown.clone(),
         concurrency: config.concurrency,
     };
     tracing::info!(
-        selector = %config.selector,
+        selector = %config.rules.selector,
         kinds = ?config.kinds,
         namespace = config.namespace.as_deref().unwrap_or("(all)"),
         mirroring = config.namespace.is_none(),

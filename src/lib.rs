@@ -16,7 +16,10 @@
 //!   caches, Events;
 //! - [`ops`]: operations: flags, health, leader election, metrics, the HTTP
 //!   listener, logs and shutdown;
-//! - [`app`] wires them together.
+//! - [`app`] wires them together;
+//! - [`explain`] is the read-only `explain` subcommand: it reads the
+//!   cluster as its caller and says why copies are or are not where their
+//!   sources ask, with the decisions' own functions.
 //!
 //! Reading order for newcomers: [`contract`], [`decisions::desired`] (what
 //! a source's copies should be), [`decisions::ownership`] (whose an
@@ -37,6 +40,7 @@ pub mod app;
 pub(crate) mod cluster;
 pub mod contract;
 pub(crate) mod decisions;
+pub mod explain;
 pub mod kind;
 #[cfg(test)]
 mod layering_tests;

@@ -3,13 +3,25 @@
 use std::process::ExitCode;
 
 use configmap_mirror::{
-    app,
-    ops::{config::Config, telemetry},
+    app, explain,
+    ops::{cli::Invocation, config::Config, telemetry},
 };
 use tokio::runtime::{Builder, Runtime};
 
 fn main() -> ExitCode {
-    let config = Config::from_args();
+    match Invocation::from_args() {
+        Invocation::Controller(config) => controller(*config),
+        Invocation::Explain(args) => match runtime(1) {
+            Ok(runtime) => runtime.block_on(explain::run(*args)),
+            Err(error) => {
+                eprintln!("error: {error}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+fn controller(config: Config) -> ExitCode {
     telemetry::init(config.log_format);
     let result = runtime(config.worker_threads)
         .map_err(anyhow::Error::from)

@@ -1,6 +1,7 @@
 //! Operations: the flags, logs, health and readiness, leader election,
 //! metrics and the HTTP listener that serves them, and shutdown.
 
+pub mod cli;
 pub mod config;
 pub(crate) mod duration;
 pub(crate) mod health;

@@ -133,8 +133,3 @@ pub async fn run_secrets(
         }
     }
 }
-
-/// Parses a selector flag, naming the flag in the error.
-pub fn selector_flag(flag: &str, value: &str) -> anyhow::Result<Selector> {
-    Selector::parse(value).map_err(|e| anyhow::anyhow!("--{flag}: {e}"))
-}

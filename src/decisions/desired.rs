@@ -16,6 +16,7 @@ use crate::{
         MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, companion_name, is_managed_by_us,
     },
     decisions::cache_form::source_checksum,
+    decisions::carried::{self, Lists},
     decisions::owner_ref::owner_reference,
     kind::MirroredKind,
 };
@@ -151,6 +152,22 @@ fn copy_with<K: MirroredKind>(source: &K, metadata: ObjectMeta) -> K {
 
 fn managed_by_us() -> BTreeMap<String, String> {
     BTreeMap::from([(MANAGED_BY_LABEL.into(), MANAGER_NAME.into())])
+}
+
+/// A built copy as the install writes it: carrying what the source's lists
+/// select (never the source selector's label keys), and marked with the
+/// install's source `selector`. An error names a malformed list: then
+/// nothing of the source is written.
+pub fn finished<K: MirroredKind>(
+    mut copy: K,
+    source: &K,
+    selector: &str,
+    source_label_keys: &[String],
+) -> Result<K, String> {
+    let lists = Lists::of(source.meta())?;
+    let meta = std::mem::take(copy.meta_mut());
+    *copy.meta_mut() = carried::carry(meta, source.meta(), &lists, source_label_keys);
+    Ok(mark_install(copy, selector))
 }
 
 /// Marks a copy as written by the install with this source selector.

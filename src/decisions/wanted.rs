@@ -1,6 +1,8 @@
 //! Whether a copy is still wanted: the prune loop's decisions. Pure, like
 //! `plan`; the prune loop reads the caches and carries them out.
 
+use std::borrow::Borrow;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
@@ -103,6 +105,67 @@ pub fn should_prune<K: MirroredKind>(
         return false;
     };
     companion_name(owner, suffix) == name && !is_managed_source(owner)
+}
+
+/// What becomes of a copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CopyVerdict {
+    Keep,
+    /// Nothing wants it: a mirror its source or its namespace no longer
+    /// asks for, or a companion of no managed source.
+    Unwanted,
+    /// Written by a release that did not mark copies with their install,
+    /// for a source this install does not manage: it goes only once that
+    /// source is gone, which no install can want copies of.
+    UnwantedIfSourceGone(SourceRef),
+}
+
+/// The prune loop's verdict on a copy of the install with source
+/// `selector`, `suffix` and `reserved_names`, given `managed_source` (the
+/// managed source at a namespace and name, if any) and `namespace_facts`
+/// (what consent reads of a namespace, None if it is gone). Only a copy
+/// this install wrote is ever unwanted: one marked with another install's
+/// selector belongs to someone else.
+pub fn copy_verdict<K: MirroredKind, S: Borrow<K>>(
+    copy: &ObjectMeta,
+    selector: &str,
+    suffix: &str,
+    reserved_names: &[String],
+    consent: &Consent,
+    managed_source: impl Fn(&str, &str) -> Option<S>,
+    namespace_facts: impl FnOnce(&str) -> Option<NamespaceFacts>,
+) -> CopyVerdict {
+    let namespace = copy.namespace.as_deref().unwrap_or_default();
+    if contract::annotation(copy, contract::SOURCE_SELECTOR_ANNOTATION).is_none() {
+        return match unmarked_copy_source::<K>(copy, suffix) {
+            Some(source) if managed_source(&source.namespace, &source.name).is_none() => {
+                CopyVerdict::UnwantedIfSourceGone(source)
+            }
+            _ => CopyVerdict::Keep,
+        };
+    }
+    if !contract::written_under(copy, selector) {
+        return CopyVerdict::Keep;
+    }
+    let unwanted = match contract::mirror_of(copy) {
+        Some(_) if mirror_name_reserved(copy, reserved_names) => true,
+        Some((source_namespace, source_name)) => {
+            let source = managed_source(&source_namespace, &source_name);
+            let facts = namespace_facts(namespace);
+            !mirror_wanted(
+                source.as_ref().map(|s| s.borrow().meta()),
+                facts.as_ref(),
+                consent,
+            )
+        }
+        None => should_prune::<K>(copy, suffix, |source| {
+            managed_source(namespace, source).is_some()
+        }),
+    };
+    match unwanted {
+        true => CopyVerdict::Unwanted,
+        false => CopyVerdict::Keep,
+    }
 }
 
 #[cfg(test)]

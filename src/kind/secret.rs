@@ -53,7 +53,7 @@ pub const REFUSED_TYPES: [(&str, &str); 3] = [
 /// What the API server stores when a Secret names no type.
 const DEFAULT_TYPE: &str = "Opaque";
 /// Marks a keyed checksum apart from a ConfigMap's plain one.
-const DIGEST_PREFIX: &str = "hmac-sha256:";
+pub const DIGEST_PREFIX: &str = "hmac-sha256:";
 
 /// The install's key for Secret checksums. Its bytes are never printed.
 #[derive(Clone, PartialEq, Eq)]

@@ -2,75 +2,21 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use clap::{CommandFactory, Parser, ValueEnum};
+use clap::ValueEnum;
 
-use crate::{decisions::names, decisions::selector::Selector, ops::duration};
+use crate::{
+    decisions::consent::Consent, decisions::names, decisions::selector::Selector, ops::duration,
+};
 
-#[derive(Debug, Clone, Parser)]
-#[command(
-    name = "configmap-mirror",
-    version,
-    about = "Keeps an exact, self-healing copy of labeled ConfigMaps"
-)]
+/// The controller's flags (the binary run without a subcommand).
+#[derive(Debug, Clone, clap::Args)]
 pub struct Config {
-    /// Label selector of the source ConfigMaps to mirror.
-    #[arg(
-        long,
-        env = "MIRROR_SELECTOR", help_heading = "Sources", value_name = "SELECTOR",
-        default_value = "workshop.io/managed=true",
-        value_parser = parse_source_selector
-    )]
-    pub selector: String,
-
-    /// Appended to a source's name to name its companion.
-    #[arg(long, env = "MIRROR_SUFFIX", help_heading = "Sources", value_name = "SUFFIX", default_value = "-synced", value_parser = parse_suffix)]
-    pub suffix: String,
+    #[command(flatten)]
+    pub rules: Rules,
 
     /// Watch and write only this namespace (default: all namespaces).
     #[arg(long, env = "MIRROR_NAMESPACE", help_heading = "Sources", value_name = "NAMESPACE", value_parser = parse_namespace)]
     pub namespace: Option<String>,
-
-    /// Label selector of the namespaces that accept mirrors from other
-    /// namespaces. Empty accepts every namespace: then anyone who can label
-    /// a ConfigMap can write into every namespace.
-    #[arg(
-        long,
-        env = "MIRROR_ACCEPT_MIRRORS_SELECTOR", help_heading = "Mirroring", value_name = "SELECTOR",
-        default_value = "workshop.io/accept-mirrors=true",
-        value_parser = parse_selector
-    )]
-    pub accept_mirrors_selector: String,
-
-    /// Label selector of the namespaces that accept Secret mirrors. A
-    /// namespace that accepts ConfigMaps receives no Secret until it
-    /// matches this too. Empty accepts every namespace: then anyone who can
-    /// label a Secret can write Secrets into every namespace.
-    #[arg(
-        long,
-        env = "MIRROR_ACCEPT_SECRET_MIRRORS_SELECTOR", help_heading = "Mirroring", value_name = "SELECTOR",
-        default_value = "workshop.io/accept-secret-mirrors=true",
-        value_parser = parse_selector
-    )]
-    pub accept_secret_mirrors_selector: String,
-
-    /// Namespaces never mirrored into, whatever their labels say. The
-    /// namespace this install runs in, and those of its Lease and digest
-    /// key, are always protected too. Empty protects only those.
-    #[arg(
-        long,
-        env = "MIRROR_PROTECTED_NAMESPACES", help_heading = "Mirroring", value_name = "NAMESPACES",
-        value_delimiter = ',',
-        default_value = "kube-system,kube-public,kube-node-lease",
-        value_parser = parse_optional_namespace
-    )]
-    pub protected_namespaces: Vec<String>,
-
-    /// More ConfigMap names never mirrored into other namespaces, besides
-    /// the built-in ones published into every namespace (`kube-root-ca.crt`,
-    /// `istio-ca-root-cert`, `openshift-service-ca.crt`): a mirror there
-    /// would fight its publisher.
-    #[arg(long, env = "MIRROR_RESERVED_NAMES", help_heading = "Mirroring", value_name = "NAMES", value_delimiter = ',', value_parser = parse_object_name)]
-    pub reserved_names: Vec<String>,
 
     /// The kinds mirrored: `configmaps`, and `secrets` when its RBAC is
     /// granted (see the README). The same label, names and rules apply to
@@ -160,6 +106,75 @@ pub struct Config {
     #[arg(long, env = "MIRROR_SHUTDOWN_TIMEOUT", help_heading = "Operations", value_name = "DURATION", default_value = "15s", value_parser = duration::parse_positive)]
     pub shutdown_timeout: Duration,
 
+    #[command(flatten)]
+    pub kube: KubeconfigArgs,
+}
+
+/// The flags the decisions depend on: which objects are sources, how
+/// their copies are named, which namespaces take mirrors. The controller
+/// and `explain` take them alike, so that `explain` decides as the install
+/// it is told about does.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Rules {
+    /// Label selector of the source ConfigMaps to mirror.
+    #[arg(
+        long,
+        env = "MIRROR_SELECTOR", help_heading = "Sources", value_name = "SELECTOR",
+        default_value = "workshop.io/managed=true",
+        value_parser = parse_source_selector
+    )]
+    pub selector: String,
+
+    /// Appended to a source's name to name its companion.
+    #[arg(long, env = "MIRROR_SUFFIX", help_heading = "Sources", value_name = "SUFFIX", default_value = "-synced", value_parser = parse_suffix)]
+    pub suffix: String,
+
+    /// Label selector of the namespaces that accept mirrors from other
+    /// namespaces. Empty accepts every namespace: then anyone who can label
+    /// a ConfigMap can write into every namespace.
+    #[arg(
+        long,
+        env = "MIRROR_ACCEPT_MIRRORS_SELECTOR", help_heading = "Mirroring", value_name = "SELECTOR",
+        default_value = "workshop.io/accept-mirrors=true",
+        value_parser = parse_selector
+    )]
+    pub accept_mirrors_selector: String,
+
+    /// Label selector of the namespaces that accept Secret mirrors. A
+    /// namespace that accepts ConfigMaps receives no Secret until it
+    /// matches this too. Empty accepts every namespace: then anyone who can
+    /// label a Secret can write Secrets into every namespace.
+    #[arg(
+        long,
+        env = "MIRROR_ACCEPT_SECRET_MIRRORS_SELECTOR", help_heading = "Mirroring", value_name = "SELECTOR",
+        default_value = "workshop.io/accept-secret-mirrors=true",
+        value_parser = parse_selector
+    )]
+    pub accept_secret_mirrors_selector: String,
+
+    /// Namespaces never mirrored into, whatever their labels say. The
+    /// namespace this install runs in, and those of its Lease and digest
+    /// key, are always protected too. Empty protects only those.
+    #[arg(
+        long,
+        env = "MIRROR_PROTECTED_NAMESPACES", help_heading = "Mirroring", value_name = "NAMESPACES",
+        value_delimiter = ',',
+        default_value = "kube-system,kube-public,kube-node-lease",
+        value_parser = parse_optional_namespace
+    )]
+    pub protected_namespaces: Vec<String>,
+
+    /// More ConfigMap names never mirrored into other namespaces, besides
+    /// the built-in ones published into every namespace (`kube-root-ca.crt`,
+    /// `istio-ca-root-cert`, `openshift-service-ca.crt`): a mirror there
+    /// would fight its publisher.
+    #[arg(long, env = "MIRROR_RESERVED_NAMES", help_heading = "Mirroring", value_name = "NAMES", value_delimiter = ',', value_parser = parse_object_name)]
+    pub reserved_names: Vec<String>,
+}
+
+/// Which cluster to talk to, and as whom: kubectl's flags.
+#[derive(Debug, Clone, clap::Args)]
+pub struct KubeconfigArgs {
     /// The kubeconfig file to use, as kubectl's flag (default: $KUBECONFIG,
     /// then ~/.kube/config, then the in-cluster configuration).
     #[arg(long, help_heading = "Operations", value_name = "PATH")]
@@ -207,7 +222,7 @@ impl Config {
 
     /// Refuses a Lease name too long to name the digest key's Secret after,
     /// when that name is needed.
-    fn validate_digest_key_secret(&self) -> Result<(), String> {
+    pub(crate) fn validate_digest_key_secret(&self) -> Result<(), String> {
         if !self.mirrors(Kind::Secrets) || self.digest_key_secret.is_some() {
             return Ok(());
         }
@@ -227,7 +242,7 @@ impl Config {
     /// key's when it mirrors Secrets. A tenant's mirror there could plant
     /// the controller's own key, or squat names the install relies on.
     pub fn protected_namespaces(&self) -> Vec<String> {
-        let mut protected = self.protected_namespaces.clone();
+        let mut protected = self.rules.protected_namespaces.clone();
         protected.extend(self.leader.namespace.clone());
         protected.extend(std::env::var("POD_NAMESPACE").ok());
         if self.mirrors(Kind::Secrets) {
@@ -241,7 +256,7 @@ impl Config {
 }
 
 /// `NAMESPACE/NAME`, each checked as Kubernetes checks it.
-fn parse_namespaced_name(value: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_namespaced_name(value: &str) -> Result<(String, String), String> {
     let (namespace, name) = value
         .split_once('/')
         .ok_or_else(|| format!("{value:?} is not NAMESPACE/NAME"))?;
@@ -310,23 +325,32 @@ pub struct LeaderConfig {
     pub retry_period: Duration,
 }
 
-impl Config {
-    /// The flags of this process. Flags that can never work, alone or
-    /// together, end it with a message naming them and exit code 2, as
-    /// every malformed flag does.
-    pub fn from_args() -> Config {
-        let config = Config::parse();
-        if let Err(why) = config
-            .leader
-            .validate()
-            .and_then(|()| config.validate_digest_key_secret())
-        {
-            Config::command()
-                .error(clap::error::ErrorKind::ArgumentConflict, why)
-                .exit();
-        }
-        config
+impl Rules {
+    /// Kind `kind`'s consent rules, from its consent selector flag, never
+    /// mirroring into `protected`.
+    pub(crate) fn consent(&self, kind: Kind, protected: &[String]) -> anyhow::Result<Consent> {
+        let (flag, value) = match kind {
+            Kind::Configmaps => ("accept-mirrors-selector", &self.accept_mirrors_selector),
+            Kind::Secrets => (
+                "accept-secret-mirrors-selector",
+                &self.accept_secret_mirrors_selector,
+            ),
+        };
+        Ok(Consent::new(
+            selector_flag(flag, value)?,
+            protected.to_vec(),
+        ))
     }
+
+    /// The source selector, parsed.
+    pub(crate) fn source_selector(&self) -> anyhow::Result<Selector> {
+        selector_flag("selector", &self.selector)
+    }
+}
+
+/// Parses a selector flag, naming the flag in the error.
+pub(crate) fn selector_flag(flag: &str, value: &str) -> anyhow::Result<Selector> {
+    Selector::parse(value).map_err(|e| anyhow::anyhow!("--{flag}: {e}"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -391,11 +415,11 @@ fn parse_source_selector(value: &str) -> Result<String, String> {
     parse_selector(value)
 }
 
-fn parse_selector(value: &str) -> Result<String, String> {
+pub(crate) fn parse_selector(value: &str) -> Result<String, String> {
     Selector::parse(value).map(|_| value.to_owned())
 }
 
-fn parse_namespace(value: &str) -> Result<String, String> {
+pub(crate) fn parse_namespace(value: &str) -> Result<String, String> {
     match names::is_dns_label(value) {
         true => Ok(value.to_owned()),
         false => Err(format!("{value:?} is not a namespace name (a DNS label)")),
@@ -404,7 +428,7 @@ fn parse_namespace(value: &str) -> Result<String, String> {
 
 /// A namespace name; an empty one (`a,,b`, or an empty variable) stands
 /// for none.
-fn parse_optional_namespace(value: &str) -> Result<String, String> {
+pub(crate) fn parse_optional_namespace(value: &str) -> Result<String, String> {
     match value.trim() {
         "" => Ok(String::new()),
         value => parse_namespace(value),
@@ -442,6 +466,11 @@ fn parse_secret_type(value: &str) -> Result<String, String> {
 mod tests {
     use super::*;
 
+    fn parse<const N: usize>(args: [&str; N]) -> Result<Config, clap::Error> {
+        use clap::Parser;
+        crate::ops::cli::Cli::try_parse_from(args).map(|cli| cli.controller)
+    }
+
     #[test]
     fn a_suffix_must_keep_names_valid() {
         assert!(parse_suffix("-synced").is_ok());
@@ -454,18 +483,18 @@ mod tests {
 
     #[test]
     fn defaults_are_those_of_a_local_run() {
-        let config = Config::try_parse_from(["configmap-mirror"]).unwrap();
-        assert_eq!(config.selector, "workshop.io/managed=true");
-        assert_eq!(config.suffix, "-synced");
+        let config = parse(["configmap-mirror"]).unwrap();
+        assert_eq!(config.rules.selector, "workshop.io/managed=true");
+        assert_eq!(config.rules.suffix, "-synced");
         assert_eq!(config.initial_list, InitialList::Auto);
         assert_eq!(config.shutdown_timeout, Duration::from_secs(15));
         assert_eq!(config.worker_threads, 1);
         assert_eq!(
-            config.accept_secret_mirrors_selector,
+            config.rules.accept_secret_mirrors_selector,
             "workshop.io/accept-secret-mirrors=true"
         );
         assert_eq!(
-            config.protected_namespaces,
+            config.rules.protected_namespaces,
             ["kube-system", "kube-public", "kube-node-lease"]
         );
         assert!(!config.leader.enabled);
@@ -474,7 +503,7 @@ mod tests {
 
     #[test]
     fn the_installs_own_namespaces_are_always_protected() {
-        let config = Config::try_parse_from([
+        let config = parse([
             "configmap-mirror",
             "--protected-namespaces=",
             "--leader-election-namespace=mirror-system",
@@ -492,9 +521,7 @@ mod tests {
             !protected.contains(&"kube-system".to_owned()),
             "{protected:?}"
         );
-        assert!(
-            Config::try_parse_from(["configmap-mirror", "--protected-namespaces=Bad_Ns"]).is_err()
-        );
+        assert!(parse(["configmap-mirror", "--protected-namespaces=Bad_Ns"]).is_err());
     }
 
     #[test]
@@ -556,7 +583,7 @@ mod tests {
     #[test]
     fn leader_timings_that_allow_two_leaders_are_refused() {
         let leader = |lease, renew, retry| {
-            let mut config = Config::try_parse_from(["configmap-mirror"]).unwrap();
+            let mut config = parse(["configmap-mirror"]).unwrap();
             config.leader.lease_duration = Duration::from_millis(lease);
             config.leader.renew_deadline = Duration::from_millis(renew);
             config.leader.retry_period = Duration::from_millis(retry);

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::{Resource, ResourceExt, runtime::controller::Action};
+use kube::{ResourceExt, runtime::controller::Action};
 
 use crate::{
     contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION, Operation},
@@ -18,7 +18,7 @@ use crate::{
     decisions::desired::never_a_source,
     decisions::owner_ref::controlling_owner,
     decisions::plan::SeenVersion,
-    decisions::wanted,
+    decisions::wanted::{self, CopyVerdict},
     kind::MirroredKind,
     ops::metrics::Loop,
     reconcile::backoff::BackoffKey,
@@ -44,9 +44,9 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
     // make every source look unmanaged.
     ctx.caches_ready().await?;
     let unwanted = match verdict(copy, ctx) {
-        Verdict::Keep => false,
-        Verdict::Unwanted => true,
-        Verdict::UnwantedIfSourceGone(source) => source_gone(&source, ctx).await?,
+        CopyVerdict::Keep => false,
+        CopyVerdict::Unwanted => true,
+        CopyVerdict::UnwantedIfSourceGone(source) => source_gone(&source, ctx).await?,
     };
     let (true, Some(seen)) = (unwanted, SeenVersion::of(copy.meta())) else {
         return Ok(());
@@ -77,56 +77,21 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
 
 /// Whether this cached copy's reconcile would delete it now (see `resync`).
 pub fn needs_prune<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> bool {
-    verdict(cache_form::copy_from_cache(cached).object(), ctx) != Verdict::Keep
+    verdict(cache_form::copy_from_cache(cached).object(), ctx) != CopyVerdict::Keep
 }
 
-/// What becomes of a copy.
-#[derive(Debug, PartialEq, Eq)]
-enum Verdict {
-    Keep,
-    /// Nothing wants it: a mirror its source or its namespace no longer
-    /// asks for, or a companion of no managed source.
-    Unwanted,
-    /// Written by a release that did not mark copies with their install,
-    /// for a source this install does not manage: it goes only once that
-    /// source is gone, which no install can want copies of.
-    UnwantedIfSourceGone(wanted::SourceRef),
-}
-
-/// Only a copy this install wrote is ever unwanted: one marked with another
-/// install's selector belongs to someone else.
-fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Verdict {
-    let namespace = copy.namespace().unwrap_or_default();
-    if contract::annotation(copy.meta(), contract::SOURCE_SELECTOR_ANNOTATION).is_none() {
-        return match wanted::unmarked_copy_source::<K>(copy.meta(), &ctx.suffix) {
-            Some(source) if ctx.caches.source(&source.namespace, &source.name).is_none() => {
-                Verdict::UnwantedIfSourceGone(source)
-            }
-            _ => Verdict::Keep,
-        };
-    }
-    if !contract::written_under(copy.meta(), &ctx.selector) {
-        return Verdict::Keep;
-    }
-    let unwanted = match contract::mirror_of(copy.meta()) {
-        Some(_) if wanted::mirror_name_reserved(copy.meta(), &ctx.reserved_names) => true,
-        Some((source_namespace, source_name)) => {
-            let source = managed_source(ctx, &source_namespace, &source_name);
-            let facts = ctx.caches.namespace_facts(&namespace);
-            !wanted::mirror_wanted(
-                source.as_deref().map(Resource::meta),
-                facts.as_ref(),
-                &ctx.consent,
-            )
-        }
-        None => wanted::should_prune::<K>(copy.meta(), &ctx.suffix, |source| {
-            managed_source(ctx, &namespace, source).is_some()
-        }),
-    };
-    match unwanted {
-        true => Verdict::Unwanted,
-        false => Verdict::Keep,
-    }
+/// The prune loop's verdict on a cached copy (see [`wanted::copy_verdict`]):
+/// a refused source is no managed source, so its copies go.
+fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> CopyVerdict {
+    wanted::copy_verdict::<K, _>(
+        copy.meta(),
+        &ctx.selector,
+        &ctx.suffix,
+        &ctx.reserved_names,
+        &ctx.consent,
+        |namespace, name| managed_source(ctx, namespace, name),
+        |namespace| ctx.caches.namespace_facts(namespace),
+    )
 }
 
 /// The source in the cache, unless it is never a source: such an object

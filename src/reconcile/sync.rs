@@ -16,11 +16,9 @@ use kube::{
 
 use crate::{
     contract::warning,
-    decisions::carried::{self, Lists},
+    decisions::carried::Lists,
     decisions::consent::{NamespaceFacts, NamespaceRefusal},
-    decisions::desired::{
-        Refusal, desired_companion, desired_mirror, mark_install, never_a_source,
-    },
+    decisions::desired::{self, Refusal, desired_companion, desired_mirror, never_a_source},
     decisions::plan::{self, NameTaken, Write},
     decisions::targets::Targets,
     kind::MirroredKind,
@@ -92,11 +90,9 @@ fn companion_of<K: MirroredKind>(
 
 /// A built copy marked with this install's selector, carrying what the
 /// source's lists select.
-fn finished<K: MirroredKind>(mut copy: K, source: &K, ctx: &Context<K>) -> Result<K, Error> {
-    let lists = Lists::of(source.meta()).map_err(Error::InvalidCopyList)?;
-    let meta = std::mem::take(copy.meta_mut());
-    *copy.meta_mut() = carried::carry(meta, source.meta(), &lists, &ctx.source_label_keys);
-    Ok(mark_install(copy, &ctx.selector))
+fn finished<K: MirroredKind>(copy: K, source: &K, ctx: &Context<K>) -> Result<K, Error> {
+    desired::finished(copy, source, &ctx.selector, &ctx.source_label_keys)
+        .map_err(Error::InvalidCopyList)
 }
 
 /// Compares one copy (companion or mirror) with the cache; one write at most.

@@ -14,6 +14,7 @@ mod consent;
 mod control_plane;
 mod deploy;
 mod digest_key;
+mod explain;
 mod flags;
 mod healing;
 mod health;

@@ -1,0 +1,102 @@
+//! `configmap-mirror explain`: why a source is or is not copied where it
+//! asks, what a copy is, and what a namespace receives and refuses. It
+//! reads the cluster as the caller (their kubeconfig and rights, get and
+//! list only) and decides with the controller's own rules
+//! ([`verdicts`], no I/O); [`fetch`] does the reading, [`report`] the
+//! table and the JSON. A Secret's value is never printed.
+
+mod fetch;
+pub(crate) mod report;
+pub(crate) mod verdicts;
+
+use std::{io::Write, process::ExitCode, time::Duration};
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+
+use crate::{
+    cluster::api_client,
+    decisions::targets,
+    ops::cli::{ExplainArgs, ObjectKind, Output},
+    ops::config::Kind,
+};
+use verdicts::{Install, Preview};
+
+/// Longest wait for one read.
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs `explain`: prints the answer, and says 0 when everything asked for
+/// is in place, 1 when something is not, 2 on bad input (flags, or a
+/// kubeconfig that cannot be used).
+pub async fn run(args: ExplainArgs) -> ExitCode {
+    let install = match install(&args) {
+        Ok(install) => install,
+        Err(error) => return bad_input(error),
+    };
+    let client = match client(&args).await {
+        Ok(client) => client,
+        Err(error) => return bad_input(error),
+    };
+    let preview =
+        (args.mirror_to.is_some() || args.mirror_to_selector.is_some()).then(|| Preview {
+            mirror_to: args.mirror_to.clone(),
+            mirror_to_selector: args.mirror_to_selector.clone(),
+        });
+    let report = match (&args.object, &args.namespace) {
+        (Some((namespace, name)), _) => match args.kind.unwrap_or(ObjectKind::Configmap) {
+            ObjectKind::Configmap => {
+                fetch::object::<ConfigMap>(&client, &install, namespace, name, preview.as_ref())
+                    .await
+            }
+            ObjectKind::Secret => {
+                fetch::object::<Secret>(&client, &install, namespace, name, preview.as_ref()).await
+            }
+        },
+        (None, Some(namespace)) => {
+            let kinds = fetch::Kinds {
+                configmaps: args.kind != Some(ObjectKind::Secret),
+                secrets: args.kind != Some(ObjectKind::Configmap),
+            };
+            fetch::namespace(&client, &install, namespace, kinds).await
+        }
+        (None, None) => return bad_input(anyhow::anyhow!("give NAMESPACE/NAME or --namespace")),
+    };
+    let text = match args.output {
+        Output::Table => report.to_table(),
+        Output::Json => format!("{:#}\n", report.to_json()),
+    };
+    // A reader that stops early (`| head`) is no failure of explain's.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    ExitCode::from(report.exit_code())
+}
+
+fn bad_input(error: anyhow::Error) -> ExitCode {
+    eprintln!("error: {error:#}");
+    ExitCode::from(2)
+}
+
+/// The install's rules, from the controller's own flags. Its own
+/// namespaces are protected, as the controller protects them.
+fn install(args: &ExplainArgs) -> anyhow::Result<Install> {
+    let rules = &args.rules;
+    let mut protected = rules.protected_namespaces.clone();
+    protected.extend(args.install_namespaces.iter().cloned());
+    let source_selector = rules.source_selector()?;
+    Ok(Install {
+        selector: rules.selector.clone(),
+        source_label_keys: source_selector.keys(),
+        source_selector,
+        suffix: rules.suffix.clone(),
+        configmaps: rules.consent(Kind::Configmaps, &protected)?,
+        secrets: rules.consent(Kind::Secrets, &protected)?,
+        reserved_names: targets::reserved_names(&rules.reserved_names),
+    })
+}
+
+async fn client(args: &ExplainArgs) -> anyhow::Result<kube::Client> {
+    let config = api_client::infer_config(
+        args.kube.kubeconfig.as_deref(),
+        args.kube.context.as_deref(),
+    )
+    .await?;
+    api_client::calls(&config, READ_TIMEOUT)
+}

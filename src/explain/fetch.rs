@@ -1,0 +1,489 @@
+//! What `explain` reads, as the caller, with get and list only; what it
+//! cannot read becomes a `cannot-read` row or a note, never a failure.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use futures::{StreamExt, stream};
+use k8s_openapi::{
+    api::core::v1::{Event, Namespace},
+    apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    jiff::Timestamp,
+};
+use kube::{
+    Api, Client,
+    api::{ListParams, PartialObjectMeta},
+};
+
+use super::{
+    report::{Is, Report, Subject},
+    verdicts::{
+        self, CopyScene, Explained, Install, NamespaceScene, Namespaces, Preview, Read, Row,
+        SourceScene, Verdict, Warning, What,
+    },
+};
+use crate::{
+    contract::{self, mirror_of},
+    decisions::consent::NamespaceFacts,
+    decisions::ownership::claimed_source,
+};
+
+/// How many objects are read at once.
+const READS_AT_ONCE: usize = 16;
+/// How many of an object's last Warnings are shown.
+const WARNINGS_SHOWN: usize = 10;
+
+/// Why a read failed, in a few words.
+fn why(error: kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) if status.is_forbidden() => {
+            format!("forbidden: {}", status.message)
+        }
+        kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
+        other => other.to_string(),
+    }
+}
+
+fn subject<K: Explained>(namespace: &str, name: &str, is: Is) -> Subject {
+    Subject {
+        kind: K::NAME,
+        namespace: Some(namespace.to_owned()),
+        name: name.to_owned(),
+        is,
+    }
+}
+
+/// Explains the object `namespace/name` of kind K: a source, or a copy.
+pub async fn object<K: Explained>(
+    client: &Client,
+    install: &Install,
+    namespace: &str,
+    name: &str,
+    preview: Option<&Preview>,
+) -> Report {
+    let api: Api<K> = Api::namespaced(client.clone(), namespace);
+    let unread = |verdict, detail| Report {
+        subject: subject::<K>(namespace, name, Is::Unknown),
+        preview: preview.cloned(),
+        rows: vec![Row {
+            what: What::Source,
+            kind: K::NAME,
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+            source: None,
+            verdict,
+            detail,
+        }],
+        warnings: Vec::new(),
+        notes: Vec::new(),
+    };
+    let object = match api.get_opt(name).await {
+        Err(error) => {
+            return unread(
+                Verdict::CannotRead,
+                format!("cannot read it: {}", why(error)),
+            );
+        }
+        Ok(None) => {
+            return unread(
+                Verdict::NotFound,
+                format!("there is no {} {namespace}/{name}", K::NAME),
+            );
+        }
+        Ok(Some(object)) => object,
+    };
+    let companion_of = match contract::is_managed_by_us(object.meta()) {
+        true => None,
+        false => verdicts::companion_source_name(name, install),
+    };
+    let existing_source = match companion_of {
+        Some(source) => api.get_opt(&source).await.ok().flatten().is_some(),
+        None => false,
+    };
+    match verdicts::is_copy(&object, install, existing_source) {
+        true => copy::<K>(client, install, object, preview.is_some()).await,
+        false => source::<K>(client, install, object, preview).await,
+    }
+}
+
+async fn source<K: Explained>(
+    client: &Client,
+    install: &Install,
+    object: K,
+    preview: Option<&Preview>,
+) -> Report {
+    let meta = object.meta().clone();
+    let namespace = meta.namespace.clone().unwrap_or_default();
+    let name = meta.name.clone().unwrap_or_default();
+    let source = match preview {
+        Some(preview) => preview.apply(&object),
+        None => object,
+    };
+    let api: Api<K> = Api::namespaced(client.clone(), &namespace);
+    let companion = api
+        .get_opt(&verdicts::companion_of(&meta, install))
+        .await
+        .map_err(why);
+    let namespaces = namespaces(client, &verdicts::named_namespaces(&source)).await;
+    let wanted = verdicts::mirror_namespaces(&source, &namespaces, install);
+    let at_name = objects_at(client, &wanted, &name).await;
+    let mut notes = Vec::new();
+    let all: Api<K> = Api::all(client.clone());
+    let copies = match all.list_metadata(&copies()).await {
+        Ok(list) => Some(list.items.into_iter().map(|copy| copy.metadata).collect()),
+        Err(error) => {
+            notes.push(format!(
+                "cannot list the {} copies across namespaces, so mirrors left where the source no longer asks are not shown: {}",
+                K::NAME,
+                why(error)
+            ));
+            None
+        }
+    };
+    let warnings = warnings_about::<K>(client, &namespace, &name, &mut notes).await;
+    let scene = SourceScene {
+        source,
+        preview: preview.is_some(),
+        companion,
+        namespaces,
+        at_name,
+        copies,
+        contested: verdicts::contested_copies(&warnings, Timestamp::now()),
+    };
+    let key = K::comparison_key();
+    Report {
+        subject: subject::<K>(&namespace, &name, Is::Source),
+        preview: preview.cloned(),
+        rows: verdicts::explain_source(&scene, install, &key),
+        warnings,
+        notes,
+    }
+}
+
+async fn copy<K: Explained>(
+    client: &Client,
+    install: &Install,
+    copy: K,
+    previewed: bool,
+) -> Report {
+    let meta = copy.meta().clone();
+    let namespace = meta.namespace.clone().unwrap_or_default();
+    let name = meta.name.clone().unwrap_or_default();
+    let mut notes = Vec::new();
+    if previewed {
+        notes.push("--mirror-to and --mirror-to-selector preview a source; this is a copy".into());
+    }
+    let claimed = claimed_source::<K>(&meta, &install.suffix).or_else(|| {
+        verdicts::companion_source_name(&name, install).map(|source| (namespace.clone(), source))
+    });
+    let source = match &claimed {
+        Some((source_namespace, source_name)) => {
+            let api: Api<K> = Api::namespaced(client.clone(), source_namespace);
+            Some(api.get_opt(source_name).await.map_err(why))
+        }
+        None => None,
+    };
+    let mut warnings = Vec::new();
+    if let Some((source_namespace, source_name)) = &claimed {
+        warnings = warnings_about::<K>(client, source_namespace, source_name, &mut notes).await;
+    }
+    let scene = CopyScene {
+        contested: verdicts::contested_copies(&warnings, Timestamp::now()),
+        copy,
+        source,
+        namespace: namespace_facts(client, &namespace).await,
+    };
+    let key = K::comparison_key();
+    Report {
+        subject: subject::<K>(&namespace, &name, Is::Copy),
+        preview: None,
+        rows: verdicts::explain_copy(&scene, install, &key),
+        warnings,
+        notes,
+    }
+}
+
+/// Explains a namespace: its consent, and for each kind its mirrors and
+/// the sources that ask for it.
+pub async fn namespace(client: &Client, install: &Install, name: &str, kinds: Kinds) -> Report {
+    let mut report = Report {
+        subject: Subject {
+            kind: "Namespace",
+            namespace: None,
+            name: name.to_owned(),
+            is: Is::Unknown,
+        },
+        preview: None,
+        rows: Vec::new(),
+        warnings: Vec::new(),
+        notes: Vec::new(),
+    };
+    let unread = |verdict, detail| Row {
+        what: What::Consent,
+        kind: "",
+        namespace: name.to_owned(),
+        name: String::new(),
+        source: None,
+        verdict,
+        detail,
+    };
+    let facts = match namespace_facts(client, name).await {
+        Err(why) => {
+            report.rows.push(unread(
+                Verdict::CannotRead,
+                format!("cannot read it: {why}"),
+            ));
+            return report;
+        }
+        Ok(None) => {
+            report.rows.push(unread(
+                Verdict::NotFound,
+                format!("there is no namespace {name}"),
+            ));
+            return report;
+        }
+        Ok(Some(facts)) => facts,
+    };
+    report.subject.is = Is::Namespace;
+    report.rows = verdicts::consent_rows(&facts, install);
+    if kinds.configmaps {
+        let rows =
+            namespace_kind::<k8s_openapi::api::core::v1::ConfigMap>(client, install, &facts).await;
+        report.rows.extend(rows);
+    }
+    if kinds.secrets {
+        let rows =
+            namespace_kind::<k8s_openapi::api::core::v1::Secret>(client, install, &facts).await;
+        report.rows.extend(rows);
+    }
+    // Events about a cluster-scoped object are recorded in `default`.
+    report.warnings = warnings(
+        client,
+        "default",
+        &format!("involvedObject.kind=Namespace,involvedObject.name={name},type=Warning"),
+        &mut report.notes,
+    )
+    .await;
+    report
+}
+
+/// The kinds a namespace is explained for.
+#[derive(Debug, Clone, Copy)]
+pub struct Kinds {
+    pub configmaps: bool,
+    pub secrets: bool,
+}
+
+async fn namespace_kind<K: Explained>(
+    client: &Client,
+    install: &Install,
+    namespace: &NamespaceFacts,
+) -> Vec<Row> {
+    let in_namespace: Api<K> = Api::namespaced(client.clone(), &namespace.name);
+    let mirrors: Read<Vec<CopyScene<K>>> = match in_namespace.list(&copies()).await {
+        Err(error) => Err(why(error)),
+        Ok(list) => {
+            let mirrors = list
+                .items
+                .into_iter()
+                .filter(|copy| mirror_of(copy.meta()).is_some());
+            Ok(stream::iter(mirrors)
+                .map(|mirror| mirror_scene(client, namespace, mirror))
+                .buffered(READS_AT_ONCE)
+                .collect()
+                .await)
+        }
+    };
+    let all: Api<K> = Api::all(client.clone());
+    let sources: Read<Vec<ObjectMeta>> = all
+        .list_metadata(&ListParams::default().labels(&install.selector))
+        .await
+        .map(|list| list.items.into_iter().map(|s| s.metadata).collect())
+        .map_err(why);
+    let mirrored: BTreeSet<String> = match &mirrors {
+        Ok(mirrors) => mirrors
+            .iter()
+            .filter_map(|m: &CopyScene<K>| mirror_of(m.copy.meta()))
+            .map(|(ns, n)| format!("{ns}/{n}"))
+            .collect(),
+        Err(_) => BTreeSet::new(),
+    };
+    let mut names = Vec::new();
+    if let Ok(sources) = &sources {
+        for (source, refused) in verdicts::sources_asking::<K>(namespace, sources, install) {
+            if refused.is_none() && !mirrored.contains(&verdicts::key_of(source)) {
+                names.extend(source.name.clone());
+            }
+        }
+    }
+    let at_name = stream::iter(names)
+        .map(|name| {
+            let api = in_namespace.clone();
+            async move {
+                let found = api.get_opt(&name).await.map_err(why);
+                (name, found)
+            }
+        })
+        .buffered(READS_AT_ONCE)
+        .collect()
+        .await;
+    let scene = NamespaceScene {
+        mirrors,
+        sources,
+        at_name,
+    };
+    verdicts::explain_namespace(namespace, &scene, install, &K::comparison_key())
+}
+
+/// A mirror found in `namespace`, with its source read.
+async fn mirror_scene<K: Explained>(
+    client: &Client,
+    namespace: &NamespaceFacts,
+    mirror: K,
+) -> CopyScene<K> {
+    let source = match mirror_of(mirror.meta()) {
+        Some((source_namespace, source_name)) => {
+            let api: Api<K> = Api::namespaced(client.clone(), &source_namespace);
+            Some(api.get_opt(&source_name).await.map_err(why))
+        }
+        None => None,
+    };
+    CopyScene {
+        copy: mirror,
+        source,
+        namespace: Ok(Some(namespace.clone())),
+        contested: BTreeSet::new(),
+    }
+}
+
+/// Every copy of a kind: what carries the managed-by label.
+fn copies() -> ListParams {
+    ListParams::default().labels(&contract::copy_selector())
+}
+
+/// The namespaces, listed; when they cannot be, those in `by_name`, each
+/// read on its own.
+async fn namespaces(client: &Client, by_name: &[String]) -> Namespaces {
+    let api: Api<Namespace> = Api::all(client.clone());
+    match api.list_metadata(&ListParams::default()).await {
+        Ok(list) => Namespaces {
+            known: list
+                .items
+                .iter()
+                .map(|ns| NamespaceFacts::of(&ns.metadata))
+                .collect(),
+            list_error: None,
+            unreadable: BTreeMap::new(),
+        },
+        Err(error) => {
+            let mut namespaces = Namespaces {
+                list_error: Some(why(error)),
+                ..Namespaces::default()
+            };
+            for name in by_name {
+                match namespace_facts(client, name).await {
+                    Ok(Some(facts)) => namespaces.known.push(facts),
+                    Ok(None) => {}
+                    Err(why) => {
+                        namespaces.unreadable.insert(name.clone(), why);
+                    }
+                }
+            }
+            namespaces
+        }
+    }
+}
+
+async fn namespace_facts(client: &Client, name: &str) -> Read<Option<NamespaceFacts>> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    api.get_metadata_opt(name)
+        .await
+        .map(|found| found.map(|ns: PartialObjectMeta<Namespace>| NamespaceFacts::of(&ns.metadata)))
+        .map_err(why)
+}
+
+/// The object at `name` in each of `namespaces`.
+async fn objects_at<K: Explained>(
+    client: &Client,
+    namespaces: &[String],
+    name: &str,
+) -> BTreeMap<String, Read<Option<K>>> {
+    stream::iter(namespaces.iter().cloned())
+        .map(|namespace| {
+            let api: Api<K> = Api::namespaced(client.clone(), &namespace);
+            async move {
+                let found = api.get_opt(name).await.map_err(why);
+                (namespace, found)
+            }
+        })
+        .buffered(READS_AT_ONCE)
+        .collect()
+        .await
+}
+
+/// The last Warnings about object `namespace/name` of kind K.
+async fn warnings_about<K: Explained>(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    notes: &mut Vec<String>,
+) -> Vec<Warning> {
+    let fields = format!(
+        "involvedObject.kind={},involvedObject.name={name},type=Warning",
+        K::NAME
+    );
+    warnings(client, namespace, &fields, notes).await
+}
+
+async fn warnings(
+    client: &Client,
+    namespace: &str,
+    fields: &str,
+    notes: &mut Vec<String>,
+) -> Vec<Warning> {
+    let api: Api<Event> = Api::namespaced(client.clone(), namespace);
+    let events = match api.list(&ListParams::default().fields(fields)).await {
+        Ok(list) => list.items,
+        Err(error) => {
+            notes.push(format!(
+                "cannot read the Events in {namespace}: {}",
+                why(error)
+            ));
+            return Vec::new();
+        }
+    };
+    let mut warnings: Vec<Warning> = events.into_iter().map(warning).collect();
+    warnings.sort_by_key(|w| w.last_seen);
+    let skip = warnings.len().saturating_sub(WARNINGS_SHOWN);
+    warnings.split_off(skip)
+}
+
+fn warning(event: Event) -> Warning {
+    let regarding = &event.involved_object;
+    let regarding = match &regarding.namespace {
+        Some(namespace) => format!(
+            "{namespace}/{}",
+            regarding.name.as_deref().unwrap_or_default()
+        ),
+        None => regarding.name.clone().unwrap_or_default(),
+    };
+    let last_seen = event
+        .series
+        .as_ref()
+        .and_then(|s| s.last_observed_time.as_ref().map(|t| t.0))
+        .or(event.last_timestamp.as_ref().map(|t| t.0))
+        .or(event.event_time.as_ref().map(|t| t.0))
+        .or(event.metadata.creation_timestamp.as_ref().map(|t| t.0));
+    let count = event
+        .series
+        .as_ref()
+        .and_then(|s| s.count)
+        .or(event.count)
+        .unwrap_or(1);
+    Warning {
+        regarding,
+        reason: event.reason.unwrap_or_default(),
+        message: event.message.unwrap_or_default(),
+        count,
+        last_seen,
+    }
+}

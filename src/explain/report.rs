@@ -1,0 +1,347 @@
+//! `explain`'s answer, and its two forms: an aligned table for people and
+//! JSON for programs (schema version [`SCHEMA_VERSION`], documented in the
+//! README). Pure.
+
+use serde_json::{Value, json};
+
+use super::verdicts::{Preview, Row, Warning};
+
+/// The version of the JSON output's schema. A field is never renamed or
+/// given another meaning within one version; new fields may appear.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What was asked about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subject {
+    /// `ConfigMap`, `Secret` or `Namespace`.
+    pub kind: &'static str,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub is: Is,
+}
+
+/// What the subject turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Is {
+    Source,
+    Copy,
+    Namespace,
+    /// It could not be read, or does not exist.
+    Unknown,
+}
+
+impl Is {
+    fn as_str(self) -> &'static str {
+        match self {
+            Is::Source => "source",
+            Is::Copy => "copy",
+            Is::Namespace => "namespace",
+            Is::Unknown => "unknown",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub subject: Subject,
+    pub preview: Option<Preview>,
+    pub rows: Vec<Row>,
+    /// The last Warning Events about the subject (and, for a copy, about
+    /// its source), oldest first.
+    pub warnings: Vec<Warning>,
+    /// What could not be checked, which does not change the exit code.
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// Whether everything asked for is in place.
+    pub fn ok(&self) -> bool {
+        self.rows.iter().all(|row| row.verdict.ok())
+    }
+
+    /// 0 when everything asked for is in place, 1 when something is not.
+    pub fn exit_code(&self) -> u8 {
+        match self.ok() {
+            true => 0,
+            false => 1,
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .map(|row| {
+                json!({
+                    "what": row.what.as_str(),
+                    "kind": row.kind,
+                    "namespace": row.namespace,
+                    "name": row.name,
+                    "source": row.source,
+                    "verdict": row.verdict.as_str(),
+                    "ok": row.verdict.ok(),
+                    "detail": row.detail,
+                })
+            })
+            .collect();
+        let warnings: Vec<Value> = self
+            .warnings
+            .iter()
+            .map(|warning| {
+                json!({
+                    "regarding": warning.regarding,
+                    "reason": warning.reason,
+                    "message": warning.message,
+                    "count": warning.count,
+                    "lastSeen": warning.last_seen.map(|t| t.to_string()),
+                })
+            })
+            .collect();
+        json!({
+            "version": SCHEMA_VERSION,
+            "subject": {
+                "kind": self.subject.kind,
+                "namespace": self.subject.namespace,
+                "name": self.subject.name,
+                "is": self.subject.is.as_str(),
+            },
+            "preview": self.preview.as_ref().map(|p| json!({
+                "mirrorTo": p.mirror_to,
+                "mirrorToSelector": p.mirror_to_selector,
+            })),
+            "ok": self.ok(),
+            "rows": rows,
+            "warnings": warnings,
+            "notes": self.notes,
+        })
+    }
+
+    /// The table: a heading line, one line per row (the kind and source
+    /// columns only when they vary), the Warnings, the notes and a summary.
+    pub fn to_table(&self) -> String {
+        let subject = match &self.subject.namespace {
+            Some(namespace) => format!("{} {namespace}/{}", self.subject.kind, self.subject.name),
+            None => format!("{} {}", self.subject.kind, self.subject.name),
+        };
+        let mut out = match self.subject.is {
+            Is::Unknown => format!("{subject}\n"),
+            is => format!("{subject}: a {}\n", is.as_str()),
+        };
+        if let Some(preview) = &self.preview {
+            let given: Vec<String> = [
+                ("mirror-to", &preview.mirror_to),
+                ("mirror-to-selector", &preview.mirror_to_selector),
+            ]
+            .iter()
+            .filter_map(|(key, value)| value.as_ref().map(|v| format!("{key}={v}")))
+            .collect();
+            out.push_str(&format!(
+                "Preview, as if annotated {}: nothing is written\n",
+                given.join(" ")
+            ));
+        }
+        out.push('\n');
+        let subject_key = self
+            .subject
+            .namespace
+            .as_ref()
+            .map(|ns| format!("{ns}/{}", self.subject.name));
+        let kinds_vary = self
+            .rows
+            .iter()
+            .filter(|row| !row.kind.is_empty())
+            .any(|row| row.kind != self.subject.kind);
+        let sources_vary = self
+            .rows
+            .iter()
+            .any(|row| row.source.is_some() && row.source != subject_key);
+        let mut header = vec!["WHAT"];
+        if kinds_vary {
+            header.push("KIND");
+        }
+        header.extend(["NAMESPACE", "NAME"]);
+        if sources_vary {
+            header.push("SOURCE");
+        }
+        header.extend(["VERDICT", "DETAIL"]);
+        let mut lines = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+        for row in &self.rows {
+            let mut line = vec![row.what.as_str().to_owned()];
+            if kinds_vary {
+                line.push(row.kind.to_owned());
+            }
+            line.extend([row.namespace.clone(), row.name.clone()]);
+            if sources_vary {
+                line.push(row.source.clone().unwrap_or_default());
+            }
+            line.extend([row.verdict.as_str().to_owned(), row.detail.clone()]);
+            lines.push(line);
+        }
+        out.push_str(&aligned(&lines));
+        if !self.warnings.is_empty() {
+            out.push_str("\nLast Warnings, oldest first:\n");
+            let mut lines = vec![
+                ["LAST SEEN", "REGARDING", "REASON", "COUNT", "MESSAGE"]
+                    .map(str::to_owned)
+                    .to_vec(),
+            ];
+            for warning in &self.warnings {
+                lines.push(vec![
+                    warning
+                        .last_seen
+                        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+                        .unwrap_or_default(),
+                    warning.regarding.clone(),
+                    warning.reason.clone(),
+                    warning.count.to_string(),
+                    warning.message.clone(),
+                ]);
+            }
+            out.push_str(&aligned(&lines));
+        }
+        for note in &self.notes {
+            out.push_str(&format!("\nNote: {note}"));
+        }
+        if !self.notes.is_empty() {
+            out.push('\n');
+        }
+        let missing = self.rows.iter().filter(|row| !row.verdict.ok()).count();
+        out.push_str(&match missing {
+            0 => "\nEverything asked for is in place.\n".to_owned(),
+            n => format!("\nNot in place: {n} of {}.\n", self.rows.len()),
+        });
+        out
+    }
+}
+
+/// Lines of cells, each column as wide as its widest cell; the last column
+/// is not padded.
+fn aligned(lines: &[Vec<String>]) -> String {
+    let columns = lines.iter().map(Vec::len).max().unwrap_or_default();
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            lines
+                .iter()
+                .filter_map(|line| line.get(c))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut out = String::new();
+    for line in lines {
+        let cells: Vec<String> = line
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| match c + 1 == line.len() {
+                true => cell.clone(),
+                false => format!("{cell:<width$}", width = widths[c]),
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::verdicts::{Verdict, What};
+
+    fn row(what: What, name: &str, verdict: Verdict) -> Row {
+        Row {
+            what,
+            kind: "ConfigMap",
+            namespace: "team-a".into(),
+            name: name.into(),
+            source: Some("team-a/colors".into()),
+            verdict,
+            detail: format!("{} detail", verdict.as_str()),
+        }
+    }
+
+    fn report(rows: Vec<Row>) -> Report {
+        Report {
+            subject: Subject {
+                kind: "ConfigMap",
+                namespace: Some("team-a".into()),
+                name: "colors".into(),
+                is: Is::Source,
+            },
+            preview: None,
+            rows,
+            warnings: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn one_row_not_in_place_makes_exit_code_1() {
+        let fine = report(vec![
+            row(What::Source, "colors", Verdict::Managed),
+            row(What::Companion, "colors-synced", Verdict::InSync),
+        ]);
+        assert_eq!(fine.exit_code(), 0);
+        let mut broken = fine.clone();
+        broken
+            .rows
+            .push(row(What::Mirror, "colors", Verdict::NotConsenting));
+        assert_eq!(broken.exit_code(), 1);
+        assert_eq!(broken.to_json()["ok"], false);
+        assert!(broken.to_table().contains("Not in place: 1 of 3."));
+    }
+
+    #[test]
+    fn the_json_has_its_version_and_every_row_s_verdict() {
+        let json = report(vec![row(What::Mirror, "colors", Verdict::NameTaken)]).to_json();
+        assert_eq!(json["version"], 1);
+        assert_eq!(json["subject"]["is"], "source");
+        assert_eq!(json["rows"][0]["verdict"], "name-taken");
+        assert_eq!(json["rows"][0]["ok"], false);
+        assert_eq!(json["rows"][0]["what"], "mirror");
+        assert_eq!(json["preview"], Value::Null);
+    }
+
+    #[test]
+    fn the_table_s_columns_are_aligned_and_the_source_shown_only_when_it_varies() {
+        let table = report(vec![
+            row(What::Source, "colors", Verdict::Managed),
+            row(What::Companion, "colors-synced", Verdict::InSync),
+        ])
+        .to_table();
+        let header = table
+            .lines()
+            .find(|l| l.starts_with("WHAT"))
+            .expect("a header");
+        assert!(!header.contains("SOURCE"), "{table}");
+        let verdict_at = header.find("VERDICT").expect("a verdict column");
+        for line in table.lines().filter(|l| l.starts_with("companion")) {
+            assert_eq!(line.find("in-sync"), Some(verdict_at), "{table}");
+        }
+    }
+
+    #[test]
+    fn the_readme_documents_every_verdict() {
+        let readme = include_str!("../../README.md");
+        for verdict in Verdict::ALL {
+            let line = format!(
+                "| `{}` | {} |",
+                verdict.as_str(),
+                match verdict.ok() {
+                    true => "yes",
+                    false => "no",
+                }
+            );
+            assert!(readme.contains(&line), "README.md lacks the line {line:?}");
+        }
+    }
+
+    #[test]
+    fn every_verdict_has_its_own_name() {
+        let mut names: Vec<&str> = Verdict::ALL.iter().map(|v| v.as_str()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), Verdict::ALL.len());
+    }
+}

@@ -1,0 +1,383 @@
+//! A source's rows: whether it is managed, its companion, each namespace
+//! it asks for, and its mirrors where it no longer asks.
+
+use super::*;
+
+/// The namespaces as far as they could be read.
+#[derive(Debug, Clone, Default)]
+pub struct Namespaces {
+    pub known: Vec<NamespaceFacts>,
+    /// Why the namespaces could not be listed, if they could not: then
+    /// `known` holds only those looked up by name.
+    pub list_error: Option<String>,
+    /// Namespaces looked up by name that could not be read, and why.
+    pub unreadable: BTreeMap<String, String>,
+}
+
+impl Namespaces {
+    fn get(&self, name: &str) -> Option<&NamespaceFacts> {
+        self.known.iter().find(|ns| ns.name == name)
+    }
+}
+
+/// Everything read about a source.
+pub struct SourceScene<K> {
+    /// The source, with any preview applied.
+    pub source: K,
+    pub preview: bool,
+    /// The object at the companion's name.
+    pub companion: Read<Option<K>>,
+    pub namespaces: Namespaces,
+    /// The object at the source's name in each namespace that should hold
+    /// its mirror ([`mirror_namespaces`]).
+    pub at_name: BTreeMap<String, Read<Option<K>>>,
+    /// The copies of this kind across the cluster, if they could be listed
+    /// (metadata only).
+    pub copies: Option<Vec<ObjectMeta>>,
+    /// Copies (`namespace/name`) a recent `CopyContested` Warning names.
+    pub contested: BTreeSet<String>,
+}
+
+/// The companion's row: the object at its name compared with the one the
+/// source should have.
+fn companion_row<K: Explained>(
+    source: &K,
+    desired: &K,
+    actual: &Read<Option<K>>,
+    install: &Install,
+    key: &K::DigestKey,
+    contested: &BTreeSet<String>,
+) -> Row {
+    let namespace = source.meta().namespace.clone().unwrap_or_default();
+    let name = desired.meta().name.clone().unwrap_or_default();
+    let compared = match actual {
+        Err(why) => (Verdict::CannotRead, format!("cannot read it: {why}")),
+        Ok(None) => (
+            Verdict::Missing,
+            "it does not exist: the controller creates it".into(),
+        ),
+        Ok(Some(actual)) => compare(desired.clone(), actual, source.meta(), install, key),
+    };
+    copy_row::<K>(
+        What::Companion,
+        &namespace,
+        &name,
+        source.meta(),
+        compared,
+        contested,
+    )
+}
+
+/// The namespaces where the source should have a mirror: those it asks for
+/// that consent, as the controller's [`wants_mirror`] decides, unless its
+/// name is reserved. These are the ones whose object at the source's name
+/// is to be read.
+pub fn mirror_namespaces<K: Explained>(
+    source: &K,
+    namespaces: &Namespaces,
+    install: &Install,
+) -> Vec<String> {
+    let meta = source.meta();
+    let Ok(Some(targets)) = Targets::of(meta) else {
+        return Vec::new();
+    };
+    let name = meta.name.clone().unwrap_or_default();
+    if install.reserved_names.contains(&name) {
+        return Vec::new();
+    }
+    let source_namespace = meta.namespace.as_deref().unwrap_or_default();
+    namespaces
+        .known
+        .iter()
+        .filter(|ns| wants_mirror(&targets, source_namespace, ns, K::consent(install)))
+        .map(|ns| ns.name.clone())
+        .collect()
+}
+
+/// The namespaces a source names exactly (no glob): the ones to look up
+/// one by one when the namespaces cannot be listed.
+pub fn named_namespaces<K: MirroredKind>(source: &K) -> Vec<String> {
+    annotation(source.meta(), MIRROR_TO_ANNOTATION)
+        .and_then(|text| targets::parse_patterns(MIRROR_TO_ANNOTATION, text).ok())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|pattern| !pattern.contains('*'))
+        .collect()
+}
+
+/// The rows of a source: whether it is managed, its companion, each
+/// namespace it asks for, and the mirrors it has where it no longer should.
+pub fn explain_source<K: Explained>(
+    scene: &SourceScene<K>,
+    install: &Install,
+    key: &K::DigestKey,
+) -> Vec<Row> {
+    let source = &scene.source;
+    let managed = managed(source, install, key);
+    let mut rows = vec![source_row(source, &managed, install)];
+    let Managed::Yes { companion } = &managed else {
+        return rows;
+    };
+    if let Ok(desired) = companion {
+        rows.push(companion_row(
+            source,
+            desired,
+            &scene.companion,
+            install,
+            key,
+            &scene.contested,
+        ));
+    }
+    rows.extend(mirror_rows(scene, install, key));
+    rows
+}
+
+fn mirror_rows<K: Explained>(
+    scene: &SourceScene<K>,
+    install: &Install,
+    key: &K::DigestKey,
+) -> Vec<Row> {
+    let source = &scene.source;
+    let meta = source.meta();
+    let name = meta.name.clone().unwrap_or_default();
+    let source_namespace = meta.namespace.clone().unwrap_or_default();
+    let source_key = key_of(meta);
+    let targets = match Targets::of(meta) {
+        Ok(Some(targets)) => targets,
+        Ok(None) => return leftover_rows(scene, install, &BTreeSet::new()),
+        Err(why) => {
+            let mut rows = vec![row_at::<K>(
+                What::Mirror,
+                "",
+                &name,
+                Some(source_key),
+                Verdict::InvalidTargets,
+                format!(
+                    "{why}: no mirror is written, and those written before stay, until it is fixed (Warning {})",
+                    warning::INVALID_MIRROR_TARGETS
+                ),
+            )];
+            rows.extend(leftover_rows(scene, install, &BTreeSet::new()));
+            return rows;
+        }
+    };
+    let mut rows = Vec::new();
+    let mut asked = BTreeSet::new();
+    let reserved = install.reserved_names.contains(&name);
+    for namespace in &scene.namespaces.known {
+        if !targets.includes(&namespace.name, &namespace.labels) {
+            continue;
+        }
+        asked.insert(namespace.name.clone());
+        let at = |verdict, detail| {
+            row_at::<K>(
+                What::Mirror,
+                &namespace.name,
+                &name,
+                Some(source_key.clone()),
+                verdict,
+                detail,
+            )
+        };
+        if reserved && namespace.name != source_namespace {
+            rows.push(at(
+                Verdict::ReservedName,
+                format!(
+                    "{name} is reserved (published by Kubernetes into every namespace, or listed by --reserved-names): never mirrored (Warning {})",
+                    warning::MIRROR_NAME_RESERVED
+                ),
+            ));
+            continue;
+        }
+        if let Some((verdict, detail)) = refusal::<K>(&targets, meta, namespace, install) {
+            rows.push(at(verdict, detail));
+            continue;
+        }
+        let compared = match scene.at_name.get(&namespace.name) {
+            None => (Verdict::CannotRead, "it was not read".into()),
+            Some(Err(why)) => (Verdict::CannotRead, format!("cannot read it: {why}")),
+            Some(Ok(None)) if scene.preview => (
+                Verdict::WouldReceive,
+                "it consents: the mirror is written once the annotation is".into(),
+            ),
+            Some(Ok(None)) => (
+                Verdict::Missing,
+                "it consents, and has no mirror yet: the controller writes it".into(),
+            ),
+            Some(Ok(Some(actual))) => {
+                match desired_mirror(source, &namespace.name, key).and_then(|mirror| {
+                    finished(
+                        mirror,
+                        source,
+                        &install.selector,
+                        &install.source_label_keys,
+                    )
+                    .map_err(|_| Refusal::Incomplete)
+                }) {
+                    Ok(desired) => compare(desired, actual, meta, install, key),
+                    Err(_) => (Verdict::NoSource, "no mirror can be built of it".into()),
+                }
+            }
+        };
+        rows.push(copy_row::<K>(
+            What::Mirror,
+            &namespace.name,
+            &name,
+            meta,
+            compared,
+            &scene.contested,
+        ));
+    }
+    rows.extend(unmatched_rows::<K>(meta, &targets, scene, &asked, &name));
+    rows.extend(leftover_rows(scene, install, &asked));
+    rows
+}
+
+/// Rows for what the source asks for that no namespace read answers: a
+/// name or glob matching no namespace, a selector matching none, and the
+/// namespaces that could not be read.
+fn unmatched_rows<K: Explained>(
+    meta: &ObjectMeta,
+    targets: &Targets,
+    scene: &SourceScene<K>,
+    asked: &BTreeSet<String>,
+    name: &str,
+) -> Vec<Row> {
+    let source_key = key_of(meta);
+    let at = |namespace: &str, verdict, detail| {
+        row_at::<K>(
+            What::Mirror,
+            namespace,
+            name,
+            Some(source_key.clone()),
+            verdict,
+            detail,
+        )
+    };
+    let mut rows = Vec::new();
+    for (namespace, why) in &scene.namespaces.unreadable {
+        // Its own namespace needs no reading to be told apart.
+        rows.push(
+            match Some(namespace.as_str()) == meta.namespace.as_deref() {
+                true => at(
+                    namespace,
+                    Verdict::SourceNamespace,
+                    "the source's own namespace: it holds the companion".into(),
+                ),
+                false => at(
+                    namespace,
+                    Verdict::CannotRead,
+                    format!("cannot read the namespace: {why}"),
+                ),
+            },
+        );
+    }
+    if let Some(why) = &scene.namespaces.list_error {
+        let asks_more = targets.exact_names().is_none();
+        if asks_more {
+            rows.push(at(
+                "*",
+                Verdict::CannotRead,
+                format!("cannot list the namespaces, so those its globs or selector match are unknown: {why}"),
+            ));
+        }
+    }
+    let patterns = annotation(meta, MIRROR_TO_ANNOTATION)
+        .and_then(|text| targets::parse_patterns(MIRROR_TO_ANNOTATION, text).ok())
+        .unwrap_or_default();
+    for pattern in patterns {
+        let matched = asked.iter().any(|ns| targets::glob_matches(&pattern, ns));
+        let unknown = scene.namespaces.unreadable.contains_key(&pattern)
+            || (pattern.contains('*') && scene.namespaces.list_error.is_some());
+        if !matched && !unknown {
+            rows.push(at(
+                &pattern,
+                Verdict::NoSuchNamespace,
+                format!("{MIRROR_TO_ANNOTATION} names {pattern}, which matches no namespace"),
+            ));
+        }
+    }
+    if let Some(selector) = annotation(meta, MIRROR_TO_SELECTOR_ANNOTATION) {
+        let matched = scene
+            .namespaces
+            .known
+            .iter()
+            .any(|ns| Selector::parse(selector).is_ok_and(|s| s.matches(&ns.labels)));
+        if !matched && scene.namespaces.list_error.is_none() {
+            rows.push(at(
+                "",
+                Verdict::NoSuchNamespace,
+                format!("{MIRROR_TO_SELECTOR_ANNOTATION} {selector} matches no namespace"),
+            ));
+        }
+    }
+    rows
+}
+
+/// Mirrors of the source in namespaces it does not (or no longer) ask for,
+/// with the prune loop's verdict on each.
+fn leftover_rows<K: Explained>(
+    scene: &SourceScene<K>,
+    install: &Install,
+    asked: &BTreeSet<String>,
+) -> Vec<Row> {
+    let Some(copies) = &scene.copies else {
+        return Vec::new();
+    };
+    let meta = scene.source.meta();
+    let source_ref = (
+        meta.namespace.clone().unwrap_or_default(),
+        meta.name.clone().unwrap_or_default(),
+    );
+    let managed_source = |namespace: &str, name: &str| {
+        ((namespace, name) == (source_ref.0.as_str(), source_ref.1.as_str())
+            && install.source_selector.matches(labels(meta)))
+        .then_some(&scene.source)
+    };
+    let mut rows = Vec::new();
+    for copy in copies {
+        let namespace = copy.namespace.clone().unwrap_or_default();
+        if mirror_of(copy).as_ref() != Some(&source_ref) || asked.contains(&namespace) {
+            continue;
+        }
+        let verdict = wanted::copy_verdict::<K, _>(
+            copy,
+            &install.selector,
+            &install.suffix,
+            &install.reserved_names,
+            K::consent(install),
+            managed_source,
+            |namespace| scene.namespaces.get(namespace).cloned(),
+        );
+        let (verdict, detail) = match verdict {
+            CopyVerdict::Unwanted => (
+                Verdict::Unwanted,
+                "a mirror the source no longer wants here: the controller removes it".into(),
+            ),
+            CopyVerdict::UnwantedIfSourceGone(_) => continue,
+            CopyVerdict::Keep if !contract_written_under(copy, install) => continue,
+            CopyVerdict::Keep => (
+                Verdict::InvalidTargets,
+                "a mirror written before: kept until the source's mirror annotations are fixed"
+                    .into(),
+            ),
+        };
+        rows.push(row::<K>(
+            What::Mirror,
+            copy,
+            Some(key_of(meta)),
+            verdict,
+            detail,
+        ));
+    }
+    rows
+}
+
+fn contract_written_under(copy: &ObjectMeta, install: &Install) -> bool {
+    crate::contract::written_under(copy, &install.selector)
+}
+
+/// The desired companion's name of a source, as the install names it.
+pub fn companion_of(source: &ObjectMeta, install: &Install) -> String {
+    companion_name(source.name.as_deref().unwrap_or_default(), &install.suffix)
+}

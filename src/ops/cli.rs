@@ -1,0 +1,308 @@
+//! The command line: without a subcommand the binary is the controller,
+//! with every flag of [`Config`]; `explain` is a read-only subcommand of
+//! the same binary. Installed or linked as `kubectl-mirror`, it is a
+//! kubectl plugin: `kubectl mirror explain ...`, subcommands only.
+
+use std::{ffi::OsString, path::Path};
+
+use clap::{ArgGroup, CommandFactory, Parser, Subcommand, ValueEnum};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::{
+    decisions::names,
+    decisions::targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets},
+    ops::config::{Config, KubeconfigArgs, Rules, parse_namespace, parse_optional_namespace},
+};
+
+/// The name kubectl finds a plugin by, for `kubectl mirror ...`.
+pub const PLUGIN_NAME: &str = "kubectl-mirror";
+
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "configmap-mirror",
+    version,
+    about = "Keeps an exact, self-healing copy of labeled ConfigMaps",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub controller: Config,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// As a kubectl plugin: the subcommands only, never the controller.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "kubectl mirror",
+    bin_name = "kubectl mirror",
+    version,
+    about = "configmap-mirror as a kubectl plugin",
+    subcommand_required = true,
+    arg_required_else_help = true
+)]
+struct Plugin {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Why a copy is or is not where its source asks (read-only)
+    ///
+    /// Explains a source (NAMESPACE/NAME): whether this install manages
+    /// it, its companion, and each namespace it asks for; a copy: whose it
+    /// is and whether it is in sync; or a namespace (--namespace): what it
+    /// receives and what it refuses. It reads with the caller's kubeconfig
+    /// and rights, and decides with the controller's own rules: give it the
+    /// install's flags. Exit code 0 when everything asked for is in place,
+    /// 1 when something is not, 2 on bad input.
+    Explain(ExplainArgs),
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub enum Invocation {
+    Controller(Box<Config>),
+    Explain(Box<ExplainArgs>),
+}
+
+/// `explain`'s flags. The install's rules (`--selector`, `--suffix`, the
+/// consent selectors, `--protected-namespaces`, `--reserved-names`) are
+/// the controller's own flags, with the same defaults and variables: give
+/// them as the install was given them.
+#[derive(Debug, Clone, clap::Args)]
+#[command(group(ArgGroup::new("subject").required(true).args(["object", "namespace"])))]
+pub struct ExplainArgs {
+    /// The source or copy to explain.
+    #[arg(value_name = "NAMESPACE/NAME", value_parser = parse_object_ref)]
+    pub object: Option<(String, String)>,
+
+    /// Explain a namespace instead: the mirrors it holds, the sources that
+    /// ask for it, and what it accepts.
+    #[arg(long, value_name = "NAMESPACE", value_parser = parse_namespace)]
+    pub namespace: Option<String>,
+
+    /// The kind of the object (default: configmap; with --namespace: both).
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub kind: Option<ObjectKind>,
+
+    /// Preview: explain the source as if its `workshop.io/mirror-to` were
+    /// this (names and `*` globs, comma-separated).
+    #[arg(long, value_name = "NAMES", conflicts_with = "namespace", value_parser = parse_mirror_to)]
+    pub mirror_to: Option<String>,
+
+    /// Preview: as if its `workshop.io/mirror-to-selector` were this.
+    #[arg(long, value_name = "SELECTOR", conflicts_with = "namespace", value_parser = parse_mirror_to_selector)]
+    pub mirror_to_selector: Option<String>,
+
+    /// Output format: an aligned table, or JSON (its schema is in the README).
+    #[arg(short = 'o', long = "output", value_enum, value_name = "FORMAT", default_value_t = Output::Table)]
+    pub output: Output,
+
+    #[command(flatten)]
+    pub rules: Rules,
+
+    /// The namespaces the install itself uses (where it runs, its Lease's,
+    /// its digest key's), comma-separated: the controller protects them
+    /// too. In the controller's Pod, $POD_NAMESPACE says where it runs.
+    #[arg(
+        long,
+        env = "POD_NAMESPACE",
+        help_heading = "Mirroring",
+        value_name = "NAMESPACES",
+        value_delimiter = ',',
+        value_parser = parse_optional_namespace
+    )]
+    pub install_namespaces: Vec<String>,
+
+    #[command(flatten)]
+    pub kube: KubeconfigArgs,
+}
+
+/// A kind `explain` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ObjectKind {
+    Configmap,
+    Secret,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    Table,
+    Json,
+}
+
+impl Invocation {
+    /// What this process's arguments ask for; malformed arguments end it
+    /// with a message and exit code 2, as clap does.
+    pub fn from_args() -> Invocation {
+        let args: Vec<OsString> = std::env::args_os().collect();
+        match Invocation::parse(args) {
+            Ok(invocation) => invocation,
+            Err(error) => error.exit(),
+        }
+    }
+
+    /// What `args` (the program's name first) ask for. Flags that can
+    /// never work together are refused as malformed ones are.
+    pub fn parse(args: Vec<OsString>) -> Result<Invocation, clap::Error> {
+        let command = match is_plugin(args.first()) {
+            true => Plugin::try_parse_from(args)?.command,
+            false => {
+                let cli = Cli::try_parse_from(args)?;
+                match cli.command {
+                    Some(command) => command,
+                    None => {
+                        let valid = cli
+                            .controller
+                            .leader
+                            .validate()
+                            .and_then(|()| cli.controller.validate_digest_key_secret());
+                        if let Err(why) = valid {
+                            return Err(
+                                Cli::command().error(clap::error::ErrorKind::ArgumentConflict, why)
+                            );
+                        }
+                        return Ok(Invocation::Controller(Box::new(cli.controller)));
+                    }
+                }
+            }
+        };
+        Ok(match command {
+            Command::Explain(args) => Invocation::Explain(Box::new(args)),
+        })
+    }
+}
+
+/// Whether the binary runs as the kubectl plugin, as kubectl runs it.
+fn is_plugin(program: Option<&OsString>) -> bool {
+    program.is_some_and(|program| Path::new(program).to_string_lossy().ends_with(PLUGIN_NAME))
+}
+
+/// `NAMESPACE/NAME`, each checked as Kubernetes checks it.
+fn parse_object_ref(value: &str) -> Result<(String, String), String> {
+    let (namespace, name) = value
+        .split_once('/')
+        .ok_or_else(|| format!("{value:?} is not NAMESPACE/NAME"))?;
+    if !names::is_dns_subdomain(name) {
+        return Err(format!("{name:?} is not an object name"));
+    }
+    Ok((parse_namespace(namespace)?, name.to_owned()))
+}
+
+/// Checked as the controller reads the annotation.
+fn parse_mirror_to(value: &str) -> Result<String, String> {
+    targets_of(MIRROR_TO_ANNOTATION, value)
+}
+
+fn parse_mirror_to_selector(value: &str) -> Result<String, String> {
+    targets_of(MIRROR_TO_SELECTOR_ANNOTATION, value)
+}
+
+fn targets_of(annotation: &str, value: &str) -> Result<String, String> {
+    let meta = ObjectMeta {
+        annotations: Some([(annotation.to_owned(), value.to_owned())].into()),
+        ..ObjectMeta::default()
+    };
+    Targets::of(&meta).map(|_| value.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Invocation, clap::Error> {
+        Invocation::parse(args.iter().map(OsString::from).collect())
+    }
+
+    #[test]
+    fn without_a_subcommand_the_binary_is_the_controller() {
+        let Ok(Invocation::Controller(config)) = parse(&["configmap-mirror", "--suffix=-copy"])
+        else {
+            panic!("not the controller");
+        };
+        assert_eq!(config.rules.suffix, "-copy");
+    }
+
+    #[test]
+    fn explain_takes_the_controller_s_rules_with_their_defaults() {
+        let Ok(Invocation::Explain(args)) = parse(&[
+            "configmap-mirror",
+            "explain",
+            "team-a/colors",
+            "--suffix=-copy",
+            "--protected-namespaces=kube-system,guarded",
+        ]) else {
+            panic!("not explain");
+        };
+        assert_eq!(args.object, Some(("team-a".into(), "colors".into())));
+        assert_eq!(args.rules.suffix, "-copy");
+        assert_eq!(args.rules.selector, "workshop.io/managed=true");
+        assert_eq!(args.rules.protected_namespaces, ["kube-system", "guarded"]);
+        assert_eq!(
+            args.rules.accept_secret_mirrors_selector,
+            "workshop.io/accept-secret-mirrors=true"
+        );
+    }
+
+    #[test]
+    fn the_controller_s_flags_do_not_mix_with_a_subcommand() {
+        assert!(parse(&["configmap-mirror", "--concurrency=4", "explain", "a/b"]).is_err());
+    }
+
+    #[test]
+    fn bad_input_is_refused_with_exit_code_2() {
+        for args in [
+            &["configmap-mirror", "explain"][..],
+            &["configmap-mirror", "explain", "no-slash"],
+            &["configmap-mirror", "explain", "Ns/x"],
+            &["configmap-mirror", "explain", "a/b", "--namespace", "c"],
+            &["configmap-mirror", "explain", "a/b", "--kind", "pod"],
+            &[
+                "configmap-mirror",
+                "explain",
+                "a/b",
+                "--mirror-to",
+                "Team_A",
+            ],
+            &[
+                "configmap-mirror",
+                "explain",
+                "a/b",
+                "--mirror-to-selector",
+                "a in b",
+            ],
+            &[
+                "configmap-mirror",
+                "explain",
+                "--namespace",
+                "a",
+                "--mirror-to",
+                "b",
+            ],
+            &["configmap-mirror", "explain", "a/b", "-o", "yaml"],
+        ] {
+            let error = parse(args)
+                .err()
+                .unwrap_or_else(|| panic!("{args:?} parsed"));
+            assert_eq!(error.exit_code(), 2, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn as_kubectl_mirror_the_arguments_are_a_subcommand_s() {
+        let Ok(Invocation::Explain(args)) = parse(&[
+            "/usr/local/bin/kubectl-mirror",
+            "explain",
+            "--namespace",
+            "team-b",
+        ]) else {
+            panic!("not explain");
+        };
+        assert_eq!(args.namespace.as_deref(), Some("team-b"));
+        assert!(parse(&["kubectl-mirror"]).is_err(), "no controller");
+        assert!(parse(&["kubectl-mirror", "--suffix=-x"]).is_err());
+    }
+}
