@@ -4,13 +4,24 @@ use std::process::ExitCode;
 
 use configmap_mirror::{
     app,
-    ops::{config::Config, telemetry},
+    ops::{
+        cli::{Cli, Command},
+        config::Config,
+        probe, telemetry,
+    },
 };
 use tokio::runtime::{Builder, Runtime};
 
 fn main() -> ExitCode {
-    let config = Config::from_args();
-    telemetry::init(config.log_format);
+    let cli = Cli::from_args();
+    match cli.command {
+        None => controller(cli.controller),
+        Some(Command::Probe(args)) => probe::run(&args),
+    }
+}
+
+fn controller(config: Config) -> ExitCode {
+    telemetry::init(config.log_format, &config.log_level);
     let result = runtime(config.worker_threads)
         .map_err(anyhow::Error::from)
         .and_then(|runtime| runtime.block_on(app::run(config)));

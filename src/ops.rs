@@ -1,12 +1,15 @@
-//! Operations: the flags, logs, health and readiness, leader election,
-//! metrics and the HTTP listener that serves them, and shutdown.
+//! Operations: the command line and flags, logs, health and readiness,
+//! leader election, metrics and the HTTP listener that serves them,
+//! shutdown, and the `probe` subcommand.
 
+pub mod cli;
 pub mod config;
 pub(crate) mod duration;
 pub(crate) mod health;
 pub(crate) mod http;
 pub(crate) mod leader;
 pub(crate) mod metrics;
+pub mod probe;
 pub(crate) mod process_metrics;
 pub(crate) mod queue_metrics;
 pub(crate) mod shutdown;

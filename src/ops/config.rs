@@ -2,16 +2,17 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use clap::{CommandFactory, Parser, ValueEnum};
+use clap::ValueEnum;
 
-use crate::{decisions::names, decisions::selector::Selector, ops::duration};
+use crate::{
+    decisions::names,
+    decisions::selector::Selector,
+    ops::{duration, telemetry},
+};
 
-#[derive(Debug, Clone, Parser)]
-#[command(
-    name = "configmap-mirror",
-    version,
-    about = "Keeps an exact, self-healing copy of labeled ConfigMaps"
-)]
+/// The controller's flags: `configmap-mirror` with no subcommand
+/// ([`crate::ops::cli`]).
+#[derive(Debug, Clone, clap::Args)]
 pub struct Config {
     /// Label selector of the source ConfigMaps to mirror.
     #[arg(
@@ -83,6 +84,13 @@ pub struct Config {
     /// Log format: `auto` is text on a terminal and JSON otherwise.
     #[arg(long, env = "MIRROR_LOG_FORMAT", help_heading = "Operations", value_name = "FORMAT", value_enum, default_value_t = LogFormat::Auto)]
     pub log_format: LogFormat,
+
+    /// Log level: `error`, `warn`, `info`, `debug` or `trace`, or a tracing
+    /// filter directive (`info,configmap_mirror::reconcile=debug`). The
+    /// libraries beneath stay at warnings unless a directive names them.
+    /// `RUST_LOG`, when set, wins.
+    #[arg(long, env = "MIRROR_LOG_LEVEL", help_heading = "Operations", value_name = "LEVEL", default_value = "info", value_parser = telemetry::parse_log_level)]
+    pub log_level: String,
 
     /// Address of the one HTTP listener serving /metrics, /healthz and /readyz.
     #[arg(
@@ -237,21 +245,6 @@ pub struct LeaderConfig {
     pub retry_period: Duration,
 }
 
-impl Config {
-    /// The flags of this process. Flags that can never work, alone or
-    /// together, end it with a message naming them and exit code 2, as
-    /// every malformed flag does.
-    pub fn from_args() -> Config {
-        let config = Config::parse();
-        if let Err(why) = config.leader.validate() {
-            Config::command()
-                .error(clap::error::ErrorKind::ArgumentConflict, why)
-                .exit();
-        }
-        config
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum InitialList {
     Auto,
@@ -344,6 +337,14 @@ fn parse_object_name(value: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::cli::Cli;
+    use clap::Parser;
+
+    fn defaults() -> Config {
+        Cli::try_parse_from(["configmap-mirror"])
+            .unwrap()
+            .controller
+    }
 
     #[test]
     fn a_suffix_must_keep_names_valid() {
@@ -357,7 +358,8 @@ mod tests {
 
     #[test]
     fn defaults_are_those_of_a_local_run() {
-        let config = Config::try_parse_from(["configmap-mirror"]).unwrap();
+        let config = defaults();
+        assert_eq!(config.log_level, "info");
         assert_eq!(config.selector, "workshop.io/managed=true");
         assert_eq!(config.suffix, "-synced");
         assert_eq!(config.initial_list, InitialList::Auto);
@@ -370,7 +372,7 @@ mod tests {
     #[test]
     fn leader_timings_that_allow_two_leaders_are_refused() {
         let leader = |lease, renew, retry| {
-            let mut config = Config::try_parse_from(["configmap-mirror"]).unwrap();
+            let mut config = defaults();
             config.leader.lease_duration = Duration::from_millis(lease);
             config.leader.renew_deadline = Duration::from_millis(renew);
             config.leader.retry_period = Duration::from_millis(retry);
