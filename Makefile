@@ -39,6 +39,14 @@ helm: ## Build (or find cached) helm, the release pinned in hack/helm-version
 manifests: helm ## Render deploy/'s manifests and configmap-mirror.yaml from the Helm chart
 	@bash hack/manifests.sh
 
+.PHONY: helm-docs
+helm-docs: ## Build (or find cached) helm-docs, the release pinned in hack/helm-docs-version
+	@bash hack/install-helm-docs.sh >/dev/null
+
+.PHONY: chart-docs
+chart-docs: helm-docs ## Write the chart's README.md from its values.yaml (helm-docs)
+	@bash hack/chart-docs.sh
+
 .PHONY: image
 image: ## Build the container image with podman, offline (see hack/image.sh)
 	@bash hack/image.sh
@@ -59,7 +67,7 @@ release: ## The release build the Dockerfile performs
 # build here never downloads: `cargo fetch` gets them first, or --offline
 # fails on a fresh machine.
 .PHONY: lint
-lint: helm ## rustfmt, clippy (warnings are errors), cargo-deny, hadolint, shellcheck, helm lint and the rendered manifests' freshness
+lint: helm helm-docs ## rustfmt, clippy (warnings are errors), cargo-deny, hadolint, shellcheck, helm lint, and the freshness of the rendered manifests and the chart's README
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
 	cargo fetch --locked

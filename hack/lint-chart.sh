@@ -2,9 +2,11 @@
 # Checks that the chart's version and appVersion are the crate's, lints the
 # Helm chart strictly (`helm lint --strict`) with its default values and with
 # each of its ci/*-values.yaml, then checks that the manifests rendered from
-# it (deploy/, configmap-mirror.yaml) are the committed ones.
+# it (deploy/, configmap-mirror.yaml) and its README (written from
+# values.yaml by helm-docs) are the committed ones.
 #
-#   HELM   the helm binary to use (default: hack/install-helm.sh's)
+#   HELM        the helm binary to use (default: hack/install-helm.sh's)
+#   HELM_DOCS   the helm-docs binary to use (default: hack/install-helm-docs.sh's)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -32,7 +34,8 @@ for values in "$chart"/ci/*-values.yaml; do
 done
 
 rendered="$(mktemp -d "${TMPDIR:-/tmp}/configmap-mirror-manifests.XXXXXX")"
-trap 'rm -rf "$rendered"' EXIT
+docs="$(mktemp -d "${TMPDIR:-/tmp}/configmap-mirror-chart-docs.XXXXXX")"
+trap 'rm -rf "$rendered" "$docs"' EXIT
 HELM="$helm" bash hack/manifests.sh "$rendered"
 stale=()
 while IFS= read -r file; do
@@ -45,4 +48,11 @@ if [ "${#stale[@]}" -gt 0 ]; then
   done
   exit 1
 fi
-log "the chart lints and the rendered manifests are current"
+
+bash hack/chart-docs.sh "$docs"
+if ! cmp -s "$docs/README.md" "$chart/README.md"; then
+  log "$chart/README.md is not what its values.yaml and README.md.gotmpl make; run \`make chart-docs\`"
+  diff -u "$chart/README.md" "$docs/README.md" >&2 || true
+  exit 1
+fi
+log "the chart lints, and the rendered manifests and its README are current"

@@ -39,9 +39,10 @@ fi
 
 # helm template, without Helm's bookkeeping: these files are applied with
 # kubectl, so they carry neither `app.kubernetes.io/managed-by: Helm` nor
-# `helm.sh/chart`, nor the `# Source:` line of each template.
+# `helm.sh/chart`, nor the `# Source:` line of each template, nor the
+# `helm test` Pod (a hook, which kubectl would create as a plain Pod).
 render() {
-  "$helm" template "$release" "$chart" --namespace "$namespace" --set namespace.create=true "$@" \
+  "$helm" template "$release" "$chart" --namespace "$namespace" --set namespace.create=true --skip-tests "$@" \
     | sed -E '/^ *helm\.sh\/chart: /d; /^ *app\.kubernetes\.io\/managed-by: Helm$/d; /^# Source: /d'
 }
 

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use configmap_mirror::{
     app, explain,
-    ops::{cli::Invocation, config::Config, telemetry},
+    ops::{cli::Invocation, config::Config, probe, telemetry},
 };
 use tokio::runtime::{Builder, Runtime};
 
@@ -18,11 +18,12 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Invocation::Probe(args) => probe::run(&args),
     }
 }
 
 fn controller(config: Config) -> ExitCode {
-    telemetry::init(config.log_format);
+    telemetry::init(config.log_format, &config.log_level);
     let result = runtime(config.worker_threads)
         .map_err(anyhow::Error::from)
         .and_then(|runtime| runtime.block_on(app::run(config)));

@@ -1,5 +1,6 @@
-//! Operations: the flags, logs, health and readiness, leader election,
-//! metrics and the HTTP listener that serves them, and shutdown.
+//! Operations: the command line and flags, logs, health and readiness,
+//! leader election, metrics and the HTTP listener that serves them,
+//! shutdown, and the `probe` subcommand.
 
 pub mod cli;
 pub mod config;
@@ -8,5 +9,6 @@ pub(crate) mod health;
 pub(crate) mod http;
 pub(crate) mod leader;
 pub(crate) mod metrics;
+pub mod probe;
 pub(crate) mod shutdown;
 pub mod telemetry;

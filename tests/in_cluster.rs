@@ -353,6 +353,49 @@ async fn run_the_journey(cluster: &Cluster, image: &str, archive: &Path) {
     the_chart_on_the_node(cluster, image, &scene, &pods, &leases).await;
 }
 
+/// `helm test`: the chart's test Pod, of the image built here, asks
+/// `/readyz` through the Service with `configmap-mirror probe`, passes, and
+/// is deleted.
+async fn helm_test_passes(cluster: &Cluster, scene: &Scene<'_>, pods: &Api<Pod>) {
+    const TEST_POD: &str = "configmap-mirror-test-readyz";
+    // As a user would run it: once the Service routes to the ready pods.
+    service_serves_the_running_pods(scene).await;
+    let tested = common::helm_on(
+        cluster.control_plane(),
+        &[
+            "test",
+            DEPLOYMENT,
+            "--namespace",
+            NAMESPACE,
+            "--timeout",
+            "4m",
+        ],
+    )
+    .output()
+    .expect("run helm test");
+    let logs = || text(&kubectl(cluster, &["-n", NAMESPACE, "logs", TEST_POD]).stdout);
+    assert!(
+        tested.status.success(),
+        "helm test: {}{}\nthe test Pod's log: {}",
+        text(&tested.stdout),
+        text(&tested.stderr),
+        logs()
+    );
+    let report = text(&tested.stdout);
+    assert!(
+        report.contains(TEST_POD) && report.contains("Succeeded"),
+        "helm test: {report}"
+    );
+    wait_for(
+        "the passed test Pod to be deleted",
+        POD_PATIENCE,
+        || async { pods.get_opt(TEST_POD).await.ok()?.is_none().then_some(()) },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    eprintln!("in-cluster: helm test passed");
+}
+
 async fn no_controller_pod_anywhere(client: &kube::Client) {
     let all_pods: Api<Pod> = Api::all(client.clone());
     wait_for("no controller pod anywhere", POD_PATIENCE, || async {
@@ -419,6 +462,7 @@ async fn the_chart_on_the_node(
     scene.companion_in_sync("charted").await;
     scene.delete("charted-synced").await;
     scene.companion_in_sync("charted").await;
+    helm_test_passes(cluster, scene, pods).await;
 
     let uninstalled = common::helm_on(
         cluster.control_plane(),

@@ -1,6 +1,7 @@
 //! The command line: without a subcommand the binary is the controller,
 //! with every flag of [`Config`]; `explain` is a read-only subcommand of
-//! the same binary. Installed or linked as `kubectl-mirror`, it is a
+//! the same binary, and `probe` a small check for images that hold nothing
+//! else. Installed or linked as `kubectl-mirror`, it is a
 //! kubectl plugin: `kubectl mirror explain ...`, subcommands only.
 
 use std::{ffi::OsString, path::Path};
@@ -12,6 +13,7 @@ use crate::{
     decisions::names,
     decisions::targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets},
     ops::config::{Config, KubeconfigArgs, Rules, parse_namespace, parse_optional_namespace},
+    ops::probe::ProbeArgs,
 };
 
 /// The name kubectl finds a plugin by, for `kubectl mirror ...`.
@@ -59,6 +61,13 @@ pub enum Command {
     /// install's flags. Exit code 0 when everything asked for is in place,
     /// 1 when something is not, 2 on bad input.
     Explain(ExplainArgs),
+
+    /// GET an http:// URL; exit 0 on a 2xx answer
+    ///
+    /// Any other answer, or none, prints why on one line and exits 1. For
+    /// checks from this image, which has no shell nor curl (the Helm
+    /// chart's `helm test`).
+    Probe(ProbeArgs),
 }
 
 /// What to run.
@@ -66,6 +75,7 @@ pub enum Command {
 pub enum Invocation {
     Controller(Box<Config>),
     Explain(Box<ExplainArgs>),
+    Probe(ProbeArgs),
 }
 
 /// `explain`'s flags. The install's rules (`--selector`, `--suffix`, the
@@ -172,6 +182,7 @@ impl Invocation {
         };
         Ok(match command {
             Command::Explain(args) => Invocation::Explain(Box::new(args)),
+            Command::Probe(args) => Invocation::Probe(args),
         })
     }
 }
@@ -304,5 +315,27 @@ mod tests {
         assert_eq!(args.namespace.as_deref(), Some("team-b"));
         assert!(parse(&["kubectl-mirror"]).is_err(), "no controller");
         assert!(parse(&["kubectl-mirror", "--suffix=-x"]).is_err());
+    }
+
+    #[test]
+    fn a_probe_is_a_subcommand_and_controller_flags_do_not_mix_with_one() {
+        assert!(matches!(
+            parse(&["configmap-mirror", "probe", "http://[::1]:8080/readyz"]),
+            Ok(Invocation::Probe(_))
+        ));
+        assert!(
+            parse(&[
+                "configmap-mirror",
+                "--concurrency=3",
+                "probe",
+                "http://localhost/"
+            ])
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
     }
 }

@@ -5,10 +5,14 @@ use std::{net::SocketAddr, time::Duration};
 use clap::ValueEnum;
 
 use crate::{
-    decisions::consent::Consent, decisions::names, decisions::selector::Selector, ops::duration,
+    decisions::consent::Consent,
+    decisions::names,
+    decisions::selector::Selector,
+    ops::{duration, telemetry},
 };
 
-/// The controller's flags (the binary run without a subcommand).
+/// The controller's flags: `configmap-mirror` with no subcommand
+/// ([`crate::ops::cli`]).
 #[derive(Debug, Clone, clap::Args)]
 pub struct Config {
     #[command(flatten)]
@@ -62,6 +66,13 @@ pub struct Config {
     /// Log format: `auto` is text on a terminal and JSON otherwise.
     #[arg(long, env = "MIRROR_LOG_FORMAT", help_heading = "Operations", value_name = "FORMAT", value_enum, default_value_t = LogFormat::Auto)]
     pub log_format: LogFormat,
+
+    /// Log level: `error`, `warn`, `info`, `debug` or `trace`, or a tracing
+    /// filter directive (`info,configmap_mirror::reconcile=debug`). The
+    /// libraries beneath stay at warnings (kube's client and runtime at
+    /// errors) unless a directive names them. `RUST_LOG`, when set, wins.
+    #[arg(long, env = "MIRROR_LOG_LEVEL", help_heading = "Operations", value_name = "LEVEL", default_value = "info", value_parser = telemetry::parse_log_level)]
+    pub log_level: String,
 
     /// Address of the one HTTP listener serving /metrics, /healthz and
     /// /readyz. `[::]` listens on IPv4 and IPv6 (IPv4 only on a host
@@ -465,6 +476,14 @@ fn parse_secret_type(value: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::cli::Cli;
+    use clap::Parser;
+
+    fn defaults() -> Config {
+        Cli::try_parse_from(["configmap-mirror"])
+            .unwrap()
+            .controller
+    }
 
     fn parse<const N: usize>(args: [&str; N]) -> Result<Config, clap::Error> {
         use clap::Parser;
@@ -484,6 +503,7 @@ mod tests {
     #[test]
     fn defaults_are_those_of_a_local_run() {
         let config = parse(["configmap-mirror"]).unwrap();
+        assert_eq!(config.log_level, "info");
         assert_eq!(config.rules.selector, "workshop.io/managed=true");
         assert_eq!(config.rules.suffix, "-synced");
         assert_eq!(config.initial_list, InitialList::Auto);

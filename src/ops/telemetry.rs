@@ -17,18 +17,41 @@ const DEFAULT_LEVEL: &str = "info";
 /// here once per streak instead).
 const LIBRARY_FILTER: &str = "kube=warn,kube_client=error,kube_runtime=error,tower=warn,hyper=warn";
 
-/// Level from `RUST_LOG` when set, else [`DEFAULT_LEVEL`] and
-/// [`LIBRARY_FILTER`].
-fn filter() -> EnvFilter {
-    EnvFilter::try_from_default_env().unwrap_or_else(|_| default_filter())
-}
-
 fn default_filter() -> EnvFilter {
     EnvFilter::new(format!("{DEFAULT_LEVEL},{LIBRARY_FILTER}"))
 }
 
-pub fn init(format: LogFormat) {
-    let filter = filter();
+/// The filter of `--log-level`: the default filter, then the level or
+/// directives given. A later directive replaces an earlier one for the same
+/// target, so a bare level sets the base level while the libraries keep
+/// their own, and a directive naming a library overrides its default.
+fn level_filter(level: &str) -> Result<EnvFilter, String> {
+    EnvFilter::builder()
+        .parse(format!("{DEFAULT_LEVEL},{LIBRARY_FILTER},{level}"))
+        .map_err(|e| format!("{level:?} is not a log level nor a filter directive: {e}"))
+}
+
+/// `--log-level`: a level name, or directives (`target=level`, comma
+/// separated). A lone word that is no level is refused rather than taken as
+/// a target to trace, which is what a typo would otherwise mean.
+pub fn parse_log_level(value: &str) -> Result<String, String> {
+    let value = value.trim();
+    let levels = ["off", "error", "warn", "info", "debug", "trace"];
+    let directive = value.contains(['=', ',', '[']);
+    if !directive && !levels.contains(&value.to_ascii_lowercase().as_str()) {
+        return Err(format!(
+            "{value:?} is not a log level (error, warn, info, debug, trace) nor a filter \
+             directive (target=level,...)"
+        ));
+    }
+    level_filter(value).map(|_| value.to_owned())
+}
+
+/// `RUST_LOG` when set, else `--log-level` over the defaults.
+pub fn init(format: LogFormat, level: &str) {
+    let filter = EnvFilter::try_from_default_env()
+        .or_else(|_| level_filter(level))
+        .unwrap_or_else(|_| default_filter());
     let terminal = std::io::stderr().is_terminal();
     let json = match format {
         LogFormat::Json => true,
@@ -57,6 +80,8 @@ mod tests {
     use tracing_subscriber::fmt::MakeWriter;
 
     use super::*;
+    use tracing::Level;
+    use tracing_subscriber::layer::SubscriberExt;
 
     /// Everything a subscriber writes, kept for the test to read.
     #[derive(Clone, Default)]
@@ -107,6 +132,70 @@ mod tests {
         }
         for logged in ["failed with status 500", "hyper-warning", "our progress"] {
             assert!(text.contains(logged), "{logged} was not logged:\n{text}");
+        }
+    }
+
+
+    /// Whether `level` logs an event of `target` at `event_level`.
+    fn logs(level: &str, target_is_kube: bool, event_level: Level) -> bool {
+        let subscriber = tracing_subscriber::registry().with(level_filter(level).unwrap());
+        tracing::subscriber::with_default(subscriber, || {
+            // The target of an `enabled!` must be a literal.
+            match (target_is_kube, event_level) {
+                (false, Level::DEBUG) => {
+                    tracing::enabled!(target: "configmap_mirror::app", Level::DEBUG)
+                }
+                (false, Level::INFO) => {
+                    tracing::enabled!(target: "configmap_mirror::app", Level::INFO)
+                }
+                (false, Level::WARN) => {
+                    tracing::enabled!(target: "configmap_mirror::app", Level::WARN)
+                }
+                (true, Level::DEBUG) => {
+                    tracing::enabled!(target: "kube_client::client", Level::DEBUG)
+                }
+                (true, Level::INFO) => {
+                    tracing::enabled!(target: "kube_client::client", Level::INFO)
+                }
+                (true, Level::WARN) => {
+                    tracing::enabled!(target: "kube_client::client", Level::WARN)
+                }
+                _ => unreachable!("not asked"),
+            }
+        })
+    }
+
+    #[test]
+    fn the_level_sets_the_base_and_the_libraries_keep_their_defaults() {
+        assert!(logs("info", false, Level::INFO));
+        assert!(!logs("info", false, Level::DEBUG));
+        assert!(!logs("info", true, Level::INFO));
+        assert!(logs("debug", false, Level::DEBUG));
+        assert!(!logs("debug", true, Level::INFO), "kube stays at warn");
+        assert!(!logs("warn", false, Level::INFO));
+        assert!(logs("warn", false, Level::WARN));
+    }
+
+    #[test]
+    fn a_directive_naming_a_library_overrides_its_default() {
+        assert!(logs("info,kube_client=debug", true, Level::DEBUG));
+        assert!(!logs("info,kube_client=debug", false, Level::DEBUG));
+        assert!(logs("configmap_mirror=debug", false, Level::DEBUG));
+    }
+
+    #[test]
+    fn what_is_neither_a_level_nor_a_directive_is_refused() {
+        for good in [
+            "info",
+            "DEBUG",
+            "trace",
+            "warn,configmap_mirror=debug",
+            "kube_client=info",
+        ] {
+            assert!(parse_log_level(good).is_ok(), "{good}");
+        }
+        for bad in ["", "verbose", "infoo", "info,kube=loud", "=debug,"] {
+            assert!(parse_log_level(bad).is_err(), "{bad:?}");
         }
     }
 }

@@ -23,17 +23,21 @@ use std::{
 use common::{
     ControllerProcess, PATIENCE, Scene, find_helm, helm, helm_binary, helm_on, mk_source,
 };
-use k8s_openapi::api::{apps::v1::Deployment, core::v1::Namespace};
+use k8s_openapi::api::{
+    apps::v1::Deployment,
+    core::v1::{Namespace, ServiceAccount},
+};
 use kube::{
     Api, Client,
-    api::{Patch, PatchParams},
+    api::{Patch, PatchParams, PostParams},
 };
-use serde_json::json;
+use serde_json::{Value, json};
 use testenv::{ControlPlane, LazyControlPlane, wait_for};
 use tokio::sync::OnceCell;
 
 const CHART: &str = "charts/configmap-mirror";
 const ALL_TOGGLES: &str = "charts/configmap-mirror/ci/all-toggles-values.yaml";
+const ESCAPE_HATCHES: &str = "charts/configmap-mirror/ci/escape-hatches-values.yaml";
 
 /// Apart from the other topics' tests: one test runs the controller with
 /// the chart's cluster-wide flags, which would serve their namespaces too.
@@ -106,6 +110,19 @@ async fn restricted_namespace(client: &Client, prefix: &str) -> String {
         .patch(&name, &PatchParams::default(), &Patch::Merge(&labels))
         .await
         .expect("label the namespace");
+    // The `helm test` Pod runs as the namespace's default ServiceAccount,
+    // which kube-controller-manager adds to every namespace; this control
+    // plane runs no such controller.
+    let default_account: ServiceAccount =
+        serde_json::from_value(json!({"metadata": {"name": "default"}})).expect("an account");
+    let accounts = Api::<ServiceAccount>::namespaced(client.clone(), &name);
+    if let Err(e) = accounts
+        .create(&PostParams::default(), &default_account)
+        .await
+    {
+        let exists = accounts.get_opt("default").await.ok().flatten().is_some();
+        assert!(exists, "the default ServiceAccount: {e}");
+    }
     name
 }
 
@@ -160,6 +177,7 @@ fn helm_lint_strict_passes_in_every_mode() {
         vec![],
         vec!["-f", ALL_TOGGLES],
         vec!["-f", "charts/configmap-mirror/ci/namespaced-values.yaml"],
+        vec!["-f", ESCAPE_HATCHES],
     ] {
         let out = run_ok(helm(&["lint", "--strict", CHART]).args(&values));
         assert!(
@@ -241,6 +259,78 @@ fn the_schema_refuses_a_wrong_type_or_an_unknown_key_naming_it() {
                 r#"affinity={"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,"podAffinityTerm":{"topologyKey":"k","labelSelectr":{}}}]}}"#,
             ],
             "'labelSelectr' not allowed",
+        ),
+        // The escape hatches are checked as strictly, to their leaves.
+        (
+            vec!["--set", "podSecurityContext.runAsUsr=1000"],
+            "'runAsUsr' not allowed",
+        ),
+        (
+            vec!["--set", "podSecurityContext.runAsUser=root"],
+            "'/podSecurityContext/runAsUser'",
+        ),
+        (
+            vec!["--set", "securityContext.capabilities.dorp={ALL}"],
+            "'dorp' not allowed",
+        ),
+        (
+            vec!["--set-json", r#"extraArgs=["--x",3]"#],
+            "'/extraArgs/1': got number, want string",
+        ),
+        (
+            vec!["--set-json", r#"extraEnv=[{"name":"A","valu":"b"}]"#],
+            "'valu' not allowed",
+        ),
+        (
+            vec![
+                "--set-json",
+                r#"extraEnv=[{"name":"A","valueFrom":{"secretKeyRef":{"name":"s","kye":"k"}}}]"#,
+            ],
+            "'kye' not allowed",
+        ),
+        (
+            vec![
+                "--set-json",
+                r#"extraVolumes=[{"name":"a","configmap":{"name":"c"}}]"#,
+            ],
+            "'configmap' not allowed",
+        ),
+        (
+            vec![
+                "--set-json",
+                r#"extraVolumeMounts=[{"name":"a","mountpath":"/x"}]"#,
+            ],
+            "'mountpath' not allowed",
+        ),
+        (
+            vec!["--set", "commonLabels.team=7"],
+            "'/commonLabels/team': got number, want string",
+        ),
+        (
+            vec!["--set", "namespaceOverride=Team_A"],
+            "'/namespaceOverride'",
+        ),
+        (
+            vec!["--set", "image.registri=mirror"],
+            "'registri' not allowed",
+        ),
+        (
+            vec!["--set", "image.registry=a registry"],
+            "'/image/registry'",
+        ),
+        (
+            vec!["--set", "controller.logLevel="],
+            "'/controller/logLevel'",
+        ),
+        (
+            vec!["--set", "controller.loglevel=debug"],
+            "'loglevel' not allowed",
+        ),
+        // What a parent chart may set: `global` and `enabled`, of their types.
+        (vec!["--set", "globals.x=1"], "'globals' not allowed"),
+        (
+            vec!["--set", "enabled=maybe"],
+            "'/enabled': got string, want boolean",
         ),
     ] {
         let refused = render(&set);
@@ -325,6 +415,285 @@ fn the_controller_listens_on_ipv4_and_ipv6() {
     );
 }
 
+/// Every object `helm template` renders with these arguments, as JSON.
+fn rendered(args: &[&str]) -> Vec<Value> {
+    let manifest = run_ok(helm(&["template", "r", CHART, "--namespace", "home"]).args(args));
+    serde_saphyr::from_multiple::<Value>(&manifest)
+        .unwrap_or_else(|e| panic!("the chart rendered no YAML: {e}\n{manifest}"))
+        .into_iter()
+        .filter(Value::is_object)
+        .collect()
+}
+
+/// The one rendered object of this kind whose name ends so.
+fn object<'a>(objects: &'a [Value], kind: &str, name_ends: &str) -> &'a Value {
+    let found: Vec<&Value> = objects
+        .iter()
+        .filter(|o| o["kind"] == kind)
+        .filter(|o| {
+            o["metadata"]["name"]
+                .as_str()
+                .is_some_and(|n| n.ends_with(name_ends))
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{kind} *{name_ends}: {found:?}");
+    found[0]
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|item| {
+                    item.as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| item.to_string())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_escape_hatches_render_where_they_belong() {
+    let objects = rendered(&["-f", ESCAPE_HATCHES]);
+    assert!(objects.len() >= 8, "{objects:?}");
+
+    // commonLabels on every object, the Pods included; the chart's own
+    // labels stay.
+    let pod_templates = objects
+        .iter()
+        .filter_map(|o| o["spec"]["template"].get("metadata"));
+    for metadata in objects.iter().map(|o| &o["metadata"]).chain(pod_templates) {
+        let labels = &metadata["labels"];
+        assert_eq!(labels["example.com/team"], "platform", "{metadata}");
+        assert_eq!(
+            labels["app.kubernetes.io/part-of"], "workshop",
+            "{metadata}"
+        );
+        assert_eq!(labels["app.kubernetes.io/instance"], "r", "{metadata}");
+    }
+    // namespaceOverride: every namespaced object, and every binding's
+    // subject, is in it; the release's namespace holds nothing.
+    for o in &objects {
+        let cluster_scoped = matches!(
+            o["kind"].as_str(),
+            Some("ClusterRole" | "ClusterRoleBinding")
+        );
+        let namespace = o["metadata"]["namespace"].as_str();
+        if cluster_scoped {
+            assert_eq!(namespace, None, "{o}");
+        } else {
+            assert_eq!(namespace, Some("configmap-mirror-elsewhere"), "{o}");
+        }
+        for subject in o["subjects"].as_array().into_iter().flatten() {
+            assert_eq!(subject["namespace"], "configmap-mirror-elsewhere", "{o}");
+        }
+    }
+
+    let deployment = object(&objects, "Deployment", "configmap-mirror");
+    let pod = &deployment["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+    let image = container["image"].as_str().expect("an image");
+    assert!(
+        image.starts_with("registry.example.com/mirror/ghcr.io/workshop-io/configmap-mirror:"),
+        "{image}"
+    );
+    let args = strings(&container["args"]);
+    assert!(
+        args.contains(&"--log-level=info,configmap_mirror=debug".to_owned()),
+        "{args:?}"
+    );
+    assert_eq!(
+        args.last().map(String::as_str),
+        Some("--leader-election-identity=$(POD_NAME).$(NODE_NAME)"),
+        "extraArgs come last: {args:?}"
+    );
+    let env: Vec<&str> = container["env"]
+        .as_array()
+        .expect("env")
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert_eq!(env, ["POD_NAMESPACE", "POD_NAME", "NODE_NAME", "TZ"]);
+    assert_eq!(
+        container["env"][2]["valueFrom"]["fieldRef"]["fieldPath"],
+        "spec.nodeName"
+    );
+    assert_eq!(container["volumeMounts"][0]["mountPath"], "/etc/ssl/extra");
+    assert_eq!(container["volumeMounts"][1]["name"], "scratch");
+    assert_eq!(pod["volumes"][0]["configMap"]["name"], "ca-bundle");
+    assert_eq!(pod["volumes"][1]["emptyDir"]["sizeLimit"], "16Mi");
+    // runAsUser and runAsGroup dropped, the rest of the hardening kept.
+    assert_eq!(
+        pod["securityContext"],
+        json!({"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}})
+    );
+    let hardened = json!({
+        "allowPrivilegeEscalation": false,
+        "readOnlyRootFilesystem": true,
+        "capabilities": {"drop": ["ALL"]},
+    });
+    assert_eq!(container["securityContext"], hardened);
+
+    // The `helm test` Pod: the same image and security, the probe of /readyz
+    // through the Service by its address from the environment.
+    let test = object(&objects, "Pod", "-test-readyz");
+    assert_eq!(test["metadata"]["annotations"]["helm.sh/hook"], "test");
+    assert_eq!(test["spec"]["securityContext"], pod["securityContext"]);
+    let probe = &test["spec"]["containers"][0];
+    assert_eq!(probe["image"], image);
+    assert_eq!(probe["securityContext"], hardened);
+    assert_eq!(
+        strings(&probe["args"]),
+        [
+            "probe",
+            "--address=$(R_CONFIGMAP_MIRROR_SERVICE_HOST)",
+            "http://r-configmap-mirror.configmap-mirror-elsewhere.svc:8080/readyz",
+        ]
+    );
+}
+
+#[test]
+fn the_defaults_render_none_of_the_escape_hatches() {
+    let objects = rendered(&[]);
+    let deployment = object(&objects, "Deployment", "configmap-mirror");
+    let pod = &deployment["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+    assert!(
+        !strings(&container["args"])
+            .iter()
+            .any(|a| a.starts_with("--log-level")),
+        "info is the binary's default"
+    );
+    assert_eq!(container["env"].as_array().map(Vec::len), Some(2));
+    assert!(container.get("volumeMounts").is_none() && pod.get("volumes").is_none());
+    assert_eq!(
+        pod["securityContext"],
+        json!({
+            "runAsNonRoot": true,
+            "runAsUser": 65532,
+            "runAsGroup": 65532,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        })
+    );
+    assert_eq!(
+        container["image"],
+        format!(
+            "ghcr.io/workshop-io/configmap-mirror:{}",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    for o in &objects {
+        assert!(
+            o["metadata"]["namespace"].is_null() || o["metadata"]["namespace"] == "home",
+            "{o}"
+        );
+    }
+}
+
+#[test]
+fn common_labels_cannot_replace_the_charts_own() {
+    for key in [
+        "app.kubernetes.io/name",
+        "app.kubernetes.io/component",
+        "helm.sh/chart",
+    ] {
+        let refused = run(
+            helm(&["template", "r", CHART])
+                .args(["--set-json", &format!(r#"commonLabels={{"{key}":"x"}}"#)]),
+            None,
+        );
+        assert!(!refused.ok, "{key}: {}", refused.stdout);
+        assert!(
+            refused
+                .stderr
+                .contains(&format!("commonLabels: {key} is the chart's own label")),
+            "{}",
+            refused.stderr
+        );
+    }
+    // Other keys of the same prefix are the user's.
+    let objects = rendered(&[
+        "--set",
+        "commonLabels.app\\.kubernetes\\.io/part-of=workshop",
+    ]);
+    assert!(
+        objects
+            .iter()
+            .all(|o| o["metadata"]["labels"]["app.kubernetes.io/part-of"] == "workshop")
+    );
+}
+
+/// Copies the directory `from` to `to`, recursively.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+#[test]
+fn as_a_subchart_it_takes_the_parents_globals_and_condition_and_still_refuses_typos() {
+    let parent = scratch("parent-chart");
+    let _ = std::fs::remove_dir_all(&parent);
+    copy_dir(&repo().join(CHART), &parent.join("charts/configmap-mirror"));
+    std::fs::write(
+        parent.join("Chart.yaml"),
+        format!(
+            "apiVersion: v2\nname: platform\nversion: 1.0.0\ndependencies:\n  \
+             - name: configmap-mirror\n    version: \"{}\"\n    condition: configmap-mirror.enabled\n",
+            env!("CARGO_PKG_VERSION")
+        ),
+    )
+    .expect("write Chart.yaml");
+    std::fs::write(
+        parent.join("values.yaml"),
+        "global:\n  imageRegistry: registry.example.com\n  labels:\n    team: platform\n\
+         configmap-mirror:\n  enabled: true\n  controller:\n    concurrency: 4\n",
+    )
+    .expect("write values.yaml");
+    let parent_dir = parent.to_string_lossy().into_owned();
+    let render = |set: &[&str]| run(helm(&["template", "p", &parent_dir]).args(set), None);
+
+    let accepted = render(&[]);
+    assert!(accepted.ok, "{}", accepted.stderr);
+    assert!(
+        accepted.stdout.contains("\"--concurrency=4\""),
+        "{}",
+        accepted.stdout
+    );
+    let accepted = render(&["--set", "global.anything.nested=1"]);
+    assert!(accepted.ok, "{}", accepted.stderr);
+
+    let off = render(&["--set", "configmap-mirror.enabled=false"]);
+    assert!(off.ok, "{}", off.stderr);
+    assert!(!off.stdout.contains("kind: Deployment"), "{}", off.stdout);
+
+    let refused = render(&["--set", "configmap-mirror.controller.concurency=4"]);
+    assert!(!refused.ok, "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains("schema") && refused.stderr.contains("'concurency' not allowed"),
+        "{}",
+        refused.stderr
+    );
+    let refused = render(&["--set", "configmap-mirror.enabld=true"]);
+    assert!(!refused.ok, "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains("'enabld' not allowed"),
+        "{}",
+        refused.stderr
+    );
+    let _ = std::fs::remove_dir_all(&parent);
+}
+
 #[tokio::test]
 async fn rendered_manifests_pass_a_server_side_dry_run_under_restricted_pod_security() {
     let control_plane = control_plane();
@@ -334,13 +703,21 @@ async fn rendered_manifests_pass_a_server_side_dry_run_under_restricted_pod_secu
     let watched = testenv::fresh_namespace(&client, "chart-dry-run-watched")
         .await
         .expect("namespace");
+    let elsewhere = restricted_namespace(&client, "chart-dry-run-elsewhere").await;
     let release = release_in(&namespace);
     let single_namespace = format!("controller.watchNamespace={watched}");
+    let override_namespace = format!("namespaceOverride={elsewhere}");
     for (what, values, kinds) in [
         (
             "the defaults",
             vec![],
-            vec!["clusterrole.rbac", "deployment.apps"],
+            // The `helm test` Pod is enforced, not only warned about.
+            vec!["clusterrole.rbac", "deployment.apps", "pod/"],
+        ),
+        (
+            "the escape hatches",
+            vec!["-f", ESCAPE_HATCHES, "--set", override_namespace.as_str()],
+            vec!["clusterrole.rbac", "deployment.apps", "pod/"],
         ),
         (
             "every toggle on",
@@ -397,6 +774,131 @@ async fn rendered_manifests_pass_a_server_side_dry_run_under_restricted_pod_secu
             applied.stdout
         );
     }
+}
+
+#[tokio::test]
+async fn an_install_with_the_escape_hatches_carries_them_into_another_namespace() {
+    let control_plane = control_plane();
+    let client = control_plane.client().await;
+    let home = testenv::fresh_namespace(&client, "chart-hatches-home")
+        .await
+        .expect("namespace");
+    let elsewhere = restricted_namespace(&client, "chart-hatches").await;
+    let release = release_in(&elsewhere);
+    let before_install = everything_in(control_plane, &home);
+    let installed = run(
+        helm_on(
+            control_plane,
+            &[
+                "install",
+                &release,
+                CHART,
+                "--namespace",
+                &home,
+                "-f",
+                ESCAPE_HATCHES,
+            ],
+        )
+        .args(["--set", &format!("namespaceOverride={elsewhere}")]),
+        None,
+    );
+    assert!(installed.ok, "{}{}", installed.stdout, installed.stderr);
+    assert!(
+        !installed.stderr.contains("PodSecurity"),
+        "{}",
+        installed.stderr
+    );
+    assert!(
+        installed
+            .stdout
+            .contains(&format!("installed in namespace {elsewhere}")),
+        "the notes name the namespace: {}",
+        installed.stdout
+    );
+
+    // Everything in the other namespace, and labeled; nothing but Helm's
+    // record of the release at home.
+    let at_home: BTreeSet<String> = everything_in(control_plane, &home)
+        .difference(&before_install)
+        .filter(|o| !o.starts_with("secret/sh.helm.release."))
+        .cloned()
+        .collect();
+    assert_eq!(at_home, BTreeSet::new());
+    let labeled = run_ok(control_plane.kubectl().args([
+        "get",
+        "deployments,services,serviceaccounts,roles,rolebindings,poddisruptionbudgets",
+        "-n",
+        &elsewhere,
+        "-l",
+        "example.com/team=platform",
+        "-o",
+        "name",
+    ]));
+    assert_eq!(labeled.lines().count(), 6, "{labeled}");
+    let cluster_role = run_ok(control_plane.kubectl().args([
+        "get",
+        "clusterrole",
+        &release,
+        "-o",
+        "jsonpath={.metadata.labels.example\\.com/team}",
+    ]));
+    assert_eq!(cluster_role, "platform");
+
+    let deployment = Api::<Deployment>::namespaced(client.clone(), &elsewhere)
+        .get(&release)
+        .await
+        .expect("the Deployment, in the other namespace");
+    let pod = deployment
+        .spec
+        .and_then(|spec| spec.template.spec)
+        .expect("a Pod template");
+    let security = pod
+        .security_context
+        .clone()
+        .expect("a Pod security context");
+    assert_eq!((security.run_as_user, security.run_as_group), (None, None));
+    assert_eq!(security.run_as_non_root, Some(true));
+    let container = &pod.containers[0];
+    let args = container.args.clone().unwrap_or_default();
+    assert!(
+        args.contains(&"--log-level=info,configmap_mirror=debug".to_owned()),
+        "{args:?}"
+    );
+    assert_eq!(
+        args.last().map(String::as_str),
+        Some("--leader-election-identity=$(POD_NAME).$(NODE_NAME)")
+    );
+    let env: Vec<&str> = container
+        .env
+        .iter()
+        .flatten()
+        .map(|e| e.name.as_str())
+        .collect();
+    assert_eq!(env, ["POD_NAMESPACE", "POD_NAME", "NODE_NAME", "TZ"]);
+    let mounts: Vec<&str> = container
+        .volume_mounts
+        .iter()
+        .flatten()
+        .map(|m| m.mount_path.as_str())
+        .collect();
+    assert_eq!(mounts, ["/etc/ssl/extra", "/tmp"]);
+    assert_eq!(pod.volumes.map(|v| v.len()), Some(2));
+
+    // The account, in the other namespace, holds the Lease there.
+    let account = service_account(&elsewhere, &release);
+    for verb in LEASE_VERBS {
+        assert!(can_i(
+            control_plane,
+            &account,
+            verb,
+            "leases.coordination.k8s.io",
+            &["-n", &elsewhere]
+        ));
+    }
+    run_ok(&mut helm_on(
+        control_plane,
+        &["uninstall", &release, "--namespace", &home],
+    ));
 }
 
 /// (resource, verb) pairs `kubectl auth can-i --list` grants the account in

@@ -5,11 +5,19 @@ use std::process::Command;
 
 /// Runs the controller with `args` and returns its exit code and stderr.
 fn run(args: &[&str]) -> (Option<i32>, String) {
+    run_with_env(args, &[])
+}
+
+/// The same, with these environment variables (and no `RUST_LOG` unless
+/// given).
+fn run_with_env(args: &[&str], envs: &[(&str, &str)]) -> (Option<i32>, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_configmap-mirror"))
         .args(args)
         // Nothing here may be reached: a flag refused at start never is.
         .env("KUBECONFIG", "/nonexistent/kubeconfig")
         .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("RUST_LOG")
+        .envs(envs.iter().copied())
         .output()
         .expect("run the controller");
     (
@@ -68,6 +76,12 @@ fn flags_that_can_never_work_are_refused_with_exit_code_2() {
         (&["--retry-period=1.2.3s"], "--retry-period"),
         (&["--http-addr=localhost"], "--http-addr"),
         (&["--log-format=xml"], "--log-format"),
+        (&["--log-level=verbose"], "--log-level"),
+        (&["--log-level=info,kube=loud"], "--log-level"),
+        (&["--log-level="], "--log-level"),
+        (&["--concurrency=2", "probe", "http://[::1]/"], "probe"),
+        (&["probe", "https://localhost/readyz"], "http://"),
+        (&["probe", "localhost:8080/readyz"], "http://"),
         (&["--kinds=configmaps,pods"], "--kinds"),
         (&["--kinds="], "--kinds"),
         (&["--digest-key-secret=no-slash"], "--digest-key-secret"),
@@ -108,6 +122,8 @@ fn the_defaults_and_valid_values_pass_the_checks() {
             "--retry-period=1.5s",
             "--api-timeout=250ms",
         ][..],
+        &["--log-level=debug"][..],
+        &["--log-level=warn,configmap_mirror=trace"][..],
     ] {
         let (code, stderr) = run(args);
         assert_eq!(code, Some(1), "{args:?}: {stderr}");
@@ -117,4 +133,24 @@ fn the_defaults_and_valid_values_pass_the_checks() {
         );
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn the_log_level_is_the_flag_or_its_variable_and_rust_log_wins() {
+    // The controller's one line before it exits: an error, about the
+    // missing kubeconfig.
+    const LINE: &str = "no Kubernetes configuration found";
+    for (args, envs, logged) in [
+        (&["--log-level=error"][..], &[][..], true),
+        (&["--log-level=off"][..], &[][..], false),
+        (&[][..], &[("MIRROR_LOG_LEVEL", "off")][..], false),
+        (&["--log-level=off"][..], &[("RUST_LOG", "error")][..], true),
+    ] {
+        let (code, stderr) = run_with_env(args, envs);
+        assert_eq!(code, Some(1), "{args:?} {envs:?}: {stderr}");
+        assert_eq!(stderr.contains(LINE), logged, "{args:?} {envs:?}: {stderr}");
+    }
+    let (code, stderr) = run_with_env(&[], &[("MIRROR_LOG_LEVEL", "verbose")]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--log-level"), "{stderr}");
 }

@@ -31,14 +31,43 @@ The helm.sh/chart label: name and version.
 {{- end }}
 
 {{/*
-Labels of every object.
+Labels of every object: the chart's own, then commonLabels.
 */}}
 {{- define "configmap-mirror.labels" -}}
-helm.sh/chart: {{ include "configmap-mirror.chart" . }}
-app.kubernetes.io/name: {{ include "configmap-mirror.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
-app.kubernetes.io/version: {{ include "configmap-mirror.imageTag" . | trunc 63 | trimSuffix "-" | quote }}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- include "configmap-mirror.labelsWith" (dict "context" . "extra" dict) }}
+{{- end }}
+
+{{/*
+The same, with the object's own labels ("extra": podLabels, or the labels a
+Prometheus or Grafana selects by), which win over commonLabels of the same
+key. The chart's own labels cannot be replaced: selectors and tools rely on
+them.
+*/}}
+{{- define "configmap-mirror.labelsWith" -}}
+{{- $ := .context -}}
+{{- $own := list "helm.sh/chart" "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/version" "app.kubernetes.io/managed-by" "app.kubernetes.io/component" }}
+{{- range $key, $_ := $.Values.commonLabels }}
+{{- if has $key $own }}
+{{- fail (printf "commonLabels: %s is the chart's own label; choose another key" $key) }}
+{{- end }}
+{{- end -}}
+helm.sh/chart: {{ include "configmap-mirror.chart" $ }}
+app.kubernetes.io/name: {{ include "configmap-mirror.name" $ }}
+app.kubernetes.io/instance: {{ $.Release.Name }}
+app.kubernetes.io/version: {{ include "configmap-mirror.imageTag" $ | trunc 63 | trimSuffix "-" | quote }}
+app.kubernetes.io/managed-by: {{ $.Release.Service }}
+{{- with merge (deepCopy (.extra | default dict)) $.Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+The namespace of every namespaced object but those with a namespace of their
+own (the watched namespace's Role, the Lease's, the dashboard's):
+namespaceOverride, else the release namespace.
+*/}}
+{{- define "configmap-mirror.namespace" -}}
+{{- default .Release.Namespace .Values.namespaceOverride }}
 {{- end }}
 
 {{/*
@@ -74,10 +103,15 @@ app.kubernetes.io/component: controller
 {{- end }}
 
 {{/*
-repository:tag, or repository:tag@digest when a digest is given.
+[registry/]repository:tag, or [registry/]repository:tag@digest when a
+digest is given.
 */}}
 {{- define "configmap-mirror.image" -}}
-{{- $image := printf "%s:%s" .Values.image.repository (include "configmap-mirror.imageTag" .) }}
+{{- $repository := .Values.image.repository }}
+{{- with .Values.image.registry }}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .) $repository }}
+{{- end }}
+{{- $image := printf "%s:%s" $repository (include "configmap-mirror.imageTag" .) }}
 {{- with .Values.image.digest }}
 {{- $image = printf "%s@%s" $image . }}
 {{- end }}
@@ -88,7 +122,7 @@ repository:tag, or repository:tag@digest when a digest is given.
 The namespace of the leader-election Lease and its Role.
 */}}
 {{- define "configmap-mirror.leaseNamespace" -}}
-{{- default .Release.Namespace .Values.leaderElection.namespace }}
+{{- default (include "configmap-mirror.namespace" .) .Values.leaderElection.namespace }}
 {{- end }}
 
 {{/*
@@ -156,6 +190,10 @@ The controller's command-line flags, one per item, every value quoted.
 - {{ printf "--concurrency=%d" (int $c.concurrency) | quote }}
 - {{ printf "--worker-threads=%d" (int $c.workerThreads) | quote }}
 - {{ printf "--log-format=%s" $c.logFormat | quote }}
+{{- /* info is the binary's default: the flag only when it differs */}}
+{{- if ne $c.logLevel "info" }}
+- {{ printf "--log-level=%s" $c.logLevel | quote }}
+{{- end }}
 - {{ printf "--http-addr=[::]:%d" (int $c.httpPort) | quote }}
 - {{ printf "--watch-failure-threshold=%s" $c.watchFailureThreshold | quote }}
 - {{ printf "--slow-retry=%s" $c.slowRetry | quote }}
@@ -182,5 +220,8 @@ The controller's command-line flags, one per item, every value quoted.
 - {{ printf "--renew-deadline=%s" .renewDeadline | quote }}
 - {{ printf "--retry-period=%s" .retryPeriod | quote }}
 {{- end }}
+{{- end }}
+{{- range .Values.extraArgs }}
+- {{ . | quote }}
 {{- end }}
 {{- end }}
