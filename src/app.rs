@@ -122,7 +122,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         match config.mirrors(Kind::Secrets) {
             true => {
                 let key_secret = config.digest_key_secret();
-                let refused = RefusedSecretTypes::new(&config.refused_secret_types);
+                let refused = RefusedSecretTypes::new(&config.rules.refused_secret_types);
                 kinds::run_secrets(
                     shared.clone(),
                     secret_consent,

@@ -16,6 +16,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use crate::{
     cluster::api_client,
     decisions::targets,
+    kind::secret::RefusedSecretTypes,
     ops::cli::{ExplainArgs, ObjectKind, Output},
     ops::config::Kind,
 };
@@ -89,6 +90,7 @@ fn install(args: &ExplainArgs) -> anyhow::Result<Install> {
         configmaps: rules.consent(Kind::Configmaps, &protected)?,
         secrets: rules.consent(Kind::Secrets, &protected)?,
         reserved_names: targets::reserved_names(&rules.reserved_names),
+        refused_secret_types: RefusedSecretTypes::new(&rules.refused_secret_types),
     })
 }
 

@@ -32,6 +32,7 @@ use crate::{
     decisions::consent::{
         ACCEPT_MIRRORS_FROM_ANNOTATION, Consent, NamespaceFacts, NamespaceRefusal,
     },
+    decisions::desired::never_a_source,
     decisions::desired::{Refusal, desired_companion, desired_mirror, finished},
     decisions::ownership::claimed_source,
     decisions::plan::{self, Difference, NameTaken, Write},
@@ -40,6 +41,8 @@ use crate::{
         self, MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets, wants_mirror,
     },
     decisions::wanted::{self, CopyVerdict},
+    kind::SourceId,
+    kind::secret::RefusedSecretTypes,
     kind::{MirroredKind, secret::DIGEST_PREFIX},
 };
 
@@ -55,6 +58,8 @@ pub struct Install {
     pub configmaps: Consent,
     pub secrets: Consent,
     pub reserved_names: Vec<String>,
+    /// Secret types refused as sources besides the built-in ones.
+    pub refused_secret_types: RefusedSecretTypes,
 }
 
 /// What explain needs to know of a kind besides what the controller does.
@@ -69,6 +74,8 @@ pub trait Explained: MirroredKind {
     /// This kind's consent rules, and the other kind's.
     fn consent(install: &Install) -> &Consent;
     fn other_consent(install: &Install) -> &Consent;
+    /// What the install refuses as sources of this kind.
+    fn source_rules(install: &Install) -> Self::SourceRules;
     /// The other kind, as rows name it.
     const OTHER: &'static str;
     /// The key explain compares contents with.
@@ -88,6 +95,8 @@ impl Explained for ConfigMap {
         &install.secrets
     }
 
+    fn source_rules(_: &Install) {}
+
     fn comparison_key() {}
 }
 
@@ -102,6 +111,10 @@ impl Explained for Secret {
 
     fn other_consent(install: &Install) -> &Consent {
         &install.configmaps
+    }
+
+    fn source_rules(install: &Install) -> RefusedSecretTypes {
+        install.refused_secret_types.clone()
     }
 
     /// Any key compares contents alike; a random one makes whatever
@@ -311,6 +324,15 @@ fn managed<K: Explained>(source: &K, install: &Install, key: &K::DigestKey) -> M
             ),
         );
     }
+    if let Some(reason) = never_a_source(source, &K::source_rules(install)) {
+        return Managed::No(
+            Verdict::RefusedType,
+            format!(
+                "{reason}: never copied (Warning {})",
+                warning::SOURCE_NOT_COPYABLE
+            ),
+        );
+    }
     let companion = match desired_companion(source, &install.suffix, key) {
         Ok(companion) => companion,
         Err(Refusal::NameTooLong { name, len }) => {
@@ -320,15 +342,6 @@ fn managed<K: Explained>(source: &K, install: &Install, key: &K::DigestKey) -> M
                     warning::COMPANION_NAME_TOO_LONG
                 )),
             };
-        }
-        Err(Refusal::NeverASource(reason)) => {
-            return Managed::No(
-                Verdict::RefusedType,
-                format!(
-                    "{reason}: never copied (Warning {})",
-                    warning::SOURCE_NOT_COPYABLE
-                ),
-            );
         }
         Err(Refusal::SourceIsCompanion) => {
             return Managed::No(
@@ -420,13 +433,15 @@ fn compare<K: Explained>(
     key: &K::DigestKey,
 ) -> (Verdict, String) {
     let actual = match K::KEYED {
-        Some(prefix) => with_checksum_assumed(actual, prefix, key),
+        Some(prefix) => with_checksum_assumed(actual, source, prefix, key),
         None => actual.clone(),
     };
-    let copy = CachedCopy::of(&actual, key);
-    let content_same =
-        Some(copy.content_digest()) == annotation(desired.meta(), CHECKSUM_ANNOTATION);
-    match plan::plan(desired, Some(&copy), source, &install.source_label_keys) {
+    let copy = CachedCopy::of(&actual);
+    let content_same = Some(
+        copy.checksum_as_copy_of(&SourceId::of(source), key)
+            .as_ref(),
+    ) == annotation(desired.meta(), CHECKSUM_ANNOTATION);
+    match plan::plan(desired, Some(&copy), source, &install.source_label_keys, key) {
         Err(NameTaken) => (
             Verdict::NameTaken,
             format!("the name is taken by {}; it is left untouched", whose(actual.meta(), install)),
@@ -463,9 +478,14 @@ fn compare<K: Explained>(
 
 /// `copy` with its checksum annotation, when it has the keyed form, taken
 /// for right: recomputed under explain's own key.
-fn with_checksum_assumed<K: MirroredKind>(copy: &K, prefix: &str, key: &K::DigestKey) -> K {
+fn with_checksum_assumed<K: MirroredKind>(
+    copy: &K,
+    source: &ObjectMeta,
+    prefix: &str,
+    key: &K::DigestKey,
+) -> K {
     let mut copy = copy.clone();
-    let digest = copy.content_digest(key);
+    let digest = K::checksum(&copy.content_hash(), &SourceId::of(source), key).into_owned();
     if let Some(checksum) = copy
         .meta_mut()
         .annotations

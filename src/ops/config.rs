@@ -45,12 +45,6 @@ pub struct Config {
     #[arg(long, env = "MIRROR_DIGEST_KEY_SECRET", help_heading = "Sources", value_name = "NAMESPACE/NAME", value_parser = parse_namespaced_name)]
     pub digest_key_secret: Option<(String, String)>,
 
-    /// More Secret types never copied, comma-separated, besides the built-in
-    /// ones that other programs trust by type (`kubernetes.io/service-account-token`,
-    /// `bootstrap.kubernetes.io/token`, `helm.sh/release.v1`).
-    #[arg(long, env = "MIRROR_REFUSED_SECRET_TYPES", help_heading = "Sources", value_name = "TYPES", value_delimiter = ',', value_parser = parse_secret_type)]
-    pub refused_secret_types: Vec<String>,
-
     #[command(flatten)]
     pub leader: LeaderConfig,
 
@@ -181,6 +175,12 @@ pub struct Rules {
     /// would fight its publisher.
     #[arg(long, env = "MIRROR_RESERVED_NAMES", help_heading = "Mirroring", value_name = "NAMES", value_delimiter = ',', value_parser = parse_object_name)]
     pub reserved_names: Vec<String>,
+
+    /// More Secret types never copied, comma-separated, besides the built-in
+    /// ones that other programs trust by type (`kubernetes.io/service-account-token`,
+    /// `bootstrap.kubernetes.io/token`, `helm.sh/release.v1`).
+    #[arg(long, env = "MIRROR_REFUSED_SECRET_TYPES", help_heading = "Sources", value_name = "TYPES", value_delimiter = ',', value_parser = parse_secret_type)]
+    pub refused_secret_types: Vec<String>,
 }
 
 /// Which cluster to talk to, and as whom: kubectl's flags.
@@ -476,16 +476,12 @@ fn parse_secret_type(value: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::cli::Cli;
-    use clap::Parser;
 
-    fn defaults() -> Config {
-        Cli::try_parse_from(["configmap-mirror"])
-            .unwrap()
-            .controller
-    }
-
-    fn parse<const N: usize>(args: [&str; N]) -> Result<Config, clap::Error> {
+    fn parse<I, T>(args: I) -> Result<Config, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
         use clap::Parser;
         crate::ops::cli::Cli::try_parse_from(args).map(|cli| cli.controller)
     }
@@ -547,7 +543,7 @@ mod tests {
     #[test]
     fn each_lease_names_its_own_digest_key() {
         let key_secret = |args: &[&str]| {
-            let config = Config::try_parse_from(
+            let config = parse(
                 ["configmap-mirror", "--leader-election-namespace=ops"]
                     .iter()
                     .chain(args),
@@ -570,9 +566,8 @@ mod tests {
     #[test]
     fn a_lease_name_too_long_for_the_key_s_name_is_refused_when_secrets_are_on() {
         let lease = format!("--leader-election-id={}", "a".repeat(250));
-        let config = |extra: &[&str]| {
-            Config::try_parse_from(["configmap-mirror", &lease].iter().chain(extra)).unwrap()
-        };
+        let config =
+            |extra: &[&str]| parse(["configmap-mirror", &lease].iter().chain(extra)).unwrap();
         assert!(config(&[]).validate_digest_key_secret().is_ok());
         let secrets = config(&["--kinds=configmaps,secrets"]);
         let refused = secrets.validate_digest_key_secret().unwrap_err();
@@ -586,18 +581,18 @@ mod tests {
 
     #[test]
     fn refused_secret_types_are_a_list_of_types() {
-        let config = Config::try_parse_from([
+        let config = parse([
             "configmap-mirror",
             "--refused-secret-types",
             "example.com/kubeconfig,,Opaque",
         ])
         .unwrap();
         assert_eq!(
-            config.refused_secret_types,
+            config.rules.refused_secret_types,
             ["example.com/kubeconfig", "", "Opaque"]
         );
         let bad = ["configmap-mirror", "--refused-secret-types", "a type"];
-        assert!(Config::try_parse_from(bad).is_err());
+        assert!(parse(bad).is_err());
     }
 
     #[test]

@@ -135,7 +135,6 @@ mod tests {
         }
     }
 
-
     /// Whether `level` logs an event of `target` at `event_level`.
     fn logs(level: &str, target_is_kube: bool, event_level: Level) -> bool {
         let subscriber = tracing_subscriber::registry().with(level_filter(level).unwrap());

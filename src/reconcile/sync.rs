@@ -16,7 +16,7 @@ use kube::{
 
 use crate::{
     contract::warning,
-    decisions::carried::Lists,
+    decisions::carried::{self, Lists},
     decisions::consent::{NamespaceFacts, NamespaceRefusal},
     decisions::desired::{self, Refusal, desired_companion, desired_mirror, never_a_source},
     decisions::plan::{self, NameTaken, Write},

@@ -38,6 +38,7 @@ fn install() -> Install {
         configmaps: consent("workshop.io/accept-mirrors=true"),
         secrets: consent("workshop.io/accept-secret-mirrors=true"),
         reserved_names: targets::reserved_names(&["reserved".to_owned()]),
+        refused_secret_types: Default::default(),
     }
 }
 
