@@ -200,6 +200,11 @@ pub fn mirror_of(meta: &ObjectMeta) -> Option<(String, String)> {
     Some((namespace.to_owned(), name.to_owned()))
 }
 
+/// The label by which Helm's storage drivers find its release records
+/// (`owner=helm`), in either kind: such an object is never a source, and
+/// the sources' cache keeps this label to tell.
+pub const HELM_STORAGE_LABEL: (&str, &str) = ("owner", "helm");
+
 /// The reasons of the Warning Events, one per condition a person must act
 /// on (see `error`). Alerts match on them: they never change.
 pub mod warning {

@@ -44,11 +44,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     contract::{
-        CHECKSUM_ANNOTATION, COPY_ANNOTATIONS_ANNOTATION, COPY_LABELS_ANNOTATION, MANAGED_BY_LABEL,
-        MANAGER_NAME,
+        CHECKSUM_ANNOTATION, COPY_ANNOTATIONS_ANNOTATION, COPY_LABELS_ANNOTATION,
+        HELM_STORAGE_LABEL, MANAGED_BY_LABEL, MANAGER_NAME,
     },
     decisions::carried::{self, Lists},
-    decisions::desired::HELM_STORAGE_LABEL,
     decisions::owner_ref::owner_reference,
     decisions::targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION},
     kind::{MirroredKind, SourceId},

@@ -12,8 +12,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     contract::{
-        CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME, MAX_NAME_LEN, MIRROR_OF_ANNOTATION,
-        MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, companion_name, is_managed_by_us,
+        CHECKSUM_ANNOTATION, HELM_STORAGE_LABEL, MANAGED_BY_LABEL, MANAGER_NAME, MAX_NAME_LEN,
+        MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, companion_name,
+        is_managed_by_us,
     },
     decisions::cache_form::source_checksum,
     decisions::carried::{self, Lists},
@@ -34,12 +35,11 @@ pub enum Refusal {
     BeingDeleted,
 }
 
-/// The name prefix of Helm's release records, and the label its storage
-/// drivers find them by (`owner=helm`), in either kind: Helm reads a
-/// ConfigMap or Secret so named, or so labeled, as the record of a release
-/// in its namespace, and would trust a copy on the next upgrade.
+/// The name prefix of Helm's release records, which its storage drivers
+/// also find by [`HELM_STORAGE_LABEL`]: Helm reads a ConfigMap or Secret so
+/// named, or so labeled, as the record of a release in its namespace, and
+/// would trust a copy on the next upgrade.
 const HELM_RELEASE_NAME_PREFIX: &str = "sh.helm.release.v1.";
-pub const HELM_STORAGE_LABEL: (&str, &str) = ("owner", "helm");
 
 /// Why `object` may never be a source, whatever its labels, if so: a Helm
 /// release record of either kind, or what its kind refuses (some types of
