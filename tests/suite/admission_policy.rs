@@ -117,6 +117,9 @@ async fn installed() -> &'static Install {
                     "template",
                     RELEASE,
                     CHART,
+                    // The `helm test` Pod is helm's to run, not an object of
+                    // the install.
+                    "--skip-tests",
                     "--namespace",
                     RELEASE_NAMESPACE,
                     "--set",
