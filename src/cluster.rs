@@ -4,12 +4,13 @@
 //! the key of Secret digests, what of the API server's answers may be told
 //! (`relayed`), and the Events.
 
+pub(crate) mod admitting_namespaces;
 pub(crate) mod api_client;
 pub(crate) mod api_probe;
 pub(crate) mod caches;
 pub(crate) mod call_deadline;
+pub(crate) mod copy_index;
 pub(crate) mod digest_key;
-pub(crate) mod mirror_index;
 pub(crate) mod mirroring_sources;
 pub(crate) mod ratelimit;
 pub(crate) mod relayed;

@@ -12,13 +12,15 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Namespace;
 use kube::{
-    Resource, ResourceExt,
+    Resource,
     core::PartialObjectMeta,
     runtime::reflector::{ObjectRef, Store},
 };
 use tokio::sync::watch;
 
 use crate::{
+    cluster::admitting_namespaces::AdmittingNamespaces,
+    cluster::copy_index::CopyIndex,
     cluster::mirroring_sources::MirroringSources,
     decisions::cache_form::{self, CachedCopy},
     decisions::consent::{Consent, NamespaceFacts},
@@ -40,6 +42,10 @@ pub struct Caches<K: MirroredKind> {
     pub namespaces: Option<Store<NamespaceMeta>>,
     /// The sources that ask for mirrors, by what they ask for.
     pub mirroring: MirroringSources<K>,
+    /// The copies by namespace, and the mirrors by source.
+    pub index: CopyIndex<K>,
+    /// The namespaces that admit this kind's mirrors, by name.
+    pub admitting: AdmittingNamespaces,
     // `Store::wait_until_ready` wakes only the most recent of several
     // concurrent waiters, so the reconciles wait on this instead.
     pub(crate) ready: watch::Receiver<bool>,
@@ -65,24 +71,20 @@ impl<K: MirroredKind> Caches<K> {
     }
 
     /// The namespaces that `targets` asks for and whose labels admit the
-    /// kind, as consent reads them; empty when mirroring is off. Only these
-    /// are copied out of the cache: a source's reconcile walks every
-    /// namespace, and copying each one on the way cost more than the rest
-    /// of the walk.
+    /// kind, as consent reads them; empty when mirroring is off. Only the
+    /// admitting namespaces whose names begin as one of the globs does are
+    /// looked at (all of them for a selector).
     fn admitting_namespaces(&self, targets: &Targets, consent: &Consent) -> Vec<NamespaceFacts> {
-        let Some(namespaces) = &self.namespaces else {
+        if self.namespaces.is_none() {
             return Vec::new();
-        };
-        namespaces
-            .state()
-            .iter()
-            .filter(|ns| {
-                let name = ns.meta().name.as_deref().unwrap_or_default();
-                targets.includes(name, ns.labels())
-                    && consent.selector.matches(ns.labels())
-                    && !consent.is_protected(name)
-            })
-            .map(|ns| NamespaceFacts::of(ns.meta()))
+        }
+        let prefixes = targets.literal_prefixes();
+        self.admitting
+            .beginning_with(prefixes.as_deref())
+            .into_iter()
+            // The set follows the cache a moment behind: the cache decides.
+            .filter_map(|name| self.namespace_facts(&name))
+            .filter(|ns| targets.includes(&ns.name, &ns.labels) && consent.admits(ns))
             .collect()
     }
 
@@ -118,12 +120,7 @@ impl<K: MirroredKind> Caches<K> {
 
     /// The copies in one namespace.
     pub fn copies_in(&self, namespace: &str) -> Vec<ObjectRef<K>> {
-        self.copies
-            .state()
-            .iter()
-            .filter(|c| c.namespace().as_deref() == Some(namespace))
-            .map(|c| ObjectRef::from(&**c))
-            .collect()
+        self.index.copies_in(namespace)
     }
 }
 
@@ -154,11 +151,15 @@ mod tests {
             };
             writer.apply_watcher_event(&Event::Apply(namespace));
         }
+        let admitting = AdmittingNamespaces::default();
+        admitting.fill_from(&store, &mk_consent());
         Caches {
             sources: reflector::store().0,
             copies: reflector::store().0,
             namespaces: Some(store),
             mirroring: MirroringSources::default(),
+            index: CopyIndex::default(),
+            admitting,
             ready: watch::channel(true).1,
         }
     }

@@ -4,8 +4,10 @@
 //! A namespace created or relabeled must wake the sources that want a
 //! mirror in it. Scanning (and parsing) every cached source on every
 //! namespace event would cost time in proportion to all sources; this
-//! index looks only at the sources that ask for mirrors, and finds those
-//! naming namespaces by name alone through that name.
+//! index looks only at the sources that could name the namespace: those
+//! naming it exactly, those with a glob whose literal beginning its name
+//! begins with (`team-` for `team-*`: one lookup per beginning of the
+//! name), and those with a selector, which any namespace may match.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -19,7 +21,7 @@ use kube::{
 
 use crate::{
     decisions::consent::{Consent, NamespaceFacts},
-    decisions::targets::{Targets, wants_mirror},
+    decisions::targets::{Filing, Targets, wants_mirror},
     kind::MirroredKind,
 };
 
@@ -39,10 +41,12 @@ impl<K: MirroredKind> Default for MirroringSources<K> {
 struct Index<K: MirroredKind> {
     /// Every source with valid mirror annotations: its namespace and targets.
     targets: HashMap<ObjectRef<K>, (String, Arc<Targets>)>,
-    /// Sources that name namespaces by exact name only, by each name.
+    /// Sources by each namespace they name exactly.
     by_name: HashMap<String, HashSet<ObjectRef<K>>>,
-    /// Sources with a glob or a selector: compared with every namespace.
-    by_pattern: HashSet<ObjectRef<K>>,
+    /// Sources by the literal beginning of each of their globs.
+    by_prefix: HashMap<String, HashSet<ObjectRef<K>>>,
+    /// Sources with a selector: compared with every namespace.
+    by_selector: HashSet<ObjectRef<K>>,
     /// The index being rebuilt during a re-list.
     relisting: Option<Box<Index<K>>>,
 }
@@ -52,7 +56,8 @@ impl<K: MirroredKind> Default for Index<K> {
         Index {
             targets: HashMap::new(),
             by_name: HashMap::new(),
-            by_pattern: HashSet::new(),
+            by_prefix: HashMap::new(),
+            by_selector: HashSet::new(),
             relisting: None,
         }
     }
@@ -87,9 +92,18 @@ impl<K: MirroredKind> MirroringSources<K> {
             return Vec::new();
         }
         let index = self.lock();
-        let named = index.by_name.get(&namespace.name).into_iter().flatten();
-        named
-            .chain(&index.by_pattern)
+        let name = namespace.name.as_str();
+        let named = index.by_name.get(name).into_iter().flatten();
+        let by_beginning = (0..=name.len())
+            .filter_map(|end| name.get(..end))
+            .filter_map(|beginning| index.by_prefix.get(beginning))
+            .flatten();
+        let candidates: HashSet<&ObjectRef<K>> = named
+            .chain(by_beginning)
+            .chain(&index.by_selector)
+            .collect();
+        candidates
+            .into_iter()
             .filter(|source| {
                 index
                     .targets
@@ -116,18 +130,15 @@ impl<K: MirroredKind> Index<K> {
         let Ok(Some(targets)) = Targets::of(source.meta()) else {
             return;
         };
-        match targets.exact_names() {
-            Some(names) => {
-                for name in names {
-                    self.by_name
-                        .entry(name.to_owned())
-                        .or_default()
-                        .insert(source_ref.clone());
+        for filing in targets.filings() {
+            let set = match filing {
+                Filing::Name(name) => self.by_name.entry(name.to_owned()).or_default(),
+                Filing::Prefix(beginning) => {
+                    self.by_prefix.entry(beginning.to_owned()).or_default()
                 }
-            }
-            None => {
-                self.by_pattern.insert(source_ref.clone());
-            }
+                Filing::Selector => &mut self.by_selector,
+            };
+            set.insert(source_ref.clone());
         }
         let namespace = source.namespace().unwrap_or_default();
         self.targets
@@ -138,12 +149,19 @@ impl<K: MirroredKind> Index<K> {
         let Some((_, targets)) = self.targets.remove(source_ref) else {
             return;
         };
-        self.by_pattern.remove(source_ref);
-        for name in targets.exact_names().into_iter().flatten() {
-            if let Some(set) = self.by_name.get_mut(name) {
+        for filing in targets.filings() {
+            let (map, key) = match filing {
+                Filing::Name(name) => (&mut self.by_name, name),
+                Filing::Prefix(beginning) => (&mut self.by_prefix, beginning),
+                Filing::Selector => {
+                    self.by_selector.remove(source_ref);
+                    continue;
+                }
+            };
+            if let Some(set) = map.get_mut(key) {
                 set.remove(source_ref);
                 if set.is_empty() {
-                    self.by_name.remove(name);
+                    map.remove(key);
                 }
             }
         }

@@ -28,14 +28,16 @@ use kube::{
 use tokio::sync::watch;
 
 use crate::{
+    cluster::admitting_namespaces::AdmittingNamespaces,
     cluster::api_client,
     cluster::caches::{Caches, NamespaceMeta},
-    cluster::mirror_index::MirrorIndex,
+    cluster::copy_index::CopyIndex,
     cluster::mirroring_sources::MirroringSources,
     cluster::watch_stream,
     contract,
     decisions::cache_form,
     decisions::consent::{self, Consent},
+    decisions::scope::Reach,
     kind::MirroredKind,
     ops::config::InitialList,
     ops::health::Health,
@@ -49,8 +51,9 @@ use forward::{
 
 /// What the watches ask one kind's two controllers to look at.
 pub struct Wakeups<K: MirroredKind> {
-    /// With when each was sent, for the queue's timing series.
-    pub sync: mpsc::Receiver<(ObjectRef<K>, Instant)>,
+    /// With when each was sent, for the queue's timing series, and which
+    /// of the source's copies it is about.
+    pub sync: mpsc::Receiver<(ObjectRef<K>, Instant, Reach)>,
     pub prune: mpsc::Receiver<ObjectRef<K>>,
     /// Changes whenever every cached object must be compared again.
     pub resync: watch::Receiver<u64>,
@@ -160,8 +163,14 @@ impl Namespaces {
         futures::join!(forward, announce);
     }
 
-    fn join(&self, listener: Box<dyn NamespaceListener>) {
-        self.lock_listeners().push(listener);
+    /// Under the lock, so that every event the listener has not seen in
+    /// the cache when it joins is delivered to it.
+    fn join(&self, mut listener: Box<dyn NamespaceListener>) {
+        let mut listeners = self.lock_listeners();
+        if let Some(store) = &self.store {
+            listener.joined(store);
+        }
+        listeners.push(listener);
     }
 
     fn lock_listeners(&self) -> MutexGuard<'_, Vec<Box<dyn NamespaceListener>>> {
@@ -226,10 +235,12 @@ pub fn watch<K: MirroredKind, R: Stream<Item = ()> + Send + 'static>(
         copies,
         namespaces: namespaces.store.clone(),
         mirroring: MirroringSources::default(),
+        index: CopyIndex::default(),
+        admitting: AdmittingNamespaces::default(),
         ready,
     };
     let (forwarder, wakeups) = Forwarder::new(health.clone(), metrics.clone());
-    let index = MirrorIndex::default();
+    let index = caches.index.clone();
     let source_follower = SourceFollower {
         caches: caches.clone(),
         metrics,

@@ -75,6 +75,34 @@ impl Targets {
         exact.then(|| self.patterns.iter().map(String::as_str))
     }
 
+    /// The literal beginnings every namespace asked for starts with, one per
+    /// glob or name (`team-*` gives `team-`); None when a selector may ask
+    /// for any namespace. An empty beginning (`*`) matches every name.
+    pub fn literal_prefixes(&self) -> Option<Vec<&str>> {
+        if self.selector.is_some() {
+            return None;
+        }
+        let prefixes = self
+            .patterns
+            .iter()
+            .map(|pattern| pattern.split('*').next().unwrap_or_default());
+        Some(prefixes.collect())
+    }
+
+    /// Under what a source asking for these targets is found from a
+    /// namespace's name: each exact name, each glob's literal beginning,
+    /// and the selector, which any namespace may match.
+    pub fn filings(&self) -> impl Iterator<Item = Filing<'_>> {
+        let patterns = self
+            .patterns
+            .iter()
+            .map(|pattern| match pattern.split_once('*') {
+                Some((beginning, _)) => Filing::Prefix(beginning),
+                None => Filing::Name(pattern),
+            });
+        patterns.chain(self.selector.is_some().then_some(Filing::Selector))
+    }
+
     /// Whether the namespace `name` with `labels` is asked for.
     pub fn includes(&self, name: &str, labels: &BTreeMap<String, String>) -> bool {
         self.patterns
@@ -85,6 +113,14 @@ impl Targets {
                 .as_ref()
                 .is_some_and(|selector| selector.matches(labels))
     }
+}
+
+/// One way a namespace may be asked for (see [`Targets::filings`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filing<'a> {
+    Name(&'a str),
+    Prefix(&'a str),
+    Selector,
 }
 
 /// How many names and globs one source may list: enough for any list a
@@ -190,6 +226,49 @@ mod tests {
         assert!(!glob_matches("payments", "payments-2"));
         assert!(glob_matches("*", "anything"));
         assert!(!glob_matches("ab*ba", "aba"));
+    }
+
+    #[test]
+    fn every_name_a_source_asks_for_begins_with_one_of_its_literal_prefixes() {
+        let source = mk_mirrored_source("team-*,payments,*-prod,a*b");
+        let targets = Targets::of(&source.metadata).unwrap().unwrap();
+        assert_eq!(
+            targets.literal_prefixes(),
+            Some(vec!["team-", "payments", "", "a"])
+        );
+        for name in ["team-x", "payments", "web-prod", "axb"] {
+            assert!(targets.includes(name, &BTreeMap::new()));
+            let prefixes = targets.literal_prefixes().unwrap();
+            assert!(prefixes.iter().any(|p| name.starts_with(p)), "{name}");
+        }
+        let by_selector = with_annotations(
+            mk_mirrored_source("team-*"),
+            &[(MIRROR_TO_SELECTOR_ANNOTATION, "env=prod")],
+        );
+        let targets = Targets::of(&by_selector.metadata).unwrap().unwrap();
+        assert_eq!(
+            targets.literal_prefixes(),
+            None,
+            "a selector may ask for any name"
+        );
+    }
+
+    #[test]
+    fn a_source_is_filed_under_its_names_its_globs_beginnings_and_its_selector() {
+        let source = with_annotations(
+            mk_mirrored_source("team-*,payments,*-prod"),
+            &[(MIRROR_TO_SELECTOR_ANNOTATION, "env=prod")],
+        );
+        let targets = Targets::of(&source.metadata).unwrap().unwrap();
+        assert_eq!(
+            targets.filings().collect::<Vec<_>>(),
+            [
+                Filing::Prefix("team-"),
+                Filing::Name("payments"),
+                Filing::Prefix(""),
+                Filing::Selector
+            ]
+        );
     }
 
     #[test]

@@ -2,10 +2,10 @@
 //!
 //! | change                       | wakes                                  |
 //! |------------------------------|----------------------------------------|
-//! | source created or changed    | sync of that source                    |
+//! | source created or changed    | sync of that source, all its copies    |
 //! | source deleted or unlabeled  | prune of its companion and of its mirrors (from the mirror index) |
-//! | copy changed or deleted      | sync of its source, prune of itself    |
-//! | namespace's labels changed   | sync of the sources that want a mirror in it, prune of the copies in it |
+//! | copy changed or deleted      | sync of its source, that copy only; prune of itself |
+//! | namespace's labels changed   | sync of the sources that want a mirror in it, that mirror only; prune of the copies in it |
 //! | namespace deleted            | prune of the copies in it |
 //! | any list (re)completed       | a resync of both loops ([`crate::reconcile::resync`]) |
 //!
@@ -27,17 +27,19 @@ use kube::{
 
 use crate::{
     cluster::caches::{Caches, NamespaceMeta},
-    cluster::mirror_index::MirrorIndex,
+    cluster::copy_index::CopyIndex,
     contract,
     decisions::consent::{Consent, NamespaceFacts},
     decisions::ownership,
+    decisions::scope::Reach,
     kind::MirroredKind,
 };
 
-/// Who must look at something after one watch event.
+/// Who must look at something after one watch event, and for a source's
+/// sync, which of its copies.
 #[derive(Debug, PartialEq)]
 pub struct Wake<K: MirroredKind> {
-    pub sync: Vec<ObjectRef<K>>,
+    pub sync: Vec<(ObjectRef<K>, Reach)>,
     pub prune: Vec<ObjectRef<K>>,
     pub resync: bool,
 }
@@ -55,11 +57,11 @@ impl<K: MirroredKind> Default for Wake<K> {
 pub fn source_wakeups<K: MirroredKind>(
     event: &Event<K>,
     suffix: &str,
-    index: &MirrorIndex<K>,
+    index: &CopyIndex<K>,
 ) -> Wake<K> {
     let mut wake = match event {
         Event::Apply(source) => Wake {
-            sync: vec![ObjectRef::from(source)],
+            sync: vec![(ObjectRef::from(source), Reach::Everything)],
             ..Wake::default()
         },
         Event::Delete(source) => Wake {
@@ -93,9 +95,12 @@ pub fn source_wakeups<K: MirroredKind>(
 }
 
 pub fn copy_wakeups<K: MirroredKind>(event: &Event<K>, suffix: &str) -> Wake<K> {
+    // Only the copy that changed is compared again: the source's other
+    // copies are as its last reconcile left them.
     let source_of = |copy: &K| {
+        let reach = Reach::Namespace(copy.namespace().unwrap_or_default());
         ownership::claimed_source::<K>(copy.meta(), suffix)
-            .map(|(namespace, name)| ObjectRef::new(&name).within(&namespace))
+            .map(|(namespace, name)| (ObjectRef::new(&name).within(&namespace), reach))
             .into_iter()
             .collect()
     };
@@ -136,8 +141,13 @@ pub fn namespace_wakeups<K: MirroredKind>(
             if seen.get(&facts.name) == Some(&facts) {
                 return Wake::default();
             }
+            let reach = Reach::Namespace(facts.name.clone());
             let wake = Wake {
-                sync: caches.sources_wanting_mirror_in(&facts, consent),
+                sync: caches
+                    .sources_wanting_mirror_in(&facts, consent)
+                    .into_iter()
+                    .map(|source| (source, reach.clone()))
+                    .collect(),
                 prune: caches.copies_in(&facts.name),
                 resync: false,
             };
@@ -180,7 +190,7 @@ mod tests {
         let wake = source_wakeups(
             &Event::Delete(mk_source("colors", &[])),
             SUFFIX,
-            &MirrorIndex::default(),
+            &CopyIndex::default(),
         );
         assert_eq!(
             wake.prune,
@@ -195,11 +205,11 @@ mod tests {
         let source = mk_source("colors", &[]);
         let companion = desired::desired_companion(&source, SUFFIX, &()).unwrap();
         assert!(
-            source_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, &MirrorIndex::default()).resync
+            source_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, &CopyIndex::default()).resync
         );
         assert!(copy_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX).resync);
         assert_eq!(
-            source_wakeups(&Event::InitApply(source), SUFFIX, &MirrorIndex::default()),
+            source_wakeups(&Event::InitApply(source), SUFFIX, &CopyIndex::default()),
             Wake::default()
         );
         assert_eq!(
@@ -213,6 +223,35 @@ mod tests {
         let source = mk_source("colors", &[]);
         let companion = desired::desired_companion(&source, SUFFIX, &()).unwrap();
         let wake = copy_wakeups(&Event::Delete(companion), SUFFIX);
-        assert_eq!(wake.sync, vec![ObjectRef::new("colors").within("ns")]);
+        assert_eq!(
+            wake.sync,
+            vec![(
+                ObjectRef::new("colors").within("ns"),
+                Reach::Namespace("ns".to_owned())
+            )],
+            "only the companion is compared again"
+        );
+    }
+
+    #[test]
+    fn a_changed_mirror_wakes_its_source_for_that_namespace_and_a_changed_source_for_everything() {
+        let mirror = crate::test_fixtures::mk_mirror("team-a", "home/colors");
+        let wake = copy_wakeups(&Event::Apply(mirror), SUFFIX);
+        assert_eq!(
+            wake.sync,
+            vec![(
+                ObjectRef::new("colors").within("home"),
+                Reach::Namespace("team-a".to_owned())
+            )]
+        );
+        let wake = source_wakeups(
+            &Event::Apply(mk_source("colors", &[])),
+            SUFFIX,
+            &CopyIndex::default(),
+        );
+        assert_eq!(
+            wake.sync,
+            vec![(ObjectRef::new("colors").within("ns"), Reach::Everything)]
+        );
     }
 }

@@ -16,9 +16,9 @@ use kube::runtime::{
 use tokio::sync::watch;
 
 use crate::{
-    cluster::watches::Wakeups, kind::MirroredKind, ops::leader::Leadership, ops::metrics::Loop,
-    reconcile::context::Context, reconcile::error::Error, reconcile::prune, reconcile::resync,
-    reconcile::sync,
+    cluster::watches::Wakeups, decisions::scope::Reach, kind::MirroredKind,
+    ops::leader::Leadership, ops::metrics::Loop, reconcile::context::Context,
+    reconcile::error::Error, reconcile::prune, reconcile::resync, reconcile::sync,
 };
 
 /// Runs both controllers until `shutdown` completes and in-flight reconciles
@@ -61,12 +61,12 @@ pub async fn run<K: MirroredKind>(
         wakeups.sync,
         sync_due.map(move |object| {
             queued.trigger_queued();
-            (object, Instant::now())
+            (object, Instant::now(), Reach::Everything)
         }),
     )
-    .map(move |(object, queued_at)| {
+    .map(move |(object, queued_at, reach)| {
         taken.metrics.trigger_taken(queued_at);
-        taken.woken.taken(&object, queued_at);
+        taken.woken.taken(&object, queued_at, reach);
         object
     });
     let gone = ctx.clone();

@@ -5,7 +5,7 @@
 //! companion (computed from the source as it is now) with the companion as
 //! the cache holds it now, and makes at most one write per copy.
 
-use std::sync::Arc;
+use std::{collections::BTreeSet, sync::Arc};
 
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -20,6 +20,7 @@ use crate::{
     decisions::consent::{NamespaceFacts, NamespaceRefusal},
     decisions::desired::{self, Refusal, desired_companion, desired_mirror, never_a_source},
     decisions::plan::{self, NameTaken, Write},
+    decisions::scope::Scope,
     decisions::targets::Targets,
     kind::MirroredKind,
     ops::metrics::Loop,
@@ -35,15 +36,15 @@ pub async fn reconcile<K: MirroredKind>(
     ctx: Arc<Context<K>>,
 ) -> Result<Action, Error> {
     let key = BackoffKey::new(Loop::sync, source.meta());
-    let woken_at = ctx
+    let served = ctx
         .woken
         .reconcile_started(&ObjectRef::from_obj(source.as_ref()));
-    let work = sync(source.as_ref(), &ctx);
-    ctx.run_reconcile(Loop::sync, source.meta(), &key, woken_at, work)
+    let work = sync(source.as_ref(), &served.scope, &ctx);
+    ctx.run_reconcile(Loop::sync, source.meta(), &key, served.woken_at, work)
         .await
 }
 
-async fn sync<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> Result<(), Error> {
+async fn sync<K: MirroredKind>(cached: &K, scope: &Scope, ctx: &Context<K>) -> Result<(), Error> {
     ctx.caches_ready().await?;
     if let Some(reason) = never_a_source(cached, &ctx.source_rules) {
         return Err(Error::NeverASource { reason });
@@ -54,7 +55,10 @@ async fn sync<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> Result<(), Error
     let key = K::current_key(&ctx.digest_key).ok_or(Error::NoDigestKey)?;
     let source = Source::new(cached, key);
     let companion = sync_companion(&source, ctx).await;
-    let mirrors = sync_mirrors(&source, ctx).await;
+    let mirrors = match scope {
+        Scope::Everything => sync_mirrors(&source, ctx).await,
+        Scope::Namespaces(namespaces) => sync_mirrors_in(&source, namespaces, ctx).await,
+    };
     // A key that is never carried is left off the copies, which are written
     // all the same: the owner is told once, and nothing else is held back.
     let refused_keys = match carried::refused(cached.meta(), &lists) {
@@ -177,25 +181,81 @@ async fn sync_mirrors<K: MirroredKind>(
         if checked % NAMESPACES_BETWEEN_YIELDS == NAMESPACES_BETWEEN_YIELDS - 1 {
             tokio::task::yield_now().await;
         }
-        match ctx.consent.verdict(&source_namespace, &namespace) {
-            Ok(()) => {
-                if let Ok(mirror) = desired_mirror(cached, &namespace.name, &source.key) {
-                    wanted.push(finished(mirror, cached, ctx)?);
-                }
-            }
-            Err(NamespaceRefusal::MalformedAcceptFrom(why)) => {
-                warn_namespace(ctx, &namespace, &why);
-            }
-            Err(_) => {}
+        if let Some(mirror) = wanted_mirror(source, &source_namespace, &namespace, ctx)? {
+            wanted.push(mirror);
         }
     }
-    let results: Vec<Result<(), Error>> = stream::iter(wanted)
+    let results = write_mirrors(source, wanted, ctx).await;
+    let protected = protected_targets(&targets, &source_namespace, ctx);
+    mirror_outcome(results, protected)
+}
+
+/// The mirrors in `namespaces` only, for a reconcile woken by changes there
+/// alone: the source's other mirrors are as its last reconcile, which
+/// succeeded, left them (`decisions::scope`). A namespace the source does
+/// not ask for, or that does not consent, needs nothing here: its mirror,
+/// if any, is the prune loop's.
+async fn sync_mirrors_in<K: MirroredKind>(
+    source: &Source<'_, K>,
+    namespaces: &BTreeSet<String>,
+    ctx: &Context<K>,
+) -> Result<(), Error> {
+    let cached = source.cached;
+    let Some(targets) = mirror_targets(cached, ctx)? else {
+        return Ok(());
+    };
+    let name = cached.name_any();
+    if ctx.reserved_names.contains(&name) {
+        return Err(Error::ReservedName { name });
+    }
+    let source_namespace = cached.namespace().unwrap_or_default();
+    let mut wanted = Vec::new();
+    for namespace in namespaces {
+        let Some(facts) = ctx.caches.namespace_facts(namespace) else {
+            continue;
+        };
+        if !ctx.consent.admits(&facts) || !targets.includes(&facts.name, &facts.labels) {
+            continue;
+        }
+        if let Some(mirror) = wanted_mirror(source, &source_namespace, &facts, ctx)? {
+            wanted.push(mirror);
+        }
+    }
+    let results = write_mirrors(source, wanted, ctx).await;
+    mirror_outcome(results, Vec::new())
+}
+
+/// The mirror a namespace that admits the kind and is asked for should
+/// hold, if it accepts mirrors from the source's namespace.
+fn wanted_mirror<K: MirroredKind>(
+    source: &Source<'_, K>,
+    source_namespace: &str,
+    namespace: &NamespaceFacts,
+    ctx: &Context<K>,
+) -> Result<Option<K>, Error> {
+    match ctx.consent.verdict(source_namespace, namespace) {
+        Ok(()) => match desired_mirror(source.cached, &namespace.name, &source.key) {
+            Ok(mirror) => finished(mirror, source.cached, ctx).map(Some),
+            Err(_) => Ok(None),
+        },
+        Err(NamespaceRefusal::MalformedAcceptFrom(why)) => {
+            warn_namespace(ctx, namespace, &why);
+            Ok(None)
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+async fn write_mirrors<K: MirroredKind>(
+    source: &Source<'_, K>,
+    wanted: Vec<K>,
+    ctx: &Context<K>,
+) -> Vec<Result<(), Error>> {
+    stream::iter(wanted)
         .map(|mirror| sync_copy(source, mirror, ctx))
         .buffer_unordered(MIRROR_WRITES_AT_ONCE)
         .collect()
-        .await;
-    let protected = protected_targets(&targets, &source_namespace, ctx);
-    mirror_outcome(results, protected)
+        .await
 }
 
 /// The protected namespaces `targets` asks for that consent to the kind:
@@ -283,6 +343,7 @@ pub fn error_policy<K: MirroredKind>(
     ctx: Arc<Context<K>>,
 ) -> Action {
     let key = BackoffKey::new(Loop::sync, source.meta());
+    ctx.woken.retried(&ObjectRef::from_obj(source.as_ref()));
     let source_key = object_key(source.meta());
     let condition = format!("{}: {error}", error.metric_label());
     let new = ctx.backoffs.is_new_condition(&key, &condition);

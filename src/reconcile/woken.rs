@@ -1,9 +1,10 @@
-//! When each source's pending sync was first asked for, so that the
+//! What each source's pending sync was asked for: when first, so that the
 //! reconcile serving it can measure how long its copies took to follow
 //! (`configmap_mirror_heal_duration_seconds`): from the wakeup, through the
 //! wait at the door and in kube-runtime's scheduler, to the end of the
-//! reconcile. The scheduler merges wakeups of one object that wait
-//! together into one reconcile, which is timed from the earliest.
+//! reconcile; and which of its copies (`decisions::scope`). The scheduler
+//! merges wakeups of one object that wait together into one reconcile,
+//! which is timed from the earliest and compares what all of them ask.
 
 use std::{
     collections::HashMap,
@@ -13,33 +14,79 @@ use std::{
 
 use kube::runtime::reflector::ObjectRef;
 
-use crate::kind::MirroredKind;
+use crate::{
+    decisions::scope::{Reach, Scope},
+    kind::MirroredKind,
+};
 
 pub struct Woken<K: MirroredKind> {
-    since: Mutex<HashMap<ObjectRef<K>, Instant>>,
+    pending: Mutex<HashMap<ObjectRef<K>, Pending>>,
+}
+
+/// What the wakeups waiting for one source's next reconcile ask.
+struct Pending {
+    /// The earliest of them; none for a retry, which no event asked for.
+    since: Option<Instant>,
+    scope: Scope,
+}
+
+/// What a starting reconcile serves.
+#[derive(Debug, PartialEq)]
+pub struct Served {
+    pub woken_at: Option<Instant>,
+    pub scope: Scope,
 }
 
 impl<K: MirroredKind> Default for Woken<K> {
     fn default() -> Self {
         Woken {
-            since: Mutex::default(),
+            pending: Mutex::default(),
         }
     }
 }
 
 impl<K: MirroredKind> Woken<K> {
-    /// The sync loop took a wakeup of `object` queued at `queued_at`.
-    pub fn taken(&self, object: &ObjectRef<K>, queued_at: Instant) {
+    /// The sync loop took a wakeup of `object` queued at `queued_at`,
+    /// about `reach`.
+    pub fn taken(&self, object: &ObjectRef<K>, queued_at: Instant, reach: Reach) {
         self.lock()
             .entry(object.clone())
-            .and_modify(|earliest| *earliest = (*earliest).min(queued_at))
-            .or_insert(queued_at);
+            .and_modify(|pending| {
+                pending.since = Some(pending.since.map_or(queued_at, |s| s.min(queued_at)));
+                pending.scope.widen(reach.clone());
+            })
+            .or_insert_with(|| Pending {
+                since: Some(queued_at),
+                scope: Scope::of(reach),
+            });
+    }
+
+    /// A reconcile of `object` failed and will be retried: the retry
+    /// compares everything, whatever else wakes it before then.
+    pub fn retried(&self, object: &ObjectRef<K>) {
+        self.lock()
+            .entry(object.clone())
+            .and_modify(|pending| pending.scope.widen(Reach::Everything))
+            .or_insert(Pending {
+                since: None,
+                scope: Scope::Everything,
+            });
     }
 
     /// A reconcile of `object` starts: it serves every wakeup taken so
-    /// far, and one taken while it runs waits for the next.
-    pub fn reconcile_started(&self, object: &ObjectRef<K>) -> Option<Instant> {
-        self.lock().remove(object)
+    /// far, and one taken while it runs waits for the next. One that no
+    /// wakeup explains compares everything.
+    pub fn reconcile_started(&self, object: &ObjectRef<K>) -> Served {
+        match self.lock().remove(object) {
+            Some(pending) => Served {
+                woken_at: pending.since,
+                scope: pending.scope,
+            },
+            None => Served {
+                woken_at: None,
+                scope: Scope::unexplained(),
+            },
+        }
     }
 
     /// `object` left the cache before a reconcile could serve it.
@@ -52,8 +99,8 @@ impl<K: MirroredKind> Woken<K> {
         self.lock().len()
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<ObjectRef<K>, Instant>> {
-        self.since.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, HashMap<ObjectRef<K>, Pending>> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -63,21 +110,31 @@ mod tests {
 
     use k8s_openapi::api::core::v1::ConfigMap;
 
+    use std::collections::BTreeSet;
+
     use super::*;
 
     fn colors() -> ObjectRef<ConfigMap> {
         ObjectRef::new("colors").within("default")
     }
 
+    fn in_namespace(name: &str) -> Reach {
+        Reach::Namespace(name.to_owned())
+    }
+
     #[test]
     fn a_reconcile_is_timed_from_the_earliest_wakeup_it_serves() {
         let woken = Woken::<ConfigMap>::default();
         let first = Instant::now() - Duration::from_secs(5);
-        woken.taken(&colors(), first);
-        woken.taken(&colors(), first + Duration::from_secs(2));
-        woken.taken(&ObjectRef::new("other").within("default"), first);
-        assert_eq!(woken.reconcile_started(&colors()), Some(first));
-        assert_eq!(woken.reconcile_started(&colors()), None);
+        woken.taken(&colors(), first, Reach::Everything);
+        woken.taken(&colors(), first + Duration::from_secs(2), Reach::Everything);
+        woken.taken(
+            &ObjectRef::new("other").within("default"),
+            first,
+            Reach::Everything,
+        );
+        assert_eq!(woken.reconcile_started(&colors()).woken_at, Some(first));
+        assert_eq!(woken.reconcile_started(&colors()).woken_at, None);
         assert_eq!(woken.len(), 1);
     }
 
@@ -85,18 +142,62 @@ mod tests {
     fn a_wakeup_taken_during_a_reconcile_is_served_by_the_next() {
         let woken = Woken::<ConfigMap>::default();
         let first = Instant::now() - Duration::from_secs(5);
-        woken.taken(&colors(), first);
-        assert_eq!(woken.reconcile_started(&colors()), Some(first));
+        woken.taken(&colors(), first, in_namespace("a"));
+        assert_eq!(woken.reconcile_started(&colors()).woken_at, Some(first));
         let during = first + Duration::from_secs(1);
-        woken.taken(&colors(), during);
-        assert_eq!(woken.reconcile_started(&colors()), Some(during));
+        woken.taken(&colors(), during, in_namespace("b"));
+        assert_eq!(
+            woken.reconcile_started(&colors()),
+            Served {
+                woken_at: Some(during),
+                scope: Scope::Namespaces(BTreeSet::from(["b".to_owned()])),
+            }
+        );
     }
 
     #[test]
     fn an_object_gone_from_the_cache_is_forgotten() {
         let woken = Woken::<ConfigMap>::default();
-        woken.taken(&colors(), Instant::now());
+        woken.taken(&colors(), Instant::now(), Reach::Everything);
         woken.forget(&colors());
         assert_eq!(woken.len(), 0);
+    }
+
+    #[test]
+    fn wakeups_about_copies_merge_into_the_namespaces_of_those_copies() {
+        let woken = Woken::<ConfigMap>::default();
+        let now = Instant::now();
+        woken.taken(&colors(), now, in_namespace("a"));
+        woken.taken(&colors(), now, in_namespace("b"));
+        assert_eq!(
+            woken.reconcile_started(&colors()).scope,
+            Scope::Namespaces(BTreeSet::from(["a".to_owned(), "b".to_owned()]))
+        );
+        woken.taken(&colors(), now, in_namespace("a"));
+        woken.taken(&colors(), now, Reach::Everything);
+        assert_eq!(woken.reconcile_started(&colors()).scope, Scope::Everything);
+    }
+
+    #[test]
+    fn a_retry_compares_everything_even_when_a_copy_wakes_it_first() {
+        let woken = Woken::<ConfigMap>::default();
+        woken.retried(&colors());
+        woken.taken(&colors(), Instant::now(), in_namespace("a"));
+        assert_eq!(woken.reconcile_started(&colors()).scope, Scope::Everything);
+        woken.taken(&colors(), Instant::now(), in_namespace("a"));
+        woken.retried(&colors());
+        assert_eq!(woken.reconcile_started(&colors()).scope, Scope::Everything);
+    }
+
+    #[test]
+    fn a_reconcile_without_a_wakeup_compares_everything() {
+        let woken = Woken::<ConfigMap>::default();
+        assert_eq!(
+            woken.reconcile_started(&colors()),
+            Served {
+                woken_at: None,
+                scope: Scope::Everything
+            }
+        );
     }
 }

@@ -674,6 +674,39 @@ async fn a_part_that_waits_for_a_change_does_not_hold_back_a_sibling_s_retry() {
     world.clean_up().await;
 }
 
+/// A reconcile woken by one copy compares that copy only, but a retry
+/// compares them all: a mirror refused once is written when the refusal
+/// ends, even if another mirror of the same source was healed meanwhile,
+/// by a reconcile that took the retry's turn.
+#[tokio::test]
+async fn a_refused_mirror_is_retried_even_after_a_sibling_mirror_was_healed() {
+    let world = World::<ConfigMap>::new("mt-retry-scope").await;
+    let refusing = world.namespace("a", true, &[]).await;
+    let b = world.namespace("b", true, &[]).await;
+    let policy = format!("{}-refuse", world.prefix);
+    common::kubectl_apply(
+        &world.scene,
+        &common::refusing_policy(&policy, &refusing, "shared"),
+    );
+    common::policy_enforced(&world.configmaps(&refusing), "shared").await;
+
+    world
+        .source("shared", &[to(&format!("{refusing},{b}"))])
+        .await;
+    world.scene.wait_event("shared", "CompanionRejected").await;
+    world.mirror_in_sync(&b, "shared").await;
+    world
+        .configmaps(&b)
+        .delete("shared", &Default::default())
+        .await
+        .expect("delete the mirror in b");
+    world.mirror_in_sync(&b, "shared").await;
+
+    common::delete_policy(&world.scene, &policy);
+    world.mirror_in_sync(&refusing, "shared").await;
+    world.clean_up().await;
+}
+
 /// An earlier release let a Helm-installed source's managed-by label onto
 /// its mirrors, which the copies' watch then never saw again: a Secret's
 /// value stayed wherever its source had been mirrored. The source's next

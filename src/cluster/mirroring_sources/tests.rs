@@ -1,4 +1,4 @@
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::*;
 use crate::decisions::targets::MIRROR_TO_SELECTOR_ANNOTATION;
@@ -103,4 +103,64 @@ fn a_relist_replaces_the_index() {
     );
     assert_eq!(found, vec![ObjectRef::from(&named("new", "x"))]);
     let _ = mk_map(&[]);
+}
+
+fn names(found: Vec<ObjectRef<k8s_openapi::api::core::v1::ConfigMap>>) -> Vec<String> {
+    let mut names: Vec<String> = found.into_iter().map(|r| r.name).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_glob_source_is_found_only_from_names_beginning_as_its_glob_does() {
+    let index = MirroringSources::default();
+    index.observe(&Event::Apply(named("teams", "team-*")));
+    index.observe(&Event::Apply(named("prod", "*-prod")));
+    index.observe(&Event::Apply(named("both", "team-*,web-*")));
+    let consenting = mk_consenting_labels();
+    let in_namespace = |name: &str| {
+        names(index.wanting_mirror_in(&mk_namespace(name, consenting.clone()), &mk_consent()))
+    };
+    assert_eq!(in_namespace("team-a"), ["both", "teams"]);
+    assert_eq!(in_namespace("web-prod"), ["both", "prod"]);
+    assert!(in_namespace("other").is_empty());
+    let filed = index.lock();
+    assert_eq!(
+        filed
+            .by_prefix
+            .keys()
+            .map(String::as_str)
+            .collect::<BTreeSet<_>>(),
+        BTreeSet::from(["", "team-", "web-"])
+    );
+    assert!(filed.by_selector.is_empty());
+}
+
+#[test]
+fn a_glob_source_changed_or_deleted_leaves_no_filing_behind() {
+    let index = MirroringSources::default();
+    index.observe(&Event::Apply(named("s", "team-*")));
+    index.observe(&Event::Apply(named("s", "web-*")));
+    let consenting = mk_consenting_labels();
+    assert!(
+        index
+            .wanting_mirror_in(&mk_namespace("team-a", consenting.clone()), &mk_consent())
+            .is_empty(),
+        "refiled under its new glob"
+    );
+    assert_eq!(
+        index
+            .wanting_mirror_in(&mk_namespace("web-a", consenting.clone()), &mk_consent())
+            .len(),
+        1
+    );
+    let selecting = with_annotations(
+        named("s", "web-*"),
+        &[(MIRROR_TO_SELECTOR_ANNOTATION, "env=prod")],
+    );
+    index.observe(&Event::Apply(selecting.clone()));
+    assert_eq!(index.lock().by_selector.len(), 1);
+    index.observe(&Event::Delete(selecting));
+    let left = index.lock();
+    assert!(left.targets.is_empty() && left.by_prefix.is_empty() && left.by_selector.is_empty());
 }

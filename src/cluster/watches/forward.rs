@@ -9,7 +9,7 @@ use futures::{SinkExt, Stream, StreamExt, channel::mpsc, future::BoxFuture};
 use kube::{
     ResourceExt,
     runtime::{
-        reflector::ObjectRef,
+        reflector::{ObjectRef, Store},
         watcher::{self, Event},
     },
 };
@@ -18,9 +18,10 @@ use tokio::sync::watch;
 use super::{WAKEUP_BUFFER, Wakeups};
 use crate::{
     cluster::caches::{Caches, NamespaceMeta},
-    cluster::mirror_index::MirrorIndex,
+    cluster::copy_index::CopyIndex,
     cluster::watch_stream,
     decisions::consent::{Consent, NamespaceFacts},
+    decisions::scope::Reach,
     decisions::wakeups::{self, Wake},
     kind::MirroredKind,
     ops::health::Health,
@@ -38,7 +39,7 @@ pub(super) struct SourceFollower<K: MirroredKind> {
     pub(super) caches: Caches<K>,
     pub(super) metrics: Arc<Metrics>,
     pub(super) backoffs: Arc<Backoffs>,
-    pub(super) index: MirrorIndex<K>,
+    pub(super) index: CopyIndex<K>,
     pub(super) suffix: String,
 }
 
@@ -54,7 +55,7 @@ impl<K: MirroredKind> Follower<K, K> for SourceFollower<K> {
 
 pub(super) struct CopyFollower<K: MirroredKind> {
     pub(super) backoffs: Arc<Backoffs>,
-    pub(super) index: MirrorIndex<K>,
+    pub(super) index: CopyIndex<K>,
     pub(super) suffix: String,
 }
 
@@ -76,6 +77,9 @@ pub(super) struct NamespaceFollower<K: MirroredKind> {
 
 impl<K: MirroredKind> Follower<NamespaceMeta, K> for NamespaceFollower<K> {
     fn follow(&mut self, event: &Event<NamespaceMeta>) -> Wake<K> {
+        if let Some(cache) = &self.caches.namespaces {
+            self.caches.admitting.follow(event, &self.consent, cache);
+        }
         wakeups::namespace_wakeups(event, &self.caches, &self.consent, &mut self.seen)
     }
 }
@@ -95,7 +99,7 @@ fn forget_deleted<K: MirroredKind>(event: &Event<K>, backoffs: &Backoffs) {
 /// each watch fares.
 #[derive(Clone)]
 pub(super) struct Forwarder<K: MirroredKind> {
-    sync: mpsc::Sender<(ObjectRef<K>, Instant)>,
+    sync: mpsc::Sender<(ObjectRef<K>, Instant, Reach)>,
     prune: mpsc::Sender<ObjectRef<K>>,
     resync: Arc<watch::Sender<u64>>,
     health: Arc<Health>,
@@ -153,9 +157,9 @@ impl<K: MirroredKind> Forwarder<K> {
     async fn deliver(&self, wake: Wake<K>) {
         let (mut sync, mut prune) = (self.sync.clone(), self.prune.clone());
         // A closed channel means the controllers stopped: shutting down.
-        for source in wake.sync {
+        for (source, reach) in wake.sync {
             self.metrics.trigger_queued();
-            let _ = sync.send((source, Instant::now())).await;
+            let _ = sync.send((source, Instant::now(), reach)).await;
         }
         for copy in wake.prune {
             let _ = prune.send(copy).await;
@@ -203,6 +207,8 @@ fn watch_failed(name: &'static str, error: &watcher::Error, health: &Health) {
 
 /// One kind's share of the namespace watch.
 pub(super) trait NamespaceListener: Send {
+    /// The listener joins the watch, whose cache holds `cache` now.
+    fn joined(&mut self, cache: &Store<NamespaceMeta>);
     fn deliver<'a>(&'a mut self, event: &'a Event<NamespaceMeta>) -> BoxFuture<'a, ()>;
 }
 
@@ -212,6 +218,14 @@ pub(super) struct KindNamespaces<K: MirroredKind> {
 }
 
 impl<K: MirroredKind> NamespaceListener for KindNamespaces<K> {
+    fn joined(&mut self, cache: &Store<NamespaceMeta>) {
+        let follower = &self.follower;
+        follower
+            .caches
+            .admitting
+            .fill_from(cache, &follower.consent);
+    }
+
     fn deliver<'a>(&'a mut self, event: &'a Event<NamespaceMeta>) -> BoxFuture<'a, ()> {
         let wake = self.follower.follow(event);
         Box::pin(self.forwarder.deliver(wake))

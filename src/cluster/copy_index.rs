@@ -1,0 +1,223 @@
+//! The copies by namespace, and the mirrors by source, kept up to date from
+//! the copies' watch.
+//!
+//! When a source changes its mirror annotations, the mirrors it no longer
+//! wants must be looked at by the prune loop; when a namespace stops
+//! consenting or goes, the copies in it. Finding either by scanning every
+//! cached copy would make each such event cost in proportion to the
+//! cluster; these maps answer in proportion to what the event touches.
+
+use std::{
+    collections::{HashMap, HashSet},
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
+};
+
+use kube::{
+    ResourceExt,
+    runtime::{reflector::ObjectRef, watcher::Event},
+};
+
+use crate::{contract, kind::MirroredKind};
+
+/// `(namespace, name)` of a source.
+type SourceKey = (String, String);
+
+#[derive(Clone)]
+pub struct CopyIndex<K: MirroredKind> {
+    inner: Arc<Mutex<Maps<K>>>,
+}
+
+impl<K: MirroredKind> Default for CopyIndex<K> {
+    fn default() -> Self {
+        CopyIndex {
+            inner: Arc::default(),
+        }
+    }
+}
+
+struct Maps<K: MirroredKind> {
+    /// Every copy (companion or mirror), by its namespace.
+    by_namespace: HashMap<String, HashSet<ObjectRef<K>>>,
+    /// The mirrors, by the source their annotation names.
+    by_source: HashMap<SourceKey, HashSet<ObjectRef<K>>>,
+    /// The source each mirror was filed under, to refile it if edited.
+    source_of: HashMap<ObjectRef<K>, SourceKey>,
+    /// The index being rebuilt during a re-list.
+    relisting: Option<Box<Maps<K>>>,
+}
+
+impl<K: MirroredKind> Default for Maps<K> {
+    fn default() -> Self {
+        Maps {
+            by_namespace: HashMap::new(),
+            by_source: HashMap::new(),
+            source_of: HashMap::new(),
+            relisting: None,
+        }
+    }
+}
+
+impl<K: MirroredKind> CopyIndex<K> {
+    /// Follows one event of the copies' watch.
+    pub fn observe(&self, event: &Event<K>) {
+        let mut maps = self.lock();
+        match event {
+            Event::Apply(copy) => maps.file(copy),
+            Event::Delete(copy) => maps.unfile(&ObjectRef::from(copy)),
+            Event::Init => maps.relisting = Some(Box::default()),
+            Event::InitApply(copy) => maps.relisting.get_or_insert_with(Box::default).file(copy),
+            Event::InitDone => {
+                let rebuilt = maps.relisting.take().unwrap_or_default();
+                *maps = *rebuilt;
+            }
+        }
+    }
+
+    /// The mirrors filed under a source.
+    pub fn mirrors_of(&self, namespace: &str, name: &str) -> Vec<ObjectRef<K>> {
+        let key = (namespace.to_owned(), name.to_owned());
+        self.lock()
+            .by_source
+            .get(&key)
+            .map(|set| set.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The copies in one namespace.
+    pub fn copies_in(&self, namespace: &str) -> Vec<ObjectRef<K>> {
+        self.lock()
+            .by_namespace
+            .get(namespace)
+            .map(|set| set.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Maps<K>> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<K: MirroredKind> Maps<K> {
+    fn file(&mut self, copy: &K) {
+        let copy_ref = ObjectRef::from(copy);
+        self.unfile(&copy_ref);
+        self.by_namespace
+            .entry(copy.namespace().unwrap_or_default())
+            .or_default()
+            .insert(copy_ref.clone());
+        if let Some(source) = contract::mirror_of(copy.meta()) {
+            self.by_source
+                .entry(source.clone())
+                .or_default()
+                .insert(copy_ref.clone());
+            self.source_of.insert(copy_ref, source);
+        }
+    }
+
+    fn unfile(&mut self, copy_ref: &ObjectRef<K>) {
+        let namespace = copy_ref.namespace.clone().unwrap_or_default();
+        remove_from(&mut self.by_namespace, &namespace, copy_ref);
+        if let Some(source) = self.source_of.remove(copy_ref) {
+            remove_from(&mut self.by_source, &source, copy_ref);
+        }
+    }
+}
+
+/// Takes `copy_ref` out of the set under `key`, and the set once empty.
+fn remove_from<Q, K>(map: &mut HashMap<Q, HashSet<ObjectRef<K>>>, key: &Q, copy_ref: &ObjectRef<K>)
+where
+    Q: std::hash::Hash + Eq,
+    K: MirroredKind,
+{
+    if let Some(set) = map.get_mut(key) {
+        set.remove(copy_ref);
+        if set.is_empty() {
+            map.remove(key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_fixtures::{mk_configmap, mk_mirror};
+
+    fn sorted<K: MirroredKind>(mut refs: Vec<ObjectRef<K>>) -> Vec<String> {
+        let mut names: Vec<String> = refs
+            .drain(..)
+            .map(|r| format!("{}/{}", r.namespace.unwrap_or_default(), r.name))
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn mirrors_are_found_by_their_source_and_forgotten_when_deleted() {
+        let index = CopyIndex::default();
+        index.observe(&Event::Apply(mk_mirror("a", "home/shared")));
+        index.observe(&Event::Apply(mk_mirror("b", "home/shared")));
+        index.observe(&Event::Apply(mk_mirror("c", "elsewhere/shared")));
+        assert_eq!(index.mirrors_of("home", "shared").len(), 2);
+        index.observe(&Event::Delete(mk_mirror("a", "home/shared")));
+        assert_eq!(
+            index.mirrors_of("home", "shared"),
+            vec![ObjectRef::new("shared").within("b")]
+        );
+    }
+
+    #[test]
+    fn a_mirror_edited_to_name_another_source_is_refiled() {
+        let index = CopyIndex::default();
+        index.observe(&Event::Apply(mk_mirror("a", "home/shared")));
+        index.observe(&Event::Apply(mk_mirror("a", "other/shared")));
+        assert!(index.mirrors_of("home", "shared").is_empty());
+        assert_eq!(index.mirrors_of("other", "shared").len(), 1);
+        assert_eq!(
+            index.copies_in("a").len(),
+            1,
+            "an edit files a copy under its namespace once"
+        );
+    }
+
+    #[test]
+    fn copies_are_found_by_namespace_and_forgotten_when_deleted() {
+        let index = CopyIndex::default();
+        index.observe(&Event::Apply(mk_mirror("a", "home/shared")));
+        index.observe(&Event::Apply(mk_configmap("a", "colors-synced")));
+        index.observe(&Event::Apply(mk_configmap("b", "colors-synced")));
+        assert_eq!(
+            sorted(index.copies_in("a")),
+            ["a/colors-synced", "a/shared"]
+        );
+        index.observe(&Event::Delete(mk_mirror("a", "home/shared")));
+        assert_eq!(sorted(index.copies_in("a")), ["a/colors-synced"]);
+        index.observe(&Event::Delete(mk_configmap("a", "colors-synced")));
+        assert!(index.copies_in("a").is_empty());
+        assert_eq!(sorted(index.copies_in("b")), ["b/colors-synced"]);
+        assert!(
+            !index.lock().by_namespace.contains_key("a"),
+            "an empty namespace leaves no entry behind"
+        );
+    }
+
+    #[test]
+    fn a_relist_replaces_the_index() {
+        let index = CopyIndex::default();
+        index.observe(&Event::Apply(mk_mirror("a", "home/shared")));
+        index.observe(&Event::Init);
+        index.observe(&Event::InitApply(mk_mirror("b", "home/shared")));
+        assert_eq!(
+            index.mirrors_of("home", "shared").len(),
+            1,
+            "the old index serves until done"
+        );
+        assert_eq!(index.copies_in("a").len(), 1);
+        index.observe(&Event::InitDone);
+        assert_eq!(
+            index.mirrors_of("home", "shared"),
+            vec![ObjectRef::new("shared").within("b")]
+        );
+        assert!(index.copies_in("a").is_empty());
+        assert_eq!(index.copies_in("b").len(), 1);
+    }
+}
