@@ -1,7 +1,8 @@
 //! The fault proxy relays, resets, freezes (every connection or only the
 //! open ones) and delays a link as documented, first between plain loopback
-//! sockets whose both ends the test holds, then between a kube client and a real kube-apiserver; and kube-apiserver can be
-//! restarted on the same etcd and URL.
+//! sockets whose both ends the test holds, then between a kube client and a
+//! real kube-apiserver; and kube-apiserver can be restarted on the same etcd
+//! and URL.
 
 use std::io::ErrorKind;
 use std::net::{Ipv4Addr, SocketAddr};
