@@ -100,6 +100,12 @@ pub enum Error {
     /// Anything the API server or the network may get over by itself.
     #[error("transient API error: {0}")]
     Transient(#[source] kube::Error),
+
+    /// Several conditions a person must act on, found by one reconcile
+    /// (a mirror name taken and a protected namespace asked for): each is
+    /// told, none hides another.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Several(Vec<Error>),
 }
 
 /// How soon, and how loudly, a failed reconcile is retried.
@@ -127,18 +133,39 @@ impl Retry {
 
 /// Of the outcomes of a reconcile's parts (the companion, each mirror), the
 /// failure to be retried soonest stands for all: a part that can wait must
-/// not delay the retry of one that cannot. Among equals, the first.
+/// not delay the retry of one that cannot. Among equals, the first. When
+/// that failure is one a person must hear of, every such condition found is
+/// kept with it ([`Error::Several`]), in the order found: one reconcile may
+/// find a mirror name taken and a protected namespace asked for, and
+/// telling one must not hide the other.
 pub fn soonest(outcomes: impl IntoIterator<Item = Result<(), Error>>) -> Result<(), Error> {
-    let mut chosen: Option<Error> = None;
-    for error in outcomes.into_iter().filter_map(Result::err) {
-        let sooner = chosen
-            .as_ref()
-            .is_none_or(|c| error.retry().urgency() < c.retry().urgency());
-        if sooner {
-            chosen = Some(error);
-        }
+    let mut errors: Vec<Error> = outcomes
+        .into_iter()
+        .filter_map(Result::err)
+        .flat_map(|error| match error {
+            Error::Several(parts) => parts,
+            error => vec![error],
+        })
+        .collect();
+    let Some(chosen) = errors
+        .iter()
+        .enumerate()
+        .min_by_key(|(at, error)| (error.retry().urgency(), *at))
+        .map(|(at, _)| at)
+    else {
+        return Ok(());
+    };
+    if errors[chosen].event_reason().is_none() {
+        return Err(errors.swap_remove(chosen));
     }
-    chosen.map_or(Ok(()), Err)
+    let mut told: Vec<Error> = errors
+        .into_iter()
+        .filter(|error| error.event_reason().is_some())
+        .collect();
+    Err(match told.len() {
+        1 => told.remove(0),
+        _ => Error::Several(told),
+    })
 }
 
 impl Error {
@@ -163,6 +190,7 @@ impl Error {
             Error::NoDigestKey => "no_digest_key",
             Error::NotLeading => "not_leading",
             Error::Transient(_) => "transient",
+            Error::Several(_) => "several_conditions",
         }
     }
 
@@ -186,7 +214,17 @@ impl Error {
             | Error::NamespaceTerminating
             | Error::ShuttingDown
             | Error::NotLeading
-            | Error::NoDigestKey => None,
+            | Error::NoDigestKey
+            | Error::Several(_) => None,
+        }
+    }
+
+    /// The conditions this error stands for: its parts when it is
+    /// [`Error::Several`], else itself.
+    pub fn parts(&self) -> &[Error] {
+        match self {
+            Error::Several(parts) => parts,
+            error => std::slice::from_ref(error),
         }
     }
 
@@ -215,6 +253,11 @@ impl Error {
             | Error::Rejected(_)
             | Error::Forbidden(_) => Retry::Slowly,
             Error::Stale(_) | Error::Transient(_) => Retry::Soon,
+            Error::Several(parts) => parts
+                .iter()
+                .map(Error::retry)
+                .min_by_key(|retry| retry.urgency())
+                .unwrap_or(Retry::Slowly),
         }
     }
 }
@@ -335,9 +378,25 @@ mod tests {
         let transient = || Error::Stale("conflict".into());
         let outcome = soonest([Err(too_long()), Ok(()), Err(transient())]);
         assert_eq!(outcome.unwrap_err().retry(), Retry::Soon);
-        let outcome = soonest([Err(Error::Rejected("no".into())), Err(too_long())]);
-        assert_eq!(outcome.unwrap_err().metric_label(), "rejected");
+        let outcome = soonest([Err(too_long()), Err(Error::Forbidden("no".into()))]);
+        assert_eq!(outcome.unwrap_err().retry(), Retry::Slowly);
         assert!(soonest([Ok(()), Ok(())]).is_ok());
+    }
+
+    #[test]
+    fn every_condition_a_person_must_hear_of_is_kept() {
+        let too_long = Error::NameTooLong {
+            name: "n".into(),
+            len: 254,
+        };
+        let outcome = soonest([Err(Error::Rejected("no".into())), Err(too_long)]).unwrap_err();
+        let labels: Vec<_> = outcome.parts().iter().map(Error::metric_label).collect();
+        assert_eq!(labels, ["rejected", "name_too_long"]);
+        assert_eq!(outcome.retry(), Retry::Slowly);
+        // Nested outcomes are flattened.
+        let nested = soonest([Err(outcome), Err(Error::CopyKeyRefused("k".into()))]).unwrap_err();
+        assert_eq!(nested.parts().len(), 3);
+        assert_eq!(nested.event_reason(), None);
     }
 
     #[test]

@@ -312,7 +312,7 @@ fn mirror_targets<K: MirroredKind>(source: &K, ctx: &Context<K>) -> Result<Optio
 /// All names taken become one condition (reported once), and so do the
 /// protected namespaces asked for; a namespace being deleted needs no
 /// mirror; of what is left, the failure to be retried soonest stands for
-/// the rest.
+/// the rest, with every condition a person must hear of (`soonest`).
 fn mirror_outcome(results: Vec<Result<(), Error>>, protected: Vec<String>) -> Result<(), Error> {
     let mut taken = Vec::new();
     let mut others = Vec::new();
@@ -347,17 +347,23 @@ pub fn error_policy<K: MirroredKind>(
     let source_key = object_key(source.meta());
     let condition = format!("{}: {error}", error.metric_label());
     let new = ctx.backoffs.is_new_condition(&key, &condition);
+    for error in error.parts() {
+        tell(&ctx, &source, &source_key, new, error);
+    }
+    ctx.requeue_after_failure(&key, error)
+}
+
+/// Tells people of one condition of a failed reconcile, if it is `new`.
+fn tell<K: MirroredKind>(ctx: &Context<K>, source: &K, source_key: &str, new: bool, error: &Error) {
     match (new, error.event_reason()) {
         // The copies are written: a warning, not a failure to mirror.
         (true, Some(reason)) if matches!(error, Error::CopyKeyRefused(_)) => {
             tracing::warn!(source = %source_key, %error, kind = error.metric_label(), "copies written without keys the source asked for");
-            ctx.events
-                .warning(source.as_ref(), reason, error.to_string());
+            ctx.events.warning(source, reason, error.to_string());
         }
         (true, Some(reason)) => {
             tracing::error!(source = %source_key, %error, kind = error.metric_label(), "cannot mirror source");
-            ctx.events
-                .warning(source.as_ref(), reason, error.to_string());
+            ctx.events.warning(source, reason, error.to_string());
         }
         // A stale cache is the normal cost of reading from a cache: it is
         // fixed by reconciling again from the newer state, soon.
@@ -375,5 +381,58 @@ pub fn error_policy<K: MirroredKind>(
             tracing::debug!(source = %source_key, %error, "reconcile failed again; retrying")
         }
     }
-    ctx.requeue_after_failure(&key, error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reasons(outcome: Result<(), Error>) -> Vec<&'static str> {
+        let error = outcome.expect_err("a failure");
+        error
+            .parts()
+            .iter()
+            .filter_map(Error::event_reason)
+            .collect()
+    }
+
+    #[test]
+    fn a_taken_mirror_name_does_not_hide_a_protected_namespace() {
+        let taken = Err(Error::NameTaken {
+            name: "team-a/settings".into(),
+        });
+        let outcome = mirror_outcome(vec![Ok(()), taken], vec!["kube-system".into()]);
+        assert_eq!(
+            reasons(outcome),
+            [
+                warning::MIRROR_NAME_TAKEN,
+                warning::MIRROR_NAMESPACE_PROTECTED
+            ]
+        );
+    }
+
+    #[test]
+    fn a_transient_failure_is_retried_soon_and_tells_nothing_yet() {
+        let outcome = mirror_outcome(
+            vec![
+                Err(Error::Stale("conflict".into())),
+                Err(Error::NameTaken { name: "b/s".into() }),
+            ],
+            vec!["kube-system".into()],
+        );
+        assert!(matches!(outcome, Err(Error::Stale(_))));
+    }
+
+    #[test]
+    fn a_refused_key_is_told_beside_the_mirrors_conditions() {
+        let mirrors = mirror_outcome(vec![], vec!["kube-system".into()]);
+        let outcome = soonest([Ok(()), mirrors, Err(Error::CopyKeyRefused("app".into()))]);
+        assert_eq!(
+            reasons(outcome),
+            [
+                warning::MIRROR_NAMESPACE_PROTECTED,
+                warning::COPY_KEY_REFUSED
+            ]
+        );
+    }
 }

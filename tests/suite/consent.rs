@@ -12,7 +12,7 @@ use k8s_openapi::api::{
 };
 use kube::{
     Api, ResourceExt,
-    api::{ListParams, Patch, PatchParams},
+    api::{ListParams, Patch, PatchParams, PostParams},
 };
 use serde_json::json;
 
@@ -135,7 +135,8 @@ async fn a_namespace_made_protected_loses_its_mirrors_and_the_source_is_warned<K
 
 /// A source named as programs in `kube-system` trust (a bootstrap token's
 /// Secret, CoreDNS's extra configuration), asking for `kube-system`, which
-/// an operator labelled to consent.
+/// an operator labelled to consent. It also asks for a namespace where its
+/// name is taken: each condition is told, neither hides the other.
 async fn a_tenant_cannot_mirror_into_kube_system_even_when_it_consents<K: TestKind>() {
     let world = World::<K>::new("cs-system").await;
     let name = match K::kind(&()).as_ref() {
@@ -146,14 +147,28 @@ async fn a_tenant_cannot_mirror_into_kube_system_even_when_it_consents<K: TestKi
         .label_namespace("kube-system", K::CONSENT_LABEL, Some("true"))
         .await;
     let open = world.namespace("open", true, &[]).await;
+    let taken = world.namespace("taken", true, &[]).await;
     world
-        .source(name, &[to(&format!("kube-system,{open}"))])
+        .api(&taken)
+        .create(
+            &PostParams::default(),
+            &K::with_data(name, &[("theirs", "1")], false),
+        )
+        .await
+        .expect("create the bystander");
+    world
+        .source(name, &[to(&format!("kube-system,{open},{taken}"))])
         .await;
     world.mirror_in_sync(&open, name).await;
     let warning = world
         .scene
         .wait_event(name, "MirrorNamespaceProtected")
         .await;
+    let name_taken = world.scene.wait_event(name, "MirrorNameTaken").await;
+    assert!(
+        name_taken.note.unwrap_or_default().contains(&taken),
+        "the Warning names the namespace where the name is taken"
+    );
     world
         .label_namespace("kube-system", K::CONSENT_LABEL, None)
         .await;

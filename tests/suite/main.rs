@@ -28,3 +28,4 @@ mod not_ours;
 mod refused;
 mod secrets;
 mod source_lifecycle;
+mod stale_cache;

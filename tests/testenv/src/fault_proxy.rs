@@ -15,6 +15,13 @@
 //!   partition, the proxy's own kernel still acknowledges what it receives,
 //!   so TCP keepalive and retransmission timeouts never fire: only the
 //!   client's own timeouts notice.
+//! - [`FaultProxy::freeze_open_connections`]: a freeze of only the
+//!   connections open at the time of the call, until
+//!   [`FaultProxy::thaw_open_connections`]; connections opened later pass
+//!   normally. A client whose long-lived requests (watches) and short ones
+//!   use separate connections keeps making the short ones (on new
+//!   connections, once the frozen ones time out) while its watches hear
+//!   nothing.
 //! - [`FaultProxy::stall_responses_to_uploads`]: on a connection whose
 //!   client has just sent a large request, the answer stops after its first
 //!   bytes, as a half-open link does while a large body streams: the
@@ -89,6 +96,8 @@ struct Counters {
 struct Link {
     down: bool,
     frozen: bool,
+    /// Connections numbered below this are frozen too.
+    frozen_below: u64,
     /// Added to what the client sends.
     request_latency: Duration,
     /// Added to what the upstream sends back.
@@ -113,6 +122,10 @@ enum Direction {
 }
 
 impl Link {
+    fn holds(&self, connection: u64) -> bool {
+        self.frozen || connection < self.frozen_below
+    }
+
     fn latency(&self, direction: Direction) -> Duration {
         match direction {
             Direction::ToUpstream => self.request_latency,
@@ -127,6 +140,8 @@ enum Control {
     Restore,
     Freeze,
     Thaw,
+    FreezeOpen,
+    ThawOpen,
     SetLatency {
         request: Duration,
         response: Duration,
@@ -220,6 +235,20 @@ impl FaultProxy {
     /// the upstream.
     pub fn thaw(&self) -> anyhow::Result<()> {
         self.control(Control::Thaw)
+    }
+
+    /// Holds every byte in both directions on the connections accepted so
+    /// far, as [`freeze`](Self::freeze) does, until
+    /// [`thaw_open_connections`](Self::thaw_open_connections); connections
+    /// accepted later relay normally.
+    pub fn freeze_open_connections(&self) -> anyhow::Result<()> {
+        self.control(Control::FreezeOpen)
+    }
+
+    /// Lets the bytes held by [`freeze_open_connections`](Self::freeze_open_connections)
+    /// flow again, in order. A [`freeze`](Self::freeze) still holds them.
+    pub fn thaw_open_connections(&self) -> anyhow::Result<()> {
+        self.control(Control::ThawOpen)
     }
 
     /// Delays every chunk read from then on by `latency` before it is
@@ -356,6 +385,12 @@ impl Proxy {
             }
             Control::Freeze => self.link.send_modify(|link| link.frozen = true),
             Control::Thaw => self.link.send_modify(|link| link.frozen = false),
+            // Connections are numbered in the order accepted, from 0.
+            Control::FreezeOpen => {
+                let accepted = self.counters.accepted.load(Ordering::SeqCst);
+                self.link.send_modify(|link| link.frozen_below = accepted);
+            }
+            Control::ThawOpen => self.link.send_modify(|link| link.frozen_below = 0),
             Control::SetLatency { request, response } => self.link.send_modify(|link| {
                 link.request_latency = request;
                 link.response_latency = response;
@@ -366,12 +401,12 @@ impl Proxy {
     }
 
     fn spawn_connection(&mut self, client: TcpStream) {
-        self.counters.accepted.fetch_add(1, Ordering::SeqCst);
+        let number = self.counters.accepted.fetch_add(1, Ordering::SeqCst);
         let open = OpenConnection::count(&self.counters);
         let upstream = self.upstream;
         let link = self.link.subscribe();
         self.connections
-            .spawn(serve_connection(client, upstream, link, open));
+            .spawn(serve_connection(client, number, upstream, link, open));
     }
 }
 
@@ -410,11 +445,12 @@ impl Drop for OpenConnection {
 
 async fn serve_connection(
     mut client: TcpStream,
+    number: u64,
     upstream: SocketAddr,
     mut link: watch::Receiver<Link>,
     _open: OpenConnection,
 ) {
-    let relay = relay(&mut client, upstream, link.clone());
+    let relay = relay(&mut client, number, upstream, link.clone());
     let reset = tokio::select! {
         result = relay => result.is_err(),
         // Also taken when the proxy is shutting down.
@@ -433,11 +469,12 @@ async fn serve_connection(
 /// caller resets the client's.
 async fn relay(
     client: &mut TcpStream,
+    number: u64,
     upstream: SocketAddr,
     mut link: watch::Receiver<Link>,
 ) -> io::Result<()> {
     // A partition lets no connection through to the other side either.
-    until_flowing(&mut link).await?;
+    until_flowing(&mut link, number).await?;
     let mut upstream = TcpStream::connect(upstream).await?;
     // Chunks are relayed as they come; batching is the endpoints' business.
     client.set_nodelay(true)?;
@@ -451,6 +488,7 @@ async fn relay(
                 client_read,
                 upstream_write,
                 link.clone(),
+                number,
                 Direction::ToUpstream,
                 Arc::clone(&uploaded),
             ),
@@ -458,6 +496,7 @@ async fn relay(
                 upstream_read,
                 client_write,
                 link,
+                number,
                 Direction::ToClient,
                 uploaded
             ),
@@ -498,6 +537,7 @@ async fn pump(
     mut from: impl AsyncRead + Unpin,
     mut to: impl AsyncWrite + Unpin,
     link: watch::Receiver<Link>,
+    number: u64,
     direction: Direction,
     uploaded: Arc<AtomicUsize>,
 ) -> io::Result<()> {
@@ -525,7 +565,7 @@ async fn pump(
         let mut answered: Option<usize> = None;
         while let Some(chunk) = pending.recv().await {
             tokio::time::sleep_until(chunk.due).await;
-            until_flowing(&mut write_link).await?;
+            until_flowing(&mut write_link, number).await?;
             match chunk.segment {
                 Segment::Bytes(bytes) => {
                     match direction {
@@ -554,7 +594,7 @@ async fn pump(
             }
         }
         // The end of the stream is held by a freeze like any byte.
-        until_flowing(&mut write_link).await?;
+        until_flowing(&mut write_link, number).await?;
         // A peer that is gone already needs no telling.
         let _ = to.shutdown().await;
         Ok(())
@@ -576,8 +616,9 @@ async fn until_unstalled(link: &mut watch::Receiver<Link>, sent: usize) -> io::R
         .map_err(|_| io::Error::other("the fault proxy is shutting down"))
 }
 
-async fn until_flowing(link: &mut watch::Receiver<Link>) -> io::Result<()> {
-    link.wait_for(|link| !link.frozen)
+/// Waits while connection `number` is frozen.
+async fn until_flowing(link: &mut watch::Receiver<Link>, number: u64) -> io::Result<()> {
+    link.wait_for(|link| !link.holds(number))
         .await
         .map(|_| ())
         .map_err(|_| io::Error::other("the fault proxy is shutting down"))

@@ -1,7 +1,8 @@
-//! The fault proxy relays, resets, freezes and delays a link as documented,
-//! first between plain loopback sockets whose both ends the test holds, then
-//! between a kube client and a real kube-apiserver; and kube-apiserver can be
-//! restarted on the same etcd and URL.
+//! The fault proxy relays, resets, freezes (every connection or only the
+//! open ones) and delays a link as documented, first between plain loopback
+//! sockets whose both ends the test holds, then between a kube client and a
+//! real kube-apiserver; and kube-apiserver can be restarted on the same etcd
+//! and URL.
 
 use std::io::ErrorKind;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -157,6 +158,30 @@ async fn a_freeze_holds_every_byte_until_thawed_and_then_delivers_them_in_order(
     assert_eq!(receive(&mut client, 6).await, b"answer");
     let mut late_server = upstream.accept().await;
     assert_eq!(receive(&mut late_server, 4).await, b"late");
+}
+
+#[tokio::test]
+async fn freezing_the_open_connections_holds_their_bytes_and_lets_later_ones_through() {
+    let upstream = Upstream::bind().await;
+    let proxy = FaultProxy::start(upstream.address()).unwrap();
+    let (mut old_client, mut old_server) = connect(&proxy, &upstream).await;
+
+    proxy.freeze_open_connections().unwrap();
+    send(&mut old_client, b"held").await;
+    send(&mut old_server, b"answer").await;
+    nothing_arrives(&mut old_server, "upstream of a frozen connection").await;
+    nothing_arrives(&mut old_client, "client of a frozen connection").await;
+    let (mut new_client, mut new_server) = connect(&proxy, &upstream).await;
+    send(&mut new_client, b"new").await;
+    assert_eq!(receive(&mut new_server, 3).await, b"new");
+    send(&mut new_server, b"reply").await;
+    assert_eq!(receive(&mut new_client, 5).await, b"reply");
+    nothing_arrives(&mut old_server, "upstream of a frozen connection").await;
+
+    proxy.thaw_open_connections().unwrap();
+    assert_eq!(receive(&mut old_server, 4).await, b"held");
+    assert_eq!(receive(&mut old_client, 6).await, b"answer");
+    assert_eq!(proxy.accepted_connections(), 2);
 }
 
 #[tokio::test]
