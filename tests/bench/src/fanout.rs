@@ -308,14 +308,42 @@ struct SeenCopy {
 struct SeenCopies {
     prefix: String,
     copies: HashMap<CopyAt, SeenCopy>,
+    /// How many of `copies` hold each checksum, kept as they change: a
+    /// wait asks after every event, under the lock the watch needs for the
+    /// next one, and a fan-out has ten thousand copies.
+    by_checksum: HashMap<String, usize>,
 }
 
 impl SeenCopies {
+    fn new(prefix: &str) -> SeenCopies {
+        SeenCopies {
+            prefix: prefix.to_owned(),
+            copies: HashMap::new(),
+            by_checksum: HashMap::new(),
+        }
+    }
+
     fn current(&self, checksum: &str) -> usize {
-        self.copies
-            .values()
-            .filter(|c| c.checksum == checksum)
-            .count()
+        self.by_checksum.get(checksum).copied().unwrap_or(0)
+    }
+
+    fn insert(&mut self, place: CopyAt, copy: SeenCopy) {
+        *self.by_checksum.entry(copy.checksum.clone()).or_default() += 1;
+        if let Some(old) = self.copies.insert(place, copy) {
+            self.uncount(&old.checksum);
+        }
+    }
+
+    fn remove(&mut self, place: &CopyAt) {
+        if let Some(old) = self.copies.remove(place) {
+            self.uncount(&old.checksum);
+        }
+    }
+
+    fn uncount(&mut self, checksum: &str) {
+        if let Some(count) = self.by_checksum.get_mut(checksum) {
+            *count = count.saturating_sub(1);
+        }
     }
 }
 
@@ -341,11 +369,11 @@ impl Apply for SeenCopies {
                     .get(&place)
                     .is_some_and(|old| old.uid == copy.uid && old.checksum == copy.checksum);
                 if !unchanged {
-                    self.copies.insert(place, copy);
+                    self.insert(place, copy);
                 }
             }
             watcher::Event::Delete(cm) => {
-                self.copies.remove(&at_copy(&cm));
+                self.remove(&at_copy(&cm));
             }
             watcher::Event::Init | watcher::Event::InitDone => {}
         }
@@ -370,10 +398,7 @@ impl CopyWatch {
         config: watcher::Config,
         prefix: &str,
     ) -> anyhow::Result<CopyWatch> {
-        let copies = SeenCopies {
-            prefix: prefix.to_owned(),
-            copies: HashMap::new(),
-        };
+        let copies = SeenCopies::new(prefix);
         let watched = Watched::start("copy watch", Api::all(client), config, copies).await?;
         Ok(CopyWatch(watched))
     }
@@ -396,5 +421,43 @@ impl CopyWatch {
                 self.0.state().current(checksum)
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy(namespace: &str, uid: &str, version: u32) -> ConfigMap {
+        let mut cm = workload::configmap(SOURCE.to_owned(), false, source_data(version));
+        cm.metadata.namespace = Some(namespace.to_owned());
+        cm.metadata.uid = Some(uid.to_owned());
+        cm
+    }
+
+    #[test]
+    fn copies_are_counted_by_their_data_as_they_change() {
+        let (v1, v2) = (
+            workload::checksum(&source_data(1)),
+            workload::checksum(&source_data(2)),
+        );
+        let mut seen = SeenCopies::new("bench-fan10-");
+        let t0 = Instant::now();
+        seen.apply(watcher::Event::Apply(copy("bench-fan10-0", "a", 1)), t0);
+        seen.apply(watcher::Event::Apply(copy("bench-fan10-1", "b", 1)), t0);
+        seen.apply(watcher::Event::Apply(copy("bench-fan10-1", "b", 1)), t0);
+        // Another fan-out's namespace whose name starts alike.
+        seen.apply(watcher::Event::Apply(copy("bench-fan100-0", "c", 1)), t0);
+        assert_eq!((seen.current(&v1), seen.current(&v2)), (2, 0));
+        seen.apply(watcher::Event::Apply(copy("bench-fan10-0", "a", 2)), t0);
+        assert_eq!((seen.current(&v1), seen.current(&v2)), (1, 1));
+        seen.apply(watcher::Event::Delete(copy("bench-fan10-1", "b", 1)), t0);
+        seen.apply(watcher::Event::Delete(copy("bench-fan10-9", "d", 1)), t0);
+        assert_eq!((seen.current(&v1), seen.current(&v2)), (0, 1));
+        let back = CopyAt {
+            namespace: "bench-fan10-0".into(),
+            name: SOURCE.into(),
+        };
+        assert_eq!(seen.copies[&back].uid, "a");
     }
 }
