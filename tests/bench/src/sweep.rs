@@ -228,8 +228,9 @@ pub struct PeerFigures {
     /// Sizes of [`SweepParams::fan_outs`] above
     /// [`SweepParams::peer_max_fan_out`].
     pub skipped_fan_outs: Vec<SkippedFanOut>,
-    /// Copies of the largest fan-out it ran deleted one at a time.
-    pub copy_heal: CopyHeal,
+    /// Copies of the largest fan-out it ran deleted one at a time; None
+    /// when every fan-out size was above its cap.
+    pub copy_heal: Option<CopyHeal>,
     /// Why the new-namespace phase has no figure for it.
     pub new_namespaces_absent: String,
 }
@@ -531,11 +532,7 @@ async fn peer_mirroring(plane: &Plane, params: &SweepParams) -> anyhow::Result<P
     let fan_out =
         fan_out_points(&client, &mut running, params, Profile::Replicator, &sizes).await?;
     running.stop().await.context("stopping the peer")?;
-    let copy_heal = largest_heal(&fan_out).unwrap_or_else(|| CopyHeal {
-        controller: Profile::Replicator.name().to_owned(),
-        deleted: 0,
-        latency: None,
-    });
+    let copy_heal = largest_heal(&fan_out);
     Ok(PeerFigures {
         controller: Profile::Replicator.name().to_owned(),
         binary: params
@@ -1403,6 +1400,164 @@ mod tests {
             "{}",
             skipped[0].reason
         );
+    }
+
+    fn heal(controller: &str, latency: Option<Latency>) -> CopyHeal {
+        CopyHeal {
+            controller: controller.to_owned(),
+            deleted: latency.as_ref().map_or(1, |l| l.samples),
+            latency,
+        }
+    }
+
+    fn fan_out_point(controller: &str, namespaces: usize, healed: bool) -> FanOutPoint {
+        let latency = healed.then(|| Latency::of(vec![Duration::from_millis(4)]));
+        FanOutPoint {
+            fan_out: FanOut {
+                controller: controller.to_owned(),
+                namespaces,
+                converge_seconds: 2.0,
+                propagate_seconds: 3.0,
+            },
+            floor: Floor {
+                seconds: 1.0,
+                writes_per_second: namespaces as f64,
+            },
+            converge_ratio_to_floor: 2.0,
+            propagate_ratio_to_floor: 3.0,
+            controller_cpu_seconds: 1.0,
+            memory: Memory::default(),
+            heal: HealPoint {
+                copies_of: format!("one source into {namespaces} namespaces"),
+                namespaces_present: namespaces + 5,
+                copies_present: namespaces,
+                heal: heal(controller, latency),
+            },
+        }
+    }
+
+    fn results_with_a_capped_peer() -> SweepResults {
+        let params = SweepParams {
+            fan_outs: vec![100, 1_000, 10_000],
+            peer_max_fan_out: 2_000,
+            ..SweepParams::default()
+        };
+        let ours: Vec<FanOutPoint> = params
+            .fan_outs
+            .iter()
+            .map(|&n| fan_out_point("configmap-mirror", n, true))
+            .collect();
+        let (sizes, skipped_fan_outs) = peer_fan_outs(&params);
+        let theirs: Vec<FanOutPoint> = sizes
+            .iter()
+            .map(|&n| fan_out_point("replicator", n, false))
+            .collect();
+        let latency = Latency::of(vec![Duration::from_millis(7)]);
+        SweepResults {
+            date: "2026-11-25T00:00:00Z".into(),
+            kubernetes_version: "v1.36.3".into(),
+            controller_build: Build {
+                binary: "configmap-mirror".into(),
+                size_bytes: 1,
+                modified: "unknown".into(),
+                git_head: None,
+                git_dirty: None,
+            },
+            sizes: vec![point(1_000, 20, 25)],
+            growth: growth(&[], &ours),
+            copy_heal: largest_heal(&ours).unwrap(),
+            mirrored: MirroredPoint {
+                sources: 1_000,
+                namespaces_each: 10,
+                mirrors: 10_000,
+                converge_seconds: 10.0,
+                mirrors_per_second: 1_000.0,
+                controller_cpu_seconds: 3.0,
+                memory: Memory::default(),
+                heal: HealPoint {
+                    copies_of: "1000 sources into 10 namespaces each".into(),
+                    namespaces_present: 11_116,
+                    copies_present: 21_100,
+                    heal: heal("configmap-mirror", Some(latency.clone())),
+                },
+            },
+            new_namespaces: NewNamespaces {
+                controller: "configmap-mirror".into(),
+                sources: 100,
+                sources_settled_seconds: 0.5,
+                namespaces_present: 11_117,
+                latency,
+                controller_cpu_seconds: 1.0,
+            },
+            peer: Some(PeerFigures {
+                controller: "replicator".into(),
+                binary: "replicator".into(),
+                copy_heal: largest_heal(&theirs),
+                fan_out: theirs,
+                skipped_fan_outs,
+                new_namespaces_absent: NEW_NAMESPACES_PEER_ABSENT.into(),
+            }),
+            fan_out: ours,
+            marginal_memory: Vec::new(),
+            capacity: capacity(&[], DEFAULT_MEMORY_LIMIT_BYTES),
+            charts: Vec::new(),
+            params,
+        }
+    }
+
+    #[test]
+    fn the_table_shows_floors_heals_by_namespaces_and_what_the_peer_skipped() {
+        let results = results_with_a_capped_peer();
+        let table = results.table();
+        println!("{table}");
+        let line = |start: &str| {
+            table
+                .lines()
+                .find(|l| l.trim_start().starts_with(start))
+                .unwrap_or_else(|| panic!("no line starting {start:?} in\n{table}"))
+        };
+        assert!(line("replicator         10000 absent:").contains("--peer-max-fan-out 2000"));
+        assert!(
+            line("replicator        one source into 1000 namespaces")
+                .contains("absent: a deleted copy was not back")
+        );
+        let heal_at_10000 = line("configmap-mirror  one source into 10000 namespaces");
+        assert!(heal_at_10000.contains("10005"), "{heal_at_10000}");
+        assert!(line("configmap-mirror  1000 sources into 10 namespaces each").contains("11116"));
+        assert!(
+            line("replicator        absent: not measured").contains("configmap-mirror's plane")
+        );
+        assert!(line("configmap-mirror  all 100 mirrors in each:").contains("p50 7.0"));
+        let fan_out_10000 = line("configmap-mirror   10000");
+        assert!(fan_out_10000.contains("2.00") && fan_out_10000.contains("3.00"));
+        assert!(
+            results
+                .growth
+                .iter()
+                .any(|g| g.figure.starts_with("copy heal p99") && g.from == 1_005)
+        );
+        let json = serde_json::to_value(&results).unwrap();
+        assert_eq!(json["peer"]["skipped_fan_outs"][0]["namespaces"], 10_000);
+        assert_eq!(json["fan_out"][2]["heal"]["namespaces_present"], 10_005);
+        assert_eq!(json["new_namespaces"]["latency"]["samples"], 1);
+    }
+
+    #[test]
+    fn the_heal_chart_places_heals_by_the_namespaces_present() {
+        let series = results_with_a_capped_peer().heal_series();
+        let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "fan-out, p50",
+                "fan-out, p99",
+                "mirrored, p50",
+                "mirrored, p99"
+            ]
+        );
+        let xs: Vec<f64> = series[0].points.iter().map(|p| p.0).collect();
+        assert_eq!(xs, [105.0, 1_005.0, 10_005.0]);
+        assert_eq!(series[3].points, [(11_116.0, 7.0)]);
     }
 
     #[test]
