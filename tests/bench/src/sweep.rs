@@ -1138,7 +1138,7 @@ impl SweepResults {
         }
         let _ = writeln!(
             t,
-            "\nfan-out of one source (floor: one plain ConfigMap created in each namespace, at concurrency {}):",
+            "\nfan-out of one source (floor: one plain ConfigMap of the source's size created in each namespace, at concurrency {}; xfloor = time / floor):",
             self.params.concurrency
         );
         let _ = writeln!(
