@@ -101,7 +101,7 @@ bench: k8s release ## Measure convergence, healing, memory and CPU (see BENCHMAR
 	cargo run --release --locked -p mirror-bench -- $(BENCH_ARGS)
 
 .PHONY: bench-sweep
-bench-sweep: k8s release ## How cost grows from 1,000 to 100,000 sources and with fan-out; draws the curves (see BENCHMARKS.md)
+bench-sweep: k8s release ## How cost grows from 1,000 to 100,000 sources and with fan-out to 10,000 namespaces; heals by namespaces present; new namespaces for glob sources; draws the curves (see BENCHMARKS.md)
 	cargo run --release --locked -p mirror-bench -- --sweep $(BENCH_ARGS)
 
 .PHONY: cluster

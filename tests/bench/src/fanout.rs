@@ -22,11 +22,13 @@ use kube::{
 use serde::Serialize;
 
 use crate::profile::Profile;
-use crate::report::Latency;
+use crate::report::{Floor, Latency};
 use crate::watched::{Apply, Watched};
 use crate::workload;
 
 const SOURCE: &str = "fan-out";
+/// The plain ConfigMap the floor creates in each fan-out namespace.
+const FLOOR_OBJECT: &str = "fan-out-floor";
 /// The namespaces of the full run's fan-out; a sweep gives each size its
 /// own prefix, so that one size's copies never count for another.
 pub const PREFIX: &str = "bench-fan-";
@@ -70,10 +72,58 @@ pub async fn run(
     concurrency: usize,
 ) -> anyhow::Result<FanOut> {
     create_namespaces(client, profile, prefix, namespaces, concurrency).await?;
-    let sources: Api<ConfigMap> = Api::namespaced(client.clone(), source_namespace);
-    let copies = CopyWatch::start(client.clone(), prefix).await?;
+    converge(client, profile, source_namespace, prefix, namespaces).await
+}
 
-    let data = BTreeMap::from([("version".to_owned(), "v1".to_owned())]);
+/// The source's data at one version: every version is the same size, so
+/// the floor's objects can be too.
+fn source_data(version: u32) -> BTreeMap<String, String> {
+    BTreeMap::from([("version".to_owned(), format!("v{version}"))])
+}
+
+/// The API's own speed for the writes a fan-out makes: one plain
+/// ConfigMap, of the fan-out source's size, created in each of the
+/// namespaces named `prefix` and a number, `concurrency` at a time. No
+/// controller acts on them: they ask for nothing and are not managed.
+/// They stay.
+pub async fn floor(
+    client: &Client,
+    prefix: &str,
+    namespaces: usize,
+    concurrency: usize,
+) -> anyhow::Result<Floor> {
+    let started = Instant::now();
+    stream::iter(0..namespaces)
+        .map(|i| {
+            let api: Api<ConfigMap> = Api::namespaced(client.clone(), &format!("{prefix}{i}"));
+            let plain = workload::configmap(FLOOR_OBJECT.to_owned(), false, source_data(0));
+            async move { workload::create(&api, plain).await }
+        })
+        .buffer_unordered(concurrency.max(1))
+        .try_collect::<()>()
+        .await
+        .context("creating the fan-out floor's ConfigMaps")?;
+    let seconds = started.elapsed().as_secs_f64();
+    Ok(Floor {
+        seconds,
+        writes_per_second: namespaces as f64 / seconds,
+    })
+}
+
+/// One source in `source_namespace` asking for copies in the `namespaces`
+/// namespaces named `prefix` and a number, which exist already: until every
+/// copy is there, then one update until every copy shows it.
+pub async fn converge(
+    client: &Client,
+    profile: Profile,
+    source_namespace: &str,
+    prefix: &str,
+    namespaces: usize,
+) -> anyhow::Result<FanOut> {
+    let sources: Api<ConfigMap> = Api::namespaced(client.clone(), source_namespace);
+    let copies = CopyWatch::of_fan_out(client.clone(), prefix).await?;
+
+    let data = source_data(1);
     let mut source = ConfigMap {
         metadata: ObjectMeta {
             name: Some(SOURCE.into()),
@@ -93,7 +143,7 @@ pub async fn run(
         .await?;
     let converge_seconds = started.elapsed().as_secs_f64();
 
-    let data = BTreeMap::from([("version".to_owned(), "v2".to_owned())]);
+    let data = source_data(2);
     let patch = serde_json::json!({ "data": data });
     let started = Instant::now();
     sources
@@ -121,15 +171,45 @@ pub async fn heal(
     prefix: &str,
     samples: usize,
 ) -> anyhow::Result<CopyHeal> {
-    let copies = CopyWatch::start(client.clone(), prefix).await?;
-    let mut taken = Vec::with_capacity(samples);
-    for i in 0..samples {
+    let copies = (0..samples)
+        .map(|i| CopyAt {
+            namespace: format!("{prefix}{i}"),
+            name: SOURCE.to_owned(),
+        })
+        .collect::<Vec<_>>();
+    let watch = watcher::Config::default().fields(&format!("metadata.name={SOURCE}"));
+    heal_copies(client, profile, watch, prefix, &copies).await
+}
+
+/// Where a copy is: a namespace and its name there.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CopyAt {
+    pub namespace: String,
+    pub name: String,
+}
+
+/// Deletes each of `copies` in turn, one at a time, and times each until a
+/// new copy with the same data is observed by a watch of ConfigMaps with
+/// `watch`'s selectors, kept to the namespaces that start with `prefix`.
+pub async fn heal_copies(
+    client: &Client,
+    profile: Profile,
+    watch: watcher::Config,
+    prefix: &str,
+    copies: &[CopyAt],
+) -> anyhow::Result<CopyHeal> {
+    let seen = CopyWatch::start(client.clone(), watch, prefix).await?;
+    let mut taken = Vec::with_capacity(copies.len());
+    for copy in copies {
         let tick = Instant::now();
-        let namespace = format!("{prefix}{i}");
-        let Some(old) = copies.get(&namespace) else {
-            bail!("there is no copy in {namespace} to delete");
+        let Some(old) = seen.get(copy) else {
+            bail!(
+                "there is no copy {} in {} to delete",
+                copy.name,
+                copy.namespace
+            );
         };
-        let api: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+        let api: Api<ConfigMap> = Api::namespaced(client.clone(), &copy.namespace);
         let delete = DeleteParams {
             preconditions: Some(Preconditions {
                 uid: Some(old.uid.clone()),
@@ -137,21 +217,20 @@ pub async fn heal(
             }),
             ..DeleteParams::default()
         };
-        api.delete(SOURCE, &delete)
+        api.delete(&copy.name, &delete)
             .await
-            .with_context(|| format!("deleting the copy in {namespace}"))?;
+            .with_context(|| format!("deleting the copy {} in {}", copy.name, copy.namespace))?;
         let deleted = Instant::now();
         let patience = if taken.is_empty() {
             HEAL_PATIENCE
         } else {
             HEAL_TIMEOUT
         };
-        let back = copies
+        let back = seen
             .0
-            .wait_until("the copy to come back", patience, |copies| {
-                copies
-                    .by_namespace
-                    .get(&namespace)
+            .wait_until("the copy to come back", patience, |seen| {
+                seen.copies
+                    .get(copy)
                     .filter(|c| c.uid != old.uid && c.checksum == old.checksum)
                     .map(|c| c.since)
             })
@@ -166,14 +245,17 @@ pub async fn heal(
                 });
             }
             Err(error) => {
-                return Err(error.context(format!("the copy in {namespace} did not come back")));
+                return Err(error.context(format!(
+                    "the copy {} in {} did not come back",
+                    copy.name, copy.namespace
+                )));
             }
         }
         tokio::time::sleep_until((tick + HEAL_PACE).into()).await;
     }
     Ok(CopyHeal {
         controller: profile.name().to_owned(),
-        deleted: samples,
+        deleted: copies.len(),
         latency: Some(Latency::of(taken)),
     })
 }
@@ -212,7 +294,7 @@ pub(crate) async fn create_namespaces(
     Ok(())
 }
 
-/// A copy of the fan-out source as last seen in one namespace.
+/// A copy as last seen.
 #[derive(Clone, Debug)]
 struct SeenCopy {
     uid: String,
@@ -222,19 +304,59 @@ struct SeenCopy {
     since: Instant,
 }
 
-/// The copies of the fan-out source in the namespaces under one prefix,
-/// by namespace.
+/// The copies in the namespaces under one prefix.
 struct SeenCopies {
     prefix: String,
-    by_namespace: HashMap<String, SeenCopy>,
+    copies: HashMap<CopyAt, SeenCopy>,
+    /// How many of `copies` hold each checksum, kept as they change: a
+    /// wait asks after every event, under the lock the watch needs for the
+    /// next one, and a fan-out has ten thousand copies.
+    by_checksum: HashMap<String, usize>,
+}
+
+impl SeenCopies {
+    fn new(prefix: &str) -> SeenCopies {
+        SeenCopies {
+            prefix: prefix.to_owned(),
+            copies: HashMap::new(),
+            by_checksum: HashMap::new(),
+        }
+    }
+
+    fn current(&self, checksum: &str) -> usize {
+        self.by_checksum.get(checksum).copied().unwrap_or(0)
+    }
+
+    fn insert(&mut self, place: CopyAt, copy: SeenCopy) {
+        *self.by_checksum.entry(copy.checksum.clone()).or_default() += 1;
+        if let Some(old) = self.copies.insert(place, copy) {
+            self.uncount(&old.checksum);
+        }
+    }
+
+    fn remove(&mut self, place: &CopyAt) {
+        if let Some(old) = self.copies.remove(place) {
+            self.uncount(&old.checksum);
+        }
+    }
+
+    fn uncount(&mut self, checksum: &str) {
+        if let Some(count) = self.by_checksum.get_mut(checksum) {
+            *count = count.saturating_sub(1);
+        }
+    }
 }
 
 impl Apply for SeenCopies {
     fn apply(&mut self, event: watcher::Event<ConfigMap>, at: Instant) {
+        let at_copy = |cm: &ConfigMap| CopyAt {
+            namespace: cm.namespace().unwrap_or_default(),
+            name: cm.name_any(),
+        };
         match event {
             watcher::Event::InitApply(cm) | watcher::Event::Apply(cm) => {
-                let namespace = cm.namespace().unwrap_or_default();
-                if !namespace.starts_with(&self.prefix) {
+                let place = at_copy(&cm);
+                if !place.namespace.starts_with(&self.prefix) {
                     return;
                 }
                 let copy = SeenCopy {
@@ -243,57 +365,99 @@ impl Apply for SeenCopies {
                     since: at,
                 };
                 let unchanged = self
-                    .by_namespace
-                    .get(&namespace)
+                    .copies
+                    .get(&place)
                     .is_some_and(|old| old.uid == copy.uid && old.checksum == copy.checksum);
                 if !unchanged {
-                    self.by_namespace.insert(namespace, copy);
+                    self.insert(place, copy);
                 }
             }
             watcher::Event::Delete(cm) => {
-                self.by_namespace
-                    .remove(&cm.namespace().unwrap_or_default());
+                self.remove(&at_copy(&cm));
             }
             watcher::Event::Init | watcher::Event::InitDone => {}
         }
     }
 }
 
-/// The copies of the fan-out source, kept current by a watch.
+/// Copies, kept current by a watch.
 struct CopyWatch(Watched<SeenCopies>);
 
 impl CopyWatch {
-    /// Starts the watch and waits for its initial list.
-    async fn start(client: Client, prefix: &str) -> anyhow::Result<CopyWatch> {
+    /// Watches the fan-out source's copies under `prefix`, and waits for
+    /// the initial list.
+    async fn of_fan_out(client: Client, prefix: &str) -> anyhow::Result<CopyWatch> {
         let config = watcher::Config::default().fields(&format!("metadata.name={SOURCE}"));
-        let copies = SeenCopies {
-            prefix: prefix.to_owned(),
-            by_namespace: HashMap::new(),
-        };
+        CopyWatch::start(client, config, prefix).await
+    }
+
+    /// Watches the ConfigMaps `config` selects in the namespaces under
+    /// `prefix`, and waits for the initial list.
+    async fn start(
+        client: Client,
+        config: watcher::Config,
+        prefix: &str,
+    ) -> anyhow::Result<CopyWatch> {
+        let copies = SeenCopies::new(prefix);
         let watched = Watched::start("copy watch", Api::all(client), config, copies).await?;
         Ok(CopyWatch(watched))
     }
 
-    fn get(&self, namespace: &str) -> Option<SeenCopy> {
-        self.0.state().by_namespace.get(namespace).cloned()
+    fn get(&self, copy: &CopyAt) -> Option<SeenCopy> {
+        self.0.state().copies.get(copy).cloned()
     }
 
     /// Waits until `count` copies hold the data whose checksum is given.
     async fn wait_all(&self, count: usize, checksum: &str) -> anyhow::Result<()> {
-        let current = |copies: &SeenCopies| {
-            copies
-                .by_namespace
-                .values()
-                .filter(|c| c.checksum == checksum)
-                .count()
-        };
         let all_current = self
             .0
             .wait_until("every copy", PATIENCE, |copies| {
-                (current(copies) >= count).then_some(())
+                (copies.current(checksum) >= count).then_some(())
             })
             .await;
-        all_current
-            .with_context(|| format!("{} of {count} copies current", current(&self.0.state())))
+        all_current.with_context(|| {
+            format!(
+                "{} of {count} copies current",
+                self.0.state().current(checksum)
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy(namespace: &str, uid: &str, version: u32) -> ConfigMap {
+        let mut cm = workload::configmap(SOURCE.to_owned(), false, source_data(version));
+        cm.metadata.namespace = Some(namespace.to_owned());
+        cm.metadata.uid = Some(uid.to_owned());
+        cm
+    }
+
+    #[test]
+    fn copies_are_counted_by_their_data_as_they_change() {
+        let (v1, v2) = (
+            workload::checksum(&source_data(1)),
+            workload::checksum(&source_data(2)),
+        );
+        let mut seen = SeenCopies::new("bench-fan10-");
+        let t0 = Instant::now();
+        seen.apply(watcher::Event::Apply(copy("bench-fan10-0", "a", 1)), t0);
+        seen.apply(watcher::Event::Apply(copy("bench-fan10-1", "b", 1)), t0);
+        seen.apply(watcher::Event::Apply(copy("bench-fan10-1", "b", 1)), t0);
+        // Another fan-out's namespace whose name starts alike.
+        seen.apply(watcher::Event::Apply(copy("bench-fan100-0", "c", 1)), t0);
+        assert_eq!((seen.current(&v1), seen.current(&v2)), (2, 0));
+        seen.apply(watcher::Event::Apply(copy("bench-fan10-0", "a", 2)), t0);
+        assert_eq!((seen.current(&v1), seen.current(&v2)), (1, 1));
+        seen.apply(watcher::Event::Delete(copy("bench-fan10-1", "b", 1)), t0);
+        seen.apply(watcher::Event::Delete(copy("bench-fan10-9", "d", 1)), t0);
+        assert_eq!((seen.current(&v1), seen.current(&v2)), (0, 1));
+        let back = CopyAt {
+            namespace: "bench-fan10-0".into(),
+            name: SOURCE.into(),
+        };
+        assert_eq!(seen.copies[&back].uid, "a");
     }
 }

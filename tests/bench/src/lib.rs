@@ -12,6 +12,7 @@ pub mod chart;
 pub mod churn;
 pub mod controller;
 pub mod fanout;
+pub mod glob;
 pub mod observer;
 pub mod params;
 pub mod phases;

@@ -21,7 +21,8 @@ struct Args {
     #[arg(long)]
     json: Option<PathBuf>,
     /// Quick preset: 200 sources, 1000 unmanaged, 20 samples, 10 s idle
-    /// (with --sweep: sizes 50 and 200, fan-outs 5 and 20); the flags below
+    /// (with --sweep: sizes 50 and 200, fan-outs 5 and 20, 10 glob sources
+    /// and 5 new namespaces); the flags below
     /// still override it.
     #[arg(long)]
     small: bool,
@@ -62,15 +63,32 @@ struct Args {
     /// Sweep: source counts [default: 1000,10000,50000,100000]
     #[arg(long, value_delimiter = ',', requires = "sweep")]
     sizes: Option<Vec<usize>>,
-    /// Sweep: namespaces one source is mirrored into [default: 100,500,2000]
+    /// Sweep: namespaces one source is mirrored into, each timed against
+    /// its API floor and followed by copy heals [default: 100,1000,10000]
     #[arg(long, value_delimiter = ',', requires = "sweep")]
     fan_outs: Option<Vec<usize>>,
+    /// Sweep: the peer runs only the fan-outs up to this many namespaces
+    /// [default: 2000]
+    #[arg(long, requires = "sweep")]
+    peer_max_fan_out: Option<usize>,
+    /// Sweep: copies deleted one at a time after each fan-out, and mirrors
+    /// after --mirrored-sources [default: 50]
+    #[arg(long, requires = "sweep")]
+    copy_heal_samples: Option<usize>,
     /// Sweep: sources each mirrored into --mirror-namespaces [default: 1000]
     #[arg(long, requires = "sweep")]
     mirrored_sources: Option<usize>,
     /// Sweep: namespaces each of --mirrored-sources goes to [default: 10]
     #[arg(long, requires = "sweep")]
     mirror_namespaces: Option<usize>,
+    /// Sweep: sources whose mirror-to glob names namespaces not created yet
+    /// [default: 100]
+    #[arg(long, requires = "sweep")]
+    glob_sources: Option<usize>,
+    /// Sweep: namespaces then created one at a time, each timed until every
+    /// --glob-sources mirror is in it [default: 20]
+    #[arg(long, requires = "sweep")]
+    glob_namespaces: Option<usize>,
     /// Sweep: a kubernetes-replicator binary to measure beside it
     /// [default: the one in the cache, if built; see BENCHMARKS.md]
     #[arg(long, requires = "sweep")]
@@ -112,6 +130,10 @@ impl Args {
         set(&mut p.concurrency, self.concurrency);
         set(&mut p.mirrored_sources, self.mirrored_sources);
         set(&mut p.mirror_namespaces, self.mirror_namespaces);
+        set(&mut p.peer_max_fan_out, self.peer_max_fan_out);
+        set(&mut p.copy_heal_samples, self.copy_heal_samples);
+        set(&mut p.glob_sources, self.glob_sources);
+        set(&mut p.glob_namespaces, self.glob_namespaces);
         if let Some(sizes) = &self.sizes {
             p.sizes = sizes.clone();
         }

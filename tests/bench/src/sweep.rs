@@ -26,7 +26,8 @@ use serde::Serialize;
 
 use crate::chart::{Chart, Series};
 use crate::controller::{Controller, Launcher, check_binary};
-use crate::fanout::{self, CopyHeal, FanOut};
+use crate::fanout::{self, CopyAt, CopyHeal, FanOut};
+use crate::glob::{self, NewNamespaces};
 use crate::params::{self, Params};
 use crate::phases::{self, Bench};
 use crate::procstat::Memory;
@@ -50,15 +51,25 @@ const PATIENCE: Duration = Duration::from_secs(1800);
 pub struct SweepParams {
     /// Source counts, one control plane each.
     pub sizes: Vec<usize>,
-    /// Namespaces one source is mirrored into, one measurement each.
+    /// Namespaces one source is mirrored into, one measurement each, with
+    /// the API floor of as many writes and copy heals after each.
     pub fan_outs: Vec<usize>,
+    /// The peer runs only the fan-outs up to this many namespaces: at its
+    /// five writes a second, 10,000 would take over half an hour.
+    pub peer_max_fan_out: usize,
     /// Sources that each ask for mirrors in [`SweepParams::mirror_namespaces`].
     pub mirrored_sources: usize,
     pub mirror_namespaces: usize,
     /// Heal samples per size.
     pub samples: usize,
-    /// Copies of the largest fan-out deleted, one at a time.
+    /// Copies deleted one at a time after each fan-out size, and mirrors of
+    /// [`SweepParams::mirrored_sources`] after that phase.
     pub copy_heal_samples: usize,
+    /// Sources whose mirror-to glob names namespaces that do not exist yet.
+    pub glob_sources: usize,
+    /// Namespaces then created one at a time, each timed until every one
+    /// of [`SweepParams::glob_sources`] is mirrored into it.
+    pub glob_namespaces: usize,
     /// A replicator binary to run the fan-out and copy heals against too.
     pub peer: Option<PathBuf>,
     pub data_size: usize,
@@ -73,11 +84,14 @@ impl Default for SweepParams {
     fn default() -> Self {
         SweepParams {
             sizes: vec![1_000, 10_000, 50_000, 100_000],
-            fan_outs: vec![100, 500, 2_000],
+            fan_outs: vec![100, 1_000, 10_000],
+            peer_max_fan_out: 2_000,
             mirrored_sources: 1_000,
             mirror_namespaces: 10,
             samples: 100,
             copy_heal_samples: 50,
+            glob_sources: 100,
+            glob_namespaces: 20,
             peer: Some(profile::cached_replicator()).filter(|path| path.is_file()),
             data_size: Params::default().data_size,
             concurrency: Params::default().concurrency,
@@ -97,6 +111,8 @@ impl SweepParams {
             mirror_namespaces: 3,
             samples: 10,
             copy_heal_samples: 5,
+            glob_sources: 10,
+            glob_namespaces: 5,
             // Only when asked for: a quick run's outcome should not depend
             // on what the cache holds.
             peer: None,
@@ -117,6 +133,10 @@ impl SweepParams {
             "every size and fan-out must be at least 1"
         );
         anyhow::ensure!(self.concurrency > 0, "--concurrency must be at least 1");
+        anyhow::ensure!(
+            self.glob_sources > 0 && self.glob_namespaces > 0,
+            "--glob-sources and --glob-namespaces must be at least 1"
+        );
         anyhow::ensure!(
             self.sizes.iter().all(|&n| self.samples <= n),
             "--samples ({}) cannot exceed the smallest size: each sample uses its own source",
@@ -149,10 +169,38 @@ pub struct SizePoint {
 #[derive(Clone, Debug, Serialize)]
 pub struct FanOutPoint {
     pub fan_out: FanOut,
+    /// One plain ConfigMap of the source's size created in each of the
+    /// fan-out's namespaces, by the bench, at its concurrency, on the same
+    /// plane just before the source: the API's speed for as many writes.
+    pub floor: Floor,
+    /// All copies created, and one update everywhere, over the floor.
+    pub converge_ratio_to_floor: f64,
+    pub propagate_ratio_to_floor: f64,
     /// The controller's CPU from the first namespace created to the last
-    /// mirror updated.
+    /// mirror updated, less the floor's time.
     pub controller_cpu_seconds: f64,
     pub memory: Memory,
+    /// Copies of this fan-out deleted one at a time, right after it.
+    pub heal: HealPoint,
+}
+
+/// Copies deleted one at a time, and what the cluster held then.
+#[derive(Clone, Debug, Serialize)]
+pub struct HealPoint {
+    /// Whose copies were deleted.
+    pub copies_of: String,
+    /// Namespaces in the cluster, every kind counted.
+    pub namespaces_present: usize,
+    /// Copies the controller under test had made by then and keeps.
+    pub copies_present: usize,
+    pub heal: CopyHeal,
+}
+
+/// A fan-out size the peer was not run at.
+#[derive(Clone, Debug, Serialize)]
+pub struct SkippedFanOut {
+    pub namespaces: usize,
+    pub reason: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -165,6 +213,10 @@ pub struct MirroredPoint {
     pub mirrors_per_second: f64,
     pub controller_cpu_seconds: f64,
     pub memory: Memory,
+    /// Mirrors of these sources deleted one at a time, each of another
+    /// source and spread over the namespaces, with every namespace of the
+    /// plane present.
+    pub heal: HealPoint,
 }
 
 /// A peer's figures, from the same phases on a control plane of its own.
@@ -173,7 +225,14 @@ pub struct PeerFigures {
     pub controller: String,
     pub binary: String,
     pub fan_out: Vec<FanOutPoint>,
-    pub copy_heal: CopyHeal,
+    /// Sizes of [`SweepParams::fan_outs`] above
+    /// [`SweepParams::peer_max_fan_out`].
+    pub skipped_fan_outs: Vec<SkippedFanOut>,
+    /// Copies of the largest fan-out it ran deleted one at a time; None
+    /// when every fan-out size was above its cap.
+    pub copy_heal: Option<CopyHeal>,
+    /// Why the new-namespace phase has no figure for it.
+    pub new_namespaces_absent: String,
 }
 
 /// How a figure grows between two sizes: `y ~ x^exponent`, so 1 is linear.
@@ -209,9 +268,13 @@ pub struct SweepResults {
     pub params: SweepParams,
     pub sizes: Vec<SizePoint>,
     pub fan_out: Vec<FanOutPoint>,
-    /// Copies of the largest fan-out deleted one at a time.
+    /// Copies of the largest fan-out deleted one at a time (the same as
+    /// that fan-out point's heal).
     pub copy_heal: CopyHeal,
     pub mirrored: MirroredPoint,
+    /// Namespaces created with consent, each timed until every glob
+    /// source's mirror was in it.
+    pub new_namespaces: NewNamespaces,
     /// The same fan-out and copy heals by a peer, when one was given.
     pub peer: Option<PeerFigures>,
     pub growth: Vec<Growth>,
@@ -288,17 +351,26 @@ pub async fn run(params: SweepParams, controller: &Path) -> anyhow::Result<Sweep
     }
     phases::phase(
         "mirroring",
-        "fan-out, copy heals, many sources into a few namespaces each",
+        "fan-outs with their floors and copy heals, many sources into a few namespaces each, new namespaces for glob sources",
     );
     let plane = Plane::start(&params, "mirroring", controller).await?;
     let ours = our_mirroring(&plane, &params).await;
     plane.finish(&params.out_dir);
-    let (fan_out, copy_heal, mirrored) = ours?;
+    let Mirroring {
+        fan_out,
+        mirrored,
+        new_namespaces,
+    } = ours?;
+    let copy_heal = largest_heal(&fan_out).context("no fan-out size to heal copies of")?;
     let peer = match &params.peer {
         Some(binary) => {
             phases::phase(
                 "peer",
-                &format!("{}: fan-out and copy heals", Profile::Replicator.name()),
+                &format!(
+                    "{}: fan-outs up to {} namespaces and copy heals",
+                    Profile::Replicator.name(),
+                    params.peer_max_fan_out
+                ),
             );
             check_binary(binary)?;
             let plane = Plane::start(&params, "mirroring-replicator", binary).await?;
@@ -321,6 +393,7 @@ pub async fn run(params: SweepParams, controller: &Path) -> anyhow::Result<Sweep
         fan_out,
         copy_heal,
         mirrored,
+        new_namespaces,
         peer,
         charts: Vec::new(),
     };
@@ -369,34 +442,97 @@ async fn size_point(plane: &Plane, params: &SweepParams, n: usize) -> anyhow::Re
     })
 }
 
-/// configmap-mirror on a plane of its own: the fan-out sizes, heals of the
-/// copies, then many sources each mirrored into a few namespaces.
-async fn our_mirroring(
-    plane: &Plane,
-    params: &SweepParams,
-) -> anyhow::Result<(Vec<FanOutPoint>, CopyHeal, MirroredPoint)> {
+/// What configmap-mirror's mirroring plane measured.
+struct Mirroring {
+    fan_out: Vec<FanOutPoint>,
+    mirrored: MirroredPoint,
+    new_namespaces: NewNamespaces,
+}
+
+/// configmap-mirror on a plane of its own: the fan-out sizes, each with its
+/// floor and copy heals, then many sources each mirrored into a few
+/// namespaces and heals of their mirrors, then new namespaces that glob
+/// sources were waiting for.
+async fn our_mirroring(plane: &Plane, params: &SweepParams) -> anyhow::Result<Mirroring> {
     let client = plane.cp.client().await;
     let mut running = plane
         .launcher(Profile::ConfigMapMirror, params.concurrency)
         .start()?;
     running.wait_ready().await?;
-    let (fan_out, copy_heal) =
-        fan_out_points(&client, &mut running, params, Profile::ConfigMapMirror).await?;
-    let mirrored = mirrored_point(&client, &mut running, params).await?;
+    let profile = Profile::ConfigMapMirror;
+    let fan_out = fan_out_points(&client, &mut running, params, profile, &params.fan_outs).await?;
+    let copies_before = fan_out.iter().map(|p| p.fan_out.namespaces).sum();
+    let mirrored = mirrored_point(&client, &mut running, params, copies_before).await?;
+    eprintln!(
+        "bench: {} glob sources, then {} new namespaces one at a time",
+        params.glob_sources, params.glob_namespaces
+    );
+    let new_namespaces = glob::run(
+        &client,
+        &mut running,
+        params.glob_sources,
+        params.glob_namespaces,
+        params.data_size,
+        params.concurrency,
+    )
+    .await?;
     running.stop().await.context("stopping the controller")?;
-    Ok((fan_out, copy_heal, mirrored))
+    Ok(Mirroring {
+        fan_out,
+        mirrored,
+        new_namespaces,
+    })
 }
 
-/// The peer on a plane of its own: the same fan-out sizes and heals.
+/// The heal after the largest fan-out.
+fn largest_heal(points: &[FanOutPoint]) -> Option<CopyHeal> {
+    points
+        .iter()
+        .max_by_key(|p| p.fan_out.namespaces)
+        .map(|p| p.heal.heal.clone())
+}
+
+/// The fan-out sizes the peer runs, and those it does not, with why.
+fn peer_fan_outs(params: &SweepParams) -> (Vec<usize>, Vec<SkippedFanOut>) {
+    let (run, skipped): (Vec<usize>, Vec<usize>) = params
+        .fan_outs
+        .iter()
+        .partition(|&&n| n <= params.peer_max_fan_out);
+    let skipped = skipped
+        .into_iter()
+        .map(|namespaces| SkippedFanOut {
+            namespaces,
+            reason: format!(
+                "above --peer-max-fan-out {}: at its 5 writes/s, {namespaces} copies and their update would take about {} minutes",
+                params.peer_max_fan_out,
+                (2 * namespaces).div_ceil(5 * 60)
+            ),
+        })
+        .collect();
+    (run, skipped)
+}
+
+/// The peer on a plane of its own: the same fan-out sizes, up to its cap,
+/// and heals.
 async fn peer_mirroring(plane: &Plane, params: &SweepParams) -> anyhow::Result<PeerFigures> {
     let client = plane.cp.client().await;
     let mut running = plane
         .launcher(Profile::Replicator, params.concurrency)
         .start()?;
     running.wait_ready().await?;
-    let (fan_out, copy_heal) =
-        fan_out_points(&client, &mut running, params, Profile::Replicator).await?;
+    let (sizes, skipped_fan_outs) = peer_fan_outs(params);
+    for skipped in &skipped_fan_outs {
+        eprintln!(
+            "bench: {}: no fan-out into {} namespaces: {}",
+            Profile::Replicator.name(),
+            skipped.namespaces,
+            skipped.reason
+        );
+    }
+    let fan_out =
+        fan_out_points(&client, &mut running, params, Profile::Replicator, &sizes).await?;
     running.stop().await.context("stopping the peer")?;
+    let copy_heal = largest_heal(&fan_out);
     Ok(PeerFigures {
         controller: Profile::Replicator.name().to_owned(),
         binary: params
@@ -404,50 +540,65 @@ async fn peer_mirroring(plane: &Plane, params: &SweepParams) -> anyhow::Result<P
             .as_deref()
             .map_or_else(String::new, params::shown_path),
         fan_out,
+        skipped_fan_outs,
         copy_heal,
+        new_namespaces_absent: NEW_NAMESPACES_PEER_ABSENT.to_owned(),
     })
 }
 
-/// One source into each fan-out size in turn, then heals of the copies of
-/// the largest.
+/// Why the peer has no new-namespace figure.
+const NEW_NAMESPACES_PEER_ABSENT: &str = "not measured: the phase runs on configmap-mirror's plane only (replicator asks for no consent, and at its 5 writes/s 100 mirrors take 20 s per namespace by its rate alone)";
+
+/// One source into each of `sizes` namespaces in turn, each size timed
+/// against its floor and followed by heals of its copies.
 async fn fan_out_points(
     client: &Client,
     running: &mut Controller,
     params: &SweepParams,
     profile: Profile,
-) -> anyhow::Result<(Vec<FanOutPoint>, CopyHeal)> {
+    sizes: &[usize],
+) -> anyhow::Result<Vec<FanOutPoint>> {
     let mut points = Vec::new();
-    let mut largest = None;
-    for &count in &params.fan_outs {
+    let mut copies_present = 0;
+    for &count in sizes {
         eprintln!("bench: {}: fan-out into {count} namespaces", profile.name());
         let source_namespace = testenv::fresh_namespace(client, "bench-fan-source").await?;
         let prefix = format!("bench-fan{count}-");
         let cpu_before = running.cpu_seconds()?;
-        let fan_out = fanout::run(
-            client,
-            profile,
-            &source_namespace,
-            &prefix,
-            count,
-            params.concurrency,
-        )
-        .await?;
+        fanout::create_namespaces(client, profile, &prefix, count, params.concurrency).await?;
+        let cpu_before_floor = running.cpu_seconds()?;
+        let floor = fanout::floor(client, &prefix, count, params.concurrency).await?;
+        let cpu_floor = running.cpu_seconds()? - cpu_before_floor;
+        let fan_out = fanout::converge(client, profile, &source_namespace, &prefix, count).await?;
+        running.ensure_running()?;
+        let controller_cpu_seconds = running.cpu_seconds()? - cpu_before - cpu_floor;
+        let memory = running.memory()?;
+        copies_present += count;
+
+        let samples = params.copy_heal_samples.min(count);
+        let namespaces_present = workload::count_namespaces(client).await?;
+        eprintln!(
+            "bench: {}: deleting {samples} copies, {namespaces_present} namespaces present",
+            profile.name()
+        );
+        let heal = fanout::heal(client, profile, &prefix, samples).await?;
         running.ensure_running()?;
         points.push(FanOutPoint {
+            converge_ratio_to_floor: fan_out.converge_seconds / floor.seconds,
+            propagate_ratio_to_floor: fan_out.propagate_seconds / floor.seconds,
             fan_out,
-            controller_cpu_seconds: running.cpu_seconds()? - cpu_before,
-            memory: running.memory()?,
+            floor,
+            controller_cpu_seconds,
+            memory,
+            heal: HealPoint {
+                copies_of: format!("one source into {count} namespaces"),
+                namespaces_present,
+                copies_present,
+                heal,
+            },
         });
-        if largest.as_ref().is_none_or(|(most, _)| count > *most) {
-            largest = Some((count, prefix));
-        }
     }
-    let (count, prefix) = largest.context("no fan-out size to heal copies of")?;
-    let samples = params.copy_heal_samples.min(count);
-    eprintln!("bench: {}: deleting {samples} copies", profile.name());
-    let copy_heal = fanout::heal(client, profile, &prefix, samples).await?;
-    running.ensure_running()?;
-    Ok((points, copy_heal))
+    Ok(points)
 }
 
 /// Many sources, each mirrored into a few namespaces.
@@ -455,6 +606,7 @@ async fn mirrored_point(
     client: &Client,
     running: &mut Controller,
     params: &SweepParams,
+    copies_before: usize,
 ) -> anyhow::Result<MirroredPoint> {
     let (sources, each) = (params.mirrored_sources, params.mirror_namespaces);
     eprintln!("bench: {sources} sources, each mirrored into {each} namespaces");
@@ -493,14 +645,45 @@ async fn mirrored_point(
     let (last, _) = tokio::try_join!(all_mirrors, create)?;
     running.ensure_running()?;
     let converge_seconds = last.saturating_duration_since(started).as_secs_f64();
+    let controller_cpu_seconds = running.cpu_seconds()? - cpu_before;
+    let memory = running.memory()?;
+
+    // Each sample another source's mirror, in the namespaces in turn.
+    let copies: Vec<CopyAt> = (0..params.copy_heal_samples.min(sources))
+        .map(|i| CopyAt {
+            namespace: format!("{MIRRORED_PREFIX}{}", i % each),
+            name: workload::source_name(i),
+        })
+        .collect();
+    let namespaces_present = workload::count_namespaces(client).await?;
+    eprintln!(
+        "bench: deleting {} of their mirrors, {namespaces_present} namespaces present",
+        copies.len()
+    );
+    let ours = watcher::Config::default().labels(&copy_selector());
+    let heal = fanout::heal_copies(
+        client,
+        Profile::ConfigMapMirror,
+        ours,
+        MIRRORED_PREFIX,
+        &copies,
+    )
+    .await?;
+    running.ensure_running()?;
     Ok(MirroredPoint {
         sources,
         namespaces_each: each,
         mirrors: sources * each,
         converge_seconds,
         mirrors_per_second: (sources * each) as f64 / converge_seconds,
-        controller_cpu_seconds: running.cpu_seconds()? - cpu_before,
-        memory: running.memory()?,
+        controller_cpu_seconds,
+        memory,
+        heal: HealPoint {
+            copies_of: format!("{sources} sources into {each} namespaces each"),
+            namespaces_present,
+            copies_present: copies_before + sources * each,
+            heal,
+        },
     })
 }
 
@@ -605,18 +788,44 @@ fn growth(sizes: &[SizePoint], fan_out: &[FanOutPoint]) -> Vec<Growth> {
             }
         }
     }
-    for pair in fan_out.windows(2) {
-        let (a, b) = (&pair[0].fan_out, &pair[1].fan_out);
-        if let Some(k) = exponent(
-            (a.namespaces as f64, a.converge_seconds),
-            (b.namespaces as f64, b.converge_seconds),
-        ) {
-            out.push(Growth {
-                figure: "fan-out convergence (s), by namespaces".to_owned(),
-                from: a.namespaces,
-                to: b.namespaces,
-                exponent: k,
-            });
+    type FanOutFigure = fn(&FanOutPoint) -> Option<f64>;
+    let fan_out_figures: [(&str, FanOutFigure); 4] = [
+        ("fan-out convergence (s), by namespaces", |p| {
+            Some(p.fan_out.converge_seconds)
+        }),
+        ("fan-out update (s), by namespaces", |p| {
+            Some(p.fan_out.propagate_seconds)
+        }),
+        ("copy heal p50 (ms), by namespaces present", |p| {
+            p.heal.heal.latency.as_ref().map(|l| l.p50_ms)
+        }),
+        ("copy heal p99 (ms), by namespaces present", |p| {
+            p.heal.heal.latency.as_ref().map(|l| l.p99_ms)
+        }),
+    ];
+    for (figure, value) in fan_out_figures {
+        // Heals are placed by the namespaces present, the rest by the
+        // fan-out's own.
+        let x = |p: &FanOutPoint| {
+            if figure.starts_with("copy heal") {
+                p.heal.namespaces_present
+            } else {
+                p.fan_out.namespaces
+            }
+        };
+        for pair in fan_out.windows(2) {
+            let (a, b) = (&pair[0], &pair[1]);
+            let (Some(ya), Some(yb)) = (value(a), value(b)) else {
+                continue;
+            };
+            if let Some(k) = exponent((x(a) as f64, ya), (x(b) as f64, yb)) {
+                out.push(Growth {
+                    figure: figure.to_owned(),
+                    from: x(a),
+                    to: x(b),
+                    exponent: k,
+                });
+            }
         }
     }
     out
@@ -750,6 +959,13 @@ impl SweepResults {
                                 .map(|p| (p.fan_out.namespaces as f64, p.fan_out.propagate_seconds))
                                 .collect(),
                         ),
+                        series(
+                            "API floor",
+                            self.fan_out
+                                .iter()
+                                .map(|p| (p.fan_out.namespaces as f64, p.floor.seconds))
+                                .collect(),
+                        ),
                     ]
                     .into_iter()
                     .chain(self.peer.iter().flat_map(|peer| {
@@ -777,6 +993,15 @@ impl SweepResults {
                     .collect(),
                 },
             ),
+            (
+                "sweep-heal-namespaces.svg",
+                Chart {
+                    title: "Copy heal latency by namespaces present".into(),
+                    x_label: "namespaces in the cluster".into(),
+                    y_label: "milliseconds".into(),
+                    series: self.heal_series(),
+                },
+            ),
         ];
         let mut written = Vec::new();
         for (file, chart) in charts {
@@ -786,6 +1011,40 @@ impl SweepResults {
             written.push(params::shown_path(&path));
         }
         Ok(written)
+    }
+
+    /// Every heal point of configmap-mirror's plane, the fan-outs' and the
+    /// mirrored sources'.
+    pub fn heal_points(&self) -> impl Iterator<Item = &HealPoint> {
+        self.fan_out
+            .iter()
+            .map(|p| &p.heal)
+            .chain(std::iter::once(&self.mirrored.heal))
+    }
+
+    /// p50 and p99 of the fan-outs' copy heals, and of the mirrors of the
+    /// many sources mirrored into a few namespaces each, by the namespaces
+    /// present.
+    fn heal_series(&self) -> Vec<Series> {
+        let by_namespaces = |points: &[&HealPoint], f: fn(&Latency) -> f64| -> Vec<(f64, f64)> {
+            points
+                .iter()
+                .filter_map(|p| Some((p.namespaces_present as f64, f(p.heal.latency.as_ref()?))))
+                .collect()
+        };
+        let fan_out: Vec<&HealPoint> = self.fan_out.iter().map(|p| &p.heal).collect();
+        let mirrored = [&self.mirrored.heal];
+        // Legend names are short: the legend is 160 pixels wide.
+        let series = |name: &str, points| Series {
+            name: name.to_owned(),
+            points,
+        };
+        vec![
+            series("fan-out, p50", by_namespaces(&fan_out, |l| l.p50_ms)),
+            series("fan-out, p99", by_namespaces(&fan_out, |l| l.p99_ms)),
+            series("mirrored, p50", by_namespaces(&mirrored, |l| l.p50_ms)),
+            series("mirrored, p99", by_namespaces(&mirrored, |l| l.p99_ms)),
+        ]
     }
 
     /// The figures for people.
@@ -877,7 +1136,24 @@ impl SweepResults {
                 g.figure, g.from, g.to, g.exponent
             );
         }
-        let _ = writeln!(t, "\nfan-out of one source:");
+        let _ = writeln!(
+            t,
+            "\nfan-out of one source (floor: one plain ConfigMap of the source's size created in each namespace, at concurrency {}; xfloor = time / floor):",
+            self.params.concurrency
+        );
+        let _ = writeln!(
+            t,
+            "  {:<17} {:>6} {:>8} {:>8} {:>6} {:>8} {:>6} {:>7} {:>8}",
+            "controller",
+            "ns",
+            "floor s",
+            "copies s",
+            "xfloor",
+            "update s",
+            "xfloor",
+            "CPU s",
+            "RSS MiB"
+        );
         let peer_fan_out = self
             .peer
             .as_ref()
@@ -886,28 +1162,63 @@ impl SweepResults {
         for p in self.fan_out.iter().chain(peer_fan_out) {
             let _ = writeln!(
                 t,
-                "  {:<17} {:>5} namespaces: all copies in {:.2} s, one update in {:.2} s, CPU {:.2} s, RSS {:.1} MiB",
+                "  {:<17} {:>6} {:>8.2} {:>8.2} {:>6.2} {:>8.2} {:>6.2} {:>7.2} {:>8.1}",
                 p.fan_out.controller,
                 p.fan_out.namespaces,
+                p.floor.seconds,
                 p.fan_out.converge_seconds,
+                p.converge_ratio_to_floor,
                 p.fan_out.propagate_seconds,
+                p.propagate_ratio_to_floor,
                 p.controller_cpu_seconds,
                 p.memory.rss_bytes as f64 / MIB
             );
         }
-        let _ = writeln!(t, "\ncopies deleted one at a time:");
-        for heal in std::iter::once(&self.copy_heal).chain(self.peer.as_ref().map(|p| &p.copy_heal))
-        {
-            let _ = match &heal.latency {
+        if let Some(peer) = &self.peer {
+            for skipped in &peer.skipped_fan_outs {
+                let _ = writeln!(
+                    t,
+                    "  {:<17} {:>6} absent: {}",
+                    peer.controller, skipped.namespaces, skipped.reason
+                );
+            }
+        }
+
+        let _ = writeln!(
+            t,
+            "\ncopies deleted one at a time, after each phase, by what the cluster held:"
+        );
+        let _ = writeln!(
+            t,
+            "  {:<17} {:<36} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>4}",
+            "controller", "copies of", "ns", "copies", "p50 ms", "p90 ms", "p99 ms", "max ms", "n"
+        );
+        let peer_heals = self
+            .peer
+            .iter()
+            .flat_map(|p| p.fan_out.iter().map(|f| &f.heal));
+        for h in self.heal_points().chain(peer_heals) {
+            let _ = match &h.heal.latency {
                 Some(l) => writeln!(
                     t,
-                    "  {:<17} p50 {:.1}  p90 {:.1}  p99 {:.1}  max {:.1} ms (n={})",
-                    heal.controller, l.p50_ms, l.p90_ms, l.p99_ms, l.max_ms, l.samples
+                    "  {:<17} {:<36} {:>7} {:>7} {:>7.1} {:>7.1} {:>7.1} {:>7.1} {:>4}",
+                    h.heal.controller,
+                    h.copies_of,
+                    h.namespaces_present,
+                    h.copies_present,
+                    l.p50_ms,
+                    l.p90_ms,
+                    l.p99_ms,
+                    l.max_ms,
+                    l.samples
                 ),
                 None => writeln!(
                     t,
-                    "  {:<17} absent: a deleted copy was not back within {} s",
-                    heal.controller,
+                    "  {:<17} {:<36} {:>7} {:>7} absent: a deleted copy was not back within {} s",
+                    h.heal.controller,
+                    h.copies_of,
+                    h.namespaces_present,
+                    h.copies_present,
                     fanout::HEAL_PATIENCE.as_secs()
                 ),
             };
@@ -930,7 +1241,7 @@ impl SweepResults {
         let m = &self.mirrored;
         let _ = writeln!(
             t,
-            "{} sources into {} namespaces each: {} mirrors in {:.1} s ({:.0}/s), controller CPU {:.2} s ({:.3} s per 1,000 mirrors), RSS {:.1} MiB",
+            "\n{} sources into {} namespaces each: {} mirrors in {:.1} s ({:.0}/s), controller CPU {:.2} s ({:.3} s per 1,000 mirrors), RSS {:.1} MiB",
             m.sources,
             m.namespaces_each,
             m.mirrors,
@@ -940,6 +1251,38 @@ impl SweepResults {
             m.controller_cpu_seconds * 1000.0 / m.mirrors.max(1) as f64,
             m.memory.rss_bytes as f64 / MIB
         );
+        let g = &self.new_namespaces;
+        let _ = writeln!(
+            t,
+            "\nnew namespaces with consent, {} sources waiting for them by glob ({}*), {} namespaces present before:",
+            g.sources,
+            glob::PREFIX,
+            g.namespaces_present
+        );
+        let _ = writeln!(
+            t,
+            "  {:<17} all {} mirrors in each: p50 {:.1}  p90 {:.1}  p99 {:.1}  max {:.1} ms (n={}), from just before the create call; CPU {:.2} s",
+            g.controller,
+            g.sources,
+            g.latency.p50_ms,
+            g.latency.p90_ms,
+            g.latency.p99_ms,
+            g.latency.max_ms,
+            g.latency.samples,
+            g.controller_cpu_seconds
+        );
+        let _ = writeln!(
+            t,
+            "  (the sources had their companions {:.2} s after the first was created)",
+            g.sources_settled_seconds
+        );
+        if let Some(peer) = &self.peer {
+            let _ = writeln!(
+                t,
+                "  {:<17} absent: {}",
+                peer.controller, peer.new_namespaces_absent
+            );
+        }
         let _ = writeln!(t, "\ncharts: {}", self.charts.join(", "));
         t
     }
@@ -1038,6 +1381,183 @@ mod tests {
         let marginal = marginal_memory(&sizes);
         assert_eq!(marginal.len(), 1);
         assert!((marginal[0].bytes_per_source - 2.0 * 1024.0 * 1024.0 / 2000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_peer_skips_the_fan_outs_above_its_cap_and_says_why() {
+        let params = SweepParams {
+            fan_outs: vec![100, 1_000, 10_000],
+            peer_max_fan_out: 2_000,
+            ..SweepParams::default()
+        };
+        let (run, skipped) = peer_fan_outs(&params);
+        assert_eq!(run, vec![100, 1_000]);
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].namespaces, 10_000);
+        // 20,000 writes at 5 a second.
+        assert!(
+            skipped[0].reason.contains("about 67 minutes"),
+            "{}",
+            skipped[0].reason
+        );
+    }
+
+    fn heal(controller: &str, latency: Option<Latency>) -> CopyHeal {
+        CopyHeal {
+            controller: controller.to_owned(),
+            deleted: latency.as_ref().map_or(1, |l| l.samples),
+            latency,
+        }
+    }
+
+    fn fan_out_point(controller: &str, namespaces: usize, healed: bool) -> FanOutPoint {
+        let latency = healed.then(|| Latency::of(vec![Duration::from_millis(4)]));
+        FanOutPoint {
+            fan_out: FanOut {
+                controller: controller.to_owned(),
+                namespaces,
+                converge_seconds: 2.0,
+                propagate_seconds: 3.0,
+            },
+            floor: Floor {
+                seconds: 1.0,
+                writes_per_second: namespaces as f64,
+            },
+            converge_ratio_to_floor: 2.0,
+            propagate_ratio_to_floor: 3.0,
+            controller_cpu_seconds: 1.0,
+            memory: Memory::default(),
+            heal: HealPoint {
+                copies_of: format!("one source into {namespaces} namespaces"),
+                namespaces_present: namespaces + 5,
+                copies_present: namespaces,
+                heal: heal(controller, latency),
+            },
+        }
+    }
+
+    fn results_with_a_capped_peer() -> SweepResults {
+        let params = SweepParams {
+            fan_outs: vec![100, 1_000, 10_000],
+            peer_max_fan_out: 2_000,
+            ..SweepParams::default()
+        };
+        let ours: Vec<FanOutPoint> = params
+            .fan_outs
+            .iter()
+            .map(|&n| fan_out_point("configmap-mirror", n, true))
+            .collect();
+        let (sizes, skipped_fan_outs) = peer_fan_outs(&params);
+        let theirs: Vec<FanOutPoint> = sizes
+            .iter()
+            .map(|&n| fan_out_point("replicator", n, false))
+            .collect();
+        let latency = Latency::of(vec![Duration::from_millis(7)]);
+        SweepResults {
+            date: "2026-11-25T00:00:00Z".into(),
+            kubernetes_version: "v1.36.3".into(),
+            controller_build: Build {
+                binary: "configmap-mirror".into(),
+                size_bytes: 1,
+                modified: "unknown".into(),
+                git_head: None,
+                git_dirty: None,
+            },
+            sizes: vec![point(1_000, 20, 25)],
+            growth: growth(&[], &ours),
+            copy_heal: largest_heal(&ours).unwrap(),
+            mirrored: MirroredPoint {
+                sources: 1_000,
+                namespaces_each: 10,
+                mirrors: 10_000,
+                converge_seconds: 10.0,
+                mirrors_per_second: 1_000.0,
+                controller_cpu_seconds: 3.0,
+                memory: Memory::default(),
+                heal: HealPoint {
+                    copies_of: "1000 sources into 10 namespaces each".into(),
+                    namespaces_present: 11_116,
+                    copies_present: 21_100,
+                    heal: heal("configmap-mirror", Some(latency.clone())),
+                },
+            },
+            new_namespaces: NewNamespaces {
+                controller: "configmap-mirror".into(),
+                sources: 100,
+                sources_settled_seconds: 0.5,
+                namespaces_present: 11_117,
+                latency,
+                controller_cpu_seconds: 1.0,
+            },
+            peer: Some(PeerFigures {
+                controller: "replicator".into(),
+                binary: "replicator".into(),
+                copy_heal: largest_heal(&theirs),
+                fan_out: theirs,
+                skipped_fan_outs,
+                new_namespaces_absent: NEW_NAMESPACES_PEER_ABSENT.into(),
+            }),
+            fan_out: ours,
+            marginal_memory: Vec::new(),
+            capacity: capacity(&[], DEFAULT_MEMORY_LIMIT_BYTES),
+            charts: Vec::new(),
+            params,
+        }
+    }
+
+    #[test]
+    fn the_table_shows_floors_heals_by_namespaces_and_what_the_peer_skipped() {
+        let results = results_with_a_capped_peer();
+        let table = results.table();
+        println!("{table}");
+        let line = |start: &str| {
+            table
+                .lines()
+                .find(|l| l.trim_start().starts_with(start))
+                .unwrap_or_else(|| panic!("no line starting {start:?} in\n{table}"))
+        };
+        assert!(line("replicator         10000 absent:").contains("--peer-max-fan-out 2000"));
+        assert!(
+            line("replicator        one source into 1000 namespaces")
+                .contains("absent: a deleted copy was not back")
+        );
+        let heal_at_10000 = line("configmap-mirror  one source into 10000 namespaces");
+        assert!(heal_at_10000.contains("10005"), "{heal_at_10000}");
+        assert!(line("configmap-mirror  1000 sources into 10 namespaces each").contains("11116"));
+        assert!(
+            line("replicator        absent: not measured").contains("configmap-mirror's plane")
+        );
+        assert!(line("configmap-mirror  all 100 mirrors in each:").contains("p50 7.0"));
+        let fan_out_10000 = line("configmap-mirror   10000");
+        assert!(fan_out_10000.contains("2.00") && fan_out_10000.contains("3.00"));
+        assert!(
+            results
+                .growth
+                .iter()
+                .any(|g| g.figure.starts_with("copy heal p99") && g.from == 1_005)
+        );
+        let json = serde_json::to_value(&results).unwrap();
+        assert_eq!(json["peer"]["skipped_fan_outs"][0]["namespaces"], 10_000);
+        assert_eq!(json["fan_out"][2]["heal"]["namespaces_present"], 10_005);
+        assert_eq!(json["new_namespaces"]["latency"]["samples"], 1);
+    }
+
+    #[test]
+    fn the_heal_chart_places_heals_by_the_namespaces_present() {
+        let series = results_with_a_capped_peer().heal_series();
+        let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "fan-out, p50",
+                "fan-out, p99",
+                "mirrored, p50",
+                "mirrored, p99"
+            ]
+        );
+        let xs: Vec<f64> = series[0].points.iter().map(|p| p.0).collect();
+        assert_eq!(xs, [105.0, 1_005.0, 10_005.0]);
+        assert_eq!(series[3].points, [(11_116.0, 7.0)]);
     }
 
     #[test]

@@ -117,7 +117,7 @@ pub async fn create_all<K: Object>(
     Ok(started.elapsed())
 }
 
-async fn create<K: Object>(api: &Api<K>, cm: K) -> anyhow::Result<()> {
+pub(crate) async fn create<K: Object>(api: &Api<K>, cm: K) -> anyhow::Result<()> {
     let name = cm.meta().name.clone().unwrap_or_default();
     let mut attempt = 1;
     loop {
@@ -177,6 +177,24 @@ pub async fn count_events(client: kube::Client, namespace: &str) -> anyhow::Resu
             .list_metadata(&params)
             .await
             .with_context(|| format!("listing events in {namespace}"))?;
+        count += page.items.len();
+        match page.metadata.continue_.filter(|token| !token.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => return Ok(count),
+        }
+    }
+}
+
+/// Every namespace in the cluster, by a paged list of their names.
+pub async fn count_namespaces(client: &kube::Client) -> anyhow::Result<usize> {
+    let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    let mut count = 0;
+    let mut params = ListParams::default().limit(5000);
+    loop {
+        let page = api
+            .list_metadata(&params)
+            .await
+            .context("listing namespaces")?;
         count += page.items.len();
         match page.metadata.continue_.filter(|token| !token.is_empty()) {
             Some(token) => params = params.continue_token(&token),
