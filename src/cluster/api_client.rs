@@ -11,6 +11,13 @@
 //!   server-side timeout). It reports every watch the API server accepts, so
 //!   that health can tell a reconnected watch on a quiet cluster, which
 //!   delivers no event, from one that keeps failing.
+//!
+//! Both are kube's client stack, built here for one difference: the
+//! connections set TCP_NODELAY. kube's own connector leaves Nagle's
+//! algorithm on, and the first request on every new connection then waits
+//! about 40 ms for a delayed ACK (the TLS handshake's last flight and the
+//! request are two small writes): the first heal after a start, or after a
+//! pooled connection was idle, took ten times as long as the others.
 
 use std::{
     path::Path,
@@ -22,12 +29,20 @@ use std::{
 use anyhow::Context as _;
 use futures::future::BoxFuture;
 use http::{Request, Response};
+use http_body_util::BodyExt;
+use hyper_timeout::TimeoutConnector;
+use hyper_util::{
+    client::legacy::{self, connect::HttpConnector},
+    rt::TokioExecutor,
+};
 use kube::{
     Client, Config,
-    client::{Body, ClientBuilder},
+    client::{Body, ClientBuilder, ConfigExt, DynBody, retry::RetryPolicy},
     config::{KubeConfigOptions, Kubeconfig},
 };
-use tower::{Layer, Service};
+use tower::{
+    BoxError, Layer, Service, ServiceBuilder, ServiceExt, retry::RetryLayer, util::BoxService,
+};
 
 use crate::cluster::call_deadline::CallDeadlineLayer;
 
@@ -61,8 +76,41 @@ pub async fn infer_config(
 
 /// The client for every call but the watches: each call, with kube's own
 /// retries of 429/503/504, ends within `timeout`.
+/// The stack kube builds from a configuration (its connect, read and write
+/// timeouts, retries of 429, 503 and 504 unless turned off, authentication
+/// and extra headers), on connections that set TCP_NODELAY.
+type Stack = BoxService<Request<Body>, Response<Box<DynBody>>, BoxError>;
+
+fn builder(config: &Config) -> Result<ClientBuilder<Stack>, kube::Error> {
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    let https = config.rustls_https_connector_with_connector(http)?;
+    let mut connector = TimeoutConnector::new(https);
+    connector.set_connect_timeout(config.connect_timeout);
+    connector.set_read_timeout(config.read_timeout);
+    connector.set_write_timeout(config.write_timeout);
+    connector.set_reset_reader_on_write(config.reset_reader_on_write);
+    let connections = legacy::Builder::new(TokioExecutor::new()).build(connector);
+    let retries = config
+        .default_retry
+        .then(|| RetryLayer::new(RetryPolicy::server_retry()));
+    let stack = ServiceBuilder::new()
+        .layer(config.base_uri_layer())
+        .option_layer(retries)
+        .option_layer(config.auth_layer()?)
+        .layer(config.extra_headers_layer()?)
+        .map_err(BoxError::from)
+        .service(connections)
+        .map_response(|response: Response<_>| {
+            response.map(|body| Box::new(body.map_err(BoxError::from)) as Box<DynBody>)
+        })
+        .boxed();
+    Ok(ClientBuilder::new(stack, config.default_namespace.clone()))
+}
+
 pub fn calls(config: &Config, timeout: Duration) -> anyhow::Result<Client> {
-    let builder = ClientBuilder::try_from(config.clone()).context("building the API client")?;
+    let builder = builder(config).context("building the API client")?;
     Ok(builder.with_layer(&CallDeadlineLayer { timeout }).build())
 }
 
@@ -72,7 +120,7 @@ pub fn for_watch(
     config: &Config,
     connected: impl Fn() + Send + Sync + 'static,
 ) -> anyhow::Result<Client> {
-    let builder = ClientBuilder::try_from(config.clone()).context("building a watch client")?;
+    let builder = builder(config).context("building a watch client")?;
     let layer = WatchAcceptedLayer {
         connected: Arc::new(connected),
     };
