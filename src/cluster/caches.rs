@@ -42,7 +42,7 @@ pub struct Caches<K: MirroredKind> {
     pub namespaces: Option<Store<NamespaceMeta>>,
     /// The sources that ask for mirrors, by what they ask for.
     pub mirroring: MirroringSources<K>,
-    /// The copies by namespace, and the mirrors by source.
+    /// The mirrors by namespace and by source.
     pub index: CopyIndex<K>,
     /// The namespaces that admit this kind's mirrors, by name.
     pub admitting: AdmittingNamespaces,
@@ -118,9 +118,9 @@ impl<K: MirroredKind> Caches<K> {
         }
     }
 
-    /// The copies in one namespace.
-    pub fn copies_in(&self, namespace: &str) -> Vec<ObjectRef<K>> {
-        self.index.copies_in(namespace)
+    /// The mirrors in one namespace.
+    pub fn mirrors_in(&self, namespace: &str) -> Vec<ObjectRef<K>> {
+        self.index.mirrors_in(namespace)
     }
 }
 

@@ -1,11 +1,13 @@
-//! The copies by namespace, and the mirrors by source, kept up to date from
-//! the copies' watch.
+//! The mirrors by namespace and by source, kept up to date from the copies'
+//! watch.
 //!
 //! When a source changes its mirror annotations, the mirrors it no longer
 //! wants must be looked at by the prune loop; when a namespace stops
-//! consenting or goes, the copies in it. Finding either by scanning every
+//! consenting or goes, the mirrors in it. Finding either by scanning every
 //! cached copy would make each such event cost in proportion to the
 //! cluster; these maps answer in proportion to what the event touches.
+//! Companions are in neither: consent never concerns them, and a deleted
+//! namespace takes its companions with it, as their owners.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -36,7 +38,7 @@ impl<K: MirroredKind> Default for CopyIndex<K> {
 }
 
 struct Maps<K: MirroredKind> {
-    /// Every copy (companion or mirror), by its namespace.
+    /// The mirrors, by their namespace.
     by_namespace: HashMap<String, HashSet<ObjectRef<K>>>,
     /// The mirrors, by the source their annotation names.
     by_source: HashMap<SourceKey, HashSet<ObjectRef<K>>>,
@@ -83,8 +85,8 @@ impl<K: MirroredKind> CopyIndex<K> {
             .unwrap_or_default()
     }
 
-    /// The copies in one namespace.
-    pub fn copies_in(&self, namespace: &str) -> Vec<ObjectRef<K>> {
+    /// The mirrors in one namespace.
+    pub fn mirrors_in(&self, namespace: &str) -> Vec<ObjectRef<K>> {
         self.lock()
             .by_namespace
             .get(namespace)
@@ -101,11 +103,11 @@ impl<K: MirroredKind> Maps<K> {
     fn file(&mut self, copy: &K) {
         let copy_ref = ObjectRef::from(copy);
         self.unfile(&copy_ref);
-        self.by_namespace
-            .entry(copy.namespace().unwrap_or_default())
-            .or_default()
-            .insert(copy_ref.clone());
         if let Some(source) = contract::mirror_of(copy.meta()) {
+            self.by_namespace
+                .entry(copy.namespace().unwrap_or_default())
+                .or_default()
+                .insert(copy_ref.clone());
             self.by_source
                 .entry(source.clone())
                 .or_default()
@@ -115,9 +117,9 @@ impl<K: MirroredKind> Maps<K> {
     }
 
     fn unfile(&mut self, copy_ref: &ObjectRef<K>) {
-        let namespace = copy_ref.namespace.clone().unwrap_or_default();
-        remove_from(&mut self.by_namespace, &namespace, copy_ref);
         if let Some(source) = self.source_of.remove(copy_ref) {
+            let namespace = copy_ref.namespace.clone().unwrap_or_default();
+            remove_from(&mut self.by_namespace, &namespace, copy_ref);
             remove_from(&mut self.by_source, &source, copy_ref);
         }
     }
@@ -173,31 +175,37 @@ mod tests {
         assert!(index.mirrors_of("home", "shared").is_empty());
         assert_eq!(index.mirrors_of("other", "shared").len(), 1);
         assert_eq!(
-            index.copies_in("a").len(),
+            index.mirrors_in("a").len(),
             1,
-            "an edit files a copy under its namespace once"
+            "an edit files a mirror under its namespace once"
         );
     }
 
     #[test]
-    fn copies_are_found_by_namespace_and_forgotten_when_deleted() {
+    fn mirrors_are_found_by_namespace_and_forgotten_when_deleted() {
         let index = CopyIndex::default();
         index.observe(&Event::Apply(mk_mirror("a", "home/shared")));
+        index.observe(&Event::Apply(mk_mirror("a", "home/other")));
+        index.observe(&Event::Apply(mk_mirror("b", "home/shared")));
         index.observe(&Event::Apply(mk_configmap("a", "colors-synced")));
-        index.observe(&Event::Apply(mk_configmap("b", "colors-synced")));
-        assert_eq!(
-            sorted(index.copies_in("a")),
-            ["a/colors-synced", "a/shared"]
-        );
+        assert_eq!(sorted(index.mirrors_in("a")), ["a/other", "a/shared"]);
         index.observe(&Event::Delete(mk_mirror("a", "home/shared")));
-        assert_eq!(sorted(index.copies_in("a")), ["a/colors-synced"]);
-        index.observe(&Event::Delete(mk_configmap("a", "colors-synced")));
-        assert!(index.copies_in("a").is_empty());
-        assert_eq!(sorted(index.copies_in("b")), ["b/colors-synced"]);
+        assert_eq!(sorted(index.mirrors_in("a")), ["a/other"]);
+        index.observe(&Event::Delete(mk_mirror("a", "home/other")));
+        assert!(index.mirrors_in("a").is_empty());
+        assert_eq!(sorted(index.mirrors_in("b")), ["b/shared"]);
         assert!(
             !index.lock().by_namespace.contains_key("a"),
             "an empty namespace leaves no entry behind"
         );
+    }
+
+    #[test]
+    fn a_companion_is_filed_nowhere() {
+        let index = CopyIndex::default();
+        index.observe(&Event::Apply(mk_configmap("a", "colors-synced")));
+        let maps = index.lock();
+        assert!(maps.by_namespace.is_empty() && maps.by_source.is_empty());
     }
 
     #[test]
@@ -211,13 +219,13 @@ mod tests {
             1,
             "the old index serves until done"
         );
-        assert_eq!(index.copies_in("a").len(), 1);
+        assert_eq!(index.mirrors_in("a").len(), 1);
         index.observe(&Event::InitDone);
         assert_eq!(
             index.mirrors_of("home", "shared"),
             vec![ObjectRef::new("shared").within("b")]
         );
-        assert!(index.copies_in("a").is_empty());
-        assert_eq!(index.copies_in("b").len(), 1);
+        assert!(index.mirrors_in("a").is_empty());
+        assert_eq!(index.mirrors_in("b").len(), 1);
     }
 }

@@ -5,8 +5,8 @@
 //! | source created or changed    | sync of that source, all its copies    |
 //! | source deleted or unlabeled  | prune of its companion and of its mirrors (from the mirror index) |
 //! | copy changed or deleted      | sync of its source, that copy only; prune of itself |
-//! | namespace's labels changed   | sync of the sources that want a mirror in it, that mirror only; prune of the copies in it |
-//! | namespace deleted            | prune of the copies in it |
+//! | namespace's labels changed   | sync of the sources that want a mirror in it, that mirror only; prune of the mirrors in it |
+//! | namespace deleted            | prune of the mirrors in it (its companions go with their sources) |
 //! | any list (re)completed       | a resync of both loops ([`crate::reconcile::resync`]) |
 //!
 //! Objects delivered by a (re)list wake nothing one by one: the resync that
@@ -124,10 +124,10 @@ pub fn copy_wakeups<K: MirroredKind>(event: &Event<K>, suffix: &str) -> Wake<K> 
 
 /// A namespace that appears or changes what consent reads of it (its
 /// labels, the source namespaces it accepts from) may now be wanted by some
-/// mirroring sources (those look again), and may no longer want the copies
+/// mirroring sources (those look again), and may no longer want the mirrors
 /// it holds (those look again). Any other change of a namespace (other
 /// annotations, its status) wakes nothing. A namespace that goes takes its
-/// copies with it. `seen` remembers what consent read of each namespace,
+/// mirrors with it. `seen` remembers what consent read of each namespace,
 /// to tell.
 pub fn namespace_wakeups<K: MirroredKind>(
     event: &Event<NamespaceMeta>,
@@ -148,7 +148,7 @@ pub fn namespace_wakeups<K: MirroredKind>(
                     .into_iter()
                     .map(|source| (source, reach.clone()))
                     .collect(),
-                prune: caches.copies_in(&facts.name),
+                prune: caches.mirrors_in(&facts.name),
                 resync: false,
             };
             seen.insert(facts.name.clone(), facts);
@@ -158,7 +158,7 @@ pub fn namespace_wakeups<K: MirroredKind>(
             let name = namespace.name_any();
             seen.remove(&name);
             Wake {
-                prune: caches.copies_in(&name),
+                prune: caches.mirrors_in(&name),
                 ..Wake::default()
             }
         }
