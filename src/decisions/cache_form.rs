@@ -30,7 +30,9 @@
 //! `metadata.selfLink` instead ([`aside`]): a field the API server has not
 //! set since Kubernetes 1.20, which nothing here reads or writes. Most
 //! cached objects then have no map at all (see BENCHMARKS.md for what that
-//! saves). Likewise a companion's owner reference, a list of one entry
+//! saves). A companion's one other annotation, the install marker
+//! (`workshop.io/source-selector`), is kept there too, after the checksum.
+//! Likewise a companion's owner reference, a list of one entry
 //! with four strings, is kept as the two that vary, in
 //! `metadata.generateName` ([`owner_aside`]), a field that means nothing
 //! once an object exists, when it is exactly the reference this controller
@@ -45,7 +47,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::{
     contract::{
         CHECKSUM_ANNOTATION, COPY_ANNOTATIONS_ANNOTATION, COPY_LABELS_ANNOTATION,
-        HELM_STORAGE_LABEL, MANAGED_BY_LABEL, MANAGER_NAME,
+        HELM_STORAGE_LABEL, MANAGED_BY_LABEL, MANAGER_NAME, SOURCE_SELECTOR_ANNOTATION,
     },
     decisions::carried::{self, Lists},
     decisions::owner_ref::owner_reference,
@@ -173,14 +175,44 @@ pub fn slim_copy<K: MirroredKind>(copy: &mut K) {
             .get_or_insert_with(BTreeMap::new)
             .insert(CACHED_HASH_KEY.into(), hash);
     }
-    let checksum = meta
-        .annotations
-        .as_mut()
-        .and_then(|annotations| annotations.remove(CHECKSUM_ANNOTATION));
+    // A checksum edited to hold the separator stays in its map: read back
+    // from the aside, it would be split.
+    let checksum = meta.annotations.as_mut().and_then(|annotations| {
+        let fits = annotations
+            .get(CHECKSUM_ANNOTATION)
+            .is_some_and(|checksum| !checksum.contains(ASIDE_SEPARATOR));
+        fits.then(|| annotations.remove(CHECKSUM_ANNOTATION))
+            .flatten()
+    });
+    let marker = checksum.as_ref().and_then(|_| only_install_marker(meta));
+    *aside(meta) = match (checksum, marker) {
+        (Some(checksum), Some(selector)) => {
+            meta.annotations = None;
+            Some(format!("{checksum}{ASIDE_SEPARATOR}{selector}"))
+        }
+        (checksum, _) => checksum,
+    };
     if meta.annotations.as_ref().is_some_and(BTreeMap::is_empty) {
         meta.annotations = None;
     }
-    *aside(meta) = checksum;
+}
+
+/// Between a copy's checksum and its install marker when both are kept
+/// aside: neither a checksum this controller writes nor a label selector
+/// holds it, and a copy whose annotations were edited to hold it keeps
+/// its map instead.
+const ASIDE_SEPARATOR: char = '\n';
+
+/// The value of a copy's install marker when it is the only annotation
+/// left besides the checksum, as it is on every companion: then the map
+/// would cost a node of half a KiB for one entry.
+fn only_install_marker(meta: &ObjectMeta) -> Option<String> {
+    let annotations = meta.annotations.as_ref()?;
+    let [(key, value)] = annotations.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let fits = key == SOURCE_SELECTOR_ANNOTATION && !value.contains(ASIDE_SEPARATOR);
+    fits.then(|| value.clone())
 }
 
 /// A copy in the form the reconcilers compare: its metadata, and its content
@@ -232,10 +264,17 @@ pub fn copy_from_cache<K: MirroredKind>(cached: &K) -> CachedCopy<K> {
     meta.labels
         .get_or_insert_with(BTreeMap::new)
         .insert(MANAGED_BY_LABEL.into(), MANAGER_NAME.into());
-    if let Some(checksum) = aside(meta).take() {
-        meta.annotations
-            .get_or_insert_with(BTreeMap::new)
-            .insert(CHECKSUM_ANNOTATION.into(), checksum);
+    if let Some(kept) = aside(meta).take() {
+        let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
+        match kept.split_once(ASIDE_SEPARATOR) {
+            Some((checksum, selector)) => {
+                annotations.insert(CHECKSUM_ANNOTATION.into(), checksum.into());
+                annotations.insert(SOURCE_SELECTOR_ANNOTATION.into(), selector.into());
+            }
+            None => {
+                annotations.insert(CHECKSUM_ANNOTATION.into(), kept);
+            }
+        }
     }
     if let Some((uid, name)) = owner_aside(meta)
         .take()

@@ -1,11 +1,14 @@
 use super::*;
-use crate::contract::{CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, content_checksum};
+use crate::contract::{
+    CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, content_checksum,
+};
 use crate::decisions::desired::desired_companion;
 use crate::decisions::plan::compare::merge_onto;
 use crate::kind::secret::SecretDigestKey;
 use crate::test_fixtures::{
     SUFFIX, colors_id, mk_companion_of, mk_full_source, mk_map, source_keys,
 };
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use k8s_openapi::{ByteString, api::core::v1::Secret};
 
@@ -82,6 +85,89 @@ fn an_untouched_cached_copy_keeps_only_its_checksum_and_no_map() {
         "the checksum annotation reads back in its place"
     );
     assert_eq!(read_back.object().metadata.self_link, None);
+}
+
+/// A companion as the controller writes it: with the install marker.
+fn marked(mut copy: ConfigMap, selector: &str) -> ConfigMap {
+    copy.metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(SOURCE_SELECTOR_ANNOTATION.into(), selector.into());
+    copy
+}
+
+#[test]
+fn a_companion_keeps_its_install_marker_aside_with_its_checksum_and_no_map() {
+    let full = marked(
+        mk_companion_of(&mk_full_source(&[("a", "1")])),
+        "workshop.io/managed=true",
+    );
+    let mut companion = full.clone();
+    slim_copy(&mut companion);
+    assert_eq!(
+        companion.metadata.annotations, None,
+        "a map for one entry would cost a node of half a KiB"
+    );
+    let read_back = copy_from_cache(&companion);
+    assert_eq!(
+        read_back.object().metadata.annotations,
+        full.metadata.annotations,
+        "both annotations read back in their place"
+    );
+    assert_eq!(read_back.object().metadata.self_link, None);
+}
+
+#[test]
+fn an_install_marker_that_could_not_be_told_apart_keeps_its_map() {
+    let full = marked(mk_companion_of(&mk_full_source(&[("a", "1")])), "a=b\nc=d");
+    let mut companion = full.clone();
+    slim_copy(&mut companion);
+    assert!(companion.metadata.annotations.is_some());
+    assert_eq!(
+        copy_from_cache(&companion).object().metadata.annotations,
+        full.metadata.annotations
+    );
+    let mut edited = marked(
+        mk_companion_of(&mk_full_source(&[("a", "1")])),
+        "workshop.io/managed=true",
+    );
+    edited
+        .metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(CHECKSUM_ANNOTATION.into(), "x\ny".into());
+    let full = edited.clone();
+    slim_copy(&mut edited);
+    assert_eq!(
+        copy_from_cache(&edited).object().metadata.annotations,
+        full.metadata.annotations,
+        "a checksum edited to hold the separator reads back as it was"
+    );
+}
+
+#[test]
+fn a_companion_without_a_checksum_keeps_its_marker_in_its_map() {
+    let mut full = marked(
+        mk_companion_of(&mk_full_source(&[("a", "1")])),
+        "workshop.io/managed=true",
+    );
+    if let Some(annotations) = full.metadata.annotations.as_mut() {
+        annotations.remove(CHECKSUM_ANNOTATION);
+    }
+    let mut companion = full.clone();
+    slim_copy(&mut companion);
+    let read_back = copy_from_cache(&companion);
+    let annotations = read_back.object().metadata.annotations.clone().unwrap();
+    assert_eq!(
+        annotations
+            .get(SOURCE_SELECTOR_ANNOTATION)
+            .map(String::as_str),
+        Some("workshop.io/managed=true")
+    );
+    assert!(
+        !annotations.contains_key(CHECKSUM_ANNOTATION),
+        "no checksum appears"
+    );
 }
 
 #[test]
