@@ -22,7 +22,7 @@ use kube::{
 use crate::{contract, kind::MirroredKind};
 
 /// `(namespace, name)` of a source.
-type SourceKey = (String, String);
+pub type SourceKey = (String, String);
 
 #[derive(Clone)]
 pub struct CopyIndex<K: MirroredKind> {
@@ -60,17 +60,34 @@ impl<K: MirroredKind> Default for Maps<K> {
 }
 
 impl<K: MirroredKind> CopyIndex<K> {
-    /// Follows one event of the copies' watch.
-    pub fn observe(&self, event: &Event<K>) {
+    /// Follows one event of the copies' watch. Returns the source a mirror
+    /// was filed under until this event, when the event takes it from that
+    /// source (an edit that names another source, or none): that source
+    /// is never told otherwise that its mirror is no longer its own.
+    pub fn observe(&self, event: &Event<K>) -> Option<SourceKey> {
         let mut maps = self.lock();
         match event {
-            Event::Apply(copy) => maps.file(copy),
-            Event::Delete(copy) => maps.unfile(&ObjectRef::from(copy)),
-            Event::Init => maps.relisting = Some(Box::default()),
-            Event::InitApply(copy) => maps.relisting.get_or_insert_with(Box::default).file(copy),
+            Event::Apply(copy) | Event::Delete(copy) => {
+                let copy_ref = ObjectRef::from(copy);
+                let before = maps.source_of.get(&copy_ref).cloned();
+                match event {
+                    Event::Apply(_) => maps.file(copy),
+                    _ => maps.unfile(&copy_ref),
+                }
+                before.filter(|before| contract::mirror_of(copy.meta()).as_ref() != Some(before))
+            }
+            Event::Init => {
+                maps.relisting = Some(Box::default());
+                None
+            }
+            Event::InitApply(copy) => {
+                maps.relisting.get_or_insert_with(Box::default).file(copy);
+                None
+            }
             Event::InitDone => {
                 let rebuilt = maps.relisting.take().unwrap_or_default();
                 *maps = *rebuilt;
+                None
             }
         }
     }
@@ -198,6 +215,32 @@ mod tests {
             !index.lock().by_namespace.contains_key("a"),
             "an empty namespace leaves no entry behind"
         );
+    }
+
+    #[test]
+    fn an_edit_that_takes_a_mirror_from_its_source_names_that_source() {
+        let index = CopyIndex::default();
+        assert_eq!(
+            index.observe(&Event::Apply(mk_mirror("a", "home/shared"))),
+            None
+        );
+        assert_eq!(
+            index.observe(&Event::Apply(mk_mirror("a", "home/shared"))),
+            None,
+            "an edit that keeps the claim takes nothing"
+        );
+        assert_eq!(
+            index.observe(&Event::Apply(mk_mirror("a", "other/shared"))),
+            Some(("home".to_owned(), "shared".to_owned()))
+        );
+        let mut unclaimed = mk_mirror("a", "other/shared");
+        unclaimed.metadata.annotations = None;
+        assert_eq!(
+            index.observe(&Event::Apply(unclaimed.clone())),
+            Some(("other".to_owned(), "shared".to_owned())),
+            "an edit that removes the claim"
+        );
+        assert_eq!(index.observe(&Event::Delete(unclaimed)), None);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! |------------------------------|----------------------------------------|
 //! | source created or changed    | sync of that source, all its copies    |
 //! | source deleted or unlabeled  | prune of its companion and of its mirrors (from the mirror index) |
-//! | copy changed or deleted      | sync of its source, that copy only; prune of itself |
+//! | copy changed or deleted      | sync of its source, that copy only (and of the source an edit took it from); prune of itself |
 //! | namespace's labels changed   | sync of the sources that want a mirror in it, that mirror only; prune of the mirrors in it |
 //! | namespace deleted            | prune of the mirrors in it (its companions go with their sources) |
 //! | any list (re)completed       | a resync of both loops ([`crate::reconcile::resync`]) |
@@ -94,7 +94,14 @@ pub fn source_wakeups<K: MirroredKind>(
     wake
 }
 
-pub fn copy_wakeups<K: MirroredKind>(event: &Event<K>, suffix: &str) -> Wake<K> {
+/// `taken_from` is the source an edit just took the copy from (see
+/// `CopyIndex::observe`): it is woken for that namespace too, since its
+/// mirror there is gone as far as it is concerned.
+pub fn copy_wakeups<K: MirroredKind>(
+    event: &Event<K>,
+    suffix: &str,
+    taken_from: Option<(String, String)>,
+) -> Wake<K> {
     // Only the copy that changed is compared again: the source's other
     // copies are as its last reconcile left them.
     let source_of = |copy: &K| {
@@ -104,14 +111,21 @@ pub fn copy_wakeups<K: MirroredKind>(event: &Event<K>, suffix: &str) -> Wake<K> 
             .into_iter()
             .collect()
     };
+    let with_taken = |copy: &K, mut sync: Vec<(ObjectRef<K>, Reach)>| {
+        if let Some((namespace, name)) = &taken_from {
+            let reach = Reach::Namespace(copy.namespace().unwrap_or_default());
+            sync.push((ObjectRef::new(name).within(namespace), reach));
+        }
+        sync
+    };
     match event {
         Event::Apply(copy) => Wake {
-            sync: source_of(copy),
+            sync: with_taken(copy, source_of(copy)),
             prune: vec![ObjectRef::from(copy)],
             resync: false,
         },
         Event::Delete(copy) => Wake {
-            sync: source_of(copy),
+            sync: with_taken(copy, source_of(copy)),
             ..Wake::default()
         },
         Event::InitDone => Wake {
@@ -207,13 +221,13 @@ mod tests {
         assert!(
             source_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, &CopyIndex::default()).resync
         );
-        assert!(copy_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX).resync);
+        assert!(copy_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, None).resync);
         assert_eq!(
             source_wakeups(&Event::InitApply(source), SUFFIX, &CopyIndex::default()),
             Wake::default()
         );
         assert_eq!(
-            copy_wakeups(&Event::InitApply(companion), SUFFIX),
+            copy_wakeups(&Event::InitApply(companion), SUFFIX, None),
             Wake::default()
         );
     }
@@ -222,7 +236,7 @@ mod tests {
     fn a_deleted_companion_wakes_the_sync_of_its_source() {
         let source = mk_source("colors", &[]);
         let companion = desired::desired_companion(&source, SUFFIX, &()).unwrap();
-        let wake = copy_wakeups(&Event::Delete(companion), SUFFIX);
+        let wake = copy_wakeups(&Event::Delete(companion), SUFFIX, None);
         assert_eq!(
             wake.sync,
             vec![(
@@ -236,7 +250,7 @@ mod tests {
     #[test]
     fn a_changed_mirror_wakes_its_source_for_that_namespace_and_a_changed_source_for_everything() {
         let mirror = crate::test_fixtures::mk_mirror("team-a", "home/colors");
-        let wake = copy_wakeups(&Event::Apply(mirror), SUFFIX);
+        let wake = copy_wakeups(&Event::Apply(mirror), SUFFIX, None);
         assert_eq!(
             wake.sync,
             vec![(
@@ -252,6 +266,21 @@ mod tests {
         assert_eq!(
             wake.sync,
             vec![(ObjectRef::new("colors").within("ns"), Reach::Everything)]
+        );
+    }
+
+    #[test]
+    fn a_mirror_edited_to_name_another_source_wakes_the_source_it_was_taken_from() {
+        let edited = crate::test_fixtures::mk_mirror("team-a", "other/colors");
+        let taken_from = Some(("home".to_owned(), "colors".to_owned()));
+        let wake = copy_wakeups(&Event::Apply(edited), SUFFIX, taken_from);
+        let in_team_a = Reach::Namespace("team-a".to_owned());
+        assert_eq!(
+            wake.sync,
+            vec![
+                (ObjectRef::new("colors").within("other"), in_team_a.clone()),
+                (ObjectRef::new("colors").within("home"), in_team_a),
+            ]
         );
     }
 }

@@ -377,9 +377,13 @@ async fn mirrors_edited_or_deleted_by_hand_are_restored<K: TestKind>() {
     let first = world.mirror_in_sync(&a, "shared").await;
 
     let api = world.api(&a);
+    // The last edit makes the mirror claim another source: it is that
+    // source's no longer, and comes back as its own.
+    let elsewhere = format!("{}/elsewhere", world.scene.namespace);
     for edit in [
         K::data_patch(&[("color", Some("tampered")), ("extra", Some("x"))]),
         json!({"metadata": {"annotations": {CHECKSUM_ANNOTATION: "forged"}}}),
+        json!({"metadata": {"annotations": {MIRROR_OF_ANNOTATION: elsewhere}}}),
     ] {
         api.patch("shared", &PatchParams::default(), &Patch::Merge(&edit))
             .await

@@ -62,8 +62,8 @@ pub(super) struct CopyFollower<K: MirroredKind> {
 impl<K: MirroredKind> Follower<K, K> for CopyFollower<K> {
     fn follow(&mut self, event: &Event<K>) -> Wake<K> {
         forget_deleted(event, &self.backoffs);
-        self.index.observe(event);
-        wakeups::copy_wakeups(event, &self.suffix)
+        let taken_from = self.index.observe(event);
+        wakeups::copy_wakeups(event, &self.suffix, taken_from)
     }
 }
 
