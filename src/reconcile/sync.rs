@@ -26,7 +26,7 @@ use crate::{
     ops::metrics::Loop,
     reconcile::backoff::BackoffKey,
     reconcile::context::{Context, object_key},
-    reconcile::error::{Error, soonest},
+    reconcile::error::{Error, Retry, soonest},
     reconcile::source_content::Source,
     reconcile::write,
 };
@@ -210,7 +210,10 @@ async fn sync_mirrors_in<K: MirroredKind>(
     }
     let source_namespace = cached.namespace().unwrap_or_default();
     let mut wanted = Vec::new();
-    for namespace in namespaces {
+    for (checked, namespace) in namespaces.iter().enumerate() {
+        if checked % NAMESPACES_BETWEEN_YIELDS == NAMESPACES_BETWEEN_YIELDS - 1 {
+            tokio::task::yield_now().await;
+        }
         let Some(facts) = ctx.caches.namespace_facts(namespace) else {
             continue;
         };
@@ -343,7 +346,12 @@ pub fn error_policy<K: MirroredKind>(
     ctx: Arc<Context<K>>,
 ) -> Action {
     let key = BackoffKey::new(Loop::sync, source.meta());
-    ctx.woken.retried(&ObjectRef::from_obj(source.as_ref()));
+    // A condition that waits for a change of the source is found again by
+    // any reconcile; a failed write must be tried again by one that looks
+    // at everything (`decisions::scope`).
+    if error.retry() != Retry::OnChange {
+        ctx.woken.retried(&ObjectRef::from_obj(source.as_ref()));
+    }
     let source_key = object_key(source.meta());
     let condition = format!("{}: {error}", error.metric_label());
     let new = ctx.backoffs.is_new_condition(&key, &condition);
