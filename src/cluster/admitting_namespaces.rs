@@ -71,15 +71,27 @@ impl AdmittingNamespaces {
     }
 
     /// The admitting namespaces whose names begin with one of `prefixes`,
-    /// each once, in order; all of them when `prefixes` is None.
+    /// each once, in order; all of them when `prefixes` is None. A prefix
+    /// that begins with another is left out, so that each name is visited
+    /// once however many globs of a source overlap (a source may list a
+    /// hundred `*...` globs, each with an empty literal part).
     pub fn beginning_with(&self, prefixes: Option<&[&str]>) -> Vec<String> {
         let names = self.names.read().unwrap_or_else(PoisonError::into_inner);
         let Some(prefixes) = prefixes else {
             return names.iter().cloned().collect();
         };
-        let mut found = BTreeSet::new();
-        for prefix in prefixes {
-            let from = (Bound::Included(*prefix), Bound::Unbounded);
+        let mut sorted = prefixes.to_vec();
+        sorted.sort_unstable();
+        let mut widest: Vec<&str> = Vec::new();
+        for prefix in sorted {
+            if !widest.last().is_some_and(|kept| prefix.starts_with(kept)) {
+                widest.push(prefix);
+            }
+        }
+        // Disjoint ranges, in order: the names come out sorted and once.
+        let mut found = Vec::new();
+        for prefix in widest {
+            let from = (Bound::Included(prefix), Bound::Unbounded);
             found.extend(
                 names
                     .range::<str, _>(from)
@@ -87,7 +99,7 @@ impl AdmittingNamespaces {
                     .cloned(),
             );
         }
-        found.into_iter().collect()
+        found
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeSet<String>> {
@@ -178,6 +190,11 @@ mod tests {
             "overlapping prefixes give each name once"
         );
         assert_eq!(index.beginning_with(Some(&[""])).len(), 7);
+        assert_eq!(
+            index.beginning_with(Some(&["", "x", "", "team-"])).len(),
+            7,
+            "an empty literal part covers every other prefix"
+        );
         assert!(index.beginning_with(Some(&["zz"])).is_empty());
     }
 
