@@ -74,14 +74,19 @@ pub async fn infer_config(
     }
 }
 
-/// The client for every call but the watches: each call, with kube's own
-/// retries of 429/503/504, ends within `timeout`.
 /// The stack kube builds from a configuration (its connect, read and write
 /// timeouts, retries of 429, 503 and 504 unless turned off, authentication
 /// and extra headers), on connections that set TCP_NODELAY.
 type Stack = BoxService<Request<Body>, Response<Box<DynBody>>, BoxError>;
 
 fn builder(config: &Config) -> Result<ClientBuilder<Stack>, kube::Error> {
+    // kube refuses a proxy it was built without support for, rather than
+    // connecting around it; so does this stack.
+    if let Some(proxy_url) = &config.proxy_url {
+        return Err(kube::Error::ProxyProtocolUnsupported {
+            proxy_url: Box::new(proxy_url.clone()),
+        });
+    }
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_nodelay(true);
@@ -109,6 +114,8 @@ fn builder(config: &Config) -> Result<ClientBuilder<Stack>, kube::Error> {
     Ok(ClientBuilder::new(stack, config.default_namespace.clone()))
 }
 
+/// The client for every call but the watches: each call, with kube's own
+/// retries of 429/503/504, ends within `timeout`.
 pub fn calls(config: &Config, timeout: Duration) -> anyhow::Result<Client> {
     let builder = builder(config).context("building the API client")?;
     Ok(builder.with_layer(&CallDeadlineLayer { timeout }).build())
