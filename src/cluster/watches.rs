@@ -38,6 +38,7 @@ use crate::{
     decisions::cache_form,
     decisions::consent::{self, Consent},
     decisions::scope::Reach,
+    decisions::wakeups::ClusterWake,
     kind::MirroredKind,
     ops::config::InitialList,
     ops::health::Health,
@@ -57,6 +58,8 @@ pub struct Wakeups<K: MirroredKind> {
     pub prune: mpsc::Receiver<ObjectRef<K>>,
     /// Changes whenever every cached object must be compared again.
     pub resync: watch::Receiver<u64>,
+    /// What the ClusterMirrors' loop must hear of.
+    pub cluster: mpsc::UnboundedReceiver<ClusterWake>,
 }
 
 /// What the watches need to know.

@@ -169,6 +169,17 @@ pub struct Rules {
     )]
     pub protected_namespaces: Vec<String>,
 
+    /// The namespaces ClusterMirror sources may come from (default: the
+    /// namespace this install runs in, $POD_NAMESPACE). Each is protected
+    /// too: nothing is ever written there.
+    #[arg(
+        long,
+        env = "MIRROR_CLUSTER_MIRROR_SOURCE_NAMESPACES", help_heading = "Mirroring", value_name = "NAMESPACES",
+        value_delimiter = ',',
+        value_parser = parse_namespace
+    )]
+    pub cluster_mirror_source_namespaces: Vec<String>,
+
     /// More ConfigMap names never mirrored into other namespaces, besides
     /// the built-in ones published into every namespace (`kube-root-ca.crt`,
     /// `istio-ca-root-cert`, `openshift-service-ca.crt`): a mirror there
@@ -254,6 +265,7 @@ impl Config {
     /// the controller's own key, or squat names the install relies on.
     pub fn protected_namespaces(&self) -> Vec<String> {
         let mut protected = self.rules.protected_namespaces.clone();
+        protected.extend(self.cluster_mirror_source_namespaces());
         protected.extend(self.leader.namespace.clone());
         protected.extend(std::env::var("POD_NAMESPACE").ok());
         if self.mirrors(Kind::Secrets) {
@@ -263,6 +275,17 @@ impl Config {
         protected.sort();
         protected.dedup();
         protected
+    }
+}
+
+impl Config {
+    /// `--cluster-mirror-source-namespaces`, or the namespace this install
+    /// runs in; none when neither is known.
+    pub fn cluster_mirror_source_namespaces(&self) -> Vec<String> {
+        match self.rules.cluster_mirror_source_namespaces.is_empty() {
+            false => self.rules.cluster_mirror_source_namespaces.clone(),
+            true => std::env::var("POD_NAMESPACE").ok().into_iter().collect(),
+        }
     }
 }
 

@@ -100,7 +100,7 @@ fn finished<K: MirroredKind>(copy: K, source: &K, ctx: &Context<K>) -> Result<K,
 }
 
 /// Compares one copy (companion or mirror) with the cache; one write at most.
-async fn sync_copy<K: MirroredKind>(
+pub(crate) async fn sync_copy<K: MirroredKind>(
     source: &Source<'_, K>,
     desired: K,
     ctx: &Context<K>,
@@ -109,7 +109,7 @@ async fn sync_copy<K: MirroredKind>(
     write::perform(ctx, source, write).await
 }
 
-fn plan_copy<K: MirroredKind>(
+pub(crate) fn plan_copy<K: MirroredKind>(
     source: &K,
     desired: K,
     key: &K::DigestKey,
