@@ -11,6 +11,7 @@ pub(crate) mod carried;
 pub(crate) mod consent;
 pub(crate) mod desired;
 pub(crate) mod fresh;
+pub(crate) mod fresh_batch;
 pub(crate) mod key_secret;
 pub(crate) mod names;
 pub(crate) mod owner_ref;

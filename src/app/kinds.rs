@@ -25,6 +25,7 @@ use crate::{
     reconcile::contest::Contests,
     reconcile::context::Context,
     reconcile::controller,
+    reconcile::fresh_reads::{self, FreshReads},
     reconcile::woken::Woken,
 };
 
@@ -69,7 +70,7 @@ pub async fn run<K: MirroredKind>(
         shared.backoffs.clone(),
     )?;
     let ctx = Arc::new(Context {
-        client: shared.client,
+        client: shared.client.clone(),
         caches,
         suffix: shared.settings.suffix.clone(),
         digest_key: key,
@@ -84,6 +85,12 @@ pub async fn run<K: MirroredKind>(
         retry_policy: shared.retry_policy,
         consent,
         source_selector: shared.source_selector,
+        fresh_reads: FreshReads::new(
+            shared.client.clone(),
+            &shared.settings.selector,
+            fresh_reads::WINDOW,
+            fresh_reads::PAGE_SIZE,
+        ),
         namespace_warnings: Default::default(),
         reserved_names: shared.reserved_names,
         leadership: shared.leadership.clone(),

@@ -27,6 +27,7 @@ use crate::{
     reconcile::backoff::{BackoffKey, Backoffs, RetryPolicy},
     reconcile::contest::Contests,
     reconcile::error::Error,
+    reconcile::fresh_reads::FreshReads,
     reconcile::woken::Woken,
 };
 
@@ -55,6 +56,9 @@ pub struct Context<K: MirroredKind> {
     /// The label selector of sources, parsed: a source read fresh must
     /// still match it before anything is written from it.
     pub source_selector: Selector,
+    /// Where a write's source is read afresh, batched with the other
+    /// reads of its namespace.
+    pub fresh_reads: FreshReads<K>,
     /// Namespaces already told that their `accept-mirrors-from` cannot be
     /// read, with the value they were told about: once per value.
     pub namespace_warnings: NamespaceWarnings,

@@ -16,6 +16,7 @@ mod deploy;
 mod digest_key;
 mod explain;
 mod flags;
+mod fresh_reads;
 mod healing;
 mod health;
 mod idempotency;
