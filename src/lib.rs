@@ -25,8 +25,8 @@
 //! a source's copies should be), [`decisions::ownership`] (whose an
 //! existing object is), [`decisions::plan`] (what to write),
 //! [`reconcile::sync`] and [`reconcile::prune`] (the two reconcile loops),
-//! [`cluster::caches`] (what they read, in the forms of
-//! [`decisions::cache_form`]), [`decisions::wakeups`] (what wakes them),
+//! [`index::caches`] (what they read, in the forms of
+//! [`decisions::cache_form`]), [`index::wakeups`] (what wakes them),
 //! [`cluster::watches`] (what fills the caches and sends the wakeups), then
 //! [`app`] (how it all runs).
 #![forbid(unsafe_code)]
@@ -41,6 +41,7 @@ pub(crate) mod cluster;
 pub mod contract;
 pub(crate) mod decisions;
 pub mod explain;
+pub(crate) mod index;
 pub mod kind;
 #[cfg(test)]
 mod layering_tests;
