@@ -13,23 +13,10 @@ use std::{
 
 use reading::{Named, read};
 
-/// The floors, ground first. A module reads the floors beneath its own;
-/// modules that share a floor do not read each other.
-///
-/// | floor | modules               | what it is                                        |
-/// |-------|-----------------------|---------------------------------------------------|
-/// | 1     | `contract`            | the labels, annotations, names and Events users see |
-/// | 2     | `kind`                | what differs between the kinds mirrored           |
-/// | 3     | `decisions`           | the pure decisions                                |
-/// | 4     | `index`               | the caches, indexes and wakeup rules (no I/O)     |
-/// | 5     | `ops`                 | flags, health, leader election, metrics, logs     |
-/// | 6     | `cluster`             | the cluster I/O: clients, watches, Events         |
-/// | 7     | `reconcile` `explain` | the two reconcile loops; the `explain` command    |
-/// | 8     | `app`                 | wires them together                               |
-/// | 9     | `main`                | the binary                                        |
-///
-/// Test support (`test_fixtures`, these tests) is on no floor: only test
-/// code reads it.
+/// The floors, ground first (the README's architecture section says what
+/// each holds). A module reads the floors beneath its own; modules that
+/// share a floor do not read each other. Test support (`test_fixtures`,
+/// these tests) is on no floor: only test code reads it.
 pub(crate) const FLOORS: &[&[&str]] = &[
     &["contract"],
     &["kind"],
@@ -53,6 +40,18 @@ fn floor_of(top: &str) -> Option<usize> {
 struct File {
     path: PathBuf,
     module: Vec<String>,
+}
+
+impl File {
+    /// Its path from the package's root, as messages name it.
+    fn shown(&self) -> String {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        self.path
+            .strip_prefix(root)
+            .unwrap_or(&self.path)
+            .display()
+            .to_string()
+    }
 }
 
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
@@ -222,10 +221,10 @@ fn floor_breaches(files: &[File], edges: &[Edge]) -> Vec<String> {
         if !fine {
             breaches.push(format!(
                 "{}:{} reads {} ({}), which is not beneath its floor",
-                from.path.display(),
+                from.shown(),
                 edge.line,
                 edge.path,
-                to.path.display(),
+                to.shown(),
             ));
         }
     }
@@ -259,13 +258,13 @@ fn circles(files: &[File], edges: &[Edge]) -> Vec<Vec<String>> {
     };
     let reach: Vec<Vec<bool>> = (0..files.len()).map(reaches).collect();
     let mut found: Vec<Vec<String>> = Vec::new();
-    for a in 0..files.len() {
-        if !reach[a][a] {
+    for (a, reached) in reach.iter().enumerate() {
+        if !reached[a] {
             continue;
         }
         let circle: Vec<String> = (0..files.len())
             .filter(|&b| reach[a][b] && reach[b][a])
-            .map(|b| files[b].path.display().to_string())
+            .map(|b| files[b].shown())
             .collect();
         if !found.contains(&circle) {
             found.push(circle);
@@ -303,7 +302,7 @@ fn every_module_is_on_a_floor_or_test_support() {
         .filter(|(file, test_code)| {
             !file.module.is_empty() && file_floor(file).is_none() && !test_code
         })
-        .map(|(file, _)| file.path.display().to_string())
+        .map(|(file, _)| file.shown())
         .collect();
     assert!(lost.is_empty(), "modules on no floor: {lost:#?}");
 }

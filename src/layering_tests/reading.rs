@@ -216,9 +216,9 @@ fn use_tree(
                 let (paths, end) = use_tree(tokens, at, &path);
                 all.extend(paths);
                 at = end;
-                if is(tokens, at, &Token::Punct(',')) {
-                    at += 1;
-                } else if !is(tokens, at, &Token::Punct('}')) {
+                // Past the `,` (or whatever the tree stopped at) to the next
+                // item, unless the group ends here.
+                if !is(tokens, at, &Token::Punct('}')) {
                     at += 1;
                 }
             }
