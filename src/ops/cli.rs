@@ -118,7 +118,7 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "SELECTOR", conflicts_with = "namespace", value_parser = parse_mirror_to_selector)]
     pub mirror_to_selector: Option<String>,
 
-    /// Output format: an aligned table, or JSON (its schema is in the README).
+    /// Output format: an aligned table, or JSON (its schema is in docs/user/explain.md).
     #[arg(short = 'o', long = "output", value_enum, value_name = "FORMAT", default_value_t = Output::Table)]
     pub output: Output,
 
