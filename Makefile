@@ -67,7 +67,7 @@ release: ## The release build the Dockerfile performs
 # build here never downloads: `cargo fetch` gets them first, or --offline
 # fails on a fresh machine.
 .PHONY: lint
-lint: helm helm-docs ## rustfmt, clippy (warnings are errors), cargo-deny, hadolint, shellcheck, helm lint, and the freshness of the rendered manifests and the chart's README
+lint: helm helm-docs ## rustfmt, clippy (warnings are errors), cargo-deny, hadolint, shellcheck, helm lint, the freshness of the rendered manifests and the chart's README, and the docs' links, anchors and table of contents
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
 	cargo fetch --locked
@@ -75,6 +75,7 @@ lint: helm helm-docs ## rustfmt, clippy (warnings are errors), cargo-deny, hadol
 	bash hack/lint-dockerfile.sh
 	bash hack/lint-shell.sh
 	bash hack/lint-chart.sh
+	python3 hack/lint-docs.py
 
 .PHONY: test
 test: prereqs k8s k8s-compat node helm lint release ## The whole test suite, against real local control planes (and a kubelet node)
@@ -97,11 +98,11 @@ demo-in-cluster: k8s node ## The same, with the image built here running as pods
 	@bash hack/demo-in-cluster.sh
 
 .PHONY: bench
-bench: k8s release ## Measure convergence, healing, memory and CPU (see BENCHMARKS.md)
+bench: k8s release ## Measure convergence, healing, memory and CPU (see docs/contributing/benchmarks.md)
 	cargo run --release --locked -p mirror-bench -- $(BENCH_ARGS)
 
 .PHONY: bench-sweep
-bench-sweep: k8s release ## How cost grows from 1,000 to 100,000 sources and with fan-out to 10,000 namespaces; heals by namespaces present; new namespaces for glob sources; draws the curves (see BENCHMARKS.md)
+bench-sweep: k8s release ## How cost grows from 1,000 to 100,000 sources and with fan-out to 10,000 namespaces; heals by namespaces present; new namespaces for glob sources; draws the curves (see docs/contributing/benchmarks.md)
 	cargo run --release --locked -p mirror-bench -- --sweep $(BENCH_ARGS)
 
 .PHONY: cluster

@@ -48,7 +48,7 @@ pub const CARRIED_ANNOTATIONS_ANNOTATION: &str = "workshop.io/carried-annotation
 /// by which other tools claim, track, prune, rewrite or trust an object: a
 /// copy carrying them would be taken for theirs (pruned as an orphan of
 /// their application, adopted, overwritten, or read as credentials). The
-/// README's label contract lists and explains them.
+/// label contract (docs/user/labels.md) lists and explains them.
 pub const NEVER_CARRIED: &[&str] = &[
     MANAGED_BY_LABEL,
     "workshop.io/*",

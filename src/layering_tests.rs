@@ -13,12 +13,13 @@ use std::{
 
 use reading::{Named, read};
 
-/// The floors, ground first (the README's architecture section says what
+/// The floors, ground first (docs/contributing/architecture.md says what
 /// each holds). A module reads the floors beneath its own; modules that
 /// share a floor do not read each other. Test support (`test_fixtures`,
 /// these tests) is on no floor: only test code reads it.
 pub(crate) const FLOORS: &[&[&str]] = &[
     &["contract"],
+    &["api"],
     &["kind"],
     &["decisions"],
     &["index"],

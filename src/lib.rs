@@ -10,22 +10,24 @@
 //! with no circle between files):
 //! 1. [`contract`]: the labels, annotations, names and Event reasons users
 //!    and other tools see;
-//! 2. [`kind`]: what differs between the kinds of object mirrored (only
+//! 2. [`api`]: the custom resources users write (`ClusterMirror`), from
+//!    which the CRDs are generated; like the contract, no I/O;
+//! 3. [`kind`]: what differs between the kinds of object mirrored (only
 //!    their content), behind one trait;
-//! 3. [`decisions`]: the pure decisions, with no I/O;
-//! 4. [`index`]: what the controller knows, in memory, with no I/O: the
+//! 4. [`decisions`]: the pure decisions, with no I/O;
+//! 5. [`index`]: what the controller knows, in memory, with no I/O: the
 //!    caches, the indexes of copies, sources and namespaces, and whom
 //!    each watch event wakes;
-//! 5. [`ops`]: operations: flags, health, leader election, metrics, the
+//! 6. [`ops`]: operations: flags, health, leader election, metrics, the
 //!    HTTP listener, logs and shutdown;
-//! 6. [`cluster`]: the cluster I/O: the API clients, the watches that fill
+//! 7. [`cluster`]: the cluster I/O: the API clients, the watches that fill
 //!    the index, Events;
-//! 7. [`reconcile`]: the two reconcile loops and their bookkeeping; and
+//! 8. [`reconcile`]: the two reconcile loops and their bookkeeping; and
 //!    beside it [`explain`], the read-only `explain` subcommand: it reads
 //!    the cluster as its caller and says why copies are or are not where
 //!    their sources ask, with the decisions' own functions;
-//! 8. [`app`] wires them together;
-//! 9. `main`, the binary, runs it.
+//! 9. [`app`] wires them together;
+//! 10. `main`, the binary, runs it.
 //!
 //! Reading order for newcomers: [`contract`], [`decisions::desired`] (what
 //! a source's copies should be), [`decisions::ownership`] (whose an
@@ -42,6 +44,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod api;
 pub mod app;
 pub(crate) mod cluster;
 pub mod contract;

@@ -24,7 +24,7 @@ pub struct Config {
     pub namespace: Option<String>,
 
     /// The kinds mirrored: `configmaps`, and `secrets` when its RBAC is
-    /// granted (see the README). The same label, names and rules apply to
+    /// granted (see docs/user/secrets.md). The same label, names and rules apply to
     /// each.
     #[arg(
         long,

@@ -56,7 +56,7 @@ pub enum Error {
     /// The source's lists ask for keys that are never carried; its copies
     /// are written without them.
     #[error(
-        "{0}: never carried, since other tools claim, prune or trust objects by them (see the README's label contract); the copies are written without them"
+        "{0}: never carried, since other tools claim, prune or trust objects by them (see the label contract, docs/user/labels.md); the copies are written without them"
     )]
     CopyKeyRefused(String),
 
