@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
     shortname = "cmir",
     status = "ClusterMirrorStatus",
     derive = "PartialEq",
+    validation = rules::name_rule(),
     doc = "Copies one ConfigMap or Secret from an allowed source namespace into every namespace its target selects (protected namespaces and the source's own excepted), and reports where the copies are.",
     printcolumn(
         name = "Kind",
@@ -91,8 +92,10 @@ pub struct SourceRef {
     /// `ConfigMap` or `Secret`.
     pub kind: SourceKind,
     /// The source's namespace.
+    #[schemars(transform = rules::namespace_name)]
     pub namespace: String,
     /// The source's name.
+    #[schemars(transform = rules::object_name)]
     pub name: String,
 }
 
@@ -109,26 +112,31 @@ pub enum SourceKind {
 pub struct Target {
     /// The copies' name (default: the source's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = rules::object_name)]
     pub name: Option<String>,
 
     /// The namespaces copied into, by their labels. Required: `{}`
     /// selects every namespace. Protected namespaces, the allowed source
     /// namespaces and the source's own are never written.
+    #[schemars(transform = rules::selector_requirements)]
     pub namespace_selector: LabelSelector,
 
     /// Namespace names and `*` globs (the `workshop.io/mirror-to`
     /// syntax); when given, a namespace must also match one of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = rules::namespace_patterns)]
     pub namespaces: Vec<String>,
 
     /// Labels set on every copy. The controller's own keys and the keys
     /// other tools claim objects by are refused.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(transform = rules::copy_metadata_keys)]
     pub labels: BTreeMap<String, String>,
 
     /// Annotations set on every copy, with the same keys refused as for
     /// labels.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(transform = rules::copy_metadata_keys)]
     pub annotations: BTreeMap<String, String>,
 }
 
@@ -167,6 +175,7 @@ pub struct ClusterMirrorStatus {
 
     /// `Ready`, `Reconciling` and `Stalled` (kstatus).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = rules::conditions_by_type)]
     pub conditions: Vec<Condition>,
 }
 
@@ -214,5 +223,6 @@ fn is_false(value: &bool) -> bool {
     !value
 }
 
+pub mod rules;
 #[cfg(test)]
 mod tests;

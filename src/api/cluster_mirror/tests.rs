@@ -92,3 +92,30 @@ fn a_kind_other_than_configmap_or_secret_is_refused() {
     }));
     assert!(spec.is_err());
 }
+
+#[test]
+fn the_refused_copy_keys_are_the_never_carried_ones_and_the_controller_s() {
+    let expression = rules::refused_key_expression("k");
+    assert!(expression.contains("k.startsWith('workshop.io/')"));
+    assert!(expression.contains("k == 'app.kubernetes.io/managed-by'"));
+    for entry in crate::contract::NEVER_CARRIED {
+        let key = entry.trim_end_matches('*');
+        assert!(expression.contains(&format!("'{key}'")), "{entry}");
+    }
+}
+
+#[test]
+fn the_crd_carries_each_rule_where_it_applies() {
+    let crd = serde_json::to_value(ClusterMirror::crd()).unwrap();
+    let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    let rules_at = |at: &serde_json::Value| at["x-kubernetes-validations"].as_array().map(Vec::len);
+    let target = &schema["properties"]["spec"]["properties"]["target"]["properties"];
+    assert_eq!(rules_at(schema), Some(1), "the name's length");
+    assert_eq!(rules_at(&target["labels"]), Some(1));
+    assert_eq!(rules_at(&target["annotations"]), Some(1));
+    assert_eq!(rules_at(&target["namespaces"]), Some(1));
+    let requirement = &target["namespaceSelector"]["properties"]["matchExpressions"]["items"];
+    assert_eq!(rules_at(requirement), Some(3));
+    let conditions = &schema["properties"]["status"]["properties"]["conditions"];
+    assert_eq!(conditions["x-kubernetes-list-map-keys"], json!(["type"]));
+}
