@@ -14,7 +14,7 @@
 //! and helm (`make helm`); without them the tests fail, naming the install
 //! command.
 
-mod common;
+use test_support as common;
 
 use std::{
     collections::{BTreeMap, BTreeSet},

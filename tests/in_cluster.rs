@@ -7,7 +7,7 @@
 //! node's programs (`make node`) and helm (`make helm`); without them it
 //! fails, naming the install command.
 
-mod common;
+use test_support as common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

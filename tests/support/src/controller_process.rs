@@ -5,7 +5,7 @@ use std::{path::PathBuf, process::Command, time::Duration};
 use anyhow::Context as _;
 use testenv::{ChildProcess, ControlPlane, Signal, free_port, spawn_child, wait_for};
 
-use super::PATIENCE;
+use crate::PATIENCE;
 
 /// The controller binary, running as a child process with its own HTTP
 /// port; stopped (and killed if need be) when dropped.
@@ -24,7 +24,7 @@ impl ControllerProcess {
         tag: &str,
         args: &[&str],
     ) -> ControllerProcess {
-        let binary = PathBuf::from(env!("CARGO_BIN_EXE_configmap-mirror"));
+        let binary = crate::controller_binary();
         ControllerProcess::start_binary(&binary, control_plane, kubeconfig, tag, args, &[]).await
     }
 
@@ -67,7 +67,7 @@ impl ControllerProcess {
         tag: &str,
         args: &[&str],
     ) -> ControllerProcess {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_configmap-mirror"));
+        let mut cmd = Command::new(crate::controller_binary());
         cmd.args(args).env("KUBECONFIG", kubeconfig);
         ControllerProcess::spawn(cmd, control_plane, tag).await
     }

@@ -12,7 +12,7 @@ use testenv::ControlPlane;
 const INSTALL_HINT: &str = "run `make helm` (or `bash hack/install-helm.sh`) to build it";
 
 fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn helm_version() -> String {
@@ -57,7 +57,7 @@ pub fn helm_binary() -> &'static Path {
 /// helm in the repository, with its own configuration and cache directories
 /// (never the user's).
 pub fn helm(args: &[&str]) -> Command {
-    let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("helm-home");
+    let home = crate::target_tmp().join("helm-home");
     let mut cmd = Command::new(helm_binary());
     cmd.args(args)
         .current_dir(repo())

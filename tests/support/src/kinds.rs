@@ -19,7 +19,7 @@ use kube::{
 use serde_json::{Value, json};
 use testenv::wait_for;
 
-use super::{ControllerProcess, PATIENCE, SOURCE_LABEL, Scene};
+use crate::{ControllerProcess, PATIENCE, SOURCE_LABEL, Scene};
 
 /// What a test needs to know of a mirrored kind.
 pub trait TestKind: MirroredKind {
@@ -52,7 +52,7 @@ impl TestKind for ConfigMap {
     const CONSENT_LABEL: &'static str = "workshop.io/accept-mirrors";
 
     fn with_data(name: &str, data: &[(&str, &str)], labeled: bool) -> Self {
-        let mut cm = super::mk_source(name, data);
+        let mut cm = crate::mk_source(name, data);
         if !labeled {
             cm.metadata.labels = None;
         }
@@ -82,7 +82,7 @@ impl TestKind for ConfigMap {
 }
 
 /// Where a namespaced controller keeps its key: its own namespace.
-const KEY_SECRET: &str = "configmap-mirror-digest-key";
+pub const KEY_SECRET: &str = "configmap-mirror-digest-key";
 
 impl TestKind for Secret {
     const ARGS: &'static [&'static str] = &["--kinds=configmaps,secrets"];
@@ -179,6 +179,12 @@ impl<'s, K: TestKind> Objects<'s, K> {
         let mut args = K::ARGS.to_vec();
         args.extend_from_slice(extra);
         self.scene.start_controller(&args).await
+    }
+
+    /// The install's digest key (none for a kind without one), from where
+    /// the controller keeps it.
+    pub async fn digest_key(&self) -> K::DigestKey {
+        K::digest_key(self).await
     }
 
     /// Creates a labeled source with `data`.

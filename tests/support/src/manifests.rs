@@ -3,7 +3,7 @@
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, api::PostParams};
 
-use super::{PATIENCE, Scene, mk_unmanaged};
+use crate::{PATIENCE, Scene, TestKind, mk_unmanaged};
 
 /// `kubectl apply -f -` of a manifest, failing the test if it fails.
 pub fn kubectl_apply(scene: &Scene, manifest: &str) {
@@ -104,9 +104,17 @@ subjects: [{{kind: ServiceAccount, name: {account}, namespace: {namespace}}}]
     )
 }
 
-/// An admission policy, named `name`, that refuses any ConfigMap named
-/// `configmap` in `namespace` with the message "refused by policy <name>".
-pub fn refusing_policy(name: &str, namespace: &str, configmap: &str) -> String {
+/// An admission policy named `name`, and its binding of the same name,
+/// bound in `namespace` only: it refuses a create or update of `resources`
+/// (`configmaps`, `secrets`) whenever the CEL `allowed` is false, saying
+/// `message`, a CEL message expression written as a YAML scalar.
+pub fn refusing_policy(
+    name: &str,
+    namespace: &str,
+    resources: &str,
+    allowed: &str,
+    message: &str,
+) -> String {
     format!(
         r#"
 apiVersion: admissionregistration.k8s.io/v1
@@ -116,10 +124,10 @@ spec:
   failurePolicy: Fail
   matchConstraints:
     resourceRules:
-    - {{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["configmaps"]}}
+    - {{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["{resources}"]}}
   validations:
-  - expression: "object.metadata.name != '{configmap}'"
-    message: "refused by policy {name}"
+  - expression: "{allowed}"
+    messageExpression: {message}
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
@@ -134,20 +142,32 @@ spec:
     )
 }
 
+/// A [`refusing_policy`] of any ConfigMap named `configmap` in `namespace`,
+/// with the message "refused by policy <name>".
+pub fn refusing_configmap(name: &str, namespace: &str, configmap: &str) -> String {
+    refusing_policy(
+        name,
+        namespace,
+        "configmaps",
+        &format!("object.metadata.name != '{configmap}'"),
+        &format!("\"'refused by policy {name}'\""),
+    )
+}
+
 /// Admission policies take effect a moment after they are written: waits
 /// until a dry-run create of `configmap` through `configmaps` is refused.
 pub async fn policy_enforced(configmaps: &Api<ConfigMap>, configmap: &str) {
-    let probe = mk_unmanaged(configmap, &[]);
+    refusal_enforced(configmaps, &mk_unmanaged(configmap, &[])).await;
+}
+
+/// Waits until a dry-run create of `probe` through `api` is refused.
+pub async fn refusal_enforced<K: TestKind>(api: &Api<K>, probe: &K) {
     let dry_run = PostParams {
         dry_run: true,
         ..PostParams::default()
     };
     testenv::wait_for("the admission policy to be enforced", PATIENCE, || async {
-        configmaps
-            .create(&dry_run, &probe)
-            .await
-            .is_err()
-            .then_some(())
+        api.create(&dry_run, probe).await.is_err().then_some(())
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));

@@ -10,7 +10,7 @@ use kube::{
 };
 use testenv::{ControlPlane, wait_for};
 
-use super::{ControllerProcess, PATIENCE, SOURCE_LABEL, mk_source};
+use crate::{ControllerProcess, PATIENCE, SOURCE_LABEL, mk_source};
 
 /// The Lease the replicas of a test compete for, in the test's namespace.
 pub const LEASE: &str = "configmap-mirror";
@@ -71,7 +71,7 @@ impl<'a> Scene<'a> {
         let mut args = vec!["--namespace", &self.namespace];
         args.extend_from_slice(extra_args);
         ControllerProcess::start_binary(
-            &PathBuf::from(env!("CARGO_BIN_EXE_configmap-mirror")),
+            &crate::controller_binary(),
             self.control_plane,
             &self.control_plane.kubeconfig_path().to_path_buf(),
             &self.namespace,
@@ -187,6 +187,27 @@ impl<'a> Scene<'a> {
                     && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(regarding)
             })
             .collect()
+    }
+
+    /// The first Event about Namespace `name` with `reason`, waited for:
+    /// Events about a namespace are recorded in `default`.
+    pub async fn namespace_event(&self, name: &str, reason: &str) -> Event {
+        let api: Api<Event> = Api::namespaced(self.client.clone(), "default");
+        wait_for(
+            &format!("a {reason} event on namespace {name}"),
+            PATIENCE,
+            || async {
+                let events = api.list(&ListParams::default()).await.ok()?;
+                events.items.into_iter().find(|e| {
+                    let regarding = e.regarding.as_ref();
+                    e.reason.as_deref() == Some(reason)
+                        && regarding.and_then(|r| r.kind.as_deref()) == Some("Namespace")
+                        && regarding.and_then(|r| r.name.as_deref()) == Some(name)
+                })
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"))
     }
 
     pub async fn wait_event(&self, regarding: &str, reason: &str) -> Event {
