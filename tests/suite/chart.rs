@@ -1549,7 +1549,9 @@ fn the_committed_manifests_are_those_the_chart_renders() {
             .arg("hack/manifests.sh")
             .arg(&out)
             .current_dir(repo())
-            .env("HELM", helm_binary()),
+            .env("HELM", helm_binary())
+            // The CRD from this build's binary, with no cargo run inside.
+            .env("CONFIGMAP_MIRROR", env!("CARGO_BIN_EXE_configmap-mirror")),
     );
     let rendered = files_under(&out);
     for expected in ["configmap-mirror.yaml", "deploy/base/deployment.yaml"] {
