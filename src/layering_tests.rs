@@ -1,5 +1,6 @@
 //! The layers stay layers: the contract is the ground floor, which every
-//! other module reads and which reads none of them.
+//! other module reads and which reads none of them; the API stands on it
+//! alone.
 
 use std::path::{Path, PathBuf};
 
@@ -90,6 +91,26 @@ fn the_contract_imports_nothing_from_the_layers_above_it() {
     assert!(
         above.is_empty(),
         "the contract reads layers above it: {above:#?}"
+    );
+}
+
+#[test]
+fn the_api_reads_nothing_but_the_contract() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![src.join("api.rs")];
+    files.extend(rust_files(&src.join("api")));
+    let mut above = Vec::new();
+    for file in files {
+        let source = std::fs::read_to_string(&file).expect("read a source file");
+        for module in crate_modules_named(&source) {
+            if module != "api" && module != "contract" {
+                above.push(format!("{} names crate::{module}", file.display()));
+            }
+        }
+    }
+    assert!(
+        above.is_empty(),
+        "the API reads layers above it: {above:#?}"
     );
 }
 

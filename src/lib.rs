@@ -8,6 +8,8 @@
 //! The folders are the layers:
 //! - [`contract`]: the labels, annotations, names and Event reasons users
 //!   and other tools see;
+//! - [`api`]: the custom resources users write (`ClusterMirror`), from
+//!   which the CRDs are generated; like the contract, no I/O;
 //! - [`kind`]: what differs between the kinds of object mirrored (only
 //!   their content), behind one trait;
 //! - [`decisions`]: the pure decisions, with no I/O;
@@ -36,6 +38,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod api;
 pub mod app;
 pub(crate) mod cluster;
 pub mod contract;

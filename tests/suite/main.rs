@@ -10,6 +10,7 @@ mod admission_policy;
 mod allowlist;
 mod bad_input;
 mod chart;
+mod cluster_mirror_api;
 mod consent;
 mod control_plane;
 mod deploy;
