@@ -35,10 +35,11 @@ use crate::{
     decisions::desired::never_a_source,
     decisions::desired::{Refusal, desired_companion, desired_mirror, finished},
     decisions::ownership::claimed_source,
+    decisions::patterns,
     decisions::plan::{self, Difference, NameTaken, Write},
     decisions::selector::Selector,
     decisions::targets::{
-        self, MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets, wants_mirror,
+        MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets, wants_mirror,
     },
     decisions::wanted::{self, CopyVerdict},
     kind::SourceId,

@@ -8,7 +8,8 @@ use crate::{
     decisions::consent::Consent,
     decisions::names,
     decisions::selector::Selector,
-    ops::{duration, telemetry},
+    ops::duration,
+    ops::telemetry::{self, LogFormat},
 };
 
 /// The controller's flags: `configmap-mirror` with no subcommand
@@ -369,13 +370,6 @@ pub enum InitialList {
     Auto,
     Stream,
     List,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    Auto,
-    Text,
-    Json,
 }
 
 impl LeaderConfig {

@@ -16,10 +16,10 @@ use tracing::{Instrument, Span};
 use kube::runtime::controller::Action;
 
 use crate::{
-    cluster::caches::Caches,
     cluster::report::EventPublisher,
     decisions::consent::Consent,
     decisions::selector::Selector,
+    index::caches::Caches,
     kind::MirroredKind,
     ops::leader::Leadership,
     ops::metrics::{Loop, Metrics, Outcome},

@@ -98,7 +98,7 @@ pub fn mirror_namespaces<K: Explained>(
 /// one by one when the namespaces cannot be listed.
 pub fn named_namespaces<K: MirroredKind>(source: &K) -> Vec<String> {
     annotation(source.meta(), MIRROR_TO_ANNOTATION)
-        .and_then(|text| targets::parse_patterns(MIRROR_TO_ANNOTATION, text).ok())
+        .and_then(|text| patterns::parse_patterns(MIRROR_TO_ANNOTATION, text).ok())
         .unwrap_or_default()
         .into_iter()
         .filter(|pattern| !pattern.contains('*'))
@@ -283,10 +283,10 @@ fn unmatched_rows<K: Explained>(
         }
     }
     let patterns = annotation(meta, MIRROR_TO_ANNOTATION)
-        .and_then(|text| targets::parse_patterns(MIRROR_TO_ANNOTATION, text).ok())
+        .and_then(|text| patterns::parse_patterns(MIRROR_TO_ANNOTATION, text).ok())
         .unwrap_or_default();
     for pattern in patterns {
-        let matched = asked.iter().any(|ns| targets::glob_matches(&pattern, ns));
+        let matched = asked.iter().any(|ns| patterns::glob_matches(&pattern, ns));
         let unknown = scene.namespaces.unreadable.contains_key(&pattern)
             || (pattern.contains('*') && scene.namespaces.list_error.is_some());
         if !matched && !unknown {

@@ -10,26 +10,21 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Namespace;
 use kube::{
     Resource,
-    core::PartialObjectMeta,
     runtime::reflector::{ObjectRef, Store},
 };
 use tokio::sync::watch;
 
 use crate::{
-    cluster::admitting_namespaces::AdmittingNamespaces,
-    cluster::copy_index::CopyIndex,
-    cluster::mirroring_sources::MirroringSources,
     decisions::cache_form::{self, CachedCopy},
     decisions::consent::{Consent, NamespaceFacts},
     decisions::targets::Targets,
+    index::admitting_namespaces::{AdmittingNamespaces, NamespaceMeta},
+    index::copy_index::CopyIndex,
+    index::mirroring_sources::MirroringSources,
     kind::MirroredKind,
 };
-
-/// What is cached of a namespace: its metadata.
-pub type NamespaceMeta = PartialObjectMeta<Namespace>;
 
 /// Read-only views of the caches.
 #[derive(Clone)]

@@ -15,12 +15,16 @@ use std::{
     sync::{Arc, PoisonError, RwLock},
 };
 
-use kube::runtime::{reflector::Store, watcher::Event};
-
-use crate::{
-    cluster::caches::NamespaceMeta,
-    decisions::consent::{Consent, NamespaceFacts},
+use k8s_openapi::api::core::v1::Namespace;
+use kube::{
+    core::PartialObjectMeta,
+    runtime::{reflector::Store, watcher::Event},
 };
+
+use crate::decisions::consent::{Consent, NamespaceFacts};
+
+/// What is cached of a namespace: its metadata.
+pub type NamespaceMeta = PartialObjectMeta<Namespace>;
 
 #[derive(Clone, Default)]
 pub struct AdmittingNamespaces {

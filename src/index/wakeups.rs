@@ -26,12 +26,13 @@ use kube::{
 };
 
 use crate::{
-    cluster::caches::{Caches, NamespaceMeta},
-    cluster::copy_index::CopyIndex,
     contract,
     decisions::consent::{Consent, NamespaceFacts},
     decisions::ownership,
     decisions::scope::Reach,
+    index::admitting_namespaces::NamespaceMeta,
+    index::caches::Caches,
+    index::copy_index::CopyIndex,
     kind::MirroredKind,
 };
 
