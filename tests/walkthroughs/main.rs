@@ -109,6 +109,7 @@ fn the_user_guide_walkthroughs_do_what_they_say() {
     let mut ran = 0;
     // Every step runs, so that one run names every drifted step.
     let mut drifted = Vec::new();
+    let mut explain_json = Vec::new();
     for page in PAGES {
         let steps = markdown::steps(&read(page));
         assert!(
@@ -134,6 +135,11 @@ fn the_user_guide_walkthroughs_do_what_they_say() {
                 &String::from_utf8_lossy(&out.stdout),
                 out.status.code().unwrap_or(-1),
             );
+            if step.command.starts_with("configmap-mirror explain")
+                && step.command.contains("-o json")
+            {
+                explain_json.push(String::from_utf8_lossy(&out.stdout).into_owned());
+            }
             if !markdown::matches(&step.expected, &actual) {
                 drifted.push(format!(
                     "{page}:{}: `{}` printed what the page does not show.\n--- the page:\n{}\n--- the run:\n{}\n",
@@ -156,6 +162,66 @@ fn the_user_guide_walkthroughs_do_what_they_say() {
         std::fs::read_to_string(control_plane.log_dir().join("walkthrough-controller.log"))
             .unwrap_or_default()
     );
+    assert!(
+        !explain_json.is_empty(),
+        "no walkthrough runs `configmap-mirror explain -o json`"
+    );
+    for json in &explain_json {
+        every_field_is_in_the_schema_table(json);
+    }
+}
+
+/// Every field `explain -o json` printed is in the schema's table of
+/// docs/user/explain.md: as its path (`rows[].verdict`; an object or a list
+/// by its fields' or items' paths), or, for the fields
+/// of `preview` and `warnings[]`, which the table names in their parent's
+/// row, as its own name.
+fn every_field_is_in_the_schema_table(json: &str) {
+    let value: serde_json::Value = serde_json::from_str(json)
+        .unwrap_or_else(|e| panic!("explain -o json printed no JSON ({e}):\n{json}"));
+    let page = read("docs/user/explain.md");
+    let table = page
+        .split("## JSON output")
+        .nth(1)
+        .expect("docs/user/explain.md has its JSON schema section");
+    let mut paths = Vec::new();
+    field_paths(&value, "", &mut paths);
+    for (path, name) in paths {
+        assert!(
+            [
+                format!("`{path}`"),
+                format!("`{path}[]"),
+                format!("`{path}."),
+                format!("`{name}`"),
+            ]
+            .iter()
+            .any(|documented| table.contains(documented.as_str())),
+            "explain -o json prints `{path}`, which the schema table of docs/user/explain.md does not list"
+        );
+    }
+}
+
+/// Each field's path (`rows[].verdict`) and own name, depth first.
+fn field_paths(value: &serde_json::Value, prefix: &str, paths: &mut Vec<(String, String)>) {
+    match value {
+        serde_json::Value::Object(fields) => {
+            for (name, field) in fields {
+                let path = if prefix.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{prefix}.{name}")
+                };
+                paths.push((path.clone(), name.clone()));
+                field_paths(field, &path, paths);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for item in items {
+                field_paths(item, &format!("{prefix}[]"), paths);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A page of the user guide with a walkthrough block is one this test runs.
