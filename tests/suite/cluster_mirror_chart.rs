@@ -22,7 +22,10 @@ use serde_json::{Value, json};
 use testenv::{ControlPlane, LazyControlPlane, wait_for};
 use tokio::sync::OnceCell;
 
-use crate::common::{PATIENCE, helm, helm_on};
+use crate::{
+    cluster_mirror_api::wait_established,
+    common::{PATIENCE, helm, helm_on},
+};
 
 const CHART: &str = "charts/configmap-mirror";
 /// It holds the chart's name: the objects are named exactly this.
@@ -88,20 +91,7 @@ async fn installed() -> &'static str {
                 ),
                 None,
             );
-            let crds: Api<CustomResourceDefinition> = Api::all(admin.clone());
-            wait_for("the ClusterMirror CRD to be established", PATIENCE, || {
-                let crds = crds.clone();
-                async move {
-                    let crd = crds.get(ClusterMirror::crd_name()).await.ok()?;
-                    let conditions = crd.status?.conditions?;
-                    conditions
-                        .iter()
-                        .any(|c| c.type_ == "Established" && c.status == "True")
-                        .then_some(())
-                }
-            })
-            .await
-            .expect("the CRD is established");
+            wait_established(&admin).await;
             let bindings = format!(
                 r#"
 apiVersion: rbac.authorization.k8s.io/v1
