@@ -156,6 +156,8 @@ fn build_bundle() -> Result<Bundle, String> {
         .arg("hack/dist.sh")
         .arg(&dir)
         .env("HELM", &helm)
+        // The manifest's CRD, printed by this build's binary.
+        .env("CONFIGMAP_MIRROR", env!("CARGO_BIN_EXE_configmap-mirror"))
         .current_dir(repo())
         .output()
         .map_err(|e| format!("cannot run hack/dist.sh: {e}"))?;

@@ -170,6 +170,12 @@ pub struct Rules {
     )]
     pub protected_namespaces: Vec<String>,
 
+    /// The namespaces ClusterMirrors may copy from, comma-separated
+    /// (default: the namespace this install runs in, $POD_NAMESPACE). A
+    /// ClusterMirror naming another is refused; each is protected too.
+    #[arg(long, env = "MIRROR_CLUSTER_MIRROR_SOURCE_NAMESPACES", help_heading = "Mirroring", value_name = "NAMESPACES", value_delimiter = ',', value_parser = parse_optional_namespace)]
+    pub cluster_mirror_source_namespaces: Vec<String>,
+
     /// More ConfigMap names never mirrored into other namespaces, besides
     /// the built-in ones published into every namespace (`kube-root-ca.crt`,
     /// `istio-ca-root-cert`, `openshift-service-ca.crt`): a mirror there

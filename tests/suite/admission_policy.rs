@@ -850,6 +850,10 @@ async fn an_uninstall_removes_the_policy() {
                 &world.sources,
                 "--set",
                 "admissionPolicy.enabled=true",
+                // The CRD is already there, applied with the rendered
+                // manifests, and owned by no release.
+                "--set",
+                "crds.enabled=false",
             ],
         ),
         None,

@@ -121,6 +121,9 @@ fn release_in(namespace: &str) -> String {
     format!("configmap-mirror-{suffix}")
 }
 
+/// `helm install` of the chart, without its CRD: the releases on this
+/// control plane share it, and one CRD has one owner (the ClusterMirror
+/// topic installs it from the chart, on a control plane of its own).
 fn install(
     control_plane: &ControlPlane,
     release: &str,
@@ -132,10 +135,13 @@ fn install(
             control_plane,
             &["install", release, CHART, "--namespace", namespace],
         )
+        .args(NO_CRDS)
         .args(values),
         None,
     )
 }
+
+const NO_CRDS: [&str; 2] = ["--set", "crds.enabled=false"];
 
 #[test]
 fn helm_lint_strict_passes_in_every_mode() {
@@ -771,6 +777,8 @@ async fn an_install_with_the_escape_hatches_carries_them_into_another_namespace(
                 &home,
                 "-f",
                 ESCAPE_HATCHES,
+                NO_CRDS[0],
+                NO_CRDS[1],
             ],
         )
         .args(["--set", &format!("namespaceOverride={elsewhere}")]),
@@ -934,6 +942,18 @@ fn pairs(rules: &[(&str, &[&str])]) -> BTreeSet<(String, String)> {
 const CONFIGMAP_VERBS: &[&str] = &["get", "list", "watch", "create", "update", "delete"];
 const EVENT_VERBS: &[&str] = &["create", "patch"];
 const LEASE_VERBS: &[&str] = &["get", "create", "update"];
+/// ClusterMirrors, their status, and the one CRD (by name): cluster-wide.
+const CLUSTER_MIRROR_RULES: [(&str, &[&str]); 3] = [
+    (
+        "clustermirrors.mirror.workshop.io",
+        &["get", "list", "watch"],
+    ),
+    ("clustermirrors.mirror.workshop.io/status", &["patch"]),
+    (
+        "customresourcedefinitions.apiextensions.k8s.io",
+        &["get", "list", "watch"],
+    ),
+];
 
 /// `kubectl auth can-i` as the account: `where` is `-n <namespace>` or
 /// `--all-namespaces`.
@@ -1039,6 +1059,9 @@ async fn an_install_grants_exactly_the_documented_permissions_cluster_wide() {
         ("configmaps", CONFIGMAP_VERBS),
         ("namespaces", &["list", "watch"][..]),
         ("events.events.k8s.io", EVENT_VERBS),
+        CLUSTER_MIRROR_RULES[0],
+        CLUSTER_MIRROR_RULES[1],
+        CLUSTER_MIRROR_RULES[2],
     ];
     let mut at_home = everywhere.to_vec();
     at_home.push(("leases.coordination.k8s.io", LEASE_VERBS));
@@ -1051,8 +1074,8 @@ async fn an_install_grants_exactly_the_documented_permissions_cluster_wide() {
         pairs(&everywhere)
     );
 
-    for (resource, verbs) in everywhere {
-        for verb in verbs {
+    for (resource, verbs) in &everywhere[..3] {
+        for verb in *verbs {
             assert!(
                 can_i(
                     control_plane,
@@ -1064,6 +1087,28 @@ async fn an_install_grants_exactly_the_documented_permissions_cluster_wide() {
                 "{verb} {resource}"
             );
         }
+    }
+    // The CRD check reads the ClusterMirror CRD by name, and no other.
+    let crds = "customresourcedefinitions.apiextensions.k8s.io";
+    for (verb, resource, allowed) in [
+        (
+            "get",
+            format!("{crds}/clustermirrors.mirror.workshop.io"),
+            true,
+        ),
+        ("get", format!("{crds}/other.example.com"), false),
+        ("list", crds.to_owned(), false),
+        (
+            "delete",
+            format!("{crds}/clustermirrors.mirror.workshop.io"),
+            false,
+        ),
+    ] {
+        assert_eq!(
+            can_i(control_plane, &account, verb, &resource, &[]),
+            allowed,
+            "{verb} {resource}"
+        );
     }
     for verb in LEASE_VERBS {
         assert!(can_i(
@@ -1113,6 +1158,9 @@ async fn an_install_mirroring_secrets_adds_exactly_the_secret_verbs_cluster_wide
         ("secrets", SECRET_VERBS),
         ("namespaces", &["list", "watch"][..]),
         ("events.events.k8s.io", EVENT_VERBS),
+        CLUSTER_MIRROR_RULES[0],
+        CLUSTER_MIRROR_RULES[1],
+        CLUSTER_MIRROR_RULES[2],
     ];
     assert_eq!(
         granted(control_plane, &account, &elsewhere),
@@ -1502,7 +1550,9 @@ fn the_committed_manifests_are_those_the_chart_renders() {
             .arg("hack/manifests.sh")
             .arg(&out)
             .current_dir(repo())
-            .env("HELM", helm_binary()),
+            .env("HELM", helm_binary())
+            // The CRD from this build's binary, with no cargo run inside.
+            .env("CONFIGMAP_MIRROR", env!("CARGO_BIN_EXE_configmap-mirror")),
         None,
     );
     let rendered = files_under(&out);

@@ -21,7 +21,7 @@ use k8s_openapi::{
     jiff::Timestamp,
 };
 use kube::{
-    Api, CustomResourceExt,
+    Api, Client, CustomResourceExt,
     api::{Patch, PatchParams, PostParams},
 };
 use serde_json::{Value, json};
@@ -68,24 +68,28 @@ async fn cluster_mirrors() -> Api<ClusterMirror> {
                 "the API server refused the CRD: {}",
                 String::from_utf8_lossy(&applied.stderr)
             );
-            let client = plane.client().await;
-            let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-            wait_for("the ClusterMirror CRD to be established", PATIENCE, || {
-                let crds = crds.clone();
-                async move {
-                    let crd = crds.get(ClusterMirror::crd_name()).await.ok()?;
-                    let conditions = crd.status?.conditions?;
-                    conditions
-                        .iter()
-                        .any(|c| c.type_ == "Established" && c.status == "True")
-                        .then_some(())
-                }
-            })
-            .await
-            .expect("the CRD is established");
+            wait_established(&plane.client().await).await;
         })
         .await;
     Api::all(control_plane().client().await)
+}
+
+/// Waits until the API server serves ClusterMirrors.
+pub async fn wait_established(client: &Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    wait_for("the ClusterMirror CRD to be established", PATIENCE, || {
+        let crds = crds.clone();
+        async move {
+            let crd = crds.get(ClusterMirror::crd_name()).await.ok()?;
+            let conditions = crd.status?.conditions?;
+            conditions
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+                .then_some(())
+        }
+    })
+    .await
+    .expect("the CRD is established");
 }
 
 /// A ClusterMirror `name` with this `target` (JSON, as a user writes it).

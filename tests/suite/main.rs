@@ -12,6 +12,7 @@ mod allowlist;
 mod bad_input;
 mod chart;
 mod cluster_mirror_api;
+mod cluster_mirror_chart;
 mod consent;
 mod control_plane;
 mod deploy;

@@ -185,6 +185,9 @@ The controller's command-line flags, one per item, every value quoted.
 - {{ printf "--accept-mirrors-selector=%s" $c.acceptMirrorsSelector | quote }}
 - {{ printf "--accept-secret-mirrors-selector=%s" $c.acceptSecretMirrorsSelector | quote }}
 - {{ printf "--protected-namespaces=%s" (join "," $c.protectedNamespaces) | quote }}
+{{- if not $c.watchNamespace }}
+- {{ printf "--cluster-mirror-source-namespaces=%s" (join "," (.Values.clusterMirror.sourceNamespaces | default (list (include "configmap-mirror.namespace" .)))) | quote }}
+{{- end }}
 {{- with $c.reservedNames }}
 - {{ printf "--reserved-names=%s" (join "," .) | quote }}
 {{- end }}
