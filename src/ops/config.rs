@@ -170,10 +170,15 @@ pub struct Rules {
     )]
     pub protected_namespaces: Vec<String>,
 
-    /// The namespaces ClusterMirrors may copy from, comma-separated
-    /// (default: the namespace this install runs in, $POD_NAMESPACE). A
-    /// ClusterMirror naming another is refused; each is protected too.
-    #[arg(long, env = "MIRROR_CLUSTER_MIRROR_SOURCE_NAMESPACES", help_heading = "Mirroring", value_name = "NAMESPACES", value_delimiter = ',', value_parser = parse_optional_namespace)]
+    /// The namespaces ClusterMirror sources may come from (default: the
+    /// namespace this install runs in, $POD_NAMESPACE). Each is protected
+    /// too: nothing is ever written there.
+    #[arg(
+        long,
+        env = "MIRROR_CLUSTER_MIRROR_SOURCE_NAMESPACES", help_heading = "Mirroring", value_name = "NAMESPACES",
+        value_delimiter = ',',
+        value_parser = parse_namespace
+    )]
     pub cluster_mirror_source_namespaces: Vec<String>,
 
     /// More ConfigMap names never mirrored into other namespaces, besides
