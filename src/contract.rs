@@ -186,6 +186,15 @@ pub fn content_checksum(cm: &ConfigMap) -> String {
     checksum(cm.data.as_ref(), cm.binary_data.as_ref())
 }
 
+/// `namespace/name`, as logs, Events and `explain` name an object.
+pub fn object_key(meta: &ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default()
+    )
+}
+
 /// Whether an object carries this controller's managed-by label.
 pub fn is_managed_by_us(meta: &ObjectMeta) -> bool {
     meta.labels

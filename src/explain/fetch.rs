@@ -310,7 +310,7 @@ async fn namespace_kind<K: Explained>(
     let mut names = Vec::new();
     if let Ok(sources) = &sources {
         for (source, refused) in verdicts::sources_asking::<K>(namespace, sources, install) {
-            if refused.is_none() && !mirrored.contains(&verdicts::key_of(source)) {
+            if refused.is_none() && !mirrored.contains(&contract::object_key(source)) {
                 names.extend(source.name.clone());
             }
         }

@@ -25,7 +25,7 @@ use k8s_openapi::{
 use crate::{
     contract::{
         CHECKSUM_ANNOTATION, CopyRole, MANAGED_BY_LABEL, MANAGER_NAME, SOURCE_SELECTOR_ANNOTATION,
-        annotation, companion_name, is_managed_by_us, mirror_of, warning,
+        annotation, companion_name, is_managed_by_us, mirror_of, object_key, warning,
     },
     decisions::cache_form::CachedCopy,
     decisions::carried::Lists,
@@ -274,15 +274,6 @@ impl Preview {
         }
         source
     }
-}
-
-/// `namespace/name`.
-pub fn key_of(meta: &ObjectMeta) -> String {
-    format!(
-        "{}/{}",
-        meta.namespace.as_deref().unwrap_or_default(),
-        meta.name.as_deref().unwrap_or_default()
-    )
 }
 
 /// The source a companion-shaped name belongs to, if its name has that
@@ -548,7 +539,14 @@ fn copy_row<K: Explained>(
         ),
         (false, _) => (verdict, detail),
     };
-    row_at::<K>(what, namespace, name, Some(key_of(source)), verdict, detail)
+    row_at::<K>(
+        what,
+        namespace,
+        name,
+        Some(object_key(source)),
+        verdict,
+        detail,
+    )
 }
 
 /// Why a namespace that a source asks for receives no mirror, in the

@@ -177,12 +177,3 @@ impl NamespaceWarnings {
         true
     }
 }
-
-/// `namespace/name`, as objects are named in logs.
-pub fn object_key(meta: &ObjectMeta) -> String {
-    format!(
-        "{}/{}",
-        meta.namespace.as_deref().unwrap_or_default(),
-        meta.name.as_deref().unwrap_or_default()
-    )
-}

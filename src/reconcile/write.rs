@@ -8,12 +8,13 @@ use kube::{
 };
 
 use crate::{
+    contract::object_key,
     contract::{CHECKSUM_ANNOTATION, CopyRole, MANAGER_NAME, Operation},
     decisions::cache_form::CachedCopy,
     decisions::plan::{self, Difference, SeenVersion, Write},
     kind::MirroredKind,
     reconcile::contest::{Fingerprint, WriteKind},
-    reconcile::context::{Context, object_key},
+    reconcile::context::Context,
     reconcile::error::{ApiOutcome, Error, classify},
     reconcile::source_content::Source,
 };

@@ -147,7 +147,7 @@ pub fn explain_namespace<K: Explained>(
         Ok(sources) => sources,
     };
     for (source, refused) in sources_asking::<K>(namespace, sources, install) {
-        let source_key = key_of(source);
+        let source_key = object_key(source);
         if mirrored.contains(&source_key) {
             continue;
         }

@@ -141,7 +141,7 @@ fn mirror_rows<K: Explained>(
     let meta = source.meta();
     let name = meta.name.clone().unwrap_or_default();
     let source_namespace = meta.namespace.clone().unwrap_or_default();
-    let source_key = key_of(meta);
+    let source_key = object_key(meta);
     let targets = match Targets::of(meta) {
         Ok(Some(targets)) => targets,
         Ok(None) => return leftover_rows(scene, install, &BTreeSet::new()),
@@ -243,7 +243,7 @@ fn unmatched_rows<K: Explained>(
     asked: &BTreeSet<String>,
     name: &str,
 ) -> Vec<Row> {
-    let source_key = key_of(meta);
+    let source_key = object_key(meta);
     let at = |namespace: &str, verdict, detail| {
         row_at::<K>(
             What::Mirror,
@@ -365,7 +365,7 @@ fn leftover_rows<K: Explained>(
         rows.push(row::<K>(
             What::Mirror,
             copy,
-            Some(key_of(meta)),
+            Some(object_key(meta)),
             verdict,
             detail,
         ));
