@@ -50,6 +50,8 @@ pub(crate) mod cluster;
 pub mod contract;
 pub(crate) mod decisions;
 pub mod explain;
+#[cfg(test)]
+mod file_size_tests;
 pub(crate) mod index;
 pub mod kind;
 #[cfg(test)]
