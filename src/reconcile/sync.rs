@@ -14,6 +14,7 @@ use kube::{
 
 use crate::{
     contract::object_key,
+    decisions::cache_form::CachedCopy,
     decisions::carried::{self, Lists},
     decisions::desired::{self, Refusal, desired_companion, never_a_source},
     decisions::plan::{self, NameTaken, Write},
@@ -24,7 +25,7 @@ use crate::{
     reconcile::context::Context,
     reconcile::error::{Error, Retry, soonest},
     reconcile::source_content::Source,
-    reconcile::write,
+    reconcile::write::{self, Performed},
 };
 
 mod mirrors;
@@ -94,35 +95,52 @@ fn finished<K: MirroredKind>(copy: K, source: &K, ctx: &Context<K>) -> Result<K,
         .map_err(Error::InvalidCopyList)
 }
 
-/// Compares one copy (companion or mirror) with the cache; one write at most.
+/// Compares one copy (companion or mirror) with the cache; one write at
+/// most, planned again from the object itself when a create finds its name
+/// taken by one the cache had not seen.
 async fn sync_copy<K: MirroredKind>(
     source: &Source<'_, K>,
     desired: K,
     ctx: &Context<K>,
 ) -> Result<(), Error> {
-    let write = plan_copy(source.cached, desired, &source.key, ctx)?;
-    write::perform(ctx, source, write).await
+    let mut actual = cached_copy(&desired, ctx);
+    loop {
+        let write = plan_copy(
+            source.cached,
+            desired.clone(),
+            actual.as_ref(),
+            &source.key,
+            ctx,
+        )?;
+        match write::perform(ctx, source, write).await? {
+            Performed::Done => return Ok(()),
+            Performed::PlanAgain(existing) => actual = Some(existing),
+        }
+    }
+}
+
+/// The copy the cache holds at `desired`'s name.
+fn cached_copy<K: MirroredKind>(desired: &K, ctx: &Context<K>) -> Option<CachedCopy<K>> {
+    ctx.caches.copy(
+        &desired.namespace().unwrap_or_default(),
+        &desired.name_any(),
+    )
 }
 
 fn plan_copy<K: MirroredKind>(
     source: &K,
     desired: K,
+    actual: Option<&CachedCopy<K>>,
     key: &K::DigestKey,
     ctx: &Context<K>,
 ) -> Result<Write<K>, Error> {
-    let namespace = desired.namespace().unwrap_or_default();
-    let name = desired.name_any();
-    let actual = ctx.caches.copy(&namespace, &name);
-    plan::plan(
-        desired,
-        actual.as_ref(),
-        source.meta(),
-        &ctx.source_label_keys,
-        key,
-    )
-    .map_err(|NameTaken| Error::NameTaken {
-        name: format!("{namespace}/{name}"),
-    })
+    let name = format!(
+        "{}/{}",
+        desired.namespace().unwrap_or_default(),
+        desired.name_any()
+    );
+    plan::plan(desired, actual, source.meta(), &ctx.source_label_keys, key)
+        .map_err(|NameTaken| Error::NameTaken { name })
 }
 
 /// Whether this source's reconcile would do anything now (see `resync`):
@@ -138,8 +156,11 @@ pub fn needs_sync<K: MirroredKind>(source: &K, ctx: &Context<K>) -> bool {
     let Some(key) = K::current_key(&ctx.digest_key) else {
         return true;
     };
-    let companion = companion_of(source, &key, ctx)
-        .and_then(|desired| desired.map(|d| plan_copy(source, d, &key, ctx)).transpose());
+    let companion = companion_of(source, &key, ctx).and_then(|desired| {
+        desired
+            .map(|d| plan_copy(source, d.clone(), cached_copy(&d, ctx).as_ref(), &key, ctx))
+            .transpose()
+    });
     let companion_in_sync = matches!(companion, Ok(None | Some(Write::Nothing)));
     !companion_in_sync || !matches!(mirrors::mirror_targets(source, ctx), Ok(None))
 }
