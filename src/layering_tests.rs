@@ -1,5 +1,6 @@
 //! The floors stay floors: each module reads only the floors beneath its
-//! own, and no files read one another in a circle.
+//! own, and no files read one another in a circle. And no file grows past
+//! what a reader takes in at once.
 //!
 //! [`FLOORS`] is the one statement of their order; the crate guide
 //! (`lib.rs`) and the architecture section of the docs name it.
@@ -306,6 +307,24 @@ fn every_module_is_on_a_floor_or_test_support() {
         .map(|(file, _)| file.shown())
         .collect();
     assert!(lost.is_empty(), "modules on no floor: {lost:#?}");
+}
+
+/// The most lines a file of `src/` may have, unit tests included: one
+/// that would have more is split along its seams.
+const MOST_LINES: usize = 400;
+
+#[test]
+fn no_source_file_is_over_400_lines() {
+    let files = crate_files(&src());
+    let mut long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let lines = std::fs::read_to_string(&file.path).ok()?.lines().count();
+            (lines > MOST_LINES).then(|| format!("{}: {lines} lines", file.shown()))
+        })
+        .collect();
+    long.sort();
+    assert!(long.is_empty(), "over {MOST_LINES} lines: {long:#?}");
 }
 
 mod tests;

@@ -50,8 +50,6 @@ pub(crate) mod cluster;
 pub mod contract;
 pub(crate) mod decisions;
 pub mod explain;
-#[cfg(test)]
-mod file_size_tests;
 pub(crate) mod index;
 pub mod kind;
 #[cfg(test)]
