@@ -458,7 +458,7 @@ fn the_escape_hatches_render_where_they_belong() {
     for o in &objects {
         let cluster_scoped = matches!(
             o["kind"].as_str(),
-            Some("ClusterRole" | "ClusterRoleBinding")
+            Some("ClusterRole" | "ClusterRoleBinding" | "CustomResourceDefinition")
         );
         let namespace = o["metadata"]["namespace"].as_str();
         if cluster_scoped {
