@@ -59,6 +59,7 @@ pub async fn run<K: MirroredKind>(
     source_rules: K::SourceRules,
     new_keys: impl Stream<Item = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let backoffs = shared.backoffs.clone();
     let (caches, wakeups, watches) = watches::watch::<K, _>(
         &shared.kube_config,
         shared.settings.clone(),
@@ -67,7 +68,7 @@ pub async fn run<K: MirroredKind>(
         new_keys,
         shared.health.clone(),
         shared.metrics.clone(),
-        shared.backoffs.clone(),
+        Arc::new(move |uid: &str| backoffs.forget(uid)),
     )?;
     let ctx = Arc::new(Context {
         client: shared.client.clone(),

@@ -16,10 +16,10 @@ use tracing::{Instrument, Span};
 use kube::runtime::controller::Action;
 
 use crate::{
-    cluster::caches::Caches,
     cluster::report::EventPublisher,
     decisions::consent::Consent,
     decisions::selector::Selector,
+    index::caches::Caches,
     kind::MirroredKind,
     ops::leader::Leadership,
     ops::metrics::{Loop, Metrics, Outcome},
@@ -180,13 +180,4 @@ impl NamespaceWarnings {
         told.insert(namespace.to_owned(), value.to_owned());
         true
     }
-}
-
-/// `namespace/name`, as objects are named in logs.
-pub fn object_key(meta: &ObjectMeta) -> String {
-    format!(
-        "{}/{}",
-        meta.namespace.as_deref().unwrap_or_default(),
-        meta.name.as_deref().unwrap_or_default()
-    )
 }

@@ -17,9 +17,10 @@ use kube::ResourceExt;
 use tokio::sync::OnceCell;
 
 use crate::{
+    contract::object_key,
     decisions::fresh,
     kind::MirroredKind,
-    reconcile::context::{Context, object_key},
+    reconcile::context::Context,
     reconcile::error::{ApiOutcome, Error, classify},
 };
 
