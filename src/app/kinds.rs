@@ -30,6 +30,7 @@ use crate::{
     reconcile::contest::Contests,
     reconcile::context::Context,
     reconcile::controller,
+    reconcile::fresh_reads::{self, FreshReads},
     reconcile::woken::Woken,
 };
 
@@ -71,6 +72,7 @@ pub async fn run<K: MirroredKind>(
     source_rules: K::SourceRules,
     new_keys: impl Stream<Item = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let backoffs = shared.backoffs.clone();
     let (caches, mut wakeups, watches) = watches::watch::<K, _>(
         &shared.kube_config,
         shared.settings.clone(),
@@ -79,7 +81,7 @@ pub async fn run<K: MirroredKind>(
         new_keys,
         shared.health.clone(),
         shared.metrics.clone(),
-        shared.backoffs.clone(),
+        Arc::new(move |uid: &str| backoffs.forget(uid)),
     )?;
     let cluster = cluster_side::<K>(&shared, caches.namespaces.is_some())?;
     let (side, cluster_inputs) = match cluster {
@@ -87,7 +89,7 @@ pub async fn run<K: MirroredKind>(
         None => (None, None),
     };
     let ctx = Arc::new(Context {
-        client: shared.client,
+        client: shared.client.clone(),
         caches,
         suffix: shared.settings.suffix.clone(),
         digest_key: key,
@@ -102,6 +104,12 @@ pub async fn run<K: MirroredKind>(
         retry_policy: shared.retry_policy,
         consent,
         source_selector: shared.source_selector,
+        fresh_reads: FreshReads::new(
+            shared.client.clone(),
+            &shared.settings.selector,
+            fresh_reads::WINDOW,
+            fresh_reads::PAGE_SIZE,
+        ),
         namespace_warnings: Default::default(),
         reserved_names: shared.reserved_names,
         leadership: shared.leadership.clone(),

@@ -24,8 +24,8 @@ use crate::{
     },
     decisions::consent::{Consent, NamespaceFacts},
     decisions::desired::{Refusal, desired_mirror, mark_install},
+    decisions::patterns::{glob_matches, parse_patterns},
     decisions::selector::Selector,
-    decisions::targets::{glob_matches, parse_patterns},
     kind::MirroredKind,
 };
 

@@ -32,7 +32,7 @@ use tokio::sync::watch;
 
 use crate::{
     cluster::cluster_mirrors::Change, cluster::cluster_sources::SourceChange, contract,
-    decisions::wakeups::ClusterWake, kind::MirroredKind, ops::metrics::Loop,
+    index::wakeups::ClusterWake, kind::MirroredKind, ops::metrics::Loop,
     reconcile::backoff::BackoffKey, reconcile::context::Context, reconcile::error::Error,
 };
 

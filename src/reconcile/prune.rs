@@ -13,6 +13,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::{ResourceExt, runtime::controller::Action};
 
 use crate::{
+    contract::object_key,
     contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION, Operation},
     decisions::cache_form,
     decisions::cluster_mirror::CopyFate,
@@ -24,7 +25,7 @@ use crate::{
     ops::metrics::Loop,
     reconcile::backoff::BackoffKey,
     reconcile::cluster_mirror,
-    reconcile::context::{Context, object_key},
+    reconcile::context::Context,
     reconcile::error::{ApiOutcome, Error, classify},
     reconcile::write,
 };

@@ -4,10 +4,11 @@
 use kube::{ResourceExt, runtime::reflector::ObjectRef};
 
 use crate::{
+    contract::object_key,
     decisions::cluster_mirror::{CopyFate, copy_fate},
     decisions::plan::SeenVersion,
     kind::MirroredKind,
-    reconcile::context::{Context, object_key},
+    reconcile::context::Context,
     reconcile::error::Error,
     reconcile::write,
 };

@@ -17,7 +17,7 @@ use crate::{
     reconcile::context::Context,
     reconcile::error::{Error, Retry},
     reconcile::source_content::Source,
-    reconcile::sync::{plan_copy, sync_copy},
+    reconcile::sync::{cached_copy, plan_copy, sync_copy},
 };
 
 use super::side::ClusterMirrorSide;
@@ -106,7 +106,8 @@ pub async fn sync<K: MirroredKind>(
             true => wanted
                 .into_iter()
                 .map(|(namespace, copy)| {
-                    let planned = plan_copy(source.cached, copy, &source.key, ctx);
+                    let actual = cached_copy(&copy, ctx);
+                    let planned = plan_copy(source.cached, copy, actual.as_ref(), &source.key, ctx);
                     (namespace, planned.map(|write| write == Write::Nothing))
                 })
                 .collect(),
