@@ -109,7 +109,8 @@ pub async fn run<K: MirroredKind>(
             &shared.settings.selector,
             fresh_reads::WINDOW,
             fresh_reads::PAGE_SIZE,
-        ),
+        )
+        .at_most_waiting(shared.concurrency.into()),
         namespace_warnings: Default::default(),
         reserved_names: shared.reserved_names,
         leadership: shared.leadership.clone(),
