@@ -69,7 +69,7 @@ USER 65532:65532
 # returned when freed, instead of from its heap, where the space of a big
 # source's read, decode and write would stay behind. Measured with 150
 # sources of 512 KiB: +4 MiB of resident memory instead of +17 MiB, and no
-# change with 10,000 small ones (BENCHMARKS.md). The bench runs the binary
+# change with 10,000 small ones (docs/contributing/benchmarks.md). The bench runs the binary
 # with the same setting (tests/bench/src/profile.rs).
 ENV GLIBC_TUNABLES=glibc.malloc.mmap_threshold=32768
 # One listener: /metrics, /healthz, /readyz (--http-addr, default [::]:8080:

@@ -47,6 +47,18 @@ helm-docs: ## Build (or find cached) helm-docs, the release pinned in hack/helm-
 chart-docs: helm-docs ## Write the chart's README.md from its values.yaml (helm-docs)
 	@bash hack/chart-docs.sh
 
+.PHONY: mdbook
+mdbook: ## Build (or find cached) mdBook, the release pinned in hack/install-mdbook.sh
+	@bash hack/install-mdbook.sh >/dev/null
+
+.PHONY: docs
+docs: mdbook ## Build the documentation site from docs/ into target/book (mdBook: table of contents, search)
+	"$$(bash hack/install-mdbook.sh)/mdbook" build docs
+
+.PHONY: flags-docs
+flags-docs: ## Write docs/operator/flags-reference.md from the binary's own flag definitions
+	@bash hack/flags-docs.sh
+
 .PHONY: image
 image: ## Build the container image with podman, offline (see hack/image.sh)
 	@bash hack/image.sh
@@ -67,7 +79,7 @@ release: ## The release build the Dockerfile performs
 # build here never downloads: `cargo fetch` gets them first, or --offline
 # fails on a fresh machine.
 .PHONY: lint
-lint: helm helm-docs ## rustfmt, clippy (warnings are errors), cargo-deny, hadolint, shellcheck, helm lint, and the freshness of the rendered manifests and the chart's README
+lint: helm helm-docs ## rustfmt, clippy (warnings are errors), cargo-deny, hadolint, shellcheck, helm lint, the freshness of the rendered manifests and the chart's README, the docs' links, anchors, table of contents and generated flag reference
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
 	cargo fetch --locked
@@ -75,9 +87,11 @@ lint: helm helm-docs ## rustfmt, clippy (warnings are errors), cargo-deny, hadol
 	bash hack/lint-dockerfile.sh
 	bash hack/lint-shell.sh
 	bash hack/lint-chart.sh
+	python3 hack/lint-docs.py
+	bash hack/flags-docs.sh --check
 
 .PHONY: test
-test: prereqs k8s k8s-compat node helm lint release ## The whole test suite, against real local control planes (and a kubelet node)
+test: prereqs k8s k8s-compat node helm lint docs release ## The whole test suite, against real local control planes (and a kubelet node)
 	cargo test --workspace --locked
 
 .PHONY: run
@@ -93,15 +107,15 @@ demo: demo-prereqs k8s build ## Walk through the controller's behaviour on a loc
 	@bash hack/demo.sh
 
 .PHONY: demo-in-cluster
-demo-in-cluster: k8s node ## The same, with the image built here running as pods on a kubelet node (root)
+demo-in-cluster: k8s node helm ## The same, with the image built here running as pods on a kubelet node (root)
 	@bash hack/demo-in-cluster.sh
 
 .PHONY: bench
-bench: k8s release ## Measure convergence, healing, memory and CPU (see BENCHMARKS.md)
+bench: k8s release ## Measure convergence, healing, memory and CPU (see docs/contributing/benchmarks.md)
 	cargo run --release --locked -p mirror-bench -- $(BENCH_ARGS)
 
 .PHONY: bench-sweep
-bench-sweep: k8s release ## How cost grows from 1,000 to 100,000 sources and with fan-out to 10,000 namespaces; heals by namespaces present; new namespaces for glob sources; draws the curves (see BENCHMARKS.md)
+bench-sweep: k8s release ## How cost grows from 1,000 to 100,000 sources and with fan-out to 10,000 namespaces; heals by namespaces present; new namespaces for glob sources; draws the curves (see docs/contributing/benchmarks.md)
 	cargo run --release --locked -p mirror-bench -- --sweep $(BENCH_ARGS)
 
 .PHONY: cluster

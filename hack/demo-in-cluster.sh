@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The in-cluster journey, run for real: the image built here (make image),
-# a local control plane with a kubelet node (make cluster NODE=1), and
-# `kubectl apply -k deploy/` with only the image name set, each kubectl
-# command printed with what it shows. Needs root.
+# a local control plane with a kubelet node (make cluster NODE=1), and the
+# Helm chart installed with the values of the in-cluster kind path in
+# README.md (the loaded image, never pulled), each command printed with what
+# it shows. Needs root.
 #
 #   KEEP=1 make demo-in-cluster   leaves the cluster and the controller running
 set -euo pipefail
@@ -13,14 +14,14 @@ bin_dir=$(bash hack/install-k8s.sh)
 ctr="$(bash hack/install-containerd.sh --cached-only)/ctr"
 export PATH="$bin_dir:$PATH"
 ns=demo-in-cluster
-overlay=.local/demo-in-cluster
 
 bold() { printf '\n\033[1m%s\033[0m\n' "$*"; }
 run() { printf '\033[36m$ %s\033[0m\n' "$*"; "$@"; }
 
+helm="$(bash hack/install-helm.sh)/helm"
+
 bold "Building the image (make image)"
-bash hack/image.sh
-image="$(sed -n 's/^name=//p' target/image/configmap-mirror.tar.meta)"
+IMAGE=localhost/configmap-mirror:dev bash hack/image.sh
 
 bold "Starting a local control plane with a kubelet node (make cluster NODE=1)"
 NODE=1 bash hack/cluster.sh up >/dev/null
@@ -41,20 +42,14 @@ run kubectl get nodes -o wide
 bold "Loading the image into the node's containerd (no registry needed)"
 run "$ctr" --address "$PWD/.local/node/containerd/containerd.sock" --namespace k8s.io images import target/image/configmap-mirror.tar
 
-bold "1. Install deploy/ unmodified; an overlay only sets the image"
-mkdir -p "$overlay"
-cat >"$overlay/kustomization.yaml" <<YAML
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-  - ../../deploy
-images:
-  - name: ghcr.io/workshop-io/configmap-mirror
-    newName: ${image%:*}
-    newTag: "${image##*:}"
-YAML
-run cat "$overlay/kustomization.yaml"
-run kubectl apply -k "$overlay"
+bold "1. Install the chart with the loaded image, as on kind (README.md)"
+# The namespace as deploy/ makes it, enforcing Pod Security restricted.
+run kubectl apply -f deploy/base/namespace.yaml
+run "$helm" install configmap-mirror charts/configmap-mirror \
+  --namespace configmap-mirror \
+  --set image.repository=localhost/configmap-mirror \
+  --set image.tag=dev \
+  --set image.pullPolicy=Never
 run kubectl -n configmap-mirror rollout status deployment/configmap-mirror --timeout=240s
 run kubectl -n configmap-mirror get pods -o wide
 run kubectl -n configmap-mirror get lease configmap-mirror -o jsonpath='{.spec.holderIdentity}{"\n"}'
@@ -86,5 +81,6 @@ run kubectl -n "$ns" wait --for=jsonpath='{.status.phase}'=Succeeded pod/metrics
 kubectl -n "$ns" logs metrics | grep -E '^(leader_election_master_status|configmap_mirror_companion_writes_total)'
 
 bold "5. Uninstall: nothing of it is left"
-run kubectl delete -k "$overlay" --wait=true --timeout=240s
+run "$helm" uninstall configmap-mirror --namespace configmap-mirror --wait --timeout=240s
+run kubectl delete namespace configmap-mirror --wait=true --timeout=240s
 run kubectl get namespace configmap-mirror --ignore-not-found

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds mittwald/kubernetes-replicator, the peer the benchmark's sweep
-# measures beside configmap-mirror (see BENCHMARKS.md), from a checkout of
+# measures beside configmap-mirror (see docs/contributing/benchmarks.md), from a checkout of
 # its source, into the per-user cache keyed by release, where
 # `make bench-sweep` finds it. Its module is not on the Go module proxy, so
 # the source comes from its repository; its dependencies come from the

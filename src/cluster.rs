@@ -1,17 +1,13 @@
 //! The cluster I/O: the clients for calls and for watches (every call
-//! bounded by one deadline), the watches and the caches they fill, the
-//! index of mirrors by source, the probe that tells an outage from a wedge,
+//! bounded by one deadline), the watches that fill the caches of
+//! [`crate::index`], the probe that tells an outage from a wedge,
 //! the key of Secret digests, what of the API server's answers may be told
 //! (`relayed`), and the Events.
 
-pub(crate) mod admitting_namespaces;
 pub(crate) mod api_client;
 pub(crate) mod api_probe;
-pub(crate) mod caches;
 pub(crate) mod call_deadline;
-pub(crate) mod copy_index;
 pub(crate) mod digest_key;
-pub(crate) mod mirroring_sources;
 pub(crate) mod ratelimit;
 pub(crate) mod relayed;
 pub(crate) mod report;

@@ -48,7 +48,7 @@ pub const CARRIED_ANNOTATIONS_ANNOTATION: &str = "workshop.io/carried-annotation
 /// by which other tools claim, track, prune, rewrite or trust an object: a
 /// copy carrying them would be taken for theirs (pruned as an orphan of
 /// their application, adopted, overwritten, or read as credentials). The
-/// README's label contract lists and explains them.
+/// label contract (docs/user/labels.md) lists and explains them.
 pub const NEVER_CARRIED: &[&str] = &[
     MANAGED_BY_LABEL,
     "workshop.io/*",
@@ -184,6 +184,15 @@ pub(crate) fn encode_map<'a>(
 /// The checksum of a ConfigMap's own content, as its copies record it.
 pub fn content_checksum(cm: &ConfigMap) -> String {
     checksum(cm.data.as_ref(), cm.binary_data.as_ref())
+}
+
+/// `namespace/name`, as logs, Events and `explain` name an object.
+pub fn object_key(meta: &ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default()
+    )
 }
 
 /// Whether an object carries this controller's managed-by label.

@@ -2,8 +2,8 @@
 //! labels and annotations they carry), whose an existing
 //! object is, which single write brings a copy to what it should be,
 //! whether a copy is still wanted, which namespaces a source asks for, and
-//! whom a watch event wakes, and how much of a source's copies each wakeup
-//! asks its reconcile to compare. No I/O: the reconcile loops read the caches,
+//! how much of a source's copies a wakeup asks its reconcile to compare.
+//! No I/O: the reconcile loops read the caches,
 //! ask these functions, and carry out what they decide.
 
 pub(crate) mod cache_form;
@@ -11,13 +11,14 @@ pub(crate) mod carried;
 pub(crate) mod consent;
 pub(crate) mod desired;
 pub(crate) mod fresh;
+pub(crate) mod fresh_batch;
 pub(crate) mod key_secret;
 pub(crate) mod names;
 pub(crate) mod owner_ref;
 pub(crate) mod ownership;
+pub(crate) mod patterns;
 pub(crate) mod plan;
 pub(crate) mod scope;
 pub(crate) mod selector;
 pub(crate) mod targets;
-pub(crate) mod wakeups;
 pub(crate) mod wanted;

@@ -1,48 +1,59 @@
-//! The layers stay layers: the contract is the ground floor, which every
-//! other module reads and which reads none of them.
+//! The floors stay floors: each module reads only the floors beneath its
+//! own, and no files read one another in a circle. And no file grows past
+//! what a reader takes in at once.
+//!
+//! [`FLOORS`] is the one statement of their order; the crate guide
+//! (`lib.rs`) and the architecture section of the docs name it.
 
-use std::path::{Path, PathBuf};
+mod reading;
 
-/// The crate's modules a source file names (`crate::x`, or each `x` of
-/// `crate::{x::..., y}`), comments left out.
-fn crate_modules_named(source: &str) -> Vec<String> {
-    let code: String = source
-        .lines()
-        .map(|line| line.split("//").next().unwrap_or_default())
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut named = Vec::new();
-    for (at, _) in code.match_indices("crate::") {
-        let rest = &code[at + "crate::".len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            let mut depth = 0;
-            let mut item_start = true;
-            for (i, c) in group.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' if depth == 0 => break,
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => item_start = true,
-                    c if item_start && (c.is_alphabetic() || c == '_') => {
-                        let word: String = group[i..]
-                            .chars()
-                            .take_while(|c| c.is_alphanumeric() || *c == '_')
-                            .collect();
-                        named.push(word);
-                        item_start = false;
-                    }
-                    _ => {}
-                }
-            }
-        } else {
-            let word: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            named.push(word);
-        }
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+};
+
+use reading::{Named, read};
+
+/// The floors, ground first (docs/contributing/architecture.md says what
+/// each holds). A module reads the floors beneath its own; modules that
+/// share a floor do not read each other. Test support (`test_fixtures`,
+/// these tests) is on no floor: only test code reads it.
+pub(crate) const FLOORS: &[&[&str]] = &[
+    &["contract"],
+    &["api"],
+    &["kind"],
+    &["decisions"],
+    &["index"],
+    &["ops"],
+    &["cluster"],
+    &["reconcile", "explain"],
+    &["app"],
+    &["main"],
+];
+
+/// What `main.rs` calls this crate.
+const CRATE_NAME: &str = "configmap_mirror";
+
+fn floor_of(top: &str) -> Option<usize> {
+    FLOORS.iter().position(|floor| floor.contains(&top))
+}
+
+/// One source file of the crate and the module it is.
+struct File {
+    path: PathBuf,
+    module: Vec<String>,
+}
+
+impl File {
+    /// Its path from the package's root, as messages name it.
+    fn shown(&self) -> String {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        self.path
+            .strip_prefix(root)
+            .unwrap_or(&self.path)
+            .display()
+            .to_string()
     }
-    named
 }
 
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
@@ -55,142 +66,265 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
             files.push(path);
         }
     }
+    files.sort();
     files
 }
 
-#[test]
-fn the_parser_finds_every_module_named() {
-    let source = "use crate::{kind::MirroredKind, ops::metrics::{Loop, Metrics}};\n\
-                  // crate::app in a comment\n\
-                  fn f() { crate::decisions::plan(); }";
-    assert_eq!(
-        crate_modules_named(source),
-        ["kind", "ops", "decisions"].map(str::to_owned)
-    );
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-#[test]
-fn the_contract_imports_nothing_from_the_layers_above_it() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = vec![src.join("contract.rs")];
-    files.extend(rust_files(&src.join("contract")));
-    let mut above = Vec::new();
-    for file in &files {
-        // Unit tests may build their inputs with the shared fixtures.
-        if file.file_name().is_some_and(|name| name == "tests.rs") {
-            continue;
-        }
-        let source = std::fs::read_to_string(file).expect("read a source file");
-        for module in crate_modules_named(&source) {
-            if module != "contract" {
-                above.push(format!("{} names crate::{module}", file.display()));
+/// Every file under `src`, with its module (`main.rs` as `main`).
+fn crate_files(src: &Path) -> Vec<File> {
+    rust_files(src)
+        .into_iter()
+        .map(|path| {
+            let relative = path.strip_prefix(src).unwrap_or(&path).with_extension("");
+            let mut module: Vec<String> = relative
+                .components()
+                .map(|part| part.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if module == ["lib"] {
+                module.clear();
             }
+            File { path, module }
+        })
+        .collect()
+}
+
+/// One file reading another.
+#[derive(Debug)]
+struct Edge {
+    from: usize,
+    to: usize,
+    line: usize,
+    path: String,
+    /// Written in test code.
+    test: bool,
+    /// Read from test code (test support, or a module's own tests).
+    to_test_code: bool,
+}
+
+/// The module a path names, from the crate root, or None when it names
+/// another crate.
+fn absolute(named: &Named, modules: &BTreeMap<Vec<String>, usize>) -> Option<Vec<String>> {
+    let mut segments = named.path.iter().peekable();
+    let mut base = match segments.peek()?.as_str() {
+        "crate" | CRATE_NAME => {
+            segments.next();
+            Vec::new()
+        }
+        "self" | "super" => named.within.clone(),
+        first => {
+            // A relative path names a child module, else another crate.
+            let mut child = named.within.clone();
+            child.push(first.to_owned());
+            modules
+                .contains_key(&child)
+                .then_some(named.within.clone())?
+        }
+    };
+    for segment in segments {
+        match segment.as_str() {
+            "self" => {}
+            "super" => {
+                base.pop();
+            }
+            _ => base.push(segment.clone()),
         }
     }
-    assert!(
-        above.is_empty(),
-        "the contract reads layers above it: {above:#?}"
-    );
+    Some(base)
 }
 
-/// The decision modules each file of `module` (its own file and its
-/// folder, unit tests left out) names as `decisions::<name>`.
-fn decisions_named_by(decisions: &Path, module: &str) -> Vec<String> {
-    let mut files = vec![decisions.join(format!("{module}.rs"))];
-    files.extend(rust_files(&decisions.join(module)));
-    let mut named = Vec::new();
+/// Every file's reads of the crate's other files, and which files are
+/// test code.
+fn edges(files: &[File]) -> (Vec<Edge>, Vec<bool>) {
+    let modules: BTreeMap<Vec<String>, usize> = files
+        .iter()
+        .enumerate()
+        .map(|(i, file)| (file.module.clone(), i))
+        .collect();
+    let mut test_modules: Vec<Vec<String>> = Vec::new();
+    let mut readings = Vec::new();
     for file in files {
-        if file.file_name().is_some_and(|name| name == "tests.rs") {
-            continue;
+        let source = std::fs::read_to_string(&file.path).expect("read a source file");
+        let in_main = file.module == ["main"];
+        let reading = read(
+            &source,
+            if in_main { &[] } else { &file.module },
+            if in_main { &[CRATE_NAME] } else { &[] },
+        );
+        for child in &reading.test_children {
+            let mut module = file.module.clone();
+            module.push(child.clone());
+            test_modules.push(module);
         }
-        let source = std::fs::read_to_string(&file).unwrap_or_default();
-        for line in source.lines() {
-            let code = line.split("//").next().unwrap_or_default();
-            for (at, _) in code.match_indices("decisions::") {
-                let word: String = code[at + "decisions::".len()..]
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                if !word.is_empty() && word != module && !named.contains(&word) {
-                    named.push(word);
-                }
-            }
-        }
+        readings.push(reading);
     }
-    named
-}
-
-/// A module that reaches back to itself through the modules it names, as
-/// the path that does, if any.
-fn circle_from(start: &str, imports: &[(String, Vec<String>)]) -> Option<Vec<String>> {
-    let mut path = vec![start.to_owned()];
-    let mut seen = Vec::new();
-    fn walk(
-        path: &mut Vec<String>,
-        seen: &mut Vec<String>,
-        imports: &[(String, Vec<String>)],
-    ) -> bool {
-        let here = path.last().cloned().unwrap_or_default();
-        let next = imports
-            .iter()
-            .find(|(module, _)| *module == here)
-            .map(|(_, named)| named.clone())
-            .unwrap_or_default();
-        for module in next {
-            if module == path[0] {
-                path.push(module);
-                return true;
-            }
-            if !seen.contains(&module) {
-                seen.push(module.clone());
-                path.push(module);
-                if walk(path, seen, imports) {
-                    return true;
-                }
-                path.pop();
-            }
-        }
-        false
-    }
-    walk(&mut path, &mut seen, imports).then_some(path)
-}
-
-#[test]
-fn a_circle_of_imports_is_found() {
-    let imports = [
-        ("a".to_owned(), vec!["b".to_owned()]),
-        ("b".to_owned(), vec!["c".to_owned()]),
-        ("c".to_owned(), vec!["a".to_owned()]),
-        ("d".to_owned(), vec!["a".to_owned()]),
-    ];
-    assert_eq!(circle_from("a", &imports).map(|p| p.len()), Some(4));
-    assert_eq!(circle_from("d", &imports), None);
-}
-
-#[test]
-fn the_decisions_import_one_another_without_a_circle() {
-    let decisions = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/decisions");
-    let modules: Vec<String> = std::fs::read_dir(&decisions)
-        .expect("read src/decisions")
-        .flatten()
-        .filter_map(|entry| {
-            let path = entry.path();
-            let stem = path.file_stem()?.to_str()?.to_owned();
-            (path.extension().is_some_and(|ext| ext == "rs")).then_some(stem)
+    // A module declared under `#[cfg(test)]` is test code, and so is
+    // everything beneath it.
+    let test_code: Vec<bool> = files
+        .iter()
+        .map(|file| {
+            test_modules
+                .iter()
+                .any(|test| file.module.starts_with(test))
         })
         .collect();
-    assert!(modules.len() > 5, "found the decision modules: {modules:?}");
-    let imports: Vec<(String, Vec<String>)> = modules
-        .iter()
-        .map(|module| (module.clone(), decisions_named_by(&decisions, module)))
-        .collect();
-    let circles: Vec<String> = modules
-        .iter()
-        .filter_map(|module| circle_from(module, &imports))
-        .map(|path| path.join(" -> "))
-        .collect();
+    let mut edges = Vec::new();
+    for (from, reading) in readings.into_iter().enumerate() {
+        for named in reading.named {
+            let Some(mut target) = absolute(&named, &modules) else {
+                continue;
+            };
+            // The longest prefix that is a file: the file the path is in.
+            while !modules.contains_key(&target) && !target.is_empty() {
+                target.pop();
+            }
+            let Some(&to) = modules.get(&target) else {
+                continue;
+            };
+            if to != from {
+                edges.push(Edge {
+                    from,
+                    to,
+                    line: named.line,
+                    path: named.path.join("::"),
+                    test: named.test || test_code[from],
+                    to_test_code: test_code[to],
+                });
+            }
+        }
+    }
+    (edges, test_code)
+}
+
+/// The floor a file is on: that of its top module, None for the crate
+/// root and test support.
+fn file_floor(file: &File) -> Option<usize> {
+    floor_of(file.module.first()?)
+}
+
+/// The reads that go up a floor or across one, as messages.
+fn floor_breaches(files: &[File], edges: &[Edge]) -> Vec<String> {
+    let mut breaches = Vec::new();
+    for edge in edges {
+        let (from, to) = (&files[edge.from], &files[edge.to]);
+        let (Some(from_floor), Some(to_top)) = (file_floor(from), to.module.first()) else {
+            continue;
+        };
+        let same_module = from.module.first() == Some(to_top);
+        let fine = if edge.to_test_code {
+            // Test support, or a module's own tests: test code only.
+            edge.test
+        } else {
+            floor_of(to_top).is_some_and(|to_floor| same_module || to_floor < from_floor)
+        };
+        if !fine {
+            breaches.push(format!(
+                "{}:{} reads {} ({}), which is not beneath its floor",
+                from.shown(),
+                edge.line,
+                edge.path,
+                to.shown(),
+            ));
+        }
+    }
+    breaches
+}
+
+/// Each set of files that read one another (directly or through others),
+/// as their paths; test code left out. A child module reading its parent
+/// (`super::`) is not a read between modules: the parent is the scope the
+/// child is written in, as an inline module's would be.
+fn circles(files: &[File], edges: &[Edge]) -> Vec<Vec<String>> {
+    let mut reads: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    for edge in edges.iter().filter(|edge| !edge.test) {
+        let (from, to) = (&files[edge.from].module, &files[edge.to].module);
+        if !(from.starts_with(to) && from.len() > to.len()) {
+            reads[edge.from].push(edge.to);
+        }
+    }
+    let reaches = |start: usize| {
+        let mut seen = vec![false; files.len()];
+        let mut stack = vec![start];
+        while let Some(at) = stack.pop() {
+            for &next in &reads[at] {
+                if !seen[next] {
+                    seen[next] = true;
+                    stack.push(next);
+                }
+            }
+        }
+        seen
+    };
+    let reach: Vec<Vec<bool>> = (0..files.len()).map(reaches).collect();
+    let mut found: Vec<Vec<String>> = Vec::new();
+    for (a, reached) in reach.iter().enumerate() {
+        if !reached[a] {
+            continue;
+        }
+        let circle: Vec<String> = (0..files.len())
+            .filter(|&b| reach[a][b] && reach[b][a])
+            .map(|b| files[b].shown())
+            .collect();
+        if !found.contains(&circle) {
+            found.push(circle);
+        }
+    }
+    found
+}
+
+#[test]
+fn every_file_reads_only_the_floors_beneath_its_own() {
+    let files = crate_files(&src());
+    let (edges, _) = edges(&files);
+    assert!(edges.len() > 100, "found the reads: {}", edges.len());
+    let breaches = floor_breaches(&files, &edges);
     assert!(
-        circles.is_empty(),
-        "decision modules in a circle: {circles:#?}"
+        breaches.is_empty(),
+        "reads up or across a floor: {breaches:#?}"
     );
 }
+
+#[test]
+fn no_files_read_one_another_in_a_circle() {
+    let files = crate_files(&src());
+    let circles = circles(&files, &edges(&files).0);
+    assert!(circles.is_empty(), "files in a circle: {circles:#?}");
+}
+
+#[test]
+fn every_module_is_on_a_floor_or_test_support() {
+    let files = crate_files(&src());
+    let (_, test_code) = edges(&files);
+    let lost: Vec<String> = files
+        .iter()
+        .zip(test_code)
+        .filter(|(file, test_code)| {
+            !file.module.is_empty() && file_floor(file).is_none() && !test_code
+        })
+        .map(|(file, _)| file.shown())
+        .collect();
+    assert!(lost.is_empty(), "modules on no floor: {lost:#?}");
+}
+
+/// The most lines a file of `src/` may have, unit tests included: one
+/// that would have more is split along its seams.
+const MOST_LINES: usize = 400;
+
+#[test]
+fn no_source_file_is_over_400_lines() {
+    let files = crate_files(&src());
+    let mut long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let lines = std::fs::read_to_string(&file.path).ok()?.lines().count();
+            (lines > MOST_LINES).then(|| format!("{}: {lines} lines", file.shown()))
+        })
+        .collect();
+    long.sort();
+    assert!(long.is_empty(), "over {MOST_LINES} lines: {long:#?}");
+}
+
+mod tests;

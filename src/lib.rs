@@ -5,28 +5,36 @@
 //! A source may also ask to be mirrored into other namespaces that consent
 //! ([`decisions::targets`]).
 //!
-//! The folders are the layers:
-//! - [`contract`]: the labels, annotations, names and Event reasons users
-//!   and other tools see;
-//! - [`kind`]: what differs between the kinds of object mirrored (only
-//!   their content), behind one trait;
-//! - [`decisions`]: the pure decisions, with no I/O;
-//! - [`reconcile`]: the two reconcile loops and their bookkeeping;
-//! - [`cluster`]: the cluster I/O: the API clients, the watches and their
-//!   caches, Events;
-//! - [`ops`]: operations: flags, health, leader election, metrics, the HTTP
-//!   listener, logs and shutdown;
-//! - [`app`] wires them together;
-//! - [`explain`] is the read-only `explain` subcommand: it reads the
-//!   cluster as its caller and says why copies are or are not where their
-//!   sources ask, with the decisions' own functions.
+//! The folders are floors, ground first; each reads only the floors
+//! beneath it (`layering_tests::FLOORS` states the order and checks it,
+//! with no circle between files):
+//! 1. [`contract`]: the labels, annotations, names and Event reasons users
+//!    and other tools see;
+//! 2. [`api`]: the custom resources users write (`ClusterMirror`), from
+//!    which the CRDs are generated; like the contract, no I/O;
+//! 3. [`kind`]: what differs between the kinds of object mirrored (only
+//!    their content), behind one trait;
+//! 4. [`decisions`]: the pure decisions, with no I/O;
+//! 5. [`index`]: what the controller knows, in memory, with no I/O: the
+//!    caches, the indexes of copies, sources and namespaces, and whom
+//!    each watch event wakes;
+//! 6. [`ops`]: operations: flags, health, leader election, metrics, the
+//!    HTTP listener, logs and shutdown;
+//! 7. [`cluster`]: the cluster I/O: the API clients, the watches that fill
+//!    the index, Events;
+//! 8. [`reconcile`]: the two reconcile loops and their bookkeeping; and
+//!    beside it [`explain`], the read-only `explain` subcommand: it reads
+//!    the cluster as its caller and says why copies are or are not where
+//!    their sources ask, with the decisions' own functions;
+//! 9. [`app`] wires them together;
+//! 10. `main`, the binary, runs it.
 //!
 //! Reading order for newcomers: [`contract`], [`decisions::desired`] (what
 //! a source's copies should be), [`decisions::ownership`] (whose an
 //! existing object is), [`decisions::plan`] (what to write),
 //! [`reconcile::sync`] and [`reconcile::prune`] (the two reconcile loops),
-//! [`cluster::caches`] (what they read, in the forms of
-//! [`decisions::cache_form`]), [`decisions::wakeups`] (what wakes them),
+//! [`index::caches`] (what they read, in the forms of
+//! [`decisions::cache_form`]), [`index::wakeups`] (what wakes them),
 //! [`cluster::watches`] (what fills the caches and sends the wakeups), then
 //! [`app`] (how it all runs).
 #![forbid(unsafe_code)]
@@ -36,11 +44,13 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod api;
 pub mod app;
 pub(crate) mod cluster;
 pub mod contract;
 pub(crate) mod decisions;
 pub mod explain;
+pub(crate) mod index;
 pub mod kind;
 #[cfg(test)]
 mod layering_tests;

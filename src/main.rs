@@ -4,7 +4,11 @@ use std::process::ExitCode;
 
 use configmap_mirror::{
     app, explain,
-    ops::{cli::Invocation, config::Config, probe, telemetry},
+    ops::{
+        cli::{self, Invocation},
+        config::Config,
+        probe, telemetry,
+    },
 };
 use tokio::runtime::{Builder, Runtime};
 
@@ -19,6 +23,7 @@ fn main() -> ExitCode {
             }
         },
         Invocation::Probe(args) => probe::run(&args),
+        Invocation::Crd => cli::print_crds(),
     }
 }
 

@@ -2,7 +2,8 @@
 //! handed (`context`), the sync of a source and the prune of a copy, the
 //! one write each makes, the full comparison after a list (`resync`), the
 //! one error type, the source's content read when a write needs it
-//! (`source_content`), the per-object retry state (`backoff`) and the fights
+//! (`source_content`), those reads batched by namespace (`fresh_reads`),
+//! the per-object retry state (`backoff`) and the fights
 //! over a copy (`contest`), and when each pending sync was asked for
 //! (`woken`).
 
@@ -11,6 +12,7 @@ pub mod contest;
 pub(crate) mod context;
 pub(crate) mod controller;
 pub(crate) mod error;
+pub mod fresh_reads;
 pub(crate) mod prune;
 pub(crate) mod resync;
 pub(crate) mod source_content;

@@ -5,7 +5,7 @@
 //! mirroring, a leader's death, unlabel, and a source deleted with the
 //! controller stopped, which the garbage collector alone cleans up.
 
-mod common;
+use test_support as common;
 
 use common::{ControllerProcess, LEASE_TIMINGS, PATIENCE, Scene, mk_source};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};

@@ -14,7 +14,7 @@
 //! and helm (`make helm`); without them the tests fail, naming the install
 //! command.
 
-mod common;
+use test_support as common;
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -156,6 +156,8 @@ fn build_bundle() -> Result<Bundle, String> {
         .arg("hack/dist.sh")
         .arg(&dir)
         .env("HELM", &helm)
+        // The manifest's CRD, printed by this build's binary.
+        .env("CONFIGMAP_MIRROR", env!("CARGO_BIN_EXE_configmap-mirror"))
         .current_dir(repo())
         .output()
         .map_err(|e| format!("cannot run hack/dist.sh: {e}"))?;

@@ -4,7 +4,7 @@
 //! controller in every state: the cluster converges once the link is back,
 //! liveness tells an outage from a wedge, and a stop is bounded.
 
-mod common;
+use test_support as common;
 
 use std::{
     path::PathBuf,

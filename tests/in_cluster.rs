@@ -7,7 +7,7 @@
 //! node's programs (`make node`) and helm (`make helm`); without them it
 //! fails, naming the install command.
 
-mod common;
+use test_support as common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -419,7 +419,12 @@ async fn the_chart_on_the_node(
     let namespace_manifest = repo().join("deploy/base/namespace.yaml");
     let namespace_manifest = namespace_manifest.to_string_lossy();
     kubectl_ok(cluster, &["apply", "-f", &namespace_manifest]);
-    let (repository, tag) = image.rsplit_once(':').expect("an image with a tag");
+    // The values the in-cluster kind path documents (README.md), for the
+    // image `make image` builds, loaded into the node and never pulled.
+    assert_eq!(
+        image, "localhost/configmap-mirror:dev",
+        "the kind path's values name the image make image builds"
+    );
     let installed = common::helm_on(
         cluster.control_plane(),
         &[
@@ -429,9 +434,11 @@ async fn the_chart_on_the_node(
             "--namespace",
             NAMESPACE,
             "--set",
-            &format!("image.repository={repository}"),
+            "image.repository=localhost/configmap-mirror",
             "--set",
-            &format!("image.tag={tag}"),
+            "image.tag=dev",
+            "--set",
+            "image.pullPolicy=Never",
         ],
     )
     .output()

@@ -25,6 +25,7 @@ use crate::{
     reconcile::contest::Contests,
     reconcile::context::Context,
     reconcile::controller,
+    reconcile::fresh_reads::{self, FreshReads},
     reconcile::woken::Woken,
 };
 
@@ -58,6 +59,7 @@ pub async fn run<K: MirroredKind>(
     source_rules: K::SourceRules,
     new_keys: impl Stream<Item = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let backoffs = shared.backoffs.clone();
     let (caches, wakeups, watches) = watches::watch::<K, _>(
         &shared.kube_config,
         shared.settings.clone(),
@@ -66,10 +68,10 @@ pub async fn run<K: MirroredKind>(
         new_keys,
         shared.health.clone(),
         shared.metrics.clone(),
-        shared.backoffs.clone(),
+        Arc::new(move |uid: &str| backoffs.forget(uid)),
     )?;
     let ctx = Arc::new(Context {
-        client: shared.client,
+        client: shared.client.clone(),
         caches,
         suffix: shared.settings.suffix.clone(),
         digest_key: key,
@@ -84,6 +86,12 @@ pub async fn run<K: MirroredKind>(
         retry_policy: shared.retry_policy,
         consent,
         source_selector: shared.source_selector,
+        fresh_reads: FreshReads::new(
+            shared.client.clone(),
+            &shared.settings.selector,
+            fresh_reads::WINDOW,
+            fresh_reads::PAGE_SIZE,
+        ),
         namespace_warnings: Default::default(),
         reserved_names: shared.reserved_names,
         leadership: shared.leadership.clone(),

@@ -28,26 +28,30 @@ use kube::{
 use tokio::sync::watch;
 
 use crate::{
-    cluster::admitting_namespaces::AdmittingNamespaces,
     cluster::api_client,
-    cluster::caches::{Caches, NamespaceMeta},
-    cluster::copy_index::CopyIndex,
-    cluster::mirroring_sources::MirroringSources,
     cluster::watch_stream,
     contract,
     decisions::cache_form,
     decisions::consent::{self, Consent},
     decisions::scope::Reach,
+    index::admitting_namespaces::AdmittingNamespaces,
+    index::admitting_namespaces::NamespaceMeta,
+    index::caches::Caches,
+    index::copy_index::CopyIndex,
+    index::mirroring_sources::MirroringSources,
     kind::MirroredKind,
     ops::config::InitialList,
     ops::health::Health,
     ops::metrics::Metrics,
-    reconcile::backoff::Backoffs,
 };
 
 use forward::{
     CopyFollower, Forwarder, KindNamespaces, NamespaceFollower, NamespaceListener, SourceFollower,
 };
+
+/// Told the uid of each source or copy the watches see deleted, so that
+/// the retry state the reconcile loops keep of it goes with it.
+pub type OnDeleted = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// What the watches ask one kind's two controllers to look at.
 pub struct Wakeups<K: MirroredKind> {
@@ -197,7 +201,7 @@ pub fn watch<K: MirroredKind, R: Stream<Item = ()> + Send + 'static>(
     resyncs: R,
     health: Arc<Health>,
     metrics: Arc<Metrics>,
-    backoffs: Arc<Backoffs>,
+    on_deleted: OnDeleted,
 ) -> anyhow::Result<(
     Caches<K>,
     Wakeups<K>,
@@ -244,12 +248,12 @@ pub fn watch<K: MirroredKind, R: Stream<Item = ()> + Send + 'static>(
     let source_follower = SourceFollower {
         caches: caches.clone(),
         metrics,
-        backoffs: backoffs.clone(),
+        on_deleted: on_deleted.clone(),
         index: index.clone(),
         suffix: settings.suffix.clone(),
     };
     let copy_follower = CopyFollower {
-        backoffs,
+        on_deleted,
         index,
         suffix: settings.suffix,
     };

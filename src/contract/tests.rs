@@ -98,12 +98,12 @@ fn the_controller_s_own_keys_are_never_carried() {
 }
 
 #[test]
-fn the_readme_lists_every_key_never_carried() {
-    let readme = include_str!("../../README.md");
+fn the_label_contract_lists_every_key_never_carried() {
+    let labels = include_str!("../../docs/user/labels.md");
     for entry in NEVER_CARRIED {
         assert!(
-            readme.contains(&format!("`{entry}`")),
-            "README.md lacks `{entry}`"
+            labels.contains(&format!("`{entry}`")),
+            "docs/user/labels.md lacks `{entry}`"
         );
     }
 }

@@ -29,8 +29,8 @@
 //! source's hash and a copy's checksum annotation, is kept in
 //! `metadata.selfLink` instead ([`aside`]): a field the API server has not
 //! set since Kubernetes 1.20, which nothing here reads or writes. Most
-//! cached objects then have no map at all (see BENCHMARKS.md for what that
-//! saves). A companion's one other annotation, the install marker
+//! cached objects then have no map at all (see docs/contributing/benchmarks.md
+//! for what that saves). A companion's one other annotation, the install marker
 //! (`workshop.io/source-selector`), is kept there too, after the checksum.
 //! Likewise a companion's owner reference, a list of one entry
 //! with four strings, is kept as the two that vary, in

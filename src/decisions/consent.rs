@@ -16,7 +16,7 @@ use std::{collections::BTreeMap, fmt, sync::Arc};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::decisions::{selector::Selector, targets};
+use crate::decisions::{patterns, selector::Selector};
 
 /// On a Namespace: the source namespaces whose mirrors it accepts.
 pub const ACCEPT_MIRRORS_FROM_ANNOTATION: &str = "workshop.io/accept-mirrors-from";
@@ -159,11 +159,11 @@ fn accepts_from(
     let Some(list) = namespace.accept_from.as_deref() else {
         return Ok(());
     };
-    let patterns = targets::parse_patterns(ACCEPT_MIRRORS_FROM_ANNOTATION, list)
+    let patterns = patterns::parse_patterns(ACCEPT_MIRRORS_FROM_ANNOTATION, list)
         .map_err(NamespaceRefusal::MalformedAcceptFrom)?;
     match patterns
         .iter()
-        .any(|pattern| targets::glob_matches(pattern, source_namespace))
+        .any(|pattern| patterns::glob_matches(pattern, source_namespace))
     {
         true => Ok(()),
         false => Err(NamespaceRefusal::SourceNamespaceNotAccepted),
@@ -218,7 +218,7 @@ mod tests {
             panic!("{refusal:?}");
         };
         assert!(why.contains(ACCEPT_MIRRORS_FROM_ANNOTATION), "{why}");
-        let too_many = (0..=targets::MAX_PATTERNS)
+        let too_many = (0..=patterns::MAX_PATTERNS)
             .map(|i| format!("n{i}"))
             .collect::<Vec<_>>()
             .join(",");

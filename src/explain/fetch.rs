@@ -310,7 +310,7 @@ async fn namespace_kind<K: Explained>(
     let mut names = Vec::new();
     if let Ok(sources) = &sources {
         for (source, refused) in verdicts::sources_asking::<K>(namespace, sources, install) {
-            if refused.is_none() && !mirrored.contains(&verdicts::key_of(source)) {
+            if refused.is_none() && !mirrored.contains(&contract::object_key(source)) {
                 names.extend(source.name.clone());
             }
         }
@@ -355,135 +355,6 @@ async fn mirror_scene<K: Explained>(
     }
 }
 
-/// Every copy of a kind: what carries the managed-by label.
-fn copies() -> ListParams {
-    ListParams::default().labels(&contract::copy_selector())
-}
+mod reads;
 
-/// The namespaces, listed; when they cannot be, those in `by_name`, each
-/// read on its own.
-async fn namespaces(client: &Client, by_name: &[String]) -> Namespaces {
-    let api: Api<Namespace> = Api::all(client.clone());
-    match api.list_metadata(&ListParams::default()).await {
-        Ok(list) => Namespaces {
-            known: list
-                .items
-                .iter()
-                .map(|ns| NamespaceFacts::of(&ns.metadata))
-                .collect(),
-            list_error: None,
-            unreadable: BTreeMap::new(),
-        },
-        Err(error) => {
-            let mut namespaces = Namespaces {
-                list_error: Some(why(error)),
-                ..Namespaces::default()
-            };
-            for name in by_name {
-                match namespace_facts(client, name).await {
-                    Ok(Some(facts)) => namespaces.known.push(facts),
-                    Ok(None) => {}
-                    Err(why) => {
-                        namespaces.unreadable.insert(name.clone(), why);
-                    }
-                }
-            }
-            namespaces
-        }
-    }
-}
-
-async fn namespace_facts(client: &Client, name: &str) -> Read<Option<NamespaceFacts>> {
-    let api: Api<Namespace> = Api::all(client.clone());
-    api.get_metadata_opt(name)
-        .await
-        .map(|found| found.map(|ns: PartialObjectMeta<Namespace>| NamespaceFacts::of(&ns.metadata)))
-        .map_err(why)
-}
-
-/// The object at `name` in each of `namespaces`.
-async fn objects_at<K: Explained>(
-    client: &Client,
-    namespaces: &[String],
-    name: &str,
-) -> BTreeMap<String, Read<Option<K>>> {
-    stream::iter(namespaces.iter().cloned())
-        .map(|namespace| {
-            let api: Api<K> = Api::namespaced(client.clone(), &namespace);
-            async move {
-                let found = api.get_opt(name).await.map_err(why);
-                (namespace, found)
-            }
-        })
-        .buffered(READS_AT_ONCE)
-        .collect()
-        .await
-}
-
-/// The last Warnings about object `namespace/name` of kind K.
-async fn warnings_about<K: Explained>(
-    client: &Client,
-    namespace: &str,
-    name: &str,
-    notes: &mut Vec<String>,
-) -> Vec<Warning> {
-    let fields = format!(
-        "involvedObject.kind={},involvedObject.name={name},type=Warning",
-        K::NAME
-    );
-    warnings(client, namespace, &fields, notes).await
-}
-
-async fn warnings(
-    client: &Client,
-    namespace: &str,
-    fields: &str,
-    notes: &mut Vec<String>,
-) -> Vec<Warning> {
-    let api: Api<Event> = Api::namespaced(client.clone(), namespace);
-    let events = match api.list(&ListParams::default().fields(fields)).await {
-        Ok(list) => list.items,
-        Err(error) => {
-            notes.push(format!(
-                "cannot read the Events in {namespace}: {}",
-                why(error)
-            ));
-            return Vec::new();
-        }
-    };
-    let mut warnings: Vec<Warning> = events.into_iter().map(warning).collect();
-    warnings.sort_by_key(|w| w.last_seen);
-    let skip = warnings.len().saturating_sub(WARNINGS_SHOWN);
-    warnings.split_off(skip)
-}
-
-fn warning(event: Event) -> Warning {
-    let regarding = &event.involved_object;
-    let regarding = match &regarding.namespace {
-        Some(namespace) => format!(
-            "{namespace}/{}",
-            regarding.name.as_deref().unwrap_or_default()
-        ),
-        None => regarding.name.clone().unwrap_or_default(),
-    };
-    let last_seen = event
-        .series
-        .as_ref()
-        .and_then(|s| s.last_observed_time.as_ref().map(|t| t.0))
-        .or(event.last_timestamp.as_ref().map(|t| t.0))
-        .or(event.event_time.as_ref().map(|t| t.0))
-        .or(event.metadata.creation_timestamp.as_ref().map(|t| t.0));
-    let count = event
-        .series
-        .as_ref()
-        .and_then(|s| s.count)
-        .or(event.count)
-        .unwrap_or(1);
-    Warning {
-        regarding,
-        reason: event.reason.unwrap_or_default(),
-        message: event.message.unwrap_or_default(),
-        count,
-        last_seen,
-    }
-}
+use reads::{copies, namespace_facts, namespaces, objects_at, warnings, warnings_about};

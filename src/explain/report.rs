@@ -1,6 +1,6 @@
 //! `explain`'s answer, and its two forms: an aligned table for people and
-//! JSON for programs (schema version [`SCHEMA_VERSION`], documented in the
-//! README). Pure.
+//! JSON for programs (schema version [`SCHEMA_VERSION`], documented in
+//! docs/user/explain.md). Pure.
 
 use serde_json::{Value, json};
 
@@ -322,8 +322,8 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_documents_every_verdict() {
-        let readme = include_str!("../../README.md");
+    fn the_explain_page_documents_every_verdict() {
+        let explain = include_str!("../../docs/user/explain.md");
         for verdict in Verdict::ALL {
             let line = format!(
                 "| `{}` | {} |",
@@ -333,7 +333,10 @@ mod tests {
                     false => "no",
                 }
             );
-            assert!(readme.contains(&line), "README.md lacks the line {line:?}");
+            assert!(
+                explain.contains(&line),
+                "docs/user/explain.md lacks the line {line:?}"
+            );
         }
     }
 

@@ -25,7 +25,7 @@ use k8s_openapi::{
 use crate::{
     contract::{
         CHECKSUM_ANNOTATION, CopyRole, MANAGED_BY_LABEL, MANAGER_NAME, SOURCE_SELECTOR_ANNOTATION,
-        annotation, companion_name, is_managed_by_us, mirror_of, warning,
+        annotation, companion_name, is_managed_by_us, mirror_of, object_key, warning,
     },
     decisions::cache_form::CachedCopy,
     decisions::carried::Lists,
@@ -35,10 +35,11 @@ use crate::{
     decisions::desired::never_a_source,
     decisions::desired::{Refusal, desired_companion, desired_mirror, finished},
     decisions::ownership::claimed_source,
+    decisions::patterns,
     decisions::plan::{self, Difference, NameTaken, Write},
     decisions::selector::Selector,
     decisions::targets::{
-        self, MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets, wants_mirror,
+        MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets, wants_mirror,
     },
     decisions::wanted::{self, CopyVerdict},
     kind::SourceId,
@@ -126,111 +127,6 @@ impl Explained for Secret {
     }
 }
 
-/// What a row is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum What {
-    Source,
-    Companion,
-    Mirror,
-    /// A namespace's consent to one kind.
-    Consent,
-    /// A namespace's `workshop.io/accept-mirrors-from`.
-    AcceptFrom,
-}
-
-impl What {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            What::Source => "source",
-            What::Companion => "companion",
-            What::Mirror => "mirror",
-            What::Consent => "consent",
-            What::AcceptFrom => "accept-from",
-        }
-    }
-}
-
-/// Declares the verdicts: each one's name in the output, and whether it
-/// means "in place".
-macro_rules! verdicts {
-    ($($variant:ident => $name:literal, $ok:literal;)*) => {
-        /// Each verdict explain gives. Their names are the JSON output's
-        /// vocabulary: documented, never renamed.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-        pub enum Verdict {
-            $($variant,)*
-        }
-
-        impl Verdict {
-            #[cfg(test)]
-            pub const ALL: &[Verdict] = &[$(Verdict::$variant,)*];
-
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(Verdict::$variant => $name,)*
-                }
-            }
-
-            /// Whether the row is as asked: a managed source, a copy in
-            /// place (or, in a preview, one that would be written), the
-            /// source's own namespace (it holds the companion), and what a
-            /// namespace's consent is (its choice, not a fault).
-            pub fn ok(self) -> bool {
-                match self {
-                    $(Verdict::$variant => $ok,)*
-                }
-            }
-        }
-    };
-}
-
-verdicts! {
-    // Whether this install manages a source.
-    Managed => "managed", true;
-    NotFound => "not-found", false;
-    NotSelected => "not-selected", false;
-    RefusedType => "refused-type", false;
-    IsACopy => "is-a-copy", false;
-    BeingDeleted => "being-deleted", false;
-    NameTooLong => "name-too-long", false;
-    InvalidCopyList => "invalid-copy-list", false;
-    // A copy, where it should be.
-    InSync => "in-sync", true;
-    InSyncUnverified => "in-sync-unverified", true;
-    WouldReceive => "would-receive", true;
-    Missing => "missing", false;
-    SourceChanged => "source-changed", false;
-    Drifted => "drifted", false;
-    Differs => "differs", false;
-    MustRecreate => "must-recreate", false;
-    NameTaken => "name-taken", false;
-    Contested => "contested", false;
-    // A namespace asked for that receives no mirror.
-    SourceNamespace => "source-namespace", true;
-    Protected => "protected", false;
-    NotConsenting => "not-consenting", false;
-    KindNotAccepted => "kind-not-accepted", false;
-    SourceNamespaceNotAccepted => "source-namespace-not-accepted", false;
-    InvalidAcceptMirrorsFrom => "invalid-accept-mirrors-from", false;
-    ReservedName => "reserved-name", false;
-    InvalidTargets => "invalid-targets", false;
-    NoSuchNamespace => "no-such-namespace", false;
-    // A copy seen from its own side.
-    NotACopy => "not-a-copy", false;
-    OtherInstall => "other-install", false;
-    Unmarked => "unmarked", false;
-    Unwanted => "unwanted", false;
-    NoSource => "no-source", false;
-    // A namespace's consent.
-    Accepts => "accepts", true;
-    DoesNotAccept => "does-not-accept", true;
-    ProtectedNamespace => "protected-namespace", true;
-    FromAny => "from-any", true;
-    FromListed => "from-listed", true;
-    // Anything that could not be read.
-    CannotRead => "cannot-read", false;
-}
-
 /// One line of the answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
@@ -273,15 +169,6 @@ impl Preview {
         }
         source
     }
-}
-
-/// `namespace/name`.
-pub fn key_of(meta: &ObjectMeta) -> String {
-    format!(
-        "{}/{}",
-        meta.namespace.as_deref().unwrap_or_default(),
-        meta.name.as_deref().unwrap_or_default()
-    )
 }
 
 /// The source a companion-shaped name belongs to, if its name has that
@@ -423,81 +310,6 @@ fn row_at<K: Explained>(
     }
 }
 
-/// How the copy `actual` compares with the `desired` copy of `source`:
-/// what the controller's plan would write, in words.
-fn compare<K: Explained>(
-    desired: K,
-    actual: &K,
-    source: &ObjectMeta,
-    install: &Install,
-    key: &K::DigestKey,
-) -> (Verdict, String) {
-    let actual = match K::KEYED {
-        Some(prefix) => with_checksum_assumed(actual, source, prefix, key),
-        None => actual.clone(),
-    };
-    let copy = CachedCopy::of(&actual);
-    let content_same = Some(
-        copy.checksum_as_copy_of(&SourceId::of(source), key)
-            .as_ref(),
-    ) == annotation(desired.meta(), CHECKSUM_ANNOTATION);
-    match plan::plan(desired, Some(&copy), source, &install.source_label_keys, key) {
-        Err(NameTaken) => (
-            Verdict::NameTaken,
-            format!("the name is taken by {}; it is left untouched", whose(actual.meta(), install)),
-        ),
-        Ok(Write::Nothing) if K::KEYED.is_some() => (
-            Verdict::InSyncUnverified,
-            "in sync: unknown (keyed): its content and metadata are the source's; its checksum is keyed with the install's digest key, which explain does not read".into(),
-        ),
-        Ok(Write::Nothing) => (
-            Verdict::InSync,
-            "its content and checksum are the source's".into(),
-        ),
-        Ok(Write::Replace { why, .. }) => match (K::KEYED.is_some(), content_same, why) {
-            (true, false, _) => (
-                Verdict::Differs,
-                "its content is not the source's".into(),
-            ),
-            (_, _, Difference::SourceChanged) => (
-                Verdict::SourceChanged,
-                "it holds an earlier content of the source: the controller updates it".into(),
-            ),
-            _ => (
-                Verdict::Drifted,
-                "it was edited (its content, or the labels, annotations or owner the controller sets): the controller restores it".into(),
-            ),
-        },
-        Ok(Write::DeleteToRecreate { .. }) => (
-            Verdict::MustRecreate,
-            "its content must change and the API server refuses that in place (immutable, or another type): the controller deletes and recreates it".into(),
-        ),
-        Ok(Write::Create(_)) => (Verdict::Missing, "it does not exist".into()),
-    }
-}
-
-/// `copy` with its checksum annotation, when it has the keyed form, taken
-/// for right: recomputed under explain's own key.
-fn with_checksum_assumed<K: MirroredKind>(
-    copy: &K,
-    source: &ObjectMeta,
-    prefix: &str,
-    key: &K::DigestKey,
-) -> K {
-    let mut copy = copy.clone();
-    let digest = K::checksum(&copy.content_hash(), &SourceId::of(source), key).into_owned();
-    if let Some(checksum) = copy
-        .meta_mut()
-        .annotations
-        .as_mut()
-        .and_then(|annotations| annotations.get_mut(CHECKSUM_ANNOTATION))
-        && checksum.starts_with(prefix)
-    {
-        *checksum = digest;
-    }
-    copy
-}
-
 /// Whose an object at a copy's name is, in words.
 pub fn whose(meta: &ObjectMeta, install: &Install) -> String {
     match labels(meta).get(MANAGED_BY_LABEL) {
@@ -547,114 +359,28 @@ fn copy_row<K: Explained>(
         ),
         (false, _) => (verdict, detail),
     };
-    row_at::<K>(what, namespace, name, Some(key_of(source)), verdict, detail)
+    row_at::<K>(
+        what,
+        namespace,
+        name,
+        Some(object_key(source)),
+        verdict,
+        detail,
+    )
 }
 
-/// Why a namespace that a source asks for receives no mirror, in the
-/// words of a row; None when it should hold one.
-fn refusal<K: Explained>(
-    targets: &Targets,
-    source: &ObjectMeta,
-    namespace: &NamespaceFacts,
-    install: &Install,
-) -> Option<(Verdict, String)> {
-    let consent = K::consent(install);
-    let source_namespace = source.namespace.as_deref().unwrap_or_default();
-    if wants_mirror(targets, source_namespace, namespace, consent) {
-        return None;
-    }
-    Some(match consent.verdict(source_namespace, namespace) {
-        Err(NamespaceRefusal::SourceNamespace) => (
-            Verdict::SourceNamespace,
-            "the source's own namespace: it holds the companion".into(),
-        ),
-        Err(NamespaceRefusal::Protected) => (
-            Verdict::Protected,
-            format!(
-                "{}; never mirrored into (Warning {} on the source when its labels consent)",
-                NamespaceRefusal::Protected,
-                warning::MIRROR_NAMESPACE_PROTECTED
-            ),
-        ),
-        Err(NamespaceRefusal::NotConsenting)
-            if K::other_consent(install)
-                .selector
-                .matches(&namespace.labels) =>
-        {
-            (
-                Verdict::KindNotAccepted,
-                format!(
-                    "it accepts {} mirrors only: {} mirrors need labels matching {}",
-                    K::OTHER,
-                    K::NAME,
-                    consent.selector
-                ),
-            )
-        }
-        Err(NamespaceRefusal::NotConsenting) => (
-            Verdict::NotConsenting,
-            format!(
-                "it does not consent: {} mirrors need labels matching {}",
-                K::NAME,
-                consent.selector
-            ),
-        ),
-        Err(NamespaceRefusal::SourceNamespaceNotAccepted) => (
-            Verdict::SourceNamespaceNotAccepted,
-            format!(
-                "its {ACCEPT_MIRRORS_FROM_ANNOTATION} ({}) does not name {source_namespace}",
-                namespace.accept_from.as_deref().unwrap_or_default()
-            ),
-        ),
-        Err(NamespaceRefusal::MalformedAcceptFrom(why)) => (
-            Verdict::InvalidAcceptMirrorsFrom,
-            format!(
-                "it accepts nothing until fixed: {why} (Warning {} on the Namespace)",
-                warning::INVALID_ACCEPT_MIRRORS_FROM
-            ),
-        ),
-        Ok(()) => (
-            Verdict::NotConsenting,
-            "it does not take this source's mirror".into(),
-        ),
-    })
-}
-
-/// A Warning Event, as explain shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Warning {
-    /// What it is about: `namespace/name`, or a Namespace's name.
-    pub regarding: String,
-    pub reason: String,
-    pub message: String,
-    pub count: i32,
-    pub last_seen: Option<Timestamp>,
-}
-
-/// How long after its last Warning a copy still counts as contested.
-pub const CONTESTED_RECENTLY: SignedDuration = SignedDuration::from_mins(10);
-
-/// The copies (`namespace/name`) a `CopyContested` Warning seen within
-/// [`CONTESTED_RECENTLY`] of `now` names.
-pub fn contested_copies(warnings: &[Warning], now: Timestamp) -> BTreeSet<String> {
-    warnings
-        .iter()
-        .filter(|w| w.reason == warning::COPY_CONTESTED)
-        .filter(|w| {
-            w.last_seen
-                .is_some_and(|seen| now.duration_since(seen) <= CONTESTED_RECENTLY)
-        })
-        .filter_map(|w| {
-            w.message
-                .split_once(" was rewritten")
-                .map(|(copy, _)| copy.to_owned())
-        })
-        .collect()
-}
-
+mod compare;
+mod contested;
 mod copy;
 mod namespace;
+mod refusal;
 mod source;
+mod what;
+
+use compare::compare;
+pub use contested::{Warning, contested_copies};
+use refusal::refusal;
+pub use what::*;
 
 use copy::copy_itself;
 pub use copy::{CopyScene, explain_copy, is_copy};

@@ -4,12 +4,13 @@
 //! else. Installed or linked as `kubectl-mirror`, it is a
 //! kubectl plugin: `kubectl mirror explain ...`, subcommands only.
 
-use std::{ffi::OsString, path::Path};
+use std::{ffi::OsString, path::Path, process::ExitCode};
 
 use clap::{ArgGroup, CommandFactory, Parser, Subcommand, ValueEnum};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
+    api,
     decisions::names,
     decisions::targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets},
     ops::config::{Config, KubeconfigArgs, Rules, parse_namespace, parse_optional_namespace},
@@ -70,6 +71,13 @@ pub enum Command {
     /// checks from this image, which has no shell nor curl (the Helm
     /// chart's `helm test`).
     Probe(ProbeArgs),
+
+    /// Print the CustomResourceDefinitions of this controller's API (YAML)
+    ///
+    /// ClusterMirror (`mirror.workshop.io/v1alpha1`), as the chart and the
+    /// plain manifests install it: `configmap-mirror crd | kubectl apply
+    /// -f -`.
+    Crd,
 }
 
 /// What to run.
@@ -78,6 +86,7 @@ pub enum Invocation {
     Controller(Box<Config>),
     Explain(Box<ExplainArgs>),
     Probe(ProbeArgs),
+    Crd,
 }
 
 /// `explain`'s flags. The install's rules (`--selector`, `--suffix`, the
@@ -109,7 +118,7 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "SELECTOR", conflicts_with = "namespace", value_parser = parse_mirror_to_selector)]
     pub mirror_to_selector: Option<String>,
 
-    /// Output format: an aligned table, or JSON (its schema is in the README).
+    /// Output format: an aligned table, or JSON (its schema is in docs/user/explain.md).
     #[arg(short = 'o', long = "output", value_enum, value_name = "FORMAT", default_value_t = Output::Table)]
     pub output: Output,
 
@@ -185,7 +194,22 @@ impl Invocation {
         Ok(match command {
             Command::Explain(args) => Invocation::Explain(Box::new(args)),
             Command::Probe(args) => Invocation::Probe(args),
+            Command::Crd => Invocation::Crd,
         })
+    }
+}
+
+/// `crd`: prints the CRDs; exit 1 if they cannot be written as YAML.
+pub fn print_crds() -> ExitCode {
+    match api::crds_yaml() {
+        Ok(yaml) => {
+            print!("{yaml}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -334,6 +358,19 @@ mod tests {
             ])
             .is_err()
         );
+    }
+
+    #[test]
+    fn crd_is_a_subcommand_of_the_binary_and_of_the_plugin() {
+        assert!(matches!(
+            parse(&["configmap-mirror", "crd"]),
+            Ok(Invocation::Crd)
+        ));
+        assert!(matches!(
+            parse(&["kubectl-mirror", "crd"]),
+            Ok(Invocation::Crd)
+        ));
+        assert!(parse(&["configmap-mirror", "crd", "extra"]).is_err());
     }
 
     #[test]

@@ -4,11 +4,18 @@ use std::{net::SocketAddr, time::Duration};
 
 use clap::ValueEnum;
 
+pub use leader::LeaderConfig;
+pub(crate) use parsers::{
+    parse_namespace, parse_namespaced_name, parse_object_name, parse_optional_namespace,
+    parse_secret_type, parse_selector, parse_source_selector, parse_suffix,
+};
+
 use crate::{
     decisions::consent::Consent,
     decisions::names,
     decisions::selector::Selector,
-    ops::{duration, telemetry},
+    ops::duration,
+    ops::telemetry::{self, LogFormat},
 };
 
 /// The controller's flags: `configmap-mirror` with no subcommand
@@ -23,7 +30,7 @@ pub struct Config {
     pub namespace: Option<String>,
 
     /// The kinds mirrored: `configmaps`, and `secrets` when its RBAC is
-    /// granted (see the README). The same label, names and rules apply to
+    /// granted (see docs/user/secrets.md). The same label, names and rules apply to
     /// each.
     #[arg(
         long,
@@ -169,6 +176,17 @@ pub struct Rules {
     )]
     pub protected_namespaces: Vec<String>,
 
+    /// The namespaces ClusterMirror sources may come from (default: the
+    /// namespace this install runs in, $POD_NAMESPACE). Each is protected
+    /// too: nothing is ever written there.
+    #[arg(
+        long,
+        env = "MIRROR_CLUSTER_MIRROR_SOURCE_NAMESPACES", help_heading = "Mirroring", value_name = "NAMESPACES",
+        value_delimiter = ',',
+        value_parser = parse_namespace
+    )]
+    pub cluster_mirror_source_namespaces: Vec<String>,
+
     /// More ConfigMap names never mirrored into other namespaces, besides
     /// the built-in ones published into every namespace (`kube-root-ca.crt`,
     /// `istio-ca-root-cert`, `openshift-service-ca.crt`): a mirror there
@@ -266,76 +284,6 @@ impl Config {
     }
 }
 
-/// `NAMESPACE/NAME`, each checked as Kubernetes checks it.
-pub(crate) fn parse_namespaced_name(value: &str) -> Result<(String, String), String> {
-    let (namespace, name) = value
-        .split_once('/')
-        .ok_or_else(|| format!("{value:?} is not NAMESPACE/NAME"))?;
-    if !names::is_dns_subdomain(name) {
-        return Err(format!("{name:?} is not a Secret name"));
-    }
-    Ok((parse_namespace(namespace)?, name.to_owned()))
-}
-
-/// Leader election, for running two or more replicas.
-#[derive(Debug, Clone, clap::Args)]
-pub struct LeaderConfig {
-    /// Compete for a Lease and reconcile only while holding it.
-    #[arg(
-        id = "leader_elect",
-        long = "leader-elect",
-        env = "MIRROR_LEADER_ELECT",
-        help_heading = "Leader election",
-        default_value_t = false
-    )]
-    pub enabled: bool,
-
-    /// Namespace of the Lease (default: $POD_NAMESPACE, in-cluster).
-    #[arg(
-        id = "leader_election_namespace",
-        long = "leader-election-namespace",
-        env = "MIRROR_LEADER_ELECTION_NAMESPACE",
-        help_heading = "Leader election",
-        value_name = "NAMESPACE",
-        value_parser = parse_namespace
-    )]
-    pub namespace: Option<String>,
-
-    /// Name of the Lease.
-    #[arg(
-        id = "leader_election_id",
-        long = "leader-election-id",
-        env = "MIRROR_LEADER_ELECTION_ID",
-        help_heading = "Leader election",
-        value_name = "NAME",
-        default_value = "configmap-mirror",
-        value_parser = parse_lease_name
-    )]
-    pub lease_name: String,
-
-    /// Identity written into the Lease (default: $POD_NAME, else host name and pid).
-    #[arg(
-        id = "leader_election_identity",
-        long = "leader-election-identity",
-        env = "MIRROR_LEADER_ELECTION_IDENTITY",
-        help_heading = "Leader election",
-        value_name = "IDENTITY"
-    )]
-    pub identity: Option<String>,
-
-    /// How long a standby waits after the last renewal before taking the Lease over.
-    #[arg(long, env = "MIRROR_LEASE_DURATION", help_heading = "Leader election", value_name = "DURATION", default_value = "15s", value_parser = duration::parse_positive)]
-    pub lease_duration: Duration,
-
-    /// How long the leader keeps trying to renew before it gives up and exits.
-    #[arg(long, env = "MIRROR_RENEW_DEADLINE", help_heading = "Leader election", value_name = "DURATION", default_value = "10s", value_parser = duration::parse_positive)]
-    pub renew_deadline: Duration,
-
-    /// How often the leader renews, and a standby tries to acquire.
-    #[arg(long, env = "MIRROR_RETRY_PERIOD", help_heading = "Leader election", value_name = "DURATION", default_value = "2s", value_parser = duration::parse_positive)]
-    pub retry_period: Duration,
-}
-
 impl Rules {
     /// Kind `kind`'s consent rules, from its consent selector flag, never
     /// mirroring into `protected`.
@@ -371,251 +319,7 @@ pub enum InitialList {
     List,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    Auto,
-    Text,
-    Json,
-}
-
-impl LeaderConfig {
-    /// Rejects timings under which two leaders could act at once.
-    ///
-    /// - The retry period must be positive and shorter than the renew
-    ///   deadline, so a leader gets more than one try at renewing.
-    /// - Renew deadline plus retry period must stay below the lease
-    ///   duration by a tenth of it, and at least a second: that slack is
-    ///   what absorbs a process pause or a slow clock.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.retry_period.is_zero() {
-            return Err("--retry-period must be greater than zero".into());
-        }
-        if self.retry_period >= self.renew_deadline {
-            return Err("--retry-period must be shorter than --renew-deadline".into());
-        }
-        let slack = (self.lease_duration / 10).max(Duration::from_secs(1));
-        let busy = self.renew_deadline + self.retry_period;
-        if busy + slack > self.lease_duration {
-            return Err(format!(
-                "--renew-deadline ({:?}) plus --retry-period ({:?}) must stay at least {slack:?} \
-                 below --lease-duration ({:?})",
-                self.renew_deadline, self.retry_period, self.lease_duration
-            ));
-        }
-        Ok(())
-    }
-}
-
-fn parse_suffix(value: &str) -> Result<String, String> {
-    if names::is_name_suffix(value) {
-        Ok(value.to_owned())
-    } else {
-        Err(format!(
-            "{value:?} would make invalid names: use lowercase letters, digits, '-' and '.', \
-             with a letter or digit on both sides of each '.' and at the end"
-        ))
-    }
-}
-
-/// The source selector: it must parse as the API server would, and select
-/// something less than every ConfigMap (copies included).
-fn parse_source_selector(value: &str) -> Result<String, String> {
-    if value.trim().is_empty() {
-        return Err("an empty selector would make every ConfigMap a source".into());
-    }
-    parse_selector(value)
-}
-
-pub(crate) fn parse_selector(value: &str) -> Result<String, String> {
-    Selector::parse(value).map(|_| value.to_owned())
-}
-
-pub(crate) fn parse_namespace(value: &str) -> Result<String, String> {
-    match names::is_dns_label(value) {
-        true => Ok(value.to_owned()),
-        false => Err(format!("{value:?} is not a namespace name (a DNS label)")),
-    }
-}
-
-/// A namespace name; an empty one (`a,,b`, or an empty variable) stands
-/// for none.
-pub(crate) fn parse_optional_namespace(value: &str) -> Result<String, String> {
-    match value.trim() {
-        "" => Ok(String::new()),
-        value => parse_namespace(value),
-    }
-}
-
-fn parse_lease_name(value: &str) -> Result<String, String> {
-    match names::is_dns_subdomain(value) {
-        true => Ok(value.to_owned()),
-        false => Err(format!("{value:?} is not a Lease name (a DNS subdomain)")),
-    }
-}
-
-/// A name; an empty one (`a,,b`, or an empty variable) stands for none.
-fn parse_object_name(value: &str) -> Result<String, String> {
-    let value = value.trim();
-    match value.is_empty() || names::is_dns_subdomain(value) {
-        true => Ok(value.to_owned()),
-        false => Err(format!("{value:?} is not a ConfigMap name")),
-    }
-}
-
-/// A Secret type, as the API server takes it (at most 253 characters, no
-/// space or comma); an empty one (`a,,b`, or an empty variable) stands for
-/// none.
-fn parse_secret_type(value: &str) -> Result<String, String> {
-    let value = value.trim();
-    match value.len() <= 253 && !value.contains(|c: char| c.is_whitespace() || c == ',') {
-        true => Ok(value.to_owned()),
-        false => Err(format!("{value:?} is not a Secret type")),
-    }
-}
-
+mod leader;
+mod parsers;
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse<I, T>(args: I) -> Result<Config, clap::Error>
-    where
-        I: IntoIterator<Item = T>,
-        T: Into<std::ffi::OsString> + Clone,
-    {
-        use clap::Parser;
-        crate::ops::cli::Cli::try_parse_from(args).map(|cli| cli.controller)
-    }
-
-    #[test]
-    fn a_suffix_must_keep_names_valid() {
-        assert!(parse_suffix("-synced").is_ok());
-        assert!(parse_suffix("-Synced").is_err());
-        assert!(parse_suffix("-synced-").is_err());
-        assert!(parse_suffix("").is_err());
-        assert!(parse_suffix("..x").is_err());
-        assert!(parse_suffix(".-x").is_err());
-    }
-
-    #[test]
-    fn defaults_are_those_of_a_local_run() {
-        let config = parse(["configmap-mirror"]).unwrap();
-        assert_eq!(config.log_level, "info");
-        assert_eq!(config.rules.selector, "workshop.io/managed=true");
-        assert_eq!(config.rules.suffix, "-synced");
-        assert_eq!(config.initial_list, InitialList::Auto);
-        assert_eq!(config.shutdown_timeout, Duration::from_secs(15));
-        assert_eq!(config.worker_threads, 1);
-        assert_eq!(
-            config.rules.accept_secret_mirrors_selector,
-            "workshop.io/accept-secret-mirrors=true"
-        );
-        assert_eq!(
-            config.rules.protected_namespaces,
-            ["kube-system", "kube-public", "kube-node-lease"]
-        );
-        assert!(!config.leader.enabled);
-        assert!(config.leader.validate().is_ok());
-    }
-
-    #[test]
-    fn the_installs_own_namespaces_are_always_protected() {
-        let config = parse([
-            "configmap-mirror",
-            "--protected-namespaces=",
-            "--leader-election-namespace=mirror-system",
-            "--kinds=configmaps,secrets",
-            "--digest-key-secret=keys/key",
-        ])
-        .unwrap();
-        let protected = config.protected_namespaces();
-        assert!(
-            protected.contains(&"mirror-system".to_owned()),
-            "{protected:?}"
-        );
-        assert!(protected.contains(&"keys".to_owned()), "{protected:?}");
-        assert!(
-            !protected.contains(&"kube-system".to_owned()),
-            "{protected:?}"
-        );
-        assert!(parse(["configmap-mirror", "--protected-namespaces=Bad_Ns"]).is_err());
-    }
-
-    #[test]
-    fn each_lease_names_its_own_digest_key() {
-        let key_secret = |args: &[&str]| {
-            let config = parse(
-                ["configmap-mirror", "--leader-election-namespace=ops"]
-                    .iter()
-                    .chain(args),
-            )
-            .unwrap();
-            config.digest_key_secret()
-        };
-        let key = |name: &str| ("ops".to_owned(), name.to_owned());
-        assert_eq!(key_secret(&[]), key("configmap-mirror-digest-key"));
-        assert_eq!(
-            key_secret(&["--leader-election-id=team-a"]),
-            key("team-a-digest-key")
-        );
-        assert_eq!(
-            key_secret(&["--leader-election-id=team-a", "--digest-key-secret=vault/k"]),
-            ("vault".to_owned(), "k".to_owned())
-        );
-    }
-
-    #[test]
-    fn a_lease_name_too_long_for_the_key_s_name_is_refused_when_secrets_are_on() {
-        let lease = format!("--leader-election-id={}", "a".repeat(250));
-        let config =
-            |extra: &[&str]| parse(["configmap-mirror", &lease].iter().chain(extra)).unwrap();
-        assert!(config(&[]).validate_digest_key_secret().is_ok());
-        let secrets = config(&["--kinds=configmaps,secrets"]);
-        let refused = secrets.validate_digest_key_secret().unwrap_err();
-        assert!(refused.contains("--digest-key-secret"), "{refused}");
-        assert!(
-            config(&["--kinds=configmaps,secrets", "--digest-key-secret=ops/key"])
-                .validate_digest_key_secret()
-                .is_ok()
-        );
-    }
-
-    #[test]
-    fn refused_secret_types_are_a_list_of_types() {
-        let config = parse([
-            "configmap-mirror",
-            "--refused-secret-types",
-            "example.com/kubeconfig,,Opaque",
-        ])
-        .unwrap();
-        assert_eq!(
-            config.rules.refused_secret_types,
-            ["example.com/kubeconfig", "", "Opaque"]
-        );
-        let bad = ["configmap-mirror", "--refused-secret-types", "a type"];
-        assert!(parse(bad).is_err());
-    }
-
-    #[test]
-    fn leader_timings_that_allow_two_leaders_are_refused() {
-        let leader = |lease, renew, retry| {
-            let mut config = parse(["configmap-mirror"]).unwrap();
-            config.leader.lease_duration = Duration::from_millis(lease);
-            config.leader.renew_deadline = Duration::from_millis(renew);
-            config.leader.retry_period = Duration::from_millis(retry);
-            config.leader.validate()
-        };
-        assert!(leader(15_000, 10_000, 2_000).is_ok());
-        assert!(leader(6_000, 4_000, 500).is_ok());
-        assert!(leader(15_000, 15_000, 2_000).is_err());
-        assert!(leader(15_000, 12_000, 2_000).is_err(), "no slack");
-        assert!(
-            leader(4_000, 3_000, 500).is_err(),
-            "under a second of slack"
-        );
-        assert!(leader(15_000, 10_000, 0).is_err(), "zero retry period");
-        assert!(
-            leader(15_000, 2_000, 2_000).is_err(),
-            "one try per deadline"
-        );
-    }
-}
+mod tests;

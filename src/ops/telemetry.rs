@@ -2,9 +2,16 @@
 
 use std::io::IsTerminal;
 
+use clap::ValueEnum;
 use tracing_subscriber::{EnvFilter, fmt};
 
-use crate::ops::config::LogFormat;
+/// `--log-format`: JSON unless stderr is a terminal, or either always.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Auto,
+    Text,
+    Json,
+}
 
 /// This crate's progress at info.
 const DEFAULT_LEVEL: &str = "info";

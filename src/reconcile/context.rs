@@ -16,10 +16,10 @@ use tracing::{Instrument, Span};
 use kube::runtime::controller::Action;
 
 use crate::{
-    cluster::caches::Caches,
     cluster::report::EventPublisher,
     decisions::consent::Consent,
     decisions::selector::Selector,
+    index::caches::Caches,
     kind::MirroredKind,
     ops::leader::Leadership,
     ops::metrics::{Loop, Metrics, Outcome},
@@ -27,6 +27,7 @@ use crate::{
     reconcile::backoff::{BackoffKey, Backoffs, RetryPolicy},
     reconcile::contest::Contests,
     reconcile::error::Error,
+    reconcile::fresh_reads::FreshReads,
     reconcile::woken::Woken,
 };
 
@@ -55,6 +56,9 @@ pub struct Context<K: MirroredKind> {
     /// The label selector of sources, parsed: a source read fresh must
     /// still match it before anything is written from it.
     pub source_selector: Selector,
+    /// Where a write's source is read afresh, batched with the other
+    /// reads of its namespace.
+    pub fresh_reads: FreshReads<K>,
     /// Namespaces already told that their `accept-mirrors-from` cannot be
     /// read, with the value they were told about: once per value.
     pub namespace_warnings: NamespaceWarnings,
@@ -176,13 +180,4 @@ impl NamespaceWarnings {
         told.insert(namespace.to_owned(), value.to_owned());
         true
     }
-}
-
-/// `namespace/name`, as objects are named in logs.
-pub fn object_key(meta: &ObjectMeta) -> String {
-    format!(
-        "{}/{}",
-        meta.namespace.as_deref().unwrap_or_default(),
-        meta.name.as_deref().unwrap_or_default()
-    )
 }

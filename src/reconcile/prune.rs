@@ -13,6 +13,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::{ResourceExt, runtime::controller::Action};
 
 use crate::{
+    contract::object_key,
     contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION, Operation},
     decisions::cache_form,
     decisions::desired::never_a_source,
@@ -22,7 +23,7 @@ use crate::{
     kind::MirroredKind,
     ops::metrics::Loop,
     reconcile::backoff::BackoffKey,
-    reconcile::context::{Context, object_key},
+    reconcile::context::Context,
     reconcile::error::{ApiOutcome, Error, classify},
     reconcile::write,
 };

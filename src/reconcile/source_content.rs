@@ -8,18 +8,19 @@
 //!
 //! The read asks for the source no older than the cached one (its
 //! resourceVersion), which the API server answers from its watch cache
-//! rather than with a quorum read of etcd: during a cold start, when every
-//! source is read, that is the difference between the reads costing about
-//! as much as the writes and costing little. Whatever is newer than the
-//! cache comes to the watch too and is compared again.
+//! rather than with a quorum read of etcd. The reads of one namespace
+//! waited for at the same time are made together (`fresh_reads`): one
+//! LIST instead of a GET each where that costs less. Whatever is newer
+//! than the cache comes to the watch too and is compared again.
 
-use kube::{ResourceExt, api::GetParams};
+use kube::ResourceExt;
 use tokio::sync::OnceCell;
 
 use crate::{
+    contract::object_key,
     decisions::fresh,
     kind::MirroredKind,
-    reconcile::context::{Context, object_key},
+    reconcile::context::Context,
     reconcile::error::{ApiOutcome, Error, classify},
 };
 
@@ -51,14 +52,11 @@ impl<'a, K: MirroredKind> Source<'a, K> {
             .get_or_try_init(|| async {
                 let namespace = self.cached.namespace().unwrap_or_default();
                 let name = self.cached.name_any();
-                let not_older = match self.cached.meta().resource_version.as_deref() {
-                    Some(version) => GetParams::at(version),
-                    None => GetParams::default(),
-                };
-                let read = match ctx.api(&namespace).get_with(&name, &not_older).await {
-                    Err(kube::Error::Api(status)) if status.is_not_found() => Ok(None),
-                    read => read.map(Some),
-                };
+                let cached_version = self.cached.meta().resource_version.as_deref();
+                let read = ctx
+                    .fresh_reads
+                    .read(&namespace, &name, cached_version)
+                    .await;
                 let gone = || Error::Stale(format!("{} is gone", object_key(self.cached.meta())));
                 match read {
                     Ok(Some(source)) if source.uid() == self.cached.uid() => {

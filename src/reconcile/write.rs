@@ -8,12 +8,13 @@ use kube::{
 };
 
 use crate::{
+    contract::object_key,
     contract::{CHECKSUM_ANNOTATION, CopyRole, MANAGER_NAME, Operation},
     decisions::cache_form::CachedCopy,
-    decisions::plan::{self, Difference, SeenVersion, Write},
+    decisions::plan::{Difference, SeenVersion, Write},
     kind::MirroredKind,
     reconcile::contest::{Fingerprint, WriteKind},
-    reconcile::context::{Context, object_key},
+    reconcile::context::Context,
     reconcile::error::{ApiOutcome, Error, classify},
     reconcile::source_content::Source,
 };
@@ -25,16 +26,24 @@ fn post_params() -> PostParams {
     }
 }
 
-/// Performs `write` for a copy of `source`. A create that finds the name
-/// taken (the cache had not seen that object: it lacks the managed-by label,
-/// or was just made) reads the object once and plans again from what it is.
+/// What became of a write.
+pub enum Performed<K: MirroredKind> {
+    /// Written, or nothing to write.
+    Done,
+    /// A create found the name taken by an object the cache had not seen
+    /// (it lacks the managed-by label, or was just made): here it is as
+    /// read, for the caller to plan again from.
+    PlanAgain(CachedCopy<K>),
+}
+
+/// Performs `write` for a copy of `source`.
 pub async fn perform<K: MirroredKind>(
     ctx: &Context<K>,
     source: &Source<'_, K>,
     write: Write<K>,
-) -> Result<(), Error> {
+) -> Result<Performed<K>, Error> {
     let (copy, kind) = match &write {
-        Write::Nothing => return Ok(()),
+        Write::Nothing => return Ok(Performed::Done),
         Write::Create(copy) => (copy, WriteKind::Create),
         Write::Replace { copy, .. } => (copy, WriteKind::Replace),
         Write::DeleteToRecreate { copy, .. } => (copy, WriteKind::DeleteToRecreate),
@@ -45,27 +54,20 @@ pub async fn perform<K: MirroredKind>(
         ctx.metrics.restore_held_back();
         return Err(Error::Contested { name, times });
     }
-    let applied = apply(ctx, source, write).await;
-    if let Ok(Applied::Written) = applied {
+    let performed = apply(ctx, source, write).await;
+    if let Ok(Performed::Done) = performed {
         ctx.contests.wrote(&name, fingerprint, kind, Instant::now());
     }
-    applied.map(|_| ())
-}
-
-/// Whether the write reached the API server, or was replanned and made
-/// (and recorded) by a nested call.
-enum Applied {
-    Written,
-    Replanned,
+    performed
 }
 
 async fn apply<K: MirroredKind>(
     ctx: &Context<K>,
     source: &Source<'_, K>,
     write: Write<K>,
-) -> Result<Applied, Error> {
+) -> Result<Performed<K>, Error> {
     match write {
-        Write::Nothing => Ok(Applied::Replanned),
+        Write::Nothing => Ok(Performed::Done),
         Write::Create(copy) => create(ctx, source, with_content(ctx, source, copy).await?).await,
         // A replace with the resourceVersion, not a server-side apply: a key
         // someone added to a copy's data must be removed, and an apply only
@@ -88,7 +90,7 @@ async fn apply<K: MirroredKind>(
                 why.reason()
             );
             done(ctx, source.cached, &copy, Operation::Update, message);
-            Ok(Applied::Written)
+            Ok(Performed::Done)
         }
         Write::DeleteToRecreate { copy, seen } => {
             delete(
@@ -104,7 +106,7 @@ async fn apply<K: MirroredKind>(
                 object_key(copy.meta())
             );
             done(ctx, source.cached, &copy, Operation::Recreate, message);
-            Ok(Applied::Written)
+            Ok(Performed::Done)
         }
     }
 }
@@ -113,7 +115,7 @@ async fn create<K: MirroredKind>(
     ctx: &Context<K>,
     source: &Source<'_, K>,
     copy: K,
-) -> Result<Applied, Error> {
+) -> Result<Performed<K>, Error> {
     let api = ctx.api(&copy.namespace().unwrap_or_default());
     let name = copy.name_any();
     ctx.ensure_leading()?;
@@ -125,7 +127,7 @@ async fn create<K: MirroredKind>(
                 object_key(copy.meta())
             );
             done(ctx, source.cached, &copy, Operation::Create, message);
-            Ok(Applied::Written)
+            Ok(Performed::Done)
         }
         Err(err) if is_already_exists(&err) => {
             let existing = api_call::<K, _>(api.get_opt(&name)).await?;
@@ -134,17 +136,7 @@ async fn create<K: MirroredKind>(
                     "{name} was deleted while being created"
                 )));
             };
-            let key = object_key(copy.meta());
-            let replan = plan::plan(
-                copy,
-                Some(&CachedCopy::of(&existing)),
-                source.cached.meta(),
-                &ctx.source_label_keys,
-                &source.key,
-            )
-            .map_err(|plan::NameTaken| Error::NameTaken { name: key })?;
-            Box::pin(perform(ctx, source, replan)).await?;
-            Ok(Applied::Replanned)
+            Ok(Performed::PlanAgain(CachedCopy::of(&existing)))
         }
         Err(err) => Err(failed::<K>(err)),
     }

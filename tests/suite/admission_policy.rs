@@ -14,15 +14,9 @@
 
 use crate::common;
 
-use std::{
-    collections::BTreeMap,
-    io::Write,
-    marker::PhantomData,
-    path::PathBuf,
-    process::{Command, Stdio},
-};
+use std::{collections::BTreeMap, marker::PhantomData, path::PathBuf};
 
-use common::{ControllerProcess, PATIENCE, TestKind, helm, helm_on};
+use common::{ControllerProcess, PATIENCE, TestKind, helm, helm_on, run, run_ok};
 use configmap_mirror::contract::{
     CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME, MIRROR_OF_ANNOTATION,
 };
@@ -63,40 +57,6 @@ fn control_plane() -> &'static ControlPlane {
 async fn exclusive() -> MutexGuard<'static, ()> {
     static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
     ONE_AT_A_TIME.lock().await
-}
-
-fn run(cmd: &mut Command, stdin: Option<&str>) -> (bool, String, String) {
-    let mut child = cmd
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("run {:?}: {e}", cmd.get_program()));
-    if let Some(input) = stdin {
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
-    }
-    let out = child.wait_with_output().expect("wait");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn run_ok(cmd: &mut Command, stdin: Option<&str>) -> String {
-    let what = format!("{cmd:?}");
-    let (ok, out, err) = run(cmd, stdin);
-    assert!(ok, "{what} failed:\n{out}{err}");
-    out
 }
 
 /// What the tests share: the chart's args for the controller, a
@@ -712,8 +672,8 @@ fn patch_as<K: TestKind>(
     for group in groups {
         cmd.args(["--as-group", group]);
     }
-    let (ok, _, err) = run(&mut cmd, None);
-    (ok, err)
+    let ran = run(&mut cmd, None);
+    (ran.ok, ran.stderr)
 }
 
 async fn the_exempt_group_and_user_may_edit_a_copy<K: TestKind>() {
@@ -904,6 +864,10 @@ async fn an_uninstall_removes_the_policy() {
                 &world.sources,
                 "--set",
                 "admissionPolicy.enabled=true",
+                // The CRD is already there, applied with the rendered
+                // manifests, and owned by no release.
+                "--set",
+                "crds.enabled=false",
             ],
         ),
         None,

@@ -95,7 +95,7 @@ async fn content_the_api_server_refuses_is_warned_about_with_its_message() {
     let policy = format!("refuse-{}", scene.namespace);
     common::kubectl_apply(
         &scene,
-        &common::refusing_policy(&policy, &scene.namespace, "refused-synced"),
+        &common::refusing_configmap(&policy, &scene.namespace, "refused-synced"),
     );
     common::policy_enforced(&scene.configmaps(), "refused-synced").await;
     let controller = scene.start_controller(&["--slow-retry", "500ms"]).await;

@@ -15,13 +15,13 @@ use crate::common;
 
 use std::{
     collections::BTreeSet,
-    io::Write,
     path::{Path, PathBuf},
-    process::{Command, Stdio},
+    process::Command,
 };
 
 use common::{
-    ControllerProcess, PATIENCE, Scene, find_helm, helm, helm_binary, helm_on, mk_source,
+    ControllerProcess, PATIENCE, Scene, find_helm, helm, helm_binary, helm_on, mk_source, run,
+    run_ok,
 };
 use k8s_openapi::api::{
     apps::v1::Deployment,
@@ -52,47 +52,6 @@ fn repo() -> PathBuf {
 
 fn scratch(name: &str) -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()))
-}
-
-struct Ran {
-    ok: bool,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(cmd: &mut Command, stdin: Option<&str>) -> Ran {
-    let mut child = cmd
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("run {:?}: {e}", cmd.get_program()));
-    if let Some(input) = stdin {
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
-    }
-    let out = child.wait_with_output().expect("wait");
-    Ran {
-        ok: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// Stdout of a command that must succeed.
-fn run_ok(cmd: &mut Command) -> String {
-    let what = format!("{cmd:?}");
-    let ran = run(cmd, None);
-    assert!(ran.ok, "{what} failed:\n{}{}", ran.stdout, ran.stderr);
-    ran.stdout
 }
 
 /// A namespace where Pod Security "restricted" is enforced and warned about.
@@ -131,19 +90,25 @@ async fn prometheus_operator_crds(control_plane: &'static ControlPlane) {
     static INSTALLED: OnceCell<()> = OnceCell::const_new();
     INSTALLED
         .get_or_init(|| async {
-            run_ok(control_plane.kubectl().current_dir(repo()).args([
-                "apply",
-                "--server-side",
-                "-f",
-                "tests/fixtures/prometheus-operator-crds/",
-            ]));
-            run_ok(control_plane.kubectl().args([
-                "wait",
-                "--for=condition=Established",
-                "--timeout=60s",
-                "crd/servicemonitors.monitoring.coreos.com",
-                "crd/prometheusrules.monitoring.coreos.com",
-            ]));
+            run_ok(
+                control_plane.kubectl().current_dir(repo()).args([
+                    "apply",
+                    "--server-side",
+                    "-f",
+                    "tests/fixtures/prometheus-operator-crds/",
+                ]),
+                None,
+            );
+            run_ok(
+                control_plane.kubectl().args([
+                    "wait",
+                    "--for=condition=Established",
+                    "--timeout=60s",
+                    "crd/servicemonitors.monitoring.coreos.com",
+                    "crd/prometheusrules.monitoring.coreos.com",
+                ]),
+                None,
+            );
         })
         .await;
 }
@@ -156,6 +121,9 @@ fn release_in(namespace: &str) -> String {
     format!("configmap-mirror-{suffix}")
 }
 
+/// `helm install` of the chart, without its CRD: the releases on this
+/// control plane share it, and one CRD has one owner (the ClusterMirror
+/// topic installs it from the chart, on a control plane of its own).
 fn install(
     control_plane: &ControlPlane,
     release: &str,
@@ -167,9 +135,13 @@ fn install(
             control_plane,
             &["install", release, CHART, "--namespace", namespace],
         )
+        .args(NO_CRDS)
         .args(values),
+        None,
     )
 }
+
+const NO_CRDS: [&str; 2] = ["--set", "crds.enabled=false"];
 
 #[test]
 fn helm_lint_strict_passes_in_every_mode() {
@@ -179,7 +151,7 @@ fn helm_lint_strict_passes_in_every_mode() {
         vec!["-f", "charts/configmap-mirror/ci/namespaced-values.yaml"],
         vec!["-f", ESCAPE_HATCHES],
     ] {
-        let out = run_ok(helm(&["lint", "--strict", CHART]).args(&values));
+        let out = run_ok(helm(&["lint", "--strict", CHART]).args(&values), None);
         assert!(
             out.contains("1 chart(s) linted, 0 chart(s) failed"),
             "{out}"
@@ -400,15 +372,18 @@ fn alerts_without_a_scrape_job_are_refused_naming_the_values_to_set() {
 /// it on IPv4-only, IPv6-only and dual-stack clusters alike.
 #[test]
 fn the_controller_listens_on_ipv4_and_ipv6() {
-    let rendered = run_ok(&mut helm(&[
-        "template",
-        "r",
-        CHART,
-        "--set",
-        "controller.httpPort=9090",
-        "--show-only",
-        "templates/deployment.yaml",
-    ]));
+    let rendered = run_ok(
+        &mut helm(&[
+            "template",
+            "r",
+            CHART,
+            "--set",
+            "controller.httpPort=9090",
+            "--show-only",
+            "templates/deployment.yaml",
+        ]),
+        None,
+    );
     assert!(
         rendered.contains(r#"- "--http-addr=[::]:9090""#),
         "{rendered}"
@@ -417,7 +392,10 @@ fn the_controller_listens_on_ipv4_and_ipv6() {
 
 /// Every object `helm template` renders with these arguments, as JSON.
 fn rendered(args: &[&str]) -> Vec<Value> {
-    let manifest = run_ok(helm(&["template", "r", CHART, "--namespace", "home"]).args(args));
+    let manifest = run_ok(
+        helm(&["template", "r", CHART, "--namespace", "home"]).args(args),
+        None,
+    );
     serde_saphyr::from_multiple::<Value>(&manifest)
         .unwrap_or_else(|e| panic!("the chart rendered no YAML: {e}\n{manifest}"))
         .into_iter()
@@ -480,7 +458,7 @@ fn the_escape_hatches_render_where_they_belong() {
     for o in &objects {
         let cluster_scoped = matches!(
             o["kind"].as_str(),
-            Some("ClusterRole" | "ClusterRoleBinding")
+            Some("ClusterRole" | "ClusterRoleBinding" | "CustomResourceDefinition")
         );
         let namespace = o["metadata"]["namespace"].as_str();
         if cluster_scoped {
@@ -738,8 +716,10 @@ async fn rendered_manifests_pass_a_server_side_dry_run_under_restricted_pod_secu
             vec!["role.rbac", "rolebinding.rbac", "deployment.apps"],
         ),
     ] {
-        let manifest =
-            run_ok(helm(&["template", &release, CHART, "--namespace", &namespace]).args(&values));
+        let manifest = run_ok(
+            helm(&["template", &release, CHART, "--namespace", &namespace]).args(&values),
+            None,
+        );
         let documents = manifest.lines().filter(|l| l.starts_with("kind: ")).count();
         let applied = run(
             control_plane
@@ -797,6 +777,8 @@ async fn an_install_with_the_escape_hatches_carries_them_into_another_namespace(
                 &home,
                 "-f",
                 ESCAPE_HATCHES,
+                NO_CRDS[0],
+                NO_CRDS[1],
             ],
         )
         .args(["--set", &format!("namespaceOverride={elsewhere}")]),
@@ -824,24 +806,30 @@ async fn an_install_with_the_escape_hatches_carries_them_into_another_namespace(
         .cloned()
         .collect();
     assert_eq!(at_home, BTreeSet::new());
-    let labeled = run_ok(control_plane.kubectl().args([
-        "get",
-        "deployments,services,serviceaccounts,roles,rolebindings,poddisruptionbudgets",
-        "-n",
-        &elsewhere,
-        "-l",
-        "example.com/team=platform",
-        "-o",
-        "name",
-    ]));
+    let labeled = run_ok(
+        control_plane.kubectl().args([
+            "get",
+            "deployments,services,serviceaccounts,roles,rolebindings,poddisruptionbudgets",
+            "-n",
+            &elsewhere,
+            "-l",
+            "example.com/team=platform",
+            "-o",
+            "name",
+        ]),
+        None,
+    );
     assert_eq!(labeled.lines().count(), 6, "{labeled}");
-    let cluster_role = run_ok(control_plane.kubectl().args([
-        "get",
-        "clusterrole",
-        &release,
-        "-o",
-        "jsonpath={.metadata.labels.example\\.com/team}",
-    ]));
+    let cluster_role = run_ok(
+        control_plane.kubectl().args([
+            "get",
+            "clusterrole",
+            &release,
+            "-o",
+            "jsonpath={.metadata.labels.example\\.com/team}",
+        ]),
+        None,
+    );
     assert_eq!(cluster_role, "platform");
 
     let deployment = Api::<Deployment>::namespaced(client.clone(), &elsewhere)
@@ -895,10 +883,13 @@ async fn an_install_with_the_escape_hatches_carries_them_into_another_namespace(
             &["-n", &elsewhere]
         ));
     }
-    run_ok(&mut helm_on(
-        control_plane,
-        &["uninstall", &release, "--namespace", &home],
-    ));
+    run_ok(
+        &mut helm_on(
+            control_plane,
+            &["uninstall", &release, "--namespace", &home],
+        ),
+        None,
+    );
 }
 
 /// (resource, verb) pairs `kubectl auth can-i --list` grants the account in
@@ -909,15 +900,18 @@ fn granted(
     account: &str,
     namespace: &str,
 ) -> BTreeSet<(String, String)> {
-    let out = run_ok(control_plane.kubectl().args([
-        "auth",
-        "can-i",
-        "--list",
-        "--no-headers",
-        "-n",
-        namespace,
-        &format!("--as={account}"),
-    ]));
+    let out = run_ok(
+        control_plane.kubectl().args([
+            "auth",
+            "can-i",
+            "--list",
+            "--no-headers",
+            "-n",
+            namespace,
+            &format!("--as={account}"),
+        ]),
+        None,
+    );
     let mut pairs = BTreeSet::new();
     for line in out.lines() {
         let Some(resource) = line.split_whitespace().next() else {
@@ -948,6 +942,18 @@ fn pairs(rules: &[(&str, &[&str])]) -> BTreeSet<(String, String)> {
 const CONFIGMAP_VERBS: &[&str] = &["get", "list", "watch", "create", "update", "delete"];
 const EVENT_VERBS: &[&str] = &["create", "patch"];
 const LEASE_VERBS: &[&str] = &["get", "create", "update"];
+/// ClusterMirrors, their status, and the one CRD (by name): cluster-wide.
+const CLUSTER_MIRROR_RULES: [(&str, &[&str]); 3] = [
+    (
+        "clustermirrors.mirror.workshop.io",
+        &["get", "list", "watch"],
+    ),
+    ("clustermirrors.mirror.workshop.io/status", &["patch"]),
+    (
+        "customresourcedefinitions.apiextensions.k8s.io",
+        &["get", "list", "watch"],
+    ),
+];
 
 /// `kubectl auth can-i` as the account: `where` is `-n <namespace>` or
 /// `--all-namespaces`.
@@ -1053,6 +1059,9 @@ async fn an_install_grants_exactly_the_documented_permissions_cluster_wide() {
         ("configmaps", CONFIGMAP_VERBS),
         ("namespaces", &["list", "watch"][..]),
         ("events.events.k8s.io", EVENT_VERBS),
+        CLUSTER_MIRROR_RULES[0],
+        CLUSTER_MIRROR_RULES[1],
+        CLUSTER_MIRROR_RULES[2],
     ];
     let mut at_home = everywhere.to_vec();
     at_home.push(("leases.coordination.k8s.io", LEASE_VERBS));
@@ -1065,8 +1074,8 @@ async fn an_install_grants_exactly_the_documented_permissions_cluster_wide() {
         pairs(&everywhere)
     );
 
-    for (resource, verbs) in everywhere {
-        for verb in verbs {
+    for (resource, verbs) in &everywhere[..3] {
+        for verb in *verbs {
             assert!(
                 can_i(
                     control_plane,
@@ -1078,6 +1087,28 @@ async fn an_install_grants_exactly_the_documented_permissions_cluster_wide() {
                 "{verb} {resource}"
             );
         }
+    }
+    // The CRD check reads the ClusterMirror CRD by name, and no other.
+    let crds = "customresourcedefinitions.apiextensions.k8s.io";
+    for (verb, resource, allowed) in [
+        (
+            "get",
+            format!("{crds}/clustermirrors.mirror.workshop.io"),
+            true,
+        ),
+        ("get", format!("{crds}/other.example.com"), false),
+        ("list", crds.to_owned(), false),
+        (
+            "delete",
+            format!("{crds}/clustermirrors.mirror.workshop.io"),
+            false,
+        ),
+    ] {
+        assert_eq!(
+            can_i(control_plane, &account, verb, &resource, &[]),
+            allowed,
+            "{verb} {resource}"
+        );
     }
     for verb in LEASE_VERBS {
         assert!(can_i(
@@ -1127,6 +1158,9 @@ async fn an_install_mirroring_secrets_adds_exactly_the_secret_verbs_cluster_wide
         ("secrets", SECRET_VERBS),
         ("namespaces", &["list", "watch"][..]),
         ("events.events.k8s.io", EVENT_VERBS),
+        CLUSTER_MIRROR_RULES[0],
+        CLUSTER_MIRROR_RULES[1],
+        CLUSTER_MIRROR_RULES[2],
     ];
     assert_eq!(
         granted(control_plane, &account, &elsewhere),
@@ -1257,14 +1291,17 @@ async fn an_install_in_single_namespace_mode_grants_only_namespaced_permissions(
         ));
     }
     assert_denied_sample(control_plane, &account, &watched);
-    let cluster_wide = run_ok(control_plane.kubectl().args([
-        "get",
-        "clusterroles,clusterrolebindings",
-        "-l",
-        &format!("app.kubernetes.io/instance={release}"),
-        "-o",
-        "name",
-    ]));
+    let cluster_wide = run_ok(
+        control_plane.kubectl().args([
+            "get",
+            "clusterroles,clusterrolebindings",
+            "-l",
+            &format!("app.kubernetes.io/instance={release}"),
+            "-o",
+            "name",
+        ]),
+        None,
+    );
     assert_eq!(
         cluster_wide.trim(),
         "",
@@ -1321,26 +1358,32 @@ async fn deployment_args(client: &Client, namespace: &str, name: &str) -> Vec<St
 /// listed, but Events (Kubernetes writes those about objects; they expire
 /// on their own).
 fn everything_in(control_plane: &ControlPlane, namespace: &str) -> BTreeSet<String> {
-    let kinds = run_ok(control_plane.kubectl().args([
-        "api-resources",
-        "--namespaced=true",
-        "--verbs=list",
-        "-o",
-        "name",
-    ]));
+    let kinds = run_ok(
+        control_plane.kubectl().args([
+            "api-resources",
+            "--namespaced=true",
+            "--verbs=list",
+            "-o",
+            "name",
+        ]),
+        None,
+    );
     let kinds: Vec<&str> = kinds
         .lines()
         .filter(|kind| !matches!(*kind, "events" | "events.events.k8s.io"))
         .collect();
-    let out = run_ok(control_plane.kubectl().args([
-        "get",
-        &kinds.join(","),
-        "-n",
-        namespace,
-        "-o",
-        "name",
-        "--ignore-not-found",
-    ]));
+    let out = run_ok(
+        control_plane.kubectl().args([
+            "get",
+            &kinds.join(","),
+            "-n",
+            namespace,
+            "-o",
+            "name",
+            "--ignore-not-found",
+        ]),
+        None,
+    );
     out.lines().map(str::to_owned).collect()
 }
 
@@ -1368,27 +1411,33 @@ async fn an_upgrade_reaches_the_deployment_and_an_uninstall_leaves_nothing() {
         assert!(installed.contains(&object), "no {object} in {installed:?}");
     }
 
-    run_ok(&mut helm_on(
-        control_plane,
-        &[
-            "upgrade",
-            &release,
-            CHART,
-            "--namespace",
-            &namespace,
-            "--reuse-values",
-            "--set",
-            "controller.concurrency=4",
-        ],
-    ));
+    run_ok(
+        &mut helm_on(
+            control_plane,
+            &[
+                "upgrade",
+                &release,
+                CHART,
+                "--namespace",
+                &namespace,
+                "--reuse-values",
+                "--set",
+                "controller.concurrency=4",
+            ],
+        ),
+        None,
+    );
     let args = deployment_args(&client, &namespace, &release).await;
     assert!(args.contains(&"--concurrency=4".to_owned()), "{args:?}");
     assert!(!args.iter().any(|a| a == "--concurrency=16"), "{args:?}");
 
-    run_ok(&mut helm_on(
-        control_plane,
-        &["uninstall", &release, "--namespace", &namespace],
-    ));
+    run_ok(
+        &mut helm_on(
+            control_plane,
+            &["uninstall", &release, "--namespace", &namespace],
+        ),
+        None,
+    );
     wait_for("the release's objects to be gone", PATIENCE, || async {
         (everything_in(control_plane, &namespace) == before_install).then_some(())
     })
@@ -1399,12 +1448,12 @@ async fn an_upgrade_reaches_the_deployment_and_an_uninstall_leaves_nothing() {
             everything_in(control_plane, &namespace)
         )
     });
-    let cluster_wide = run_ok(control_plane.kubectl().args([
-        "get",
-        "clusterroles,clusterrolebindings",
-        "-o",
-        "name",
-    ]));
+    let cluster_wide = run_ok(
+        control_plane
+            .kubectl()
+            .args(["get", "clusterroles,clusterrolebindings", "-o", "name"]),
+        None,
+    );
     let left: Vec<&str> = cluster_wide
         .lines()
         .filter(|object| object.ends_with(&format!("/{release}")))
@@ -1501,7 +1550,10 @@ fn the_committed_manifests_are_those_the_chart_renders() {
             .arg("hack/manifests.sh")
             .arg(&out)
             .current_dir(repo())
-            .env("HELM", helm_binary()),
+            .env("HELM", helm_binary())
+            // The CRD from this build's binary, with no cargo run inside.
+            .env("CONFIGMAP_MIRROR", env!("CARGO_BIN_EXE_configmap-mirror")),
+        None,
     );
     let rendered = files_under(&out);
     for expected in ["configmap-mirror.yaml", "deploy/base/deployment.yaml"] {
@@ -1568,7 +1620,10 @@ fn the_crate_the_chart_and_deploy_carry_one_version() {
         "the crate is {version} (Cargo.toml) but {disagree:?}; run `make manifests`, which \
          writes the crate's version into the chart and deploy/"
     );
-    let out = run_ok(Command::new(env!("CARGO_BIN_EXE_configmap-mirror")).arg("--version"));
+    let out = run_ok(
+        Command::new(env!("CARGO_BIN_EXE_configmap-mirror")).arg("--version"),
+        None,
+    );
     assert_eq!(out.trim(), format!("configmap-mirror {version}"));
 }
 

@@ -6,13 +6,10 @@
 //! These run on the `mirroring` topic's control plane, one at a time, with
 //! a cluster-wide controller (see `mirroring::World`).
 
-use k8s_openapi::api::{
-    core::v1::{ConfigMap, Namespace, Secret},
-    events::v1::Event,
-};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kube::{
     Api, ResourceExt,
-    api::{ListParams, Patch, PatchParams, PostParams},
+    api::{Patch, PatchParams, PostParams},
 };
 use serde_json::json;
 
@@ -75,7 +72,10 @@ async fn a_malformed_accept_mirrors_from_accepts_nothing_and_warns_the_namespace
     world.mirror_in_sync(&open, "shared").await;
     world.no_mirror(&typo, "shared").await;
 
-    let warning = namespace_event(&world, &typo, "InvalidAcceptMirrorsFrom").await;
+    let warning = world
+        .scene
+        .namespace_event(&typo, "InvalidAcceptMirrorsFrom")
+        .await;
     let note = warning.note.unwrap_or_default();
     assert!(
         note.contains(ACCEPT_FROM) && note.contains("Not_A_Name"),
@@ -85,26 +85,6 @@ async fn a_malformed_accept_mirrors_from_accepts_nothing_and_warns_the_namespace
     annotate_namespace(&world, &typo, Some(&world.prefix)).await;
     world.mirror_in_sync(&typo, "shared").await;
     world.clean_up().await;
-}
-
-/// A Warning Event about Namespace `name` (a cluster-scoped object, so
-/// recorded in `default`) with `reason`.
-async fn namespace_event<K: TestKind>(world: &World<K>, name: &str, reason: &str) -> Event {
-    let api: Api<Event> = Api::namespaced(world.scene.client.clone(), "default");
-    testenv::wait_for(
-        &format!("a {reason} event on namespace {name}"),
-        PATIENCE,
-        || async {
-            let events = api.list(&ListParams::default()).await.ok()?;
-            events.items.into_iter().find(|e| {
-                e.reason.as_deref() == Some(reason)
-                    && e.regarding.as_ref().and_then(|r| r.kind.as_deref()) == Some("Namespace")
-                    && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
-            })
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"))
 }
 
 async fn a_namespace_made_protected_loses_its_mirrors_and_the_source_is_warned<K: TestKind>() {

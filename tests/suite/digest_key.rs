@@ -24,11 +24,10 @@ use serde_json::json;
 use testenv::{ControlPlane, LazyControlPlane, wait_for};
 use tokio::sync::{Mutex, MutexGuard};
 
-use crate::common::{ControllerProcess, LEASE_TIMINGS, PATIENCE, SOURCE_LABEL, Scene};
-use crate::secrets::{BOTH_KINDS, Secrets, mk_secret};
-
-/// The key's Secret of an install with the default Lease name.
-const KEY_SECRET: &str = "configmap-mirror-digest-key";
+use crate::common::{
+    ControllerProcess, KEY_SECRET, LEASE_TIMINGS, Objects, PATIENCE, SOURCE_LABEL, Scene,
+};
+use crate::secrets::{BOTH_KINDS, mk_secret};
 
 /// A Secret at the key's name holding `key` in its `key` entry.
 fn key_secret(name: &str, key: &[u8]) -> Secret {
@@ -121,7 +120,7 @@ async fn a_planted_key_that_looks_like_a_copy_or_a_mirror_is_refused_and_never_u
     ];
     for (tag, planted, why) in cases {
         let scene = Scene::new(tag).await;
-        let secrets = Secrets::of(&scene);
+        let secrets = Objects::<Secret>::of(&scene);
         let planted = secrets.create(&planted).await;
         let controller = start_unready(&scene, &[]).await;
         secrets
@@ -226,7 +225,7 @@ async fn hand_over(leader: ControllerProcess, standby: &ControllerProcess, sourc
 #[tokio::test]
 async fn a_deleted_key_is_made_again_once_and_a_leader_handover_rewrites_no_copy() {
     let scene = Scene::new("key-deleted").await;
-    let secrets = Secrets::of(&scene);
+    let secrets = Objects::<Secret>::of(&scene);
     let (leader, standby) = two_replicas(&scene).await;
     secrets
         .create(&mk_secret("db", "Opaque", &[("password", "p")]))
@@ -259,7 +258,7 @@ async fn a_deleted_key_is_made_again_once_and_a_leader_handover_rewrites_no_copy
 #[tokio::test]
 async fn an_edited_key_is_used_by_every_replica_and_each_copy_is_rewritten_once() {
     let scene = Scene::new("key-edited").await;
-    let secrets = Secrets::of(&scene);
+    let secrets = Objects::<Secret>::of(&scene);
     let (leader, standby) = two_replicas(&scene).await;
     for name in ["db", "api"] {
         secrets
@@ -267,7 +266,7 @@ async fn an_edited_key_is_used_by_every_replica_and_each_copy_is_rewritten_once(
             .await;
         secrets.companion_in_sync(name).await;
     }
-    let before = secrets.key().await;
+    let before = secrets.digest_key().await;
 
     secrets.patch(KEY_SECRET, key_patch(&[0x5a; 32])).await;
     let edited = SecretDigestKey::from_bytes(&[0x5a; 32]).expect("a key");
@@ -304,7 +303,7 @@ fn team_secret(name: &str, team: &str) -> Secret {
 #[tokio::test]
 async fn two_installs_in_one_namespace_keep_two_keys() {
     let scene = Scene::new("key-two").await;
-    let secrets = Secrets::of(&scene);
+    let secrets = Objects::<Secret>::of(&scene);
     let mut controllers = Vec::new();
     for team in ["a", "b"] {
         let selector = format!("team={team}");
@@ -360,8 +359,8 @@ async fn two_installs_in_one_namespace_keep_two_keys() {
 #[tokio::test]
 async fn with_the_key_refused_a_source_unlabeled_still_loses_its_copy() {
     let scene = Scene::new("key-prune").await;
-    let secrets = Secrets::of(&scene);
-    let controller = secrets.start_controller().await;
+    let secrets = Objects::<Secret>::of(&scene);
+    let controller = secrets.start_controller(&[]).await;
     for name in ["db", "kept"] {
         secrets
             .create(&mk_secret(name, "Opaque", &[("password", name)]))
@@ -408,7 +407,7 @@ const CONSENT: [&str; 2] = [
 async fn with_the_key_refused_mirrors_still_go_when_consent_or_the_source_goes() {
     let _turn = exclusive().await;
     let scene = Scene::on(cluster_wide(), "key-mirrors").await;
-    let secrets = Secrets::of(&scene);
+    let secrets = Objects::<Secret>::of(&scene);
     let namespaces: Api<Namespace> = Api::all(scene.client.clone());
     let target = format!("{}-t", scene.namespace);
     let consent: BTreeMap<String, String> = CONSENT

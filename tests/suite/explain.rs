@@ -24,12 +24,12 @@ use k8s_openapi::{
 };
 use kube::{
     Api,
-    api::{ListParams, Patch, PatchParams, PostParams},
+    api::{Patch, PatchParams, PostParams},
 };
 use serde_json::{Value, json};
 
 use crate::{
-    common::{PATIENCE, TestKind, kubectl_apply, service_account},
+    common::{TestKind, kubectl_apply, service_account},
     mirroring::{World, to},
 };
 
@@ -205,25 +205,6 @@ fn never_shows_the_value(run: &Run) {
     }
 }
 
-/// A Warning Event about Namespace `name` (recorded in `default`).
-async fn namespace_warning<K: TestKind>(world: &World<K>, name: &str, reason: &str) {
-    let api: Api<k8s_openapi::api::events::v1::Event> =
-        Api::namespaced(world.scene.client.clone(), "default");
-    testenv::wait_for(
-        &format!("a {reason} event on namespace {name}"),
-        PATIENCE,
-        || async {
-            let events = api.list(&ListParams::default()).await.ok()?;
-            events.items.into_iter().find(|e| {
-                e.reason.as_deref() == Some(reason)
-                    && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
-            })
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"));
-}
-
 crate::for_each_kind!(
     each_namespace_asked_for_gets_the_verdict_the_controller_acted_on,
     copies_out_of_place_are_said_so_until_the_controller_restores_them,
@@ -259,7 +240,10 @@ async fn each_namespace_asked_for_gets_the_verdict_the_controller_acted_on<K: Te
     world.mirror_in_sync(&open, "shared").await;
     world.objects().companion_in_sync("shared").await;
     world.scene.wait_event("shared", "MirrorNameTaken").await;
-    namespace_warning(&world, &typo, "InvalidAcceptMirrorsFrom").await;
+    world
+        .scene
+        .namespace_event(&typo, "InvalidAcceptMirrorsFrom")
+        .await;
 
     let source_ref = format!("{}/shared", world.prefix);
     let explained = admin_explain(&world, &[&source_ref, "-o", "json", &protected]);

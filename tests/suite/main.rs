@@ -2,20 +2,24 @@
 //! module per topic, in one binary: it links kube and the harness once, not
 //! once per topic, and starts the shared control plane once.
 
-// Shared with the test binaries that start control planes of their own.
-#[path = "../common/mod.rs"]
-mod common;
+// Shared with the test binaries that start control planes of their own;
+// the topics name it `crate::common`.
+use test_support as common;
+use test_support::for_each_kind;
 
 mod admission_policy;
 mod allowlist;
 mod bad_input;
 mod chart;
+mod cluster_mirror_api;
+mod cluster_mirror_chart;
 mod consent;
 mod control_plane;
 mod deploy;
 mod digest_key;
 mod explain;
 mod flags;
+mod fresh_reads;
 mod healing;
 mod health;
 mod idempotency;

@@ -664,7 +664,7 @@ async fn a_part_that_waits_for_a_change_does_not_hold_back_a_sibling_s_retry() {
     let policy = format!("{}-refuse", world.prefix);
     common::kubectl_apply(
         &world.scene,
-        &common::refusing_policy(&policy, &b, &long_name),
+        &common::refusing_configmap(&policy, &b, &long_name),
     );
     common::policy_enforced(&world.configmaps(&b), &long_name).await;
 
@@ -690,7 +690,7 @@ async fn a_refused_mirror_is_retried_even_after_a_sibling_mirror_was_healed() {
     let policy = format!("{}-refuse", world.prefix);
     common::kubectl_apply(
         &world.scene,
-        &common::refusing_policy(&policy, &refusing, "shared"),
+        &common::refusing_configmap(&policy, &refusing, "shared"),
     );
     common::policy_enforced(&world.configmaps(&refusing), "shared").await;
 

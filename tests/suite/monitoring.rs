@@ -514,21 +514,22 @@ fn test_cases<'a>(tests: &'a str, name: &str) -> Vec<&'a str> {
 }
 
 /// Every alert the chart ships, with a summary, and a runbook_url to its
-/// section of the README at the chart's version, an absolute link a
-/// notification can carry; the section exists. Each has unit tests, firing
+/// page under docs/operator/runbooks/ at the chart's version, an absolute
+/// link a notification can carry; the page exists, titled with the alert's
+/// name, and no page there is left from an alert that is gone. Each has unit tests, firing
 /// and not firing, and when it fires it carries the install's namespace
 /// and job, so that two installs' alerts stay apart and inhibit rules
 /// matching on namespace apply.
 #[test]
-fn every_alert_has_a_summary_a_runbook_section_and_unit_tests() {
+fn every_alert_has_a_summary_a_runbook_page_and_unit_tests() {
     let rules = rendered_rules(&[]);
-    let readme_url = format!(
-        "{}/blob/v{}/README.md",
+    let runbooks_url = format!(
+        "{}/blob/v{}/docs/operator/runbooks",
         chart_field("home").trim_end_matches('/'),
         chart_field("version")
     );
-    assert!(readme_url.starts_with("https://"), "{readme_url}");
-    let readme = std::fs::read_to_string(repo().join("README.md")).expect("README");
+    assert!(runbooks_url.starts_with("https://"), "{runbooks_url}");
+    let runbooks = repo().join("docs/operator/runbooks");
     let tests = std::fs::read_to_string(repo().join("tests/fixtures/prometheus-rules-test.yaml"))
         .expect("the rules' tests");
     let alerts: Vec<&str> = rules.split("- alert: ").skip(1).collect();
@@ -555,14 +556,19 @@ fn every_alert_has_a_summary_a_runbook_section_and_unit_tests() {
                 .any(|line| line.trim_start().starts_with("summary: ")),
             "{name}: no summary"
         );
-        let runbook = format!("{readme_url}#{}", name.to_lowercase());
+        let runbook = format!("{runbooks_url}/{name}.md");
         assert!(
             alert.contains(&format!("runbook_url: \"{runbook}\"")),
             "{name}: no runbook_url to {runbook}:\n{alert}"
         );
-        assert!(
-            readme.lines().any(|line| line == format!("#### {name}")),
-            "README.md has no section \"#### {name}\", the alert's runbook"
+        let page =
+            std::fs::read_to_string(runbooks.join(format!("{name}.md"))).unwrap_or_else(|e| {
+                panic!("{name}: no runbook page docs/operator/runbooks/{name}.md: {e}")
+            });
+        assert_eq!(
+            page.lines().next(),
+            Some(format!("# {name}").as_str()),
+            "docs/operator/runbooks/{name}.md is not titled with the alert's name"
         );
         let test_cases = test_cases(&tests, name);
         assert!(
@@ -592,6 +598,17 @@ fn every_alert_has_a_summary_a_runbook_section_and_unit_tests() {
                 );
             }
         }
+    }
+    for entry in std::fs::read_dir(&runbooks).expect("docs/operator/runbooks") {
+        let file = entry.expect("a runbook page").file_name();
+        let file = file.to_string_lossy();
+        let Some(alert) = file.strip_suffix(".md") else {
+            continue;
+        };
+        assert!(
+            alert == "README" || names.contains(&alert),
+            "docs/operator/runbooks/{file} is the runbook of no alert the chart ships"
+        );
     }
 }
 

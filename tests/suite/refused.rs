@@ -342,56 +342,16 @@ async fn a_copy_detached_by_an_earlier_release_is_taken_back_and_pruned<K: TestK
     objects.wait_gone("web-synced").await;
 }
 
-/// A ValidatingAdmissionPolicy, bound in `namespace` only, refusing every
-/// copy of `kind` (`secrets`, `configmaps`) with this message expression.
-fn refusing_copies(name: &str, namespace: &str, kind: &str, message_expression: &str) -> String {
-    format!(
-        r#"
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {{name: {name}}}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-    - {{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["{kind}"]}}
-  validations:
-  - expression: "!object.metadata.name.endsWith('-synced')"
-    messageExpression: {message_expression}
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {{name: {name}-binding}}
-spec:
-  policyName: {name}
-  validationActions: [Deny]
-  matchResources:
-    namespaceSelector:
-      matchLabels: {{kubernetes.io/metadata.name: {namespace}}}
-"#
+/// Refuses every copy (`*-synced`) of `resources` in `namespace`, saying
+/// `message` (see [`common::refusing_policy`]).
+fn refusing_copies(name: &str, namespace: &str, resources: &str, message: &str) -> String {
+    common::refusing_policy(
+        name,
+        namespace,
+        resources,
+        "!object.metadata.name.endsWith('-synced')",
+        message,
     )
-}
-
-fn delete_refusing_copies(scene: &Scene<'_>, name: &str) {
-    common::kubectl_delete(
-        scene,
-        "validatingadmissionpolicybinding",
-        &format!("{name}-binding"),
-    );
-    common::kubectl_delete(scene, "validatingadmissionpolicy", name);
-}
-
-/// Waits until a dry-run create of `probe` is refused.
-async fn enforced<K: TestKind>(api: &Api<K>, probe: &K) {
-    let dry_run = PostParams {
-        dry_run: true,
-        ..PostParams::default()
-    };
-    wait_for("the admission policy to be enforced", PATIENCE, || async {
-        api.create(&dry_run, probe).await.is_err().then_some(())
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"));
 }
 
 /// The Warning about a refused copy of `source`, whichever the status.
@@ -427,7 +387,7 @@ async fn a_policy_refusing_a_secret_copy_is_named_without_the_secret_s_data() {
     let secrets: Api<Secret> = Api::namespaced(scene.client.clone(), &scene.namespace);
     let mut probe = mk_secret("probe-synced", "Opaque", &[("password", "probe")]);
     probe.metadata.labels = None;
-    enforced(&secrets, &probe).await;
+    common::refusal_enforced(&secrets, &probe).await;
 
     let controller = scene.start_controller(&[BOTH_KINDS]).await;
     let canary = format!("canary-{}", scene.namespace);
@@ -454,7 +414,7 @@ async fn a_policy_refusing_a_secret_copy_is_named_without_the_secret_s_data() {
             );
         }
     }
-    delete_refusing_copies(&scene, &policy);
+    common::delete_policy(&scene, &policy);
 }
 
 #[tokio::test]
@@ -470,7 +430,7 @@ async fn a_long_denial_of_a_configmap_copy_is_cut() {
         &format!("\"{long}\""),
     );
     common::kubectl_apply(&scene, &manifest);
-    enforced(
+    common::refusal_enforced(
         &scene.configmaps(),
         &common::mk_unmanaged("probe-synced", &[]),
     )
@@ -491,7 +451,7 @@ async fn a_long_denial_of_a_configmap_copy_is_cut() {
         "the log tells the start"
     );
     assert!(!log.contains(END), "the log holds the whole denial");
-    delete_refusing_copies(&scene, &policy);
+    common::delete_policy(&scene, &policy);
 }
 
 #[tokio::test]
@@ -499,21 +459,18 @@ async fn a_policy_refusing_the_digest_key_never_has_the_key_told() {
     const MARKER: &str = "THE-KEY-IS:";
     let scene = Scene::new("vap-key").await;
     let policy = format!("no-key-{}", scene.namespace);
-    let manifest = refusing_copies(
+    let manifest = common::refusing_policy(
         &policy,
         &scene.namespace,
         "secrets",
-        &format!(r#""'{MARKER}' + string(object.data['key'])""#),
-    )
-    .replace(
-        "!object.metadata.name.endsWith('-synced')",
         "object.metadata.name != 'configmap-mirror-digest-key'",
+        &format!(r#""'{MARKER}' + string(object.data['key'])""#),
     );
     common::kubectl_apply(&scene, &manifest);
     let secrets: Api<Secret> = Api::namespaced(scene.client.clone(), &scene.namespace);
     let mut probe = mk_secret("configmap-mirror-digest-key", "Opaque", &[("key", "probe")]);
     probe.metadata.labels = None;
-    enforced(&secrets, &probe).await;
+    common::refusal_enforced(&secrets, &probe).await;
 
     let args = ["--namespace", scene.namespace.as_str(), BOTH_KINDS];
     let kubeconfig = scene.control_plane.kubeconfig_path().to_path_buf();
@@ -537,5 +494,5 @@ async fn a_policy_refusing_the_digest_key_never_has_the_key_told() {
         "/readyz tells the denial's message"
     );
     assert!(!log.contains(MARKER), "the log tells the denial's message");
-    delete_refusing_copies(&scene, &policy);
+    common::delete_policy(&scene, &policy);
 }

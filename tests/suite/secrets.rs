@@ -5,146 +5,26 @@
 use std::collections::BTreeMap;
 
 use configmap_mirror::{
-    contract::{self, CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME},
-    kind::{MirroredKind, SourceId, secret::SecretDigestKey},
+    contract::{CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME},
+    kind::{MirroredKind, SourceId},
 };
 use k8s_openapi::{
     ByteString,
     api::core::v1::{ConfigMap, Secret},
-    apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
-use kube::{
-    Api, ResourceExt,
-    api::{ListParams, Patch, PatchParams, PostParams},
-};
+use kube::{Api, ResourceExt, api::ListParams};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use testenv::wait_for;
 
-use crate::common::{self, PATIENCE, SOURCE_LABEL, Scene, mk_source};
+use crate::common::{self, Objects, PATIENCE, SOURCE_LABEL, Scene, TestKind, mk_source};
 
 pub const BOTH_KINDS: &str = "--kinds=configmaps,secrets";
-const KEY_SECRET: &str = "configmap-mirror-digest-key";
 
 pub fn mk_secret(name: &str, type_: &str, data: &[(&str, &str)]) -> Secret {
-    Secret {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            labels: Some(BTreeMap::from([(SOURCE_LABEL.into(), "true".into())])),
-            ..ObjectMeta::default()
-        },
-        type_: Some(type_.into()),
-        data: Some(
-            data.iter()
-                .map(|(k, v)| ((*k).to_owned(), ByteString(v.as_bytes().to_vec())))
-                .collect(),
-        ),
-        ..Secret::default()
-    }
-}
-
-/// The Secrets of one scene's namespace, and what the tests wait for.
-pub struct Secrets<'s> {
-    scene: &'s Scene<'s>,
-    pub api: Api<Secret>,
-}
-
-impl<'s> Secrets<'s> {
-    pub fn of(scene: &'s Scene<'s>) -> Secrets<'s> {
-        Secrets {
-            scene,
-            api: Api::namespaced(scene.client.clone(), &scene.namespace),
-        }
-    }
-
-    pub async fn create(&self, secret: &Secret) -> Secret {
-        self.api
-            .create(&PostParams::default(), secret)
-            .await
-            .unwrap_or_else(|e| panic!("create secret {}: {e}", secret.name_any()))
-    }
-
-    pub async fn get(&self, name: &str) -> Option<Secret> {
-        self.api.get_opt(name).await.expect("get secret")
-    }
-
-    pub async fn patch(&self, name: &str, patch: serde_json::Value) {
-        self.api
-            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .unwrap_or_else(|e| panic!("patch secret {name}: {e}"));
-    }
-
-    pub async fn delete(&self, name: &str) {
-        self.api
-            .delete(name, &Default::default())
-            .await
-            .unwrap_or_else(|e| panic!("delete secret {name}: {e}"));
-    }
-
-    /// The install's digest key, from the Secret the controller keeps it
-    /// in (the scene's namespace, for a controller watching only it).
-    pub async fn key(&self) -> SecretDigestKey {
-        let secret = wait_for("the digest key", PATIENCE, || async {
-            self.api.get_opt(KEY_SECRET).await.ok()?
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e:#}"));
-        let bytes = secret.data.and_then(|d| d.get("key").cloned());
-        SecretDigestKey::from_bytes(&bytes.expect("a key entry").0).expect("a 32-byte key")
-    }
-
-    /// Waits until `<source>-synced` is an exact copy of the source as it
-    /// is now, and returns it.
-    pub async fn companion_in_sync(&self, source_name: &str) -> Secret {
-        let key = self.key().await;
-        let name = contract::companion_name(source_name, "-synced");
-        wait_for(
-            &format!("Secret {name} to match {source_name}"),
-            PATIENCE,
-            || async {
-                let source = self.api.get_opt(source_name).await.ok()??;
-                let companion = self.api.get_opt(&name).await.ok()??;
-                is_exact_companion(&companion, &source, &key).then_some(companion)
-            },
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e:#}"))
-    }
-
-    pub async fn wait_gone(&self, name: &str) {
-        wait_for(
-            &format!("Secret {name} to be deleted"),
-            PATIENCE,
-            || async { matches!(self.api.get_opt(name).await, Ok(None)).then_some(()) },
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e:#}"));
-    }
-
-    pub async fn start_controller(&self) -> common::ControllerProcess {
-        self.scene.start_controller(&[BOTH_KINDS]).await
-    }
-}
-
-/// The companion has the source's type, data and immutability, its keyed
-/// digest, one controller reference to this very Secret, our label and
-/// none of the source's.
-fn is_exact_companion(companion: &Secret, source: &Secret, key: &SecretDigestKey) -> bool {
-    let owners = companion.owner_references();
-    let owned = owners.len() == 1
-        && owners[0].uid == source.uid().unwrap_or_default()
-        && owners[0].name == source.name_any()
-        && owners[0].kind == "Secret"
-        && owners[0].controller == Some(true);
-    let labels = companion.labels();
-    owned
-        && labels.get(MANAGED_BY_LABEL).map(String::as_str) == Some(MANAGER_NAME)
-        && !labels.contains_key(SOURCE_LABEL)
-        && companion.type_ == source.type_
-        && companion.data.clone().unwrap_or_default() == source.data.clone().unwrap_or_default()
-        && companion.immutable.unwrap_or(false) == source.immutable.unwrap_or(false)
-        && companion.annotations().get(CHECKSUM_ANNOTATION) == Some(&source.content_digest(key))
+    let mut secret = Secret::with_data(name, data, true);
+    secret.type_ = Some(type_.into());
+    secret
 }
 
 const TLS: &str = "kubernetes.io/tls";
@@ -172,8 +52,8 @@ fn typed_sources() -> Vec<Secret> {
 #[tokio::test]
 async fn typed_secrets_are_copied_kept_and_removed_like_configmaps() {
     let scene = Scene::new("secrets").await;
-    let secrets = Secrets::of(&scene);
-    let controller = secrets.start_controller().await;
+    let secrets = Objects::<Secret>::of(&scene);
+    let controller = secrets.start_controller(&[]).await;
     for source in typed_sources() {
         secrets.create(&source).await;
     }
@@ -226,9 +106,9 @@ async fn typed_secrets_are_copied_kept_and_removed_like_configmaps() {
 #[tokio::test]
 async fn a_copy_of_another_type_is_recreated_with_the_source_s_type() {
     let scene = Scene::new("secret-type").await;
-    let secrets = Secrets::of(&scene);
-    let _controller = secrets.start_controller().await;
-    let key = secrets.key().await;
+    let secrets = Objects::<Secret>::of(&scene);
+    let _controller = secrets.start_controller(&[]).await;
+    let key = secrets.digest_key().await;
     let data = [("tls.crt", "c"), ("tls.key", "k")];
     let mut site = mk_secret("site", TLS, &data);
     site.metadata.labels = None;
@@ -266,8 +146,8 @@ async fn a_copy_of_another_type_is_recreated_with_the_source_s_type() {
 #[tokio::test]
 async fn a_service_account_token_is_never_a_source() {
     let scene = Scene::new("secret-token").await;
-    let secrets = Secrets::of(&scene);
-    let controller = secrets.start_controller().await;
+    let secrets = Objects::<Secret>::of(&scene);
+    let controller = secrets.start_controller(&[]).await;
     let mut token = mk_secret("token", "kubernetes.io/service-account-token", &[]);
     token.metadata.annotations = Some(BTreeMap::from([(
         "kubernetes.io/service-account.name".into(),
@@ -297,8 +177,8 @@ async fn a_service_account_token_is_never_a_source() {
 #[tokio::test]
 async fn a_configmap_and_a_secret_of_one_name_are_independent() {
     let scene = Scene::new("secret-twins").await;
-    let secrets = Secrets::of(&scene);
-    let _controller = secrets.start_controller().await;
+    let secrets = Objects::<Secret>::of(&scene);
+    let _controller = secrets.start_controller(&[]).await;
     scene.create(&mk_source("twin", &[("a", "1")])).await;
     secrets
         .create(&mk_secret("twin", "Opaque", &[("a", "2")]))
@@ -327,8 +207,8 @@ async fn two_installs_record_different_digests_of_one_value() {
     let (first, second) = (Scene::new("digest-a").await, Scene::new("digest-b").await);
     let mut digests = Vec::new();
     for scene in [&first, &second] {
-        let secrets = Secrets::of(scene);
-        let _controller = secrets.start_controller().await;
+        let secrets = Objects::<Secret>::of(scene);
+        let _controller = secrets.start_controller(&[]).await;
         secrets
             .create(&mk_secret("password", "Opaque", &[("password", "hunter2")]))
             .await;
@@ -345,8 +225,8 @@ async fn two_installs_record_different_digests_of_one_value() {
 #[tokio::test]
 async fn two_secrets_of_one_value_have_different_checksums() {
     let scene = Scene::new("digest-twins").await;
-    let secrets = Secrets::of(&scene);
-    let _controller = secrets.start_controller().await;
+    let secrets = Objects::<Secret>::of(&scene);
+    let _controller = secrets.start_controller(&[]).await;
     let mut checksums = Vec::new();
     for name in ["one", "two"] {
         secrets
@@ -361,8 +241,8 @@ async fn two_secrets_of_one_value_have_different_checksums() {
 #[tokio::test]
 async fn another_copy_s_checksum_on_a_tenant_s_copy_tells_nothing_of_its_value() {
     let scene = Scene::new("digest-oracle").await;
-    let secrets = Secrets::of(&scene);
-    let controller = secrets.start_controller().await;
+    let secrets = Objects::<Secret>::of(&scene);
+    let controller = secrets.start_controller(&[]).await;
     secrets
         .create(&mk_secret("victim", "Opaque", &[("password", "hunter2")]))
         .await;
@@ -405,7 +285,7 @@ async fn another_copy_s_checksum_on_a_tenant_s_copy_tells_nothing_of_its_value()
 #[tokio::test]
 async fn no_secret_value_leaves_the_secret() {
     let scene = Scene::new("secret-leak").await;
-    let secrets = Secrets::of(&scene);
+    let secrets = Objects::<Secret>::of(&scene);
     let canary = format!("canary-{}", scene.namespace);
     let controller = scene
         .start_controller_with_env(&[BOTH_KINDS], &[("RUST_LOG", "debug")])
@@ -439,7 +319,7 @@ async fn no_secret_value_leaves_the_secret() {
     secrets.delete("source").await;
     secrets.wait_gone("source-synced").await;
 
-    let key = secrets.key().await;
+    let key = secrets.digest_key().await;
     let mut told = controller.log_text();
     told.push_str(&controller.get("/metrics").await.expect("metrics").1);
     told.push_str(&controller.get("/readyz").await.expect("readyz").1);
@@ -525,7 +405,7 @@ async fn without_secret_rights_readyz_says_so_and_configmaps_are_still_mirrored(
         &scene,
         &common::secrets_role(&scene.namespace, "mirror", "secrets"),
     );
-    let secrets = Secrets::of(&scene);
+    let secrets = Objects::<Secret>::of(&scene);
     secrets
         .create(&mk_secret("late", "Opaque", &[("a", "1")]))
         .await;

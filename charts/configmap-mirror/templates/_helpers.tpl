@@ -144,12 +144,13 @@ install: refused.
 {{- end }}
 
 {{/*
-Where each alert's runbook_url points, before `#<section>`:
-metrics.prometheusRule.runbookBaseUrl, else the project README at the
-chart's version (Chart.yaml's home, tag v<version>).
+The folder of the alerts' runbooks, each `<alert>.md` in it:
+metrics.prometheusRule.runbookBaseUrl, else the project's
+docs/operator/runbooks/ at the chart's version (Chart.yaml's home, tag
+v<version>).
 */}}
 {{- define "configmap-mirror.runbookBaseUrl" -}}
-{{- default (printf "%s/blob/v%s/README.md" (trimSuffix "/" .Chart.Home) .Chart.Version) .Values.metrics.prometheusRule.runbookBaseUrl }}
+{{- default (printf "%s/blob/v%s/docs/operator/runbooks" (trimSuffix "/" .Chart.Home) .Chart.Version) .Values.metrics.prometheusRule.runbookBaseUrl }}
 {{- end }}
 
 {{/*
@@ -184,6 +185,9 @@ The controller's command-line flags, one per item, every value quoted.
 - {{ printf "--accept-mirrors-selector=%s" $c.acceptMirrorsSelector | quote }}
 - {{ printf "--accept-secret-mirrors-selector=%s" $c.acceptSecretMirrorsSelector | quote }}
 - {{ printf "--protected-namespaces=%s" (join "," $c.protectedNamespaces) | quote }}
+{{- if not $c.watchNamespace }}
+- {{ printf "--cluster-mirror-source-namespaces=%s" (join "," (.Values.clusterMirror.sourceNamespaces | default (list (include "configmap-mirror.namespace" .)))) | quote }}
+{{- end }}
 {{- with $c.reservedNames }}
 - {{ printf "--reserved-names=%s" (join "," .) | quote }}
 {{- end }}

@@ -1,6 +1,6 @@
 {{/*
 The rules on ConfigMaps and Events, the same in both modes: exactly the
-verbs the binary calls (README, "RBAC").
+verbs the binary calls (docs/operator/security.md, "RBAC").
 */}}
 {{- define "configmap-mirror.configMapAndEventRules" -}}
 # list+watch: the source ConfigMaps (label selector, --selector) and the

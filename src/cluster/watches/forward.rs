@@ -15,18 +15,18 @@ use kube::{
 };
 use tokio::sync::watch;
 
-use super::{WAKEUP_BUFFER, Wakeups};
+use super::{OnDeleted, WAKEUP_BUFFER, Wakeups};
 use crate::{
-    cluster::caches::{Caches, NamespaceMeta},
-    cluster::copy_index::CopyIndex,
     cluster::watch_stream,
     decisions::consent::{Consent, NamespaceFacts},
     decisions::scope::Reach,
-    decisions::wakeups::{self, Wake},
+    index::admitting_namespaces::NamespaceMeta,
+    index::caches::Caches,
+    index::copy_index::CopyIndex,
+    index::wakeups::{self, Wake},
     kind::MirroredKind,
     ops::health::Health,
     ops::metrics::Metrics,
-    reconcile::backoff::Backoffs,
 };
 
 /// What one watch does with each of its events once it is cached: its own
@@ -38,7 +38,7 @@ pub(super) trait Follower<T, K: MirroredKind> {
 pub(super) struct SourceFollower<K: MirroredKind> {
     pub(super) caches: Caches<K>,
     pub(super) metrics: Arc<Metrics>,
-    pub(super) backoffs: Arc<Backoffs>,
+    pub(super) on_deleted: OnDeleted,
     pub(super) index: CopyIndex<K>,
     pub(super) suffix: String,
 }
@@ -47,21 +47,21 @@ impl<K: MirroredKind> Follower<K, K> for SourceFollower<K> {
     fn follow(&mut self, event: &Event<K>) -> Wake<K> {
         self.metrics
             .set_managed_sources(&K::kind(&()), self.caches.sources.len());
-        forget_deleted(event, &self.backoffs);
+        tell_deleted(event, &self.on_deleted);
         self.caches.mirroring.observe(event);
         wakeups::source_wakeups(event, &self.suffix, &self.index)
     }
 }
 
 pub(super) struct CopyFollower<K: MirroredKind> {
-    pub(super) backoffs: Arc<Backoffs>,
+    pub(super) on_deleted: OnDeleted,
     pub(super) index: CopyIndex<K>,
     pub(super) suffix: String,
 }
 
 impl<K: MirroredKind> Follower<K, K> for CopyFollower<K> {
     fn follow(&mut self, event: &Event<K>) -> Wake<K> {
-        forget_deleted(event, &self.backoffs);
+        tell_deleted(event, &self.on_deleted);
         let taken_from = self.index.observe(event);
         wakeups::copy_wakeups(event, &self.suffix, taken_from)
     }
@@ -87,11 +87,11 @@ impl<K: MirroredKind> Follower<NamespaceMeta, K> for NamespaceFollower<K> {
 /// A deleted object's retry state goes with it. (A source that merely
 /// lost its label keeps none either: its reconcile no longer runs, and the
 /// next list's resync drops what is left.)
-fn forget_deleted<K: MirroredKind>(event: &Event<K>, backoffs: &Backoffs) {
+fn tell_deleted<K: MirroredKind>(event: &Event<K>, on_deleted: &OnDeleted) {
     if let Event::Delete(object) = event
         && let Some(uid) = object.uid()
     {
-        backoffs.forget(&uid);
+        on_deleted(&uid);
     }
 }
 

@@ -25,7 +25,7 @@ pub fn consent_rows(namespace: &NamespaceFacts, install: &Install) -> Vec<Row> {
             Verdict::FromAny,
             format!("no {ACCEPT_MIRRORS_FROM_ANNOTATION}: it accepts mirrors from any namespace"),
         ),
-        Some(list) => match targets::parse_patterns(ACCEPT_MIRRORS_FROM_ANNOTATION, list) {
+        Some(list) => match patterns::parse_patterns(ACCEPT_MIRRORS_FROM_ANNOTATION, list) {
             Ok(_) => (
                 Verdict::FromListed,
                 format!("it accepts mirrors only from the namespaces matching {list}"),
@@ -147,7 +147,7 @@ pub fn explain_namespace<K: Explained>(
         Ok(sources) => sources,
     };
     for (source, refused) in sources_asking::<K>(namespace, sources, install) {
-        let source_key = key_of(source);
+        let source_key = object_key(source);
         if mirrored.contains(&source_key) {
             continue;
         }

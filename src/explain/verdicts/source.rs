@@ -98,7 +98,7 @@ pub fn mirror_namespaces<K: Explained>(
 /// one by one when the namespaces cannot be listed.
 pub fn named_namespaces<K: MirroredKind>(source: &K) -> Vec<String> {
     annotation(source.meta(), MIRROR_TO_ANNOTATION)
-        .and_then(|text| targets::parse_patterns(MIRROR_TO_ANNOTATION, text).ok())
+        .and_then(|text| patterns::parse_patterns(MIRROR_TO_ANNOTATION, text).ok())
         .unwrap_or_default()
         .into_iter()
         .filter(|pattern| !pattern.contains('*'))
@@ -141,7 +141,7 @@ fn mirror_rows<K: Explained>(
     let meta = source.meta();
     let name = meta.name.clone().unwrap_or_default();
     let source_namespace = meta.namespace.clone().unwrap_or_default();
-    let source_key = key_of(meta);
+    let source_key = object_key(meta);
     let targets = match Targets::of(meta) {
         Ok(Some(targets)) => targets,
         Ok(None) => return leftover_rows(scene, install, &BTreeSet::new()),
@@ -243,7 +243,7 @@ fn unmatched_rows<K: Explained>(
     asked: &BTreeSet<String>,
     name: &str,
 ) -> Vec<Row> {
-    let source_key = key_of(meta);
+    let source_key = object_key(meta);
     let at = |namespace: &str, verdict, detail| {
         row_at::<K>(
             What::Mirror,
@@ -283,10 +283,10 @@ fn unmatched_rows<K: Explained>(
         }
     }
     let patterns = annotation(meta, MIRROR_TO_ANNOTATION)
-        .and_then(|text| targets::parse_patterns(MIRROR_TO_ANNOTATION, text).ok())
+        .and_then(|text| patterns::parse_patterns(MIRROR_TO_ANNOTATION, text).ok())
         .unwrap_or_default();
     for pattern in patterns {
-        let matched = asked.iter().any(|ns| targets::glob_matches(&pattern, ns));
+        let matched = asked.iter().any(|ns| patterns::glob_matches(&pattern, ns));
         let unknown = scene.namespaces.unreadable.contains_key(&pattern)
             || (pattern.contains('*') && scene.namespaces.list_error.is_some());
         if !matched && !unknown {
@@ -365,7 +365,7 @@ fn leftover_rows<K: Explained>(
         rows.push(row::<K>(
             What::Mirror,
             copy,
-            Some(key_of(meta)),
+            Some(object_key(meta)),
             verdict,
             detail,
         ));

@@ -1,5 +1,5 @@
 //! Line charts as SVG, drawn by the bench itself so that the pictures in
-//! BENCHMARKS.md come from the same run as its tables. Pure: figures in, a
+//! docs/contributing/benchmarks.md come from the same run as its tables. Pure: figures in, a
 //! document out.
 //!
 //! Both axes are logarithmic. A cost that grows linearly with the cluster

@@ -57,7 +57,7 @@ struct Args {
     #[arg(long)]
     state_dir: Option<PathBuf>,
     /// Measure how the cost grows instead: each size on a control plane of
-    /// its own, then fan-outs, with SVG charts (see BENCHMARKS.md)
+    /// its own, then fan-outs, with SVG charts (see docs/contributing/benchmarks.md)
     #[arg(long)]
     sweep: bool,
     /// Sweep: source counts [default: 1000,10000,50000,100000]
@@ -90,7 +90,7 @@ struct Args {
     #[arg(long, requires = "sweep")]
     glob_namespaces: Option<usize>,
     /// Sweep: a kubernetes-replicator binary to measure beside it
-    /// [default: the one in the cache, if built; see BENCHMARKS.md]
+    /// [default: the one in the cache, if built; see docs/contributing/benchmarks.md]
     #[arg(long, requires = "sweep")]
     peer: Option<PathBuf>,
 }

@@ -22,8 +22,8 @@ fn kubectl_as(args: &[&str], user: &str, groups: &[&str]) -> (bool, String) {
     for group in groups {
         cmd.args(["--as-group", group]);
     }
-    let (ok, _, err) = run(&mut cmd, None);
-    (ok, err)
+    let ran = run(&mut cmd, None);
+    (ran.ok, ran.stderr)
 }
 
 async fn deleting_a_copy_is_refused_saying_how_to_stop_receiving_it<K: TestKind>() {
@@ -391,11 +391,15 @@ struct RestorePolicy(String);
 
 impl Drop for RestorePolicy {
     fn drop(&mut self) {
-        let (ok, _, err) = run(
+        let ran = run(
             control_plane().kubectl().args(["apply", "-f", "-"]),
             Some(&self.0),
         );
-        assert!(ok || std::thread::panicking(), "restore the policy: {err}");
+        assert!(
+            ran.ok || std::thread::panicking(),
+            "restore the policy: {}",
+            ran.stderr
+        );
     }
 }
 
@@ -403,7 +407,8 @@ impl Drop for RestorePolicy {
 fn kustomize(dir: &std::path::Path, kustomization: &str) -> (bool, String, String) {
     std::fs::create_dir_all(dir).expect("a scratch directory");
     std::fs::write(dir.join("kustomization.yaml"), kustomization).expect("write kustomization");
-    run(control_plane().kubectl().arg("kustomize").arg(dir), None)
+    let ran = run(control_plane().kubectl().arg("kustomize").arg(dir), None);
+    (ran.ok, ran.stdout, ran.stderr)
 }
 
 #[tokio::test]

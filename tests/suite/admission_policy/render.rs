@@ -134,7 +134,8 @@ fn flags_the_policy_is_rendered_from_are_refused_in_extra_args_and_extra_env() {
         ),
     ] {
         let set = format!("extraArgs={{{flag}}}");
-        let (ok, out, err) = run(&mut helm(&["template", "r", CHART, "--set", &set]), None);
+        let ran = run(&mut helm(&["template", "r", CHART, "--set", &set]), None);
+        let (ok, out, err) = (ran.ok, ran.stdout, ran.stderr);
         assert!(!ok, "{flag} in extraArgs rendered:\n{out}");
         let name = flag.split('=').next().unwrap_or(flag);
         assert!(
@@ -151,10 +152,11 @@ fn flags_the_policy_is_rendered_from_are_refused_in_extra_args_and_extra_env() {
         ("MIRROR_NEVER_CARRY", "controller.neverCarry"),
     ] {
         let set = format!(r#"extraEnv=[{{"name":"{variable}","value":"x"}}]"#);
-        let (ok, _, err) = run(
+        let ran = run(
             &mut helm(&["template", "r", CHART, "--set-json", &set]),
             None,
         );
+        let (ok, err) = (ran.ok, ran.stderr);
         assert!(!ok, "{variable} in extraEnv rendered");
         assert!(
             err.contains(&format!("extraEnv: {variable} is set from {value}")),

@@ -1,0 +1,228 @@
+//! `ClusterMirror` (`mirror.workshop.io/v1alpha1`): one cluster-scoped
+//! object by which a platform team copies one ConfigMap or Secret from an
+//! admin namespace into every namespace a selector picks, with no consent
+//! asked of the targets, and reads in its status where the copies are and
+//! where they failed.
+//!
+//! The field docs are the schema's descriptions (`kubectl explain cmir`).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector};
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What a ClusterMirror copies, and where.
+// Clippy reads the printer columns' repeated `type_` as duplicated
+// attributes; they are arguments of distinct columns.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[kube(
+    group = "mirror.workshop.io",
+    version = "v1alpha1",
+    kind = "ClusterMirror",
+    plural = "clustermirrors",
+    shortname = "cmir",
+    status = "ClusterMirrorStatus",
+    derive = "PartialEq",
+    validation = rules::name_rule(),
+    doc = "Copies one ConfigMap or Secret from an allowed source namespace into every namespace its target selects (protected namespaces and the source's own excepted), and reports where the copies are.",
+    printcolumn(
+        name = "Kind",
+        type_ = "string",
+        description = "The kind of the source: ConfigMap or Secret",
+        json_path = ".spec.source.kind"
+    ),
+    printcolumn(
+        name = "Source",
+        type_ = "string",
+        description = "The source's name (its namespace is spec.source.namespace)",
+        json_path = ".spec.source.name"
+    ),
+    printcolumn(
+        name = "Selected",
+        type_ = "integer",
+        description = "Namespaces selected, less protected ones and the source's own",
+        json_path = ".status.selected"
+    ),
+    printcolumn(
+        name = "Synced",
+        type_ = "integer",
+        description = "Selected namespaces holding an in-sync copy",
+        json_path = ".status.synced"
+    ),
+    printcolumn(
+        name = "Failed",
+        type_ = "integer",
+        description = "Selected namespaces where the copy could not be written",
+        json_path = ".status.failed"
+    ),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        description = "Whether every selected namespace holds an in-sync copy",
+        json_path = ".status.conditions[?(@.type==\"Ready\")].status"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterMirrorSpec {
+    /// The object copied. Its namespace must be one of the install's
+    /// allowed source namespaces (`--cluster-mirror-source-namespaces`).
+    pub source: SourceRef,
+
+    /// Where the copies go, and what they carry besides the source's
+    /// content.
+    pub target: Target,
+
+    /// When true, the status is still computed but nothing is written or
+    /// deleted: the copies stay as they are.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub suspend: bool,
+}
+
+/// The object a ClusterMirror copies.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub struct SourceRef {
+    /// `ConfigMap` or `Secret`.
+    pub kind: SourceKind,
+    /// The source's namespace.
+    #[schemars(transform = rules::namespace_name)]
+    pub namespace: String,
+    /// The source's name.
+    #[schemars(transform = rules::object_name)]
+    pub name: String,
+}
+
+/// The kinds a ClusterMirror copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+pub enum SourceKind {
+    ConfigMap,
+    Secret,
+}
+
+/// Where a ClusterMirror's copies go.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Target {
+    /// The copies' name (default: the source's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = rules::object_name)]
+    pub name: Option<String>,
+
+    /// The namespaces copied into, by their labels. Required: `{}`
+    /// selects every namespace. Protected namespaces, the allowed source
+    /// namespaces and the source's own are never written.
+    #[schemars(transform = rules::selector_requirements)]
+    pub namespace_selector: LabelSelector,
+
+    /// Namespace names and `*` globs (the `workshop.io/mirror-to`
+    /// syntax); when given, a namespace must also match one of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = rules::namespace_patterns)]
+    pub namespaces: Vec<String>,
+
+    /// Labels set on every copy. The controller's own keys and the keys
+    /// other tools claim objects by are refused.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(transform = rules::copy_metadata_keys)]
+    pub labels: BTreeMap<String, String>,
+
+    /// Annotations set on every copy, with the same keys refused as for
+    /// labels.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(transform = rules::copy_metadata_keys)]
+    pub annotations: BTreeMap<String, String>,
+}
+
+impl ClusterMirrorSpec {
+    /// The name of the copies: the target's, else the source's.
+    pub fn copy_name(&self) -> &str {
+        self.target.name.as_deref().unwrap_or(&self.source.name)
+    }
+}
+
+/// What a ClusterMirror achieved, as of `observedGeneration`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterMirrorStatus {
+    /// The generation of the spec this status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+
+    /// Namespaces the spec selects, less protected ones and the source's
+    /// own.
+    #[serde(default)]
+    pub selected: i32,
+
+    /// Selected namespaces holding an in-sync copy.
+    #[serde(default)]
+    pub synced: i32,
+
+    /// Selected namespaces where the copy could not be written.
+    #[serde(default)]
+    pub failed: i32,
+
+    /// Some of the failures (at most 20, sorted by namespace), never any
+    /// of the source's content.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<Failure>,
+
+    /// `Ready`, `Reconciling` and `Stalled` (kstatus).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = rules::conditions_by_type)]
+    pub conditions: Vec<Condition>,
+}
+
+/// Why one selected namespace holds no in-sync copy.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub struct Failure {
+    pub namespace: String,
+    /// A CamelCase reason, such as `NameTaken`.
+    pub reason: String,
+    /// What happened, at most 256 bytes.
+    pub message: String,
+}
+
+/// The most failures a status lists.
+pub const MAX_FAILURES_LISTED: usize = 20;
+/// The longest message of a listed failure, in bytes.
+pub const MAX_FAILURE_MESSAGE_BYTES: usize = 256;
+
+/// The condition types of a ClusterMirror's status (kstatus: `Reconciling`
+/// and `Stalled` are read by Argo CD's and Flux's health checks).
+pub mod condition {
+    pub const READY: &str = "Ready";
+    pub const RECONCILING: &str = "Reconciling";
+    pub const STALLED: &str = "Stalled";
+}
+
+/// The reasons of the `Ready` condition, and of listed failures.
+pub mod reason {
+    /// `Ready` is True: every selected namespace holds an in-sync copy.
+    pub const SYNCED: &str = "Synced";
+    pub const PARTIALLY_SYNCED: &str = "PartiallySynced";
+    pub const SOURCE_NOT_FOUND: &str = "SourceNotFound";
+    /// A refused Secret type or a reserved name.
+    pub const SOURCE_NOT_COPYABLE: &str = "SourceNotCopyable";
+    pub const SOURCE_NAMESPACE_NOT_ALLOWED: &str = "SourceNamespaceNotAllowed";
+    /// A Secret source while `--kinds` leaves Secrets out.
+    pub const SECRETS_DISABLED: &str = "SecretsDisabled";
+    pub const SUSPENDED: &str = "Suspended";
+    /// A failure: the target name is held by an object this ClusterMirror
+    /// did not create.
+    pub const NAME_TAKEN: &str = "NameTaken";
+}
+
+fn is_false(value: &bool) -> bool {
+    !value
+}
+
+pub mod rules;
+#[cfg(test)]
+mod tests;

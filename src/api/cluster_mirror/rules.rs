@@ -1,0 +1,164 @@
+//! The CEL rules the API server checks a ClusterMirror against before it
+//! is stored (`x-kubernetes-validations`), added to the derived schema: a
+//! mistake is refused at `kubectl apply`, with a message saying what to
+//! change, instead of becoming a failure in a status later.
+//!
+//! The refused copy keys are written from [`NEVER_CARRIED`], so the CRD
+//! and the controller can never disagree on them.
+
+use schemars::Schema;
+use serde_json::{Value, json};
+
+use crate::contract::NEVER_CARRIED;
+
+/// The longest ClusterMirror name: it becomes a label value on its copies
+/// (`workshop.io/cluster-mirror`).
+pub const MAX_NAME_LEN: usize = 63;
+/// The most entries of `target.namespaces`, as for `workshop.io/mirror-to`.
+pub const MAX_NAMESPACE_PATTERNS: u32 = 100;
+/// The most labels, and the most annotations, a ClusterMirror sets on its
+/// copies: it bounds what the API server's CEL cost estimate assumes.
+pub const MAX_COPY_METADATA: u32 = 64;
+
+/// A namespace name (a DNS label).
+pub const NAMESPACE_PATTERN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+/// An object name (a DNS subdomain): labels joined by dots.
+pub const OBJECT_NAME_PATTERN: &str =
+    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+/// A glob of the `workshop.io/mirror-to` syntax: lowercase letters,
+/// digits, `-` and `*`, with at least one `*`.
+const GLOB_PATTERN: &str = "^[-a-z0-9*]*[*][-a-z0-9*]*$";
+
+/// The root's rule: `metadata.name` is short enough to be a label value.
+pub fn name_rule() -> kube::core::Rule {
+    kube::core::Rule::new(format!("self.metadata.name.size() <= {MAX_NAME_LEN}")).message(
+        format!(
+            "metadata.name must be at most {MAX_NAME_LEN} characters: it is a label value on every copy"
+        )
+        .as_str(),
+    )
+}
+
+/// `target.labels` and `target.annotations`: none of the controller's own
+/// keys, nor of those other tools claim, prune or trust objects by.
+pub fn copy_metadata_keys(schema: &mut Schema) {
+    schema.insert("maxProperties".into(), json!(MAX_COPY_METADATA));
+    let refused = refused_key_expression("k");
+    add_rule(
+        schema,
+        json!({
+            "rule": format!("self.all(k, !({refused}))"),
+            "message": "may not set the controller's own keys (workshop.io/*, \
+                        app.kubernetes.io/managed-by) nor those other tools claim or trust \
+                        objects by (Helm's, Argo CD's, Flux's...: see the never-carried keys \
+                        in the docs)",
+            "reason": "FieldValueForbidden",
+        }),
+    );
+}
+
+/// `target.namespaces`: each entry a namespace name or a glob.
+pub fn namespace_patterns(schema: &mut Schema) {
+    schema.insert("maxItems".into(), json!(MAX_NAMESPACE_PATTERNS));
+    if let Some(items) = schema.get_mut("items").and_then(Value::as_object_mut) {
+        items.insert("minLength".into(), json!(1));
+        items.insert("maxLength".into(), json!(63));
+    }
+    add_rule(
+        schema,
+        json!({
+            "rule": format!(
+                "self.all(n, n.matches('{NAMESPACE_PATTERN}') || n.matches('{GLOB_PATTERN}'))"
+            ),
+            "message": "each entry must be a namespace name or a glob \
+                        (lowercase letters, digits, '-' and '*')",
+        }),
+    );
+}
+
+/// `target.namespaceSelector`: each `matchExpressions` entry has values
+/// exactly when its operator needs them, as the API server checks a
+/// Deployment's selector but not a custom resource's.
+pub fn selector_requirements(schema: &mut Schema) {
+    let Some(requirement) = schema
+        .get_mut("properties")
+        .and_then(|properties| properties.get_mut("matchExpressions"))
+        .and_then(|expressions| expressions.get_mut("items"))
+    else {
+        return;
+    };
+    let Ok(requirement) = <&mut Schema>::try_from(requirement) else {
+        return;
+    };
+    add_rule(
+        requirement,
+        json!({
+            "rule": "self.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist']",
+            "message": "operator must be In, NotIn, Exists or DoesNotExist",
+            "fieldPath": ".operator",
+        }),
+    );
+    add_rule(
+        requirement,
+        json!({
+            "rule": "!(self.operator in ['In', 'NotIn']) || (has(self.values) && size(self.values) > 0)",
+            "message": "values must be given for the operators In and NotIn",
+            "fieldPath": ".values",
+        }),
+    );
+    add_rule(
+        requirement,
+        json!({
+            "rule": "!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",
+            "message": "values must be empty for the operators Exists and DoesNotExist",
+            "fieldPath": ".values",
+        }),
+    );
+}
+
+/// A namespace name, as a string's schema.
+pub fn namespace_name(schema: &mut Schema) {
+    schema.insert("maxLength".into(), json!(63));
+    schema.insert("pattern".into(), json!(NAMESPACE_PATTERN));
+}
+
+/// An object name, as a string's schema.
+pub fn object_name(schema: &mut Schema) {
+    schema.insert("maxLength".into(), json!(253));
+    schema.insert("pattern".into(), json!(OBJECT_NAME_PATTERN));
+}
+
+/// `status.conditions`: a list keyed by type, as Kubernetes' own
+/// conditions are, so that a server-side apply merges them by type.
+pub fn conditions_by_type(schema: &mut Schema) {
+    schema.insert("x-kubernetes-list-type".into(), json!("map"));
+    schema.insert("x-kubernetes-list-map-keys".into(), json!(["type"]));
+}
+
+/// A CEL expression true when the string `var` is a key of
+/// [`NEVER_CARRIED`] (an entry ending in `*` is a prefix).
+pub fn refused_key_expression(var: &str) -> String {
+    NEVER_CARRIED
+        .iter()
+        .map(|entry| match entry.strip_suffix('*') {
+            Some(prefix) => format!("{var}.startsWith({})", cel_string(prefix)),
+            None => format!("{var} == {}", cel_string(entry)),
+        })
+        .collect::<Vec<_>>()
+        .join(" || ")
+}
+
+/// `text` as a CEL string literal.
+fn cel_string(text: &str) -> String {
+    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+fn add_rule(schema: &mut Schema, rule: Value) {
+    let rules = schema
+        .ensure_object()
+        .entry("x-kubernetes-validations")
+        .or_insert_with(|| json!([]));
+    if let Value::Array(rules) = rules {
+        rules.push(rule);
+    }
+}

@@ -1,0 +1,121 @@
+use kube::{CustomResourceExt, Resource};
+use serde_json::json;
+
+use super::*;
+
+#[test]
+fn the_crd_has_the_fixed_names_cluster_scope_and_a_status_subresource() {
+    let crd = ClusterMirror::crd();
+    assert_eq!(
+        crd.metadata.name.as_deref(),
+        Some("clustermirrors.mirror.workshop.io")
+    );
+    assert_eq!(crd.spec.group, "mirror.workshop.io");
+    assert_eq!(crd.spec.scope, "Cluster");
+    assert_eq!(crd.spec.names.kind, "ClusterMirror");
+    assert_eq!(crd.spec.names.plural, "clustermirrors");
+    assert_eq!(crd.spec.names.short_names, Some(vec!["cmir".to_owned()]));
+    let [version] = &crd.spec.versions[..] else {
+        panic!("one version: {:?}", crd.spec.versions);
+    };
+    assert_eq!(version.name, "v1alpha1");
+    assert!(version.served && version.storage);
+    assert!(
+        version
+            .subresources
+            .as_ref()
+            .is_some_and(|s| s.status.is_some())
+    );
+    let columns: Vec<&str> = version
+        .additional_printer_columns
+        .iter()
+        .flatten()
+        .map(|column| column.name.as_str())
+        .collect();
+    assert_eq!(
+        columns,
+        [
+            "Kind", "Source", "Selected", "Synced", "Failed", "Ready", "Age"
+        ]
+    );
+    assert_eq!(
+        ClusterMirror::api_version(&()),
+        "mirror.workshop.io/v1alpha1"
+    );
+}
+
+#[test]
+fn the_issue_s_example_reads_and_defaults_what_it_leaves_out() {
+    let object = json!({
+        "apiVersion": "mirror.workshop.io/v1alpha1",
+        "kind": "ClusterMirror",
+        "metadata": {"name": "corp-ca"},
+        "spec": {
+            "source": {"kind": "Secret", "namespace": "configmap-mirror", "name": "corp-ca"},
+            "target": {"namespaceSelector": {"matchLabels": {"env": "prod"}}, "namespaces": ["team-*"]},
+        },
+        "status": {
+            "observedGeneration": 4, "selected": 412, "synced": 409, "failed": 3,
+            "failures": [{"namespace": "team-q", "reason": "NameTaken", "message": "held"}],
+        },
+    });
+    let mirror: ClusterMirror = serde_json::from_value(object).unwrap();
+    assert_eq!(mirror.spec.source.kind, SourceKind::Secret);
+    assert_eq!(mirror.spec.copy_name(), "corp-ca");
+    assert!(!mirror.spec.suspend);
+    assert!(mirror.spec.target.labels.is_empty());
+    let status = mirror.status.unwrap();
+    assert_eq!(
+        (status.selected, status.synced, status.failed),
+        (412, 409, 3)
+    );
+    assert_eq!(status.failures[0].reason, reason::NAME_TAKEN);
+}
+
+#[test]
+fn a_target_name_names_the_copies() {
+    let spec: ClusterMirrorSpec = serde_json::from_value(json!({
+        "source": {"kind": "ConfigMap", "namespace": "platform", "name": "colors"},
+        "target": {"name": "shared-colors", "namespaceSelector": {}},
+        "suspend": true,
+    }))
+    .unwrap();
+    assert_eq!(spec.copy_name(), "shared-colors");
+    assert!(spec.suspend);
+}
+
+#[test]
+fn a_kind_other_than_configmap_or_secret_is_refused() {
+    let spec = serde_json::from_value::<ClusterMirrorSpec>(json!({
+        "source": {"kind": "Pod", "namespace": "platform", "name": "colors"},
+        "target": {"namespaceSelector": {}},
+    }));
+    assert!(spec.is_err());
+}
+
+#[test]
+fn the_refused_copy_keys_are_the_never_carried_ones_and_the_controller_s() {
+    let expression = rules::refused_key_expression("k");
+    assert!(expression.contains("k.startsWith('workshop.io/')"));
+    assert!(expression.contains("k == 'app.kubernetes.io/managed-by'"));
+    for entry in crate::contract::NEVER_CARRIED {
+        let key = entry.trim_end_matches('*');
+        assert!(expression.contains(&format!("'{key}'")), "{entry}");
+    }
+}
+
+#[test]
+fn the_crd_carries_each_rule_where_it_applies() {
+    let crd = serde_json::to_value(ClusterMirror::crd()).unwrap();
+    let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    let rules_at = |at: &serde_json::Value| at["x-kubernetes-validations"].as_array().map(Vec::len);
+    let target = &schema["properties"]["spec"]["properties"]["target"]["properties"];
+    assert_eq!(rules_at(schema), Some(1), "the name's length");
+    assert_eq!(rules_at(&target["labels"]), Some(1));
+    assert_eq!(rules_at(&target["annotations"]), Some(1));
+    assert_eq!(rules_at(&target["namespaces"]), Some(1));
+    let requirement = &target["namespaceSelector"]["properties"]["matchExpressions"]["items"];
+    assert_eq!(rules_at(requirement), Some(3));
+    let conditions = &schema["properties"]["status"]["properties"]["conditions"];
+    assert_eq!(conditions["x-kubernetes-list-map-keys"], json!(["type"]));
+}

@@ -1,0 +1,79 @@
+//! A copy compared with what it should be, in the words of the controller's
+//! plan.
+
+use super::*;
+
+/// How the copy `actual` compares with the `desired` copy of `source`:
+/// what the controller's plan would write, in words.
+pub(super) fn compare<K: Explained>(
+    desired: K,
+    actual: &K,
+    source: &ObjectMeta,
+    install: &Install,
+    key: &K::DigestKey,
+) -> (Verdict, String) {
+    let actual = match K::KEYED {
+        Some(prefix) => with_checksum_assumed(actual, source, prefix, key),
+        None => actual.clone(),
+    };
+    let copy = CachedCopy::of(&actual);
+    let content_same = Some(
+        copy.checksum_as_copy_of(&SourceId::of(source), key)
+            .as_ref(),
+    ) == annotation(desired.meta(), CHECKSUM_ANNOTATION);
+    match plan::plan(desired, Some(&copy), source, &install.source_label_keys, key) {
+        Err(NameTaken) => (
+            Verdict::NameTaken,
+            format!("the name is taken by {}; it is left untouched", whose(actual.meta(), install)),
+        ),
+        Ok(Write::Nothing) if K::KEYED.is_some() => (
+            Verdict::InSyncUnverified,
+            "in sync: unknown (keyed): its content and metadata are the source's; its checksum is keyed with the install's digest key, which explain does not read".into(),
+        ),
+        Ok(Write::Nothing) => (
+            Verdict::InSync,
+            "its content and checksum are the source's".into(),
+        ),
+        Ok(Write::Replace { why, .. }) => match (K::KEYED.is_some(), content_same, why) {
+            (true, false, _) => (
+                Verdict::Differs,
+                "its content is not the source's".into(),
+            ),
+            (_, _, Difference::SourceChanged) => (
+                Verdict::SourceChanged,
+                "it holds an earlier content of the source: the controller updates it".into(),
+            ),
+            _ => (
+                Verdict::Drifted,
+                "it was edited (its content, or the labels, annotations or owner the controller sets): the controller restores it".into(),
+            ),
+        },
+        Ok(Write::DeleteToRecreate { .. }) => (
+            Verdict::MustRecreate,
+            "its content must change and the API server refuses that in place (immutable, or another type): the controller deletes and recreates it".into(),
+        ),
+        Ok(Write::Create(_)) => (Verdict::Missing, "it does not exist".into()),
+    }
+}
+
+/// `copy` with its checksum annotation, when it has the keyed form, taken
+/// for right: recomputed under explain's own key.
+pub(super) fn with_checksum_assumed<K: MirroredKind>(
+    copy: &K,
+    source: &ObjectMeta,
+    prefix: &str,
+    key: &K::DigestKey,
+) -> K {
+    let mut copy = copy.clone();
+    let digest = K::checksum(&copy.content_hash(), &SourceId::of(source), key).into_owned();
+    if let Some(checksum) = copy
+        .meta_mut()
+        .annotations
+        .as_mut()
+        .and_then(|annotations| annotations.get_mut(CHECKSUM_ANNOTATION))
+        && checksum.starts_with(prefix)
+    {
+        *checksum = digest;
+    }
+    copy
+}

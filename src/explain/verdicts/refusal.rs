@@ -1,0 +1,73 @@
+//! Why a namespace a source asks for holds no mirror of it.
+
+use super::*;
+
+/// Why a namespace that a source asks for receives no mirror, in the
+/// words of a row; None when it should hold one.
+pub(super) fn refusal<K: Explained>(
+    targets: &Targets,
+    source: &ObjectMeta,
+    namespace: &NamespaceFacts,
+    install: &Install,
+) -> Option<(Verdict, String)> {
+    let consent = K::consent(install);
+    let source_namespace = source.namespace.as_deref().unwrap_or_default();
+    if wants_mirror(targets, source_namespace, namespace, consent) {
+        return None;
+    }
+    Some(match consent.verdict(source_namespace, namespace) {
+        Err(NamespaceRefusal::SourceNamespace) => (
+            Verdict::SourceNamespace,
+            "the source's own namespace: it holds the companion".into(),
+        ),
+        Err(NamespaceRefusal::Protected) => (
+            Verdict::Protected,
+            format!(
+                "{}; never mirrored into (Warning {} on the source when its labels consent)",
+                NamespaceRefusal::Protected,
+                warning::MIRROR_NAMESPACE_PROTECTED
+            ),
+        ),
+        Err(NamespaceRefusal::NotConsenting)
+            if K::other_consent(install)
+                .selector
+                .matches(&namespace.labels) =>
+        {
+            (
+                Verdict::KindNotAccepted,
+                format!(
+                    "it accepts {} mirrors only: {} mirrors need labels matching {}",
+                    K::OTHER,
+                    K::NAME,
+                    consent.selector
+                ),
+            )
+        }
+        Err(NamespaceRefusal::NotConsenting) => (
+            Verdict::NotConsenting,
+            format!(
+                "it does not consent: {} mirrors need labels matching {}",
+                K::NAME,
+                consent.selector
+            ),
+        ),
+        Err(NamespaceRefusal::SourceNamespaceNotAccepted) => (
+            Verdict::SourceNamespaceNotAccepted,
+            format!(
+                "its {ACCEPT_MIRRORS_FROM_ANNOTATION} ({}) does not name {source_namespace}",
+                namespace.accept_from.as_deref().unwrap_or_default()
+            ),
+        ),
+        Err(NamespaceRefusal::MalformedAcceptFrom(why)) => (
+            Verdict::InvalidAcceptMirrorsFrom,
+            format!(
+                "it accepts nothing until fixed: {why} (Warning {} on the Namespace)",
+                warning::INVALID_ACCEPT_MIRRORS_FROM
+            ),
+        ),
+        Ok(()) => (
+            Verdict::NotConsenting,
+            "it does not take this source's mirror".into(),
+        ),
+    })
+}

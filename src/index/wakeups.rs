@@ -1,0 +1,287 @@
+//! Which reconciles each watch event wakes.
+//!
+//! | change                       | wakes                                  |
+//! |------------------------------|----------------------------------------|
+//! | source created or changed    | sync of that source, all its copies    |
+//! | source deleted or unlabeled  | prune of its companion and of its mirrors (from the mirror index) |
+//! | copy changed or deleted      | sync of its source, that copy only (and of the source an edit took it from); prune of itself |
+//! | namespace's labels changed   | sync of the sources that want a mirror in it, that mirror only; prune of the mirrors in it |
+//! | namespace deleted            | prune of the mirrors in it (its companions go with their sources) |
+//! | any list (re)completed       | a resync of both loops ([`crate::reconcile::resync`]) |
+//!
+//! Objects delivered by a (re)list wake nothing one by one: the resync that
+//! follows the list compares them all, and wakes only those that need work.
+//!
+//! A label-selected watch reports a source that loses its label as deleted,
+//! and the sync controller cannot run for an object no longer in its cache;
+//! that is why unlabeling is handled from the companion's side, by prune.
+//!
+//! No I/O: `watches` sends what these functions decide.
+
+use std::collections::HashMap;
+
+use kube::{
+    ResourceExt,
+    runtime::{reflector::ObjectRef, watcher::Event},
+};
+
+use crate::{
+    contract,
+    decisions::consent::{Consent, NamespaceFacts},
+    decisions::ownership,
+    decisions::scope::Reach,
+    index::admitting_namespaces::NamespaceMeta,
+    index::caches::Caches,
+    index::copy_index::CopyIndex,
+    kind::MirroredKind,
+};
+
+/// Who must look at something after one watch event, and for a source's
+/// sync, which of its copies.
+#[derive(Debug, PartialEq)]
+pub struct Wake<K: MirroredKind> {
+    pub sync: Vec<(ObjectRef<K>, Reach)>,
+    pub prune: Vec<ObjectRef<K>>,
+    pub resync: bool,
+}
+
+impl<K: MirroredKind> Default for Wake<K> {
+    fn default() -> Self {
+        Wake {
+            sync: Vec::new(),
+            prune: Vec::new(),
+            resync: false,
+        }
+    }
+}
+
+pub fn source_wakeups<K: MirroredKind>(
+    event: &Event<K>,
+    suffix: &str,
+    index: &CopyIndex<K>,
+) -> Wake<K> {
+    let mut wake = match event {
+        Event::Apply(source) => Wake {
+            sync: vec![(ObjectRef::from(source), Reach::Everything)],
+            ..Wake::default()
+        },
+        Event::Delete(source) => Wake {
+            prune: source
+                .meta()
+                .namespace
+                .as_deref()
+                .map(|ns| {
+                    ObjectRef::new(&contract::companion_name(&source.name_any(), suffix)).within(ns)
+                })
+                .into_iter()
+                .collect(),
+            ..Wake::default()
+        },
+        // Sources that vanished while the watch was down produce no delete
+        // event; comparing everything after a re-list catches them.
+        Event::InitDone => Wake {
+            resync: true,
+            ..Wake::default()
+        },
+        Event::Init | Event::InitApply(_) => Wake::default(),
+    };
+    // A changed source may want fewer mirrors than it has, and a deleted one
+    // none: the index knows which it has.
+    if let Event::Apply(source) | Event::Delete(source) = event {
+        let namespace = source.namespace().unwrap_or_default();
+        wake.prune
+            .extend(index.mirrors_of(&namespace, &source.name_any()));
+    }
+    wake
+}
+
+/// `taken_from` is the source an edit just took the copy from (see
+/// `CopyIndex::observe`): it is woken for that namespace too, since its
+/// mirror there is gone as far as it is concerned.
+pub fn copy_wakeups<K: MirroredKind>(
+    event: &Event<K>,
+    suffix: &str,
+    taken_from: Option<(String, String)>,
+) -> Wake<K> {
+    // Only the copy that changed is compared again: the source's other
+    // copies are as its last reconcile left them.
+    let source_of = |copy: &K| {
+        let reach = Reach::Namespace(copy.namespace().unwrap_or_default());
+        ownership::claimed_source::<K>(copy.meta(), suffix)
+            .map(|(namespace, name)| (ObjectRef::new(&name).within(&namespace), reach))
+            .into_iter()
+            .collect()
+    };
+    let with_taken = |copy: &K, mut sync: Vec<(ObjectRef<K>, Reach)>| {
+        if let Some((namespace, name)) = &taken_from {
+            let reach = Reach::Namespace(copy.namespace().unwrap_or_default());
+            sync.push((ObjectRef::new(name).within(namespace), reach));
+        }
+        sync
+    };
+    match event {
+        Event::Apply(copy) => Wake {
+            sync: with_taken(copy, source_of(copy)),
+            prune: vec![ObjectRef::from(copy)],
+            resync: false,
+        },
+        Event::Delete(copy) => Wake {
+            sync: with_taken(copy, source_of(copy)),
+            ..Wake::default()
+        },
+        Event::InitDone => Wake {
+            resync: true,
+            ..Wake::default()
+        },
+        Event::Init | Event::InitApply(_) => Wake::default(),
+    }
+}
+
+/// A namespace that appears or changes what consent reads of it (its
+/// labels, the source namespaces it accepts from) may now be wanted by some
+/// mirroring sources (those look again), and may no longer want the mirrors
+/// it holds (those look again). Any other change of a namespace (other
+/// annotations, its status) wakes nothing. A namespace that goes takes its
+/// mirrors with it. `seen` remembers what consent read of each namespace,
+/// to tell.
+pub fn namespace_wakeups<K: MirroredKind>(
+    event: &Event<NamespaceMeta>,
+    caches: &Caches<K>,
+    consent: &Consent,
+    seen: &mut HashMap<String, NamespaceFacts>,
+) -> Wake<K> {
+    match event {
+        Event::Apply(namespace) => {
+            let facts = NamespaceFacts::of(&namespace.metadata);
+            if seen.get(&facts.name) == Some(&facts) {
+                return Wake::default();
+            }
+            let reach = Reach::Namespace(facts.name.clone());
+            let wake = Wake {
+                sync: caches
+                    .sources_wanting_mirror_in(&facts, consent)
+                    .into_iter()
+                    .map(|source| (source, reach.clone()))
+                    .collect(),
+                prune: caches.mirrors_in(&facts.name),
+                resync: false,
+            };
+            seen.insert(facts.name.clone(), facts);
+            wake
+        }
+        Event::Delete(namespace) => {
+            let name = namespace.name_any();
+            seen.remove(&name);
+            Wake {
+                prune: caches.mirrors_in(&name),
+                ..Wake::default()
+            }
+        }
+        Event::Init => {
+            seen.clear();
+            Wake::default()
+        }
+        Event::InitApply(namespace) => {
+            let facts = NamespaceFacts::of(&namespace.metadata);
+            seen.insert(facts.name.clone(), facts);
+            Wake::default()
+        }
+        Event::InitDone => Wake {
+            resync: true,
+            ..Wake::default()
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decisions::desired;
+    use crate::test_fixtures::{SUFFIX, mk_source};
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    #[test]
+    fn a_deleted_source_wakes_the_prune_of_its_companion() {
+        let wake = source_wakeups(
+            &Event::Delete(mk_source("colors", &[])),
+            SUFFIX,
+            &CopyIndex::default(),
+        );
+        assert_eq!(
+            wake.prune,
+            vec![ObjectRef::new("colors-synced").within("ns")]
+        );
+        assert!(wake.sync.is_empty());
+        assert!(!wake.resync, "no mirrors to look for");
+    }
+
+    #[test]
+    fn a_completed_list_asks_for_a_resync_and_its_objects_wake_nothing_alone() {
+        let source = mk_source("colors", &[]);
+        let companion = desired::desired_companion(&source, SUFFIX, &()).unwrap();
+        assert!(
+            source_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, &CopyIndex::default()).resync
+        );
+        assert!(copy_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, None).resync);
+        assert_eq!(
+            source_wakeups(&Event::InitApply(source), SUFFIX, &CopyIndex::default()),
+            Wake::default()
+        );
+        assert_eq!(
+            copy_wakeups(&Event::InitApply(companion), SUFFIX, None),
+            Wake::default()
+        );
+    }
+
+    #[test]
+    fn a_deleted_companion_wakes_the_sync_of_its_source() {
+        let source = mk_source("colors", &[]);
+        let companion = desired::desired_companion(&source, SUFFIX, &()).unwrap();
+        let wake = copy_wakeups(&Event::Delete(companion), SUFFIX, None);
+        assert_eq!(
+            wake.sync,
+            vec![(
+                ObjectRef::new("colors").within("ns"),
+                Reach::Namespace("ns".to_owned())
+            )],
+            "only the companion is compared again"
+        );
+    }
+
+    #[test]
+    fn a_changed_mirror_wakes_its_source_for_that_namespace_and_a_changed_source_for_everything() {
+        let mirror = crate::test_fixtures::mk_mirror("team-a", "home/colors");
+        let wake = copy_wakeups(&Event::Apply(mirror), SUFFIX, None);
+        assert_eq!(
+            wake.sync,
+            vec![(
+                ObjectRef::new("colors").within("home"),
+                Reach::Namespace("team-a".to_owned())
+            )]
+        );
+        let wake = source_wakeups(
+            &Event::Apply(mk_source("colors", &[])),
+            SUFFIX,
+            &CopyIndex::default(),
+        );
+        assert_eq!(
+            wake.sync,
+            vec![(ObjectRef::new("colors").within("ns"), Reach::Everything)]
+        );
+    }
+
+    #[test]
+    fn a_mirror_edited_to_name_another_source_wakes_the_source_it_was_taken_from() {
+        let edited = crate::test_fixtures::mk_mirror("team-a", "other/colors");
+        let taken_from = Some(("home".to_owned(), "colors".to_owned()));
+        let wake = copy_wakeups(&Event::Apply(edited), SUFFIX, taken_from);
+        let in_team_a = Reach::Namespace("team-a".to_owned());
+        assert_eq!(
+            wake.sync,
+            vec![
+                (ObjectRef::new("colors").within("other"), in_team_a.clone()),
+                (ObjectRef::new("colors").within("home"), in_team_a),
+            ]
+        );
+    }
+}

@@ -1,0 +1,82 @@
+//! The parsers of flag values: each checks a value as Kubernetes or the
+//! controller would, and says why it refuses one.
+
+use crate::{decisions::names, decisions::selector::Selector};
+
+/// `NAMESPACE/NAME`, each checked as Kubernetes checks it.
+pub(crate) fn parse_namespaced_name(value: &str) -> Result<(String, String), String> {
+    let (namespace, name) = value
+        .split_once('/')
+        .ok_or_else(|| format!("{value:?} is not NAMESPACE/NAME"))?;
+    if !names::is_dns_subdomain(name) {
+        return Err(format!("{name:?} is not a Secret name"));
+    }
+    Ok((parse_namespace(namespace)?, name.to_owned()))
+}
+
+pub(crate) fn parse_suffix(value: &str) -> Result<String, String> {
+    if names::is_name_suffix(value) {
+        Ok(value.to_owned())
+    } else {
+        Err(format!(
+            "{value:?} would make invalid names: use lowercase letters, digits, '-' and '.', \
+             with a letter or digit on both sides of each '.' and at the end"
+        ))
+    }
+}
+
+/// The source selector: it must parse as the API server would, and select
+/// something less than every ConfigMap (copies included).
+pub(crate) fn parse_source_selector(value: &str) -> Result<String, String> {
+    if value.trim().is_empty() {
+        return Err("an empty selector would make every ConfigMap a source".into());
+    }
+    parse_selector(value)
+}
+
+pub(crate) fn parse_selector(value: &str) -> Result<String, String> {
+    Selector::parse(value).map(|_| value.to_owned())
+}
+
+pub(crate) fn parse_namespace(value: &str) -> Result<String, String> {
+    match names::is_dns_label(value) {
+        true => Ok(value.to_owned()),
+        false => Err(format!("{value:?} is not a namespace name (a DNS label)")),
+    }
+}
+
+/// A namespace name; an empty one (`a,,b`, or an empty variable) stands
+/// for none.
+pub(crate) fn parse_optional_namespace(value: &str) -> Result<String, String> {
+    match value.trim() {
+        "" => Ok(String::new()),
+        value => parse_namespace(value),
+    }
+}
+
+pub(crate) fn parse_lease_name(value: &str) -> Result<String, String> {
+    match names::is_dns_subdomain(value) {
+        true => Ok(value.to_owned()),
+        false => Err(format!("{value:?} is not a Lease name (a DNS subdomain)")),
+    }
+}
+
+/// A name; an empty one (`a,,b`, or an empty variable) stands for none.
+pub(crate) fn parse_object_name(value: &str) -> Result<String, String> {
+    let value = value.trim();
+    match value.is_empty() || names::is_dns_subdomain(value) {
+        true => Ok(value.to_owned()),
+        false => Err(format!("{value:?} is not a ConfigMap name")),
+    }
+}
+
+/// A Secret type, as the API server takes it (at most 253 characters, no
+/// space or comma); an empty one (`a,,b`, or an empty variable) stands for
+/// none.
+pub(crate) fn parse_secret_type(value: &str) -> Result<String, String> {
+    let value = value.trim();
+    match value.len() <= 253 && !value.contains(|c: char| c.is_whitespace() || c == ',') {
+        true => Ok(value.to_owned()),
+        false => Err(format!("{value:?} is not a Secret type")),
+    }
+}

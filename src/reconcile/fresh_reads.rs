@@ -1,0 +1,290 @@
+//! The fresh reads of sources, coalesced: the reconciles that wait for a
+//! read of a source in the same namespace at about the same time are
+//! answered by one paged LIST of the namespace's sources (selected by the
+//! source selector), or, where the namespace holds many sources more than
+//! are waited for, by one GET each (`decisions::fresh_batch` decides).
+//!
+//! A batch is opened by its first waiter and read [`WINDOW`] later, so a
+//! reconcile alone still has its answer within that time, and the
+//! namespace is read at most once per window however many reconciles
+//! write. The read runs in a task of its own: a cancelled reconcile
+//! neither cancels the others' read nor is waited for.
+//!
+//! Each answer is at least as new as the resourceVersion its waiter
+//! cached, as its own GET was: a LIST asks for the newest of the batch's
+//! versions. Whatever the LIST holds that nobody waits for is dropped as
+//! its page is read; a page is the most held at once. A source waited for
+//! that the LIST does not hold (deleted, or no longer selected) is read by
+//! a GET, so that its reconcile hears why, as it did when every read was
+//! a GET.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
+};
+
+use futures::future::join_all;
+use kube::{
+    Api, Client, ResourceExt,
+    api::{GetParams, ListParams, VersionMatch},
+};
+use tokio::sync::oneshot;
+
+use crate::{
+    cluster::api_client,
+    decisions::fresh_batch::{Batch, ReadPlan, Waiting},
+    kind::MirroredKind,
+};
+
+/// How long a batch gathers waiters before it is read.
+pub const WINDOW: Duration = Duration::from_millis(2);
+
+/// Sources per page of a LIST: at most this many are held at once.
+pub const PAGE_SIZE: u32 = 500;
+
+/// A source read afresh: None when the API server no longer holds it.
+pub type FreshRead<K> = Result<Option<K>, kube::Error>;
+
+type Waiter<K> = oneshot::Sender<FreshRead<K>>;
+
+/// The fresh reads of one kind's sources, batched by namespace.
+pub struct FreshReads<K: MirroredKind> {
+    shared: Arc<Shared<K>>,
+}
+
+struct Shared<K: MirroredKind> {
+    client: Client,
+    selector: String,
+    window: Duration,
+    page_size: u32,
+    namespaces: Mutex<HashMap<String, Namespace<K>>>,
+}
+
+/// One namespace's batch being gathered, and how many sources it held
+/// when last listed.
+struct Namespace<K> {
+    gathering: Option<Batch<Waiter<K>>>,
+    sources_last_listed: Option<usize>,
+}
+
+impl<K: MirroredKind> Default for Namespace<K> {
+    fn default() -> Self {
+        Namespace {
+            gathering: None,
+            sources_last_listed: None,
+        }
+    }
+}
+
+impl<K: MirroredKind> FreshReads<K> {
+    /// Reads of sources selected by `selector`, gathered for `window`,
+    /// listed `page_size` at a time.
+    pub fn new(client: Client, selector: &str, window: Duration, page_size: u32) -> Self {
+        FreshReads {
+            shared: Arc::new(Shared {
+                client,
+                selector: selector.to_owned(),
+                window,
+                page_size,
+                namespaces: Mutex::default(),
+            }),
+        }
+    }
+
+    /// Source `namespace/name` as the API server holds it now, no older
+    /// than `resource_version` (the cached one's).
+    pub async fn read(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource_version: Option<&str>,
+    ) -> FreshRead<K> {
+        let (waiter, answer) = oneshot::channel();
+        let opened = {
+            let mut namespaces = self.lock();
+            let gathering = &mut namespaces
+                .entry(namespace.to_owned())
+                .or_default()
+                .gathering;
+            let opened = gathering.is_none();
+            gathering
+                .get_or_insert_with(Batch::default)
+                .add(name, resource_version, waiter);
+            opened
+        };
+        if opened {
+            tokio::spawn(read_batch(self.shared.clone(), namespace.to_owned()));
+        }
+        match answer.await {
+            Ok(read) => read,
+            // The batch's task ended without answering: only when the
+            // runtime is shutting down.
+            Err(_) => Err(kube::Error::Service("the fresh read was abandoned".into())),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Namespace<K>>> {
+        self.shared
+            .namespaces
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Reads the batch of `namespace` once its window has passed, and answers
+/// each waiter.
+async fn read_batch<K: MirroredKind>(shared: Arc<Shared<K>>, namespace: String) {
+    tokio::time::sleep(shared.window).await;
+    let (batch, sources_last_listed) = {
+        let mut namespaces = shared
+            .namespaces
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Some(state) = namespaces.get_mut(&namespace) else {
+            return;
+        };
+        (state.gathering.take(), state.sources_last_listed)
+    };
+    let Some(mut batch) = batch else { return };
+    batch.retain(|waiter| !waiter.is_closed());
+    if batch.is_empty() {
+        return;
+    }
+    let api: Api<K> = Api::namespaced(shared.client.clone(), &namespace);
+    match batch.plan(sources_last_listed) {
+        ReadPlan::List { not_older_than } => {
+            let listed = list_answering(
+                &api,
+                &shared.selector,
+                not_older_than.as_deref(),
+                shared.page_size,
+                &mut batch,
+            )
+            .await;
+            if let Some(held) = listed {
+                let mut namespaces = shared
+                    .namespaces
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                namespaces.entry(namespace).or_default().sources_last_listed = Some(held);
+            }
+        }
+        ReadPlan::EachGet => {
+            let reads = batch
+                .drain()
+                .map(|(name, waiting)| get_answering(&api, name, waiting));
+            join_all(reads).await;
+        }
+    }
+}
+
+/// Lists the sources of `api`'s namespace page by page, answering the
+/// waiters of `batch` from them. A source the list does not hold was
+/// deleted, or no longer matches the selector: a GET of it tells which,
+/// as the reconcile's own read would have. If the list failed, every
+/// waiter is told why. How many sources the namespace held, if listed.
+async fn list_answering<K: MirroredKind>(
+    api: &Api<K>,
+    selector: &str,
+    not_older_than: Option<&str>,
+    page_size: u32,
+    batch: &mut Batch<Waiter<K>>,
+) -> Option<usize> {
+    let listed = list_pages(api, selector, not_older_than, page_size, |source| {
+        if let Some(waiting) = batch.take(&source.name_any()) {
+            answer_all(waiting, || Ok(Some(source.clone())));
+        }
+    })
+    .await;
+    match listed {
+        Ok(held) => {
+            let unlisted = batch
+                .drain()
+                .map(|(name, waiting)| get_answering(api, name, waiting));
+            join_all(unlisted).await;
+            Some(held)
+        }
+        Err(error) => {
+            let failure = each_waiter(&error);
+            for (_, waiting) in batch.drain() {
+                answer_all(waiting, || Err(failure()));
+            }
+            None
+        }
+    }
+}
+
+/// Every source of `api`'s namespace that `selector` selects, handed to
+/// `found` one at a time, `page_size` per request, all pages of one
+/// consistent list no older than `not_older_than` (or consistent with
+/// etcd when None). How many there were.
+pub async fn list_pages<K: MirroredKind>(
+    api: &Api<K>,
+    selector: &str,
+    not_older_than: Option<&str>,
+    page_size: u32,
+    mut found: impl FnMut(K),
+) -> Result<usize, kube::Error> {
+    let mut params = ListParams::default().labels(selector).limit(page_size);
+    if let Some(version) = not_older_than {
+        params = params.matching(VersionMatch::NotOlderThan).at(version);
+    }
+    let mut held = 0;
+    loop {
+        let page = api.list(&params).await?;
+        let next = page.metadata.continue_.filter(|token| !token.is_empty());
+        for source in page.items {
+            held += 1;
+            found(source);
+        }
+        match next {
+            // Later pages are read at the first one's version, which the
+            // token carries; kube sends no resourceVersion beside it.
+            Some(token) => params = params.continue_token(&token),
+            None => return Ok(held),
+        }
+    }
+}
+
+/// Reads one source as its reconcile would alone, and answers its waiters.
+async fn get_answering<K: MirroredKind>(api: &Api<K>, name: String, waiting: Waiting<Waiter<K>>) {
+    let not_older = match waiting.not_older_than {
+        Some(version) => GetParams::at(&version.to_string()),
+        None => GetParams::default(),
+    };
+    let read = match api.get_with(&name, &not_older).await {
+        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(None),
+        read => read.map(Some),
+    };
+    match read {
+        Ok(source) => answer_all(waiting, || Ok(source.clone())),
+        Err(error) => {
+            let failure = each_waiter(&error);
+            answer_all(waiting, || Err(failure()));
+        }
+    }
+}
+
+fn answer_all<K>(waiting: Waiting<Waiter<K>>, answer: impl Fn() -> FreshRead<K>) {
+    for waiter in waiting.waiters {
+        // A waiter gone meanwhile was cancelled: nobody to tell.
+        let _ = waiter.send(answer());
+    }
+}
+
+/// One failed read, told to each of its waiters as the error their own
+/// read would have had: the API server's status as it was, anything else
+/// as a transport failure. A response that could not be parsed is told
+/// without serde's words, which may quote the content.
+fn each_waiter(error: &kube::Error) -> impl Fn() -> kube::Error + use<> {
+    let told: Result<Box<kube::core::Status>, String> = match error {
+        kube::Error::Api(status) => Ok(status.clone()),
+        kube::Error::SerdeError(parse) => Err(api_client::unparsed(parse)),
+        error => Err(error.to_string()),
+    };
+    move || match &told {
+        Ok(status) => kube::Error::Api(status.clone()),
+        Err(message) => kube::Error::Service(message.clone().into()),
+    }
+}

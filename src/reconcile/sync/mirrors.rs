@@ -1,0 +1,199 @@
+//! A source's mirrors in other namespaces: which namespaces get one, the
+//! writes, and how their outcomes become one condition of the source.
+
+use futures::{StreamExt, stream};
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::ResourceExt;
+
+use super::{finished, sync_copy};
+use crate::{
+    contract::warning,
+    decisions::consent::{NamespaceFacts, NamespaceRefusal},
+    decisions::desired::desired_mirror,
+    decisions::scope::Scope,
+    decisions::targets::Targets,
+    kind::MirroredKind,
+    reconcile::context::Context,
+    reconcile::error::{Error, soonest},
+    reconcile::source_content::Source,
+};
+
+/// How many mirrors of one source are written at once.
+const MIRROR_WRITES_AT_ONCE: usize = 16;
+/// How many namespaces a mirroring source's reconcile compares before it
+/// lets the rest of the process run.
+const NAMESPACES_BETWEEN_YIELDS: usize = 256;
+
+/// One copy in each namespace the source asks for and that consents, of
+/// those `scope` names: all of them, or for a reconcile woken by changes in
+/// a few namespaces alone, those (the source's other mirrors are as its
+/// last reconcile, which succeeded, left them: `decisions::scope`). The
+/// mirrors no longer wanted are removed by the prune loop.
+pub(super) async fn sync_mirrors<K: MirroredKind>(
+    source: &Source<'_, K>,
+    scope: &Scope,
+    ctx: &Context<K>,
+) -> Result<(), Error> {
+    let cached = source.cached;
+    let Some(targets) = mirror_targets(cached, ctx)? else {
+        return Ok(());
+    };
+    let name = cached.name_any();
+    if ctx.reserved_names.contains(&name) {
+        return Err(Error::ReservedName { name });
+    }
+    let source_namespace = cached.namespace().unwrap_or_default();
+    let mut wanted = Vec::new();
+    for (checked, namespace) in candidates(&targets, scope, ctx).into_iter().enumerate() {
+        // Other reconciles, and the Lease renewal, share this thread.
+        if checked % NAMESPACES_BETWEEN_YIELDS == NAMESPACES_BETWEEN_YIELDS - 1 {
+            tokio::task::yield_now().await;
+        }
+        if let Some(mirror) = wanted_mirror(source, &source_namespace, &namespace, ctx)? {
+            wanted.push(mirror);
+        }
+    }
+    let results = write_mirrors(source, wanted, ctx).await;
+    // Protected namespaces are told of by a reconcile that looks at all.
+    let protected = match scope {
+        Scope::Everything => protected_targets(&targets, &source_namespace, ctx),
+        Scope::Namespaces(_) => Vec::new(),
+    };
+    mirror_outcome(results, protected)
+}
+
+/// The namespaces of `scope` that `targets` asks for and that admit the
+/// kind. A namespace the source does not ask for, or that does not
+/// consent, needs nothing here: its mirror, if any, is the prune loop's.
+fn candidates<K: MirroredKind>(
+    targets: &Targets,
+    scope: &Scope,
+    ctx: &Context<K>,
+) -> Vec<NamespaceFacts> {
+    match scope {
+        Scope::Everything => ctx.caches.admitting_targets(targets, &ctx.consent),
+        Scope::Namespaces(namespaces) => namespaces
+            .iter()
+            .filter_map(|namespace| ctx.caches.namespace_facts(namespace))
+            .filter(|facts| {
+                ctx.consent.admits(facts) && targets.includes(&facts.name, &facts.labels)
+            })
+            .collect(),
+    }
+}
+
+/// The mirror a namespace that admits the kind and is asked for should
+/// hold, if it accepts mirrors from the source's namespace.
+fn wanted_mirror<K: MirroredKind>(
+    source: &Source<'_, K>,
+    source_namespace: &str,
+    namespace: &NamespaceFacts,
+    ctx: &Context<K>,
+) -> Result<Option<K>, Error> {
+    match ctx.consent.verdict(source_namespace, namespace) {
+        Ok(()) => match desired_mirror(source.cached, &namespace.name, &source.key) {
+            Ok(mirror) => finished(mirror, source.cached, ctx).map(Some),
+            Err(_) => Ok(None),
+        },
+        Err(NamespaceRefusal::MalformedAcceptFrom(why)) => {
+            warn_namespace(ctx, namespace, &why);
+            Ok(None)
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+async fn write_mirrors<K: MirroredKind>(
+    source: &Source<'_, K>,
+    wanted: Vec<K>,
+    ctx: &Context<K>,
+) -> Vec<Result<(), Error>> {
+    stream::iter(wanted)
+        .map(|mirror| sync_copy(source, mirror, ctx))
+        .buffer_unordered(MIRROR_WRITES_AT_ONCE)
+        .collect()
+        .await
+}
+
+/// The protected namespaces `targets` asks for that consent to the kind:
+/// they would receive a mirror but for their protection, which the source's
+/// owner should hear of. (Asked for by a glob but not consenting, they
+/// would receive nothing anyway: no news.)
+fn protected_targets<K: MirroredKind>(
+    targets: &Targets,
+    source_namespace: &str,
+    ctx: &Context<K>,
+) -> Vec<String> {
+    ctx.consent
+        .protected()
+        .iter()
+        .filter(|name| name.as_str() != source_namespace)
+        .filter_map(|name| ctx.caches.namespace_facts(name))
+        .filter(|ns| {
+            targets.includes(&ns.name, &ns.labels) && ctx.consent.selector.matches(&ns.labels)
+        })
+        .map(|ns| ns.name)
+        .collect()
+}
+
+/// Tells a namespace, once per value, that its list of accepted source
+/// namespaces cannot be read, so it accepts nothing.
+fn warn_namespace<K: MirroredKind>(ctx: &Context<K>, namespace: &NamespaceFacts, why: &str) {
+    let value = namespace.accept_from.as_deref().unwrap_or_default();
+    if !ctx.namespace_warnings.is_new(&namespace.name, value) {
+        return;
+    }
+    tracing::error!(namespace = %namespace.name, %why, "namespace accepts no mirrors until its annotation is fixed");
+    let regarding = ObjectReference {
+        api_version: Some("v1".into()),
+        kind: Some("Namespace".into()),
+        name: Some(namespace.name.clone()),
+        ..ObjectReference::default()
+    };
+    ctx.events.warning_about(
+        regarding,
+        warning::INVALID_ACCEPT_MIRRORS_FROM,
+        format!("{why}; this namespace accepts no mirrors until it is fixed"),
+    );
+}
+
+/// Where the source asks to be mirrored; None when it does not, or when
+/// this controller watches one namespace only.
+pub(super) fn mirror_targets<K: MirroredKind>(
+    source: &K,
+    ctx: &Context<K>,
+) -> Result<Option<Targets>, Error> {
+    if ctx.caches.namespaces.is_none() {
+        return Ok(None);
+    }
+    Targets::of(source.meta()).map_err(Error::InvalidTargets)
+}
+
+/// All names taken become one condition (reported once), and so do the
+/// protected namespaces asked for; a namespace being deleted needs no
+/// mirror; of what is left, the failure to be retried soonest stands for
+/// the rest, with every condition a person must hear of (`soonest`).
+fn mirror_outcome(results: Vec<Result<(), Error>>, protected: Vec<String>) -> Result<(), Error> {
+    let mut taken = Vec::new();
+    let mut others = Vec::new();
+    for result in results {
+        match result {
+            Ok(()) | Err(Error::NamespaceTerminating) => {}
+            Err(Error::NameTaken { name }) => taken.push(name),
+            Err(error) => others.push(Err(error)),
+        }
+    }
+    taken.sort();
+    if !taken.is_empty() {
+        others.insert(0, Err(Error::MirrorNameTaken { names: taken }));
+    }
+    if !protected.is_empty() {
+        others.push(Err(Error::MirrorNamespaceProtected {
+            namespaces: protected,
+        }));
+    }
+    soonest(others)
+}
+
+#[cfg(test)]
+mod tests;

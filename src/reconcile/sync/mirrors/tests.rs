@@ -1,0 +1,51 @@
+use super::*;
+use crate::reconcile::error::soonest;
+
+fn reasons(outcome: Result<(), Error>) -> Vec<&'static str> {
+    let error = outcome.expect_err("a failure");
+    error
+        .parts()
+        .iter()
+        .filter_map(Error::event_reason)
+        .collect()
+}
+
+#[test]
+fn a_taken_mirror_name_does_not_hide_a_protected_namespace() {
+    let taken = Err(Error::NameTaken {
+        name: "team-a/settings".into(),
+    });
+    let outcome = mirror_outcome(vec![Ok(()), taken], vec!["kube-system".into()]);
+    assert_eq!(
+        reasons(outcome),
+        [
+            warning::MIRROR_NAME_TAKEN,
+            warning::MIRROR_NAMESPACE_PROTECTED
+        ]
+    );
+}
+
+#[test]
+fn a_transient_failure_is_retried_soon_and_tells_nothing_yet() {
+    let outcome = mirror_outcome(
+        vec![
+            Err(Error::Stale("conflict".into())),
+            Err(Error::NameTaken { name: "b/s".into() }),
+        ],
+        vec!["kube-system".into()],
+    );
+    assert!(matches!(outcome, Err(Error::Stale(_))));
+}
+
+#[test]
+fn a_refused_key_is_told_beside_the_mirrors_conditions() {
+    let mirrors = mirror_outcome(vec![], vec!["kube-system".into()]);
+    let outcome = soonest([Ok(()), mirrors, Err(Error::CopyKeyRefused("app".into()))]);
+    assert_eq!(
+        reasons(outcome),
+        [
+            warning::MIRROR_NAMESPACE_PROTECTED,
+            warning::COPY_KEY_REFUSED
+        ]
+    );
+}

@@ -1,0 +1,349 @@
+//! The chart's ClusterMirror parts: the CRD installs from `templates/`
+//! (behind `crds.enabled`, kept on uninstall with `crds.keep`), the editor
+//! and viewer roles, and the admission policy by which the API server
+//! refuses a ClusterMirror of a Secret to whoever may not `get` that
+//! Secret, asked of its own authorizer (users impersonated).
+//!
+//! The CRD and the policy are cluster-wide: these run on a control plane
+//! of their own, with one release installed by helm.
+
+use std::{
+    io::Write,
+    process::{Command, Stdio},
+};
+
+use configmap_mirror::api::ClusterMirror;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::{
+    Api, Client, CustomResourceExt,
+    api::{Patch, PatchParams, PostParams},
+};
+use serde_json::{Value, json};
+use testenv::{ControlPlane, LazyControlPlane, wait_for};
+use tokio::sync::OnceCell;
+
+use crate::{
+    cluster_mirror_api::wait_established,
+    common::{PATIENCE, helm, helm_on},
+};
+
+const CHART: &str = "charts/configmap-mirror";
+/// It holds the chart's name: the objects are named exactly this.
+const RELEASE: &str = "configmap-mirror-cmir";
+/// Bound to the editor role, and may get the Secret `SOURCE`.
+const LEAD: &str = "platform-lead";
+/// Bound to the editor role, and may get no Secret.
+const JUNIOR: &str = "platform-junior";
+const SOURCE: &str = "corp-ca";
+
+fn control_plane() -> &'static ControlPlane {
+    static CHART_CRD_PLANE: LazyControlPlane = LazyControlPlane::new();
+    CHART_CRD_PLANE.get()
+}
+
+fn run_ok(cmd: &mut Command, stdin: Option<&str>) -> String {
+    let what = format!("{cmd:?}");
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("run {what}: {e}"));
+    let mut input = child.stdin.take().expect("stdin");
+    input
+        .write_all(stdin.unwrap_or_default().as_bytes())
+        .expect("write stdin");
+    drop(input);
+    let out = child.wait_with_output().expect("wait");
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The release's namespace, once the chart is installed with its admission
+/// policy, its CRD established, and the two users bound to its editor role
+/// (the lead also to a Role getting the one Secret).
+async fn installed() -> &'static str {
+    static NAMESPACE: OnceCell<String> = OnceCell::const_new();
+    NAMESPACE
+        .get_or_init(|| async {
+            let plane = control_plane();
+            let admin = plane.client().await;
+            let namespace = testenv::fresh_namespace(&admin, "cmir-chart")
+                .await
+                .expect("namespace");
+            run_ok(
+                &mut helm_on(
+                    plane,
+                    &[
+                        "install",
+                        RELEASE,
+                        CHART,
+                        "--namespace",
+                        &namespace,
+                        "--set",
+                        "admissionPolicy.enabled=true",
+                    ],
+                ),
+                None,
+            );
+            wait_established(&admin).await;
+            let bindings = format!(
+                r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {{name: cmir-editors}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: {RELEASE}-clustermirror-editor}}
+subjects:
+  - {{apiGroup: rbac.authorization.k8s.io, kind: User, name: {LEAD}}}
+  - {{apiGroup: rbac.authorization.k8s.io, kind: User, name: {JUNIOR}}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {{name: get-corp-ca, namespace: {namespace}}}
+rules:
+  - {{apiGroups: [""], resources: [secrets], resourceNames: [{SOURCE}], verbs: [get]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {{name: get-corp-ca, namespace: {namespace}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: get-corp-ca}}
+subjects:
+  - {{apiGroup: rbac.authorization.k8s.io, kind: User, name: {LEAD}}}
+"#
+            );
+            run_ok(
+                plane.kubectl().args(["apply", "-f", "-"]),
+                Some(&bindings),
+            );
+            namespace
+        })
+        .await
+}
+
+/// The ClusterMirror API as `user`, impersonated.
+fn as_user(user: &str) -> Api<ClusterMirror> {
+    let mut config = control_plane().kube_config();
+    config.auth_info.impersonate = Some(user.to_owned());
+    Api::all(Client::try_from(config).expect("a client"))
+}
+
+fn mirror_of(name: &str, kind: &str, namespace: &str) -> ClusterMirror {
+    serde_json::from_value(json!({
+        "apiVersion": "mirror.workshop.io/v1alpha1",
+        "kind": "ClusterMirror",
+        "metadata": {"name": name},
+        "spec": {
+            "source": {"kind": kind, "namespace": namespace, "name": SOURCE},
+            "target": {"namespaceSelector": {"matchLabels": {"env": "prod"}}},
+        },
+    }))
+    .expect("a ClusterMirror")
+}
+
+/// The policy's refusal, as its message, or None if the API server took it.
+async fn refused(
+    api: &Api<ClusterMirror>,
+    object: &ClusterMirror,
+    dry_run: bool,
+) -> Option<String> {
+    let params = PostParams {
+        dry_run,
+        ..PostParams::default()
+    };
+    match api.create(&params, object).await {
+        Ok(_) => None,
+        Err(kube::Error::Api(status)) if status.code == 403 => Some(status.message),
+        Err(error) => panic!("refused for another cause: {error}"),
+    }
+}
+
+#[tokio::test]
+async fn the_crd_installs_from_the_chart_owned_by_the_release_and_marked_to_be_kept() {
+    installed().await;
+    let admin = control_plane().client().await;
+    let crd = Api::<CustomResourceDefinition>::all(admin)
+        .get(ClusterMirror::crd_name())
+        .await
+        .expect("the CRD");
+    let annotations = crd.metadata.annotations.unwrap_or_default();
+    assert_eq!(
+        annotations
+            .get("helm.sh/resource-policy")
+            .map(String::as_str),
+        Some("keep")
+    );
+    assert_eq!(
+        annotations
+            .get("meta.helm.sh/release-name")
+            .map(String::as_str),
+        Some(RELEASE),
+        "owned by the release, so that an upgrade updates it"
+    );
+    let listed = run_ok(control_plane().kubectl().args(["get", "cmir"]), None);
+    assert!(!listed.contains("error"), "{listed}");
+}
+
+#[tokio::test]
+async fn a_mirror_of_a_secret_is_refused_to_whoever_may_not_get_that_secret() {
+    let namespace = installed().await;
+    let junior = as_user(JUNIOR);
+    let secret_mirror = mirror_of("junior-corp-ca", "Secret", namespace);
+    // The policy is in force once it refuses: it is read by the API
+    // server a moment after its creation.
+    let message = wait_for("the policy to refuse the junior", PATIENCE, || {
+        let junior = junior.clone();
+        let secret_mirror = secret_mirror.clone();
+        async move { refused(&junior, &secret_mirror, true).await }
+    })
+    .await
+    .expect("the policy refuses");
+    assert!(
+        message.contains(&format!("the Secret {namespace}/{SOURCE}")) && message.contains(JUNIOR),
+        "{message}"
+    );
+    assert_eq!(
+        refused(&junior, &secret_mirror, false).await.as_deref(),
+        Some(message.as_str())
+    );
+
+    // A ConfigMap of the same name is not asked about.
+    let configmap_mirror = mirror_of("junior-colors", "ConfigMap", namespace);
+    assert_eq!(refused(&junior, &configmap_mirror, false).await, None);
+
+    // Who may get the Secret may mirror it; who may not, may not edit
+    // that mirror either.
+    let lead = as_user(LEAD);
+    let lead_mirror = mirror_of("lead-corp-ca", "Secret", namespace);
+    assert_eq!(refused(&lead, &lead_mirror, false).await, None);
+    let edit = junior
+        .patch(
+            "lead-corp-ca",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"target": {"labels": {"team": "platform"}}}})),
+        )
+        .await;
+    match edit {
+        Err(kube::Error::Api(status)) if status.code == 403 => {
+            assert!(status.message.contains(JUNIOR), "{}", status.message)
+        }
+        other => panic!("the junior edited the lead's mirror: {other:?}"),
+    }
+    // Nor point a ConfigMap's mirror at the Secret.
+    let retarget = junior
+        .patch(
+            "junior-colors",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"source": {"kind": "Secret"}}})),
+        )
+        .await;
+    assert!(
+        matches!(retarget, Err(kube::Error::Api(ref status)) if status.code == 403),
+        "{retarget:?}"
+    );
+}
+
+fn rendered(values: &[&str]) -> Vec<Value> {
+    let mut cmd = helm(&["template", "r", CHART, "--namespace", "home"]);
+    let manifest = run_ok(cmd.args(values), None);
+    serde_saphyr::from_multiple::<Value>(&manifest)
+        .expect("YAML")
+        .into_iter()
+        .filter(|object| !object.is_null())
+        .collect()
+}
+
+fn named<'a>(objects: &'a [Value], kind: &str, name: &str) -> Option<&'a Value> {
+    objects
+        .iter()
+        .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+}
+
+#[test]
+fn crds_enabled_and_keep_decide_the_crd_and_its_annotation() {
+    let crd = "clustermirrors.mirror.workshop.io";
+    let objects = rendered(&[]);
+    let kept = named(&objects, "CustomResourceDefinition", crd).expect("the CRD by default");
+    assert_eq!(
+        kept["metadata"]["annotations"]["helm.sh/resource-policy"],
+        "keep"
+    );
+    let objects = rendered(&["--set", "crds.keep=false"]);
+    let plain = named(&objects, "CustomResourceDefinition", crd).expect("the CRD");
+    assert!(plain["metadata"]["annotations"].is_null(), "{plain}");
+    let objects = rendered(&["--set", "crds.enabled=false"]);
+    assert!(named(&objects, "CustomResourceDefinition", crd).is_none());
+}
+
+#[test]
+fn the_editor_role_is_aggregated_nowhere_and_the_viewer_role_into_view() {
+    let objects = rendered(&[]);
+    let editor = named(
+        &objects,
+        "ClusterRole",
+        "r-configmap-mirror-clustermirror-editor",
+    )
+    .expect("the editor role");
+    let labels = editor["metadata"]["labels"].as_object().expect("labels");
+    assert!(
+        !labels.keys().any(|key| key.contains("aggregate-to")),
+        "{labels:?}"
+    );
+    let viewer = named(
+        &objects,
+        "ClusterRole",
+        "r-configmap-mirror-clustermirror-viewer",
+    )
+    .expect("the viewer role");
+    assert_eq!(
+        viewer["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-view"],
+        "true"
+    );
+    assert_eq!(viewer["rules"][0]["verbs"], json!(["get", "list", "watch"]));
+    let objects = rendered(&[
+        "--set",
+        "clusterMirror.editorRole=false",
+        "--set",
+        "clusterMirror.viewerRole=false",
+    ]);
+    assert!(!objects.iter().any(|o| {
+        o["metadata"]["name"]
+            .as_str()
+            .is_some_and(|name| name.contains("clustermirror-"))
+    }));
+}
+
+#[test]
+fn the_source_namespaces_default_to_the_release_s() {
+    let args = |values: &[&str]| {
+        let objects = rendered(values);
+        let deployment = named(&objects, "Deployment", "r-configmap-mirror")
+            .expect("the Deployment")
+            .clone();
+        deployment["spec"]["template"]["spec"]["containers"][0]["args"].clone()
+    };
+    let flag = |args: &Value| {
+        args.as_array()
+            .expect("args")
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|arg| arg.starts_with("--cluster-mirror-source-namespaces"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        flag(&args(&[])),
+        ["--cluster-mirror-source-namespaces=home"]
+    );
+    assert_eq!(
+        flag(&args(&[
+            "--set",
+            "clusterMirror.sourceNamespaces={platform,certs}"
+        ])),
+        ["--cluster-mirror-source-namespaces=platform,certs"]
+    );
+}

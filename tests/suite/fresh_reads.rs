@@ -1,0 +1,139 @@
+//! The fresh reads of sources, batched into one LIST per namespace: every
+//! reconcile waiting gets its own source as the API server holds it, across
+//! page boundaries, and a source deleted or unselected after the decision
+//! reads as its own GET would have read it.
+
+use crate::common::{SOURCE_LABEL, Scene, mk_source, mk_unmanaged};
+
+use std::{collections::BTreeSet, time::Duration};
+
+use configmap_mirror::reconcile::fresh_reads::{FreshRead, FreshReads, list_pages};
+use futures::future::join_all;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::{ResourceExt, api::DeleteParams};
+use serde_json::json;
+
+/// Long enough for every read a test starts together to join one batch;
+/// the answers are the same if some do not.
+const WINDOW: Duration = Duration::from_millis(200);
+
+fn selector() -> String {
+    format!("{SOURCE_LABEL}=true")
+}
+
+/// Six sources and an unmanaged ConfigMap in the scene's namespace.
+async fn six_sources(scene: &Scene<'_>) -> Vec<ConfigMap> {
+    scene
+        .create(&mk_unmanaged("unmanaged", &[("u", "0")]))
+        .await;
+    let mut created = Vec::new();
+    for i in 0..6 {
+        let value = i.to_string();
+        created.push(
+            scene
+                .create(&mk_source(&format!("s{i}"), &[("v", &value)]))
+                .await,
+        );
+    }
+    created
+}
+
+/// Reads of `sources` started together, as decided on from a cache that
+/// holds them as given.
+async fn read_all(
+    reads: &FreshReads<ConfigMap>,
+    namespace: &str,
+    sources: &[ConfigMap],
+) -> Vec<FreshRead<ConfigMap>> {
+    join_all(sources.iter().map(|cm| {
+        let name = cm.metadata.name.as_deref().unwrap_or_default();
+        reads.read(namespace, name, cm.metadata.resource_version.as_deref())
+    }))
+    .await
+}
+
+#[tokio::test]
+async fn every_page_size_lists_each_source_once() {
+    let scene = Scene::new("fresh-pages").await;
+    let created = six_sources(&scene).await;
+    let newest = created.last().and_then(|cm| cm.resource_version());
+    let expected: Vec<String> = created.iter().map(ResourceExt::name_any).collect();
+    // 1 to 7 a page: boundaries inside, at, and past the last source.
+    for page_size in 1..=7 {
+        let mut listed = Vec::new();
+        let held = list_pages(
+            &scene.configmaps(),
+            &selector(),
+            newest.as_deref(),
+            page_size,
+            |cm: ConfigMap| listed.push(cm.name_any()),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("list {page_size} a page: {e}"));
+        assert_eq!(held, 6, "page size {page_size}");
+        let unique: BTreeSet<&String> = listed.iter().collect();
+        assert_eq!(
+            unique.len(),
+            listed.len(),
+            "page size {page_size}: {listed:?}"
+        );
+        assert_eq!(
+            unique.into_iter().cloned().collect::<Vec<_>>(),
+            expected,
+            "page size {page_size}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn reads_of_more_sources_than_one_page_are_each_answered_with_their_own() {
+    let scene = Scene::new("fresh-many").await;
+    let created = six_sources(&scene).await;
+    let reads: FreshReads<ConfigMap> =
+        FreshReads::new(scene.client.clone(), &selector(), WINDOW, 4);
+    let answers = read_all(&reads, &scene.namespace, &created).await;
+    for (cm, answer) in created.iter().zip(answers) {
+        let read = answer
+            .unwrap_or_else(|e| panic!("read {}: {e}", cm.name_any()))
+            .unwrap_or_else(|| panic!("{} read as gone", cm.name_any()));
+        assert_eq!(read.name_any(), cm.name_any());
+        assert_eq!(read.uid(), cm.uid());
+        assert_eq!(
+            read.data,
+            cm.data,
+            "{} has another's content",
+            cm.name_any()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_source_deleted_or_unselected_after_the_decision_reads_as_its_own_get_would() {
+    let scene = Scene::new("fresh-gone").await;
+    let created = six_sources(&scene).await;
+    // Decided on from the cache: s0, s1 and s2 as created. Then s0 is
+    // deleted and s1 unlabeled before the batch is read.
+    scene
+        .configmaps()
+        .delete("s0", &DeleteParams::default())
+        .await
+        .expect("delete s0");
+    scene
+        .patch_json("s1", json!({"metadata": {"labels": {SOURCE_LABEL: null}}}))
+        .await;
+    let reads: FreshReads<ConfigMap> =
+        FreshReads::new(scene.client.clone(), &selector(), WINDOW, 2);
+    let answers = read_all(&reads, &scene.namespace, &created[..3]).await;
+    let [deleted, unselected, kept] = <[_; 3]>::try_from(answers).expect("three answers");
+    assert!(
+        deleted.expect("read s0").is_none(),
+        "a deleted source reads as gone"
+    );
+    // Not in the label-selected list, yet not gone: read as it is now, so
+    // that the reconcile can tell it no longer matches the selector.
+    let unselected = unselected.expect("read s1").expect("s1 still exists");
+    assert_eq!(unselected.uid(), created[1].uid());
+    assert!(!unselected.labels().contains_key(SOURCE_LABEL));
+    let kept = kept.expect("read s2").expect("s2 exists");
+    assert_eq!(kept.data, created[2].data);
+}
