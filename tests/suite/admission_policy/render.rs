@@ -25,6 +25,19 @@ fn one<'a>(objects: &'a [Value], kind: &str) -> Option<&'a Value> {
     first
 }
 
+/// The policy guarding copies (the chart renders one for ClusterMirrors too).
+fn copies_policy(objects: &[Value]) -> &Value {
+    objects
+        .iter()
+        .find(|o| {
+            o["kind"] == "ValidatingAdmissionPolicy"
+                && o["metadata"]["name"]
+                    .as_str()
+                    .is_some_and(|n| !n.ends_with("-clustermirror-source"))
+        })
+        .expect("the policy guarding copies")
+}
+
 /// The [namespace, name] of the account the policy admits as the
 /// controller.
 fn policy_account(policy: &Value) -> (String, String) {
@@ -58,7 +71,7 @@ fn the_policy_names_the_service_account_where_the_chart_puts_it_in_every_shape()
                         args.extend(["--set", set]);
                     }
                     let objects = rendered(&args);
-                    let policy = one(&objects, "ValidatingAdmissionPolicy").expect("the policy");
+                    let policy = copies_policy(&objects);
                     let service_account = one(&objects, "ServiceAccount").expect("the account");
                     let deployment = one(&objects, "Deployment").expect("the Deployment");
                     let expected = (
@@ -101,7 +114,7 @@ fn the_policy_names_the_service_account_where_the_chart_puts_it_in_every_shape()
         ]);
         assert!(one(&objects, "ServiceAccount").is_none());
         let deployment = one(&objects, "Deployment").expect("the Deployment");
-        let policy = one(&objects, "ValidatingAdmissionPolicy").expect("the policy");
+        let policy = copies_policy(&objects);
         let namespace = deployment["metadata"]["namespace"]
             .as_str()
             .unwrap_or_default();
