@@ -14,6 +14,7 @@ mod kinds;
 use crate::{
     cluster::api_client,
     cluster::api_probe,
+    cluster::cluster_mirrors::ClusterMirrors,
     cluster::report::EventPublisher,
     cluster::watches::{Namespaces, WatchSettings},
     decisions::targets,
@@ -78,6 +79,20 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         health.clone(),
     ));
     let backoffs = Arc::new(Backoffs::new(metrics.failing_objects()));
+    let cluster_mirrors = match config.namespace.is_none() {
+        true => {
+            let (mirrors, watches) =
+                ClusterMirrors::new(&kube_config, client.clone(), metrics.clone())?;
+            tokio::spawn(watches);
+            Some(mirrors)
+        }
+        false => None,
+    };
+    let unmirrored_kinds = [(Kind::Configmaps, "ConfigMap"), (Kind::Secrets, "Secret")]
+        .into_iter()
+        .filter(|(kind, _)| !config.mirrors(*kind))
+        .map(|(_, name)| name.to_owned())
+        .collect();
     let shared = Shared {
         kube_config,
         events: EventPublisher::new(
@@ -97,6 +112,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         leadership,
         shutdown: shutdown.clone(),
         concurrency: config.concurrency,
+        cluster_mirrors,
+        cluster_mirror_sources: config.cluster_mirror_source_namespaces(),
+        protected: protected.clone(),
+        unmirrored_kinds,
     };
     tracing::info!(
         selector = %config.rules.selector,

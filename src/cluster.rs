@@ -7,6 +7,8 @@
 pub(crate) mod api_client;
 pub(crate) mod api_probe;
 pub(crate) mod call_deadline;
+pub(crate) mod cluster_mirrors;
+pub(crate) mod cluster_sources;
 pub(crate) mod digest_key;
 pub(crate) mod ratelimit;
 pub(crate) mod relayed;

@@ -27,6 +27,17 @@ pub const MIRROR_OF_UID_ANNOTATION: &str = "workshop.io/mirror-of-uid";
 /// prunes only its own copies.
 pub const SOURCE_SELECTOR_ANNOTATION: &str = "workshop.io/source-selector";
 
+/// On a copy a ClusterMirror wrote: that ClusterMirror's name. A copy
+/// without it was asked for by its source's labels.
+pub const CLUSTER_MIRROR_LABEL: &str = "workshop.io/cluster-mirror";
+/// The API group, version and resource of ClusterMirrors.
+pub const CLUSTER_MIRROR_GROUP: &str = "mirror.workshop.io";
+pub const CLUSTER_MIRROR_VERSION: &str = "v1alpha1";
+pub const CLUSTER_MIRROR_KIND: &str = "ClusterMirror";
+pub const CLUSTER_MIRROR_PLURAL: &str = "clustermirrors";
+/// The name of the ClusterMirror CustomResourceDefinition.
+pub const CLUSTER_MIRROR_CRD: &str = "clustermirrors.mirror.workshop.io";
+
 /// The prefix of this controller's own label and annotation keys, which a
 /// copy never carries from its source.
 pub const CONTROLLER_KEY_PREFIX: &str = "workshop.io/";
@@ -207,6 +218,14 @@ pub fn is_managed_by_us(meta: &ObjectMeta) -> bool {
 pub fn mirror_of(meta: &ObjectMeta) -> Option<(String, String)> {
     let (namespace, name) = annotation(meta, MIRROR_OF_ANNOTATION)?.split_once('/')?;
     Some((namespace.to_owned(), name.to_owned()))
+}
+
+/// The ClusterMirror a copy says wrote it, if any.
+pub fn cluster_mirror_of(meta: &ObjectMeta) -> Option<&str> {
+    meta.labels
+        .as_ref()?
+        .get(CLUSTER_MIRROR_LABEL)
+        .map(String::as_str)
 }
 
 /// The label by which Helm's storage drivers find its release records

@@ -8,6 +8,7 @@
 
 pub(crate) mod cache_form;
 pub(crate) mod carried;
+pub(crate) mod cluster_mirror;
 pub(crate) mod consent;
 pub(crate) mod desired;
 pub(crate) mod fresh;

@@ -8,6 +8,7 @@
 //! (`woken`).
 
 pub(crate) mod backoff;
+pub(crate) mod cluster_mirror;
 pub mod contest;
 pub(crate) mod context;
 pub(crate) mod controller;

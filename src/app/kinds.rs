@@ -4,14 +4,18 @@
 
 use std::sync::Arc;
 
-use futures::Stream;
+use futures::{Stream, StreamExt, channel::mpsc};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 
 use crate::{
+    cluster::api_client,
+    cluster::cluster_mirrors::{Change, ClusterMirrors},
+    cluster::cluster_sources::{ClusterSources, SourceChange},
     cluster::digest_key::{self, KeySecret},
     cluster::report::EventPublisher,
     cluster::watches::{self, Namespaces, WatchSettings},
+    decisions::cluster_mirror::cluster_consent,
     decisions::consent::Consent,
     decisions::selector::Selector,
     kind::MirroredKind,
@@ -22,6 +26,7 @@ use crate::{
     ops::metrics::Metrics,
     ops::shutdown::Shutdown,
     reconcile::backoff::{Backoffs, RetryPolicy},
+    reconcile::cluster_mirror::{self, side::ClusterMirrorSide},
     reconcile::contest::Contests,
     reconcile::context::Context,
     reconcile::controller,
@@ -47,6 +52,14 @@ pub struct Shared {
     pub leadership: Leadership,
     pub shutdown: Shutdown,
     pub concurrency: u16,
+    /// The ClusterMirrors, when this install mirrors into other namespaces.
+    pub cluster_mirrors: Option<ClusterMirrors>,
+    /// Where their sources may come from, and where nothing is written.
+    pub cluster_mirror_sources: Vec<String>,
+    pub protected: Vec<String>,
+    /// The kinds this install does not mirror (their ClusterMirrors are
+    /// told so by the ConfigMap loop).
+    pub unmirrored_kinds: Vec<String>,
 }
 
 /// Runs kind `K`'s watches and controllers until a stop is asked for and
@@ -60,7 +73,7 @@ pub async fn run<K: MirroredKind>(
     new_keys: impl Stream<Item = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let backoffs = shared.backoffs.clone();
-    let (caches, wakeups, watches) = watches::watch::<K, _>(
+    let (caches, mut wakeups, watches) = watches::watch::<K, _>(
         &shared.kube_config,
         shared.settings.clone(),
         consent.clone(),
@@ -70,6 +83,11 @@ pub async fn run<K: MirroredKind>(
         shared.metrics.clone(),
         Arc::new(move |uid: &str| backoffs.forget(uid)),
     )?;
+    let cluster = cluster_side::<K>(&shared, caches.namespaces.is_some())?;
+    let (side, cluster_inputs) = match cluster {
+        Some((side, inputs)) => (Some(side), Some(inputs)),
+        None => (None, None),
+    };
     let ctx = Arc::new(Context {
         client: shared.client.clone(),
         caches,
@@ -91,26 +109,88 @@ pub async fn run<K: MirroredKind>(
             &shared.settings.selector,
             fresh_reads::WINDOW,
             fresh_reads::PAGE_SIZE,
-        ),
+        )
+        .at_most_waiting(shared.concurrency.into()),
         namespace_warnings: Default::default(),
         reserved_names: shared.reserved_names,
         leadership: shared.leadership.clone(),
         shutdown: shared.shutdown.clone(),
+        cluster_mirrors: side,
     });
     let stop = shared.shutdown.requested();
+    let cluster_stop = shared.shutdown.requested();
+    let (more_prunes, prunes) = mpsc::unbounded();
+    let from_watches = std::mem::replace(&mut wakeups.cluster, mpsc::unbounded().1);
+    let resync = wakeups.resync.clone();
+    let cluster_loop = {
+        let ctx = ctx.clone();
+        async move {
+            if let Some((changes, sources)) = cluster_inputs {
+                let inputs = cluster_mirror::Inputs {
+                    changes,
+                    sources,
+                    from_watches,
+                    resync,
+                };
+                let stop = async move {
+                    cluster_stop.await;
+                };
+                cluster_mirror::run(ctx, inputs, more_prunes, shared.concurrency, stop).await;
+            }
+        }
+    };
     let controllers = controller::run(
         ctx,
         wakeups,
         shared.concurrency,
         shared.leadership,
+        prunes,
         async move {
             stop.await;
         },
     );
+    let controllers = async {
+        futures::join!(controllers, cluster_loop);
+    };
     tokio::select! {
         () = controllers => Ok(()),
         () = watches => anyhow::bail!("the {} watches ended unexpectedly", K::kind(&())),
     }
+}
+
+/// The ClusterMirror side of kind `K`, and what wakes its loop, when this
+/// install mirrors into other namespaces. Its sources' watches run from
+/// now on, whether or not the ClusterMirror CRD is there.
+#[allow(clippy::type_complexity)]
+fn cluster_side<K: MirroredKind>(
+    shared: &Shared,
+    mirroring: bool,
+) -> anyhow::Result<
+    Option<(
+        ClusterMirrorSide<K>,
+        (
+            mpsc::UnboundedReceiver<Change>,
+            futures::stream::BoxStream<'static, SourceChange>,
+        ),
+    )>,
+> {
+    let Some(mirrors) = shared.cluster_mirrors.clone().filter(|_| mirroring) else {
+        return Ok(None);
+    };
+    let client = api_client::for_watch(&shared.kube_config, || {})?;
+    let (sources, changes) = ClusterSources::<K>::new(&client, &shared.cluster_mirror_sources);
+    let (changed, source_changes) = mpsc::unbounded();
+    tokio::spawn(changes.for_each(move |change| {
+        let _ = changed.unbounded_send(change);
+        futures::future::ready(())
+    }));
+    let reports_for = match K::kind(&()) == "ConfigMap" {
+        true => shared.unmirrored_kinds.clone(),
+        false => Vec::new(),
+    };
+    let consent = cluster_consent(&shared.protected, &shared.cluster_mirror_sources);
+    let side = ClusterMirrorSide::new(mirrors.clone(), sources, consent, reports_for);
+    Ok(Some((side, (mirrors.subscribe(), source_changes.boxed()))))
 }
 
 /// Secrets, with the digest key their watch keeps: copies are written

@@ -39,6 +39,7 @@ use crate::{
     index::caches::Caches,
     index::copy_index::CopyIndex,
     index::mirroring_sources::MirroringSources,
+    index::wakeups::ClusterWake,
     kind::MirroredKind,
     ops::config::InitialList,
     ops::health::Health,
@@ -61,6 +62,8 @@ pub struct Wakeups<K: MirroredKind> {
     pub prune: mpsc::Receiver<ObjectRef<K>>,
     /// Changes whenever every cached object must be compared again.
     pub resync: watch::Receiver<u64>,
+    /// What the ClusterMirrors' loop must hear of.
+    pub cluster: mpsc::UnboundedReceiver<ClusterWake>,
 }
 
 /// What the watches need to know.

@@ -91,9 +91,7 @@ impl<W> Batch<W> {
     /// How to read this batch, given how many sources the namespace held
     /// when last listed (None: never listed).
     pub fn plan(&self, sources_last_listed: Option<usize>) -> ReadPlan {
-        let worth_listing = sources_last_listed
-            .is_none_or(|held| held <= self.by_name.len() * SOURCES_LISTED_PER_WAITER);
-        if !worth_listing {
+        if !may_list(sources_last_listed, self.by_name.len()) {
             return ReadPlan::EachGet;
         }
         ReadPlan::List {
@@ -123,6 +121,14 @@ impl<W> Batch<W> {
     pub fn drain(&mut self) -> impl Iterator<Item = (String, Waiting<W>)> + '_ {
         self.by_name.drain()
     }
+}
+
+/// Whether a LIST may answer `waiting` reads at less cost than their
+/// GETs, in a namespace that held `sources_last_listed` sources when last
+/// listed (None: never listed). With `waiting` the most reads that can
+/// wait at once, false means a read need not wait for others at all.
+pub fn may_list(sources_last_listed: Option<usize>, waiting: usize) -> bool {
+    sources_last_listed.is_none_or(|held| held <= waiting.saturating_mul(SOURCES_LISTED_PER_WAITER))
 }
 
 /// A resourceVersion as a number: Kubernetes 1.35 and later make them

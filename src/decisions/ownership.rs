@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use crate::{
     contract::{
         CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, annotation,
-        is_managed_by_us, mirror_of, source_name_of,
+        cluster_mirror_of, is_managed_by_us, mirror_of, source_name_of,
     },
     decisions::cache_form::CachedCopy,
     decisions::carried,
@@ -138,12 +138,19 @@ pub fn ownership<K: MirroredKind>(
 /// `source`: it must name this source (namespace and name) in its
 /// annotations and carry our label. A mirror of an earlier source of the
 /// same name (deleted and recreated) is taken over; anything else, including
-/// the mirror of another source with the same name, is never touched.
+/// the mirror of another source with the same name, is never touched; so
+/// is a mirror written for another requester (a ClusterMirror's copy for
+/// a source's own request, and the other way round): `cluster_mirror` is
+/// the ClusterMirror the desired copy is written for, if any.
 pub fn mirror_ownership<K: MirroredKind>(
     existing: &CachedCopy<K>,
     source: &ObjectMeta,
+    cluster_mirror: Option<&str>,
 ) -> Ownership {
     let existing = existing.object().meta();
+    if cluster_mirror_of(existing) != cluster_mirror {
+        return Ownership::Foreign;
+    }
     let source_ref = source.namespace.as_deref().zip(source.name.as_deref());
     let names_source = mirror_of(existing).zip(source_ref).is_some_and(
         |((ns, name), (source_ns, source_name))| ns == source_ns && name == source_name,

@@ -7,7 +7,7 @@ pub mod compare;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
-    contract::mirror_of,
+    contract::{cluster_mirror_of, mirror_of},
     decisions::cache_form::CachedCopy,
     decisions::ownership::{Ownership, mirror_ownership, ownership},
     kind::{MirroredKind, SourceId},
@@ -69,7 +69,7 @@ pub fn plan<K: MirroredKind>(
     };
     let source_id = SourceId::of(source);
     let owner = match mirror_of(desired.meta()) {
-        Some(_) => mirror_ownership(actual, source),
+        Some(_) => mirror_ownership(actual, source, cluster_mirror_of(desired.meta())),
         None => ownership(actual, &source_id, key),
     };
     if owner == Ownership::Foreign {

@@ -27,6 +27,16 @@ impl Selector {
             .map(|expressions| Selector(expressions.into_iter().collect()))
     }
 
+    /// A selector as Kubernetes objects spell it (`matchLabels`,
+    /// `matchExpressions`); an empty one selects everything.
+    pub fn of_label_selector(
+        selector: k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+    ) -> Result<Selector, String> {
+        kube::core::Selector::try_from(selector)
+            .map(Selector)
+            .map_err(|e| e.to_string())
+    }
+
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
         self.0.matches(labels)
     }

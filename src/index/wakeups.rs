@@ -43,6 +43,18 @@ pub struct Wake<K: MirroredKind> {
     pub sync: Vec<(ObjectRef<K>, Reach)>,
     pub prune: Vec<ObjectRef<K>>,
     pub resync: bool,
+    /// What the ClusterMirrors' loop must hear of.
+    pub cluster: Vec<ClusterWake>,
+}
+
+/// An event a ClusterMirror may have to act on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClusterWake {
+    /// A copy the ClusterMirror so named wrote changed or went.
+    Copy(String),
+    /// A namespace appeared, went, or changed what selection reads of it:
+    /// the ClusterMirrors asking for it look again.
+    Namespace(NamespaceFacts),
 }
 
 impl<K: MirroredKind> Default for Wake<K> {
@@ -51,6 +63,7 @@ impl<K: MirroredKind> Default for Wake<K> {
             sync: Vec::new(),
             prune: Vec::new(),
             resync: false,
+            cluster: Vec::new(),
         }
     }
 }
@@ -119,14 +132,22 @@ pub fn copy_wakeups<K: MirroredKind>(
         }
         sync
     };
+    let cluster = |copy: &K| {
+        contract::cluster_mirror_of(copy.meta())
+            .map(|name| ClusterWake::Copy(name.to_owned()))
+            .into_iter()
+            .collect()
+    };
     match event {
         Event::Apply(copy) => Wake {
             sync: with_taken(copy, source_of(copy)),
             prune: vec![ObjectRef::from(copy)],
             resync: false,
+            cluster: cluster(copy),
         },
         Event::Delete(copy) => Wake {
             sync: with_taken(copy, source_of(copy)),
+            cluster: cluster(copy),
             ..Wake::default()
         },
         Event::InitDone => Wake {
@@ -165,15 +186,17 @@ pub fn namespace_wakeups<K: MirroredKind>(
                     .collect(),
                 prune: caches.mirrors_in(&facts.name),
                 resync: false,
+                cluster: vec![ClusterWake::Namespace(facts.clone())],
             };
             seen.insert(facts.name.clone(), facts);
             wake
         }
         Event::Delete(namespace) => {
             let name = namespace.name_any();
-            seen.remove(&name);
+            let gone = seen.remove(&name);
             Wake {
                 prune: caches.mirrors_in(&name),
+                cluster: gone.map(ClusterWake::Namespace).into_iter().collect(),
                 ..Wake::default()
             }
         }

@@ -272,6 +272,7 @@ impl Config {
     /// the controller's own key, or squat names the install relies on.
     pub fn protected_namespaces(&self) -> Vec<String> {
         let mut protected = self.rules.protected_namespaces.clone();
+        protected.extend(self.cluster_mirror_source_namespaces());
         protected.extend(self.leader.namespace.clone());
         protected.extend(std::env::var("POD_NAMESPACE").ok());
         if self.mirrors(Kind::Secrets) {
@@ -281,6 +282,15 @@ impl Config {
         protected.sort();
         protected.dedup();
         protected
+    }
+
+    /// `--cluster-mirror-source-namespaces`, or the namespace this install
+    /// runs in; none when neither is known.
+    pub fn cluster_mirror_source_namespaces(&self) -> Vec<String> {
+        match self.rules.cluster_mirror_source_namespaces.is_empty() {
+            false => self.rules.cluster_mirror_source_namespaces.clone(),
+            true => std::env::var("POD_NAMESPACE").ok().into_iter().collect(),
+        }
     }
 }
 

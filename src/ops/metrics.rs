@@ -6,6 +6,7 @@
 //! [`queue`] and its [`queue_times`], the [`copies`], the [`leader`], the
 //! [`objects`] held, the [`watches`] and the [`process`].
 
+mod cluster_mirrors;
 mod copies;
 mod leader;
 mod objects;
@@ -30,6 +31,7 @@ pub struct Metrics {
     copies: copies::Copies,
     leader: leader::Leader,
     objects: objects::Objects,
+    cluster_mirrors: cluster_mirrors::ClusterMirrors,
 }
 
 impl Metrics {
@@ -42,6 +44,7 @@ impl Metrics {
             copies: copies::Copies::new(),
             leader: leader::Leader::default(),
             objects: objects::Objects::default(),
+            cluster_mirrors: cluster_mirrors::ClusterMirrors::default(),
         };
         this.reconciles
             .register(registry.sub_registry_with_label(label("controller", MANAGER_NAME)));
@@ -52,6 +55,7 @@ impl Metrics {
         this.copies.register(&mut registry);
         this.leader.register_refusal(&mut registry);
         this.objects.register(&mut registry);
+        this.cluster_mirrors.register(&mut registry);
         registry.register_collector(Box::new(process::ProcessCollector));
         Metrics { registry, ..this }
     }
@@ -120,6 +124,20 @@ impl Metrics {
 
     pub fn set_managed_sources(&self, kind: &str, count: usize) {
         self.objects.set_managed_sources(kind, count);
+    }
+
+    /// A ClusterMirror's namespaces: selected, synced and failed.
+    pub fn set_cluster_mirror_targets(&self, name: &str, counts: [usize; 3]) {
+        self.cluster_mirrors.set_targets(name, counts);
+    }
+
+    /// A ClusterMirror that is gone has no series.
+    pub fn forget_cluster_mirror(&self, name: &str) {
+        self.cluster_mirrors.forget(name);
+    }
+
+    pub fn set_cluster_mirror_crd_present(&self, present: bool) {
+        self.cluster_mirrors.set_crd_present(present);
     }
 
     pub fn resynced(&self, which: Loop, checked: usize, queued: usize) {

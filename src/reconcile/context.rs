@@ -25,6 +25,7 @@ use crate::{
     ops::metrics::{Loop, Metrics, Outcome},
     ops::shutdown::Shutdown,
     reconcile::backoff::{BackoffKey, Backoffs, RetryPolicy},
+    reconcile::cluster_mirror::side::ClusterMirrorSide,
     reconcile::contest::Contests,
     reconcile::error::Error,
     reconcile::fresh_reads::FreshReads,
@@ -66,6 +67,9 @@ pub struct Context<K: MirroredKind> {
     pub reserved_names: Vec<String>,
     pub leadership: Leadership,
     pub shutdown: Shutdown,
+    /// The ClusterMirrors of this kind, when this install mirrors into
+    /// other namespaces.
+    pub cluster_mirrors: Option<ClusterMirrorSide<K>>,
 }
 
 impl<K: MirroredKind> Context<K> {

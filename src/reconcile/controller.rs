@@ -29,6 +29,7 @@ pub async fn run<K: MirroredKind>(
     wakeups: Wakeups<K>,
     concurrency: u16,
     leadership: Leadership,
+    more_prunes: impl Stream<Item = ObjectRef<K>> + Send + 'static,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let config = controller::Config::default().concurrency(concurrency);
@@ -89,7 +90,10 @@ pub async fn run<K: MirroredKind>(
 
     let prune = Controller::for_stream(no_trigger(), ctx.caches.copies.clone())
         .with_config(config)
-        .reconcile_on(stream::select(wakeups.prune, prune_due))
+        .reconcile_on(stream::select(
+            wakeups.prune,
+            stream::select(prune_due, more_prunes),
+        ))
         .graceful_shutdown_on(stopped())
         .run(prune::reconcile, prune::error_policy, ctx)
         .for_each(|result| log_outcome("prune", result));

@@ -4,7 +4,9 @@
 //! source selector), or, where the namespace holds many sources more than
 //! are waited for, by one GET each (`decisions::fresh_batch` decides).
 //!
-//! A batch is opened by its first waiter and read [`WINDOW`] later, so a
+//! In a namespace too big for a LIST to pay even with every reconcile
+//! waiting, a read is a GET at once. Elsewhere a batch is opened by its
+//! first waiter and read [`WINDOW`] later, so a
 //! reconcile alone still has its answer within that time, and the
 //! namespace is read at most once per window however many reconciles
 //! write. The read runs in a task of its own: a cancelled reconcile
@@ -33,7 +35,7 @@ use tokio::sync::oneshot;
 
 use crate::{
     cluster::api_client,
-    decisions::fresh_batch::{Batch, ReadPlan, Waiting},
+    decisions::fresh_batch::{Batch, ReadPlan, Waiting, may_list},
     kind::MirroredKind,
 };
 
@@ -58,6 +60,8 @@ struct Shared<K: MirroredKind> {
     selector: String,
     window: Duration,
     page_size: u32,
+    /// The most reads that can wait at once.
+    most_waiting: usize,
     namespaces: Mutex<HashMap<String, Namespace<K>>>,
 }
 
@@ -87,9 +91,20 @@ impl<K: MirroredKind> FreshReads<K> {
                 selector: selector.to_owned(),
                 window,
                 page_size,
+                most_waiting: usize::MAX,
                 namespaces: Mutex::default(),
             }),
         }
+    }
+
+    /// At most `most_waiting` reads wait at once (the reconciles that run
+    /// at once): in a namespace too big for a LIST to pay even then, each
+    /// read is a GET at once.
+    pub fn at_most_waiting(mut self, most_waiting: usize) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.most_waiting = most_waiting;
+        }
+        self
     }
 
     /// Source `namespace/name` as the API server holds it now, no older
@@ -101,18 +116,29 @@ impl<K: MirroredKind> FreshReads<K> {
         resource_version: Option<&str>,
     ) -> FreshRead<K> {
         let (waiter, answer) = oneshot::channel();
+        let mut alone = Batch::default();
         let opened = {
             let mut namespaces = self.lock();
-            let gathering = &mut namespaces
-                .entry(namespace.to_owned())
-                .or_default()
-                .gathering;
-            let opened = gathering.is_none();
-            gathering
-                .get_or_insert_with(Batch::default)
-                .add(name, resource_version, waiter);
-            opened
+            let state = namespaces.entry(namespace.to_owned()).or_default();
+            if may_list(state.sources_last_listed, self.shared.most_waiting) {
+                let opened = state.gathering.is_none();
+                state.gathering.get_or_insert_with(Batch::default).add(
+                    name,
+                    resource_version,
+                    waiter,
+                );
+                opened
+            } else {
+                alone.add(name, resource_version, waiter);
+                false
+            }
         };
+        if !alone.is_empty() {
+            let api: Api<K> = Api::namespaced(self.shared.client.clone(), namespace);
+            for (name, waiting) in alone.drain() {
+                get_answering(&api, name, waiting).await;
+            }
+        }
         if opened {
             tokio::spawn(read_batch(self.shared.clone(), namespace.to_owned()));
         }

@@ -16,6 +16,7 @@ use crate::{
     contract::object_key,
     contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION, Operation},
     decisions::cache_form,
+    decisions::cluster_mirror::CopyFate,
     decisions::desired::never_a_source,
     decisions::owner_ref::controlling_owner,
     decisions::plan::SeenVersion,
@@ -23,6 +24,7 @@ use crate::{
     kind::MirroredKind,
     ops::metrics::Loop,
     reconcile::backoff::BackoffKey,
+    reconcile::cluster_mirror,
     reconcile::context::Context,
     reconcile::error::{ApiOutcome, Error, classify},
     reconcile::write,
@@ -44,6 +46,10 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
     // Never before the source cache is complete: an incomplete cache would
     // make every source look unmanaged.
     ctx.caches_ready().await?;
+    if let Some(cluster_mirror) = contract::cluster_mirror_of(copy.meta()) {
+        let cluster_mirror = cluster_mirror.to_owned();
+        return cluster_mirror::prune::prune(copy, &cluster_mirror, ctx).await;
+    }
     let unwanted = match verdict(copy, ctx) {
         CopyVerdict::Keep => false,
         CopyVerdict::Unwanted => true,
@@ -78,7 +84,12 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
 
 /// Whether this cached copy's reconcile would delete it now (see `resync`).
 pub fn needs_prune<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> bool {
-    verdict(cache_form::copy_from_cache(cached).object(), ctx) != CopyVerdict::Keep
+    let copy = cache_form::copy_from_cache(cached);
+    let copy = copy.object();
+    match contract::cluster_mirror_of(copy.meta()) {
+        Some(name) => cluster_mirror::prune::fate(copy, name, ctx) != CopyFate::Keep,
+        None => verdict(copy, ctx) != CopyVerdict::Keep,
+    }
 }
 
 /// The prune loop's verdict on a cached copy (see [`wanted::copy_verdict`]):

@@ -32,6 +32,10 @@ pub struct Source<'a, K: MirroredKind> {
     /// once, so that one reconcile never mixes two keys.
     pub key: K::DigestKey,
     content: OnceCell<K>,
+    /// For a ClusterMirror's request, the source's own uid: `cached` then
+    /// carries the uid its copies are bound to (`decisions::cluster_mirror`),
+    /// and the request, not the source's labels, decides what is copied.
+    requested_uid: Option<String>,
 }
 
 impl<'a, K: MirroredKind> Source<'a, K> {
@@ -40,7 +44,23 @@ impl<'a, K: MirroredKind> Source<'a, K> {
             cached,
             key,
             content: OnceCell::new(),
+            requested_uid: None,
         }
+    }
+
+    /// The source of a ClusterMirror's copies: `bound` is the cached source
+    /// under the uid its copies are bound to, `uid` its own.
+    pub fn requested(bound: &'a K, key: K::DigestKey, uid: String) -> Source<'a, K> {
+        Source {
+            requested_uid: Some(uid),
+            ..Source::new(bound, key)
+        }
+    }
+
+    /// Whether each copy written is told on the source in an Event: not for
+    /// a ClusterMirror's copies, whose ClusterMirror reports them as a whole.
+    pub fn tells_each_copy(&self) -> bool {
+        self.requested_uid.is_none()
     }
 
     /// The source as the API server holds it now: the same object (by
@@ -59,6 +79,12 @@ impl<'a, K: MirroredKind> Source<'a, K> {
                     .await;
                 let gone = || Error::Stale(format!("{} is gone", object_key(self.cached.meta())));
                 match read {
+                    Ok(Some(source)) if self.requested_uid.is_some() => {
+                        match source.uid() == self.requested_uid {
+                            true => Ok(source),
+                            false => Err(gone()),
+                        }
+                    }
                     Ok(Some(source)) if source.uid() == self.cached.uid() => {
                         let changed = fresh::changed_decision(
                             self.cached.meta(),

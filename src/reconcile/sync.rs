@@ -98,7 +98,7 @@ fn finished<K: MirroredKind>(copy: K, source: &K, ctx: &Context<K>) -> Result<K,
 /// Compares one copy (companion or mirror) with the cache; one write at
 /// most, planned again from the object itself when a create finds its name
 /// taken by one the cache had not seen.
-async fn sync_copy<K: MirroredKind>(
+pub(crate) async fn sync_copy<K: MirroredKind>(
     source: &Source<'_, K>,
     desired: K,
     ctx: &Context<K>,
@@ -120,14 +120,14 @@ async fn sync_copy<K: MirroredKind>(
 }
 
 /// The copy the cache holds at `desired`'s name.
-fn cached_copy<K: MirroredKind>(desired: &K, ctx: &Context<K>) -> Option<CachedCopy<K>> {
+pub(crate) fn cached_copy<K: MirroredKind>(desired: &K, ctx: &Context<K>) -> Option<CachedCopy<K>> {
     ctx.caches.copy(
         &desired.namespace().unwrap_or_default(),
         &desired.name_any(),
     )
 }
 
-fn plan_copy<K: MirroredKind>(
+pub(crate) fn plan_copy<K: MirroredKind>(
     source: &K,
     desired: K,
     actual: Option<&CachedCopy<K>>,

@@ -12,7 +12,7 @@ use crate::{
     contract::{CHECKSUM_ANNOTATION, CopyRole, MANAGER_NAME, Operation},
     decisions::cache_form::CachedCopy,
     decisions::plan::{Difference, SeenVersion, Write},
-    kind::MirroredKind,
+    kind::{MirroredKind, SourceId},
     reconcile::contest::{Fingerprint, WriteKind},
     reconcile::context::Context,
     reconcile::error::{ApiOutcome, Error, classify},
@@ -89,7 +89,7 @@ async fn apply<K: MirroredKind>(
                 object_key(copy.meta()),
                 why.reason()
             );
-            done(ctx, source.cached, &copy, Operation::Update, message);
+            done(ctx, source, &copy, Operation::Update, message);
             Ok(Performed::Done)
         }
         Write::DeleteToRecreate { copy, seen } => {
@@ -105,7 +105,7 @@ async fn apply<K: MirroredKind>(
                 CopyRole::of(copy.meta()),
                 object_key(copy.meta())
             );
-            done(ctx, source.cached, &copy, Operation::Recreate, message);
+            done(ctx, source, &copy, Operation::Recreate, message);
             Ok(Performed::Done)
         }
     }
@@ -126,7 +126,7 @@ async fn create<K: MirroredKind>(
                 CopyRole::of(copy.meta()),
                 object_key(copy.meta())
             );
-            done(ctx, source.cached, &copy, Operation::Create, message);
+            done(ctx, source, &copy, Operation::Create, message);
             Ok(Performed::Done)
         }
         Err(err) if is_already_exists(&err) => {
@@ -157,7 +157,14 @@ async fn with_content<K: MirroredKind>(
         .get_or_insert_with(Default::default)
         .insert(
             CHECKSUM_ANNOTATION.into(),
-            content.content_digest(&source.key),
+            // Under the identity the copy names, which for a ClusterMirror's
+            // copy is bound to the ClusterMirror too.
+            K::checksum(
+                &content.content_hash(),
+                &SourceId::of(source.cached.meta()),
+                &source.key,
+            )
+            .into_owned(),
         );
     Ok(copy)
 }
@@ -211,13 +218,17 @@ fn is_already_exists(err: &kube::Error) -> bool {
 
 fn done<K: MirroredKind>(
     ctx: &Context<K>,
-    source: &K,
+    source: &Source<'_, K>,
     copy: &K,
     operation: Operation,
     message: String,
 ) {
-    tracing::info!(source = %object_key(source.meta()), "{message}");
+    tracing::info!(source = %object_key(source.cached.meta()), "{message}");
     ctx.metrics.copy_written(operation);
+    if !source.tells_each_copy() {
+        return;
+    }
+    let source = source.cached;
     ctx.events.normal(
         source,
         CopyRole::of(copy.meta()).event_reason(operation),

@@ -11,6 +11,7 @@ mod admission_policy;
 mod allowlist;
 mod bad_input;
 mod chart;
+mod cluster_mirror;
 mod cluster_mirror_api;
 mod cluster_mirror_chart;
 mod consent;

@@ -54,18 +54,23 @@ pub(crate) struct World<K = ConfigMap> {
 
 impl<K: TestKind> World<K> {
     pub(crate) async fn new(tag: &str) -> World<K> {
+        let mut world = World::new_stopped(tag).await;
+        world.start().await;
+        world
+    }
+
+    /// A world whose controller is not started yet.
+    pub(crate) async fn new_stopped(tag: &str) -> World<K> {
         let turn = exclusive().await;
         let scene = Scene::on(control_plane(), tag).await;
         let prefix = scene.namespace.clone();
-        let mut world = World {
+        World {
             scene,
             prefix,
             controller: None,
             _turn: turn,
             _kind: PhantomData,
-        };
-        world.start().await;
-        world
+        }
     }
 
     pub(crate) async fn start(&mut self) {

@@ -23,7 +23,7 @@ use crate::{
     index::admitting_namespaces::NamespaceMeta,
     index::caches::Caches,
     index::copy_index::CopyIndex,
-    index::wakeups::{self, Wake},
+    index::wakeups::{self, ClusterWake, Wake},
     kind::MirroredKind,
     ops::health::Health,
     ops::metrics::Metrics,
@@ -102,6 +102,7 @@ pub(super) struct Forwarder<K: MirroredKind> {
     sync: mpsc::Sender<(ObjectRef<K>, Instant, Reach)>,
     prune: mpsc::Sender<ObjectRef<K>>,
     resync: Arc<watch::Sender<u64>>,
+    cluster: mpsc::UnboundedSender<ClusterWake>,
     health: Arc<Health>,
     metrics: Arc<Metrics>,
 }
@@ -111,10 +112,12 @@ impl<K: MirroredKind> Forwarder<K> {
         let (sync_tx, sync) = mpsc::channel(WAKEUP_BUFFER);
         let (prune_tx, prune) = mpsc::channel(WAKEUP_BUFFER);
         let (resync_tx, resync) = watch::channel(0);
+        let (cluster_tx, cluster) = mpsc::unbounded();
         let forwarder = Forwarder {
             sync: sync_tx,
             prune: prune_tx,
             resync: Arc::new(resync_tx),
+            cluster: cluster_tx,
             health,
             metrics,
         };
@@ -122,6 +125,7 @@ impl<K: MirroredKind> Forwarder<K> {
             sync,
             prune,
             resync,
+            cluster,
         };
         (forwarder, wakeups)
     }
@@ -163,6 +167,9 @@ impl<K: MirroredKind> Forwarder<K> {
         }
         for copy in wake.prune {
             let _ = prune.send(copy).await;
+        }
+        for woken in wake.cluster {
+            let _ = self.cluster.unbounded_send(woken);
         }
         if wake.resync {
             // Requests made while a resync runs merge into the next one.

@@ -95,3 +95,11 @@ fn cancelled_waiters_leave_the_batch() {
     batch.retain(|_| false);
     assert!(batch.is_empty());
 }
+
+#[test]
+fn a_namespace_too_big_to_list_even_for_every_reconcile_is_read_at_once() {
+    assert!(!may_list(Some(10_000), 16));
+    assert!(may_list(Some(16 * SOURCES_LISTED_PER_WAITER), 16));
+    assert!(may_list(None, 16), "never listed");
+    assert!(may_list(Some(10_000), usize::MAX), "no bound on waiters");
+}

@@ -103,7 +103,7 @@ fn a_mirror_is_never_a_companion_and_a_companion_never_a_mirror() {
         .get_or_insert_with(BTreeMap::new)
         .insert(MIRROR_OF_ANNOTATION.into(), "ns/colors".into());
     assert_eq!(
-        mirror_ownership(&CachedCopy::of(&companion), &source.metadata),
+        mirror_ownership(&CachedCopy::of(&companion), &source.metadata, None),
         Ownership::Foreign
     );
 }
@@ -156,28 +156,32 @@ fn a_mirror_is_ours_only_for_the_source_it_names() {
     let source = mk_source("colors", &[]);
     let mirror = desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(
-        mirror_ownership(&CachedCopy::of(&mirror), &source.metadata),
+        mirror_ownership(&CachedCopy::of(&mirror), &source.metadata, None),
         Ownership::Ours
     );
 
     let mut reborn = source.clone();
     reborn.metadata.uid = Some("uid-2".into());
     assert_eq!(
-        mirror_ownership(&CachedCopy::of(&mirror), &reborn.metadata),
+        mirror_ownership(&CachedCopy::of(&mirror), &reborn.metadata, None),
         Ownership::Adoptable
     );
 
     let mut same_name_elsewhere = source.clone();
     same_name_elsewhere.metadata.namespace = Some("other".into());
     assert_eq!(
-        mirror_ownership(&CachedCopy::of(&mirror), &same_name_elsewhere.metadata),
+        mirror_ownership(
+            &CachedCopy::of(&mirror),
+            &same_name_elsewhere.metadata,
+            None
+        ),
         Ownership::Foreign
     );
 
     let mut stranger = mk_source("colors", &[]);
     stranger.metadata.labels = None;
     assert_eq!(
-        mirror_ownership(&CachedCopy::of(&stranger), &source.metadata),
+        mirror_ownership(&CachedCopy::of(&stranger), &source.metadata, None),
         Ownership::Foreign
     );
 }

@@ -1,0 +1,303 @@
+//! The ClusterMirrors, as one cache every kind shares, and whether their
+//! CustomResourceDefinition is there to be trusted.
+//!
+//! Deleting the CRD makes the API server delete every ClusterMirror first:
+//! the watch then reports each as deleted, exactly as if an admin had
+//! deleted them. That must never remove a copy. So the absence of a
+//! ClusterMirror removes its copies only while the CRD exists and is not
+//! being deleted, as read from the API server after the absence was seen
+//! (`crd_live_now`): the CRD is marked for deletion before any of its
+//! objects go, so that read cannot miss it. While the CRD is missing (also
+//! at start), the ClusterMirror cache never completes, and no copy of a
+//! ClusterMirror is pruned; the label-driven path runs as ever.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use futures::{StreamExt, channel::mpsc};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::{
+    Api, Client, ResourceExt,
+    api::{ApiResource, DynamicObject, GroupVersionKind},
+    core::PartialObjectMeta,
+    runtime::{
+        WatchStreamExt,
+        reflector::{self, Store},
+        watcher::{self, Event},
+    },
+};
+use tokio::sync::watch;
+
+use crate::{
+    cluster::api_client,
+    contract::{
+        CLUSTER_MIRROR_CRD, CLUSTER_MIRROR_GROUP, CLUSTER_MIRROR_KIND, CLUSTER_MIRROR_PLURAL,
+        CLUSTER_MIRROR_VERSION,
+    },
+    decisions::cluster_mirror::Request,
+    ops::metrics::Metrics,
+};
+
+/// What changed of one ClusterMirror's request, for the kinds to act on.
+#[derive(Debug, Clone)]
+pub enum Change {
+    /// Its spec changed, it appeared or it went: `before` is what it asked
+    /// for until now (its copies may no longer be wanted), `after` what it
+    /// asks for now.
+    Request {
+        name: String,
+        before: Option<Arc<Request>>,
+        after: Option<Arc<Request>>,
+    },
+    /// The cache was listed (again): every ClusterMirror is looked at.
+    Listed,
+}
+
+/// The shared ClusterMirror cache.
+#[derive(Clone)]
+pub struct ClusterMirrors {
+    pub store: Store<DynamicObject>,
+    pub resource: ApiResource,
+    client: Client,
+    /// The parsed requests, by name; an unreadable spec is left out.
+    requests: Arc<Mutex<HashMap<String, Arc<Request>>>>,
+    listed: watch::Receiver<bool>,
+    listeners: Arc<Mutex<Vec<mpsc::UnboundedSender<Change>>>>,
+}
+
+pub fn resource() -> ApiResource {
+    let gvk = GroupVersionKind::gvk(
+        CLUSTER_MIRROR_GROUP,
+        CLUSTER_MIRROR_VERSION,
+        CLUSTER_MIRROR_KIND,
+    );
+    ApiResource::from_gvk_with_plural(&gvk, CLUSTER_MIRROR_PLURAL)
+}
+
+impl ClusterMirrors {
+    /// Starts nothing yet: the handle, and the future that runs the
+    /// ClusterMirror and CRD watches until the process ends.
+    pub fn new(
+        config: &kube::Config,
+        client: Client,
+        metrics: Arc<Metrics>,
+    ) -> anyhow::Result<(ClusterMirrors, impl Future<Output = ()> + Send + use<>)> {
+        let watch_client = api_client::for_watch(config, || {})?;
+        let resource = resource();
+        let writer = reflector::store::Writer::new(resource.clone());
+        let store = writer.as_reader();
+        let (listed_tx, listed) = watch::channel(false);
+        let mirrors = ClusterMirrors {
+            store,
+            resource: resource.clone(),
+            client,
+            requests: Arc::default(),
+            listed,
+            listeners: Arc::default(),
+        };
+        let api = Api::<DynamicObject>::all_with(watch_client.clone(), &resource);
+        let events = watcher::watcher(api, watcher::Config::default())
+            .default_backoff()
+            .reflect(writer);
+        let crd_api = Api::<PartialObjectMeta<CustomResourceDefinition>>::all(watch_client);
+        let crd_events = watcher::watcher(
+            crd_api,
+            watcher::Config::default().fields(&format!("metadata.name={CLUSTER_MIRROR_CRD}")),
+        )
+        .default_backoff();
+        let drive = {
+            let mirrors = mirrors.clone();
+            async move {
+                futures::join!(
+                    mirrors.follow(events, listed_tx),
+                    follow_crd(crd_events, metrics)
+                );
+            }
+        };
+        Ok((mirrors, drive))
+    }
+
+    /// The changes from now on, for one kind.
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Change> {
+        let (tx, rx) = mpsc::unbounded();
+        self.listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(tx);
+        rx
+    }
+
+    /// Whether the cache has completed a list: until then (the CRD missing,
+    /// say) no ClusterMirror's absence means anything.
+    pub fn is_listed(&self) -> bool {
+        *self.listed.borrow()
+    }
+
+    /// Waits until the cache has completed a list.
+    pub async fn wait_listed(&self) {
+        let _ = self.listed.clone().wait_for(|listed| *listed).await;
+    }
+
+    /// The request of the ClusterMirror called `name`, if its spec reads.
+    pub fn request(&self, name: &str) -> Option<Arc<Request>> {
+        self.lock_requests().get(name).cloned()
+    }
+
+    /// Every readable request.
+    pub fn requests(&self) -> Vec<Arc<Request>> {
+        self.lock_requests().values().cloned().collect()
+    }
+
+    /// Whether the CRD exists and is not being deleted, read now from the
+    /// API server: only then does a ClusterMirror's absence mean that it
+    /// was deleted by someone.
+    pub async fn crd_live_now(&self) -> Result<bool, kube::Error> {
+        let api = Api::<CustomResourceDefinition>::all(self.client.clone());
+        let crd = api.get_metadata_opt(CLUSTER_MIRROR_CRD).await?;
+        Ok(crd.is_some_and(|crd| crd.metadata.deletion_timestamp.is_none()))
+    }
+
+    async fn follow(
+        &self,
+        events: impl futures::Stream<Item = Result<Event<DynamicObject>, watcher::Error>>,
+        listed: watch::Sender<bool>,
+    ) {
+        let mut events = std::pin::pin!(events);
+        let mut failing = false;
+        while let Some(event) = events.next().await {
+            let event = match event {
+                Ok(event) => event,
+                Err(error) => {
+                    if !failing {
+                        tracing::error!(%error, "cannot watch ClusterMirrors (is the CRD installed?); no ClusterMirror copy is written or removed until it can; label-driven mirroring goes on");
+                    }
+                    failing = true;
+                    continue;
+                }
+            };
+            failing = false;
+            for change in self.observe(&event) {
+                self.tell(change);
+            }
+            if matches!(event, Event::InitDone) {
+                listed.send_replace(true);
+            }
+        }
+    }
+
+    /// Keeps the parsed requests, and says what changed.
+    fn observe(&self, event: &Event<DynamicObject>) -> Vec<Change> {
+        let parse = |object: &DynamicObject| {
+            Request::of(&object.metadata, object.data.get("spec"))
+                .ok()
+                .map(Arc::new)
+        };
+        let mut requests = self.lock_requests();
+        match event {
+            Event::Apply(object) => {
+                let name = object.name_any();
+                let after = parse(object);
+                let before = requests.get(&name).cloned();
+                let same = before
+                    .as_ref()
+                    .zip(after.as_ref())
+                    .is_some_and(|(b, a)| b.uid == a.uid && b.generation == a.generation);
+                match &after {
+                    Some(request) => requests.insert(name.clone(), request.clone()),
+                    None => requests.remove(&name),
+                };
+                // A status write changes neither uid nor generation: the
+                // controller's own writes wake nothing.
+                match same {
+                    true => Vec::new(),
+                    false => vec![Change::Request {
+                        name,
+                        before,
+                        after,
+                    }],
+                }
+            }
+            Event::Delete(object) => {
+                let name = object.name_any();
+                let before = requests.remove(&name);
+                vec![Change::Request {
+                    name,
+                    before,
+                    after: None,
+                }]
+            }
+            Event::Init => Vec::new(),
+            Event::InitApply(object) => {
+                if let Some(request) = parse(object) {
+                    requests.insert(object.name_any(), request);
+                }
+                Vec::new()
+            }
+            Event::InitDone => {
+                let listed: std::collections::HashSet<String> =
+                    self.store.state().iter().map(|o| o.name_any()).collect();
+                requests.retain(|name, _| listed.contains(name));
+                vec![Change::Listed]
+            }
+        }
+    }
+
+    fn tell(&self, change: Change) {
+        let mut listeners = self
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        listeners.retain(|listener| listener.unbounded_send(change.clone()).is_ok());
+    }
+
+    fn lock_requests(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Request>>> {
+        self.requests.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Says loudly, and in a metric, whenever the CRD goes or is being deleted.
+async fn follow_crd(
+    events: impl futures::Stream<
+        Item = Result<Event<PartialObjectMeta<CustomResourceDefinition>>, watcher::Error>,
+    >,
+    metrics: Arc<Metrics>,
+) {
+    let mut events = std::pin::pin!(events);
+    let mut present: Option<bool> = None;
+    let mut listing = false;
+    while let Some(event) = events.next().await {
+        let now_present = match event {
+            Ok(Event::Apply(crd)) => crd.metadata.deletion_timestamp.is_none(),
+            Ok(Event::Delete(_)) => false,
+            Ok(Event::Init) => {
+                listing = false;
+                continue;
+            }
+            Ok(Event::InitApply(crd)) => {
+                listing = crd.metadata.deletion_timestamp.is_none();
+                continue;
+            }
+            Ok(Event::InitDone) => listing,
+            Err(error) => {
+                tracing::warn!(%error, crd = CLUSTER_MIRROR_CRD, "cannot watch the ClusterMirror CRD");
+                continue;
+            }
+        };
+        if present != Some(now_present) {
+            match now_present {
+                true => tracing::info!(
+                    crd = CLUSTER_MIRROR_CRD,
+                    "the ClusterMirror CRD is installed"
+                ),
+                false => tracing::error!(
+                    crd = CLUSTER_MIRROR_CRD,
+                    "the ClusterMirror CRD is missing or being deleted: no ClusterMirror copy is removed; label-driven mirroring goes on"
+                ),
+            }
+        }
+        present = Some(now_present);
+        metrics.set_cluster_mirror_crd_present(now_present);
+    }
+}

@@ -1,0 +1,275 @@
+//! A ClusterMirror as a mirror request: which namespaces it selects, what
+//! its copy in each must look like, and whether a copy it wrote is still
+//! wanted. Pure, like `desired`; the ClusterMirror reconcile reads the
+//! caches and carries out what these functions decide, with the same
+//! plan and writes as a source's own mirrors.
+//!
+//! The admin's selector is the consent: no tenant label is asked for. A
+//! protected namespace (which includes every namespace ClusterMirror
+//! sources may come from) is never selected, nor the source's own.
+
+pub mod status;
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::serde::Deserialize;
+use serde_json::Value;
+
+use crate::{
+    contract::{
+        CARRIED_ANNOTATIONS_ANNOTATION, CARRIED_LABELS_ANNOTATION, CLUSTER_MIRROR_LABEL,
+        CONTROLLER_KEY_PREFIX, MANAGED_BY_LABEL, cluster_mirror_of, mirror_of, never_carried,
+        written_under,
+    },
+    decisions::consent::{Consent, NamespaceFacts},
+    decisions::desired::{Refusal, desired_mirror, mark_install},
+    decisions::patterns::{glob_matches, parse_patterns},
+    decisions::selector::Selector,
+    kind::MirroredKind,
+};
+
+/// A ClusterMirror's spec, as this controller reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub name: String,
+    pub uid: String,
+    pub generation: Option<i64>,
+    /// `ConfigMap` or `Secret`.
+    pub kind: String,
+    pub source_namespace: String,
+    pub source_name: String,
+    /// The name of every copy.
+    pub target_name: String,
+    selector: Selector,
+    /// Names and globs; empty asks for no narrowing.
+    patterns: Vec<String>,
+    labels: BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+    pub suspend: bool,
+}
+
+impl Request {
+    /// Reads a ClusterMirror's metadata and spec; an error says what of the
+    /// spec cannot be read (the CRD's schema and rules refuse most of it).
+    pub fn of(meta: &ObjectMeta, spec: Option<&Value>) -> Result<Request, String> {
+        let spec = spec.ok_or("it has no spec")?;
+        let text = |path: &str| {
+            spec.pointer(path)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let required = |path: &str| {
+            text(path).ok_or_else(|| format!("spec{} is missing", path.replace('/', ".")))
+        };
+        let map = |path: &str| -> Result<BTreeMap<String, String>, String> {
+            match spec.pointer(path) {
+                None | Some(Value::Null) => Ok(BTreeMap::new()),
+                Some(value) => BTreeMap::deserialize(value)
+                    .map_err(|e| format!("spec{}: {e}", path.replace('/', "."))),
+            }
+        };
+        let selector = spec
+            .pointer("/target/namespaceSelector")
+            .ok_or("spec.target.namespaceSelector is missing")
+            .and_then(|value| {
+                LabelSelector::deserialize(value)
+                    .map_err(|_| "spec.target.namespaceSelector cannot be read")
+            })?;
+        let selector = Selector::of_label_selector(selector)
+            .map_err(|e| format!("spec.target.namespaceSelector: {e}"))?;
+        let namespaces: Vec<String> = match spec.pointer("/target/namespaces") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(value) => {
+                Vec::deserialize(value).map_err(|e| format!("spec.target.namespaces: {e}"))?
+            }
+        };
+        let patterns = match namespaces.is_empty() {
+            true => Vec::new(),
+            false => parse_patterns("spec.target.namespaces", &namespaces.join(","))?,
+        };
+        let source_name = required("/source/name")?;
+        Ok(Request {
+            name: meta.name.clone().unwrap_or_default(),
+            uid: meta.uid.clone().unwrap_or_default(),
+            generation: meta.generation,
+            target_name: text("/target/name").unwrap_or_else(|| source_name.clone()),
+            kind: required("/source/kind")?,
+            source_namespace: required("/source/namespace")?,
+            source_name,
+            selector,
+            patterns,
+            labels: map("/target/labels")?,
+            annotations: map("/target/annotations")?,
+            suspend: spec
+                .pointer("/suspend")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        })
+    }
+
+    /// Whether the spec asks for `namespace`: its selector AND (when it
+    /// lists any) one of its names or globs.
+    pub fn asks_for(&self, namespace: &NamespaceFacts) -> bool {
+        self.selector.matches(&namespace.labels)
+            && (self.patterns.is_empty()
+                || self
+                    .patterns
+                    .iter()
+                    .any(|p| glob_matches(p, &namespace.name)))
+    }
+
+    /// Whether `namespace` receives a copy: asked for, not protected (see
+    /// [`cluster_consent`]) and not the source's own.
+    pub fn selects(&self, namespace: &NamespaceFacts, consent: &Consent) -> bool {
+        namespace.name != self.source_namespace
+            && !consent.is_protected(&namespace.name)
+            && self.asks_for(namespace)
+    }
+
+    /// The uid a copy's checksum and `mirror-of-uid` bind it to: its
+    /// source's and this ClusterMirror's, so that a copy of one
+    /// ClusterMirror is never taken for another's, nor for the source's
+    /// own label-driven mirror.
+    pub fn bound_uid(&self, source_uid: &str) -> String {
+        format!("{source_uid}.{}", self.uid)
+    }
+
+    /// The source as this request's copies name it: its identity bound to
+    /// the ClusterMirror (see [`Request::bound_uid`]).
+    pub fn bound_source<K: MirroredKind>(&self, source: &K) -> K {
+        let mut bound = source.clone();
+        let meta = bound.meta_mut();
+        meta.uid = meta.uid.as_deref().map(|uid| self.bound_uid(uid));
+        bound
+    }
+
+    /// The copy `bound` (from [`Request::bound_source`]) should have in
+    /// `namespace`, marked with the install's `selector`.
+    pub fn desired_copy<K: MirroredKind>(
+        &self,
+        bound: &K,
+        namespace: &str,
+        key: &K::DigestKey,
+        selector: &str,
+    ) -> Result<K, Refusal> {
+        let mut copy = desired_mirror(bound, namespace, key)?;
+        let meta = copy.meta_mut();
+        meta.name = Some(self.target_name.clone());
+        let own = |key: &String| !is_controller_key(key);
+        let labels: BTreeMap<_, _> = self
+            .labels
+            .clone()
+            .into_iter()
+            .filter(|(k, _)| own(k))
+            .collect();
+        let annotations: BTreeMap<_, _> = self
+            .annotations
+            .clone()
+            .into_iter()
+            .filter(|(k, _)| own(k))
+            .collect();
+        let record = |keys: Vec<&String>| {
+            keys.into_iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let records = [
+            (CARRIED_LABELS_ANNOTATION, record(labels.keys().collect())),
+            (
+                CARRIED_ANNOTATIONS_ANNOTATION,
+                record(annotations.keys().collect()),
+            ),
+        ];
+        let meta_labels = meta.labels.get_or_insert_with(BTreeMap::new);
+        meta_labels.extend(labels);
+        meta_labels.insert(CLUSTER_MIRROR_LABEL.into(), self.name.clone());
+        let meta_annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
+        meta_annotations.extend(annotations);
+        for (key, record) in records {
+            if !record.is_empty() {
+                meta_annotations.insert(key.into(), record);
+            }
+        }
+        Ok(mark_install(copy, selector))
+    }
+
+    /// Whether a copy this ClusterMirror wrote (its label names it) in a
+    /// namespace that exists is still wanted. A suspended ClusterMirror
+    /// deletes nothing.
+    pub fn wants(&self, copy: &ObjectMeta, namespace: &NamespaceFacts, consent: &Consent) -> bool {
+        if self.suspend {
+            return true;
+        }
+        let same_source = mirror_of(copy)
+            .is_some_and(|(ns, name)| ns == self.source_namespace && name == self.source_name);
+        cluster_mirror_of(copy) == Some(self.name.as_str())
+            && copy.name.as_deref() == Some(self.target_name.as_str())
+            && same_source
+            && self.selects(namespace, consent)
+    }
+}
+
+/// What becomes of a copy a ClusterMirror wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyFate {
+    Keep,
+    /// Its ClusterMirror no longer wants it here.
+    Unwanted,
+    /// Its ClusterMirror is gone from the cache: it goes only if the CRD
+    /// is there and not being deleted (a deleted CRD takes every
+    /// ClusterMirror with it, and must take no copy).
+    UnwantedIfCrdLive,
+}
+
+/// The prune loop's verdict on a copy of kind `kind` that ClusterMirror
+/// `request` wrote (looked up by the copy's label: None when no readable
+/// one has that name; `exists` when one has, readable or not), given what
+/// its namespace is (None: gone, and the copy with it). Nothing is decided
+/// before the ClusterMirror cache is `listed`, nor for a copy another
+/// install (`selector`) wrote.
+#[allow(clippy::too_many_arguments)]
+pub fn copy_fate(
+    copy: &ObjectMeta,
+    kind: &str,
+    selector: &str,
+    listed: bool,
+    exists: bool,
+    request: Option<&Request>,
+    namespace: Option<&NamespaceFacts>,
+    consent: &Consent,
+) -> CopyFate {
+    let Some(namespace) = namespace else {
+        return CopyFate::Keep;
+    };
+    if !listed || !written_under(copy, selector) {
+        return CopyFate::Keep;
+    }
+    match request {
+        None if exists => CopyFate::Keep,
+        None => CopyFate::UnwantedIfCrdLive,
+        Some(request) if request.kind == kind && request.wants(copy, namespace, consent) => {
+            CopyFate::Keep
+        }
+        Some(_) => CopyFate::Unwanted,
+    }
+}
+
+/// Keys a ClusterMirror may not set on its copies: the controller's own
+/// and the never-carried ones (the CRD's rules refuse them too).
+fn is_controller_key(key: &str) -> bool {
+    key.starts_with(CONTROLLER_KEY_PREFIX) || key == MANAGED_BY_LABEL || never_carried(key)
+}
+
+/// Which namespaces no ClusterMirror writes into: the protected ones, and
+/// every namespace ClusterMirror sources may come from.
+pub fn cluster_consent(protected: &[String], source_namespaces: &[String]) -> Consent {
+    Consent::new(
+        Selector::default(),
+        protected.iter().chain(source_namespaces).cloned(),
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,200 @@
+use serde_json::json;
+
+use super::*;
+use crate::contract::{MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION};
+use crate::decisions::cache_form::CachedCopy;
+use crate::decisions::plan::{self, Write};
+use crate::test_fixtures::{mk_map, mk_namespace, mk_source};
+
+fn mk_request(spec: serde_json::Value) -> Request {
+    let meta = ObjectMeta {
+        name: Some("corp-ca".into()),
+        uid: Some("cm-uid".into()),
+        generation: Some(3),
+        ..ObjectMeta::default()
+    };
+    Request::of(&meta, Some(&spec)).unwrap()
+}
+
+fn prod_teams() -> Request {
+    mk_request(json!({
+        "source": {"kind": "ConfigMap", "namespace": "ns", "name": "colors"},
+        "target": {
+            "name": "shared",
+            "namespaceSelector": {"matchLabels": {"env": "prod"}},
+            "namespaces": ["team-*"],
+            "labels": {"tier": "platform", "workshop.io/managed": "true"},
+            "annotations": {"note": "from the platform team"},
+        },
+    }))
+}
+
+fn consent() -> Consent {
+    cluster_consent(&["kube-system".into()], &["ns".into(), "admin".into()])
+}
+
+fn prod(name: &str) -> NamespaceFacts {
+    mk_namespace(name, mk_map(&[("env", "prod")]))
+}
+
+#[test]
+fn the_selector_and_the_globs_must_both_ask_and_protection_wins() {
+    let request = prod_teams();
+    assert!(request.selects(&prod("team-a"), &consent()));
+    assert!(
+        !request.selects(&prod("web"), &consent()),
+        "no glob names it"
+    );
+    assert!(!request.selects(&mk_namespace("team-b", mk_map(&[])), &consent()));
+    let everywhere = mk_request(json!({
+        "source": {"kind": "ConfigMap", "namespace": "ns", "name": "colors"},
+        "target": {"namespaceSelector": {}},
+    }));
+    assert_eq!(
+        everywhere.target_name, "colors",
+        "the source's name by default"
+    );
+    for never in ["kube-system", "ns", "admin"] {
+        assert!(!everywhere.selects(&prod(never), &consent()), "{never}");
+    }
+    assert!(everywhere.selects(&mk_namespace("anything", mk_map(&[])), &consent()));
+}
+
+#[test]
+fn a_spec_that_cannot_be_read_says_what() {
+    let meta = ObjectMeta::default();
+    let missing = json!({"source": {"kind": "Secret", "namespace": "ns"}, "target": {"namespaceSelector": {}}});
+    let why = Request::of(&meta, Some(&missing)).unwrap_err();
+    assert!(why.contains("spec.source.name"), "{why}");
+    let bad_glob = json!({
+        "source": {"kind": "Secret", "namespace": "ns", "name": "a"},
+        "target": {"namespaceSelector": {}, "namespaces": ["Team_A"]},
+    });
+    assert!(
+        Request::of(&meta, Some(&bad_glob))
+            .unwrap_err()
+            .contains("Team_A")
+    );
+    assert!(Request::of(&meta, None).is_err());
+}
+
+#[test]
+fn a_copy_names_its_source_and_its_clustermirror_and_carries_only_allowed_keys() {
+    let request = prod_teams();
+    let bound = request.bound_source(&mk_source("colors", &[("a", "1")]));
+    let copy = request
+        .desired_copy(&bound, "team-a", &(), "sel=1")
+        .unwrap();
+    let meta = &copy.metadata;
+    assert_eq!(meta.name.as_deref(), Some("shared"));
+    assert_eq!(meta.namespace.as_deref(), Some("team-a"));
+    let labels = meta.labels.as_ref().unwrap();
+    assert_eq!(
+        labels.get(CLUSTER_MIRROR_LABEL).map(String::as_str),
+        Some("corp-ca")
+    );
+    assert_eq!(labels.get("tier").map(String::as_str), Some("platform"));
+    assert!(
+        !labels.contains_key("workshop.io/managed"),
+        "a controller key is never set"
+    );
+    assert!(
+        !labels.contains_key("team"),
+        "the source's own labels stay home"
+    );
+    let annotations = meta.annotations.as_ref().unwrap();
+    assert_eq!(annotations[MIRROR_OF_ANNOTATION], "ns/colors");
+    assert_eq!(annotations[MIRROR_OF_UID_ANNOTATION], "uid-1.cm-uid");
+    assert_eq!(annotations[SOURCE_SELECTOR_ANNOTATION], "sel=1");
+    assert_eq!(annotations["note"], "from the platform team");
+    assert_eq!(annotations[CARRIED_LABELS_ANNOTATION], "tier");
+    assert_eq!(copy.data, Some(mk_map(&[("a", "1")])));
+}
+
+#[test]
+fn a_copy_is_wanted_only_where_its_clustermirror_still_selects_it() {
+    let request = prod_teams();
+    let bound = request.bound_source(&mk_source("colors", &[("a", "1")]));
+    let copy = request
+        .desired_copy(&bound, "team-a", &(), "sel=1")
+        .unwrap();
+    assert!(request.wants(&copy.metadata, &prod("team-a"), &consent()));
+    assert!(!request.wants(
+        &copy.metadata,
+        &mk_namespace("team-a", mk_map(&[])),
+        &consent()
+    ));
+    let mut renamed = copy.metadata.clone();
+    renamed.name = Some("old-name".into());
+    assert!(
+        !request.wants(&renamed, &prod("team-a"), &consent()),
+        "the target name changed"
+    );
+    let mut suspended = request.clone();
+    suspended.suspend = true;
+    assert!(suspended.wants(&renamed, &mk_namespace("team-a", mk_map(&[])), &consent()));
+}
+
+#[test]
+fn a_name_held_by_a_labelled_mirror_or_another_clustermirror_is_taken() {
+    let request = prod_teams();
+    let source = mk_source("colors", &[("a", "1")]);
+    let bound = request.bound_source(&source);
+    let mut desired = request
+        .desired_copy(&bound, "team-a", &(), "sel=1")
+        .unwrap();
+    desired.metadata.name = Some("colors".into());
+    let label_mirror = crate::decisions::desired::desired_mirror(&source, "team-a", &()).unwrap();
+    let taken = plan::plan(
+        desired.clone(),
+        Some(&CachedCopy::of(&label_mirror)),
+        &bound.metadata,
+        &[],
+        &(),
+    );
+    assert_eq!(
+        taken,
+        Err(plan::NameTaken),
+        "a label-driven mirror keeps its name"
+    );
+    let mut other = desired.clone();
+    other
+        .metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .insert(CLUSTER_MIRROR_LABEL.into(), "another".into());
+    let taken = plan::plan(
+        desired.clone(),
+        Some(&CachedCopy::of(&other)),
+        &bound.metadata,
+        &[],
+        &(),
+    );
+    assert_eq!(
+        taken,
+        Err(plan::NameTaken),
+        "another ClusterMirror keeps its name"
+    );
+    let ours = plan::plan(
+        desired.clone(),
+        Some(&CachedCopy::of(&desired)),
+        &bound.metadata,
+        &[],
+        &(),
+    );
+    assert_eq!(ours, Ok(Write::Nothing));
+    let label_desired = crate::decisions::desired::desired_mirror(&source, "team-a", &()).unwrap();
+    let taken = plan::plan(
+        label_desired,
+        Some(&CachedCopy::of(&desired)),
+        &source.metadata,
+        &[],
+        &(),
+    );
+    assert_eq!(
+        taken,
+        Err(plan::NameTaken),
+        "the label path never takes a ClusterMirror's copy"
+    );
+}

@@ -1,0 +1,263 @@
+//! ClusterMirrors as mirror requests of one kind: each is reconciled with
+//! the kind's caches, plan and writes (`sync`), its copies are pruned by
+//! the kind's prune loop (`prune`), and what it found is told (`report`).
+//! The queue is keyed by ClusterMirror, so that each has one status, one
+//! retry state and one Event per condition.
+//!
+//! What wakes a ClusterMirror: its spec changing (never its status, which
+//! this loop writes), its source changing, one of its copies changing or
+//! going, a namespace it asks for appearing or changing, and every (re)list
+//! and change of leader. A changed or deleted ClusterMirror wakes the prune
+//! of every copy of the source it named.
+
+pub mod prune;
+mod report;
+pub mod side;
+mod sync;
+
+use std::sync::Arc;
+
+use futures::{Stream, StreamExt, channel::mpsc, future, stream};
+use kube::{
+    ResourceExt,
+    api::DynamicObject,
+    runtime::{
+        Controller,
+        controller::{self, Action},
+        reflector::ObjectRef,
+        watcher,
+    },
+};
+use tokio::sync::watch;
+
+use crate::{
+    cluster::cluster_mirrors::Change, cluster::cluster_sources::SourceChange, contract,
+    index::wakeups::ClusterWake, kind::MirroredKind, ops::metrics::Loop,
+    reconcile::backoff::BackoffKey, reconcile::context::Context, reconcile::error::Error,
+};
+
+use side::ClusterMirrorSide;
+
+/// What wakes the ClusterMirrors of one kind.
+pub struct Inputs {
+    pub changes: mpsc::UnboundedReceiver<Change>,
+    pub sources: stream::BoxStream<'static, SourceChange>,
+    pub from_watches: mpsc::UnboundedReceiver<ClusterWake>,
+    pub resync: watch::Receiver<u64>,
+}
+
+/// Runs the ClusterMirror loop of kind `K` until `shutdown` completes;
+/// the copies a changed ClusterMirror may no longer want go to `prune`.
+pub async fn run<K: MirroredKind>(
+    ctx: Arc<Context<K>>,
+    inputs: Inputs,
+    prune: mpsc::UnboundedSender<ObjectRef<K>>,
+    concurrency: u16,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let Some(side) = &ctx.cluster_mirrors else {
+        return;
+    };
+    // Nothing is compared before every cache it reads is complete; the
+    // ClusterMirror cache is not until the CRD is there.
+    let ready = async {
+        ctx.caches.wait_ready().await;
+        side.sources.wait_ready().await;
+        side.mirrors.wait_listed().await;
+    };
+    tokio::select! {
+        () = ready => {}
+        _ = ctx.shutdown.requested() => return,
+    }
+    let resource = side.mirrors.resource.clone();
+    let names = wakeups(ctx.clone(), inputs, prune)
+        .map(move |name| ObjectRef::new_with(&name, resource.clone()));
+    let config = controller::Config::default().concurrency(concurrency);
+    Controller::for_stream_with(
+        stream::pending::<Result<DynamicObject, watcher::Error>>(),
+        side.mirrors.store.clone(),
+        side.mirrors.resource.clone(),
+    )
+    .with_config(config)
+    .reconcile_on(names)
+    .graceful_shutdown_on(shutdown)
+    .run(reconcile, error_policy, ctx.clone())
+    .for_each(|outcome| {
+        if let Err(error) = outcome
+            && !matches!(
+                error,
+                controller::Error::ReconcilerFailed(..) | controller::Error::ObjectNotFound(..)
+            )
+        {
+            tracing::warn!(controller = "clustermirror", %error, "controller error");
+        }
+        future::ready(())
+    })
+    .await;
+}
+
+/// One thing that may wake ClusterMirrors.
+enum Input {
+    Change(Change),
+    Source(SourceChange),
+    Watch(ClusterWake),
+    Everything,
+}
+
+/// The names of the ClusterMirrors each input wakes.
+fn wakeups<K: MirroredKind>(
+    ctx: Arc<Context<K>>,
+    inputs: Inputs,
+    prune: mpsc::UnboundedSender<ObjectRef<K>>,
+) -> impl Stream<Item = String> + Send {
+    let resyncs = stream::unfold(inputs.resync, |mut resync| async move {
+        resync.changed().await.ok()?;
+        Some((Input::Everything, resync))
+    });
+    let leading = stream::unfold(ctx.leadership.clone(), |mut leadership| async move {
+        loop {
+            if !leadership.changed().await {
+                return None;
+            }
+            if leadership.is_leading() {
+                return Some((Input::Everything, leadership));
+            }
+        }
+    });
+    let inputs = stream::select_all([
+        stream::once(future::ready(Input::Everything)).boxed(),
+        inputs.changes.map(Input::Change).boxed(),
+        inputs.sources.map(Input::Source).boxed(),
+        inputs.from_watches.map(Input::Watch).boxed(),
+        resyncs.boxed(),
+        leading.boxed(),
+    ]);
+    inputs.flat_map(move |input| {
+        let names = match &ctx.cluster_mirrors {
+            Some(side) => woken(&ctx, side, &prune, input),
+            None => Vec::new(),
+        };
+        stream::iter(names)
+    })
+}
+
+/// Whom one input wakes, among the ClusterMirrors this kind's loop serves;
+/// a changed or deleted one also wakes the prune of the copies of the
+/// source it named.
+fn woken<K: MirroredKind>(
+    ctx: &Context<K>,
+    side: &ClusterMirrorSide<K>,
+    prune: &mpsc::UnboundedSender<ObjectRef<K>>,
+    input: Input,
+) -> Vec<String> {
+    let served = || {
+        side.mirrors
+            .requests()
+            .into_iter()
+            .filter(|r| side.serves(&r.kind))
+    };
+    match input {
+        Input::Everything => {
+            // Copies of a ClusterMirror that went while none was watched.
+            for copy in ctx.caches.copies.state() {
+                if contract::cluster_mirror_of(copy.meta()).is_some() {
+                    let _ = prune.unbounded_send(ObjectRef::from(copy.as_ref()));
+                }
+            }
+            side.mirrors
+                .store
+                .state()
+                .iter()
+                .map(|o| o.name_any())
+                .collect()
+        }
+        Input::Change(Change::Listed) => side
+            .mirrors
+            .store
+            .state()
+            .iter()
+            .map(|o| o.name_any())
+            .collect(),
+        Input::Change(Change::Request {
+            name,
+            before,
+            after,
+        }) => {
+            if let Some(before) = before.filter(|b| b.kind == K::kind(&())) {
+                let copies = ctx
+                    .caches
+                    .index
+                    .mirrors_of(&before.source_namespace, &before.source_name);
+                for copy in copies {
+                    let _ = prune.unbounded_send(copy);
+                }
+            }
+            match after {
+                Some(after) if side.serves(&after.kind) => vec![name],
+                Some(_) => Vec::new(),
+                None => {
+                    report::forget(&name, side, ctx);
+                    // An unreadable spec is reported by the kind that serves
+                    // everything else.
+                    vec![name]
+                }
+            }
+        }
+        Input::Source(SourceChange::Listed) => served().map(|r| r.name.clone()).collect(),
+        Input::Source(SourceChange::Object { namespace, name }) => served()
+            .filter(|r| r.source_namespace == namespace && r.source_name == name)
+            .map(|r| r.name.clone())
+            .collect(),
+        Input::Watch(ClusterWake::Copy(name)) => vec![name],
+        Input::Watch(ClusterWake::Namespace(facts)) => served()
+            .filter(|r| r.asks_for(&facts))
+            .map(|r| r.name.clone())
+            .collect(),
+    }
+}
+
+async fn reconcile<K: MirroredKind>(
+    object: Arc<DynamicObject>,
+    ctx: Arc<Context<K>>,
+) -> Result<Action, Error> {
+    let Some(side) = &ctx.cluster_mirrors else {
+        return Ok(Action::await_change());
+    };
+    let kind = object
+        .data
+        .pointer("/spec/source/kind")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    if !side.serves(kind) {
+        return Ok(Action::await_change());
+    }
+    let key = BackoffKey::new(Loop::sync, &object.metadata);
+    let mut wait = None;
+    let work = async {
+        let found = sync::sync(&object, side, &ctx).await?;
+        wait = report::report(&object, &found, side, &ctx).await?;
+        match found.retry {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    };
+    let action = ctx
+        .run_reconcile(Loop::sync, &object.metadata, &key, None, work)
+        .await?;
+    Ok(match wait {
+        Some(delay) => Action::requeue(delay),
+        None => action,
+    })
+}
+
+fn error_policy<K: MirroredKind>(
+    object: Arc<DynamicObject>,
+    error: &Error,
+    ctx: Arc<Context<K>>,
+) -> Action {
+    let key = BackoffKey::new(Loop::sync, &object.metadata);
+    if ctx.backoffs.is_new_condition(&key, &error.to_string()) {
+        tracing::warn!(clustermirror = %object.name_any(), %error, "ClusterMirror reconcile failed; retrying with backoff");
+    }
+    ctx.requeue_after_failure(&key, error)
+}

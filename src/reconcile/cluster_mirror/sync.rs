@@ -1,0 +1,216 @@
+//! One ClusterMirror's copies made what they should be, with the same
+//! plan and writes as a source's own mirrors (`reconcile::sync`), and what
+//! its status says of them.
+
+use futures::{StreamExt, stream};
+use kube::api::DynamicObject;
+
+use crate::{
+    decisions::cluster_mirror::{
+        Request,
+        status::{Blocked, Failure, Tally},
+    },
+    decisions::consent::NamespaceFacts,
+    decisions::desired::never_a_source,
+    decisions::plan::Write,
+    kind::MirroredKind,
+    reconcile::context::Context,
+    reconcile::error::{Error, Retry},
+    reconcile::source_content::Source,
+    reconcile::sync::{cached_copy, plan_copy, sync_copy},
+};
+
+use super::side::ClusterMirrorSide;
+
+/// How many copies of one ClusterMirror are written at once, as for a
+/// source's own mirrors.
+const WRITES_AT_ONCE: usize = 16;
+/// How many namespaces are compared before the rest of the process runs.
+const NAMESPACES_BETWEEN_YIELDS: usize = 256;
+
+/// What one reconcile found.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub tally: Tally,
+    pub blocked: Option<Blocked>,
+    pub suspended: bool,
+    pub generation: Option<i64>,
+    /// A failure retried by itself, which the loop's backoff retries.
+    pub retry: Option<Error>,
+}
+
+impl Found {
+    fn blocked(object: &DynamicObject, blocked: Blocked) -> Found {
+        Found {
+            blocked: Some(blocked),
+            generation: object.metadata.generation,
+            ..Found::default()
+        }
+    }
+}
+
+/// Compares (and unless suspended, writes) every copy the ClusterMirror
+/// asks for. Only a condition that stops the whole reconcile (no digest
+/// key yet, the caches not ready) is an error; each namespace's outcome is
+/// in what it finds.
+pub async fn sync<K: MirroredKind>(
+    object: &DynamicObject,
+    side: &ClusterMirrorSide<K>,
+    ctx: &Context<K>,
+) -> Result<Found, Error> {
+    let request = match Request::of(&object.metadata, object.data.get("spec")) {
+        Ok(request) => request,
+        Err(why) => return Ok(Found::blocked(object, Blocked::InvalidSpec(why))),
+    };
+    if request.kind != K::kind(&()) {
+        let blocked = match request.kind.as_str() {
+            "Secret" => Blocked::SecretsDisabled,
+            kind => Blocked::InvalidSpec(format!("spec.source.kind {kind:?} is not mirrored")),
+        };
+        return Ok(Found::blocked(object, blocked));
+    }
+    if !side.sources.allows(&request.source_namespace) {
+        let namespace = request.source_namespace.clone();
+        return Ok(Found::blocked(
+            object,
+            Blocked::SourceNamespaceNotAllowed(namespace),
+        ));
+    }
+    let Some(cached) = side
+        .sources
+        .get(&request.source_namespace, &request.source_name)
+    else {
+        return Ok(Found::blocked(object, Blocked::SourceNotFound));
+    };
+    if let Some(why) = refusal(cached.as_ref(), &request, ctx) {
+        return Ok(Found::blocked(object, Blocked::SourceNotCopyable(why)));
+    }
+    let key = K::current_key(&ctx.digest_key).ok_or(Error::NoDigestKey)?;
+    let bound = request.bound_source(cached.as_ref());
+    let uid = cached.meta().uid.clone().unwrap_or_default();
+    let source = Source::requested(&bound, key, uid);
+    let namespaces = selected(&request, side, ctx).await;
+    let mut wanted = Vec::with_capacity(namespaces.len());
+    for namespace in &namespaces {
+        match request.desired_copy(&bound, namespace, &source.key, &ctx.selector) {
+            Ok(copy) => wanted.push((namespace.clone(), copy)),
+            // Never for a stored source, which is not a copy (checked above).
+            Err(refusal) => {
+                let why = format!("{refusal:?}");
+                return Ok(Found::blocked(object, Blocked::SourceNotCopyable(why)));
+            }
+        }
+    }
+    let outcomes: Vec<(String, Result<bool, Error>)> =
+        match request.suspend {
+            true => wanted
+                .into_iter()
+                .map(|(namespace, copy)| {
+                    let actual = cached_copy(&copy, ctx);
+                    let planned = plan_copy(source.cached, copy, actual.as_ref(), &source.key, ctx);
+                    (namespace, planned.map(|write| write == Write::Nothing))
+                })
+                .collect(),
+            false => stream::iter(wanted)
+                .map(|(namespace, copy)| {
+                    let source = &source;
+                    async move { (namespace, sync_copy(source, copy, ctx).await.map(|()| true)) }
+                })
+                .buffer_unordered(WRITES_AT_ONCE)
+                .collect()
+                .await,
+        };
+    let mut found = Found {
+        tally: Tally {
+            selected: namespaces.len(),
+            ..Tally::default()
+        },
+        suspended: request.suspend,
+        generation: request.generation,
+        ..Found::default()
+    };
+    for (namespace, outcome) in outcomes {
+        found.count(namespace, outcome);
+    }
+    Ok(found)
+}
+
+impl Found {
+    fn count(&mut self, namespace: String, outcome: Result<bool, Error>) {
+        let error = match outcome {
+            Ok(true) => {
+                self.tally.synced += 1;
+                return;
+            }
+            Ok(false) => return,
+            // Everything in it is going away: it is no target any more.
+            Err(Error::NamespaceTerminating) => {
+                self.tally.selected -= 1;
+                return;
+            }
+            Err(error) => error,
+        };
+        let retried = error.retry() == Retry::Soon;
+        self.tally.failures.push(Failure {
+            reason: failure_reason(&error),
+            message: match &error {
+                Error::NameTaken { name } => format!(
+                    "{name} already exists and was not written by this ClusterMirror; it is left untouched"
+                ),
+                error => error.to_string(),
+            },
+            namespace,
+            retried,
+        });
+        if retried && self.retry.is_none() {
+            self.retry = Some(error);
+        }
+    }
+}
+
+/// A failure's reason in the status, as an Event's would be.
+fn failure_reason(error: &Error) -> &'static str {
+    match error {
+        Error::NameTaken { .. } => "NameTaken",
+        error => error.event_reason().unwrap_or("WriteFailed"),
+    }
+}
+
+/// Why the source may never be copied by a ClusterMirror, if so: what a
+/// source's own labels could not copy either, and a copy name that is
+/// reserved.
+fn refusal<K: MirroredKind>(source: &K, request: &Request, ctx: &Context<K>) -> Option<String> {
+    if let Some(why) = never_a_source(source, &ctx.source_rules) {
+        return Some(why);
+    }
+    if crate::contract::is_managed_by_us(source.meta()) {
+        return Some("it is itself a copy".into());
+    }
+    ctx.reserved_names
+        .contains(&request.target_name)
+        .then(|| format!("the copy's name {} is reserved", request.target_name))
+}
+
+/// The namespaces the request selects, in the namespace cache's order.
+async fn selected<K: MirroredKind>(
+    request: &Request,
+    side: &ClusterMirrorSide<K>,
+    ctx: &Context<K>,
+) -> Vec<String> {
+    let Some(store) = &ctx.caches.namespaces else {
+        return Vec::new();
+    };
+    let mut selected = Vec::new();
+    for (checked, namespace) in store.state().iter().enumerate() {
+        if checked % NAMESPACES_BETWEEN_YIELDS == NAMESPACES_BETWEEN_YIELDS - 1 {
+            tokio::task::yield_now().await;
+        }
+        let facts = NamespaceFacts::of(&namespace.metadata);
+        if namespace.metadata.deletion_timestamp.is_none() && request.selects(&facts, &side.consent)
+        {
+            selected.push(facts.name);
+        }
+    }
+    selected.sort();
+    selected
+}

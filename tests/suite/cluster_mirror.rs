@@ -1,0 +1,217 @@
+//! ClusterMirrors on the real control plane: an admin's request that
+//! copies one source into every namespace it selects, with no tenant
+//! consent, beside the label-driven mirrors and over the same loops.
+//!
+//! These run on the cluster-wide control plane of `mirroring`, one test at
+//! a time (its `World`), with the CRD installed once.
+
+mod lifecycle;
+mod refusals;
+
+use std::time::Duration;
+
+use crate::common::{PATIENCE, TestKind};
+use crate::mirroring::World;
+use configmap_mirror::contract::{CLUSTER_MIRROR_CRD, CLUSTER_MIRROR_LABEL, MIRROR_OF_ANNOTATION};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::{
+    Api, Client, ResourceExt,
+    api::{
+        ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+    },
+};
+use serde_json::{Value, json};
+
+/// The ClusterMirror resource.
+pub(crate) fn resource() -> ApiResource {
+    let gvk = GroupVersionKind::gvk("mirror.workshop.io", "v1alpha1", "ClusterMirror");
+    ApiResource::from_gvk_with_plural(&gvk, "clustermirrors")
+}
+
+pub(crate) fn cluster_mirrors(client: &Client) -> Api<DynamicObject> {
+    Api::all_with(client.clone(), &resource())
+}
+
+/// Installs the ClusterMirror CRD unless it is there, and waits until it
+/// serves.
+pub(crate) async fn install_crd(client: &Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd: CustomResourceDefinition = serde_json::from_value(crd_definition()).expect("a CRD");
+    match crds.create(&PostParams::default(), &crd).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.is_already_exists() => {}
+        Err(error) => panic!("install the ClusterMirror CRD: {error}"),
+    }
+    let api = cluster_mirrors(client);
+    testenv::wait_for("the ClusterMirror CRD to serve", PATIENCE, || async {
+        let crd = crds.get_opt(CLUSTER_MIRROR_CRD).await.ok()??;
+        let serving = crd.metadata.deletion_timestamp.is_none();
+        (serving && api.list(&Default::default()).await.is_ok()).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+}
+
+/// Deletes the CRD and waits until it is gone.
+pub(crate) async fn delete_crd(client: &Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    crds.delete(CLUSTER_MIRROR_CRD, &DeleteParams::default())
+        .await
+        .expect("delete the ClusterMirror CRD");
+    testenv::wait_for("the ClusterMirror CRD to go", PATIENCE, || async {
+        matches!(crds.get_opt(CLUSTER_MIRROR_CRD).await, Ok(None)).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+}
+
+/// A structural CRD that keeps whatever the spec and status hold: the
+/// controller's own reading of a spec is what these tests exercise.
+fn crd_definition() -> Value {
+    let open = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": CLUSTER_MIRROR_CRD},
+        "spec": {
+            "group": "mirror.workshop.io",
+            "scope": "Cluster",
+            "names": {
+                "plural": "clustermirrors",
+                "singular": "clustermirror",
+                "kind": "ClusterMirror",
+                "shortNames": ["cmir"],
+            },
+            "versions": [{
+                "name": "v1alpha1",
+                "served": true,
+                "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {"spec": open.clone(), "status": open},
+                }},
+            }],
+        },
+    })
+}
+
+/// A world for ClusterMirror tests: the CRD installed, the controller
+/// allowed to copy from the test's own namespace.
+pub(crate) async fn world<K: TestKind>(tag: &str) -> World<K> {
+    let mut world = World::<K>::new_stopped(tag).await;
+    install_crd(&world.scene.client).await;
+    let sources = world.prefix.clone();
+    world
+        .start_with(&["--cluster-mirror-source-namespaces", &sources])
+        .await;
+    world
+}
+
+/// Creates the ClusterMirror `name` copying `source` (in the test's own
+/// namespace) into the test's namespaces labelled `env=prod`.
+pub(crate) async fn create<K: TestKind>(
+    world: &World<K>,
+    name: &str,
+    source: &str,
+) -> DynamicObject {
+    let spec = json!({
+        "source": {"kind": K::kind(&()), "namespace": world.prefix, "name": source},
+        "target": {
+            "namespaceSelector": {"matchLabels": {"env": "prod"}},
+            "namespaces": [format!("{}-*", world.prefix)],
+        },
+    });
+    create_with(world, name, spec).await
+}
+
+pub(crate) async fn create_with<K: TestKind>(
+    world: &World<K>,
+    name: &str,
+    spec: Value,
+) -> DynamicObject {
+    let mut object = DynamicObject::new(name, &resource());
+    object.data = json!({"spec": spec});
+    cluster_mirrors(&world.scene.client)
+        .create(&PostParams::default(), &object)
+        .await
+        .unwrap_or_else(|e| panic!("create ClusterMirror {name}: {e}"))
+}
+
+pub(crate) async fn patch_spec<K: TestKind>(world: &World<K>, name: &str, spec: Value) {
+    cluster_mirrors(&world.scene.client)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": spec})),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("patch ClusterMirror {name}: {e}"));
+}
+
+/// Waits until the ClusterMirror's Ready condition has `reason`, and
+/// returns it as it is then.
+pub(crate) async fn ready<K: TestKind>(
+    world: &World<K>,
+    name: &str,
+    reason: &str,
+) -> DynamicObject {
+    let api = cluster_mirrors(&world.scene.client);
+    testenv::wait_for(
+        &format!("{name} to be Ready with reason {reason}"),
+        PATIENCE,
+        || async {
+            let object = api.get_opt(name).await.ok()??;
+            (condition(&object, "Ready")?["reason"] == reason).then_some(object)
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()))
+}
+
+pub(crate) fn condition<'a>(object: &'a DynamicObject, kind: &str) -> Option<&'a Value> {
+    object.data["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == kind)
+}
+
+/// Waits until `namespace` holds the ClusterMirror's copy of the source,
+/// with the source's content as it is now.
+pub(crate) async fn copy_in_sync<K: TestKind>(
+    world: &World<K>,
+    namespace: &str,
+    name: &str,
+    cluster_mirror: &str,
+) -> K {
+    let objects = world.objects();
+    let copies = world.api(namespace);
+    testenv::wait_for(
+        &format!("a copy of {name} in {namespace}"),
+        PATIENCE,
+        || async {
+            let source = objects.api.get_opt(name).await.ok()??;
+            let copy = copies.get_opt(name).await.ok()??;
+            let of = format!("{}/{name}", world.prefix);
+            let ours = copy.labels().get(CLUSTER_MIRROR_LABEL).map(String::as_str)
+                == Some(cluster_mirror)
+                && copy.annotations().get(MIRROR_OF_ANNOTATION) == Some(&of);
+            (ours && copy.same_content(&source)).then_some(copy)
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()))
+}
+
+/// Deletes the ClusterMirror, waits for its copies to go, and cleans up.
+pub(crate) async fn clean_up<K: TestKind>(world: World<K>, names: &[&str]) {
+    let api = cluster_mirrors(&world.scene.client);
+    for name in names {
+        let _ = api.delete(name, &DeleteParams::default()).await;
+    }
+    world.clean_up().await;
+}
+
+/// Long enough for a controller that would act to have acted: used only
+/// to check that nothing happens.
+pub(crate) const QUIET: Duration = Duration::from_secs(3);

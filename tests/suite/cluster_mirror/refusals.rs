@@ -1,0 +1,146 @@
+//! What a ClusterMirror may not do: take a name someone else holds, write
+//! into a protected namespace or its source's, copy from a namespace it is
+//! not allowed to, copy what is never copied, or copy Secrets while the
+//! install mirrors none.
+
+use super::*;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+
+async fn names_held_by_others_stay_theirs<K: TestKind>(tag: &str) {
+    let world = super::world::<K>(tag).await;
+    world
+        .objects()
+        .create(&K::with_data("app", &[("k", "admin")], false))
+        .await;
+    let tenant = world.namespace("tenant", true, &[("env", "prod")]).await;
+    let open = world.namespace("open", false, &[("env", "prod")]).await;
+    // A tenant's own object, and a label-driven mirror, under the name.
+    let mut mine = K::with_data("app", &[("k", "tenant's")], false);
+    mine.meta_mut().namespace = Some(tenant.clone());
+    world
+        .api(&tenant)
+        .create(&PostParams::default(), &mine)
+        .await
+        .expect("tenant object");
+    create(&world, "first", "app").await;
+    copy_in_sync(&world, &open, "app", "first").await;
+
+    let partial = ready(&world, "first", "PartiallySynced").await;
+    let status = &partial.data["status"];
+    assert_eq!(status["selected"], 2);
+    assert_eq!(status["synced"], 1);
+    assert_eq!(status["failed"], 1);
+    assert_eq!(status["failures"][0]["namespace"], tenant.as_str());
+    assert_eq!(status["failures"][0]["reason"], "NameTaken");
+    assert!(
+        !status.to_string().contains("tenant's"),
+        "never any content"
+    );
+    let untouched = world
+        .api(&tenant)
+        .get("app")
+        .await
+        .expect("the tenant's object");
+    assert_eq!(untouched.value("k").as_deref(), Some("tenant's"));
+    assert!(!untouched.labels().contains_key(CLUSTER_MIRROR_LABEL));
+
+    // A second ClusterMirror of the same name: the first keeps its copy.
+    create(&world, "second", "app").await;
+    let second = ready(&world, "second", "PartiallySynced").await;
+    assert_eq!(second.data["status"]["synced"], 0);
+    let kept = world.api(&open).get("app").await.expect("the first's copy");
+    assert_eq!(
+        kept.labels().get(CLUSTER_MIRROR_LABEL).map(String::as_str),
+        Some("first")
+    );
+    clean_up(world, &["first", "second"]).await;
+}
+
+#[tokio::test]
+async fn a_configmap_name_held_by_someone_else_stays_theirs() {
+    names_held_by_others_stay_theirs::<ConfigMap>("cmir-taken-cm").await;
+}
+
+#[tokio::test]
+async fn a_secret_name_held_by_someone_else_stays_theirs() {
+    names_held_by_others_stay_theirs::<Secret>("cmir-taken-secret").await;
+}
+
+#[tokio::test]
+async fn protected_and_disallowed_namespaces_and_refused_sources_get_nothing() {
+    let world = super::world::<Secret>("cmir-refused").await;
+    world
+        .objects()
+        .create(&Secret::with_data("pull", &[("k", "v")], false))
+        .await;
+    let prod = world.namespace("a", false, &[("env", "prod")]).await;
+    // Selects everything: never kube-system, nor the source's namespace.
+    create_with(&world, "everywhere", json!({
+        "source": {"kind": "Secret", "namespace": world.prefix, "name": "pull"},
+        "target": {"namespaceSelector": {}, "namespaces": [format!("{}*", world.prefix), "kube-system"]},
+    }))
+    .await;
+    copy_in_sync(&world, &prod, "pull", "everywhere").await;
+    ready(&world, "everywhere", "Synced").await;
+    let system: Api<Secret> = Api::namespaced(world.scene.client.clone(), "kube-system");
+    assert!(
+        system.get_opt("pull").await.unwrap().is_none(),
+        "kube-system is protected"
+    );
+
+    // A source outside the allowed namespaces: nothing written.
+    let elsewhere = world.namespace("elsewhere", false, &[]).await;
+    let mut outside = Secret::with_data("outside", &[("k", "v")], false);
+    outside.metadata.namespace = Some(elsewhere.clone());
+    world
+        .api(&elsewhere)
+        .create(&PostParams::default(), &outside)
+        .await
+        .expect("create");
+    create_with(&world, "outside", json!({
+        "source": {"kind": "Secret", "namespace": elsewhere, "name": "outside"},
+        "target": {"namespaceSelector": {"matchLabels": {"env": "prod"}}, "namespaces": [format!("{}-*", world.prefix)]},
+    }))
+    .await;
+    let refused = ready(&world, "outside", "SourceNamespaceNotAllowed").await;
+    assert_eq!(condition(&refused, "Stalled").unwrap()["status"], "True");
+
+    // A refused type stays refused.
+    let mut token = Secret::with_data("token", &[("k", "v")], false);
+    token.type_ = Some("bootstrap.kubernetes.io/token".into());
+    world.objects().create(&token).await;
+    create(&world, "token", "token").await;
+    ready(&world, "token", "SourceNotCopyable").await;
+    // A missing source.
+    create(&world, "missing", "no-such-secret").await;
+    ready(&world, "missing", "SourceNotFound").await;
+    tokio::time::sleep(QUIET).await;
+    assert!(world.api(&prod).get_opt("outside").await.unwrap().is_none());
+    assert!(world.api(&prod).get_opt("token").await.unwrap().is_none());
+    clean_up(world, &["everywhere", "outside", "token", "missing"]).await;
+}
+
+#[tokio::test]
+async fn a_secret_clustermirror_while_secrets_are_not_mirrored_says_so() {
+    let world = super::world::<ConfigMap>("cmir-nosecrets").await;
+    let secrets: Api<Secret> = Api::namespaced(world.scene.client.clone(), &world.prefix);
+    secrets
+        .create(
+            &PostParams::default(),
+            &Secret::with_data("s", &[("k", "v")], false),
+        )
+        .await
+        .expect("create a Secret");
+    create_with(
+        &world,
+        "secret",
+        json!({
+            "source": {"kind": "Secret", "namespace": world.prefix, "name": "s"},
+            "target": {"namespaceSelector": {}, "namespaces": [format!("{}-*", world.prefix)]},
+        }),
+    )
+    .await;
+    let disabled = ready(&world, "secret", "SecretsDisabled").await;
+    assert_eq!(condition(&disabled, "Stalled").unwrap()["status"], "True");
+    clean_up(world, &["secret"]).await;
+}
