@@ -1,10 +1,12 @@
 //! The chart's admission policy (`admissionPolicy.enabled`) on a real API
 //! server, with the controller running under the chart's ServiceAccount:
-//! hand edits of copies and forged copies are refused with a message naming
-//! the source; other labels and annotations, deletes, the garbage
-//! collector, namespace deletion and the break-glass values still pass; the
-//! controller works as ever, but its account is refused a copy of a refused
-//! Secret type or in a protected namespace.
+//! hand edits, deletes and forgeries of copies are refused with a message
+//! naming the source; other labels and annotations, the garbage collector,
+//! namespace deletion and the break-glass values still pass; the controller
+//! works as ever, but its account is refused a copy of a refused Secret type
+//! or in a protected namespace. `guards` holds what the policy narrows
+//! further (finalizers, claims by annotation, the system controllers, two
+//! installs, deploy/'s component elsewhere), `render` the chart's shapes.
 //!
 //! The policy and the controller are cluster-wide, so these tests run on a
 //! control plane of their own, one at a time. Every test first waits for the
@@ -57,12 +59,13 @@ async fn exclusive() -> MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().await
 }
 
-/// What the tests share: the chart's args for the controller, and a
-/// kubeconfig holding its ServiceAccount's token.
+/// What the tests share: the chart's args for the controller, a
+/// kubeconfig holding its ServiceAccount's token, and what was applied.
 struct Install {
     args: Vec<String>,
     kubeconfig: PathBuf,
     token: String,
+    manifest: String,
 }
 
 /// The chart rendered with the policy on (and Secrets, and break-glass
@@ -71,71 +74,90 @@ async fn installed() -> &'static Install {
     static INSTALL: OnceCell<Install> = OnceCell::const_new();
     INSTALL
         .get_or_init(|| async {
-            let control_plane = control_plane();
-            let manifest = run_ok(
-                &mut helm(&[
-                    "template",
-                    RELEASE,
-                    CHART,
-                    // The `helm test` Pod is helm's to run, not an object of
-                    // the install.
-                    "--skip-tests",
-                    "--namespace",
-                    RELEASE_NAMESPACE,
-                    "--set",
-                    "namespace.create=true",
-                    "--set",
-                    "admissionPolicy.enabled=true",
-                    "--set",
-                    "secrets.enabled=true",
-                    "--set",
-                    &format!("admissionPolicy.exemptGroups={{{BREAK_GLASS_GROUP}}}"),
-                    "--set",
-                    &format!("admissionPolicy.exemptUsers={{{BREAK_GLASS_USER}}}"),
-                ]),
-                None,
+            let exempt_groups = format!("admissionPolicy.exemptGroups={{{BREAK_GLASS_GROUP}}}");
+            let exempt_users = format!("admissionPolicy.exemptUsers={{{BREAK_GLASS_USER}}}");
+            let manifest = render_install(
+                RELEASE,
+                RELEASE_NAMESPACE,
+                &["secrets.enabled=true", &exempt_groups, &exempt_users],
             );
+            let install = apply_install(manifest, RELEASE, RELEASE_NAMESPACE).await;
             assert!(
-                manifest.contains("kind: ValidatingAdmissionPolicy\n"),
-                "{manifest}"
+                install
+                    .args
+                    .contains(&"--kinds=configmaps,secrets".to_owned()),
+                "{:?}",
+                install.args
             );
-            run_ok(
-                control_plane.kubectl().args(["apply", "-f", "-"]),
-                Some(&manifest),
-            );
-            let admin = control_plane.client().await;
-            let deployment = Api::<Deployment>::namespaced(admin.clone(), RELEASE_NAMESPACE)
-                .get(RELEASE)
-                .await
-                .expect("the Deployment");
-            // The test's controller serves on a port of its own and logs as text.
-            let args = deployment
-                .spec
-                .and_then(|spec| spec.template.spec)
-                .and_then(|pod| pod.containers.into_iter().next())
-                .and_then(|container| container.args)
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|arg| !arg.starts_with("--http-addr=") && !arg.starts_with("--log-format="))
-                .collect::<Vec<_>>();
-            assert!(
-                args.contains(&"--kinds=configmaps,secrets".to_owned()),
-                "{args:?}"
-            );
-            let token = testenv::mint_token(&admin, RELEASE_NAMESPACE, RELEASE)
-                .await
-                .expect("a token of the chart's ServiceAccount");
-            let kubeconfig = control_plane.log_dir().join("admission-policy-kubeconfig");
-            control_plane
-                .write_token_kubeconfig(&token, &kubeconfig)
-                .expect("kubeconfig");
-            Install {
-                args,
-                kubeconfig,
-                token,
-            }
+            install
         })
         .await
+}
+
+/// Release `release` of the chart in `namespace`, with the policy on and
+/// these `--set` values, as `helm template` renders it.
+fn render_install(release: &str, namespace: &str, sets: &[&str]) -> String {
+    // The `helm test` Pod is helm's to run, not an object of the install.
+    let mut args = vec![
+        "template",
+        release,
+        CHART,
+        "--skip-tests",
+        "--namespace",
+        namespace,
+    ];
+    for set in ["namespace.create=true", "admissionPolicy.enabled=true"]
+        .iter()
+        .chain(sets)
+    {
+        args.extend(["--set", set]);
+    }
+    let manifest = run_ok(&mut helm(&args), None);
+    assert!(
+        manifest.contains("kind: ValidatingAdmissionPolicy\n"),
+        "{manifest}"
+    );
+    manifest
+}
+
+/// `manifest` of [`render_install`] applied as `kubectl apply` would; its
+/// Deployment and ServiceAccount are named as the release.
+async fn apply_install(manifest: String, release: &str, namespace: &str) -> Install {
+    let control_plane = control_plane();
+    run_ok(
+        control_plane.kubectl().args(["apply", "-f", "-"]),
+        Some(&manifest),
+    );
+    let admin = control_plane.client().await;
+    let deployment = Api::<Deployment>::namespaced(admin.clone(), namespace)
+        .get(release)
+        .await
+        .expect("the Deployment");
+    // The test's controller serves on a port of its own and logs as text.
+    let args = deployment
+        .spec
+        .and_then(|spec| spec.template.spec)
+        .and_then(|pod| pod.containers.into_iter().next())
+        .and_then(|container| container.args)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|arg| !arg.starts_with("--http-addr=") && !arg.starts_with("--log-format="))
+        .collect::<Vec<_>>();
+    let token = testenv::mint_token(&admin, namespace, release)
+        .await
+        .expect("a token of the chart's ServiceAccount");
+    let kubeconfig = control_plane
+        .log_dir()
+        .join(format!("admission-policy-{release}-kubeconfig"));
+    control_plane
+        .write_token_kubeconfig(&token, &kubeconfig)
+        .expect("kubeconfig");
+    Install {
+        args,
+        kubeconfig,
+        token,
+        manifest,
+    }
 }
 
 /// Policies are enforced a moment after they are written: waits until the
@@ -196,6 +218,25 @@ fn refused_with<K: ResourceExt>(code: u16, result: Result<K, kube::Error>, what:
     message
 }
 
+/// The controller with `install`'s flags, under its ServiceAccount, as a
+/// Pod in `namespace` would run; its log named after `log_namespace`.
+async fn run_controller(
+    install: &Install,
+    namespace: &str,
+    log_namespace: &str,
+) -> ControllerProcess {
+    let args: Vec<&str> = install.args.iter().map(String::as_str).collect();
+    ControllerProcess::start_binary(
+        &PathBuf::from(env!("CARGO_BIN_EXE_configmap-mirror")),
+        control_plane(),
+        &install.kubeconfig,
+        log_namespace,
+        &args,
+        &[("POD_NAMESPACE", namespace), ("POD_NAME", "policy-pod")],
+    )
+    .await
+}
+
 /// One test's world: a namespace of sources, one that accepts their
 /// mirrors, the controller when started, and the turn.
 struct World<K> {
@@ -239,19 +280,7 @@ impl<K: TestKind> World<K> {
     /// The controller with the chart's flags, under its ServiceAccount,
     /// its Lease and digest key in the release namespace.
     async fn start(&mut self) {
-        let args: Vec<&str> = self.install.args.iter().map(String::as_str).collect();
-        let controller = ControllerProcess::start_binary(
-            &PathBuf::from(env!("CARGO_BIN_EXE_configmap-mirror")),
-            control_plane(),
-            &self.install.kubeconfig,
-            &self.sources,
-            &args,
-            &[
-                ("POD_NAMESPACE", RELEASE_NAMESPACE),
-                ("POD_NAME", "policy-pod"),
-            ],
-        )
-        .await;
+        let controller = run_controller(self.install, RELEASE_NAMESPACE, &self.sources).await;
         self.controller = Some(controller);
     }
 
@@ -528,21 +557,6 @@ async fn the_controller_still_creates_updates_heals_and_deletes_copies<K: TestKi
         .expect("change the source");
     world.copy_in_sync(&sources, "app-synced", "app").await;
     world.copy_in_sync(&targets, "app", "app").await;
-
-    for (namespace, name) in [(&sources, "app-synced"), (&targets, "app")] {
-        let copy = world.api(namespace).get(name).await.expect("the copy");
-        world
-            .api(namespace)
-            .delete(name, &DeleteParams::default())
-            .await
-            .unwrap_or_else(|e| panic!("delete {namespace}/{name}: {e}"));
-        let back = world.copy_in_sync(namespace, name, "app").await;
-        assert_ne!(
-            back.uid(),
-            copy.uid(),
-            "{namespace}/{name} was not recreated"
-        );
-    }
 
     // The controller deletes a mirror no longer asked for, and the
     // companion of a deleted source goes.
@@ -891,3 +905,6 @@ async fn an_uninstall_removes_the_policy() {
     .unwrap_or_else(|e| panic!("{e:#}: {}", listed()));
     world.finish().await;
 }
+
+mod guards;
+mod render;

@@ -12,10 +12,11 @@ use std::time::Duration;
 
 use crate::common::{PATIENCE, TestKind};
 use crate::mirroring::World;
+use configmap_mirror::api::ClusterMirror;
 use configmap_mirror::contract::{CLUSTER_MIRROR_CRD, CLUSTER_MIRROR_LABEL, MIRROR_OF_ANNOTATION};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{
-    Api, Client, ResourceExt,
+    Api, Client, CustomResourceExt, ResourceExt,
     api::{
         ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
     },
@@ -36,7 +37,9 @@ pub(crate) fn cluster_mirrors(client: &Client) -> Api<DynamicObject> {
 /// serves.
 pub(crate) async fn install_crd(client: &Client) {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let crd: CustomResourceDefinition = serde_json::from_value(crd_definition()).expect("a CRD");
+    // The CRD the chart ships, with its CEL rules and status schema: the
+    // controller's spec reads and status writes must pass them.
+    let crd = ClusterMirror::crd();
     match crds.create(&PostParams::default(), &crd).await {
         Ok(_) => {}
         Err(kube::Error::Api(status)) if status.is_already_exists() => {}
@@ -63,37 +66,6 @@ pub(crate) async fn delete_crd(client: &Client) {
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
-}
-
-/// A structural CRD that keeps whatever the spec and status hold: the
-/// controller's own reading of a spec is what these tests exercise.
-fn crd_definition() -> Value {
-    let open = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": CLUSTER_MIRROR_CRD},
-        "spec": {
-            "group": "mirror.workshop.io",
-            "scope": "Cluster",
-            "names": {
-                "plural": "clustermirrors",
-                "singular": "clustermirror",
-                "kind": "ClusterMirror",
-                "shortNames": ["cmir"],
-            },
-            "versions": [{
-                "name": "v1alpha1",
-                "served": true,
-                "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {
-                    "type": "object",
-                    "properties": {"spec": open.clone(), "status": open},
-                }},
-            }],
-        },
-    })
 }
 
 /// A world for ClusterMirror tests: the CRD installed, the controller

@@ -225,7 +225,36 @@ The controller's command-line flags, one per item, every value quoted.
 - {{ printf "--retry-period=%s" .retryPeriod | quote }}
 {{- end }}
 {{- end }}
+{{- include "configmap-mirror.policyInputsFromValues" . }}
 {{- range .Values.extraArgs }}
 - {{ . | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+The flags (and their MIRROR_* variables) that the admission policy is
+rendered from too: given through extraArgs or extraEnv they would reach the
+controller but not the policy, which would then refuse the controller, or
+let through what the controller refuses. Refused, naming the value to set.
+*/}}
+{{- define "configmap-mirror.policyInputsFromValues" -}}
+{{- $values := dict
+  "selector" "controller.selector"
+  "protected-namespaces" "controller.protectedNamespaces"
+  "never-carry" "controller.neverCarry"
+  "refused-secret-types" "secrets.refusedTypes"
+  "digest-key-secret" "secrets.digestKeySecret"
+  "leader-election-namespace" "leaderElection.namespace" }}
+{{- range .Values.extraArgs }}
+{{- $flag := trimPrefix "--" (regexReplaceAll "=.*$" . "") }}
+{{- if hasKey $values $flag }}
+{{- fail (printf "extraArgs: --%s is set from %s, which the admission policy reads too: set that value instead" $flag (get $values $flag)) }}
+{{- end }}
+{{- end }}
+{{- range .Values.extraEnv }}
+{{- $flag := lower (replace "_" "-" (trimPrefix "MIRROR_" (toString .name))) }}
+{{- if and (hasPrefix "MIRROR_" (toString .name)) (hasKey $values $flag) }}
+{{- fail (printf "extraEnv: %s is set from %s, which the admission policy reads too: set that value instead" .name (get $values $flag)) }}
+{{- end }}
 {{- end }}
 {{- end }}
