@@ -12,11 +12,12 @@ pub mod status;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::serde::Deserialize;
 use serde_json::Value;
 
 use crate::{
+    api::{ClusterMirrorSpec, SourceKind},
     contract::{
         CARRIED_ANNOTATIONS_ANNOTATION, CARRIED_LABELS_ANNOTATION, CLUSTER_MIRROR_LABEL,
         CONTROLLER_KEY_PREFIX, MANAGED_BY_LABEL, cluster_mirror_of, mirror_of, never_carried,
@@ -50,61 +51,35 @@ pub struct Request {
 }
 
 impl Request {
-    /// Reads a ClusterMirror's metadata and spec; an error says what of the
-    /// spec cannot be read (the CRD's schema and rules refuse most of it).
+    /// Reads a ClusterMirror's metadata and spec through the API's own
+    /// types; an error says what of the spec cannot be read (the CRD's
+    /// schema and rules refuse most of it).
     pub fn of(meta: &ObjectMeta, spec: Option<&Value>) -> Result<Request, String> {
         let spec = spec.ok_or("it has no spec")?;
-        let text = |path: &str| {
-            spec.pointer(path)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
-        let required = |path: &str| {
-            text(path).ok_or_else(|| format!("spec{} is missing", path.replace('/', ".")))
-        };
-        let map = |path: &str| -> Result<BTreeMap<String, String>, String> {
-            match spec.pointer(path) {
-                None | Some(Value::Null) => Ok(BTreeMap::new()),
-                Some(value) => BTreeMap::deserialize(value)
-                    .map_err(|e| format!("spec{}: {e}", path.replace('/', "."))),
-            }
-        };
-        let selector = spec
-            .pointer("/target/namespaceSelector")
-            .ok_or("spec.target.namespaceSelector is missing")
-            .and_then(|value| {
-                LabelSelector::deserialize(value)
-                    .map_err(|_| "spec.target.namespaceSelector cannot be read")
-            })?;
-        let selector = Selector::of_label_selector(selector)
+        let spec = ClusterMirrorSpec::deserialize(spec).map_err(|e| format!("spec: {e}"))?;
+        let selector = Selector::of_label_selector(spec.target.namespace_selector.clone())
             .map_err(|e| format!("spec.target.namespaceSelector: {e}"))?;
-        let namespaces: Vec<String> = match spec.pointer("/target/namespaces") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(value) => {
-                Vec::deserialize(value).map_err(|e| format!("spec.target.namespaces: {e}"))?
-            }
-        };
-        let patterns = match namespaces.is_empty() {
+        let patterns = match spec.target.namespaces.is_empty() {
             true => Vec::new(),
-            false => parse_patterns("spec.target.namespaces", &namespaces.join(","))?,
+            false => parse_patterns("spec.target.namespaces", &spec.target.namespaces.join(","))?,
         };
-        let source_name = required("/source/name")?;
+        let kind = match spec.source.kind {
+            SourceKind::ConfigMap => "ConfigMap",
+            SourceKind::Secret => "Secret",
+        };
         Ok(Request {
             name: meta.name.clone().unwrap_or_default(),
             uid: meta.uid.clone().unwrap_or_default(),
             generation: meta.generation,
-            target_name: text("/target/name").unwrap_or_else(|| source_name.clone()),
-            kind: required("/source/kind")?,
-            source_namespace: required("/source/namespace")?,
-            source_name,
+            target_name: spec.copy_name().to_owned(),
+            kind: kind.to_owned(),
+            source_namespace: spec.source.namespace,
+            source_name: spec.source.name,
             selector,
             patterns,
-            labels: map("/target/labels")?,
-            annotations: map("/target/annotations")?,
-            suspend: spec
-                .pointer("/suspend")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            labels: spec.target.labels,
+            annotations: spec.target.annotations,
+            suspend: spec.suspend,
         })
     }
 
