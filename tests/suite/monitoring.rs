@@ -570,6 +570,7 @@ fn every_alert_has_a_summary_a_runbook_page_and_unit_tests() {
         "ConfigMapMirrorReconcileErrors",
         "ConfigMapMirrorObjectsFailing",
         "ConfigMapMirrorClusterMirrorFailing",
+        "ConfigMapMirrorClusterMirrorCRDMissing",
         "ConfigMapMirrorCopiesContested",
         "ConfigMapMirrorWatchFailing",
     ] {
@@ -668,6 +669,16 @@ fn no_alert_fires_on_a_healthy_scraped_install() {
             .any(|case| case.contains("exp_alerts: []"));
         assert!(quiet, "{name}: not tested on the healthy install");
     }
+}
+
+/// In single-namespace mode there is no ClusterMirror to serve and the CRD
+/// is not watched, so its gauge stays 0: the CRD alert is not rendered.
+#[test]
+fn the_crd_alert_is_only_in_cluster_wide_installs() {
+    let alert = "- alert: ConfigMapMirrorClusterMirrorCRDMissing";
+    assert!(rendered_rules(&[]).contains(alert));
+    let namespaced = rendered_rules(&["--set", "controller.watchNamespace=apps"]);
+    assert!(!namespaced.contains(alert), "{namespaced}");
 }
 
 /// ConfigMapMirrorWatchFailing fires on failures longer than
