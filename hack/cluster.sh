@@ -40,7 +40,7 @@ up() {
     polls=1500
   fi
   # setsid: a Ctrl-C in this terminal must not stop the cluster.
-  setsid nohup target/debug/local-cluster up --state-dir "$local_dir/cluster" \
+  setsid nohup "${CARGO_TARGET_DIR:-target}/debug/local-cluster" up --state-dir "$local_dir/cluster" \
     --kubeconfig "$kubeconfig" --pid-file "$pid_file" "${node_flag[@]}" </dev/null >"$log" 2>&1 &
   local pid=$!
   for _ in $(seq "$polls"); do

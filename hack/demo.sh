@@ -10,11 +10,16 @@ bin_dir=$(bash hack/install-k8s.sh)
 export PATH="$bin_dir:$PATH"
 bash hack/cluster.sh up >/dev/null
 export KUBECONFIG=$PWD/.local/kubeconfig
+# Where `make build` put the binary.
+mirror=$(realpath "${CARGO_TARGET_DIR:-target}")/debug/configmap-mirror
 ns=demo
 log=.local/demo-controller.log
 # The namespaces of part two, which mirrors into other namespaces.
 team_a=demo-team-a
 team_b=demo-team-b
+# The namespaces of part three, which a ClusterMirror selects by a label.
+prod_a=demo-prod-a
+prod_b=demo-prod-b
 cluster_log=.local/demo-controller-cluster-wide.log
 
 bold() { printf '\n\033[1m%s\033[0m\n' "$*"; }
@@ -50,9 +55,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-kubectl delete namespace "$ns" "$team_a" "$team_b" --ignore-not-found --wait=true >/dev/null
+# The ClusterMirror CRD, as the chart and deploy/ install it.
+"$mirror" crd | kubectl apply -f - >/dev/null
+kubectl wait --for=condition=Established crd/clustermirrors.mirror.workshop.io --timeout=30s >/dev/null
+kubectl delete clustermirror demo-colors --ignore-not-found --wait=true >/dev/null
+kubectl delete namespace "$ns" "$team_a" "$team_b" "$prod_a" "$prod_b" --ignore-not-found --wait=true >/dev/null
 kubectl create namespace "$ns" >/dev/null
-target/debug/configmap-mirror --namespace "$ns" --log-format text --http-addr 127.0.0.1:0 >"$log" 2>&1 &
+"$mirror" --namespace "$ns" --log-format text --http-addr 127.0.0.1:0 >"$log" 2>&1 &
 controller_pid=$!
 bold "Started configmap-mirror (pid $controller_pid), watching namespace $ns; its log: $log"
 
@@ -93,7 +102,8 @@ bold "7. Cluster-wide, a source asks for two more namespaces; only one consents.
 stop_controller
 kubectl create namespace "$team_a" >/dev/null
 kubectl create namespace "$team_b" >/dev/null
-target/debug/configmap-mirror --log-format text --http-addr 127.0.0.1:0 >"$cluster_log" 2>&1 &
+"$mirror" --log-format text --http-addr 127.0.0.1:0 \
+  --cluster-mirror-source-namespaces "$ns" >"$cluster_log" 2>&1 &
 controller_pid=$!
 echo "restarted configmap-mirror (pid $controller_pid) cluster-wide; its log: $cluster_log"
 run kubectl label namespace "$team_a" workshop.io/accept-mirrors=true
@@ -103,8 +113,28 @@ run kubectl -n "$ns" label configmap shared workshop.io/managed=true
 run kubectl -n "$team_a" wait --for=create configmap/shared --timeout=30s
 # Installed (here: linked) as kubectl-mirror, the binary is a kubectl plugin.
 mkdir -p .local/bin
-ln -sf "$PWD/target/debug/configmap-mirror" .local/bin/kubectl-mirror
+ln -sf "$mirror" .local/bin/kubectl-mirror
 export PATH="$PWD/.local/bin:$PATH"
 explained=0
 run kubectl mirror explain "$ns/shared" || explained=$?
 echo "exit code $explained: not everything asked for is in place"
+
+bold "8. A ClusterMirror: the platform team copies one ConfigMap into every namespace labelled env=prod, asking them nothing"
+kubectl create namespace "$prod_a" >/dev/null
+kubectl create namespace "$prod_b" >/dev/null
+run kubectl label namespace "$prod_a" "$prod_b" env=prod
+run kubectl -n "$ns" create configmap platform-colors --from-literal=brand=purple
+cluster_mirror="apiVersion: mirror.workshop.io/v1alpha1
+kind: ClusterMirror
+metadata:
+  name: demo-colors
+spec:
+  source: {kind: ConfigMap, namespace: $ns, name: platform-colors}
+  target:
+    namespaceSelector:
+      matchLabels: {env: prod}"
+printf '\033[36m$ kubectl apply -f - <<EOF\n%s\nEOF\033[0m\n' "$cluster_mirror"
+kubectl apply -f - <<<"$cluster_mirror"
+run kubectl wait --for=condition=Ready clustermirror/demo-colors --timeout=30s
+run kubectl get cmir
+run kubectl get configmaps -A -l workshop.io/cluster-mirror=demo-colors

@@ -10,7 +10,8 @@ use std::{
     path::PathBuf,
 };
 
-use common::{Scene, helm, mk_source};
+use common::{Scene, TestKind, helm, mk_source};
+use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::Value;
 use testenv::wait_for;
 
@@ -257,6 +258,7 @@ fn the_dashboard_has_the_panels_an_operator_looks_for() {
         "Contested restores",
         "Watch failing",
         "Failing objects",
+        "ClusterMirror targets by state",
         "Memory",
         "CPU",
     ] {
@@ -279,6 +281,12 @@ fn the_dashboard_has_the_panels_an_operator_looks_for() {
     assert!(
         watch.contains("configmap_mirror_watch_failing_seconds") && watch.contains("by (watch)"),
         "{watch}"
+    );
+    let cluster_mirrors = query_of("ClusterMirror targets by state");
+    assert!(
+        cluster_mirrors.contains("configmap_mirror_clustermirror_targets")
+            && cluster_mirrors.contains("by (clustermirror, state)"),
+        "{cluster_mirrors}"
     );
     let contested = query_of("Contested restores");
     assert!(
@@ -359,6 +367,16 @@ async fn every_series_the_dashboard_queries_is_exported_by_the_binary() {
     scene.companion_in_sync("colors").await;
     scene.delete("colors-synced").await;
     scene.companion_in_sync("colors").await;
+    // And a ClusterMirror's targets counted, by a cluster-wide controller
+    // (the only kind that serves ClusterMirrors), into no namespace: no
+    // namespace has the label it selects.
+    let world = crate::cluster_mirror::world::<ConfigMap>("dashboard-cmir").await;
+    world
+        .objects()
+        .create(&ConfigMap::with_data("colors", &[("a", "1")], false))
+        .await;
+    let cluster_mirror = world.prefix.clone();
+    crate::cluster_mirror::create(&world, &cluster_mirror, "colors").await;
 
     let problems = |scrape: &str| {
         let (samples, types) = exported(scrape);
@@ -375,22 +393,29 @@ async fn every_series_the_dashboard_queries_is_exported_by_the_binary() {
             })
             .collect::<BTreeSet<String>>()
     };
+    let both_scrapes = || async {
+        let (_, namespaced) = controller.get("/metrics").await.ok()?;
+        let (_, cluster_wide) = world.controller().get("/metrics").await.ok()?;
+        Some(format!("{namespaced}\n{cluster_wide}"))
+    };
     let settled = wait_for(
         "every dashboard series in a scrape",
         common::PATIENCE,
-        || async {
-            let (_, scrape) = controller.get("/metrics").await.ok()?;
-            problems(&scrape).is_empty().then_some(())
-        },
+        || async { problems(&both_scrapes().await?).is_empty().then_some(()) },
     )
     .await;
     if settled.is_err() {
-        let (_, scrape) = controller.get("/metrics").await.expect("scrape /metrics");
+        let scrape = both_scrapes().await.expect("scrape /metrics");
         panic!(
-            "series the dashboard queries but the binary does not export: {:#?}\nscrape:\n{scrape}",
+            "series the dashboard queries but the binary does not export: {:#?}\nscrapes:\n{scrape}",
             problems(&scrape)
         );
     }
+    // Cluster-scoped: gone with the test, so no later test's controller sees it.
+    crate::cluster_mirror::cluster_mirrors(&world.scene.client)
+        .delete(&cluster_mirror, &Default::default())
+        .await
+        .expect("delete the ClusterMirror");
     assert!(controller.stop().success());
 }
 
@@ -544,6 +569,7 @@ fn every_alert_has_a_summary_a_runbook_page_and_unit_tests() {
         "ConfigMapMirrorLeaseRefused",
         "ConfigMapMirrorReconcileErrors",
         "ConfigMapMirrorObjectsFailing",
+        "ConfigMapMirrorClusterMirrorFailing",
         "ConfigMapMirrorCopiesContested",
         "ConfigMapMirrorWatchFailing",
     ] {
