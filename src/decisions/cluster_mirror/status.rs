@@ -7,12 +7,15 @@
 //! condition keeps its lastTransitionTime while its status stays, so an
 //! idle ClusterMirror's status never changes, and is never written.
 
-use serde_json::{Value, json};
+use k8s_openapi::{
+    apimachinery::pkg::apis::meta::v1::{Condition, Time},
+    jiff::Timestamp,
+};
 
-/// At most this many failures are listed; `failed` counts them all.
-pub const MAX_FAILURES: usize = 20;
-/// A failure's message is cut to this many bytes.
-pub const MAX_MESSAGE_BYTES: usize = 256;
+use crate::api::{
+    self, ClusterMirrorStatus,
+    cluster_mirror::{MAX_FAILURE_MESSAGE_BYTES, MAX_FAILURES_LISTED, condition, reason},
+};
 
 /// Why a ClusterMirror mirrors nothing at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,10 +35,10 @@ impl Blocked {
     pub fn reason(&self) -> &'static str {
         match self {
             Blocked::InvalidSpec(_) => "InvalidSpec",
-            Blocked::SourceNamespaceNotAllowed(_) => "SourceNamespaceNotAllowed",
-            Blocked::SourceNotFound => "SourceNotFound",
-            Blocked::SourceNotCopyable(_) => "SourceNotCopyable",
-            Blocked::SecretsDisabled => "SecretsDisabled",
+            Blocked::SourceNamespaceNotAllowed(_) => reason::SOURCE_NAMESPACE_NOT_ALLOWED,
+            Blocked::SourceNotFound => reason::SOURCE_NOT_FOUND,
+            Blocked::SourceNotCopyable(_) => reason::SOURCE_NOT_COPYABLE,
+            Blocked::SecretsDisabled => reason::SECRETS_DISABLED,
         }
     }
 
@@ -80,23 +83,23 @@ pub struct Tally {
 pub fn ready_reason(tally: &Tally, blocked: Option<&Blocked>, suspended: bool) -> &'static str {
     match (blocked, suspended) {
         (Some(blocked), _) => blocked.reason(),
-        (None, true) => "Suspended",
-        (None, false) if tally.synced == tally.selected => "Synced",
-        (None, false) => "PartiallySynced",
+        (None, true) => reason::SUSPENDED,
+        (None, false) if tally.synced == tally.selected => reason::SYNCED,
+        (None, false) => reason::PARTIALLY_SYNCED,
     }
 }
 
 /// The status subresource as it should be now. `previous` is the status
 /// the ClusterMirror has (its conditions' transition times are kept while
-/// their statuses stay); `now` is an RFC 3339 time for those that change.
+/// their statuses stay); `now` is the transition time of those that change.
 pub fn status(
     generation: Option<i64>,
     tally: &Tally,
     blocked: Option<&Blocked>,
     suspended: bool,
-    previous: Option<&Value>,
-    now: &str,
-) -> Value {
+    previous: Option<&ClusterMirrorStatus>,
+    now: Timestamp,
+) -> ClusterMirrorStatus {
     let reason = ready_reason(tally, blocked, suspended);
     let failed = tally.failures.len();
     let ready_message = match (blocked, suspended) {
@@ -116,62 +119,67 @@ pub fn status(
     let condition = |kind: &str, on: bool, reason: &str, message: &str| {
         let status = if on { "True" } else { "False" };
         let since = previous_transition(previous, kind, status).unwrap_or(now);
-        json!({
-            "type": kind,
-            "status": status,
-            "reason": reason,
-            "message": message,
-            "observedGeneration": generation,
-            "lastTransitionTime": since,
-        })
+        Condition {
+            type_: kind.to_owned(),
+            status: status.to_owned(),
+            reason: reason.to_owned(),
+            message: message.to_owned(),
+            observed_generation: generation,
+            last_transition_time: Time(since),
+        }
     };
     let conditions = vec![
-        condition("Ready", reason == "Synced", reason, &ready_message),
         condition(
-            "Reconciling",
+            condition::READY,
+            reason == reason::SYNCED,
+            reason,
+            &ready_message,
+        ),
+        condition(
+            condition::RECONCILING,
             in_progress,
             if in_progress { "Progressing" } else { reason },
             &ready_message,
         ),
-        condition("Stalled", waits_for_person, reason, &ready_message),
+        condition(condition::STALLED, waits_for_person, reason, &ready_message),
     ];
     let mut failures = tally.failures.clone();
     failures.sort_by(|a, b| a.namespace.cmp(&b.namespace));
-    let failures: Vec<Value> = failures
+    let failures = failures
         .iter()
-        .take(MAX_FAILURES)
-        .map(|f| {
-            json!({
-                "namespace": f.namespace,
-                "reason": f.reason,
-                "message": cut(&f.message, MAX_MESSAGE_BYTES),
-            })
+        .take(MAX_FAILURES_LISTED)
+        .map(|f| api::Failure {
+            namespace: f.namespace.clone(),
+            reason: f.reason.to_owned(),
+            message: cut(&f.message, MAX_FAILURE_MESSAGE_BYTES),
         })
         .collect();
-    json!({
-        "observedGeneration": generation,
-        "selected": tally.selected,
-        "synced": tally.synced,
-        "failed": failed,
-        "failures": failures,
-        "conditions": conditions,
-    })
+    ClusterMirrorStatus {
+        observed_generation: generation,
+        selected: count(tally.selected),
+        synced: count(tally.synced),
+        failed: count(failed),
+        failures,
+        conditions,
+    }
+}
+
+/// A count as the status's integer; no cluster has more namespaces.
+fn count(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
 }
 
 /// The transition time of `kind` in `previous`, if it has that status.
-fn previous_transition<'a>(
-    previous: Option<&'a Value>,
+fn previous_transition(
+    previous: Option<&ClusterMirrorStatus>,
     kind: &str,
     status: &str,
-) -> Option<&'a str> {
+) -> Option<Timestamp> {
     previous?
-        .get("conditions")?
-        .as_array()?
+        .conditions
         .iter()
-        .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
-        .filter(|c| c.get("status").and_then(Value::as_str) == Some(status))?
-        .get("lastTransitionTime")?
-        .as_str()
+        .find(|c| c.type_ == kind && c.status == status)
+        .map(|c| c.last_transition_time.0)
 }
 
 /// `text` cut to at most `max` bytes, on a character boundary.
@@ -187,7 +195,7 @@ pub fn cut(text: &str, max: usize) -> String {
 }
 
 /// Whether the status the ClusterMirror has is `wanted` already.
-pub fn unchanged(current: Option<&Value>, wanted: &Value) -> bool {
+pub fn unchanged(current: Option<&ClusterMirrorStatus>, wanted: &ClusterMirrorStatus) -> bool {
     current == Some(wanted)
 }
 
@@ -204,13 +212,12 @@ mod tests {
         }
     }
 
-    fn condition<'a>(status: &'a Value, kind: &str) -> &'a Value {
-        status["conditions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["type"] == kind)
-            .unwrap()
+    fn condition<'a>(status: &'a ClusterMirrorStatus, kind: &str) -> &'a Condition {
+        status.conditions.iter().find(|c| c.type_ == kind).unwrap()
+    }
+
+    fn at(second: i64) -> Timestamp {
+        Timestamp::from_second(second).unwrap()
     }
 
     #[test]
@@ -220,12 +227,12 @@ mod tests {
             synced: 3,
             failures: vec![],
         };
-        let status = status(Some(2), &tally, None, false, None, "t0");
-        assert_eq!(condition(&status, "Ready")["status"], "True");
-        assert_eq!(condition(&status, "Ready")["reason"], "Synced");
-        assert_eq!(condition(&status, "Stalled")["status"], "False");
-        assert_eq!(condition(&status, "Reconciling")["status"], "False");
-        assert_eq!(status["observedGeneration"], 2);
+        let status = status(Some(2), &tally, None, false, None, at(0));
+        assert_eq!(condition(&status, "Ready").status, "True");
+        assert_eq!(condition(&status, "Ready").reason, "Synced");
+        assert_eq!(condition(&status, "Stalled").status, "False");
+        assert_eq!(condition(&status, "Reconciling").status, "False");
+        assert_eq!(status.observed_generation, Some(2));
     }
 
     #[test]
@@ -239,18 +246,15 @@ mod tests {
             synced: 5,
             failures,
         };
-        let status = status(None, &tally, None, false, None, "t0");
-        let listed = status["failures"].as_array().unwrap();
-        assert_eq!(listed.len(), MAX_FAILURES);
-        assert_eq!(status["failed"], 25);
-        assert_eq!(listed[0]["namespace"], "team-00");
+        let status = status(None, &tally, None, false, None, at(0));
+        let listed = &status.failures;
+        assert_eq!(listed.len(), MAX_FAILURES_LISTED);
+        assert_eq!(status.failed, 25);
+        assert_eq!(listed[0].namespace, "team-00");
+        assert_eq!(listed[0].message.len(), MAX_FAILURE_MESSAGE_BYTES);
+        assert_eq!(condition(&status, "Ready").reason, "PartiallySynced");
         assert_eq!(
-            listed[0]["message"].as_str().unwrap().len(),
-            MAX_MESSAGE_BYTES
-        );
-        assert_eq!(condition(&status, "Ready")["reason"], "PartiallySynced");
-        assert_eq!(
-            condition(&status, "Stalled")["status"],
+            condition(&status, "Stalled").status,
             "True",
             "names taken wait for a person"
         );
@@ -263,9 +267,9 @@ mod tests {
             synced: 1,
             failures: vec![failure("a", true)],
         };
-        let status = status(None, &tally, None, false, None, "t0");
-        assert_eq!(condition(&status, "Reconciling")["status"], "True");
-        assert_eq!(condition(&status, "Stalled")["status"], "False");
+        let status = status(None, &tally, None, false, None, at(0));
+        assert_eq!(condition(&status, "Reconciling").status, "True");
+        assert_eq!(condition(&status, "Stalled").status, "False");
     }
 
     #[test]
@@ -276,10 +280,10 @@ mod tests {
             Blocked::SourceNamespaceNotAllowed("team-a".into()),
             Blocked::SourceNotCopyable("type".into()),
         ] {
-            let status = status(None, &Tally::default(), Some(&blocked), false, None, "t0");
-            assert_eq!(condition(&status, "Ready")["status"], "False");
-            assert_eq!(condition(&status, "Ready")["reason"], blocked.reason());
-            assert_eq!(condition(&status, "Stalled")["status"], "True");
+            let status = status(None, &Tally::default(), Some(&blocked), false, None, at(0));
+            assert_eq!(condition(&status, "Ready").status, "False");
+            assert_eq!(condition(&status, "Ready").reason, blocked.reason());
+            assert_eq!(condition(&status, "Stalled").status, "True");
         }
     }
 
@@ -290,10 +294,10 @@ mod tests {
             synced: 0,
             failures: vec![],
         };
-        let status = status(None, &tally, None, true, None, "t0");
-        assert_eq!(condition(&status, "Ready")["reason"], "Suspended");
-        assert_eq!(condition(&status, "Stalled")["status"], "False");
-        assert_eq!(condition(&status, "Reconciling")["status"], "False");
+        let status = status(None, &tally, None, true, None, at(0));
+        assert_eq!(condition(&status, "Ready").reason, "Suspended");
+        assert_eq!(condition(&status, "Stalled").status, "False");
+        assert_eq!(condition(&status, "Reconciling").status, "False");
     }
 
     #[test]
@@ -303,19 +307,19 @@ mod tests {
             synced: 1,
             failures: vec![],
         };
-        let first = status(Some(1), &tally, None, false, None, "t0");
-        let again = status(Some(1), &tally, None, false, Some(&first), "t1");
+        let first = status(Some(1), &tally, None, false, None, at(0));
+        let again = status(Some(1), &tally, None, false, Some(&first), at(1));
         assert!(unchanged(Some(&first), &again));
         let worse = Tally {
             selected: 1,
             synced: 0,
             failures: vec![failure("a", false)],
         };
-        let changed = status(Some(1), &worse, None, false, Some(&first), "t2");
-        assert_eq!(condition(&changed, "Ready")["lastTransitionTime"], "t2");
+        let changed = status(Some(1), &worse, None, false, Some(&first), at(2));
+        assert_eq!(condition(&changed, "Ready").last_transition_time.0, at(2));
         assert_eq!(
-            condition(&changed, "Reconciling")["lastTransitionTime"],
-            "t0"
+            condition(&changed, "Reconciling").last_transition_time.0,
+            at(0)
         );
     }
 

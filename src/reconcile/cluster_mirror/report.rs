@@ -10,9 +10,11 @@ use kube::{
     Api, ResourceExt,
     api::{DynamicObject, Patch, PatchParams},
 };
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::json;
 
 use crate::{
+    api::{ClusterMirrorStatus, cluster_mirror::reason},
     contract::MANAGER_NAME,
     decisions::cluster_mirror::status::{self, ready_reason},
     kind::MirroredKind,
@@ -34,7 +36,12 @@ pub async fn report<K: MirroredKind>(
     ctx: &Context<K>,
 ) -> Result<Option<Duration>, Error> {
     let name = object.name_any();
-    let cached = object.data.get("status");
+    // A status this controller cannot read is replaced, as if absent.
+    let cached = object
+        .data
+        .get("status")
+        .and_then(|status| ClusterMirrorStatus::deserialize(status).ok());
+    let cached = cached.as_ref();
     let (last_written, written_at, told) = {
         let reported = side.reported();
         let entry = reported.get(&name);
@@ -45,14 +52,16 @@ pub async fn report<K: MirroredKind>(
         )
     };
     let previous = last_written.as_ref().or(cached);
-    let now = Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    // Whole seconds, as the API server keeps them.
+    let now =
+        Timestamp::from_second(Timestamp::now().as_second()).unwrap_or_else(|_| Timestamp::now());
     let wanted = status::status(
         found.generation,
         &found.tally,
         found.blocked.as_ref(),
         found.suspended,
         previous,
-        &now,
+        now,
     );
     let tally = &found.tally;
     ctx.metrics
@@ -99,13 +108,14 @@ pub async fn report<K: MirroredKind>(
 fn tell<K: MirroredKind>(
     object: &DynamicObject,
     reason: &'static str,
-    status: &Value,
+    status: &ClusterMirrorStatus,
     ctx: &Context<K>,
 ) {
-    let message = status["conditions"][0]["message"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let message = status
+        .conditions
+        .first()
+        .map(|ready| ready.message.clone())
+        .unwrap_or_default();
     let regarding = ObjectReference {
         api_version: Some(format!(
             "{}/{}",
@@ -119,7 +129,7 @@ fn tell<K: MirroredKind>(
     };
     let name = object.name_any();
     match reason {
-        "Synced" | "Suspended" => {
+        reason::SYNCED | reason::SUSPENDED => {
             tracing::info!(clustermirror = %name, reason, "{message}");
             ctx.events.normal_about(regarding, reason, message);
         }

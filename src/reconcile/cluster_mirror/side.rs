@@ -8,11 +8,9 @@ use std::{
     time::Instant,
 };
 
-use serde_json::Value;
-
 use crate::{
-    cluster::cluster_mirrors::ClusterMirrors, cluster::cluster_sources::ClusterSources,
-    decisions::consent::Consent, kind::MirroredKind,
+    api::ClusterMirrorStatus, cluster::cluster_mirrors::ClusterMirrors,
+    cluster::cluster_sources::ClusterSources, decisions::consent::Consent, kind::MirroredKind,
 };
 
 pub struct ClusterMirrorSide<K: MirroredKind> {
@@ -30,7 +28,7 @@ pub struct ClusterMirrorSide<K: MirroredKind> {
 
 #[derive(Default)]
 pub(super) struct Reported {
-    pub(super) status: Option<Value>,
+    pub(super) status: Option<ClusterMirrorStatus>,
     pub(super) written_at: Option<Instant>,
     pub(super) told: Option<&'static str>,
 }

@@ -171,7 +171,7 @@ impl Found {
 /// A failure's reason in the status, as an Event's would be.
 fn failure_reason(error: &Error) -> &'static str {
     match error {
-        Error::NameTaken { .. } => "NameTaken",
+        Error::NameTaken { .. } => crate::api::cluster_mirror::reason::NAME_TAKEN,
         error => error.event_reason().unwrap_or("WriteFailed"),
     }
 }
