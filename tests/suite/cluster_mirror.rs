@@ -8,6 +8,7 @@
 mod lifecycle;
 mod prune_reads;
 mod refusals;
+mod tenant;
 
 use std::time::Duration;
 
