@@ -119,12 +119,47 @@ pub const NEVER_CARRIED: &[&str] = &[
 
 /// Whether `key` is one of [`NEVER_CARRIED`].
 pub fn never_carried(key: &str) -> bool {
-    NEVER_CARRIED
-        .iter()
-        .any(|entry| match entry.strip_suffix('*') {
-            Some(prefix) => key.starts_with(prefix),
-            None => key == *entry,
-        })
+    NEVER_CARRIED.iter().any(|entry| names_key(entry, key))
+}
+
+/// Whether a list entry (an exact key, or a prefix ending in `*`) names
+/// `key`.
+fn names_key(entry: &str, key: &str) -> bool {
+    match entry.strip_suffix('*') {
+        Some(prefix) => key.starts_with(prefix),
+        None => key == entry,
+    }
+}
+
+/// The keys an install never carries: [`NEVER_CARRIED`], and the entries
+/// `--never-carry` adds (an entry ending in `*` is a prefix), such as a
+/// custom Argo CD `instanceLabelKey`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NeverCarried {
+    added: Vec<String>,
+}
+
+impl NeverCarried {
+    /// The built-in list alone.
+    pub const BUILT_IN: NeverCarried = NeverCarried { added: Vec::new() };
+
+    /// The built-in list and `added`; empty entries stand for none.
+    pub fn new(added: &[String]) -> NeverCarried {
+        let added = added.iter().map(|e| e.trim()).filter(|e| !e.is_empty());
+        NeverCarried {
+            added: added.map(str::to_owned).collect(),
+        }
+    }
+
+    pub fn contains(&self, key: &str) -> bool {
+        never_carried(key) || self.added_names(key)
+    }
+
+    /// Whether an entry `--never-carry` added names `key`: the
+    /// ClusterMirror CRD's rules know only the built-in list.
+    pub fn added_names(&self, key: &str) -> bool {
+        self.added.iter().any(|entry| names_key(entry, key))
+    }
 }
 
 /// Label selector of the copies (companions and mirrors) this controller

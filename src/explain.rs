@@ -15,6 +15,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 
 use crate::{
     cluster::api_client,
+    contract::NeverCarried,
     decisions::targets,
     kind::secret::RefusedSecretTypes,
     ops::cli::{ExplainArgs, ObjectKind, Output},
@@ -85,6 +86,7 @@ fn install(args: &ExplainArgs) -> anyhow::Result<Install> {
     Ok(Install {
         selector: rules.selector.clone(),
         source_label_keys: source_selector.keys(),
+        never_carried: NeverCarried::new(&rules.never_carry),
         source_selector,
         suffix: rules.suffix.clone(),
         configmaps: rules.consent(Kind::Configmaps, &protected)?,

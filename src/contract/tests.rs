@@ -107,3 +107,17 @@ fn the_label_contract_lists_every_key_never_carried() {
         );
     }
 }
+
+/// The chart's admission policy refuses the never-carried keys on copies
+/// from its own copy of the list: the two must not drift apart.
+#[test]
+fn the_chart_s_never_carried_list_is_the_controller_s() {
+    let helpers = include_str!("../../charts/configmap-mirror/templates/_helpers.tpl");
+    let start = r#"{{- define "configmap-mirror.neverCarriedBuiltIn" -}}"#;
+    let (_, list) = helpers
+        .split_once(start)
+        .expect("the chart defines the list");
+    let (list, _) = list.split_once("{{- end }}").expect("the list ends");
+    let chart: Vec<&str> = list.lines().filter(|line| !line.is_empty()).collect();
+    assert_eq!(chart, NEVER_CARRIED, "templates/_helpers.tpl differs");
+}

@@ -8,8 +8,9 @@
 //! ```
 //!
 //! Entries are exact keys, or a prefix ending in `*`. Never carried: the
-//! keys of [`NEVER_CARRIED`] (the controller's own, and those by which other
-//! tools claim, prune or trust an object), and the label keys of the source
+//! keys of [`NeverCarried`] (the controller's own, those by which other
+//! tools claim, prune or trust an object, and those `--never-carry` adds),
+//! and the label keys of the source
 //! selector (a copy must never become a source). A list that asks for one of
 //! the former, by name or by a prefix that matches one the source has, is
 //! [`refused`]: the source is told, and its copies are written without it.
@@ -23,8 +24,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::contract::{
     CARRIED_ANNOTATIONS_ANNOTATION, CARRIED_LABELS_ANNOTATION, CONTROLLER_KEY_PREFIX,
-    COPY_ANNOTATIONS_ANNOTATION, COPY_LABELS_ANNOTATION, MANAGED_BY_LABEL, annotation,
-    never_carried,
+    COPY_ANNOTATIONS_ANNOTATION, COPY_LABELS_ANNOTATION, MANAGED_BY_LABEL, NeverCarried,
+    annotation,
 };
 
 /// How many entries one list may have, and how long it may be: a bound on
@@ -60,27 +61,33 @@ impl Allowlist {
         }
         let mut list = Allowlist::default();
         for entry in text.split(',').map(str::trim) {
-            let (key, prefix) = match entry.strip_suffix('*') {
-                Some(prefix) => (prefix, true),
-                None => (entry, false),
-            };
-            let valid = match prefix {
-                true => !key.contains('*') && (key.is_empty() || is_key_prefix(key)),
-                false => is_qualified_key(key),
-            };
-            if !valid || entry.is_empty() {
-                return Err(format!(
-                    "{annotation_key}: {entry:?} is neither a label or annotation key nor a \
-                     prefix ending in '*' (comma-separated)"
-                ));
-            }
-            match prefix {
-                true => list.prefixes.push(key.to_owned()),
-                false => list.exact.push(key.to_owned()),
+            match key_or_prefix(entry) {
+                Some((key, true)) => list.prefixes.push(key.to_owned()),
+                Some((key, false)) => list.exact.push(key.to_owned()),
+                None => {
+                    return Err(format!(
+                        "{annotation_key}: {entry:?} is neither a label or annotation key nor a \
+                         prefix ending in '*' (comma-separated)"
+                    ));
+                }
             }
         }
         Ok(list)
     }
+}
+
+/// A list entry as a key, or as a prefix (true) when it ends in `*`; None
+/// when it is neither. `--never-carry` takes its entries so too.
+pub fn key_or_prefix(entry: &str) -> Option<(&str, bool)> {
+    let (key, prefix) = match entry.strip_suffix('*') {
+        Some(prefix) => (prefix, true),
+        None => (entry, false),
+    };
+    let valid = match prefix {
+        true => !key.contains('*') && (key.is_empty() || is_key_prefix(key)),
+        false => is_qualified_key(key),
+    };
+    (valid && !entry.is_empty()).then_some((key, prefix))
 }
 
 /// What a source asks its copies to carry.
@@ -107,8 +114,8 @@ impl Lists {
 }
 
 /// Whether a key may be carried at all, whatever the lists say.
-fn carriable(key: &str, source_label_keys: &[String]) -> bool {
-    !never_carried(key) && !source_label_keys.iter().any(|k| k == key)
+fn carriable(key: &str, never: &NeverCarried, source_label_keys: &[String]) -> bool {
+    !never.contains(key) && !source_label_keys.iter().any(|k| k == key)
 }
 
 /// Never carried, and not worth a word when only a prefix matches: keys a
@@ -144,13 +151,13 @@ pub fn selected_of(source: &ObjectMeta, lists: &Lists) -> [BTreeMap<String, Stri
 /// says it; None when nothing. A key counts when a list names it exactly,
 /// or when a prefix entry matches a key the source has (but those skipped
 /// silently): then the owner means something the copies will not have.
-pub fn refused(source: &ObjectMeta, lists: &Lists) -> Option<String> {
+pub fn refused(source: &ObjectMeta, lists: &Lists, never: &NeverCarried) -> Option<String> {
     let refused_in =
         |annotation_key: &str, list: &Allowlist, map: Option<&BTreeMap<String, String>>| {
-            let named = list.exact.iter().filter(|key| never_carried(key));
+            let named = list.exact.iter().filter(|key| never.contains(key));
             let matched = map.into_iter().flatten().map(|(key, _)| key).filter(|key| {
                 list.prefixes.iter().any(|p| key.starts_with(p))
-                    && never_carried(key)
+                    && never.contains(key)
                     && !skipped_silently(key)
             });
             let keys: std::collections::BTreeSet<&String> = named.chain(matched).collect();
@@ -184,10 +191,11 @@ pub fn carry(
     mut copy: ObjectMeta,
     source: &ObjectMeta,
     lists: &Lists,
+    never: &NeverCarried,
     source_label_keys: &[String],
 ) -> ObjectMeta {
     // None of the copy's own keys is carriable, so they always win.
-    let carriable = |key: &str| carriable(key, source_label_keys);
+    let carriable = |key: &str| carriable(key, never, source_label_keys);
     let labels = selected(source.labels.as_ref(), &lists.labels, carriable);
     let annotations = selected(source.annotations.as_ref(), &lists.annotations, carriable);
     let records = [

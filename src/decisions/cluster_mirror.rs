@@ -20,8 +20,8 @@ use crate::{
     api::{ClusterMirrorSpec, SourceKind},
     contract::{
         CARRIED_ANNOTATIONS_ANNOTATION, CARRIED_LABELS_ANNOTATION, CLUSTER_MIRROR_LABEL,
-        CONTROLLER_KEY_PREFIX, MANAGED_BY_LABEL, cluster_mirror_of, mirror_of, never_carried,
-        written_under,
+        CONTROLLER_KEY_PREFIX, MANAGED_BY_LABEL, NeverCarried, cluster_mirror_of, mirror_of,
+        never_carried, written_under,
     },
     decisions::consent::{Consent, NamespaceFacts},
     decisions::desired::{Refusal, desired_mirror, mark_install},
@@ -80,6 +80,32 @@ impl Request {
             labels: spec.target.labels,
             annotations: spec.target.annotations,
             suspend: spec.suspend,
+        })
+    }
+
+    /// What `target.labels` and `target.annotations` set that `never`
+    /// refuses, as the refusal says it; None when nothing.
+    pub fn sets_never_carried(&self, never: &NeverCarried) -> Option<String> {
+        let refused = |field: &str, map: &BTreeMap<String, String>| {
+            let keys: Vec<&str> = map
+                .keys()
+                .map(String::as_str)
+                .filter(|k| never.contains(k))
+                .collect();
+            (!keys.is_empty()).then(|| format!("spec.target.{field} sets {}", keys.join(", ")))
+        };
+        let parts: Vec<String> = [
+            refused("labels", &self.labels),
+            refused("annotations", &self.annotations),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        (!parts.is_empty()).then(|| {
+            format!(
+                "{}: never carried by this install (--never-carry, or the built-in list)",
+                parts.join("; ")
+            )
         })
     }
 

@@ -13,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::{
     contract::{
         CHECKSUM_ANNOTATION, HELM_STORAGE_LABEL, MANAGED_BY_LABEL, MANAGER_NAME, MAX_NAME_LEN,
-        MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION,
+        MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, NeverCarried, SOURCE_SELECTOR_ANNOTATION,
         TILLER_STORAGE_LABEL, companion_name, helm_storage_label, is_managed_by_us,
     },
     decisions::cache_form::source_checksum,
@@ -160,18 +160,20 @@ fn managed_by_us() -> BTreeMap<String, String> {
 }
 
 /// A built copy as the install writes it: carrying what the source's lists
-/// select (never the source selector's label keys), and marked with the
+/// select (never a key of `never`, nor the source selector's label keys),
+/// and marked with the
 /// install's source `selector`. An error names a malformed list: then
 /// nothing of the source is written.
 pub fn finished<K: MirroredKind>(
     mut copy: K,
     source: &K,
     selector: &str,
+    never: &NeverCarried,
     source_label_keys: &[String],
 ) -> Result<K, String> {
     let lists = Lists::of(source.meta())?;
     let meta = std::mem::take(copy.meta_mut());
-    *copy.meta_mut() = carried::carry(meta, source.meta(), &lists, source_label_keys);
+    *copy.meta_mut() = carried::carry(meta, source.meta(), &lists, never, source_label_keys);
     Ok(mark_install(copy, selector))
 }
 

@@ -23,6 +23,7 @@ use k8s_openapi::{
 };
 
 use crate::{
+    contract::NeverCarried,
     contract::{
         CHECKSUM_ANNOTATION, CopyRole, MANAGED_BY_LABEL, MANAGER_NAME, SOURCE_SELECTOR_ANNOTATION,
         annotation, companion_name, is_managed_by_us, mirror_of, object_key, warning,
@@ -55,6 +56,7 @@ pub struct Install {
     pub selector: String,
     pub source_selector: Selector,
     pub source_label_keys: Vec<String>,
+    pub never_carried: NeverCarried,
     pub suffix: String,
     pub configmaps: Consent,
     pub secrets: Consent,
@@ -253,6 +255,7 @@ fn managed<K: Explained>(source: &K, install: &Install, key: &K::DigestKey) -> M
             companion,
             source,
             &install.selector,
+            &install.never_carried,
             &install.source_label_keys,
         ),
     }
@@ -265,10 +268,9 @@ fn source_row<K: Explained>(source: &K, managed: &Managed<K>, install: &Install)
         Managed::Yes {
             companion: Err(why),
         } => (Verdict::NameTooLong, why.clone()),
-        Managed::Yes { companion: Ok(_) } => (
-            Verdict::Managed,
-            format!("it matches the source selector {}", install.selector),
-        ),
+        Managed::Yes { companion: Ok(_) } => {
+            (Verdict::Managed, managed_detail(source.meta(), install))
+        }
     };
     row::<K>(What::Source, source.meta(), None, verdict, detail)
 }
@@ -379,7 +381,7 @@ mod what;
 
 use compare::compare;
 pub use contested::{Warning, contested_copies};
-use refusal::refusal;
+use refusal::{managed_detail, refusal};
 pub use what::*;
 
 use copy::copy_itself;

@@ -6,8 +6,9 @@ use clap::ValueEnum;
 
 pub use leader::LeaderConfig;
 pub(crate) use parsers::{
-    parse_namespace, parse_namespaced_name, parse_object_name, parse_optional_namespace,
-    parse_secret_type, parse_selector, parse_source_selector, parse_suffix,
+    parse_namespace, parse_namespaced_name, parse_never_carry, parse_object_name,
+    parse_optional_namespace, parse_secret_type, parse_selector, parse_source_selector,
+    parse_suffix,
 };
 
 use crate::{
@@ -199,6 +200,15 @@ pub struct Rules {
     /// `bootstrap.kubernetes.io/token`, `helm.sh/release.v1`).
     #[arg(long, env = "MIRROR_REFUSED_SECRET_TYPES", help_heading = "Sources", value_name = "TYPES", value_delimiter = ',', value_parser = parse_secret_type)]
     pub refused_secret_types: Vec<String>,
+
+    /// More label and annotation keys no copy carries, comma-separated,
+    /// besides the built-in ones (this controller's own, and those by which
+    /// other tools claim, prune or trust objects; see docs/user/labels.md):
+    /// an entry ending in `*` is a prefix, others are exact keys. For
+    /// example a custom Argo CD `instanceLabelKey`. A ClusterMirror that
+    /// sets one on its copies is refused.
+    #[arg(long, env = "MIRROR_NEVER_CARRY", help_heading = "Sources", value_name = "KEYS", value_delimiter = ',', value_parser = parse_never_carry)]
+    pub never_carry: Vec<String>,
 }
 
 /// Which cluster to talk to, and as whom: kubectl's flags.

@@ -17,6 +17,7 @@ use kube::runtime::controller::Action;
 
 use crate::{
     cluster::report::EventPublisher,
+    contract::NeverCarried,
     decisions::consent::Consent,
     decisions::selector::Selector,
     index::caches::Caches,
@@ -44,6 +45,8 @@ pub struct Context<K: MirroredKind> {
     pub selector: String,
     /// Label keys of the source selector; a companion must not carry them.
     pub source_label_keys: Vec<String>,
+    /// Keys no copy carries, built-in and `--never-carry`'s.
+    pub never_carried: NeverCarried,
     pub events: EventPublisher,
     pub metrics: Arc<Metrics>,
     pub backoffs: Arc<Backoffs>,

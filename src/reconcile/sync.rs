@@ -57,7 +57,7 @@ async fn sync<K: MirroredKind>(cached: &K, scope: &Scope, ctx: &Context<K>) -> R
     let mirrors = mirrors::sync_mirrors(&source, scope, ctx).await;
     // A key that is never carried is left off the copies, which are written
     // all the same: the owner is told once, and nothing else is held back.
-    let refused_keys = match carried::refused(cached.meta(), &lists) {
+    let refused_keys = match carried::refused(cached.meta(), &lists, &ctx.never_carried) {
         Some(keys) => Err(Error::CopyKeyRefused(keys)),
         None => Ok(()),
     };
@@ -91,8 +91,14 @@ fn companion_of<K: MirroredKind>(
 /// A built copy marked with this install's selector, carrying what the
 /// source's lists select.
 fn finished<K: MirroredKind>(copy: K, source: &K, ctx: &Context<K>) -> Result<K, Error> {
-    desired::finished(copy, source, &ctx.selector, &ctx.source_label_keys)
-        .map_err(Error::InvalidCopyList)
+    desired::finished(
+        copy,
+        source,
+        &ctx.selector,
+        &ctx.never_carried,
+        &ctx.source_label_keys,
+    )
+    .map_err(Error::InvalidCopyList)
 }
 
 /// Compares one copy (companion or mirror) with the cache; one write at

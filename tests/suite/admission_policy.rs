@@ -76,10 +76,16 @@ async fn installed() -> &'static Install {
         .get_or_init(|| async {
             let exempt_groups = format!("admissionPolicy.exemptGroups={{{BREAK_GLASS_GROUP}}}");
             let exempt_users = format!("admissionPolicy.exemptUsers={{{BREAK_GLASS_USER}}}");
+            let never_carry = format!("controller.neverCarry={{{}}}", never_carry::NEVER_CARRY);
             let manifest = render_install(
                 RELEASE,
                 RELEASE_NAMESPACE,
-                &["secrets.enabled=true", &exempt_groups, &exempt_users],
+                &[
+                    "secrets.enabled=true",
+                    &exempt_groups,
+                    &exempt_users,
+                    &never_carry,
+                ],
             );
             let install = apply_install(manifest, RELEASE, RELEASE_NAMESPACE).await;
             assert!(
@@ -431,7 +437,7 @@ async fn an_admins_edits_of_copies_are_refused_naming_the_source<K: TestKind>() 
         }
         // What other tools add to a copy is theirs.
         let theirs = json!({"metadata": {
-            "labels": {"example.com/team": "a"},
+            "labels": {"example.com/tier": "a"},
             "annotations": {"example.com/note": "kept"},
         }});
         let edited = world
@@ -439,10 +445,10 @@ async fn an_admins_edits_of_copies_are_refused_naming_the_source<K: TestKind>() 
             .await
             .unwrap_or_else(|e| panic!("adding a label to {namespace}/{name}: {e}"));
         assert_eq!(
-            edited.labels().get("example.com/team").map(String::as_str),
+            edited.labels().get("example.com/tier").map(String::as_str),
             Some("a")
         );
-        let removed = json!({"metadata": {"labels": {"example.com/team": null}}});
+        let removed = json!({"metadata": {"labels": {"example.com/tier": null}}});
         world
             .patch(namespace, name, &removed)
             .await
@@ -907,4 +913,5 @@ async fn an_uninstall_removes_the_policy() {
 }
 
 mod guards;
+mod never_carry;
 mod render;

@@ -35,6 +35,8 @@ const LEAD: &str = "platform-lead";
 /// Bound to the editor role, and may get no Secret.
 const JUNIOR: &str = "platform-junior";
 const SOURCE: &str = "corp-ca";
+/// The release's `controller.neverCarry`.
+const NEVER_CARRY: &str = "example.com/team";
 
 fn control_plane() -> &'static ControlPlane {
     static CHART_CRD_PLANE: LazyControlPlane = LazyControlPlane::new();
@@ -87,6 +89,8 @@ async fn installed() -> &'static str {
                         &namespace,
                         "--set",
                         "admissionPolicy.enabled=true",
+                        "--set",
+                        &format!("controller.neverCarry={{{NEVER_CARRY}}}"),
                     ],
                 ),
                 None,
@@ -245,6 +249,48 @@ async fn a_mirror_of_a_secret_is_refused_to_whoever_may_not_get_that_secret() {
         matches!(retarget, Err(kube::Error::Api(ref status)) if status.code == 403),
         "{retarget:?}"
     );
+}
+
+/// The CRD's rules know only the built-in never-carried keys: the policy
+/// refuses those `controller.neverCarry` adds.
+#[tokio::test]
+async fn a_mirror_setting_a_key_never_carry_adds_is_refused() {
+    let namespace = installed().await;
+    let admin: Api<ClusterMirror> = Api::all(control_plane().client().await);
+    let mut mirror = mirror_of("team-colors", "ConfigMap", namespace);
+    mirror.spec.target.labels = [(NEVER_CARRY.to_owned(), "platform".to_owned())].into();
+    let message = wait_for("the policy to refuse the key", PATIENCE, || {
+        let (admin, mirror) = (admin.clone(), mirror.clone());
+        async move {
+            let dry_run = PostParams {
+                dry_run: true,
+                ..PostParams::default()
+            };
+            match admin.create(&dry_run, &mirror).await {
+                Err(kube::Error::Api(status)) if status.code == 422 => Some(status.message),
+                _ => None,
+            }
+        }
+    })
+    .await
+    .expect("the policy refuses");
+    assert!(
+        message.contains(NEVER_CARRY) && message.contains("controller.neverCarry"),
+        "{message}"
+    );
+    mirror.spec.target.labels = [("example.com/tier".to_owned(), "1".to_owned())].into();
+    mirror.spec.target.annotations = [(NEVER_CARRY.to_owned(), "platform".to_owned())].into();
+    match admin.create(&PostParams::default(), &mirror).await {
+        Err(kube::Error::Api(status)) if status.code == 422 => {
+            assert!(status.message.contains(NEVER_CARRY), "{}", status.message)
+        }
+        other => panic!("an annotation {NEVER_CARRY} was let through: {other:?}"),
+    }
+    mirror.spec.target.annotations = Default::default();
+    admin
+        .create(&PostParams::default(), &mirror)
+        .await
+        .expect("a ClusterMirror setting keys of no tool");
 }
 
 fn rendered(values: &[&str]) -> Vec<Value> {

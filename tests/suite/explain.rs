@@ -780,6 +780,7 @@ fn bad_input_exits_with_code_2() {
         (&["a/b", "-o", "yaml"], "--output"),
         (&["a/b", "--selector="], "--selector"),
         (&["a/b", "--suffix=..x"], "--suffix"),
+        (&["a/b", "--never-carry=a b"], "--never-carry"),
         (&["a/b"], "kubeconfig"),
     ];
     for (args, names) in cases {

@@ -42,6 +42,9 @@ fn flags_that_can_never_work_are_refused_with_exit_code_2() {
         ),
         (&["--namespace=Team_A"], "--namespace"),
         (&["--reserved-names=ok,Not_A_Name"], "--reserved-names"),
+        (&["--never-carry=example.com/team,a b"], "--never-carry"),
+        (&["--never-carry=example.com/*/x*"], "--never-carry"),
+        (&["--never-carry=a*b"], "--never-carry"),
         (
             &["--watch-failure-threshold=0s"],
             "--watch-failure-threshold",

@@ -191,6 +191,9 @@ The controller's command-line flags, one per item, every value quoted.
 {{- with $c.reservedNames }}
 - {{ printf "--reserved-names=%s" (join "," .) | quote }}
 {{- end }}
+{{- with $c.neverCarry }}
+- {{ printf "--never-carry=%s" (join "," .) | quote }}
+{{- end }}
 - {{ printf "--concurrency=%d" (int $c.concurrency) | quote }}
 - {{ printf "--worker-threads=%d" (int $c.workerThreads) | quote }}
 - {{ printf "--log-format=%s" $c.logFormat | quote }}
@@ -257,4 +260,71 @@ let through what the controller refuses. Refused, naming the value to set.
 {{- fail (printf "extraEnv: %s is set from %s, which the admission policy reads too: set that value instead" .name (get $values $flag)) }}
 {{- end }}
 {{- end }}
+{{- end }}
+
+{{/*
+The label and annotation keys no copy carries, one a line: contract.rs's
+NEVER_CARRIED, which a unit test keeps this the same as (an entry ending in
+`*` is a prefix). The admission policy refuses them on copies, with
+controller.neverCarry's.
+*/}}
+{{- define "configmap-mirror.neverCarriedBuiltIn" -}}
+app.kubernetes.io/managed-by
+workshop.io/*
+kubectl.kubernetes.io/*
+applyset.kubernetes.io/*
+addonmanager.kubernetes.io/*
+app.kubernetes.io/instance
+meta.helm.sh/*
+helm.sh/*
+argocd.argoproj.io/*
+kustomize.toolkit.fluxcd.io/*
+helm.toolkit.fluxcd.io/*
+fluxcd.io/*
+kapp.k14s.io/*
+fleet.cattle.io/*
+objectset.rio.cattle.io/*
+pulumi.com/*
+crossplane.io/*
+kluctl.io/*
+config.k8s.io/owning-inventory
+cli-utils.sigs.k8s.io/inventory-id
+configsync.gke.io/*
+configmanagement.gke.io/*
+cert-manager.io/*
+controller.cert-manager.io/*
+trust.cert-manager.io/*
+reconcile.external-secrets.io/*
+sealedsecrets.bitnami.com/*
+reflector.v1.k8s.emberstack.com/*
+replicator.v1.mittwald.de/*
+kubed.appscode.com/*
+generate.kyverno.io/*
+service.beta.openshift.io/*
+service.alpha.openshift.io/*
+config.openshift.io/inject-trusted-cabundle
+istio/multiCluster
+{{- end }}
+
+{{/*
+The never-carried keys the admission policy refuses to add to a copy:
+the built-in list and controller.neverCarry, but the controller's own keys
+(the managed-by label, workshop.io/*), which its other rules guard. A dict:
+"exact" keys and "prefixes" (without their `*`).
+*/}}
+{{- define "configmap-mirror.neverCarriedForPolicy" -}}
+{{- $own := list "app.kubernetes.io/managed-by" "workshop.io/*" }}
+{{- $entries := concat (splitList "\n" (include "configmap-mirror.neverCarriedBuiltIn" .)) .Values.controller.neverCarry }}
+{{- $exact := list }}
+{{- $prefixes := list }}
+{{- range $entries }}
+{{- if and . (not (has . $own)) }}
+{{- if hasSuffix "*" . }}
+{{- $prefixes = append $prefixes (trimSuffix "*" .) }}
+{{- else }}
+{{- $exact = append $exact . }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- toJson (dict "exact" (uniq $exact) "prefixes" (uniq $prefixes)) }}
 {{- end }}

@@ -10,6 +10,7 @@ fn source(labels: &[(&str, &str)], annotations: &[(&str, &str)]) -> ObjectMeta {
 }
 
 const SELECTOR_KEYS: &[String] = &[];
+const BUILT_IN: NeverCarried = NeverCarried::BUILT_IN;
 
 #[test]
 fn listed_keys_and_prefixes_are_carried_with_a_record() {
@@ -31,7 +32,13 @@ fn listed_keys_and_prefixes_are_carried_with_a_record() {
         ],
     );
     let lists = Lists::of(&source).unwrap();
-    let copy = carry(ObjectMeta::default(), &source, &lists, SELECTOR_KEYS);
+    let copy = carry(
+        ObjectMeta::default(),
+        &source,
+        &lists,
+        &BUILT_IN,
+        SELECTOR_KEYS,
+    );
     assert_eq!(
         copy.labels,
         Some(mk_map(&[("app.kubernetes.io/name", "web"), ("team", "a")]))
@@ -62,7 +69,13 @@ fn the_controller_s_keys_the_selector_s_and_last_applied_are_never_carried() {
         ],
     );
     let lists = Lists::of(&source).unwrap();
-    let copy = carry(ObjectMeta::default(), &source, &lists, &["tier".to_owned()]);
+    let copy = carry(
+        ObjectMeta::default(),
+        &source,
+        &lists,
+        &BUILT_IN,
+        &["tier".to_owned()],
+    );
     assert_eq!(copy.labels, Some(BTreeMap::new()));
     assert_eq!(copy.annotations, Some(BTreeMap::new()), "no record either");
 }
@@ -74,6 +87,7 @@ fn a_source_without_lists_adds_nothing() {
         ObjectMeta::default(),
         &source,
         &Lists::of(&source).unwrap(),
+        &BUILT_IN,
         SELECTOR_KEYS,
     );
     assert!(copy.labels.unwrap().is_empty() && copy.annotations.unwrap().is_empty());
@@ -134,7 +148,13 @@ fn keys_by_which_tools_claim_an_object_are_never_carried_even_under_a_star() {
         ],
     );
     let lists = Lists::of(&source).unwrap();
-    let copy = carry(ObjectMeta::default(), &source, &lists, SELECTOR_KEYS);
+    let copy = carry(
+        ObjectMeta::default(),
+        &source,
+        &lists,
+        &BUILT_IN,
+        SELECTOR_KEYS,
+    );
     assert_eq!(
         copy.labels,
         Some(mk_map(&[("app.kubernetes.io/name", "web")]))
@@ -170,7 +190,7 @@ fn refused_keys_asked_for_are_named_once_per_list() {
         ],
     );
     assert_eq!(
-        refused(&source, &Lists::of(&source).unwrap()).as_deref(),
+        refused(&source, &Lists::of(&source).unwrap(), &BUILT_IN).as_deref(),
         Some(
             "workshop.io/copy-labels asks for app.kubernetes.io/instance, \
              app.kubernetes.io/managed-by; workshop.io/copy-annotations asks for \
@@ -180,7 +200,10 @@ fn refused_keys_asked_for_are_named_once_per_list() {
          last-applied, which any source may have, only silently"
     );
     let harmless = source_with_lists("app.kubernetes.io/name", "example.com/*");
-    assert_eq!(refused(&harmless, &Lists::of(&harmless).unwrap()), None);
+    assert_eq!(
+        refused(&harmless, &Lists::of(&harmless).unwrap(), &BUILT_IN),
+        None
+    );
 }
 
 fn source_with_lists(labels: &str, annotations: &str) -> ObjectMeta {
@@ -214,7 +237,10 @@ fn the_cache_keeps_refused_keys_the_lists_match_so_that_they_can_be_named() {
         labels: Some(labels),
         ..source.clone()
     };
-    assert_eq!(refused(&cached, &lists), refused(&source, &lists));
+    assert_eq!(
+        refused(&cached, &lists, &BUILT_IN),
+        refused(&source, &lists, &BUILT_IN)
+    );
 }
 
 #[test]
@@ -244,4 +270,41 @@ fn every_key_never_carried_is_a_key_or_a_prefix_as_lists_take_them() {
     for entry in crate::contract::NEVER_CARRIED {
         assert!(Allowlist::parse("list", entry).is_ok(), "{entry}");
     }
+}
+
+#[test]
+fn keys_never_carry_adds_are_never_carried_and_named_when_asked_for() {
+    let source = source(
+        &[
+            ("example.com/team", "a"),
+            ("example.com/tier", "1"),
+            ("team", "a"),
+        ],
+        &[
+            (COPY_LABELS_ANNOTATION, "team,example.com/*"),
+            ("example.com/team", "a"),
+        ],
+    );
+    let lists = Lists::of(&source).unwrap();
+    let never = NeverCarried::new(&["example.com/team".to_owned(), " ".to_owned()]);
+    let copy = carry(
+        ObjectMeta::default(),
+        &source,
+        &lists,
+        &never,
+        SELECTOR_KEYS,
+    );
+    let labels = copy.labels.unwrap_or_default();
+    assert_eq!(
+        labels,
+        mk_map(&[("example.com/tier", "1"), ("team", "a")]),
+        "only the added key is left off"
+    );
+    let why = refused(&source, &lists, &never).unwrap_or_default();
+    assert!(why.contains("example.com/team"), "{why}");
+    assert_eq!(refused(&source, &lists, &BUILT_IN), None);
+    let prefixes = NeverCarried::new(&["example.com/*".to_owned()]);
+    assert!(prefixes.contains("example.com/tier") && prefixes.added_names("example.com/x"));
+    assert!(prefixes.contains("argocd.argoproj.io/instance"));
+    assert!(!prefixes.added_names("argocd.argoproj.io/instance"));
 }

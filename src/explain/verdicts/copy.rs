@@ -176,6 +176,7 @@ pub(super) fn copy_itself<K: Explained>(
             desired,
             source,
             &install.selector,
+            &install.never_carried,
             &install.source_label_keys,
         ),
         Err(_) => {

@@ -71,3 +71,17 @@ pub(super) fn refusal<K: Explained>(
         ),
     })
 }
+
+/// Why the install manages a source, and what of it its copies never carry
+/// that its lists ask for (as the controller's Warning says it).
+pub(super) fn managed_detail(source: &ObjectMeta, install: &Install) -> String {
+    let matches = format!("it matches the source selector {}", install.selector);
+    let lists = Lists::of(source).unwrap_or_default();
+    match crate::decisions::carried::refused(source, &lists, &install.never_carried) {
+        Some(keys) => format!(
+            "{matches}; {keys}: never carried (Warning {})",
+            warning::COPY_KEY_REFUSED
+        ),
+        None => matches,
+    }
+}

@@ -210,6 +210,7 @@ fn mirror_rows<K: Explained>(
                         mirror,
                         source,
                         &install.selector,
+                        &install.never_carried,
                         &install.source_label_keys,
                     )
                     .map_err(|_| Refusal::Incomplete)

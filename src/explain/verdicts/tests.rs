@@ -35,6 +35,7 @@ fn install() -> Install {
         selector: SELECTOR.into(),
         source_selector: Selector::parse(SELECTOR).unwrap(),
         source_label_keys: source_keys(),
+        never_carried: Default::default(),
         suffix: SUFFIX.into(),
         configmaps: consent("workshop.io/accept-mirrors=true"),
         secrets: consent("workshop.io/accept-secret-mirrors=true"),
@@ -62,12 +63,30 @@ fn consenting(name: &str) -> NamespaceFacts {
 /// As the controller writes them.
 fn companion_of<K: MirroredKind>(source: &K, key: &K::DigestKey) -> K {
     let companion = desired_companion(source, SUFFIX, key).unwrap();
-    stored(finished(companion, source, SELECTOR, &source_keys()).unwrap())
+    stored(
+        finished(
+            companion,
+            source,
+            SELECTOR,
+            &Default::default(),
+            &source_keys(),
+        )
+        .unwrap(),
+    )
 }
 
 fn mirror_in<K: MirroredKind>(source: &K, namespace: &str, key: &K::DigestKey) -> K {
     let mirror = desired_mirror(source, namespace, key).unwrap();
-    stored(finished(mirror, source, SELECTOR, &source_keys()).unwrap())
+    stored(
+        finished(
+            mirror,
+            source,
+            SELECTOR,
+            &Default::default(),
+            &source_keys(),
+        )
+        .unwrap(),
+    )
 }
 
 fn stored<K: MirroredKind>(mut object: K) -> K {

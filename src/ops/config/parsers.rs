@@ -14,6 +14,20 @@ pub(crate) fn parse_namespaced_name(value: &str) -> Result<(String, String), Str
     Ok((parse_namespace(namespace)?, name.to_owned()))
 }
 
+/// A key or a prefix ending in `*`, as the lists of keys to carry take
+/// them; an empty one (`a,,b`, or an empty variable) stands for none.
+pub(crate) fn parse_never_carry(value: &str) -> Result<String, String> {
+    match value.trim() {
+        "" => Ok(String::new()),
+        entry => match crate::decisions::carried::key_or_prefix(entry) {
+            Some(_) => Ok(entry.to_owned()),
+            None => Err(format!(
+                "{entry:?} is neither a label or annotation key nor a prefix ending in '*'"
+            )),
+        },
+    }
+}
+
 pub(crate) fn parse_suffix(value: &str) -> Result<String, String> {
     if names::is_name_suffix(value) {
         Ok(value.to_owned())

@@ -140,3 +140,21 @@ fn leader_timings_that_allow_two_leaders_are_refused() {
         "one try per deadline"
     );
 }
+
+#[test]
+fn never_carry_takes_keys_and_prefixes() {
+    let config = parse([
+        "configmap-mirror",
+        "--never-carry",
+        "example.com/team,,corp.example/*",
+    ])
+    .unwrap();
+    assert_eq!(
+        config.rules.never_carry,
+        ["example.com/team", "", "corp.example/*"]
+    );
+    for bad in ["a b", "a*b", "example.com/x/y", "*a*"] {
+        let args = ["configmap-mirror", "--never-carry", bad];
+        assert!(parse(args).is_err(), "{bad}");
+    }
+}

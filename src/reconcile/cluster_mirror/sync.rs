@@ -62,6 +62,10 @@ pub async fn sync<K: MirroredKind>(
         Ok(request) => request,
         Err(why) => return Ok(Found::blocked(object, Blocked::InvalidSpec(why))),
     };
+    // The CRD's rules know only the built-in list.
+    if let Some(why) = request.sets_never_carried(&ctx.never_carried) {
+        return Ok(Found::blocked(object, Blocked::InvalidSpec(why)));
+    }
     if request.kind != K::kind(&()) {
         let blocked = match request.kind.as_str() {
             "Secret" => Blocked::SecretsDisabled,

@@ -186,7 +186,7 @@ async fn finalizers_and_claims_by_annotation_are_guarded_and_system_controllers_
         .patch(
             &targets,
             "claimed",
-            &json!({"metadata": {"labels": {"example.com/team": "a"}}}),
+            &json!({"metadata": {"labels": {"example.com/tier": "a"}}}),
         )
         .await
         .expect("a label of one's own on it");

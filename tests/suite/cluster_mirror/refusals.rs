@@ -138,6 +138,69 @@ async fn a_helm_2_release_record_is_never_copied() {
     clean_up(world, &["tiller"]).await;
 }
 
+/// The CRD's rules refuse only the built-in never-carried keys: the
+/// controller refuses those `--never-carry` adds.
+#[tokio::test]
+async fn a_key_never_carry_adds_makes_the_spec_invalid() {
+    let mut world = World::<ConfigMap>::new_stopped("cmir-never").await;
+    install_crd(&world.scene.client).await;
+    let sources = world.prefix.clone();
+    world
+        .start_with(&[
+            "--cluster-mirror-source-namespaces",
+            &sources,
+            "--never-carry=example.com/team,corp.example/*",
+        ])
+        .await;
+    world
+        .objects()
+        .create(&ConfigMap::with_data("colors", &[("k", "v")], false))
+        .await;
+    let prod = world.namespace("a", false, &[("env", "prod")]).await;
+    let target = |labels: Value, annotations: Value| {
+        json!({
+            "source": {"kind": "ConfigMap", "namespace": world.prefix, "name": "colors"},
+            "target": {
+                "namespaceSelector": {"matchLabels": {"env": "prod"}},
+                "namespaces": [format!("{}-*", world.prefix)],
+                "labels": labels,
+                "annotations": annotations,
+            },
+        })
+    };
+    create_with(
+        &world,
+        "team",
+        target(
+            json!({"example.com/team": "a"}),
+            json!({"corp.example/owner": "b"}),
+        ),
+    )
+    .await;
+    let refused = ready(&world, "team", "InvalidSpec").await;
+    assert_eq!(condition(&refused, "Stalled").unwrap()["status"], "True");
+    let message = condition(&refused, "Ready").unwrap()["message"].to_string();
+    assert!(
+        message.contains("example.com/team") && message.contains("corp.example/owner"),
+        "{message}"
+    );
+    tokio::time::sleep(QUIET).await;
+    assert!(world.api(&prod).get_opt("colors").await.unwrap().is_none());
+    // Without the keys, the same ClusterMirror copies (a merge patch: null
+    // removes a key).
+    patch_spec(
+        &world,
+        "team",
+        json!({"target": {
+            "labels": {"example.com/team": null, "example.com/tier": "1"},
+            "annotations": {"corp.example/owner": null},
+        }}),
+    )
+    .await;
+    copy_in_sync(&world, &prod, "colors", "team").await;
+    clean_up(world, &["team"]).await;
+}
+
 #[tokio::test]
 async fn a_secret_clustermirror_while_secrets_are_not_mirrored_says_so() {
     let world = super::world::<ConfigMap>("cmir-nosecrets").await;
