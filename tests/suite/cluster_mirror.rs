@@ -7,7 +7,9 @@
 
 mod explain;
 mod lifecycle;
+mod prune_reads;
 mod refusals;
+mod tenant;
 
 use std::time::Duration;
 
