@@ -6,6 +6,7 @@
 //! a time (its `World`), with the CRD installed once.
 
 mod explain;
+mod heal_status;
 mod lifecycle;
 mod prune_reads;
 mod refusals;
