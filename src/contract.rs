@@ -88,8 +88,11 @@ pub const NEVER_CARRIED: &[&str] = &[
     "pulumi.com/*",
     "crossplane.io/*",
     "kluctl.io/*",
-    // cli-utils inventories (kpt, Config Sync), and Config Sync itself.
+    // cli-utils inventories (kpt, Config Sync): an object's inventory, and
+    // the inventory itself, whose data lists the objects it prunes; and
+    // Config Sync itself.
     "config.k8s.io/owning-inventory",
+    "cli-utils.sigs.k8s.io/inventory-id",
     "configsync.gke.io/*",
     "configmanagement.gke.io/*",
     // cert-manager (a Secret it adopts, a CA it injects), trust-manager.
@@ -232,6 +235,18 @@ pub fn cluster_mirror_of(meta: &ObjectMeta) -> Option<&str> {
 /// (`owner=helm`), in either kind: such an object is never a source, and
 /// the sources' cache keeps this label to tell.
 pub const HELM_STORAGE_LABEL: (&str, &str) = ("owner", "helm");
+/// The label by which Helm 2's Tiller finds its release records: the same
+/// rule as [`HELM_STORAGE_LABEL`], for clusters that still hold them.
+pub const TILLER_STORAGE_LABEL: (&str, &str) = ("OWNER", "TILLER");
+
+/// Which of [`HELM_STORAGE_LABEL`] and [`TILLER_STORAGE_LABEL`] `meta`
+/// carries, if either.
+pub fn helm_storage_label(meta: &ObjectMeta) -> Option<(&'static str, &'static str)> {
+    let labels = meta.labels.as_ref()?;
+    [HELM_STORAGE_LABEL, TILLER_STORAGE_LABEL]
+        .into_iter()
+        .find(|(key, value)| labels.get(*key).is_some_and(|v| v == value))
+}
 
 /// The reasons of the Warning Events, one per condition a person must act
 /// on (see `error`). Alerts match on them: they never change.

@@ -107,7 +107,6 @@ pub async fn run<K: MirroredKind>(
         fresh_reads: FreshReads::new(
             shared.client.clone(),
             &shared.settings.selector,
-            fresh_reads::WINDOW,
             fresh_reads::PAGE_SIZE,
         )
         .at_most_waiting(shared.concurrency.into()),

@@ -6,14 +6,20 @@
 //! deleted them. That must never remove a copy. So the absence of a
 //! ClusterMirror removes its copies only while the CRD exists and is not
 //! being deleted, as read from the API server after the absence was seen
-//! (`crd_live_now`): the CRD is marked for deletion before any of its
-//! objects go, so that read cannot miss it. While the CRD is missing (also
+//! (`crd_live_since_absence`): the CRD is marked for deletion before any of
+//! its objects go, so that read cannot miss it. One read answers every
+//! copy pruned for absences seen before it began, so deleting a
+//! ClusterMirror with 5,000 copies reads the CRD once, not 5,000 times.
+//! While the CRD is missing (also
 //! at start), the ClusterMirror cache never completes, and no copy of a
 //! ClusterMirror is pruned; the label-driven path runs as ever.
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, PoisonError},
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicU64, Ordering},
+    },
 };
 
 use futures::{StreamExt, channel::mpsc};
@@ -65,6 +71,13 @@ pub struct ClusterMirrors {
     requests: Arc<Mutex<HashMap<String, Arc<Request>>>>,
     listed: watch::Receiver<bool>,
     listeners: Arc<Mutex<Vec<mpsc::UnboundedSender<Change>>>>,
+    /// How many events that can make a ClusterMirror absent (a delete, a
+    /// new list) were seen; counted before the store shows the absence.
+    absences_seen: Arc<AtomicU64>,
+    /// The last read of the CRD: the count of absences seen when it
+    /// began, and whether the CRD was live. Held while reading, so reads
+    /// waiting on it are made one at a time.
+    last_crd_read: Arc<tokio::sync::Mutex<Option<(u64, bool)>>>,
 }
 
 pub fn resource() -> ApiResource {
@@ -96,11 +109,11 @@ impl ClusterMirrors {
             requests: Arc::default(),
             listed,
             listeners: Arc::default(),
+            absences_seen: Arc::default(),
+            last_crd_read: Arc::default(),
         };
         let api = Api::<DynamicObject>::all_with(watch_client.clone(), &resource);
-        let events = watcher::watcher(api, watcher::Config::default())
-            .default_backoff()
-            .reflect(writer);
+        let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
         let crd_api = Api::<PartialObjectMeta<CustomResourceDefinition>>::all(watch_client);
         let crd_events = watcher::watcher(
             crd_api,
@@ -111,7 +124,7 @@ impl ClusterMirrors {
             let mirrors = mirrors.clone();
             async move {
                 futures::join!(
-                    mirrors.follow(events, listed_tx),
+                    mirrors.follow(events, writer, listed_tx),
                     follow_crd(crd_events, metrics)
                 );
             }
@@ -150,18 +163,29 @@ impl ClusterMirrors {
         self.lock_requests().values().cloned().collect()
     }
 
-    /// Whether the CRD exists and is not being deleted, read now from the
-    /// API server: only then does a ClusterMirror's absence mean that it
-    /// was deleted by someone.
-    pub async fn crd_live_now(&self) -> Result<bool, kube::Error> {
+    /// Whether the CRD exists and is not being deleted, as read from the
+    /// API server after every absence seen so far: only then does a
+    /// ClusterMirror's absence mean that it was deleted by someone. A read
+    /// that began after the last absence was seen answers again.
+    pub async fn crd_live_since_absence(&self) -> Result<bool, kube::Error> {
+        let mut last_read = self.last_crd_read.lock().await;
+        let absences = self.absences_seen.load(Ordering::SeqCst);
+        if let Some((seen, live)) = *last_read
+            && seen == absences
+        {
+            return Ok(live);
+        }
         let api = Api::<CustomResourceDefinition>::all(self.client.clone());
         let crd = api.get_metadata_opt(CLUSTER_MIRROR_CRD).await?;
-        Ok(crd.is_some_and(|crd| crd.metadata.deletion_timestamp.is_none()))
+        let live = crd.is_some_and(|crd| crd.metadata.deletion_timestamp.is_none());
+        *last_read = Some((absences, live));
+        Ok(live)
     }
 
     async fn follow(
         &self,
         events: impl futures::Stream<Item = Result<Event<DynamicObject>, watcher::Error>>,
+        mut writer: reflector::store::Writer<DynamicObject>,
         listed: watch::Sender<bool>,
     ) {
         let mut events = std::pin::pin!(events);
@@ -178,6 +202,13 @@ impl ClusterMirrors {
                 }
             };
             failing = false;
+            // Counted before the store shows it: whoever finds a
+            // ClusterMirror absent then finds the count raised, and no
+            // older read of the CRD answers for it.
+            if matches!(event, Event::Delete(_) | Event::InitDone) {
+                self.absences_seen.fetch_add(1, Ordering::SeqCst);
+            }
+            writer.apply_watcher_event(&event);
             for change in self.observe(&event) {
                 self.tell(change);
             }

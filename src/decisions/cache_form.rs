@@ -46,8 +46,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     contract::{
-        CHECKSUM_ANNOTATION, COPY_ANNOTATIONS_ANNOTATION, COPY_LABELS_ANNOTATION,
-        HELM_STORAGE_LABEL, MANAGED_BY_LABEL, MANAGER_NAME, SOURCE_SELECTOR_ANNOTATION,
+        CHECKSUM_ANNOTATION, COPY_ANNOTATIONS_ANNOTATION, COPY_LABELS_ANNOTATION, MANAGED_BY_LABEL,
+        MANAGER_NAME, SOURCE_SELECTOR_ANNOTATION, helm_storage_label,
     },
     decisions::carried::{self, Lists},
     decisions::owner_ref::owner_reference,
@@ -78,18 +78,14 @@ pub fn slim_source<K: MirroredKind>(source: &mut K) {
     // A malformed list selects nothing: the reconcile reports it.
     let [carried_labels, carried_annotations] =
         carried::selected_of(&meta, &Lists::of(&meta).unwrap_or_default());
+    // Helm's (or Tiller's) storage label makes a source one that is never
+    // copied.
+    let helm_record = helm_storage_label(&meta);
     let mut annotations = keep_only(meta.annotations, &SOURCE_ANNOTATIONS).unwrap_or_default();
     annotations.extend(carried_annotations);
-    // Helm's storage label makes a source one that is never copied.
-    let (helm_key, helm_value) = HELM_STORAGE_LABEL;
-    let helm_record = meta
-        .labels
-        .as_ref()
-        .and_then(|labels| labels.get(helm_key))
-        .is_some_and(|value| value == helm_value);
     let mut labels = keep_only(meta.labels, &[MANAGED_BY_LABEL]).unwrap_or_default();
     labels.extend(carried_labels);
-    if helm_record {
+    if let Some((helm_key, helm_value)) = helm_record {
         labels.insert(helm_key.into(), helm_value.into());
     }
     *source.meta_mut() = ObjectMeta {

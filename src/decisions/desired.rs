@@ -13,8 +13,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::{
     contract::{
         CHECKSUM_ANNOTATION, HELM_STORAGE_LABEL, MANAGED_BY_LABEL, MANAGER_NAME, MAX_NAME_LEN,
-        MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, companion_name,
-        is_managed_by_us,
+        MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION,
+        TILLER_STORAGE_LABEL, companion_name, helm_storage_label, is_managed_by_us,
     },
     decisions::cache_form::source_checksum,
     decisions::carried::{self, Lists},
@@ -38,7 +38,8 @@ pub enum Refusal {
 /// The name prefix of Helm's release records, which its storage drivers
 /// also find by [`HELM_STORAGE_LABEL`]: Helm reads a ConfigMap or Secret so
 /// named, or so labeled, as the record of a release in its namespace, and
-/// would trust a copy on the next upgrade.
+/// would trust a copy on the next upgrade. Helm 2's Tiller finds its own by
+/// [`TILLER_STORAGE_LABEL`] alone.
 const HELM_RELEASE_NAME_PREFIX: &str = "sh.helm.release.v1.";
 
 /// Why `object` may never be a source, whatever its labels, if so: a Helm
@@ -48,11 +49,15 @@ const HELM_RELEASE_NAME_PREFIX: &str = "sh.helm.release.v1.";
 /// it, or before its type was refused) are no longer wanted.
 pub fn never_a_source<K: MirroredKind>(object: &K, rules: &K::SourceRules) -> Option<String> {
     let meta = object.meta();
+    let storage_label = helm_storage_label(meta);
+    if let Some((label, value)) = storage_label.filter(|l| *l == TILLER_STORAGE_LABEL) {
+        return Some(format!(
+            "it is a Helm 2 release record (labeled {label}={value}): Tiller trusts its copies \
+             as records of its releases"
+        ));
+    }
     let (label, value) = HELM_STORAGE_LABEL;
-    let helm_labeled = meta
-        .labels
-        .as_ref()
-        .is_some_and(|labels| labels.get(label).is_some_and(|v| v == value));
+    let helm_labeled = storage_label.is_some();
     let helm_named = meta
         .name
         .as_deref()

@@ -1,16 +1,16 @@
-//! The fresh reads of sources, coalesced: the reconciles that wait for a
-//! read of a source in the same namespace at about the same time are
-//! answered by one paged LIST of the namespace's sources (selected by the
-//! source selector), or, where the namespace holds many sources more than
-//! are waited for, by one GET each (`decisions::fresh_batch` decides).
+//! The fresh reads of sources, coalesced at the API server's pace: a
+//! namespace's sources are read by one request at a time, and the
+//! reconciles that wait for a read while one is in flight are answered
+//! together by the next, as one paged LIST of the namespace's sources
+//! (selected by the source selector), or, where the namespace holds many
+//! sources more than are waited for, by one GET each
+//! (`decisions::fresh_batch` decides).
 //!
-//! In a namespace too big for a LIST to pay even with every reconcile
-//! waiting, a read is a GET at once. Elsewhere a batch is opened by its
-//! first waiter and read [`WINDOW`] later, so a
-//! reconcile alone still has its answer within that time, and the
-//! namespace is read at most once per window however many reconciles
-//! write. The read runs in a task of its own: a cancelled reconcile
-//! neither cancels the others' read nor is waited for.
+//! A read with none in flight in its namespace is made at once, so a
+//! reconcile alone waits for no one; in a namespace too big for a LIST to
+//! pay even with every reconcile waiting, every read is a GET at once. The
+//! reads run in a task of their own: a cancelled reconcile neither cancels
+//! the others' read nor is waited for.
 //!
 //! Each answer is at least as new as the resourceVersion its waiter
 //! cached, as its own GET was: a LIST asks for the newest of the batch's
@@ -22,8 +22,7 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, PoisonError},
-    time::Duration,
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
 };
 
 use futures::future::join_all;
@@ -38,9 +37,6 @@ use crate::{
     decisions::fresh_batch::{Batch, ReadPlan, Waiting, may_list},
     kind::MirroredKind,
 };
-
-/// How long a batch gathers waiters before it is read.
-pub const WINDOW: Duration = Duration::from_millis(2);
 
 /// Sources per page of a LIST: at most this many are held at once.
 pub const PAGE_SIZE: u32 = 500;
@@ -58,17 +54,19 @@ pub struct FreshReads<K: MirroredKind> {
 struct Shared<K: MirroredKind> {
     client: Client,
     selector: String,
-    window: Duration,
     page_size: u32,
     /// The most reads that can wait at once.
     most_waiting: usize,
     namespaces: Mutex<HashMap<String, Namespace<K>>>,
 }
 
-/// One namespace's batch being gathered, and how many sources it held
-/// when last listed.
+/// One namespace's batch being gathered behind the read in flight, and
+/// how many sources it held when last listed.
 struct Namespace<K> {
     gathering: Option<Batch<Waiter<K>>>,
+    /// Whether a task is reading this namespace's batches: a waiter
+    /// joins the gathering batch and is answered by that task.
+    reading: bool,
     sources_last_listed: Option<usize>,
 }
 
@@ -76,20 +74,20 @@ impl<K: MirroredKind> Default for Namespace<K> {
     fn default() -> Self {
         Namespace {
             gathering: None,
+            reading: false,
             sources_last_listed: None,
         }
     }
 }
 
 impl<K: MirroredKind> FreshReads<K> {
-    /// Reads of sources selected by `selector`, gathered for `window`,
-    /// listed `page_size` at a time.
-    pub fn new(client: Client, selector: &str, window: Duration, page_size: u32) -> Self {
+    /// Reads of sources selected by `selector`, listed `page_size` at a
+    /// time.
+    pub fn new(client: Client, selector: &str, page_size: u32) -> Self {
         FreshReads {
             shared: Arc::new(Shared {
                 client,
                 selector: selector.to_owned(),
-                window,
                 page_size,
                 most_waiting: usize::MAX,
                 namespaces: Mutex::default(),
@@ -117,17 +115,16 @@ impl<K: MirroredKind> FreshReads<K> {
     ) -> FreshRead<K> {
         let (waiter, answer) = oneshot::channel();
         let mut alone = Batch::default();
-        let opened = {
-            let mut namespaces = self.lock();
+        let start_reading = {
+            let mut namespaces = lock(&self.shared);
             let state = namespaces.entry(namespace.to_owned()).or_default();
             if may_list(state.sources_last_listed, self.shared.most_waiting) {
-                let opened = state.gathering.is_none();
                 state.gathering.get_or_insert_with(Batch::default).add(
                     name,
                     resource_version,
                     waiter,
                 );
-                opened
+                !std::mem::replace(&mut state.reading, true)
             } else {
                 alone.add(name, resource_version, waiter);
                 false
@@ -139,8 +136,8 @@ impl<K: MirroredKind> FreshReads<K> {
                 get_answering(&api, name, waiting).await;
             }
         }
-        if opened {
-            tokio::spawn(read_batch(self.shared.clone(), namespace.to_owned()));
+        if start_reading {
+            tokio::spawn(read_batches(self.shared.clone(), namespace.to_owned()));
         }
         match answer.await {
             Ok(read) => read,
@@ -149,35 +146,51 @@ impl<K: MirroredKind> FreshReads<K> {
             Err(_) => Err(kube::Error::Service("the fresh read was abandoned".into())),
         }
     }
+}
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Namespace<K>>> {
-        self.shared
-            .namespaces
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+fn lock<K: MirroredKind>(shared: &Shared<K>) -> MutexGuard<'_, HashMap<String, Namespace<K>>> {
+    shared
+        .namespaces
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Reads the batches of `namespace`, one after the other, until no one
+/// waits: the first holds the waiter that started this task, each next one
+/// those who came while the one before was read.
+async fn read_batches<K: MirroredKind>(shared: Arc<Shared<K>>, namespace: String) {
+    loop {
+        let next = {
+            let mut namespaces = lock(&shared);
+            let Some(state) = namespaces.get_mut(&namespace) else {
+                return;
+            };
+            match state.gathering.take() {
+                Some(batch) => (batch, state.sources_last_listed),
+                // Given up under the same lock a waiter joins under: no
+                // one is left waiting without a reader.
+                None => {
+                    state.reading = false;
+                    return;
+                }
+            }
+        };
+        let (mut batch, sources_last_listed) = next;
+        batch.retain(|waiter| !waiter.is_closed());
+        if !batch.is_empty() {
+            read_batch(&shared, &namespace, batch, sources_last_listed).await;
+        }
     }
 }
 
-/// Reads the batch of `namespace` once its window has passed, and answers
-/// each waiter.
-async fn read_batch<K: MirroredKind>(shared: Arc<Shared<K>>, namespace: String) {
-    tokio::time::sleep(shared.window).await;
-    let (batch, sources_last_listed) = {
-        let mut namespaces = shared
-            .namespaces
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let Some(state) = namespaces.get_mut(&namespace) else {
-            return;
-        };
-        (state.gathering.take(), state.sources_last_listed)
-    };
-    let Some(mut batch) = batch else { return };
-    batch.retain(|waiter| !waiter.is_closed());
-    if batch.is_empty() {
-        return;
-    }
-    let api: Api<K> = Api::namespaced(shared.client.clone(), &namespace);
+/// Reads one batch of `namespace`, and answers each waiter.
+async fn read_batch<K: MirroredKind>(
+    shared: &Shared<K>,
+    namespace: &str,
+    mut batch: Batch<Waiter<K>>,
+    sources_last_listed: Option<usize>,
+) {
+    let api: Api<K> = Api::namespaced(shared.client.clone(), namespace);
     match batch.plan(sources_last_listed) {
         ReadPlan::List { not_older_than } => {
             let listed = list_answering(
@@ -189,11 +202,10 @@ async fn read_batch<K: MirroredKind>(shared: Arc<Shared<K>>, namespace: String) 
             )
             .await;
             if let Some(held) = listed {
-                let mut namespaces = shared
-                    .namespaces
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                namespaces.entry(namespace).or_default().sources_last_listed = Some(held);
+                lock(shared)
+                    .entry(namespace.to_owned())
+                    .or_default()
+                    .sources_last_listed = Some(held);
             }
         }
         ReadPlan::EachGet => {

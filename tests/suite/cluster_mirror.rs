@@ -6,7 +6,9 @@
 //! a time (its `World`), with the CRD installed once.
 
 mod lifecycle;
+mod prune_reads;
 mod refusals;
+mod tenant;
 
 use std::time::Duration;
 

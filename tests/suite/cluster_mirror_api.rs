@@ -158,6 +158,13 @@ async fn copy_labels_and_annotations_may_not_set_the_controller_s_keys_nor_anoth
         );
         refusal(&api, &object).await;
     }
+    // A cli-utils inventory: its data lists the objects kpt prunes.
+    let inventory = cluster_mirror(
+        "inventory-id",
+        json!({"namespaceSelector": {},
+               "annotations": {"cli-utils.sigs.k8s.io/inventory-id": "apps"}}),
+    );
+    refusal(&api, &inventory).await;
     let allowed = cluster_mirror(
         "keys-allowed",
         json!({"namespaceSelector": {},

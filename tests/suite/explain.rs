@@ -734,6 +734,33 @@ async fn a_service_account_token_is_explained_as_refused() {
     world.clean_up().await;
 }
 
+/// A Helm 2 release record (Tiller's `OWNER=TILLER`) is refused, and
+/// explain says why as the controller's Warning does.
+#[tokio::test]
+async fn a_helm_2_release_record_is_explained_as_refused() {
+    let world = World::<ConfigMap>::new("ex-tiller").await;
+    let mut record = ConfigMap::with_data("web.v1", &[("release", VALUE)], true);
+    record
+        .metadata
+        .labels
+        .get_or_insert_with(BTreeMap::new)
+        .extend([
+            ("OWNER".into(), "TILLER".into()),
+            ("NAME".into(), "web".into()),
+        ]);
+    world.objects().create(&record).await;
+    world.scene.wait_event("web.v1", "SourceNotCopyable").await;
+    let run = admin_explain(&world, &[&format!("{}/web.v1", world.prefix), "-o", "json"]);
+    assert_eq!(run.code, Some(1));
+    let json = run.json();
+    let source = row(&json, "source", &world.prefix);
+    assert_eq!(source["verdict"], "refused-type");
+    let detail = source["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("OWNER=TILLER"), "{detail}");
+    assert!(world.objects().get("web.v1-synced").await.is_none());
+    world.clean_up().await;
+}
+
 /// Input that can never work is refused before any API call, with exit
 /// code 2 and a message naming it.
 #[test]

@@ -5,17 +5,13 @@
 
 use crate::common::{SOURCE_LABEL, Scene, mk_source, mk_unmanaged};
 
-use std::{collections::BTreeSet, time::Duration};
+use std::collections::BTreeSet;
 
 use configmap_mirror::reconcile::fresh_reads::{FreshRead, FreshReads, list_pages};
 use futures::future::join_all;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{ResourceExt, api::DeleteParams};
 use serde_json::json;
-
-/// Long enough for every read a test starts together to join one batch;
-/// the answers are the same if some do not.
-const WINDOW: Duration = Duration::from_millis(200);
 
 fn selector() -> String {
     format!("{SOURCE_LABEL}=true")
@@ -89,8 +85,7 @@ async fn every_page_size_lists_each_source_once() {
 async fn reads_of_more_sources_than_one_page_are_each_answered_with_their_own() {
     let scene = Scene::new("fresh-many").await;
     let created = six_sources(&scene).await;
-    let reads: FreshReads<ConfigMap> =
-        FreshReads::new(scene.client.clone(), &selector(), WINDOW, 4);
+    let reads: FreshReads<ConfigMap> = FreshReads::new(scene.client.clone(), &selector(), 4);
     let answers = read_all(&reads, &scene.namespace, &created).await;
     for (cm, answer) in created.iter().zip(answers) {
         let read = answer
@@ -121,8 +116,7 @@ async fn a_source_deleted_or_unselected_after_the_decision_reads_as_its_own_get_
     scene
         .patch_json("s1", json!({"metadata": {"labels": {SOURCE_LABEL: null}}}))
         .await;
-    let reads: FreshReads<ConfigMap> =
-        FreshReads::new(scene.client.clone(), &selector(), WINDOW, 2);
+    let reads: FreshReads<ConfigMap> = FreshReads::new(scene.client.clone(), &selector(), 2);
     let answers = read_all(&reads, &scene.namespace, &created[..3]).await;
     let [deleted, unselected, kept] = <[_; 3]>::try_from(answers).expect("three answers");
     assert!(

@@ -8,7 +8,10 @@ use std::collections::BTreeMap;
 use configmap_mirror::contract::{CARRIED_LABELS_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME};
 use k8s_openapi::{
     ByteString,
-    api::{core::v1::Secret, events::v1::Event},
+    api::{
+        core::v1::{ConfigMap, Secret},
+        events::v1::Event,
+    },
 };
 use kube::{Api, ResourceExt, api::PostParams};
 use serde_json::{Value, json};
@@ -97,6 +100,82 @@ async fn a_helm_release_record_is_never_a_source<K: TestKind>() {
         &["sh.helm.release.v1.web.v1", "web-record"],
     )
     .await;
+}
+
+#[tokio::test]
+async fn a_helm_2_release_record_is_never_a_source() {
+    let scene = Scene::new("tiller-record").await;
+    let objects = Objects::<ConfigMap>::of(&scene);
+    let controller = objects.start_controller(&[]).await;
+    // As Tiller's ConfigMap driver labels a record.
+    let labels =
+        json!({"metadata": {"labels": {"OWNER": "TILLER", "NAME": "web", "STATUS": "DEPLOYED"}}});
+    objects
+        .create(&with_json(
+            ConfigMap::with_data("web.v1", &[("release", "H4sI")], true),
+            labels,
+        ))
+        .await;
+    objects.source("web-settings", &[("a", "1")]).await;
+    objects.companion_in_sync("web-settings").await;
+    let note = refused_as_a_source(&scene, "web.v1").await;
+    assert!(note.contains("OWNER=TILLER"), "{note}");
+    assert!(
+        controller.log_text().contains("OWNER=TILLER"),
+        "the log says why"
+    );
+    never_copied(&objects, &controller, &["web.v1"]).await;
+}
+
+#[tokio::test]
+async fn a_cli_utils_inventory_id_is_never_carried() {
+    let scene = Scene::new("inventory-id").await;
+    let objects = Objects::<ConfigMap>::of(&scene);
+    let _controller = objects.start_controller(&[]).await;
+    let inventory = json!({"metadata": {
+        "labels": {"cli-utils.sigs.k8s.io/inventory-id": "apps", "team": "a"},
+        "annotations": {
+            COPY_LABELS: "team,cli-utils.sigs.k8s.io/inventory-id",
+            COPY_ANNOTATIONS: "cli-utils.sigs.k8s.io/inventory-id,example.com/owner",
+            "cli-utils.sigs.k8s.io/inventory-id": "apps",
+            "example.com/owner": "ops",
+        },
+    }});
+    objects
+        .create(&with_json(
+            ConfigMap::with_data("web", &[("a", "1")], true),
+            inventory,
+        ))
+        .await;
+    let warning = scene.wait_event("web", "CopyKeyRefused").await;
+    let note = warning.note.unwrap_or_default();
+    assert!(
+        note.contains("cli-utils.sigs.k8s.io/inventory-id"),
+        "{note}"
+    );
+    let companion = objects.companion_in_sync("web").await;
+    assert_eq!(
+        companion
+            .annotations()
+            .get("example.com/owner")
+            .map(String::as_str),
+        Some("ops")
+    );
+    assert_eq!(
+        companion.labels().get("team").map(String::as_str),
+        Some("a")
+    );
+    assert!(
+        !companion
+            .labels()
+            .contains_key("cli-utils.sigs.k8s.io/inventory-id")
+            && !companion
+                .annotations()
+                .contains_key("cli-utils.sigs.k8s.io/inventory-id"),
+        "{:?} {:?}",
+        companion.labels(),
+        companion.annotations()
+    );
 }
 
 #[tokio::test]

@@ -361,12 +361,18 @@ fn what_is_cached_of_a_secret_needs_no_key_and_gives_each_key_its_checksums() {
 fn a_cached_source_still_shows_that_it_is_a_helm_release_record() {
     let mut record = mk_full_source(&[("a", "1")]);
     let mut team = record.clone();
-    for (source, owner) in [(&mut record, "helm"), (&mut team, "team-a")] {
+    let mut tiller = record.clone();
+    for (source, (key, owner)) in [
+        (&mut record, ("owner", "helm")),
+        (&mut tiller, ("OWNER", "TILLER")),
+        (&mut team, ("owner", "team-a")),
+    ] {
         let labels = source.metadata.labels.get_or_insert_with(BTreeMap::new);
-        labels.insert("owner".into(), owner.into());
+        labels.insert(key.into(), owner.into());
         slim_source(source);
     }
     assert!(crate::decisions::desired::never_a_source(&record, &()).is_some());
+    assert!(crate::decisions::desired::never_a_source(&tiller, &()).is_some());
     let owner = team
         .metadata
         .labels

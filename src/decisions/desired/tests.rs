@@ -120,6 +120,13 @@ fn a_helm_release_record_is_never_a_source_by_name_or_by_label() {
         .get_or_insert_with(Default::default)
         .insert("owner".into(), "team-a".into());
     assert_eq!(never_a_source(&owned_by_a_team, &()), None);
+    let mut tiller = mk_source("web.v1", &[]);
+    tiller
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("OWNER".into(), "TILLER".into());
+    assert!(never_a_source(&tiller, &()).is_some_and(|why| why.contains("OWNER=TILLER")));
     assert_eq!(
         never_a_source(&mk_source("sh.helm.release", &[]), &()),
         None

@@ -61,14 +61,14 @@ pub async fn prune<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> R
     Ok(())
 }
 
-/// Whether the CRD is there and not being deleted, read now.
+/// Whether the CRD is there and not being deleted, read since the absence.
 async fn crd_live<K: MirroredKind>(ctx: &Context<K>) -> Result<bool, Error> {
     let Some(side) = &ctx.cluster_mirrors else {
         return Ok(false);
     };
     let live = side
         .mirrors
-        .crd_live_now()
+        .crd_live_since_absence()
         .await
         .map_err(Error::Transient)?;
     if !live {

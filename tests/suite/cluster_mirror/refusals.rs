@@ -121,6 +121,24 @@ async fn protected_and_disallowed_namespaces_and_refused_sources_get_nothing() {
 }
 
 #[tokio::test]
+async fn a_helm_2_release_record_is_never_copied() {
+    let world = super::world::<ConfigMap>("cmir-tiller").await;
+    let record = crate::common::with_json(
+        ConfigMap::with_data("web.v1", &[("release", "H4sI")], false),
+        json!({"metadata": {"labels": {"OWNER": "TILLER", "NAME": "web", "STATUS": "DEPLOYED"}}}),
+    );
+    world.objects().create(&record).await;
+    let prod = world.namespace("a", false, &[("env", "prod")]).await;
+    create(&world, "tiller", "web.v1").await;
+    let refused = ready(&world, "tiller", "SourceNotCopyable").await;
+    let message = condition(&refused, "Ready").unwrap()["message"].to_string();
+    assert!(message.contains("OWNER=TILLER"), "{message}");
+    tokio::time::sleep(QUIET).await;
+    assert!(world.api(&prod).get_opt("web.v1").await.unwrap().is_none());
+    clean_up(world, &["tiller"]).await;
+}
+
+#[tokio::test]
 async fn a_secret_clustermirror_while_secrets_are_not_mirrored_says_so() {
     let world = super::world::<ConfigMap>("cmir-nosecrets").await;
     let secrets: Api<Secret> = Api::namespaced(world.scene.client.clone(), &world.prefix);
