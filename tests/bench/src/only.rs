@@ -179,6 +179,7 @@ async fn run_phase(plane: &Plane, params: &OnlyParams) -> anyhow::Result<Figures
             let allowed = cluster_fanout::SOURCE_NAMESPACE.to_owned();
             let mut running = start(vec!["--cluster-mirror-source-namespaces".into(), allowed])?;
             running.wait_ready().await?;
+            cluster_fanout::probe(&client).await?;
             let setup = cluster_fanout::Setup {
                 client: &client,
                 namespaces: params.namespaces,
