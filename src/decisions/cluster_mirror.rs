@@ -8,6 +8,7 @@
 //! protected namespace (which includes every namespace ClusterMirror
 //! sources may come from) is never selected, nor the source's own.
 
+pub mod standing;
 pub mod status;
 
 use std::collections::BTreeMap;
