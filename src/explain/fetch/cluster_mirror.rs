@@ -52,8 +52,9 @@ pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> R
             report.rows.push(unread(Verdict::NotFound, detail));
             return report;
         }
-        // No CRD: the API server knows no such resource.
-        Err(kube::Error::Api(status)) if status.is_not_found() => {
+        // No CRD: the API server knows no such resource, and answers 404
+        // without a Status (so without the reason NotFound).
+        Err(kube::Error::Api(status)) if status.code == 404 => {
             let detail =
                 format!("there is no ClusterMirror {name}: the ClusterMirror CRD is not installed");
             report.rows.push(unread(Verdict::NotFound, detail));
@@ -209,7 +210,7 @@ pub async fn in_a_namespace(
 ) -> Vec<Row> {
     let objects = match cluster_mirrors(client).list(&ListParams::default()).await {
         Ok(list) => list.items,
-        Err(kube::Error::Api(status)) if status.is_not_found() => return Vec::new(),
+        Err(kube::Error::Api(status)) if status.code == 404 => return Vec::new(),
         Err(error) => {
             notes.push(format!(
                 "cannot list the ClusterMirrors, so what they put here is not shown: {}",
@@ -294,7 +295,7 @@ pub async fn copy_of<K: Explained>(
             report.rows.push(row(Verdict::Unwanted, detail));
             return report;
         }
-        Err(kube::Error::Api(status)) if status.is_not_found() => {
+        Err(kube::Error::Api(status)) if status.code == 404 => {
             let detail = "the ClusterMirror CRD is not installed: no ClusterMirror copy is removed while it is missing".into();
             report.rows.push(row(Verdict::NoSource, detail));
             return report;
