@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::verdicts::{Preview, Row, Warning};
+use crate::api::ClusterMirrorStatus;
 
 /// The version of the JSON output's schema. A field is never renamed or
 /// given another meaning within one version; new fields may appear.
@@ -13,7 +14,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// What was asked about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subject {
-    /// `ConfigMap`, `Secret` or `Namespace`.
+    /// `ConfigMap`, `Secret`, `Namespace` or `ClusterMirror`.
     pub kind: &'static str,
     pub namespace: Option<String>,
     pub name: String,
@@ -26,6 +27,7 @@ pub enum Is {
     Source,
     Copy,
     Namespace,
+    ClusterMirror,
     /// It could not be read, or does not exist.
     Unknown,
 }
@@ -36,6 +38,7 @@ impl Is {
             Is::Source => "source",
             Is::Copy => "copy",
             Is::Namespace => "namespace",
+            Is::ClusterMirror => "clustermirror",
             Is::Unknown => "unknown",
         }
     }
@@ -51,6 +54,9 @@ pub struct Report {
     pub warnings: Vec<Warning>,
     /// What could not be checked, which does not change the exit code.
     pub notes: Vec<String>,
+    /// A ClusterMirror's status as the controller computes it from what
+    /// was read.
+    pub status: Option<ClusterMirrorStatus>,
 }
 
 impl Report {
@@ -72,7 +78,7 @@ impl Report {
             .rows
             .iter()
             .map(|row| {
-                json!({
+                let mut json = json!({
                     "what": row.what.as_str(),
                     "kind": row.kind,
                     "namespace": row.namespace,
@@ -81,7 +87,13 @@ impl Report {
                     "verdict": row.verdict.as_str(),
                     "ok": row.verdict.ok(),
                     "detail": row.detail,
-                })
+                });
+                // Only on the rows of ClusterMirrors: the others' stay as
+                // they were.
+                if let Some(name) = &row.cluster_mirror {
+                    json["clusterMirror"] = json!(name);
+                }
+                json
             })
             .collect();
         let warnings: Vec<Value> = self
@@ -97,7 +109,7 @@ impl Report {
                 })
             })
             .collect();
-        json!({
+        let mut json = json!({
             "version": SCHEMA_VERSION,
             "subject": {
                 "kind": self.subject.kind,
@@ -113,7 +125,11 @@ impl Report {
             "rows": rows,
             "warnings": warnings,
             "notes": self.notes,
-        })
+        });
+        if self.subject.is == Is::ClusterMirror {
+            json["clusterMirror"] = json!({"status": self.status});
+        }
+        json
     }
 
     /// The table: a heading line, one line per row (the kind and source
@@ -123,9 +139,18 @@ impl Report {
             Some(namespace) => format!("{} {namespace}/{}", self.subject.kind, self.subject.name),
             None => format!("{} {}", self.subject.kind, self.subject.name),
         };
-        let mut out = match self.subject.is {
-            Is::Unknown => format!("{subject}\n"),
-            is => format!("{subject}: a {}\n", is.as_str()),
+        let own = self
+            .rows
+            .first()
+            .filter(|_| self.subject.is == Is::ClusterMirror);
+        let mut out = match (self.subject.is, own) {
+            (Is::ClusterMirror, Some(own)) => format!(
+                "{subject}: copies {} {}\n",
+                own.kind,
+                own.source.as_deref().unwrap_or_default()
+            ),
+            (Is::Unknown | Is::ClusterMirror, _) => format!("{subject}\n"),
+            (is, _) => format!("{subject}: a {}\n", is.as_str()),
         };
         if let Some(preview) = &self.preview {
             let given: Vec<String> = [
@@ -146,15 +171,21 @@ impl Report {
             .namespace
             .as_ref()
             .map(|ns| format!("{ns}/{}", self.subject.name));
-        let kinds_vary = self
-            .rows
-            .iter()
-            .filter(|row| !row.kind.is_empty())
-            .any(|row| row.kind != self.subject.kind);
-        let sources_vary = self
-            .rows
-            .iter()
-            .any(|row| row.source.is_some() && row.source != subject_key);
+        // A ClusterMirror's heading says its kind and source.
+        let one_cluster_mirror = self.subject.is == Is::ClusterMirror;
+        let kinds_vary = !one_cluster_mirror
+            && self
+                .rows
+                .iter()
+                .filter(|row| !row.kind.is_empty())
+                .any(|row| row.kind != self.subject.kind);
+        let sources_vary = !one_cluster_mirror
+            && self
+                .rows
+                .iter()
+                .any(|row| row.source.is_some() && row.source != subject_key);
+        let cluster_mirrors_shown =
+            !one_cluster_mirror && self.rows.iter().any(|row| row.cluster_mirror.is_some());
         let mut header = vec!["WHAT"];
         if kinds_vary {
             header.push("KIND");
@@ -162,6 +193,9 @@ impl Report {
         header.extend(["NAMESPACE", "NAME"]);
         if sources_vary {
             header.push("SOURCE");
+        }
+        if cluster_mirrors_shown {
+            header.push("CLUSTERMIRROR");
         }
         header.extend(["VERDICT", "DETAIL"]);
         let mut lines = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
@@ -173,6 +207,9 @@ impl Report {
             line.extend([row.namespace.clone(), row.name.clone()]);
             if sources_vary {
                 line.push(row.source.clone().unwrap_or_default());
+            }
+            if cluster_mirrors_shown {
+                line.push(row.cluster_mirror.clone().unwrap_or_default());
             }
             line.extend([row.verdict.as_str().to_owned(), row.detail.clone()]);
             lines.push(line);
@@ -256,6 +293,7 @@ mod tests {
             namespace: "team-a".into(),
             name: name.into(),
             source: Some("team-a/colors".into()),
+            cluster_mirror: None,
             verdict,
             detail: format!("{} detail", verdict.as_str()),
         }
@@ -273,6 +311,7 @@ mod tests {
             rows,
             warnings: Vec::new(),
             notes: Vec::new(),
+            status: None,
         }
     }
 

@@ -12,7 +12,6 @@ use crate::{
         status::{Blocked, Failure, Tally},
     },
     decisions::consent::NamespaceFacts,
-    decisions::desired::never_a_source,
     decisions::plan::Write,
     decisions::scope::Scope,
     kind::MirroredKind,
@@ -73,22 +72,24 @@ pub async fn sync<K: MirroredKind>(
         };
         return Ok(Found::blocked(object, blocked));
     }
-    if !side.sources.allows(&request.source_namespace) {
-        let namespace = request.source_namespace.clone();
-        return Ok(Found::blocked(
-            object,
-            Blocked::SourceNamespaceNotAllowed(namespace),
-        ));
-    }
-    let Some(cached) = side
+    let cached = side
         .sources
-        .get(&request.source_namespace, &request.source_name)
-    else {
-        return Ok(Found::blocked(object, Blocked::SourceNotFound));
+        .get(&request.source_namespace, &request.source_name);
+    let allowed = side.sources.allows(&request.source_namespace);
+    let blocked = request.blocked(
+        allowed,
+        cached.as_deref(),
+        &ctx.source_rules,
+        &ctx.reserved_names,
+    );
+    let cached = match (blocked, cached) {
+        (None, Some(cached)) => cached,
+        // A missing source is blocked: the second arm never falls back.
+        (blocked, _) => {
+            let blocked = blocked.unwrap_or(Blocked::SourceNotFound);
+            return Ok(Found::blocked(object, blocked));
+        }
     };
-    if let Some(why) = refusal(cached.as_ref(), &request, ctx) {
-        return Ok(Found::blocked(object, Blocked::SourceNotCopyable(why)));
-    }
     let key = K::current_key(&ctx.digest_key).ok_or(Error::NoDigestKey)?;
     let bound = request.bound_source(cached.as_ref());
     let uid = cached.meta().uid.clone().unwrap_or_default();
@@ -284,21 +285,6 @@ fn failure_reason(error: &Error) -> &'static str {
         Error::NameTaken { .. } => crate::api::cluster_mirror::reason::NAME_TAKEN,
         error => error.event_reason().unwrap_or("WriteFailed"),
     }
-}
-
-/// Why the source may never be copied by a ClusterMirror, if so: what a
-/// source's own labels could not copy either, and a copy name that is
-/// reserved.
-fn refusal<K: MirroredKind>(source: &K, request: &Request, ctx: &Context<K>) -> Option<String> {
-    if let Some(why) = never_a_source(source, &ctx.source_rules) {
-        return Some(why);
-    }
-    if crate::contract::is_managed_by_us(source.meta()) {
-        return Some("it is itself a copy".into());
-    }
-    ctx.reserved_names
-        .contains(&request.target_name)
-        .then(|| format!("the copy's name {} is reserved", request.target_name))
 }
 
 /// The namespaces the request selects, in the namespace cache's order.
