@@ -185,7 +185,7 @@ async fn main() -> ExitCode {
         let json = args
             .json
             .clone()
-            .unwrap_or_else(|| params.sweep.out_dir.join("only.json"));
+            .unwrap_or_else(|| params.sweep.out_dir.join(format!("{}.json", phase.name())));
         let results = mirror_bench::only::run(params, &controller).await;
         return match report(results, &json, |r| (r.table(), r.write_json(&json))) {
             Some(_) => ExitCode::SUCCESS,

@@ -1,6 +1,8 @@
 //! One phase alone (`mirror-bench --only PHASE`), on a control plane of its
 //! own: the figures a target is stated for, measured without the hours the
-//! whole sweep takes. Each phase is the sweep's own code, at one size.
+//! whole sweep takes. Each phase is the sweep's own code, at one size. Its
+//! figures are written as `<phase>.json` and its controller's log as
+//! `<phase>.log`, so that one phase's run leaves another's be.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -40,6 +42,14 @@ pub enum Phase {
     /// One ClusterMirror into `--fan-out` labelled namespaces, beside the
     /// label path's fan-out into the same namespaces and the floor.
     ClusterMirror,
+}
+
+impl Phase {
+    /// As given to `--only`: the name of its log and figures.
+    pub fn name(self) -> String {
+        clap::ValueEnum::to_possible_value(&self)
+            .map_or_else(|| "only".to_owned(), |v| v.get_name().to_owned())
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -123,8 +133,7 @@ pub async fn run(params: OnlyParams, controller: &Path) -> anyhow::Result<OnlyRe
     let build = Build::describe(controller, &params::workspace_root())?;
     let out_dir = &params.sweep.out_dir;
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
-    let name = clap::ValueEnum::to_possible_value(&params.phase)
-        .map_or_else(|| "only".to_owned(), |v| v.get_name().to_owned());
+    let name = params.phase.name();
     phases::phase(&name, "on a control plane of its own");
     let plane = Plane::start(&params.sweep, &name, controller).await?;
     let figures = run_phase(&plane, &params).await;
