@@ -106,7 +106,7 @@ fn install(args: &ExplainArgs) -> anyhow::Result<Install> {
         secrets: rules.consent(Kind::Secrets, &protected)?,
         reserved_names: targets::reserved_names(&rules.reserved_names),
         refused_secret_types: RefusedSecretTypes::new(&rules.refused_secret_types),
-        kinds: args
+        kinds: rules
             .kinds
             .iter()
             .map(|kind| match kind {

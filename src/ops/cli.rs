@@ -13,7 +13,7 @@ use crate::{
     api,
     decisions::names,
     decisions::targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets},
-    ops::config::{Config, Kind, KubeconfigArgs, Rules, parse_namespace, parse_optional_namespace},
+    ops::config::{Config, KubeconfigArgs, Rules, parse_namespace, parse_optional_namespace},
     ops::probe::ProbeArgs,
 };
 
@@ -127,19 +127,6 @@ pub struct ExplainArgs {
 
     #[command(flatten)]
     pub rules: Rules,
-
-    /// The kinds the install mirrors, as its `--kinds`: a ClusterMirror of
-    /// a kind left out copies nothing (`SecretsDisabled`).
-    #[arg(
-        long,
-        env = "MIRROR_KINDS",
-        help_heading = "Sources",
-        value_name = "KINDS",
-        value_delimiter = ',',
-        default_value = "configmaps",
-        value_enum
-    )]
-    pub kinds: Vec<Kind>,
 
     /// The namespaces the install itself uses (where it runs, its Lease's,
     /// its digest key's), comma-separated: the controller protects them

@@ -1,6 +1,7 @@
 //! The command line's parsing: subcommands, flags and what they refuse.
 
 use super::*;
+use crate::ops::config::Kind;
 
 fn parse(args: &[&str]) -> Result<Invocation, clap::Error> {
     Invocation::parse(args.iter().map(OsString::from).collect())
@@ -61,7 +62,11 @@ fn clustermirror_names_a_cluster_mirror_unless_a_kind_is_given() {
         panic!("not explain");
     };
     assert_eq!(args.cluster_mirror(), None);
-    assert_eq!(args.kinds, [Kind::Configmaps], "the controller's default");
+    assert_eq!(
+        args.rules.kinds,
+        [Kind::Configmaps],
+        "the controller's default"
+    );
 }
 
 #[test]
