@@ -215,19 +215,12 @@ async fn copy<K: Explained>(
 /// Explains a namespace: its consent, and for each kind its mirrors and
 /// the sources that ask for it.
 pub async fn namespace(client: &Client, install: &Install, name: &str, kinds: Kinds) -> Report {
-    let mut report = Report {
-        subject: Subject {
-            kind: "Namespace",
-            namespace: None,
-            name: name.to_owned(),
-            is: Is::Unknown,
-        },
-        preview: None,
-        rows: Vec::new(),
-        warnings: Vec::new(),
-        notes: Vec::new(),
-        status: None,
-    };
+    let mut report = Report::about(Subject {
+        kind: "Namespace",
+        namespace: None,
+        name: name.to_owned(),
+        is: Is::Unknown,
+    });
     let unread = |verdict, detail| Row {
         what: What::Consent,
         kind: "",

@@ -22,19 +22,12 @@ fn cluster_mirrors(client: &Client) -> Api<DynamicObject> {
 
 /// Explains the ClusterMirror `name`.
 pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> Report {
-    let mut report = Report {
-        subject: Subject {
-            kind: "ClusterMirror",
-            namespace: None,
-            name: name.to_owned(),
-            is: Is::Unknown,
-        },
-        preview: None,
-        rows: Vec::new(),
-        warnings: Vec::new(),
-        notes: Vec::new(),
-        status: None,
-    };
+    let mut report = Report::about(Subject {
+        kind: "ClusterMirror",
+        namespace: None,
+        name: name.to_owned(),
+        is: Is::Unknown,
+    });
     let unread = |verdict, detail| Row {
         what: What::ClusterMirror,
         kind: "",
@@ -259,14 +252,7 @@ pub async fn copy_of<K: Explained>(
     let meta = copy.meta().clone();
     let namespace = meta.namespace.clone().unwrap_or_default();
     let name = meta.name.clone().unwrap_or_default();
-    let mut report = Report {
-        subject: subject::<K>(&namespace, &name, Is::Copy),
-        preview: None,
-        rows: Vec::new(),
-        warnings: Vec::new(),
-        notes: Vec::new(),
-        status: None,
-    };
+    let mut report = Report::about(subject::<K>(&namespace, &name, Is::Copy));
     let row = |verdict, detail| Row {
         what: What::ClusterMirrorCopy,
         kind: K::NAME,

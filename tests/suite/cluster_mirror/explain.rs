@@ -16,7 +16,7 @@ fn flags(world_prefix: &str) -> [String; 2] {
     ]
 }
 
-fn explain_as_admin<K: TestKind>(world: &World<K>, args: &[&str]) -> Run {
+pub(super) fn explain_as_admin<K: TestKind>(world: &World<K>, args: &[&str]) -> Run {
     let flags = flags(&world.prefix);
     let mut all: Vec<&str> = args.to_vec();
     all.extend(flags.iter().map(String::as_str));
@@ -31,7 +31,7 @@ fn copy_verdict(json: &Value, namespace: &str) -> String {
     verdict(json, "clustermirror-copy", namespace)
 }
 
-fn ready_reason(json: &Value) -> &Value {
+pub(super) fn ready_reason(json: &Value) -> &Value {
     json["clusterMirror"]["status"]["conditions"]
         .as_array()
         .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
@@ -209,35 +209,4 @@ async fn explain_a_configmap_clustermirror_namespace_by_namespace() {
 #[tokio::test]
 async fn explain_a_secret_clustermirror_namespace_by_namespace() {
     each_namespace_is_explained_as_the_controller_acted::<Secret>("cmir-ex-secret").await;
-}
-
-/// A Secret ClusterMirror while the install mirrors no Secrets: explain,
-/// told the install's `--kinds`, says so as the controller does.
-#[tokio::test]
-async fn explain_says_secrets_are_disabled_as_the_controller_does() {
-    let world = super::world::<ConfigMap>("cmir-ex-nosecrets").await;
-    let secrets: Api<Secret> = Api::namespaced(world.scene.client.clone(), &world.prefix);
-    secrets
-        .create(
-            &PostParams::default(),
-            &Secret::with_data("s", &[("k", VALUE)], false),
-        )
-        .await
-        .expect("create a Secret");
-    create_with(
-        &world,
-        "secret",
-        json!({
-            "source": {"kind": "Secret", "namespace": world.prefix, "name": "s"},
-            "target": {"namespaceSelector": {}, "namespaces": [format!("{}-*", world.prefix)]},
-        }),
-    )
-    .await;
-    ready(&world, "secret", "SecretsDisabled").await;
-    let run = explain_as_admin(&world, &["clustermirror/secret", "-o", "json"]);
-    assert_eq!(run.code, Some(1));
-    let json = run.json();
-    assert_eq!(verdict(&json, "clustermirror", ""), "secrets-disabled");
-    assert_eq!(ready_reason(&json), "SecretsDisabled");
-    clean_up(world, &["secret"]).await;
 }
