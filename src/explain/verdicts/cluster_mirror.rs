@@ -177,7 +177,7 @@ fn selected_row<K: Explained>(
         });
     }
     let detail = match request.suspend && !verdict.ok() && verdict != Verdict::NameTaken {
-        true => format!("{detail}; suspended: nothing is written until it resumes"),
+        true => format!("{detail}; but it is suspended: nothing is written until it resumes"),
         false => detail,
     };
     namespace_row::<K>(request, &namespace.name, verdict, detail)
