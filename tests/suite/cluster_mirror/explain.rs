@@ -194,7 +194,7 @@ async fn each_namespace_is_explained_as_the_controller_acted<K: TestKind>(tag: &
     clean_up(world, &["corp", "outside"]).await;
 }
 
-fn kind_flag<K: TestKind>() -> &'static str {
+pub(super) fn kind_flag<K: TestKind>() -> &'static str {
     match K::kind(&()).as_ref() {
         "Secret" => "secret",
         _ => "configmap",
