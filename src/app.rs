@@ -121,7 +121,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     };
     tracing::info!(
         selector = %config.rules.selector,
-        kinds = ?config.kinds,
+        kinds = ?config.rules.kinds,
         namespace = config.namespace.as_deref().unwrap_or("(all)"),
         mirroring = config.namespace.is_none(),
         protected_namespaces = ?protected,

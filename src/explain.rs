@@ -16,6 +16,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use crate::{
     cluster::api_client,
     contract::NeverCarried,
+    decisions::cluster_mirror::cluster_consent,
     decisions::targets,
     kind::secret::RefusedSecretTypes,
     ops::cli::{ExplainArgs, ObjectKind, Output},
@@ -44,6 +45,14 @@ pub async fn run(args: ExplainArgs) -> ExitCode {
             mirror_to_selector: args.mirror_to_selector.clone(),
         });
     let report = match (&args.object, &args.namespace) {
+        (Some(_), _) if args.cluster_mirror().is_some() && preview.is_some() => {
+            return bad_input(anyhow::anyhow!(
+                "--mirror-to and --mirror-to-selector preview a source, not a ClusterMirror"
+            ));
+        }
+        (Some((_, name)), _) if args.cluster_mirror().is_some() => {
+            fetch::cluster_mirror(&client, &install, name).await
+        }
         (Some((namespace, name)), _) => match args.kind.unwrap_or(ObjectKind::Configmap) {
             ObjectKind::Configmap => {
                 fetch::object::<ConfigMap>(&client, &install, namespace, name, preview.as_ref())
@@ -80,8 +89,14 @@ fn bad_input(error: anyhow::Error) -> ExitCode {
 /// namespaces are protected, as the controller protects them.
 fn install(args: &ExplainArgs) -> anyhow::Result<Install> {
     let rules = &args.rules;
+    // The controller's default is the namespace it runs in: the install's.
+    let cluster_mirror_sources = match rules.cluster_mirror_source_namespaces.is_empty() {
+        false => rules.cluster_mirror_source_namespaces.clone(),
+        true => args.install_namespaces.clone(),
+    };
     let mut protected = rules.protected_namespaces.clone();
     protected.extend(args.install_namespaces.iter().cloned());
+    protected.extend(cluster_mirror_sources.iter().cloned());
     let source_selector = rules.source_selector()?;
     Ok(Install {
         selector: rules.selector.clone(),
@@ -93,6 +108,16 @@ fn install(args: &ExplainArgs) -> anyhow::Result<Install> {
         secrets: rules.consent(Kind::Secrets, &protected)?,
         reserved_names: targets::reserved_names(&rules.reserved_names),
         refused_secret_types: RefusedSecretTypes::new(&rules.refused_secret_types),
+        kinds: rules
+            .kinds
+            .iter()
+            .map(|kind| match kind {
+                Kind::Configmaps => "ConfigMap",
+                Kind::Secrets => "Secret",
+            })
+            .collect(),
+        cluster_consent: cluster_consent(&protected, &cluster_mirror_sources),
+        cluster_mirror_sources,
     })
 }
 

@@ -31,6 +31,7 @@ use kube::{
     runtime::{
         WatchStreamExt,
         reflector::{self, Store},
+        utils::Backoff,
         watcher::{self, Event},
     },
 };
@@ -113,19 +114,21 @@ impl ClusterMirrors {
             last_crd_read: Arc::default(),
         };
         let api = Api::<DynamicObject>::all_with(watch_client.clone(), &resource);
-        let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
+        // Backed off in `follow`, which retries at once when the CRD comes.
+        let events = watcher::watcher(api, watcher::Config::default());
         let crd_api = Api::<PartialObjectMeta<CustomResourceDefinition>>::all(watch_client);
         let crd_events = watcher::watcher(
             crd_api,
             watcher::Config::default().fields(&format!("metadata.name={CLUSTER_MIRROR_CRD}")),
         )
         .default_backoff();
+        let (crd_present_tx, crd_present_rx) = watch::channel(false);
         let drive = {
             let mirrors = mirrors.clone();
             async move {
                 futures::join!(
-                    mirrors.follow(events, writer, listed_tx),
-                    follow_crd(crd_events, metrics)
+                    mirrors.follow(events, writer, listed_tx, crd_present_rx),
+                    follow_crd(crd_events, metrics, crd_present_tx)
                 );
             }
         };
@@ -187,7 +190,9 @@ impl ClusterMirrors {
         events: impl futures::Stream<Item = Result<Event<DynamicObject>, watcher::Error>>,
         mut writer: reflector::store::Writer<DynamicObject>,
         listed: watch::Sender<bool>,
+        mut crd_present: watch::Receiver<bool>,
     ) {
+        let mut backoff = watcher::DefaultBackoff::default();
         let mut events = std::pin::pin!(events);
         let mut failing = false;
         while let Some(event) = events.next().await {
@@ -198,10 +203,12 @@ impl ClusterMirrors {
                         tracing::error!(%error, "cannot watch ClusterMirrors (is the CRD installed?); no ClusterMirror copy is written or removed until it can; label-driven mirroring goes on");
                     }
                     failing = true;
+                    retry_pause(&mut backoff, &mut crd_present).await;
                     continue;
                 }
             };
             failing = false;
+            backoff.reset();
             // Counted before the store shows it: whoever finds a
             // ClusterMirror absent then finds the count raised, and no
             // older read of the CRD answers for it.
@@ -288,12 +295,36 @@ impl ClusterMirrors {
     }
 }
 
+/// The pause before the ClusterMirror watch is tried again after a
+/// failure: growing as the watch's own backoff, cut short when the CRD
+/// comes. A CRD installed long after the controller started is then read
+/// at once, not up to half a minute later.
+async fn retry_pause(
+    backoff: &mut watcher::DefaultBackoff,
+    crd_present: &mut watch::Receiver<bool>,
+) {
+    let pause = backoff.next().unwrap_or(std::time::Duration::from_secs(30));
+    crd_present.borrow_and_update();
+    tokio::select! {
+        () = tokio::time::sleep(pause) => {}
+        changed = crd_present.changed() => {
+            if changed.is_ok() && *crd_present.borrow() {
+                backoff.reset();
+            } else {
+                // Gone, or the CRD watch ended: no reason to hurry.
+                tokio::time::sleep(pause).await;
+            }
+        }
+    }
+}
+
 /// Says loudly, and in a metric, whenever the CRD goes or is being deleted.
 async fn follow_crd(
     events: impl futures::Stream<
         Item = Result<Event<PartialObjectMeta<CustomResourceDefinition>>, watcher::Error>,
     >,
     metrics: Arc<Metrics>,
+    present_now: watch::Sender<bool>,
 ) {
     let mut events = std::pin::pin!(events);
     let mut present: Option<bool> = None;
@@ -329,6 +360,7 @@ async fn follow_crd(
             }
         }
         present = Some(now_present);
+        present_now.send_replace(now_present);
         metrics.set_cluster_mirror_crd_present(now_present);
     }
 }

@@ -8,6 +8,7 @@
 //! protected namespace (which includes every namespace ClusterMirror
 //! sources may come from) is never selected, nor the source's own.
 
+pub mod standing;
 pub mod status;
 
 use std::collections::BTreeMap;
@@ -20,11 +21,11 @@ use crate::{
     api::{ClusterMirrorSpec, SourceKind},
     contract::{
         CARRIED_ANNOTATIONS_ANNOTATION, CARRIED_LABELS_ANNOTATION, CLUSTER_MIRROR_LABEL,
-        CONTROLLER_KEY_PREFIX, MANAGED_BY_LABEL, NeverCarried, cluster_mirror_of, mirror_of,
-        never_carried, written_under,
+        CONTROLLER_KEY_PREFIX, MANAGED_BY_LABEL, NeverCarried, cluster_mirror_of, is_managed_by_us,
+        mirror_of, never_carried, written_under,
     },
     decisions::consent::{Consent, NamespaceFacts},
-    decisions::desired::{Refusal, desired_mirror, mark_install},
+    decisions::desired::{Refusal, desired_mirror, mark_install, never_a_source},
     decisions::patterns::{glob_matches, parse_patterns},
     decisions::selector::Selector,
     kind::MirroredKind,
@@ -134,6 +135,37 @@ impl Request {
     /// own label-driven mirror.
     pub fn bound_uid(&self, source_uid: &str) -> String {
         format!("{source_uid}.{}", self.uid)
+    }
+
+    /// Why this request copies nothing, before any namespace is looked at:
+    /// its source's namespace is not `allowed`, its source is missing, or
+    /// it is what is never copied (what a source's own labels could not
+    /// copy either, a copy, a reserved copy name). `source` is the object
+    /// the request names, as read; the kind is the loop's.
+    pub fn blocked<K: MirroredKind>(
+        &self,
+        allowed: bool,
+        source: Option<&K>,
+        rules: &K::SourceRules,
+        reserved_names: &[String],
+    ) -> Option<status::Blocked> {
+        use status::Blocked;
+        if !allowed {
+            return Some(Blocked::SourceNamespaceNotAllowed(
+                self.source_namespace.clone(),
+            ));
+        }
+        let Some(source) = source else {
+            return Some(Blocked::SourceNotFound);
+        };
+        let refused = never_a_source(source, rules)
+            .or_else(|| is_managed_by_us(source.meta()).then(|| "it is itself a copy".into()))
+            .or_else(|| {
+                reserved_names
+                    .contains(&self.target_name)
+                    .then(|| format!("the copy's name {} is reserved", self.target_name))
+            });
+        refused.map(Blocked::SourceNotCopyable)
     }
 
     /// The source as this request's copies name it: its identity bound to

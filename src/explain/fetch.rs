@@ -70,11 +70,13 @@ pub async fn object<K: Explained>(
             namespace: namespace.to_owned(),
             name: name.to_owned(),
             source: None,
+            cluster_mirror: None,
             verdict,
             detail,
         }],
         warnings: Vec::new(),
         notes: Vec::new(),
+        status: None,
     };
     let object = match api.get_opt(name).await {
         Err(error) => {
@@ -99,6 +101,12 @@ pub async fn object<K: Explained>(
         Some(source) => api.get_opt(&source).await.ok().flatten().is_some(),
         None => false,
     };
+    if let Some(cluster_mirror) = contract::cluster_mirror_of(object.meta())
+        && contract::is_managed_by_us(object.meta())
+    {
+        let cluster_mirror = cluster_mirror.to_owned();
+        return cluster_mirror::copy_of(client, install, object, &cluster_mirror).await;
+    }
     match verdicts::is_copy(&object, install, existing_source) {
         true => copy::<K>(client, install, object, preview.is_some()).await,
         false => source::<K>(client, install, object, preview).await,
@@ -156,6 +164,7 @@ async fn source<K: Explained>(
         rows: verdicts::explain_source(&scene, install, &key),
         warnings,
         notes,
+        status: None,
     }
 }
 
@@ -199,30 +208,26 @@ async fn copy<K: Explained>(
         rows: verdicts::explain_copy(&scene, install, &key),
         warnings,
         notes,
+        status: None,
     }
 }
 
 /// Explains a namespace: its consent, and for each kind its mirrors and
 /// the sources that ask for it.
 pub async fn namespace(client: &Client, install: &Install, name: &str, kinds: Kinds) -> Report {
-    let mut report = Report {
-        subject: Subject {
-            kind: "Namespace",
-            namespace: None,
-            name: name.to_owned(),
-            is: Is::Unknown,
-        },
-        preview: None,
-        rows: Vec::new(),
-        warnings: Vec::new(),
-        notes: Vec::new(),
-    };
+    let mut report = Report::about(Subject {
+        kind: "Namespace",
+        namespace: None,
+        name: name.to_owned(),
+        is: Is::Unknown,
+    });
     let unread = |verdict, detail| Row {
         what: What::Consent,
         kind: "",
         namespace: name.to_owned(),
         name: String::new(),
         source: None,
+        cluster_mirror: None,
         verdict,
         detail,
     };
@@ -255,6 +260,8 @@ pub async fn namespace(client: &Client, install: &Install, name: &str, kinds: Ki
             namespace_kind::<k8s_openapi::api::core::v1::Secret>(client, install, &facts).await;
         report.rows.extend(rows);
     }
+    let rows = cluster_mirror::in_a_namespace(client, install, &facts, kinds, &mut report.notes);
+    report.rows.extend(rows.await);
     // Events about a cluster-scoped object are recorded in `default`.
     report.warnings = warnings(
         client,
@@ -285,7 +292,9 @@ async fn namespace_kind<K: Explained>(
             let mirrors = list
                 .items
                 .into_iter()
-                .filter(|copy| mirror_of(copy.meta()).is_some());
+                .filter(|copy| mirror_of(copy.meta()).is_some())
+                // A ClusterMirror's copy has its own rows.
+                .filter(|copy| contract::cluster_mirror_of(copy.meta()).is_none());
             Ok(stream::iter(mirrors)
                 .map(|mirror| mirror_scene(client, namespace, mirror))
                 .buffered(READS_AT_ONCE)
@@ -355,6 +364,9 @@ async fn mirror_scene<K: Explained>(
     }
 }
 
+mod cluster_mirror;
 mod reads;
+
+pub use cluster_mirror::cluster_mirror;
 
 use reads::{copies, namespace_facts, namespaces, objects_at, warnings, warnings_about};

@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::verdicts::{Preview, Row, Warning};
+use crate::api::ClusterMirrorStatus;
 
 /// The version of the JSON output's schema. A field is never renamed or
 /// given another meaning within one version; new fields may appear.
@@ -13,7 +14,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// What was asked about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subject {
-    /// `ConfigMap`, `Secret` or `Namespace`.
+    /// `ConfigMap`, `Secret`, `Namespace` or `ClusterMirror`.
     pub kind: &'static str,
     pub namespace: Option<String>,
     pub name: String,
@@ -26,6 +27,7 @@ pub enum Is {
     Source,
     Copy,
     Namespace,
+    ClusterMirror,
     /// It could not be read, or does not exist.
     Unknown,
 }
@@ -36,6 +38,7 @@ impl Is {
             Is::Source => "source",
             Is::Copy => "copy",
             Is::Namespace => "namespace",
+            Is::ClusterMirror => "clustermirror",
             Is::Unknown => "unknown",
         }
     }
@@ -51,9 +54,24 @@ pub struct Report {
     pub warnings: Vec<Warning>,
     /// What could not be checked, which does not change the exit code.
     pub notes: Vec<String>,
+    /// A ClusterMirror's status as the controller computes it from what
+    /// was read.
+    pub status: Option<ClusterMirrorStatus>,
 }
 
 impl Report {
+    /// A report about `subject` with nothing in it yet.
+    pub fn about(subject: Subject) -> Report {
+        Report {
+            subject,
+            preview: None,
+            rows: Vec::new(),
+            warnings: Vec::new(),
+            notes: Vec::new(),
+            status: None,
+        }
+    }
+
     /// Whether everything asked for is in place.
     pub fn ok(&self) -> bool {
         self.rows.iter().all(|row| row.verdict.ok())
@@ -72,7 +90,7 @@ impl Report {
             .rows
             .iter()
             .map(|row| {
-                json!({
+                let mut json = json!({
                     "what": row.what.as_str(),
                     "kind": row.kind,
                     "namespace": row.namespace,
@@ -81,7 +99,13 @@ impl Report {
                     "verdict": row.verdict.as_str(),
                     "ok": row.verdict.ok(),
                     "detail": row.detail,
-                })
+                });
+                // Only on the rows of ClusterMirrors: the others' stay as
+                // they were.
+                if let Some(name) = &row.cluster_mirror {
+                    json["clusterMirror"] = json!(name);
+                }
+                json
             })
             .collect();
         let warnings: Vec<Value> = self
@@ -97,7 +121,7 @@ impl Report {
                 })
             })
             .collect();
-        json!({
+        let mut json = json!({
             "version": SCHEMA_VERSION,
             "subject": {
                 "kind": self.subject.kind,
@@ -113,7 +137,11 @@ impl Report {
             "rows": rows,
             "warnings": warnings,
             "notes": self.notes,
-        })
+        });
+        if self.subject.is == Is::ClusterMirror {
+            json["clusterMirror"] = json!({"status": self.status});
+        }
+        json
     }
 
     /// The table: a heading line, one line per row (the kind and source
@@ -123,9 +151,18 @@ impl Report {
             Some(namespace) => format!("{} {namespace}/{}", self.subject.kind, self.subject.name),
             None => format!("{} {}", self.subject.kind, self.subject.name),
         };
-        let mut out = match self.subject.is {
-            Is::Unknown => format!("{subject}\n"),
-            is => format!("{subject}: a {}\n", is.as_str()),
+        let own = self
+            .rows
+            .first()
+            .filter(|_| self.subject.is == Is::ClusterMirror);
+        let mut out = match (self.subject.is, own) {
+            (Is::ClusterMirror, Some(own)) => format!(
+                "{subject}: copies {} {}\n",
+                own.kind,
+                own.source.as_deref().unwrap_or_default()
+            ),
+            (Is::Unknown | Is::ClusterMirror, _) => format!("{subject}\n"),
+            (is, _) => format!("{subject}: a {}\n", is.as_str()),
         };
         if let Some(preview) = &self.preview {
             let given: Vec<String> = [
@@ -146,15 +183,21 @@ impl Report {
             .namespace
             .as_ref()
             .map(|ns| format!("{ns}/{}", self.subject.name));
-        let kinds_vary = self
-            .rows
-            .iter()
-            .filter(|row| !row.kind.is_empty())
-            .any(|row| row.kind != self.subject.kind);
-        let sources_vary = self
-            .rows
-            .iter()
-            .any(|row| row.source.is_some() && row.source != subject_key);
+        // A ClusterMirror's heading says its kind and source.
+        let one_cluster_mirror = self.subject.is == Is::ClusterMirror;
+        let kinds_vary = !one_cluster_mirror
+            && self
+                .rows
+                .iter()
+                .filter(|row| !row.kind.is_empty())
+                .any(|row| row.kind != self.subject.kind);
+        let sources_vary = !one_cluster_mirror
+            && self
+                .rows
+                .iter()
+                .any(|row| row.source.is_some() && row.source != subject_key);
+        let cluster_mirrors_shown =
+            !one_cluster_mirror && self.rows.iter().any(|row| row.cluster_mirror.is_some());
         let mut header = vec!["WHAT"];
         if kinds_vary {
             header.push("KIND");
@@ -162,6 +205,9 @@ impl Report {
         header.extend(["NAMESPACE", "NAME"]);
         if sources_vary {
             header.push("SOURCE");
+        }
+        if cluster_mirrors_shown {
+            header.push("CLUSTERMIRROR");
         }
         header.extend(["VERDICT", "DETAIL"]);
         let mut lines = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
@@ -173,6 +219,9 @@ impl Report {
             line.extend([row.namespace.clone(), row.name.clone()]);
             if sources_vary {
                 line.push(row.source.clone().unwrap_or_default());
+            }
+            if cluster_mirrors_shown {
+                line.push(row.cluster_mirror.clone().unwrap_or_default());
             }
             line.extend([row.verdict.as_str().to_owned(), row.detail.clone()]);
             lines.push(line);
@@ -245,106 +294,4 @@ fn aligned(lines: &[Vec<String>]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::explain::verdicts::{Verdict, What};
-
-    fn row(what: What, name: &str, verdict: Verdict) -> Row {
-        Row {
-            what,
-            kind: "ConfigMap",
-            namespace: "team-a".into(),
-            name: name.into(),
-            source: Some("team-a/colors".into()),
-            verdict,
-            detail: format!("{} detail", verdict.as_str()),
-        }
-    }
-
-    fn report(rows: Vec<Row>) -> Report {
-        Report {
-            subject: Subject {
-                kind: "ConfigMap",
-                namespace: Some("team-a".into()),
-                name: "colors".into(),
-                is: Is::Source,
-            },
-            preview: None,
-            rows,
-            warnings: Vec::new(),
-            notes: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn one_row_not_in_place_makes_exit_code_1() {
-        let fine = report(vec![
-            row(What::Source, "colors", Verdict::Managed),
-            row(What::Companion, "colors-synced", Verdict::InSync),
-        ]);
-        assert_eq!(fine.exit_code(), 0);
-        let mut broken = fine.clone();
-        broken
-            .rows
-            .push(row(What::Mirror, "colors", Verdict::NotConsenting));
-        assert_eq!(broken.exit_code(), 1);
-        assert_eq!(broken.to_json()["ok"], false);
-        assert!(broken.to_table().contains("Not in place: 1 of 3."));
-    }
-
-    #[test]
-    fn the_json_has_its_version_and_every_row_s_verdict() {
-        let json = report(vec![row(What::Mirror, "colors", Verdict::NameTaken)]).to_json();
-        assert_eq!(json["version"], 1);
-        assert_eq!(json["subject"]["is"], "source");
-        assert_eq!(json["rows"][0]["verdict"], "name-taken");
-        assert_eq!(json["rows"][0]["ok"], false);
-        assert_eq!(json["rows"][0]["what"], "mirror");
-        assert_eq!(json["preview"], Value::Null);
-    }
-
-    #[test]
-    fn the_table_s_columns_are_aligned_and_the_source_shown_only_when_it_varies() {
-        let table = report(vec![
-            row(What::Source, "colors", Verdict::Managed),
-            row(What::Companion, "colors-synced", Verdict::InSync),
-        ])
-        .to_table();
-        let header = table
-            .lines()
-            .find(|l| l.starts_with("WHAT"))
-            .expect("a header");
-        assert!(!header.contains("SOURCE"), "{table}");
-        let verdict_at = header.find("VERDICT").expect("a verdict column");
-        for line in table.lines().filter(|l| l.starts_with("companion")) {
-            assert_eq!(line.find("in-sync"), Some(verdict_at), "{table}");
-        }
-    }
-
-    #[test]
-    fn the_explain_page_documents_every_verdict() {
-        let explain = include_str!("../../docs/user/explain.md");
-        for verdict in Verdict::ALL {
-            let line = format!(
-                "| `{}` | {} |",
-                verdict.as_str(),
-                match verdict.ok() {
-                    true => "yes",
-                    false => "no",
-                }
-            );
-            assert!(
-                explain.contains(&line),
-                "docs/user/explain.md lacks the line {line:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn every_verdict_has_its_own_name() {
-        let mut names: Vec<&str> = Verdict::ALL.iter().map(|v| v.as_str()).collect();
-        names.sort();
-        names.dedup();
-        assert_eq!(names.len(), Verdict::ALL.len());
-    }
-}
+mod tests;

@@ -26,7 +26,8 @@ use crate::{
     contract::NeverCarried,
     contract::{
         CHECKSUM_ANNOTATION, CopyRole, MANAGED_BY_LABEL, MANAGER_NAME, SOURCE_SELECTOR_ANNOTATION,
-        annotation, companion_name, is_managed_by_us, mirror_of, object_key, warning,
+        annotation, cluster_mirror_of, companion_name, is_managed_by_us, mirror_of, object_key,
+        warning,
     },
     decisions::cache_form::CachedCopy,
     decisions::carried::Lists,
@@ -63,6 +64,13 @@ pub struct Install {
     pub reserved_names: Vec<String>,
     /// Secret types refused as sources besides the built-in ones.
     pub refused_secret_types: RefusedSecretTypes,
+    /// The kinds the install mirrors (`--kinds`), as rows name them.
+    pub kinds: Vec<&'static str>,
+    /// The namespaces ClusterMirror sources may come from.
+    pub cluster_mirror_sources: Vec<String>,
+    /// Where no ClusterMirror writes: the protected namespaces and
+    /// `cluster_mirror_sources`.
+    pub cluster_consent: Consent,
 }
 
 /// What explain needs to know of a kind besides what the controller does.
@@ -139,6 +147,8 @@ pub struct Row {
     pub name: String,
     /// For a copy: `namespace/name` of its source.
     pub source: Option<String>,
+    /// The ClusterMirror a row is about, or whose copy it is about.
+    pub cluster_mirror: Option<String>,
     pub verdict: Verdict,
     pub detail: String,
 }
@@ -288,6 +298,7 @@ fn row<K: Explained>(
         namespace: meta.namespace.clone().unwrap_or_default(),
         name: meta.name.clone().unwrap_or_default(),
         source,
+        cluster_mirror: None,
         verdict,
         detail,
     }
@@ -307,70 +318,13 @@ fn row_at<K: Explained>(
         namespace: namespace.to_owned(),
         name: name.to_owned(),
         source,
+        cluster_mirror: None,
         verdict,
         detail,
     }
 }
 
-/// Whose an object at a copy's name is, in words.
-pub fn whose(meta: &ObjectMeta, install: &Install) -> String {
-    match labels(meta).get(MANAGED_BY_LABEL) {
-        None => format!("an object of someone else (no {MANAGED_BY_LABEL} label)"),
-        Some(manager) if manager != MANAGER_NAME => {
-            format!("an object of another tool ({MANAGED_BY_LABEL}={manager})")
-        }
-        Some(_) => match annotation(meta, SOURCE_SELECTOR_ANNOTATION) {
-            Some(selector) if selector != install.selector => {
-                format!("a copy of another install (source selector {selector})")
-            }
-            _ => match mirror_of(meta) {
-                Some((namespace, name)) => format!("the mirror of {namespace}/{name}"),
-                None => match meta.owner_references.iter().flatten().next() {
-                    Some(owner) => format!("an object owned by {} {}", owner.kind, owner.name),
-                    None => "a copy whose source cannot be proven".into(),
-                },
-            },
-        },
-    }
-}
-
-/// A copy's row once compared, with a recent contest said.
-fn copy_row<K: Explained>(
-    what: What,
-    namespace: &str,
-    name: &str,
-    source: &ObjectMeta,
-    (verdict, detail): (Verdict, String),
-    contested: &BTreeSet<String>,
-) -> Row {
-    let copy_key = format!("{namespace}/{name}");
-    let (verdict, detail) = match (contested.contains(&copy_key), verdict.ok()) {
-        (true, false) => (
-            Verdict::Contested,
-            format!(
-                "someone else keeps rewriting it ({}): the controller restores it slowly; {detail}",
-                warning::COPY_CONTESTED
-            ),
-        ),
-        (true, true) => (
-            verdict,
-            format!(
-                "{detail}; it was contested recently ({})",
-                warning::COPY_CONTESTED
-            ),
-        ),
-        (false, _) => (verdict, detail),
-    };
-    row_at::<K>(
-        what,
-        namespace,
-        name,
-        Some(object_key(source)),
-        verdict,
-        detail,
-    )
-}
-
+mod cluster_mirror;
 mod compare;
 mod contested;
 mod copy;
@@ -378,12 +332,16 @@ mod namespace;
 mod refusal;
 mod source;
 mod what;
+mod whose;
 
 use compare::compare;
 pub use contested::{Warning, contested_copies};
 use refusal::{managed_detail, refusal};
 pub use what::*;
+use whose::copy_row;
+pub use whose::whose;
 
+pub use cluster_mirror::{ClusterMirrorScene, explain_cluster_mirror, in_namespace};
 use copy::copy_itself;
 pub use copy::{CopyScene, explain_copy, is_copy};
 pub use namespace::{NamespaceScene, consent_rows, explain_namespace, sources_asking};

@@ -50,8 +50,9 @@ pub struct Wake<K: MirroredKind> {
 /// An event a ClusterMirror may have to act on.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClusterWake {
-    /// A copy the ClusterMirror so named wrote changed or went.
-    Copy(String),
+    /// A copy the ClusterMirror `mirror` wrote, in `namespace`, changed or
+    /// went: its ClusterMirror compares that copy.
+    Copy { mirror: String, namespace: String },
     /// A namespace appeared, went, or changed what selection reads of it:
     /// the ClusterMirrors asking for it look again.
     Namespace(NamespaceFacts),
@@ -134,7 +135,10 @@ pub fn copy_wakeups<K: MirroredKind>(
     };
     let cluster = |copy: &K| {
         contract::cluster_mirror_of(copy.meta())
-            .map(|name| ClusterWake::Copy(name.to_owned()))
+            .map(|name| ClusterWake::Copy {
+                mirror: name.to_owned(),
+                namespace: copy.namespace().unwrap_or_default(),
+            })
             .into_iter()
             .collect()
     };

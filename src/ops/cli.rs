@@ -58,8 +58,9 @@ pub enum Command {
     ///
     /// Explains a source (NAMESPACE/NAME): whether this install manages
     /// it, its companion, and each namespace it asks for; a copy: whose it
-    /// is and whether it is in sync; or a namespace (--namespace): what it
-    /// receives and what it refuses. It reads with the caller's kubeconfig
+    /// is and whether it is in sync; a ClusterMirror (clustermirror/NAME):
+    /// its conditions and each namespace it selects; or a namespace
+    /// (--namespace): what it receives and what it refuses. It reads with the caller's kubeconfig
     /// and rights, and decides with the controller's own rules: give it the
     /// install's flags. Exit code 0 when everything asked for is in place,
     /// 1 when something is not, 2 on bad input.
@@ -96,7 +97,9 @@ pub enum Invocation {
 #[derive(Debug, Clone, clap::Args)]
 #[command(group(ArgGroup::new("subject").required(true).args(["object", "namespace"])))]
 pub struct ExplainArgs {
-    /// The source or copy to explain.
+    /// The source or copy to explain; `clustermirror/NAME` (or
+    /// `clustermirrors/NAME`, `cmir/NAME`) explains a ClusterMirror, unless
+    /// --kind says it is an object in a namespace of that name.
     #[arg(value_name = "NAMESPACE/NAME", value_parser = parse_object_ref)]
     pub object: Option<(String, String)>,
 
@@ -147,6 +150,21 @@ pub struct ExplainArgs {
 pub enum ObjectKind {
     Configmap,
     Secret,
+}
+
+/// The words before the slash that name a ClusterMirror, as kubectl names
+/// the resource.
+pub const CLUSTER_MIRROR_WORDS: [&str; 3] = ["clustermirror", "clustermirrors", "cmir"];
+
+impl ExplainArgs {
+    /// The ClusterMirror asked about: `clustermirror/NAME` (or its plural
+    /// or short name) without `--kind`. With `--kind`, the same words are a
+    /// namespace of that name, as a NAMESPACE/NAME always was.
+    pub fn cluster_mirror(&self) -> Option<&str> {
+        let (prefix, name) = self.object.as_ref()?;
+        (self.kind.is_none() && CLUSTER_MIRROR_WORDS.contains(&prefix.as_str()))
+            .then_some(name.as_str())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -247,134 +265,4 @@ fn targets_of(annotation: &str, value: &str) -> Result<String, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(args: &[&str]) -> Result<Invocation, clap::Error> {
-        Invocation::parse(args.iter().map(OsString::from).collect())
-    }
-
-    #[test]
-    fn without_a_subcommand_the_binary_is_the_controller() {
-        let Ok(Invocation::Controller(config)) = parse(&["configmap-mirror", "--suffix=-copy"])
-        else {
-            panic!("not the controller");
-        };
-        assert_eq!(config.rules.suffix, "-copy");
-    }
-
-    #[test]
-    fn explain_takes_the_controller_s_rules_with_their_defaults() {
-        let Ok(Invocation::Explain(args)) = parse(&[
-            "configmap-mirror",
-            "explain",
-            "team-a/colors",
-            "--suffix=-copy",
-            "--protected-namespaces=kube-system,guarded",
-        ]) else {
-            panic!("not explain");
-        };
-        assert_eq!(args.object, Some(("team-a".into(), "colors".into())));
-        assert_eq!(args.rules.suffix, "-copy");
-        assert_eq!(args.rules.selector, "workshop.io/managed=true");
-        assert_eq!(args.rules.protected_namespaces, ["kube-system", "guarded"]);
-        assert_eq!(
-            args.rules.accept_secret_mirrors_selector,
-            "workshop.io/accept-secret-mirrors=true"
-        );
-    }
-
-    #[test]
-    fn the_controller_s_flags_do_not_mix_with_a_subcommand() {
-        assert!(parse(&["configmap-mirror", "--concurrency=4", "explain", "a/b"]).is_err());
-    }
-
-    #[test]
-    fn bad_input_is_refused_with_exit_code_2() {
-        for args in [
-            &["configmap-mirror", "explain"][..],
-            &["configmap-mirror", "explain", "no-slash"],
-            &["configmap-mirror", "explain", "Ns/x"],
-            &["configmap-mirror", "explain", "a/b", "--namespace", "c"],
-            &["configmap-mirror", "explain", "a/b", "--kind", "pod"],
-            &[
-                "configmap-mirror",
-                "explain",
-                "a/b",
-                "--mirror-to",
-                "Team_A",
-            ],
-            &[
-                "configmap-mirror",
-                "explain",
-                "a/b",
-                "--mirror-to-selector",
-                "a in b",
-            ],
-            &[
-                "configmap-mirror",
-                "explain",
-                "--namespace",
-                "a",
-                "--mirror-to",
-                "b",
-            ],
-            &["configmap-mirror", "explain", "a/b", "-o", "yaml"],
-        ] {
-            let error = parse(args)
-                .err()
-                .unwrap_or_else(|| panic!("{args:?} parsed"));
-            assert_eq!(error.exit_code(), 2, "{args:?}");
-        }
-    }
-
-    #[test]
-    fn as_kubectl_mirror_the_arguments_are_a_subcommand_s() {
-        let Ok(Invocation::Explain(args)) = parse(&[
-            "/usr/local/bin/kubectl-mirror",
-            "explain",
-            "--namespace",
-            "team-b",
-        ]) else {
-            panic!("not explain");
-        };
-        assert_eq!(args.namespace.as_deref(), Some("team-b"));
-        assert!(parse(&["kubectl-mirror"]).is_err(), "no controller");
-        assert!(parse(&["kubectl-mirror", "--suffix=-x"]).is_err());
-    }
-
-    #[test]
-    fn a_probe_is_a_subcommand_and_controller_flags_do_not_mix_with_one() {
-        assert!(matches!(
-            parse(&["configmap-mirror", "probe", "http://[::1]:8080/readyz"]),
-            Ok(Invocation::Probe(_))
-        ));
-        assert!(
-            parse(&[
-                "configmap-mirror",
-                "--concurrency=3",
-                "probe",
-                "http://localhost/"
-            ])
-            .is_err()
-        );
-    }
-
-    #[test]
-    fn crd_is_a_subcommand_of_the_binary_and_of_the_plugin() {
-        assert!(matches!(
-            parse(&["configmap-mirror", "crd"]),
-            Ok(Invocation::Crd)
-        ));
-        assert!(matches!(
-            parse(&["kubectl-mirror", "crd"]),
-            Ok(Invocation::Crd)
-        ));
-        assert!(parse(&["configmap-mirror", "crd", "extra"]).is_err());
-    }
-
-    #[test]
-    fn the_command_line_is_well_formed() {
-        Cli::command().debug_assert();
-    }
-}
+mod tests;

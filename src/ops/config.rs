@@ -30,20 +30,6 @@ pub struct Config {
     #[arg(long, env = "MIRROR_NAMESPACE", help_heading = "Sources", value_name = "NAMESPACE", value_parser = parse_namespace)]
     pub namespace: Option<String>,
 
-    /// The kinds mirrored: `configmaps`, and `secrets` when its RBAC is
-    /// granted (see docs/user/secrets.md). The same label, names and rules apply to
-    /// each.
-    #[arg(
-        long,
-        env = "MIRROR_KINDS",
-        help_heading = "Sources",
-        value_name = "KINDS",
-        value_delimiter = ',',
-        default_value = "configmaps",
-        value_enum
-    )]
-    pub kinds: Vec<Kind>,
-
     /// The Secret holding the key of Secret copies' checksums, as
     /// NAMESPACE/NAME; created with a random key if missing, and watched
     /// (default: `<Lease name>-digest-key`, so two installs never share a
@@ -142,6 +128,21 @@ pub struct Rules {
     #[arg(long, env = "MIRROR_SUFFIX", help_heading = "Sources", value_name = "SUFFIX", default_value = "-synced", value_parser = parse_suffix)]
     pub suffix: String,
 
+    /// The kinds mirrored: `configmaps`, and `secrets` when its RBAC is
+    /// granted (see docs/user/secrets.md). The same label, names and rules apply to
+    /// each. A ClusterMirror of a kind left out copies nothing
+    /// (`SecretsDisabled`).
+    #[arg(
+        long,
+        env = "MIRROR_KINDS",
+        help_heading = "Sources",
+        value_name = "KINDS",
+        value_delimiter = ',',
+        default_value = "configmaps",
+        value_enum
+    )]
+    pub kinds: Vec<Kind>,
+
     /// Label selector of the namespaces that accept mirrors from other
     /// namespaces. Empty accepts every namespace: then anyone who can label
     /// a ConfigMap can write into every namespace.
@@ -238,7 +239,7 @@ pub const DIGEST_KEY_NAME_SUFFIX: &str = "-digest-key";
 
 impl Config {
     pub fn mirrors(&self, kind: Kind) -> bool {
-        self.kinds.contains(&kind)
+        self.rules.kinds.contains(&kind)
     }
 
     /// `--digest-key-secret`, or its default: named after the Lease, so

@@ -32,7 +32,7 @@ use tokio::sync::watch;
 
 use crate::{
     cluster::cluster_mirrors::Change, cluster::cluster_sources::SourceChange, contract,
-    index::wakeups::ClusterWake, kind::MirroredKind, ops::metrics::Loop,
+    decisions::scope::Reach, index::wakeups::ClusterWake, kind::MirroredKind, ops::metrics::Loop,
     reconcile::backoff::BackoffKey, reconcile::context::Context, reconcile::error::Error,
 };
 
@@ -133,18 +133,41 @@ fn wakeups<K: MirroredKind>(
         leading.boxed(),
     ]);
     inputs.flat_map(move |input| {
-        let names = match &ctx.cluster_mirrors {
-            Some(side) => woken(&ctx, side, &prune, input),
+        let names: Vec<String> = match &ctx.cluster_mirrors {
+            Some(side) => woken(&ctx, side, &prune, input)
+                .into_iter()
+                .map(|(name, reach)| {
+                    side.woken(&name, reach);
+                    name
+                })
+                .collect(),
             None => Vec::new(),
         };
         stream::iter(names)
     })
 }
 
-/// Whom one input wakes, among the ClusterMirrors this kind's loop serves;
-/// a changed or deleted one also wakes the prune of the copies of the
-/// source it named.
+/// Whom one input wakes, among the ClusterMirrors this kind's loop serves,
+/// and about which of their copies: a copy's event about that copy alone,
+/// anything else about all (it may change what is selected). A changed or
+/// deleted ClusterMirror also wakes the prune of the copies of the source
+/// it named.
 fn woken<K: MirroredKind>(
+    ctx: &Context<K>,
+    side: &ClusterMirrorSide<K>,
+    prune: &mpsc::UnboundedSender<ObjectRef<K>>,
+    input: Input,
+) -> Vec<(String, Reach)> {
+    if let Input::Watch(ClusterWake::Copy { mirror, namespace }) = input {
+        return vec![(mirror, Reach::Namespace(namespace))];
+    }
+    names_woken(ctx, side, prune, input)
+        .into_iter()
+        .map(|name| (name, Reach::Everything))
+        .collect()
+}
+
+fn names_woken<K: MirroredKind>(
     ctx: &Context<K>,
     side: &ClusterMirrorSide<K>,
     prune: &mpsc::UnboundedSender<ObjectRef<K>>,
@@ -208,7 +231,7 @@ fn woken<K: MirroredKind>(
             .filter(|r| r.source_namespace == namespace && r.source_name == name)
             .map(|r| r.name.clone())
             .collect(),
-        Input::Watch(ClusterWake::Copy(name)) => vec![name],
+        Input::Watch(ClusterWake::Copy { mirror, .. }) => vec![mirror],
         Input::Watch(ClusterWake::Namespace(facts)) => served()
             .filter(|r| r.asks_for(&facts))
             .map(|r| r.name.clone())
@@ -232,9 +255,10 @@ async fn reconcile<K: MirroredKind>(
         return Ok(Action::await_change());
     }
     let key = BackoffKey::new(Loop::sync, &object.metadata);
+    let scope = side.take_scope(&object.name_any());
     let mut wait = None;
     let work = async {
-        let found = sync::sync(&object, side, &ctx).await?;
+        let found = sync::sync(&object, scope, side, &ctx).await?;
         wait = report::report(&object, &found, side, &ctx).await?;
         match found.retry {
             Some(error) => Err(error),
@@ -256,6 +280,10 @@ fn error_policy<K: MirroredKind>(
     ctx: Arc<Context<K>>,
 ) -> Action {
     let key = BackoffKey::new(Loop::sync, &object.metadata);
+    if let Some(side) = &ctx.cluster_mirrors {
+        // Its retry compares everything: nothing narrower builds on it.
+        side.stand(&object.name_any(), None);
+    }
     if ctx.backoffs.is_new_condition(&key, &error.to_string()) {
         tracing::warn!(clustermirror = %object.name_any(), %error, "ClusterMirror reconcile failed; retrying with backoff");
     }

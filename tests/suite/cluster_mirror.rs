@@ -5,6 +5,8 @@
 //! These run on the cluster-wide control plane of `mirroring`, one test at
 //! a time (its `World`), with the CRD installed once.
 
+mod explain;
+mod heal_status;
 mod lifecycle;
 mod prune_reads;
 mod refusals;

@@ -35,24 +35,24 @@ use crate::{
 
 const ACCEPT_FROM: &str = "workshop.io/accept-mirrors-from";
 /// The data of every source here, which no output may show.
-const VALUE: &str = "do-not-print-me-7f3a";
+pub(crate) const VALUE: &str = "do-not-print-me-7f3a";
 
 /// What a run of explain gave.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Run {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Run {
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.stdout).expect("explain -o json prints JSON")
     }
 }
 
 /// Runs `configmap-mirror explain ARGS` with `kubeconfig`, in an
 /// environment without the controller's variables.
-fn explain(kubeconfig: &Path, args: &[&str]) -> Run {
+pub(crate) fn explain(kubeconfig: &Path, args: &[&str]) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_configmap-mirror"));
     command
         .arg("explain")
@@ -99,7 +99,7 @@ fn other_consent_label<K: TestKind>() -> &'static str {
 }
 
 /// Each row as `what namespace/name: verdict`, which never holds data.
-fn described(json: &Value) -> String {
+pub(crate) fn described(json: &Value) -> String {
     rows(json)
         .iter()
         .map(|row| {
@@ -115,19 +115,19 @@ fn described(json: &Value) -> String {
         .join("\n")
 }
 
-fn rows(json: &Value) -> Vec<Value> {
+pub(crate) fn rows(json: &Value) -> Vec<Value> {
     json["rows"].as_array().cloned().unwrap_or_default()
 }
 
 /// The row about `what` in `namespace`.
-fn row(json: &Value, what: &str, namespace: &str) -> Value {
+pub(crate) fn row(json: &Value, what: &str, namespace: &str) -> Value {
     rows(json)
         .into_iter()
         .find(|row| row["what"] == what && row["namespace"] == namespace)
         .unwrap_or_else(|| panic!("no {what} row for {namespace}:\n{}", described(json)))
 }
 
-fn verdict(json: &Value, what: &str, namespace: &str) -> String {
+pub(crate) fn verdict(json: &Value, what: &str, namespace: &str) -> String {
     row(json, what, namespace)["verdict"]
         .as_str()
         .unwrap_or_default()
@@ -194,7 +194,7 @@ async fn matches_the_cluster<K: TestKind>(
 }
 
 /// Neither the text nor the JSON output holds the Secret's data.
-fn never_shows_the_value(run: &Run) {
+pub(crate) fn never_shows_the_value(run: &Run) {
     let encoded = serde_json::to_value(ByteString(VALUE.as_bytes().to_vec())).expect("base64");
     let encoded = encoded.as_str().unwrap_or_default().trim_end_matches('=');
     for text in [&run.stdout, &run.stderr] {

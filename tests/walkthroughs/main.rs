@@ -1,7 +1,7 @@
 //! The user guide's walkthroughs, run as written: every `console walkthrough`
 //! block of the pages in [`PAGES`], in order, against a control plane of
 //! their own with the controller running cluster-wide (ConfigMaps and
-//! Secrets), each command in bash with kubectl, helm and this build's
+//! Secrets, ClusterMirror sources allowed from `mirror-admin`), each command in bash with kubectl, helm and this build's
 //! `configmap-mirror` on its PATH. A step whose output is not what its page
 //! shows fails, naming the page, the line and both outputs: a walkthrough
 //! that drifts from what the binary does fails here.
@@ -27,6 +27,7 @@ const PAGES: &[&str] = &[
     "docs/user/mirroring.md",
     "docs/user/secrets.md",
     "docs/user/explain.md",
+    "docs/user/clustermirror.md",
 ];
 
 /// How long the controller gets to become ready, on a machine that may be
@@ -65,6 +66,9 @@ fn start_controller(control_plane: &ControlPlane, binary: &Path) -> testenv::Chi
     let mut cmd = Command::new(binary);
     cmd.env("KUBECONFIG", control_plane.kubeconfig_path())
         .args(["--kinds", "configmaps,secrets", "--log-format", "text"])
+        // The ClusterMirror walkthrough's admin namespace, as the chart
+        // would allow its release namespace.
+        .args(["--cluster-mirror-source-namespaces", "mirror-admin"])
         .args(["--http-addr", &format!("127.0.0.1:{port}")]);
     let controller = spawn_child(cmd, &log).expect("start the controller");
     let started = Instant::now();

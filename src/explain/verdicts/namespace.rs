@@ -45,6 +45,7 @@ pub fn consent_rows(namespace: &NamespaceFacts, install: &Install) -> Vec<Row> {
         namespace: namespace.name.clone(),
         name: String::new(),
         source: None,
+        cluster_mirror: None,
         verdict,
         detail,
     });

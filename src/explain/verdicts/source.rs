@@ -338,7 +338,11 @@ fn leftover_rows<K: Explained>(
     let mut rows = Vec::new();
     for copy in copies {
         let namespace = copy.namespace.clone().unwrap_or_default();
-        if mirror_of(copy).as_ref() != Some(&source_ref) || asked.contains(&namespace) {
+        // A ClusterMirror's copy is its ClusterMirror's to judge.
+        if mirror_of(copy).as_ref() != Some(&source_ref)
+            || asked.contains(&namespace)
+            || cluster_mirror_of(copy).is_some()
+        {
             continue;
         }
         let verdict = wanted::copy_verdict::<K, _>(

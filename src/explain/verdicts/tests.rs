@@ -41,6 +41,12 @@ fn install() -> Install {
         secrets: consent("workshop.io/accept-secret-mirrors=true"),
         reserved_names: targets::reserved_names(&["reserved".to_owned()]),
         refused_secret_types: Default::default(),
+        kinds: vec!["ConfigMap"],
+        cluster_mirror_sources: vec!["admin".into()],
+        cluster_consent: crate::decisions::cluster_mirror::cluster_consent(
+            &["kube-system".into()],
+            &["admin".into()],
+        ),
     }
 }
 
@@ -149,6 +155,7 @@ fn secret(name: &str, data: &[(&str, &str)]) -> Secret {
     }
 }
 
+mod cluster_mirrors;
 mod copies_and_namespaces;
 mod secrets;
 mod sources;

@@ -10,6 +10,10 @@ pub enum What {
     Consent,
     /// A namespace's `workshop.io/accept-mirrors-from`.
     AcceptFrom,
+    /// A ClusterMirror, as its conditions say.
+    ClusterMirror,
+    /// A ClusterMirror's copy in one namespace (or why it has none).
+    ClusterMirrorCopy,
 }
 
 impl What {
@@ -20,6 +24,8 @@ impl What {
             What::Mirror => "mirror",
             What::Consent => "consent",
             What::AcceptFrom => "accept-from",
+            What::ClusterMirror => "clustermirror",
+            What::ClusterMirrorCopy => "clustermirror-copy",
         }
     }
 }
@@ -101,6 +107,19 @@ verdicts! {
     ProtectedNamespace => "protected-namespace", true;
     FromAny => "from-any", true;
     FromListed => "from-listed", true;
+    // A ClusterMirror, by the reason of its Ready condition.
+    Synced => "synced", true;
+    PartiallySynced => "partially-synced", false;
+    SourceNotFound => "source-not-found", false;
+    SourceNotCopyable => "source-not-copyable", false;
+    SourceNamespaceNotAllowed => "source-namespace-not-allowed", false;
+    SecretsDisabled => "secrets-disabled", false;
+    Suspended => "suspended", false;
+    InvalidSpec => "invalid-spec", false;
+    // A namespace a ClusterMirror selects while it copies nothing.
+    NotCopied => "not-copied", false;
+    // A ClusterMirror whose selection leaves a namespace out.
+    NotTargeted => "not-targeted", true;
     // Anything that could not be read.
     CannotRead => "cannot-read", false;
 }

@@ -143,5 +143,6 @@ fn tell<K: MirroredKind>(
 /// A ClusterMirror that is gone leaves nothing behind here.
 pub fn forget<K: MirroredKind>(name: &str, side: &ClusterMirrorSide<K>, ctx: &Context<K>) {
     side.reported().remove(name);
+    side.stand(name, None);
     ctx.metrics.forget_cluster_mirror(name);
 }

@@ -9,8 +9,13 @@ use std::{
 };
 
 use crate::{
-    api::ClusterMirrorStatus, cluster::cluster_mirrors::ClusterMirrors,
-    cluster::cluster_sources::ClusterSources, decisions::consent::Consent, kind::MirroredKind,
+    api::ClusterMirrorStatus,
+    cluster::cluster_mirrors::ClusterMirrors,
+    cluster::cluster_sources::ClusterSources,
+    decisions::cluster_mirror::standing::Standing,
+    decisions::consent::Consent,
+    decisions::scope::{Reach, Scope},
+    kind::MirroredKind,
 };
 
 pub struct ClusterMirrorSide<K: MirroredKind> {
@@ -24,6 +29,12 @@ pub struct ClusterMirrorSide<K: MirroredKind> {
     /// Per ClusterMirror: the status last written and when, and the Ready
     /// reason last told in an Event.
     pub(super) reported: Mutex<HashMap<String, Reported>>,
+    /// Per ClusterMirror: what the wakeups waiting for its next reconcile
+    /// ask it to compare.
+    pending: Mutex<HashMap<String, Scope>>,
+    /// Per ClusterMirror: where its copies stood after its last full
+    /// comparison, for a narrower one to build on.
+    standing: Mutex<HashMap<String, Standing>>,
 }
 
 #[derive(Default)]
@@ -46,7 +57,39 @@ impl<K: MirroredKind> ClusterMirrorSide<K> {
             consent,
             reports_for,
             reported: Mutex::default(),
+            pending: Mutex::default(),
+            standing: Mutex::default(),
         }
+    }
+
+    /// A wakeup of the ClusterMirror `name` about `reach` was queued.
+    pub(super) fn woken(&self, name: &str, reach: Reach) {
+        lock(&self.pending)
+            .entry(name.to_owned())
+            .and_modify(|scope| scope.widen(reach.clone()))
+            .or_insert_with(|| Scope::of(reach));
+    }
+
+    /// What a starting reconcile of `name` compares: what the wakeups so
+    /// far asked; everything when none explains it (a retry, a requeue).
+    pub(super) fn take_scope(&self, name: &str) -> Scope {
+        lock(&self.pending)
+            .remove(name)
+            .unwrap_or_else(Scope::unexplained)
+    }
+
+    /// Where `name`'s copies stood after its last full comparison.
+    pub(super) fn standing(&self, name: &str) -> Option<Standing> {
+        lock(&self.standing).get(name).cloned()
+    }
+
+    /// Keeps (or, with None, drops) where `name`'s copies stand.
+    pub(super) fn stand(&self, name: &str, standing: Option<Standing>) {
+        let mut all = lock(&self.standing);
+        match standing {
+            Some(standing) => all.insert(name.to_owned(), standing),
+            None => all.remove(name),
+        };
     }
 
     /// Whether this kind's loop reconciles ClusterMirrors of `kind`.
@@ -60,6 +103,10 @@ impl<K: MirroredKind> ClusterMirrorSide<K> {
     }
 
     pub(super) fn reported(&self) -> MutexGuard<'_, HashMap<String, Reported>> {
-        self.reported.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.reported)
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

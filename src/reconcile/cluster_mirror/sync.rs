@@ -3,16 +3,17 @@
 //! its status says of them.
 
 use futures::{StreamExt, stream};
-use kube::api::DynamicObject;
+use kube::{ResourceExt, api::DynamicObject, runtime::reflector::ObjectRef};
 
 use crate::{
     decisions::cluster_mirror::{
         Request,
+        standing::{MadeFrom, Standing},
         status::{Blocked, Failure, Tally},
     },
     decisions::consent::NamespaceFacts,
-    decisions::desired::never_a_source,
     decisions::plan::Write,
+    decisions::scope::Scope,
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::error::{Error, Retry},
@@ -49,12 +50,14 @@ impl Found {
     }
 }
 
-/// Compares (and unless suspended, writes) every copy the ClusterMirror
-/// asks for. Only a condition that stops the whole reconcile (no digest
+/// Compares (and unless suspended, writes) the copies the ClusterMirror
+/// asks for: those in `scope`, when where the others stand is known, else
+/// every one. Only a condition that stops the whole reconcile (no digest
 /// key yet, the caches not ready) is an error; each namespace's outcome is
 /// in what it finds.
 pub async fn sync<K: MirroredKind>(
     object: &DynamicObject,
+    scope: Scope,
     side: &ClusterMirrorSide<K>,
     ctx: &Context<K>,
 ) -> Result<Found, Error> {
@@ -73,57 +76,92 @@ pub async fn sync<K: MirroredKind>(
         };
         return Ok(Found::blocked(object, blocked));
     }
-    if !side.sources.allows(&request.source_namespace) {
-        let namespace = request.source_namespace.clone();
-        return Ok(Found::blocked(
-            object,
-            Blocked::SourceNamespaceNotAllowed(namespace),
-        ));
-    }
-    let Some(cached) = side
+    let cached = side
         .sources
-        .get(&request.source_namespace, &request.source_name)
-    else {
-        return Ok(Found::blocked(object, Blocked::SourceNotFound));
+        .get(&request.source_namespace, &request.source_name);
+    let allowed = side.sources.allows(&request.source_namespace);
+    let blocked = request.blocked(
+        allowed,
+        cached.as_deref(),
+        &ctx.source_rules,
+        &ctx.reserved_names,
+    );
+    let cached = match (blocked, cached) {
+        (None, Some(cached)) => cached,
+        // A missing source is blocked: the second arm never falls back.
+        (blocked, _) => {
+            let blocked = blocked.unwrap_or(Blocked::SourceNotFound);
+            return Ok(Found::blocked(object, blocked));
+        }
     };
-    if let Some(why) = refusal(cached.as_ref(), &request, ctx) {
-        return Ok(Found::blocked(object, Blocked::SourceNotCopyable(why)));
-    }
     let key = K::current_key(&ctx.digest_key).ok_or(Error::NoDigestKey)?;
     let bound = request.bound_source(cached.as_ref());
     let uid = cached.meta().uid.clone().unwrap_or_default();
     let source = Source::requested(&bound, key, uid);
-    let namespaces = selected(&request, side, ctx).await;
+    let made_from = MadeFrom {
+        generation: request.generation,
+        source_uid: cached.meta().uid.clone(),
+        source_version: cached.meta().resource_version.clone(),
+    };
+    let name = object.name_any();
+    if let Scope::Namespaces(some) = &scope
+        && !request.suspend
+        && let Some(standing) = side.standing(&name).filter(|s| s.holds_for(&made_from))
+        && let Some(found) = sync_some(&request, &source, some, standing, side, ctx).await
+    {
+        return Ok(found);
+    }
+    let found = sync_all(&request, &source, side, ctx).await?;
+    let standing = (!request.suspend && found.blocked.is_none())
+        .then(|| Standing::after_full(made_from, &found.tally))
+        .flatten();
+    side.stand(&name, standing);
+    Ok(found)
+}
+
+/// Compares every copy the request asks for.
+async fn sync_all<K: MirroredKind>(
+    request: &Request,
+    source: &Source<'_, K>,
+    side: &ClusterMirrorSide<K>,
+    ctx: &Context<K>,
+) -> Result<Found, Error> {
+    let bound = source.cached;
+    let namespaces = selected(request, side, ctx).await;
     let mut wanted = Vec::with_capacity(namespaces.len());
     for namespace in &namespaces {
-        match request.desired_copy(&bound, namespace, &source.key, &ctx.selector) {
+        match request.desired_copy(bound, namespace, &source.key, &ctx.selector) {
             Ok(copy) => wanted.push((namespace.clone(), copy)),
             // Never for a stored source, which is not a copy (checked above).
             Err(refusal) => {
                 let why = format!("{refusal:?}");
-                return Ok(Found::blocked(object, Blocked::SourceNotCopyable(why)));
+                return Ok(Found {
+                    blocked: Some(Blocked::SourceNotCopyable(why)),
+                    generation: request.generation,
+                    ..Found::default()
+                });
             }
         }
     }
-    let outcomes: Vec<(String, Result<bool, Error>)> =
-        match request.suspend {
-            true => wanted
-                .into_iter()
-                .map(|(namespace, copy)| {
-                    let actual = cached_copy(&copy, ctx);
-                    let planned = plan_copy(source.cached, copy, actual.as_ref(), &source.key, ctx);
-                    (namespace, planned.map(|write| write == Write::Nothing))
-                })
-                .collect(),
-            false => stream::iter(wanted)
-                .map(|(namespace, copy)| {
-                    let source = &source;
-                    async move { (namespace, sync_copy(source, copy, ctx).await.map(|()| true)) }
+    let outcomes: Vec<(String, Result<bool, Error>)> = match request.suspend {
+        true => wanted
+            .into_iter()
+            .map(|(namespace, copy)| {
+                let actual = cached_copy(&copy, ctx);
+                let planned = plan_copy(source.cached, copy, actual.as_ref(), &source.key, ctx);
+                (namespace, planned.map(|write| write == Write::Nothing))
+            })
+            .collect(),
+        false => {
+            stream::iter(wanted)
+                .map(|(namespace, copy)| async move {
+                    (namespace, sync_copy(source, copy, ctx).await.map(|()| true))
                 })
                 .buffer_unordered(WRITES_AT_ONCE)
                 .collect()
-                .await,
-        };
+                .await
+        }
+    };
     let mut found = Found {
         tally: Tally {
             selected: namespaces.len(),
@@ -137,6 +175,74 @@ pub async fn sync<K: MirroredKind>(
         found.count(namespace, outcome);
     }
     Ok(found)
+}
+
+/// Compares the copies in `namespaces` alone, and counts the others as
+/// `standing` says they stand. None when that cannot be: one of them is no
+/// longer selected, or is being deleted (then everything is compared).
+async fn sync_some<K: MirroredKind>(
+    request: &Request,
+    source: &Source<'_, K>,
+    namespaces: &std::collections::BTreeSet<String>,
+    mut standing: Standing,
+    side: &ClusterMirrorSide<K>,
+    ctx: &Context<K>,
+) -> Option<Found> {
+    let mut wanted = Vec::with_capacity(namespaces.len());
+    for namespace in namespaces {
+        if !still_selected(request, namespace, side, ctx) {
+            return None;
+        }
+        let copy = request
+            .desired_copy(source.cached, namespace, &source.key, &ctx.selector)
+            .ok()?;
+        wanted.push((namespace.clone(), copy));
+    }
+    let outcomes: Vec<(String, Result<(), Error>)> = stream::iter(wanted)
+        .map(|(namespace, copy)| async move { (namespace, sync_copy(source, copy, ctx).await) })
+        .buffer_unordered(WRITES_AT_ONCE)
+        .collect()
+        .await;
+    let mut retry = None;
+    for (namespace, outcome) in outcomes {
+        match outcome {
+            Ok(()) => standing.compared(&namespace, None),
+            Err(Error::NamespaceTerminating) => return None,
+            Err(error) => {
+                let failure = failure(namespace.clone(), &error);
+                if failure.retried && retry.is_none() {
+                    retry = Some(error);
+                }
+                standing.compared(&namespace, Some(failure));
+            }
+        }
+    }
+    let found = Found {
+        tally: standing.tally(),
+        generation: request.generation,
+        retry,
+        ..Found::default()
+    };
+    // A failure that waits for its retry makes the retry compare all.
+    let keep = found.retry.is_none().then_some(standing);
+    side.stand(&request.name, keep);
+    Some(found)
+}
+
+/// Whether `namespace` is selected by the request now, and not being deleted.
+fn still_selected<K: MirroredKind>(
+    request: &Request,
+    namespace: &str,
+    side: &ClusterMirrorSide<K>,
+    ctx: &Context<K>,
+) -> bool {
+    let Some(store) = &ctx.caches.namespaces else {
+        return false;
+    };
+    store.get(&ObjectRef::new(namespace)).is_some_and(|object| {
+        object.metadata.deletion_timestamp.is_none()
+            && request.selects(&NamespaceFacts::of(&object.metadata), &side.consent)
+    })
 }
 
 impl Found {
@@ -154,21 +260,26 @@ impl Found {
             }
             Err(error) => error,
         };
-        let retried = error.retry() == Retry::Soon;
-        self.tally.failures.push(Failure {
-            reason: failure_reason(&error),
-            message: match &error {
-                Error::NameTaken { name } => format!(
-                    "{name} already exists and was not written by this ClusterMirror; it is left untouched"
-                ),
-                error => error.to_string(),
-            },
-            namespace,
-            retried,
-        });
-        if retried && self.retry.is_none() {
+        let failure = failure(namespace, &error);
+        if failure.retried && self.retry.is_none() {
             self.retry = Some(error);
         }
+        self.tally.failures.push(failure);
+    }
+}
+
+/// The copy in `namespace` failed with `error`: how the status tells it.
+fn failure(namespace: String, error: &Error) -> Failure {
+    Failure {
+        reason: failure_reason(error),
+        message: match error {
+            Error::NameTaken { name } => format!(
+                "{name} already exists and was not written by this ClusterMirror; it is left untouched"
+            ),
+            error => error.to_string(),
+        },
+        namespace,
+        retried: error.retry() == Retry::Soon,
     }
 }
 
@@ -178,21 +289,6 @@ fn failure_reason(error: &Error) -> &'static str {
         Error::NameTaken { .. } => crate::api::cluster_mirror::reason::NAME_TAKEN,
         error => error.event_reason().unwrap_or("WriteFailed"),
     }
-}
-
-/// Why the source may never be copied by a ClusterMirror, if so: what a
-/// source's own labels could not copy either, and a copy name that is
-/// reserved.
-fn refusal<K: MirroredKind>(source: &K, request: &Request, ctx: &Context<K>) -> Option<String> {
-    if let Some(why) = never_a_source(source, &ctx.source_rules) {
-        return Some(why);
-    }
-    if crate::contract::is_managed_by_us(source.meta()) {
-        return Some("it is itself a copy".into());
-    }
-    ctx.reserved_names
-        .contains(&request.target_name)
-        .then(|| format!("the copy's name {} is reserved", request.target_name))
 }
 
 /// The namespaces the request selects, in the namespace cache's order.

@@ -23,6 +23,8 @@ pub struct Launcher {
     pub kubeconfig: PathBuf,
     pub concurrency: usize,
     pub log: PathBuf,
+    /// Flags passed after the profile's own.
+    pub extra_args: Vec<String>,
 }
 
 pub struct Controller {
@@ -53,9 +55,10 @@ impl Launcher {
     pub fn start(&self) -> anyhow::Result<Controller> {
         check_binary(&self.binary)?;
         let port = testenv::free_port()?;
-        let cmd = self
+        let mut cmd = self
             .profile
             .command(&self.binary, &self.kubeconfig, port, self.concurrency);
+        cmd.args(&self.extra_args);
         let child = testenv::spawn_child(cmd, &self.log)?;
         let http = reqwest::Client::builder()
             .no_proxy()

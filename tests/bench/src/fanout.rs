@@ -77,7 +77,7 @@ pub async fn run(
 
 /// The source's data at one version: every version is the same size, so
 /// the floor's objects can be too.
-fn source_data(version: u32) -> BTreeMap<String, String> {
+pub(crate) fn source_data(version: u32) -> BTreeMap<String, String> {
     BTreeMap::from([("version".to_owned(), format!("v{version}"))])
 }
 
@@ -269,6 +269,18 @@ pub(crate) async fn create_namespaces(
     count: usize,
     concurrency: usize,
 ) -> anyhow::Result<()> {
+    let labels = profile.consent_labels();
+    create_labelled_namespaces(client, &labels, prefix, count, concurrency).await
+}
+
+/// Namespaces named `prefix` and a number, each carrying `labels`.
+pub(crate) async fn create_labelled_namespaces(
+    client: &Client,
+    labels: &BTreeMap<String, String>,
+    prefix: &str,
+    count: usize,
+    concurrency: usize,
+) -> anyhow::Result<()> {
     let api: Api<Namespace> = Api::all(client.clone());
     stream::iter(0..count)
         .map(|i| {
@@ -277,7 +289,7 @@ pub(crate) async fn create_namespaces(
                 let namespace = Namespace {
                     metadata: ObjectMeta {
                         name: Some(format!("{prefix}{i}")),
-                        labels: Some(profile.consent_labels()),
+                        labels: Some(labels.clone()),
                         ..ObjectMeta::default()
                     },
                     ..Namespace::default()
@@ -381,7 +393,7 @@ impl Apply for SeenCopies {
 }
 
 /// Copies, kept current by a watch.
-struct CopyWatch(Watched<SeenCopies>);
+pub(crate) struct CopyWatch(Watched<SeenCopies>);
 
 impl CopyWatch {
     /// Watches the fan-out source's copies under `prefix`, and waits for
@@ -393,7 +405,7 @@ impl CopyWatch {
 
     /// Watches the ConfigMaps `config` selects in the namespaces under
     /// `prefix`, and waits for the initial list.
-    async fn start(
+    pub(crate) async fn start(
         client: Client,
         config: watcher::Config,
         prefix: &str,
@@ -407,8 +419,13 @@ impl CopyWatch {
         self.0.state().copies.get(copy).cloned()
     }
 
+    /// How many copies hold the data whose checksum is given.
+    pub(crate) fn current(&self, checksum: &str) -> usize {
+        self.0.state().current(checksum)
+    }
+
     /// Waits until `count` copies hold the data whose checksum is given.
-    async fn wait_all(&self, count: usize, checksum: &str) -> anyhow::Result<()> {
+    pub(crate) async fn wait_all(&self, count: usize, checksum: &str) -> anyhow::Result<()> {
         let all_current = self
             .0
             .wait_until("every copy", PATIENCE, |copies| {

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use mirror_bench::only::{OnlyParams, Phase};
 use mirror_bench::params::{self, Params};
 use mirror_bench::sweep::SweepParams;
 
@@ -26,6 +27,11 @@ struct Args {
     /// still override it.
     #[arg(long)]
     small: bool,
+    /// Run one phase alone, on a control plane of its own, at the sizes
+    /// its target is stated for (--sources and --fan-out default to
+    /// 10000; with --small, 200 and 20)
+    #[arg(long, value_enum, conflicts_with = "sweep")]
+    only: Option<Phase>,
     /// Labeled source ConfigMaps [default: 10000]
     #[arg(long)]
     sources: Option<usize>,
@@ -41,7 +47,8 @@ struct Args {
     /// Heal and update latency samples [default: 200]
     #[arg(long)]
     samples: Option<usize>,
-    /// Namespaces one source is mirrored into [default: 500]
+    /// Namespaces one source is mirrored into [default: 500; with --only,
+    /// 10000]
     #[arg(long)]
     fan_out: Option<usize>,
     /// Refused sources created and deleted, for the retry state's figure [default: 2000]
@@ -71,9 +78,9 @@ struct Args {
     /// [default: 2000]
     #[arg(long, requires = "sweep")]
     peer_max_fan_out: Option<usize>,
-    /// Sweep: copies deleted one at a time after each fan-out, and mirrors
+    /// Sweep and --only: copies deleted one at a time after each fan-out, and mirrors
     /// after --mirrored-sources [default: 50]
-    #[arg(long, requires = "sweep")]
+    #[arg(long)]
     copy_heal_samples: Option<usize>,
     /// Sweep: sources each mirrored into --mirror-namespaces [default: 1000]
     #[arg(long, requires = "sweep")]
@@ -81,13 +88,13 @@ struct Args {
     /// Sweep: namespaces each of --mirrored-sources goes to [default: 10]
     #[arg(long, requires = "sweep")]
     mirror_namespaces: Option<usize>,
-    /// Sweep: sources whose mirror-to glob names namespaces not created yet
+    /// Sweep and --only: sources whose mirror-to glob names namespaces not created yet
     /// [default: 100]
-    #[arg(long, requires = "sweep")]
+    #[arg(long)]
     glob_sources: Option<usize>,
-    /// Sweep: namespaces then created one at a time, each timed until every
+    /// Sweep and --only: namespaces then created one at a time, each timed until every
     /// --glob-sources mirror is in it [default: 20]
-    #[arg(long, requires = "sweep")]
+    #[arg(long)]
     glob_namespaces: Option<usize>,
     /// Sweep: a kubernetes-replicator binary to measure beside it
     /// [default: the one in the cache, if built; see docs/contributing/benchmarks.md]
@@ -118,12 +125,28 @@ impl Args {
         p
     }
 
-    fn sweep_params(&self) -> SweepParams {
+    fn only_params(&self, phase: Phase) -> OnlyParams {
         let mut p = if self.small {
+            OnlyParams::small(phase)
+        } else {
+            OnlyParams::new(phase)
+        };
+        p.sources = self.sources.unwrap_or(p.sources);
+        p.namespaces = self.fan_out.unwrap_or(p.namespaces);
+        p.sweep = self.sweep_params_from(p.sweep);
+        p
+    }
+
+    fn sweep_params(&self) -> SweepParams {
+        self.sweep_params_from(if self.small {
             SweepParams::small()
         } else {
             SweepParams::default()
-        };
+        })
+    }
+
+    /// `p` with the flags given on top.
+    fn sweep_params_from(&self, mut p: SweepParams) -> SweepParams {
         let set = |field: &mut usize, value: Option<usize>| *field = value.unwrap_or(*field);
         set(&mut p.samples, self.samples);
         set(&mut p.data_size, self.data_size);
@@ -157,6 +180,18 @@ async fn main() -> ExitCode {
         .controller
         .clone()
         .unwrap_or_else(params::default_controller);
+    if let Some(phase) = args.only {
+        let params = args.only_params(phase);
+        let json = args
+            .json
+            .clone()
+            .unwrap_or_else(|| params.sweep.out_dir.join(format!("{}.json", phase.name())));
+        let results = mirror_bench::only::run(params, &controller).await;
+        return match report(results, &json, |r| (r.table(), r.write_json(&json))) {
+            Some(_) => ExitCode::SUCCESS,
+            None => ExitCode::FAILURE,
+        };
+    }
     if args.sweep {
         let params = args.sweep_params();
         let json = args

@@ -104,6 +104,7 @@ pub async fn run(
         kubeconfig: cp.kubeconfig_path().to_owned(),
         concurrency: params.concurrency,
         log: log.to_owned(),
+        extra_args: Vec::new(),
     };
     let mut bench = Bench::new(params, sources).await?;
     let n = params.sources;

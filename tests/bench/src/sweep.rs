@@ -287,15 +287,19 @@ pub struct SweepResults {
 /// A control plane and the controller binary it runs, copied into its
 /// state directory so that a rebuild during a long sweep changes nothing.
 /// The controller's log is kept as `<name>.log` beside the figures.
-struct Plane {
-    cp: testenv::ControlPlane,
+pub(crate) struct Plane {
+    pub(crate) cp: testenv::ControlPlane,
     binary: PathBuf,
     log: PathBuf,
     name: String,
 }
 
 impl Plane {
-    async fn start(params: &SweepParams, name: &str, controller: &Path) -> anyhow::Result<Plane> {
+    pub(crate) async fn start(
+        params: &SweepParams,
+        name: &str,
+        controller: &Path,
+    ) -> anyhow::Result<Plane> {
         let (cp, binary) = crate::start_plane(params.state_dir.join(name), controller).await?;
         Ok(Plane {
             log: cp.log_dir().join("controller.log"),
@@ -305,13 +309,14 @@ impl Plane {
         })
     }
 
-    fn launcher(&self, profile: Profile, concurrency: usize) -> Launcher {
+    pub(crate) fn launcher(&self, profile: Profile, concurrency: usize) -> Launcher {
         Launcher {
             profile,
             binary: self.binary.clone(),
             kubeconfig: self.cp.kubeconfig_path().to_owned(),
             concurrency,
             log: self.log.clone(),
+            extra_args: Vec::new(),
         }
     }
 
@@ -324,7 +329,7 @@ impl Plane {
     }
 
     /// Keeps the controller's log beside the figures and stops the plane.
-    fn finish(self, out_dir: &Path) {
+    pub(crate) fn finish(self, out_dir: &Path) {
         let kept = out_dir.join(format!("{}.log", self.name));
         if let Err(e) = std::fs::copy(&self.log, &kept) {
             eprintln!("bench: could not keep {}: {e}", self.log.display());
@@ -401,7 +406,11 @@ pub async fn run(params: SweepParams, controller: &Path) -> anyhow::Result<Sweep
     Ok(results)
 }
 
-async fn size_point(plane: &Plane, params: &SweepParams, n: usize) -> anyhow::Result<SizePoint> {
+pub(crate) async fn size_point(
+    plane: &Plane,
+    params: &SweepParams,
+    n: usize,
+) -> anyhow::Result<SizePoint> {
     let client = plane.cp.client().await;
     let servers = plane.servers();
     let run = Params {
@@ -551,7 +560,7 @@ const NEW_NAMESPACES_PEER_ABSENT: &str = "not measured: the phase runs on config
 
 /// One source into each of `sizes` namespaces in turn, each size timed
 /// against its floor and followed by heals of its copies.
-async fn fan_out_points(
+pub(crate) async fn fan_out_points(
     client: &Client,
     running: &mut Controller,
     params: &SweepParams,

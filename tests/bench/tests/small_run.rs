@@ -1,10 +1,12 @@
 //! The benchmark itself is code that can rot: run its small mode once and
-//! check it completes, and that the one asserted figure holds. Timings are
-//! not asserted; they depend on the machine.
+//! check it completes, and that the one asserted figure holds; run the
+//! ClusterMirror phase alone, small, and check its counts. Timings are not
+//! asserted; they depend on the machine.
 
 use std::path::PathBuf;
 
 use mirror_bench::Params;
+use mirror_bench::only::{Figures, OnlyParams, Phase};
 use mirror_bench::params::workspace_root;
 
 /// The release build if there is one (what the figures are about), else
@@ -43,4 +45,43 @@ async fn the_small_benchmark_completes_with_no_steady_state_writes() {
     assert_eq!(results.secrets.sources, Params::small().sources);
     assert_eq!(results.secrets.writes_during_unmanaged, 0.0);
     assert!(results.passed(), "{}", results.table());
+}
+
+/// The ClusterMirror phase alone at 20 namespaces: every copy is there and
+/// current, its status says so, and the counts of status writes and heals
+/// agree with each other. No timing is asserted.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cluster_mirror_phase_runs_alone_and_its_counts_agree() {
+    let controller = controller_binary();
+    let params = OnlyParams::small(Phase::ClusterMirror);
+    let (namespaces, heals) = (params.namespaces, params.sweep.copy_heal_samples);
+    let results = mirror_bench::only::run(params, &controller)
+        .await
+        .unwrap_or_else(|e| panic!("the ClusterMirror phase failed: {e:#}"));
+    println!("{}", results.table());
+    let Figures::ClusterMirror(c) = &results.figures else {
+        panic!("the ClusterMirror phase gave {:?}", results.figures);
+    };
+    assert_eq!(c.namespaces, 20);
+    assert_eq!(c.copies_present, namespaces);
+    assert_eq!(c.label.namespaces, namespaces);
+    let all = i32::try_from(namespaces).unwrap();
+    assert_eq!((c.selected, c.synced, c.failed), (all, all, 0));
+    for writes in [&c.converge_status_writes, &c.update_status_writes] {
+        assert!(writes.status_changes <= writes.writes, "{writes:?}");
+        assert!(
+            writes.max_in_one_second <= writes.status_changes,
+            "{writes:?}"
+        );
+        let per_second = writes.status_changes as f64 / writes.seconds;
+        assert!((writes.per_second - per_second).abs() < 1e-9, "{writes:?}");
+    }
+    // The status went from nothing to every copy synced: it was written.
+    assert!(c.converge_status_writes.status_changes >= 1);
+    assert_eq!(
+        c.heal.latency.as_ref().map(|l| l.samples),
+        Some(heals.min(namespaces)),
+        "every deleted copy came back"
+    );
+    assert!(c.floor.seconds > 0.0 && c.converge_ratio_to_floor > 0.0);
 }

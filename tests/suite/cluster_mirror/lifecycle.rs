@@ -133,6 +133,19 @@ async fn crd_deleted_removes_no_copy<K: TestKind>(tag: &str) {
             .log_text()
             .contains("ClusterMirror CRD is missing or being deleted")
     );
+    // explain, too, reads no ClusterMirror while the CRD is missing, and
+    // says its copy stays.
+    let run = super::explain::explain_as_admin(&world, &["clustermirror/kept", "-o", "json"]);
+    assert_eq!(run.code, Some(1));
+    let own = crate::explain::row(&run.json(), "clustermirror", "");
+    assert_eq!(own["verdict"], "not-found");
+    let detail = own["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("CRD is not installed"), "{detail}");
+    let copy = format!("{prod}/shared");
+    let kind = super::explain::kind_flag::<K>();
+    let run = super::explain::explain_as_admin(&world, &[&copy, "--kind", kind, "-o", "json"]);
+    let kept = crate::explain::verdict(&run.json(), "clustermirror-copy", &prod);
+    assert_eq!(kept, "no-source");
 
     // Restarted without the CRD: still nothing removed, and the label path runs.
     world.stop();

@@ -208,7 +208,7 @@ async fn a_secret_clustermirror_while_secrets_are_not_mirrored_says_so() {
     secrets
         .create(
             &PostParams::default(),
-            &Secret::with_data("s", &[("k", "v")], false),
+            &Secret::with_data("s", &[("k", crate::explain::VALUE)], false),
         )
         .await
         .expect("create a Secret");
@@ -223,5 +223,12 @@ async fn a_secret_clustermirror_while_secrets_are_not_mirrored_says_so() {
     .await;
     let disabled = ready(&world, "secret", "SecretsDisabled").await;
     assert_eq!(condition(&disabled, "Stalled").unwrap()["status"], "True");
+    // explain, told the install's --kinds, says so as the controller does.
+    let run = super::explain::explain_as_admin(&world, &["clustermirror/secret", "-o", "json"]);
+    assert_eq!(run.code, Some(1));
+    let json = run.json();
+    let own = crate::explain::verdict(&json, "clustermirror", "");
+    assert_eq!(own, "secrets-disabled");
+    assert_eq!(super::explain::ready_reason(&json), "SecretsDisabled");
     clean_up(world, &["secret"]).await;
 }

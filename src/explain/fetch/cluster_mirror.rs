@@ -1,0 +1,313 @@
+//! What explain reads of a ClusterMirror: the object, its source, the
+//! namespaces, the objects at its copies' name and those carrying its
+//! label; for `--namespace`, the same within that namespace, for every
+//! ClusterMirror.
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::DynamicObject;
+use serde::Deserialize;
+
+use super::*;
+use crate::{
+    api::ClusterMirrorStatus,
+    cluster::cluster_mirrors::resource,
+    contract::CLUSTER_MIRROR_LABEL,
+    decisions::cluster_mirror::Request,
+    explain::verdicts::{ClusterMirrorScene, explain_cluster_mirror, in_namespace},
+};
+
+fn cluster_mirrors(client: &Client) -> Api<DynamicObject> {
+    Api::all_with(client.clone(), &resource())
+}
+
+/// Explains the ClusterMirror `name`.
+pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> Report {
+    let mut report = Report::about(Subject {
+        kind: "ClusterMirror",
+        namespace: None,
+        name: name.to_owned(),
+        is: Is::Unknown,
+    });
+    let unread = |verdict, detail| Row {
+        what: What::ClusterMirror,
+        kind: "",
+        namespace: String::new(),
+        name: name.to_owned(),
+        source: None,
+        cluster_mirror: Some(name.to_owned()),
+        verdict,
+        detail,
+    };
+    let object = match cluster_mirrors(client).get_opt(name).await {
+        Ok(Some(object)) => object,
+        Ok(None) => {
+            let detail = format!("there is no ClusterMirror {name}");
+            report.rows.push(unread(Verdict::NotFound, detail));
+            return report;
+        }
+        // No CRD: the API server knows no such resource, and answers 404
+        // without a Status (so without the reason NotFound).
+        Err(kube::Error::Api(status)) if status.code == 404 => {
+            let detail =
+                format!("there is no ClusterMirror {name}: the ClusterMirror CRD is not installed");
+            report.rows.push(unread(Verdict::NotFound, detail));
+            return report;
+        }
+        Err(error) => {
+            let detail = format!("cannot read it: {}", why(error));
+            report.rows.push(unread(Verdict::CannotRead, detail));
+            return report;
+        }
+    };
+    report.subject.is = Is::ClusterMirror;
+    let request = Request::of(&object.metadata, object.data.get("spec"));
+    let answer = match request.as_ref().map(|r| r.kind.as_str()) {
+        Ok("Secret") => {
+            let scene = scene::<Secret>(client, &object, request, None).await;
+            explain_cluster_mirror(&scene, install, &Secret::comparison_key(), Timestamp::now())
+        }
+        _ => {
+            let scene = scene::<ConfigMap>(client, &object, request, None).await;
+            explain_cluster_mirror(
+                &scene,
+                install,
+                &ConfigMap::comparison_key(),
+                Timestamp::now(),
+            )
+        }
+    };
+    if let (Some(computed), Some(stored)) = (&answer.status, stored(&object)) {
+        let ready = |status: &ClusterMirrorStatus| {
+            let ready = status.conditions.iter().find(|c| c.type_ == "Ready");
+            ready.map(|c| format!("Ready={} ({})", c.status, c.reason))
+        };
+        if ready(computed) != ready(&stored) {
+            report.notes.push(format!(
+                "the status it holds says {}, the cluster as read now {}: the controller has not acted on it yet, or is not running with these flags",
+                ready(&stored).unwrap_or_else(|| "nothing".into()),
+                ready(computed).unwrap_or_default()
+            ));
+        }
+    }
+    if install.cluster_mirror_sources.is_empty() {
+        report.notes.push(
+            "no namespace is allowed as a ClusterMirror source: give the install's --cluster-mirror-source-namespaces (its default is the namespace it runs in, --install-namespaces)".into(),
+        );
+    }
+    report.rows.push(answer.own);
+    report.rows.extend(answer.namespaces);
+    report.status = answer.status;
+    // Events about a cluster-scoped object are recorded in `default`.
+    report.warnings = warnings(
+        client,
+        "default",
+        &format!("involvedObject.kind=ClusterMirror,involvedObject.name={name},type=Warning"),
+        &mut report.notes,
+    )
+    .await;
+    report
+}
+
+/// The status a ClusterMirror holds, if this controller can read it.
+fn stored(object: &DynamicObject) -> Option<ClusterMirrorStatus> {
+    object
+        .data
+        .get("status")
+        .and_then(|status| ClusterMirrorStatus::deserialize(status).ok())
+}
+
+/// What a ClusterMirror's verdicts need, read in every namespace, or in
+/// `only`.
+async fn scene<K: Explained>(
+    client: &Client,
+    object: &DynamicObject,
+    request: Result<Request, String>,
+    only: Option<&NamespaceFacts>,
+) -> ClusterMirrorScene<K> {
+    let name = object.metadata.name.clone().unwrap_or_default();
+    let empty = || ClusterMirrorScene {
+        name: name.clone(),
+        generation: object.metadata.generation,
+        request: Err(String::new()),
+        stored: stored(object),
+        source: Ok(None),
+        namespaces: Ok(Vec::new()),
+        at_name: Ok(Vec::new()),
+        copies: Ok(Vec::new()),
+    };
+    let Ok(spec) = &request else {
+        return ClusterMirrorScene { request, ..empty() };
+    };
+    let sources: Api<K> = Api::namespaced(client.clone(), &spec.source_namespace);
+    let source = sources.get_opt(&spec.source_name).await.map_err(why);
+    let labelled = ListParams::default().labels(&format!("{CLUSTER_MIRROR_LABEL}={name}"));
+    let (namespaces, at_name, copies) = match only {
+        Some(namespace) => {
+            let api: Api<K> = Api::namespaced(client.clone(), &namespace.name);
+            let at = api.get_opt(&spec.target_name).await.map_err(why);
+            let copies = api.list(&labelled).await.map_err(why);
+            (
+                Ok(vec![namespace.clone()]),
+                at.map(|found| found.into_iter().collect()),
+                copies.map(|list| list.items),
+            )
+        }
+        None => {
+            let api: Api<K> = Api::all(client.clone());
+            let at_name =
+                ListParams::default().fields(&format!("metadata.name={}", spec.target_name));
+            (
+                live_namespaces(client).await,
+                api.list(&at_name).await.map(|list| list.items).map_err(why),
+                api.list(&labelled)
+                    .await
+                    .map(|list| list.items)
+                    .map_err(why),
+            )
+        }
+    };
+    ClusterMirrorScene {
+        source,
+        namespaces,
+        at_name,
+        copies,
+        request,
+        ..empty()
+    }
+}
+
+/// The namespaces not being deleted.
+async fn live_namespaces(client: &Client) -> Read<Vec<NamespaceFacts>> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let list = api
+        .list_metadata(&ListParams::default())
+        .await
+        .map_err(why)?;
+    Ok(list
+        .items
+        .iter()
+        .filter(|ns| ns.metadata.deletion_timestamp.is_none())
+        .map(|ns| NamespaceFacts::of(&ns.metadata))
+        .collect())
+}
+
+/// What the ClusterMirrors put in `namespace` (or would, or cannot), for
+/// the kinds asked; a ClusterMirror whose kind is unreadable is shown with
+/// the ConfigMaps. No CRD means no ClusterMirror: nothing is said.
+pub async fn in_a_namespace(
+    client: &Client,
+    install: &Install,
+    namespace: &NamespaceFacts,
+    kinds: Kinds,
+    notes: &mut Vec<String>,
+) -> Vec<Row> {
+    let objects = match cluster_mirrors(client).list(&ListParams::default()).await {
+        Ok(list) => list.items,
+        Err(kube::Error::Api(status)) if status.code == 404 => return Vec::new(),
+        Err(error) => {
+            notes.push(format!(
+                "cannot list the ClusterMirrors, so what they put here is not shown: {}",
+                why(error)
+            ));
+            return Vec::new();
+        }
+    };
+    let mut rows = Vec::new();
+    for object in &objects {
+        let request = Request::of(&object.metadata, object.data.get("spec"));
+        let secret = request.as_ref().is_ok_and(|r| r.kind == "Secret");
+        match secret {
+            true if kinds.secrets => {
+                let scene = scene::<Secret>(client, object, request, Some(namespace)).await;
+                rows.extend(in_namespace(
+                    &scene,
+                    &namespace.name,
+                    install,
+                    &Secret::comparison_key(),
+                ));
+            }
+            false if kinds.configmaps => {
+                let scene = scene::<ConfigMap>(client, object, request, Some(namespace)).await;
+                rows.extend(in_namespace(
+                    &scene,
+                    &namespace.name,
+                    install,
+                    &ConfigMap::comparison_key(),
+                ));
+            }
+            _ => {}
+        }
+    }
+    rows
+}
+
+/// Explains a copy carrying the label of ClusterMirror `cluster_mirror`:
+/// that ClusterMirror's row for it, as in `--namespace`.
+pub async fn copy_of<K: Explained>(
+    client: &Client,
+    install: &Install,
+    copy: K,
+    cluster_mirror: &str,
+) -> Report {
+    let meta = copy.meta().clone();
+    let namespace = meta.namespace.clone().unwrap_or_default();
+    let name = meta.name.clone().unwrap_or_default();
+    let mut report = Report::about(subject::<K>(&namespace, &name, Is::Copy));
+    let row = |verdict, detail| Row {
+        what: What::ClusterMirrorCopy,
+        kind: K::NAME,
+        namespace: namespace.clone(),
+        name: name.clone(),
+        source: mirror_of(&meta).map(|(ns, n)| format!("{ns}/{n}")),
+        cluster_mirror: Some(cluster_mirror.to_owned()),
+        verdict,
+        detail,
+    };
+    let facts = match namespace_facts(client, &namespace).await {
+        Ok(Some(facts)) => facts,
+        Ok(None) => return report,
+        Err(why) => {
+            let detail = format!("cannot read its namespace: {why}");
+            report.rows.push(row(Verdict::CannotRead, detail));
+            return report;
+        }
+    };
+    let object = match cluster_mirrors(client).get_opt(cluster_mirror).await {
+        Ok(Some(object)) => object,
+        Ok(None) => {
+            let detail = format!(
+                "its ClusterMirror {cluster_mirror} is gone: the controller removes it (unless the ClusterMirror CRD is being deleted)"
+            );
+            report.rows.push(row(Verdict::Unwanted, detail));
+            return report;
+        }
+        Err(kube::Error::Api(status)) if status.code == 404 => {
+            let detail = "the ClusterMirror CRD is not installed: no ClusterMirror copy is removed while it is missing".into();
+            report.rows.push(row(Verdict::NoSource, detail));
+            return report;
+        }
+        Err(error) => {
+            let detail = format!("cannot read ClusterMirror {cluster_mirror}: {}", why(error));
+            report.rows.push(row(Verdict::CannotRead, detail));
+            return report;
+        }
+    };
+    let request = Request::of(&object.metadata, object.data.get("spec"));
+    if let Ok(request) = &request
+        && request.kind != K::NAME
+    {
+        let detail = format!(
+            "its ClusterMirror copies a {} now: the controller removes it",
+            request.kind
+        );
+        report.rows.push(row(Verdict::Unwanted, detail));
+        return report;
+    }
+    let scene = scene::<K>(client, &object, request, Some(&facts)).await;
+    let rows = in_namespace(&scene, &namespace, install, &K::comparison_key());
+    report.rows.extend(
+        rows.into_iter()
+            .filter(|row| row.name == name || row.verdict == Verdict::CannotRead),
+    );
+    report
+}

@@ -1,0 +1,186 @@
+//! A ClusterMirror's verdicts, from scenes as the cluster would hold them.
+
+use serde_json::json;
+
+use super::*;
+use crate::{
+    api::cluster_mirror::reason, contract::CLUSTER_MIRROR_LABEL, decisions::cluster_mirror::Request,
+};
+
+fn request(namespace: &str, suspend: bool) -> Request {
+    let meta = ObjectMeta {
+        name: Some("corp-ca".into()),
+        uid: Some("cm-uid".into()),
+        generation: Some(2),
+        ..ObjectMeta::default()
+    };
+    let spec = json!({
+        "source": {"kind": "ConfigMap", "namespace": namespace, "name": "ca"},
+        "target": {"namespaceSelector": {"matchLabels": {"env": "prod"}}},
+        "suspend": suspend,
+    });
+    Request::of(&meta, Some(&spec)).unwrap()
+}
+
+fn source(namespace: &str) -> ConfigMap {
+    let mut source = mk_configmap(namespace, "ca");
+    source.metadata.uid = Some("source-uid".into());
+    source.data = Some(mk_map(&[("ca.crt", "pem")]));
+    source
+}
+
+fn prod(name: &str) -> NamespaceFacts {
+    namespace(name, &[("env", "prod")], None)
+}
+
+/// The copy the controller writes in `namespace`.
+fn copy_in(request: &Request, namespace: &str) -> ConfigMap {
+    let bound = request.bound_source(&source(&request.source_namespace));
+    stored(
+        request
+            .desired_copy(&bound, namespace, &(), SELECTOR)
+            .unwrap(),
+    )
+}
+
+fn scene(
+    request: Request,
+    namespaces: Vec<NamespaceFacts>,
+    at_name: Vec<ConfigMap>,
+) -> ClusterMirrorScene<ConfigMap> {
+    let copies = at_name
+        .iter()
+        .filter(|o| labels(&o.metadata).contains_key(CLUSTER_MIRROR_LABEL))
+        .cloned()
+        .collect();
+    ClusterMirrorScene {
+        name: "corp-ca".into(),
+        generation: Some(2),
+        source: Ok(Some(source(&request.source_namespace))),
+        request: Ok(request),
+        stored: None,
+        namespaces: Ok(namespaces),
+        at_name: Ok(at_name),
+        copies: Ok(copies),
+    }
+}
+
+fn of(rows: &[Row], namespace: &str) -> Verdict {
+    verdict(rows, What::ClusterMirrorCopy, namespace)
+}
+
+#[test]
+fn each_namespace_gets_the_controller_s_verdict_and_the_status_counts_them() {
+    let request = request("admin", false);
+    let mut tenant = mk_configmap("prod-taken", "ca");
+    tenant.metadata.uid = Some("tenant".into());
+    let mut left = copy_in(&request, "team-left");
+    left.metadata.namespace = Some("team-left".into());
+    let scene = scene(
+        request.clone(),
+        vec![
+            prod("prod-synced"),
+            prod("prod-missing"),
+            prod("prod-taken"),
+            prod("kube-system"),
+            prod("admin"),
+            namespace("team-left", &[], None),
+            namespace("team-plain", &[], None),
+        ],
+        vec![copy_in(&request, "prod-synced"), tenant, left],
+    );
+    let answer = explain_cluster_mirror(&scene, &install(), &(), Timestamp::now());
+    let rows = &answer.namespaces;
+    assert_eq!(of(rows, "prod-synced"), Verdict::InSync);
+    assert_eq!(of(rows, "prod-missing"), Verdict::Missing);
+    assert_eq!(of(rows, "prod-taken"), Verdict::NameTaken);
+    assert_eq!(of(rows, "kube-system"), Verdict::ProtectedNamespace);
+    assert_eq!(of(rows, "admin"), Verdict::ProtectedNamespace);
+    assert_eq!(of(rows, "team-left"), Verdict::Unwanted);
+    assert!(rows.iter().all(|row| row.namespace != "team-plain"));
+    assert_eq!(answer.own.verdict, Verdict::PartiallySynced);
+    let status = answer.status.unwrap();
+    assert_eq!((status.selected, status.synced, status.failed), (3, 1, 1));
+    assert_eq!(status.failures[0].namespace, "prod-taken");
+    assert_eq!(status.failures[0].reason, reason::NAME_TAKEN);
+}
+
+#[test]
+fn what_blocks_the_whole_request_is_its_verdict_and_each_namespace_s() {
+    let elsewhere = request("elsewhere", false);
+    let scene = scene(
+        elsewhere.clone(),
+        vec![prod("prod-a")],
+        vec![copy_in(&elsewhere, "prod-a")],
+    );
+    let answer = explain_cluster_mirror(&scene, &install(), &(), Timestamp::now());
+    assert_eq!(answer.own.verdict, Verdict::SourceNamespaceNotAllowed);
+    assert_eq!(of(&answer.namespaces, "prod-a"), Verdict::NotCopied);
+    assert!(answer.namespaces[0].detail.contains("kept as it is"));
+
+    let mut missing = self::scene(request("admin", false), vec![prod("prod-a")], vec![]);
+    missing.source = Ok(None);
+    let answer = explain_cluster_mirror(&missing, &install(), &(), Timestamp::now());
+    assert_eq!(answer.own.verdict, Verdict::SourceNotFound);
+
+    let mut no_kind = install();
+    no_kind.kinds = vec!["Secret"];
+    let scene = self::scene(request("admin", false), vec![prod("prod-a")], vec![]);
+    let answer = explain_cluster_mirror(&scene, &no_kind, &(), Timestamp::now());
+    assert_eq!(answer.own.verdict, Verdict::InvalidSpec);
+}
+
+#[test]
+fn a_suspended_mirror_keeps_what_it_no_longer_wants() {
+    let request = request("admin", true);
+    let mut left = copy_in(&request, "team-left");
+    left.metadata.namespace = Some("team-left".into());
+    let scene = scene(
+        request,
+        vec![prod("prod-a"), namespace("team-left", &[], None)],
+        vec![left],
+    );
+    let answer = explain_cluster_mirror(&scene, &install(), &(), Timestamp::now());
+    assert_eq!(answer.own.verdict, Verdict::Suspended);
+    assert_eq!(of(&answer.namespaces, "prod-a"), Verdict::Missing);
+    let kept = &answer.namespaces[1];
+    assert_eq!(kept.verdict, Verdict::Unwanted);
+    assert!(kept.detail.contains("suspended"), "{}", kept.detail);
+}
+
+#[test]
+fn a_namespace_left_out_is_said_so_in_its_own_view() {
+    let scene = scene(
+        request("admin", false),
+        vec![namespace("team-plain", &[], None)],
+        vec![],
+    );
+    let rows = in_namespace(&scene, "team-plain", &install(), &());
+    assert_eq!(of(&rows, "team-plain"), Verdict::NotTargeted);
+    assert!(rows[0].verdict.ok());
+}
+
+#[test]
+fn a_key_never_carry_adds_makes_the_spec_invalid_as_the_controller_reads_it() {
+    let meta = ObjectMeta {
+        name: Some("corp-ca".into()),
+        ..ObjectMeta::default()
+    };
+    let spec = json!({
+        "source": {"kind": "ConfigMap", "namespace": "admin", "name": "ca"},
+        "target": {"namespaceSelector": {}, "labels": {"example.com/team": "a"}},
+    });
+    let request = Request::of(&meta, Some(&spec)).unwrap();
+    let scene = self::scene(request, vec![prod("prod-a")], vec![]);
+    let mut never = install();
+    never.never_carried = NeverCarried::new(&["example.com/*".to_owned()]);
+    let answer = explain_cluster_mirror(&scene, &never, &(), Timestamp::now());
+    assert_eq!(answer.own.verdict, Verdict::InvalidSpec);
+    assert!(
+        answer.own.detail.contains("example.com/team"),
+        "{}",
+        answer.own.detail
+    );
+    let answer = explain_cluster_mirror(&scene, &install(), &(), Timestamp::now());
+    assert_ne!(answer.own.verdict, Verdict::InvalidSpec);
+}

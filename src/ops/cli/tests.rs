@@ -1,0 +1,164 @@
+//! The command line's parsing: subcommands, flags and what they refuse.
+
+use super::*;
+use crate::ops::config::Kind;
+
+fn parse(args: &[&str]) -> Result<Invocation, clap::Error> {
+    Invocation::parse(args.iter().map(OsString::from).collect())
+}
+
+#[test]
+fn without_a_subcommand_the_binary_is_the_controller() {
+    let Ok(Invocation::Controller(config)) = parse(&["configmap-mirror", "--suffix=-copy"]) else {
+        panic!("not the controller");
+    };
+    assert_eq!(config.rules.suffix, "-copy");
+}
+
+#[test]
+fn explain_takes_the_controller_s_rules_with_their_defaults() {
+    let Ok(Invocation::Explain(args)) = parse(&[
+        "configmap-mirror",
+        "explain",
+        "team-a/colors",
+        "--suffix=-copy",
+        "--protected-namespaces=kube-system,guarded",
+    ]) else {
+        panic!("not explain");
+    };
+    assert_eq!(args.object, Some(("team-a".into(), "colors".into())));
+    assert_eq!(args.rules.suffix, "-copy");
+    assert_eq!(args.rules.selector, "workshop.io/managed=true");
+    assert_eq!(args.rules.protected_namespaces, ["kube-system", "guarded"]);
+    assert_eq!(
+        args.rules.accept_secret_mirrors_selector,
+        "workshop.io/accept-secret-mirrors=true"
+    );
+}
+
+#[test]
+fn clustermirror_names_a_cluster_mirror_unless_a_kind_is_given() {
+    for word in CLUSTER_MIRROR_WORDS {
+        let object = format!("{word}/corp-ca");
+        let Ok(Invocation::Explain(args)) = parse(&["configmap-mirror", "explain", &object]) else {
+            panic!("not explain");
+        };
+        assert_eq!(args.cluster_mirror(), Some("corp-ca"));
+    }
+    let Ok(Invocation::Explain(args)) = parse(&[
+        "configmap-mirror",
+        "explain",
+        "clustermirror/corp-ca",
+        "--kind=configmap",
+    ]) else {
+        panic!("not explain");
+    };
+    assert_eq!(
+        args.cluster_mirror(),
+        None,
+        "a namespace named clustermirror"
+    );
+    let Ok(Invocation::Explain(args)) = parse(&["configmap-mirror", "explain", "team-a/x"]) else {
+        panic!("not explain");
+    };
+    assert_eq!(args.cluster_mirror(), None);
+    assert_eq!(
+        args.rules.kinds,
+        [Kind::Configmaps],
+        "the controller's default"
+    );
+}
+
+#[test]
+fn the_controller_s_flags_do_not_mix_with_a_subcommand() {
+    assert!(parse(&["configmap-mirror", "--concurrency=4", "explain", "a/b"]).is_err());
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_code_2() {
+    for args in [
+        &["configmap-mirror", "explain"][..],
+        &["configmap-mirror", "explain", "no-slash"],
+        &["configmap-mirror", "explain", "Ns/x"],
+        &["configmap-mirror", "explain", "a/b", "--namespace", "c"],
+        &["configmap-mirror", "explain", "a/b", "--kind", "pod"],
+        &[
+            "configmap-mirror",
+            "explain",
+            "a/b",
+            "--mirror-to",
+            "Team_A",
+        ],
+        &[
+            "configmap-mirror",
+            "explain",
+            "a/b",
+            "--mirror-to-selector",
+            "a in b",
+        ],
+        &[
+            "configmap-mirror",
+            "explain",
+            "--namespace",
+            "a",
+            "--mirror-to",
+            "b",
+        ],
+        &["configmap-mirror", "explain", "a/b", "-o", "yaml"],
+    ] {
+        let error = parse(args)
+            .err()
+            .unwrap_or_else(|| panic!("{args:?} parsed"));
+        assert_eq!(error.exit_code(), 2, "{args:?}");
+    }
+}
+
+#[test]
+fn as_kubectl_mirror_the_arguments_are_a_subcommand_s() {
+    let Ok(Invocation::Explain(args)) = parse(&[
+        "/usr/local/bin/kubectl-mirror",
+        "explain",
+        "--namespace",
+        "team-b",
+    ]) else {
+        panic!("not explain");
+    };
+    assert_eq!(args.namespace.as_deref(), Some("team-b"));
+    assert!(parse(&["kubectl-mirror"]).is_err(), "no controller");
+    assert!(parse(&["kubectl-mirror", "--suffix=-x"]).is_err());
+}
+
+#[test]
+fn a_probe_is_a_subcommand_and_controller_flags_do_not_mix_with_one() {
+    assert!(matches!(
+        parse(&["configmap-mirror", "probe", "http://[::1]:8080/readyz"]),
+        Ok(Invocation::Probe(_))
+    ));
+    assert!(
+        parse(&[
+            "configmap-mirror",
+            "--concurrency=3",
+            "probe",
+            "http://localhost/"
+        ])
+        .is_err()
+    );
+}
+
+#[test]
+fn crd_is_a_subcommand_of_the_binary_and_of_the_plugin() {
+    assert!(matches!(
+        parse(&["configmap-mirror", "crd"]),
+        Ok(Invocation::Crd)
+    ));
+    assert!(matches!(
+        parse(&["kubectl-mirror", "crd"]),
+        Ok(Invocation::Crd)
+    ));
+    assert!(parse(&["configmap-mirror", "crd", "extra"]).is_err());
+}
+
+#[test]
+fn the_command_line_is_well_formed() {
+    Cli::command().debug_assert();
+}

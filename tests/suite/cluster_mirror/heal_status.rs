@@ -1,0 +1,92 @@
+//! A heal compares the healed copy alone, yet the status still counts the
+//! whole: a failure elsewhere stays reported through heals, and a copy that
+//! cannot be put back is counted as failed.
+
+use super::*;
+use k8s_openapi::api::core::v1::ConfigMap;
+
+fn counts(object: &DynamicObject) -> (i64, i64, i64, Vec<String>) {
+    let status = &object.data["status"];
+    let failed_in = status["failures"]
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .filter_map(|f| f["namespace"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    (
+        status["selected"].as_i64().unwrap_or(-1),
+        status["synced"].as_i64().unwrap_or(-1),
+        status["failed"].as_i64().unwrap_or(-1),
+        failed_in,
+    )
+}
+
+/// Waits until the status counts `(selected, synced, failed)`.
+async fn counted(world: &World<ConfigMap>, name: &str, want: (i64, i64, i64)) -> DynamicObject {
+    let api = cluster_mirrors(&world.scene.client);
+    testenv::wait_for(&format!("{name} to count {want:?}"), PATIENCE, || async {
+        let object = api.get_opt(name).await.ok()??;
+        let (selected, synced, failed, _) = counts(&object);
+        ((selected, synced, failed) == want).then_some(object)
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()))
+}
+
+#[tokio::test]
+async fn heals_keep_the_whole_count_and_a_failure_elsewhere_reported() {
+    let world = super::world::<ConfigMap>("cmir-heal-count").await;
+    world
+        .objects()
+        .create(&ConfigMap::with_data("app", &[("k", "v")], false))
+        .await;
+    let a = world.namespace("a", false, &[("env", "prod")]).await;
+    let b = world.namespace("b", false, &[("env", "prod")]).await;
+    let taken = world.namespace("c", false, &[("env", "prod")]).await;
+    let mut theirs = ConfigMap::with_data("app", &[("k", "theirs")], false);
+    theirs.metadata.namespace = Some(taken.clone());
+    world
+        .api(&taken)
+        .create(&PostParams::default(), &theirs)
+        .await
+        .expect("someone else's object under the name");
+    create(&world, "app", "app").await;
+    copy_in_sync(&world, &a, "app", "app").await;
+    copy_in_sync(&world, &b, "app", "app").await;
+    let before = counted(&world, "app", (3, 2, 1)).await;
+    assert_eq!(counts(&before).3, std::slice::from_ref(&taken));
+
+    // Healed, one copy after the other: the failure in the third stays.
+    for namespace in [&a, &b] {
+        world
+            .api(namespace)
+            .delete("app", &DeleteParams::default())
+            .await
+            .expect("delete a copy");
+        copy_in_sync(&world, namespace, "app", "app").await;
+    }
+    let after = counted(&world, "app", (3, 2, 1)).await;
+    assert_eq!(counts(&after).3, std::slice::from_ref(&taken));
+
+    // Freed and healed by a full comparison (the namespace changed): all in
+    // sync, and a heal after that keeps it so.
+    world
+        .api(&taken)
+        .delete("app", &DeleteParams::default())
+        .await
+        .expect("free the name");
+    world.label_namespace(&taken, "freed", Some("yes")).await;
+    copy_in_sync(&world, &taken, "app", "app").await;
+    counted(&world, "app", (3, 3, 0)).await;
+    world
+        .api(&a)
+        .delete("app", &DeleteParams::default())
+        .await
+        .expect("delete a copy again");
+    copy_in_sync(&world, &a, "app", "app").await;
+    let healed = counted(&world, "app", (3, 3, 0)).await;
+    assert!(counts(&healed).3.is_empty());
+    clean_up(world, &["app"]).await;
+}
