@@ -214,6 +214,11 @@ pub mod reason {
     /// A Secret source while `--kinds` leaves Secrets out.
     pub const SECRETS_DISABLED: &str = "SecretsDisabled";
     pub const SUSPENDED: &str = "Suspended";
+    /// The spec cannot be acted on (one the CRD's validation could not
+    /// catch, such as a kind this controller does not know).
+    pub const INVALID_SPEC: &str = "InvalidSpec";
+    /// The `Reconciling` condition's reason while copies are being written.
+    pub const PROGRESSING: &str = "Progressing";
     /// A failure: the target name is held by an object this ClusterMirror
     /// did not create.
     pub const NAME_TAKEN: &str = "NameTaken";

@@ -34,7 +34,7 @@ pub enum Blocked {
 impl Blocked {
     pub fn reason(&self) -> &'static str {
         match self {
-            Blocked::InvalidSpec(_) => "InvalidSpec",
+            Blocked::InvalidSpec(_) => reason::INVALID_SPEC,
             Blocked::SourceNamespaceNotAllowed(_) => reason::SOURCE_NAMESPACE_NOT_ALLOWED,
             Blocked::SourceNotFound => reason::SOURCE_NOT_FOUND,
             Blocked::SourceNotCopyable(_) => reason::SOURCE_NOT_COPYABLE,
@@ -138,7 +138,11 @@ pub fn status(
         condition(
             condition::RECONCILING,
             in_progress,
-            if in_progress { "Progressing" } else { reason },
+            if in_progress {
+                reason::PROGRESSING
+            } else {
+                reason
+            },
             &ready_message,
         ),
         condition(condition::STALLED, waits_for_person, reason, &ready_message),
