@@ -34,7 +34,7 @@ use tokio::sync::oneshot;
 
 use crate::{
     cluster::api_client,
-    decisions::fresh_batch::{Batch, ReadPlan, Waiting, may_list},
+    decisions::fresh_batch::{Batch, ReadPlan, SOURCES_LISTED_PER_WAITER, Waiting, may_list},
     kind::MirroredKind,
 };
 
@@ -197,7 +197,12 @@ async fn read_batch<K: MirroredKind>(
                 &api,
                 &shared.selector,
                 not_older_than.as_deref(),
-                shared.page_size,
+                Paging {
+                    page_size: shared.page_size,
+                    enough: shared
+                        .most_waiting
+                        .saturating_mul(SOURCES_LISTED_PER_WAITER),
+                },
                 &mut batch,
             )
             .await;
@@ -217,19 +222,31 @@ async fn read_batch<K: MirroredKind>(
     }
 }
 
+/// How a LIST is paged: `page_size` sources a request, and no page after
+/// the one that takes the count past `enough`.
+#[derive(Debug, Clone, Copy)]
+pub struct Paging {
+    pub page_size: u32,
+    pub enough: usize,
+}
+
 /// Lists the sources of `api`'s namespace page by page, answering the
 /// waiters of `batch` from them. A source the list does not hold was
 /// deleted, or no longer matches the selector: a GET of it tells which,
-/// as the reconcile's own read would have. If the list failed, every
-/// waiter is told why. How many sources the namespace held, if listed.
+/// as the reconcile's own read would have. So is one the list stopped
+/// before: a namespace found to hold more than `paging.enough` sources is
+/// not listed further, as no batch there could pay for its LIST (the first
+/// read of a namespace of 10,000 sources costs one page, not twenty). If
+/// the list failed, every waiter is told why. How many sources the
+/// namespace held (at least), if listed.
 async fn list_answering<K: MirroredKind>(
     api: &Api<K>,
     selector: &str,
     not_older_than: Option<&str>,
-    page_size: u32,
+    paging: Paging,
     batch: &mut Batch<Waiter<K>>,
 ) -> Option<usize> {
-    let listed = list_pages(api, selector, not_older_than, page_size, |source| {
+    let listed = list_pages_until(api, selector, not_older_than, paging, |source| {
         if let Some(waiting) = batch.take(&source.name_any()) {
             answer_all(waiting, || Ok(Some(source.clone())));
         }
@@ -262,9 +279,27 @@ pub async fn list_pages<K: MirroredKind>(
     selector: &str,
     not_older_than: Option<&str>,
     page_size: u32,
+    found: impl FnMut(K),
+) -> Result<usize, kube::Error> {
+    let paging = Paging {
+        page_size,
+        enough: usize::MAX,
+    };
+    list_pages_until(api, selector, not_older_than, paging, found).await
+}
+
+/// As [`list_pages`], but no page is read after the one that takes the
+/// count past `paging.enough`: how many were handed to `found`.
+pub async fn list_pages_until<K: MirroredKind>(
+    api: &Api<K>,
+    selector: &str,
+    not_older_than: Option<&str>,
+    paging: Paging,
     mut found: impl FnMut(K),
 ) -> Result<usize, kube::Error> {
-    let mut params = ListParams::default().labels(selector).limit(page_size);
+    let mut params = ListParams::default()
+        .labels(selector)
+        .limit(paging.page_size);
     if let Some(version) = not_older_than {
         params = params.matching(VersionMatch::NotOlderThan).at(version);
     }
@@ -277,6 +312,7 @@ pub async fn list_pages<K: MirroredKind>(
             found(source);
         }
         match next {
+            Some(_) if held > paging.enough => return Ok(held),
             // Later pages are read at the first one's version, which the
             // token carries; kube sends no resourceVersion beside it.
             Some(token) => params = params.continue_token(&token),

@@ -671,10 +671,29 @@ fn patch_as<K: TestKind>(
     groups: &[&str],
 ) -> (bool, String) {
     let plural = K::plural(&()).into_owned();
+    let patch = patch.to_string();
+    kubectl_as(
+        &[
+            "patch",
+            &plural,
+            name,
+            "--namespace",
+            namespace,
+            "--type",
+            "merge",
+            "--patch",
+            &patch,
+        ],
+        user,
+        groups,
+    )
+}
+
+/// `kubectl <args>` as `user` in `groups`: whether it passed, and its
+/// error output.
+fn kubectl_as(args: &[&str], user: &str, groups: &[&str]) -> (bool, String) {
     let mut cmd = control_plane().kubectl();
-    cmd.args(["patch", &plural, name, "--namespace", namespace])
-        .args(["--type", "merge", "--patch", &patch.to_string()])
-        .args(["--as", user]);
+    cmd.args(args).args(["--as", user]);
     for group in groups {
         cmd.args(["--as-group", group]);
     }

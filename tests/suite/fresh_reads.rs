@@ -7,7 +7,9 @@ use crate::common::{SOURCE_LABEL, Scene, mk_source, mk_unmanaged};
 
 use std::collections::BTreeSet;
 
-use configmap_mirror::reconcile::fresh_reads::{FreshRead, FreshReads, list_pages};
+use configmap_mirror::reconcile::fresh_reads::{
+    FreshRead, FreshReads, Paging, list_pages, list_pages_until,
+};
 use futures::future::join_all;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{ResourceExt, api::DeleteParams};
@@ -130,4 +132,63 @@ async fn a_source_deleted_or_unselected_after_the_decision_reads_as_its_own_get_
     assert!(!unselected.labels().contains_key(SOURCE_LABEL));
     let kept = kept.expect("read s2").expect("s2 exists");
     assert_eq!(kept.data, created[2].data);
+}
+
+#[tokio::test]
+async fn a_list_stops_after_the_page_that_passes_enough() {
+    let scene = Scene::new("fresh-enough").await;
+    let created = six_sources(&scene).await;
+    let newest = created.last().and_then(|cm| cm.resource_version());
+    for (enough, held) in [(0, 2), (3, 4), (4, 6), (5, 6), (usize::MAX, 6)] {
+        let mut listed = BTreeSet::new();
+        let paging = Paging {
+            page_size: 2,
+            enough,
+        };
+        let counted = list_pages_until(
+            &scene.configmaps(),
+            &selector(),
+            newest.as_deref(),
+            paging,
+            |cm: ConfigMap| {
+                listed.insert(cm.name_any());
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("list, enough {enough}: {e}"));
+        assert_eq!(counted, held, "enough {enough}");
+        assert_eq!(listed.len(), held, "enough {enough}: {listed:?}");
+    }
+}
+
+#[tokio::test]
+async fn reads_beyond_where_a_big_namespace_s_list_stopped_are_answered_by_their_own_get() {
+    let scene = Scene::new("fresh-big").await;
+    let mut created = six_sources(&scene).await;
+    for i in 6..12 {
+        let value = i.to_string();
+        created.push(
+            scene
+                .create(&mk_source(&format!("s{i}"), &[("v", &value)]))
+                .await,
+        );
+    }
+    // One read waits at most: a list stops once past 8 sources, after the
+    // fifth page of two; s11 is on the sixth.
+    let reads: FreshReads<ConfigMap> =
+        FreshReads::new(scene.client.clone(), &selector(), 2).at_most_waiting(1);
+    let wanted: Vec<ConfigMap> = [0, 9, 11].iter().map(|&i| created[i].clone()).collect();
+    let answers = read_all(&reads, &scene.namespace, &wanted).await;
+    for (cm, answer) in wanted.iter().zip(answers) {
+        let read = answer
+            .unwrap_or_else(|e| panic!("read {}: {e}", cm.name_any()))
+            .unwrap_or_else(|| panic!("{} read as gone", cm.name_any()));
+        assert_eq!(read.uid(), cm.uid());
+        assert_eq!(
+            read.data,
+            cm.data,
+            "{} has another's content",
+            cm.name_any()
+        );
+    }
 }

@@ -14,18 +14,6 @@ crate::for_each_kind!(
     finalizers_and_claims_by_annotation_are_guarded_and_system_controllers_do_only_their_part,
 );
 
-/// `kubectl <args>` as `user` in `groups`: whether it passed, and its
-/// error output.
-fn kubectl_as(args: &[&str], user: &str, groups: &[&str]) -> (bool, String) {
-    let mut cmd = control_plane().kubectl();
-    cmd.args(args).args(["--as", user]);
-    for group in groups {
-        cmd.args(["--as-group", group]);
-    }
-    let ran = run(&mut cmd, None);
-    (ran.ok, ran.stderr)
-}
-
 async fn deleting_a_copy_is_refused_saying_how_to_stop_receiving_it<K: TestKind>() {
     let mut world = World::<K>::new("vap-delete").await;
     world.start().await;
@@ -199,34 +187,15 @@ async fn finalizers_and_claims_by_annotation_are_guarded_and_system_controllers_
 
     // The garbage collector removes owner references and its own
     // finalizers, nothing else. Impersonated: its own RBAC lets it.
-    let plural = K::plural(&()).into_owned();
     let collector = "system:serviceaccount:kube-system:generic-garbage-collector";
-    let patch_as = |namespace: &str, name: &str, patch: &Value, user: &str, groups: &[&str]| {
-        let patch = patch.to_string();
-        kubectl_as(
-            &[
-                "patch",
-                &plural,
-                name,
-                "--namespace",
-                namespace,
-                "--type",
-                "merge",
-                "--patch",
-                &patch,
-            ],
-            user,
-            groups,
-        )
-    };
     let data = K::data_patch(&[("key", Some("collected"))]);
     for (what, patch) in [("a data patch", &data), ("a finalizer added", &hold)] {
-        let (ok, err) = patch_as(&sources, "app-synced", patch, collector, &[]);
+        let (ok, err) = patch_as::<K>(&sources, "app-synced", patch, collector, &[]);
         assert!(!ok, "the garbage collector's identity made {what}");
         assert!(err.contains("is a copy of"), "{what}: {err}");
     }
     let unowned = json!({"metadata": {"ownerReferences": null}});
-    let (ok, err) = patch_as(&sources, "app-synced", &unowned, collector, &[]);
+    let (ok, err) = patch_as::<K>(&sources, "app-synced", &unowned, collector, &[]);
     assert!(
         ok,
         "the garbage collector was refused an owner reference's removal: {err}"
@@ -242,7 +211,7 @@ async fn finalizers_and_claims_by_annotation_are_guarded_and_system_controllers_
     // The namespace controller only deletes. Given every right (the
     // masters group), so that what refuses it is the policy.
     let namespace_controller = "system:serviceaccount:kube-system:namespace-controller";
-    let (ok, err) = patch_as(
+    let (ok, err) = patch_as::<K>(
         &targets,
         "claimed",
         &data,
@@ -251,6 +220,7 @@ async fn finalizers_and_claims_by_annotation_are_guarded_and_system_controllers_
     );
     assert!(!ok, "the namespace controller's identity edited a copy");
     assert!(err.contains("is a copy of"), "{err}");
+    let plural = K::plural(&()).into_owned();
     let (ok, err) = kubectl_as(
         &["delete", &plural, "claimed", "--namespace", &targets],
         namespace_controller,
