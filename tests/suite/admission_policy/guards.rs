@@ -253,7 +253,9 @@ impl Drop for Applied {
 async fn two_installs_with_the_policy_on_both_mirror_and_neither_is_refused() {
     let mut world = World::<ConfigMap>::new("vap-two").await;
     // A second install: another release, namespace, selector and Lease,
-    // the policy on, nobody exempt.
+    // the policy on, nobody exempt; it never carries app.kubernetes.io/*,
+    // a prefix of its own managed-by label, which its policy must not hold
+    // against it.
     let release = "second-configmap-mirror";
     let manifest = render_install(
         release,
@@ -261,6 +263,7 @@ async fn two_installs_with_the_policy_on_both_mirror_and_neither_is_refused() {
         &[
             "controller.selector=workshop.io/team=b",
             "leaderElection.leaseName=second",
+            "controller.neverCarry={app.kubernetes.io/*}",
         ],
     );
     let _uninstall = Applied(manifest.clone());

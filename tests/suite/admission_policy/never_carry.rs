@@ -52,6 +52,19 @@ async fn adding_a_never_carried_key_to_a_copy_is_refused_to_everyone() {
         let by_controller = as_controller.create(&PostParams::default(), &copy).await;
         refused(by_controller, &format!("{key}, by the controller"));
     }
+    // One already there (put by break-glass, or from before the policy)
+    // keeps its value: changed by anyone but the controller, refused.
+    let inventory = "cli-utils.sigs.k8s.io/inventory-id";
+    let put = json!({"metadata": {"labels": {inventory: "before"}}});
+    let (ok, err) =
+        patch_as::<ConfigMap>(&targets, "app", &put, BREAK_GLASS_USER, &["system:masters"]);
+    assert!(ok, "break-glass put {inventory} on a copy: {err}");
+    let changed = json!({"metadata": {"labels": {inventory: "elsewhere"}}});
+    let message = refused(world.patch(&targets, "app", &changed).await, inventory);
+    assert!(
+        message.contains(&format!("may not be given {inventory}")),
+        "{message}"
+    );
     // Keys of no tool stay free.
     world
         .patch(
