@@ -7,6 +7,11 @@
 //! needs of the others is how many are selected and which are not in sync;
 //! a copy changing does not change what is selected, and everything that
 //! does (the spec, the source, a namespace, a list, a retry) compares all.
+//!
+//! Only a full comparison that found every copy in sync is built on: a
+//! failure (a name someone else holds, a write refused) is looked at again
+//! by the next wakeup of any kind, as nothing else may wake its namespace
+//! (a name freed, a namespace no longer selected, a refusal lifted).
 
 use std::collections::BTreeMap;
 
@@ -21,10 +26,11 @@ pub struct Standing {
     failures: BTreeMap<String, Failure>,
 }
 
-/// The ClusterMirror's generation and the source's uid and resourceVersion
-/// a comparison was made from.
+/// The ClusterMirror (uid, generation) and the source (uid,
+/// resourceVersion) a comparison was made from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MadeFrom {
+    pub uid: String,
     pub generation: Option<i64>,
     pub source_uid: Option<String>,
     pub source_version: Option<String>,
@@ -32,10 +38,9 @@ pub struct MadeFrom {
 
 impl Standing {
     /// Where the copies stand after a full comparison that found `tally`,
-    /// if a narrower one may build on it: not while a failure waits for a
-    /// retry, which compares everything again.
+    /// if a narrower one may build on it: only when every copy was in sync.
     pub fn after_full(made_from: MadeFrom, tally: &Tally) -> Option<Standing> {
-        if tally.failures.iter().any(|failure| failure.retried) {
+        if !tally.failures.is_empty() || tally.synced != tally.selected {
             return None;
         }
         Some(Standing {
@@ -79,6 +84,7 @@ mod tests {
 
     fn made_from(generation: i64, version: &str) -> MadeFrom {
         MadeFrom {
+            uid: "cm1".into(),
             generation: Some(generation),
             source_uid: Some("u1".into()),
             source_version: Some(version.into()),
@@ -104,12 +110,9 @@ mod tests {
 
     #[test]
     fn a_heal_and_a_new_failure_are_counted_into_the_whole() {
-        let full = tally(5, vec![failure("b", false)]);
-        let mut standing =
-            Standing::after_full(made_from(1, "10"), &full).expect("no retry pending");
+        let full = tally(5, vec![]);
+        let mut standing = Standing::after_full(made_from(1, "10"), &full).expect("all in sync");
         assert_eq!(standing.tally(), full);
-        standing.compared("b", None);
-        assert_eq!(standing.tally(), tally(5, vec![]));
         standing.compared("d", Some(failure("d", false)));
         standing.compared("a", Some(failure("a", false)));
         let now = standing.tally();
@@ -120,18 +123,33 @@ mod tests {
             ["a", "d"],
             "sorted by namespace, as a full count"
         );
+        standing.compared("d", None);
+        assert_eq!(standing.tally(), tally(5, vec![failure("a", false)]));
     }
 
     #[test]
-    fn a_failure_waiting_for_its_retry_leaves_nothing_to_build_on() {
-        let full = tally(3, vec![failure("a", false), failure("c", true)]);
-        assert_eq!(Standing::after_full(made_from(1, "10"), &full), None);
+    fn a_full_comparison_with_any_copy_out_of_sync_leaves_nothing_to_build_on() {
+        for failures in [vec![failure("a", false)], vec![failure("c", true)]] {
+            assert_eq!(
+                Standing::after_full(made_from(1, "10"), &tally(3, failures)),
+                None
+            );
+        }
+        let suspended_like = Tally {
+            selected: 3,
+            synced: 2,
+            failures: Vec::new(),
+        };
+        assert_eq!(
+            Standing::after_full(made_from(1, "10"), &suspended_like),
+            None
+        );
     }
 
     #[test]
     fn it_holds_only_for_the_same_generation_and_source_version() {
         let standing =
-            Standing::after_full(made_from(2, "10"), &tally(1, vec![])).expect("no retry pending");
+            Standing::after_full(made_from(2, "10"), &tally(1, vec![])).expect("all in sync");
         assert!(standing.holds_for(&made_from(2, "10")));
         assert!(!standing.holds_for(&made_from(3, "10")));
         assert!(!standing.holds_for(&made_from(2, "11")));
@@ -140,5 +158,13 @@ mod tests {
             ..made_from(2, "10")
         };
         assert!(!standing.holds_for(&other_source));
+        let recreated = MadeFrom {
+            uid: "cm2".into(),
+            ..made_from(2, "10")
+        };
+        assert!(
+            !standing.holds_for(&recreated),
+            "a ClusterMirror made again"
+        );
     }
 }

@@ -99,6 +99,7 @@ pub async fn sync<K: MirroredKind>(
     let uid = cached.meta().uid.clone().unwrap_or_default();
     let source = Source::requested(&bound, key, uid);
     let made_from = MadeFrom {
+        uid: request.uid.clone(),
         generation: request.generation,
         source_uid: cached.meta().uid.clone(),
         source_version: cached.meta().resource_version.clone(),
@@ -223,8 +224,8 @@ async fn sync_some<K: MirroredKind>(
         retry,
         ..Found::default()
     };
-    // A failure that waits for its retry makes the retry compare all.
-    let keep = found.retry.is_none().then_some(standing);
+    // A copy out of sync makes the next wakeup compare all.
+    let keep = found.tally.failures.is_empty().then_some(standing);
     side.stand(&request.name, keep);
     Some(found)
 }

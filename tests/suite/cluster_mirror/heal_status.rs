@@ -90,3 +90,37 @@ async fn heals_keep_the_whole_count_and_a_failure_elsewhere_reported() {
     assert!(counts(&healed).3.is_empty());
     clean_up(world, &["app"]).await;
 }
+
+#[tokio::test]
+async fn a_heal_after_a_failing_namespace_left_the_selection_counts_it_out() {
+    let world = super::world::<ConfigMap>("cmir-heal-left").await;
+    world
+        .objects()
+        .create(&ConfigMap::with_data("app", &[("k", "v")], false))
+        .await;
+    let a = world.namespace("a", false, &[("env", "prod")]).await;
+    let taken = world.namespace("c", false, &[("env", "prod")]).await;
+    let mut theirs = ConfigMap::with_data("app", &[("k", "theirs")], false);
+    theirs.metadata.namespace = Some(taken.clone());
+    world
+        .api(&taken)
+        .create(&PostParams::default(), &theirs)
+        .await
+        .expect("someone else's object under the name");
+    create(&world, "left", "app").await;
+    copy_in_sync(&world, &a, "app", "left").await;
+    counted(&world, "left", (2, 1, 1)).await;
+
+    // Leaving the selection, the failing namespace wakes nothing (it held
+    // no copy); the next heal anywhere must count it out.
+    world.label_namespace(&taken, "env", None).await;
+    world
+        .api(&a)
+        .delete("app", &DeleteParams::default())
+        .await
+        .expect("delete a copy");
+    copy_in_sync(&world, &a, "app", "left").await;
+    let after = counted(&world, "left", (1, 1, 0)).await;
+    assert!(counts(&after).3.is_empty());
+    clean_up(world, &["left"]).await;
+}
