@@ -50,6 +50,25 @@ async fn read_all(
     .await
 }
 
+/// Each answer is its own source, as created: the same object, the same
+/// content.
+fn each_its_own(sources: &[ConfigMap], answers: Vec<FreshRead<ConfigMap>>) {
+    assert_eq!(answers.len(), sources.len());
+    for (cm, answer) in sources.iter().zip(answers) {
+        let read = answer
+            .unwrap_or_else(|e| panic!("read {}: {e}", cm.name_any()))
+            .unwrap_or_else(|| panic!("{} read as gone", cm.name_any()));
+        assert_eq!(read.name_any(), cm.name_any());
+        assert_eq!(read.uid(), cm.uid());
+        assert_eq!(
+            read.data,
+            cm.data,
+            "{} has another's content",
+            cm.name_any()
+        );
+    }
+}
+
 #[tokio::test]
 async fn every_page_size_lists_each_source_once() {
     let scene = Scene::new("fresh-pages").await;
@@ -89,19 +108,7 @@ async fn reads_of_more_sources_than_one_page_are_each_answered_with_their_own() 
     let created = six_sources(&scene).await;
     let reads: FreshReads<ConfigMap> = FreshReads::new(scene.client.clone(), &selector(), 4);
     let answers = read_all(&reads, &scene.namespace, &created).await;
-    for (cm, answer) in created.iter().zip(answers) {
-        let read = answer
-            .unwrap_or_else(|e| panic!("read {}: {e}", cm.name_any()))
-            .unwrap_or_else(|| panic!("{} read as gone", cm.name_any()));
-        assert_eq!(read.name_any(), cm.name_any());
-        assert_eq!(read.uid(), cm.uid());
-        assert_eq!(
-            read.data,
-            cm.data,
-            "{} has another's content",
-            cm.name_any()
-        );
-    }
+    each_its_own(&created, answers);
 }
 
 #[tokio::test]
@@ -179,16 +186,5 @@ async fn reads_beyond_where_a_big_namespace_s_list_stopped_are_answered_by_their
         FreshReads::new(scene.client.clone(), &selector(), 2).at_most_waiting(1);
     let wanted: Vec<ConfigMap> = [0, 9, 11].iter().map(|&i| created[i].clone()).collect();
     let answers = read_all(&reads, &scene.namespace, &wanted).await;
-    for (cm, answer) in wanted.iter().zip(answers) {
-        let read = answer
-            .unwrap_or_else(|e| panic!("read {}: {e}", cm.name_any()))
-            .unwrap_or_else(|| panic!("{} read as gone", cm.name_any()));
-        assert_eq!(read.uid(), cm.uid());
-        assert_eq!(
-            read.data,
-            cm.data,
-            "{} has another's content",
-            cm.name_any()
-        );
-    }
+    each_its_own(&wanted, answers);
 }

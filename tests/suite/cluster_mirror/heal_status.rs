@@ -35,15 +35,14 @@ async fn counted(world: &World<ConfigMap>, name: &str, want: (i64, i64, i64)) ->
     .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()))
 }
 
-#[tokio::test]
-async fn heals_keep_the_whole_count_and_a_failure_elsewhere_reported() {
-    let world = super::world::<ConfigMap>("cmir-heal-count").await;
+/// A world with the source `app`, and a selected namespace where someone
+/// else holds an object called `app`: the ClusterMirror's failure there.
+async fn with_a_name_taken(tag: &str) -> (World<ConfigMap>, String) {
+    let world = super::world::<ConfigMap>(tag).await;
     world
         .objects()
         .create(&ConfigMap::with_data("app", &[("k", "v")], false))
         .await;
-    let a = world.namespace("a", false, &[("env", "prod")]).await;
-    let b = world.namespace("b", false, &[("env", "prod")]).await;
     let taken = world.namespace("c", false, &[("env", "prod")]).await;
     let mut theirs = ConfigMap::with_data("app", &[("k", "theirs")], false);
     theirs.metadata.namespace = Some(taken.clone());
@@ -52,6 +51,14 @@ async fn heals_keep_the_whole_count_and_a_failure_elsewhere_reported() {
         .create(&PostParams::default(), &theirs)
         .await
         .expect("someone else's object under the name");
+    (world, taken)
+}
+
+#[tokio::test]
+async fn heals_keep_the_whole_count_and_a_failure_elsewhere_reported() {
+    let (world, taken) = with_a_name_taken("cmir-heal-count").await;
+    let a = world.namespace("a", false, &[("env", "prod")]).await;
+    let b = world.namespace("b", false, &[("env", "prod")]).await;
     create(&world, "app", "app").await;
     copy_in_sync(&world, &a, "app", "app").await;
     copy_in_sync(&world, &b, "app", "app").await;
@@ -93,20 +100,8 @@ async fn heals_keep_the_whole_count_and_a_failure_elsewhere_reported() {
 
 #[tokio::test]
 async fn a_heal_after_a_failing_namespace_left_the_selection_counts_it_out() {
-    let world = super::world::<ConfigMap>("cmir-heal-left").await;
-    world
-        .objects()
-        .create(&ConfigMap::with_data("app", &[("k", "v")], false))
-        .await;
+    let (world, taken) = with_a_name_taken("cmir-heal-left").await;
     let a = world.namespace("a", false, &[("env", "prod")]).await;
-    let taken = world.namespace("c", false, &[("env", "prod")]).await;
-    let mut theirs = ConfigMap::with_data("app", &[("k", "theirs")], false);
-    theirs.metadata.namespace = Some(taken.clone());
-    world
-        .api(&taken)
-        .create(&PostParams::default(), &theirs)
-        .await
-        .expect("someone else's object under the name");
     create(&world, "left", "app").await;
     copy_in_sync(&world, &a, "app", "left").await;
     counted(&world, "left", (2, 1, 1)).await;
