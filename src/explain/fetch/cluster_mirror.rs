@@ -77,19 +77,10 @@ pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> R
             )
         }
     };
-    if let (Some(computed), Some(stored)) = (&answer.status, stored(&object)) {
-        let ready = |status: &ClusterMirrorStatus| {
-            let ready = status.conditions.iter().find(|c| c.type_ == "Ready");
-            ready.map(|c| format!("Ready={} ({})", c.status, c.reason))
-        };
-        if ready(computed) != ready(&stored) {
-            report.notes.push(format!(
-                "the status it holds says {}, the cluster as read now {}: the controller has not acted on it yet, or is not running with these flags",
-                ready(&stored).unwrap_or_else(|| "nothing".into()),
-                ready(computed).unwrap_or_default()
-            ));
-        }
-    }
+    report.notes.extend(status_differs(
+        answer.status.as_ref(),
+        stored(&object).as_ref(),
+    ));
     if install.cluster_mirror_sources.is_empty() {
         report.notes.push(
             "no namespace is allowed as a ClusterMirror source: give the install's --cluster-mirror-source-namespaces (its default is the namespace it runs in, --install-namespaces)".into(),
@@ -111,6 +102,26 @@ pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> R
     )
     .await;
     report
+}
+
+/// A note when the status a ClusterMirror holds and the one computed from
+/// the cluster as read now differ in their Ready condition.
+fn status_differs(
+    computed: Option<&ClusterMirrorStatus>,
+    stored: Option<&ClusterMirrorStatus>,
+) -> Option<String> {
+    let ready = |status: &ClusterMirrorStatus| {
+        let ready = status.conditions.iter().find(|c| c.type_ == "Ready");
+        ready.map(|c| format!("Ready={} ({})", c.status, c.reason))
+    };
+    let (computed, stored) = (computed?, stored?);
+    (ready(computed) != ready(stored)).then(|| {
+        format!(
+            "the status it holds says {}, the cluster as read now {}: the controller has not acted on it yet, or is not running with these flags",
+            ready(stored).unwrap_or_else(|| "nothing".into()),
+            ready(computed).unwrap_or_default()
+        )
+    })
 }
 
 /// The status a ClusterMirror holds, if this controller can read it.
