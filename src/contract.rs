@@ -303,6 +303,9 @@ pub mod warning {
     /// Raised for mirrors too: named before there were mirrors.
     pub const COMPANION_FORBIDDEN: &str = "CompanionForbidden";
     pub const COPY_KEY_REFUSED: &str = "CopyKeyRefused";
+    /// On a copy whose ClusterMirror is gone without its deletion having
+    /// been seen: it is kept, as an orphan. Once per ClusterMirror name.
+    pub const CLUSTER_MIRROR_COPY_ORPHANED: &str = "CopyOrphaned";
 }
 
 /// What a copy is to its source: the companion in its namespace, or a

@@ -329,6 +329,7 @@ mod compare;
 mod contested;
 mod copy;
 mod namespace;
+mod orphan;
 mod refusal;
 mod source;
 mod what;
@@ -345,6 +346,7 @@ pub use cluster_mirror::{ClusterMirrorScene, explain_cluster_mirror, in_namespac
 use copy::copy_itself;
 pub use copy::{CopyScene, explain_copy, is_copy};
 pub use namespace::{NamespaceScene, consent_rows, explain_namespace, sources_asking};
+pub use orphan::{orphan_row, orphan_rows};
 pub use source::{
     Namespaces, SourceScene, companion_of, explain_source, mirror_namespaces, named_namespaces,
 };

@@ -8,8 +8,10 @@
 mod explain;
 mod heal_status;
 mod lifecycle;
+mod orphans;
 mod prune_reads;
 mod refusals;
+mod suspend;
 mod tenant;
 
 use std::time::Duration;
