@@ -197,7 +197,7 @@ fn names_woken<K: MirroredKind>(
                 .map(|o| o.name_any())
                 .collect()
         }
-        Input::Change(Change::Request { name, after, .. }) => {
+        Input::Change(Change::Request { name, after }) => {
             // Every copy it wrote, whatever source, name or kind it asked
             // for when it wrote it (a suspended one may have changed its
             // spec many times since).
