@@ -9,8 +9,10 @@ mod classes;
 mod explain;
 mod heal_status;
 mod lifecycle;
+mod orphans;
 mod prune_reads;
 mod refusals;
+mod suspend;
 mod tenant;
 
 use std::time::Duration;

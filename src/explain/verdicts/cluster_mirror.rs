@@ -16,7 +16,7 @@ use super::*;
 use crate::{
     api::ClusterMirrorStatus,
     decisions::cluster_mirror::{
-        CopyFate, Request, copy_fate,
+        CopyFate, Install as CopyRules, Request, Seen, copy_fate,
         status::{self, Blocked, Failure, Tally},
     },
 };
@@ -203,7 +203,10 @@ fn not_copied<K: Explained>(
     let here = match at {
         None => "there is no copy here".to_owned(),
         Some(object) if cluster_mirror_of(object.meta()) == Some(request.name.as_str()) => {
-            "its copy here is kept as it is".into()
+            match !request.suspend && install.reserved_names.contains(&request.target_name) {
+                true => "its copy here is removed: the name is reserved".into(),
+                false => "its copy here is kept as it is".into(),
+            }
         }
         Some(object) => format!("the name is held by {}", whose(object.meta(), install)),
     };
@@ -241,16 +244,19 @@ fn held<K: Explained>(
     install: &Install,
 ) -> Row {
     let meta = copy.meta();
-    let fate = copy_fate(
-        meta,
-        K::NAME,
-        &install.selector,
-        true,
-        true,
-        Some(request),
-        Some(namespace),
-        &install.cluster_consent,
-    );
+    let install_rules = CopyRules {
+        kind: K::NAME,
+        selector: &install.selector,
+        reserved_names: &install.reserved_names,
+        consent: &install.cluster_consent,
+    };
+    let seen = Seen {
+        listed: true,
+        exists: true,
+        request: Some(request),
+        deletion: None,
+    };
+    let fate = copy_fate(meta, Some(namespace), &install_rules, &seen);
     let (verdict, detail) = match fate {
         _ if !crate::contract::written_under(meta, &install.selector) => (
             Verdict::OtherInstall,
@@ -263,9 +269,9 @@ fn held<K: Explained>(
             Verdict::Unwanted,
             "not wanted here any more, but the ClusterMirror is suspended: kept until it resumes".into(),
         ),
-        CopyFate::Unwanted | CopyFate::UnwantedIfCrdLive => (
+        CopyFate::Unwanted | CopyFate::Deleted(_) | CopyFate::Orphaned => (
             Verdict::Unwanted,
-            "the ClusterMirror no longer selects this namespace, or copies another source or name: the controller removes it".into(),
+            "the ClusterMirror no longer selects this namespace, or copies another source or name, or the name is reserved: the controller removes it".into(),
         ),
     };
     let mut row = namespace_row::<K>(request, &namespace.name, verdict, detail);
