@@ -8,6 +8,7 @@
 mod explain;
 mod heal_status;
 mod lifecycle;
+mod names;
 mod prune_reads;
 mod refusals;
 mod tenant;
