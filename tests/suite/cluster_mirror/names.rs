@@ -1,6 +1,7 @@
 //! Who keeps a name: a ClusterMirror outranks a tenant's own mirror at
 //! its copy's name (it takes the copy over, the tenant is told and does
-//! not fight back).
+//! not fight back), and a name held by someone else is looked at again on
+//! the slow timer, so that freeing it is enough, with no event.
 
 use super::*;
 use crate::common::{ControllerProcess, SOURCE_LABEL};
@@ -10,6 +11,7 @@ use kube::api::ListParams;
 
 crate::for_each_kind!(
     a_clustermirror_takes_over_a_tenant_s_mirror_at_its_name_and_nothing_flaps,
+    a_clustermirror_copy_appears_once_a_held_name_is_freed_without_any_event,
 );
 
 const ERRORS: &str = "controller_runtime_reconcile_errors_total";
@@ -185,5 +187,49 @@ async fn takes_over<K: TestKind>(tag: &str, immutable: bool) {
         .await
         .expect("delete the tenant's source");
     world.no_mirror(&tenant, "corp-ca-synced").await;
+    clean_up(world, &[name]).await;
+}
+
+/// A selected namespace where someone else holds the name with an object
+/// no watch of the controller sees (it is no source and no copy): deleting
+/// it wakes nothing, and the ClusterMirror writes its copy all the same.
+async fn a_clustermirror_copy_appears_once_a_held_name_is_freed_without_any_event<K: TestKind>() {
+    let world = super::world::<K>("cmir-freed").await;
+    let name = format!("freed-{}", K::kind(&()).to_lowercase());
+    let name = name.as_str();
+    world
+        .objects()
+        .create(&K::with_data("app", &[("k", "v")], false))
+        .await;
+    let held = world.namespace("held", false, &[("env", "prod")]).await;
+    world
+        .api(&held)
+        .create(
+            &PostParams::default(),
+            &K::with_data("app", &[("k", "theirs")], false),
+        )
+        .await
+        .expect("someone else's object under the name");
+    create(&world, name, "app").await;
+    let api = cluster_mirrors(&world.scene.client);
+    testenv::wait_for("the name reported taken", PATIENCE, || async {
+        let object = api.get_opt(name).await.ok()??;
+        let failures = object.data["status"]["failures"].as_array()?.clone();
+        failures
+            .iter()
+            .any(|f| f["namespace"] == held.as_str() && f["reason"] == "NameTaken")
+            .then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()));
+
+    world
+        .api(&held)
+        .delete("app", &DeleteParams::default())
+        .await
+        .expect("free the name");
+    copy_in_sync(&world, &held, "app", name).await;
+    let status = ready(&world, name, "Synced").await;
+    assert_eq!(status.data["status"]["failed"], 0);
     clean_up(world, &[name]).await;
 }
