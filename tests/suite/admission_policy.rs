@@ -46,6 +46,9 @@ const SECRET_CONSENT: &str = "workshop.io/accept-secret-mirrors";
 /// The one value every source holds: no refusal may carry it.
 const VALUE: &str = "value-never-in-a-message";
 const PROBE: &str = "policy-probe";
+/// The install's `clusterMirror.sourceNamespaces`: protected, as every
+/// namespace ClusterMirror sources may come from.
+const CLUSTER_MIRROR_SOURCES: &str = "vap-cluster-mirror-sources";
 
 fn control_plane() -> &'static ControlPlane {
     static POLICY_PLANE: LazyControlPlane = LazyControlPlane::new();
@@ -77,6 +80,9 @@ async fn installed() -> &'static Install {
             let exempt_groups = format!("admissionPolicy.exemptGroups={{{BREAK_GLASS_GROUP}}}");
             let exempt_users = format!("admissionPolicy.exemptUsers={{{BREAK_GLASS_USER}}}");
             let never_carry = format!("controller.neverCarry={{{}}}", never_carry::NEVER_CARRY);
+            let sources = format!(
+                "clusterMirror.sourceNamespaces={{{RELEASE_NAMESPACE},{CLUSTER_MIRROR_SOURCES}}}"
+            );
             let manifest = render_install(
                 RELEASE,
                 RELEASE_NAMESPACE,
@@ -85,6 +91,7 @@ async fn installed() -> &'static Install {
                     &exempt_groups,
                     &exempt_users,
                     &never_carry,
+                    &sources,
                 ],
             );
             let install = apply_install(manifest, RELEASE, RELEASE_NAMESPACE).await;
@@ -811,11 +818,29 @@ async fn the_controllers_account_is_refused_refused_types_and_protected_namespac
         )]));
         meta
     };
+    // Where a ClusterMirror's source may come from: present, so that the
+    // request reaches the policy.
+    let namespace = Namespace {
+        metadata: kube::api::ObjectMeta {
+            name: Some(CLUSTER_MIRROR_SOURCES.into()),
+            ..Default::default()
+        },
+        ..Namespace::default()
+    };
+    match Api::<Namespace>::all(world.client.clone())
+        .create(&create, &namespace)
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.is_already_exists() => {}
+        Err(error) => panic!("create namespace {CLUSTER_MIRROR_SOURCES}: {error}"),
+    }
     for namespace in [
         "kube-system",
         "kube-public",
         "kube-node-lease",
         RELEASE_NAMESPACE,
+        CLUSTER_MIRROR_SOURCES,
     ] {
         let mut mirror = labeled_configmap("protected");
         mirror.metadata = mirror_of(mirror.metadata);
