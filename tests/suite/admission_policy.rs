@@ -83,6 +83,10 @@ async fn installed() -> &'static Install {
             let sources = format!(
                 "clusterMirror.sourceNamespaces={{{RELEASE_NAMESPACE},{CLUSTER_MIRROR_SOURCES}}}"
             );
+            let guarded = format!(
+                "admissionPolicy.guardedNamespaceLabels={{{}}}",
+                namespace_labels::GUARDED.join(",")
+            );
             let manifest = render_install(
                 RELEASE,
                 RELEASE_NAMESPACE,
@@ -92,6 +96,7 @@ async fn installed() -> &'static Install {
                     &exempt_users,
                     &never_carry,
                     &sources,
+                    &guarded,
                 ],
             );
             let install = apply_install(manifest, RELEASE, RELEASE_NAMESPACE).await;
@@ -883,16 +888,19 @@ async fn the_controllers_account_is_refused_refused_types_and_protected_namespac
 async fn the_policy_type_checks_without_warnings() {
     let world = World::<ConfigMap>::new("vap-typecheck").await;
     let policies: Api<ValidatingAdmissionPolicy> = Api::all(world.client.clone());
-    let checked = wait_for("the policy to be type-checked", PATIENCE, || async {
-        let policy = policies.get(RELEASE).await.ok()?;
-        let status = policy.status?;
-        (status.observed_generation == policy.metadata.generation)
-            .then_some(status.type_checking)?
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"));
-    let warnings = checked.expression_warnings.unwrap_or_default();
-    assert!(warnings.is_empty(), "{warnings:#?}");
+    let guarding_labels = format!("{RELEASE}-namespace-labels");
+    for name in [RELEASE, guarding_labels.as_str()] {
+        let checked = wait_for(&format!("{name} to be type-checked"), PATIENCE, || async {
+            let policy = policies.get(name).await.ok()?;
+            let status = policy.status?;
+            (status.observed_generation == policy.metadata.generation)
+                .then_some(status.type_checking)?
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"));
+        let warnings = checked.expression_warnings.unwrap_or_default();
+        assert!(warnings.is_empty(), "{name}: {warnings:#?}");
+    }
     world.finish().await;
 }
 
@@ -957,5 +965,6 @@ async fn an_uninstall_removes_the_policy() {
 }
 
 mod guards;
+mod namespace_labels;
 mod never_carry;
 mod render;
