@@ -8,8 +8,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 
 use crate::{
     contract::{
-        CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, annotation,
-        cluster_mirror_of, is_managed_by_us, mirror_of, source_name_of,
+        CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION,
+        SOURCE_SELECTOR_ANNOTATION, annotation, cluster_mirror_of, is_managed_by_us, mirror_of,
+        source_name_of, written_under,
     },
     decisions::cache_form::CachedCopy,
     decisions::carried,
@@ -135,19 +136,23 @@ pub fn ownership<K: MirroredKind>(
 }
 
 /// Decides whether `existing` in another namespace is the mirror of
-/// `source`: it must name this source (namespace and name) in its
-/// annotations and carry our label. A mirror of an earlier source of the
-/// same name (deleted and recreated) is taken over; anything else, including
-/// the mirror of another source with the same name, is never touched; so
-/// is a mirror written for another requester (a ClusterMirror's copy for
-/// a source's own request, and the other way round): `cluster_mirror` is
-/// the ClusterMirror the desired copy is written for, if any.
+/// `desired`'s source (`source`): it must name this source (namespace and
+/// name) in its annotations and carry our label. A mirror of an earlier
+/// source of the same name (deleted and recreated) is taken over; anything
+/// else, including the mirror of another source with the same name, is
+/// never touched; so is a mirror written for another requester, with one
+/// exception: a ClusterMirror outranks a source's own request, and takes
+/// over the mirror this install wrote for one ([`outranked_mirror`]).
 pub fn mirror_ownership<K: MirroredKind>(
     existing: &CachedCopy<K>,
     source: &ObjectMeta,
-    cluster_mirror: Option<&str>,
+    desired: &ObjectMeta,
 ) -> Ownership {
     let existing = existing.object().meta();
+    let cluster_mirror = cluster_mirror_of(desired);
+    if outranked_mirror(existing, desired) {
+        return Ownership::Adoptable;
+    }
     if cluster_mirror_of(existing) != cluster_mirror {
         return Ownership::Foreign;
     }
@@ -167,6 +172,24 @@ pub fn mirror_ownership<K: MirroredKind>(
     } else {
         Ownership::Adoptable
     }
+}
+
+/// Whether `existing` is a mirror this install wrote for a source's own
+/// request (its `workshop.io/mirror-to`), which the ClusterMirror copy
+/// `desired` takes over: a ClusterMirror outranks a source's own mirrors
+/// at its name. Only a mirror carrying every mark of this install's (the
+/// managed-by label, a `mirror-of` annotation, no owner, and the install's
+/// source selector, which `desired` carries); a mirror of another install
+/// or of an older release that wrote no selector stays with its holder,
+/// like anything else.
+pub fn outranked_mirror(existing: &ObjectMeta, desired: &ObjectMeta) -> bool {
+    let install = annotation(desired, SOURCE_SELECTOR_ANNOTATION);
+    cluster_mirror_of(desired).is_some()
+        && cluster_mirror_of(existing).is_none()
+        && mirror_of(existing).is_some()
+        && is_managed_by_us(existing)
+        && owner_references(existing).is_empty()
+        && install.is_some_and(|selector| written_under(existing, selector))
 }
 
 #[cfg(test)]

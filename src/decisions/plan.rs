@@ -7,9 +7,9 @@ pub mod compare;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
-    contract::{cluster_mirror_of, mirror_of},
+    contract::mirror_of,
     decisions::cache_form::CachedCopy,
-    decisions::ownership::{Ownership, mirror_ownership, ownership},
+    decisions::ownership::{Ownership, mirror_ownership, outranked_mirror, ownership},
     kind::{MirroredKind, SourceId},
 };
 
@@ -68,10 +68,12 @@ pub fn plan<K: MirroredKind>(
         return Ok(Write::Create(desired));
     };
     let source_id = SourceId::of(source);
-    let owner = match mirror_of(desired.meta()) {
-        Some(_) => mirror_ownership(actual, source, cluster_mirror_of(desired.meta())),
-        None => ownership(actual, &source_id, key),
+    let is_mirror = mirror_of(desired.meta()).is_some();
+    let owner = match is_mirror {
+        true => mirror_ownership(actual, source, desired.meta()),
+        false => ownership(actual, &source_id, key),
     };
+    let taken_over = is_mirror && outranked_mirror(actual.object().meta(), desired.meta());
     if owner == Ownership::Foreign {
         return Err(NameTaken);
     }
@@ -88,7 +90,11 @@ pub fn plan<K: MirroredKind>(
         Difference::None => Ok(Write::Nothing),
         why => Ok(Write::Replace {
             copy: merge_onto(actual, &desired, source_keys),
-            why,
+            why: if taken_over {
+                Difference::TakenOver
+            } else {
+                why
+            },
         }),
     }
 }

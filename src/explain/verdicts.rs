@@ -36,7 +36,7 @@ use crate::{
     },
     decisions::desired::never_a_source,
     decisions::desired::{Refusal, desired_companion, desired_mirror, finished},
-    decisions::ownership::claimed_source,
+    decisions::ownership::{claimed_source, outranked_mirror},
     decisions::patterns,
     decisions::plan::{self, Difference, NameTaken, Write},
     decisions::selector::Selector,

@@ -38,9 +38,16 @@ use kube::{
 use tokio::sync::watch;
 
 use crate::{
-    cluster::cluster_mirrors::Change, cluster::cluster_sources::SourceChange, contract,
-    decisions::scope::Reach, index::wakeups::ClusterWake, kind::MirroredKind, ops::metrics::Loop,
-    reconcile::backoff::BackoffKey, reconcile::context::Context, reconcile::error::Error,
+    cluster::cluster_mirrors::Change,
+    cluster::cluster_sources::SourceChange,
+    contract,
+    decisions::scope::Reach,
+    index::wakeups::ClusterWake,
+    kind::MirroredKind,
+    ops::metrics::Loop,
+    reconcile::backoff::BackoffKey,
+    reconcile::context::Context,
+    reconcile::error::{Error, Retry},
 };
 
 use side::ClusterMirrorSide;
@@ -281,6 +288,9 @@ async fn reconcile<K: MirroredKind>(
         let found = sync::sync(&object, scope, side, &ctx).await?;
         wait = report::report(&object, &found, side, &ctx).await?;
         match found.retry {
+            // A status write waiting its turn comes first: the reconcile
+            // that writes it finds the failure again.
+            Some(error) if error.retry() == Retry::Slowly && wait.is_some() => Ok(()),
             Some(error) => Err(error),
             None => Ok(()),
         }
@@ -304,8 +314,16 @@ fn error_policy<K: MirroredKind>(
         // Its retry compares everything: nothing narrower builds on it.
         side.stand(&object.name_any(), None);
     }
-    if ctx.backoffs.is_new_condition(&key, &error.to_string()) {
-        tracing::warn!(clustermirror = %object.name_any(), %error, "ClusterMirror reconcile failed; retrying with backoff");
+    let new = ctx.backoffs.is_new_condition(&key, &error.to_string());
+    match error.retry() {
+        // Told in its status and Event already; only looked at again.
+        Retry::Slowly => {
+            tracing::debug!(clustermirror = %object.name_any(), %error, "ClusterMirror failures wait for a person; looking again on the slow timer")
+        }
+        _ if new => {
+            tracing::warn!(clustermirror = %object.name_any(), %error, "ClusterMirror reconcile failed; retrying with backoff")
+        }
+        _ => {}
     }
     ctx.requeue_after_failure(&key, error)
 }

@@ -23,10 +23,25 @@ pub enum Error {
     #[error("{name} already exists and is not controlled by this source; it is left untouched")]
     NameTaken { name: String },
 
+    /// A ClusterMirror wants `name` (`namespace/name`) for its copy: a
+    /// source's own mirror never takes or keeps that name, whatever is there.
+    #[error(
+        "{name} is the name of ClusterMirror {cluster_mirror}'s copy, which outranks a source's own mirror; left to it"
+    )]
+    NameClaimed {
+        name: String,
+        cluster_mirror: String,
+    },
+
     /// Mirrors could not be written where objects not made for this source
-    /// already have the source's name.
-    #[error("{} already exist(s) and is not a mirror of this source; left untouched", names.join(", "))]
-    MirrorNameTaken { names: Vec<String> },
+    /// already have the source's name (`names`), or where a ClusterMirror
+    /// wants that name for its copy (`claimed`, each `namespace/name` with
+    /// the ClusterMirror's name).
+    #[error("{}", mirror_names_taken(names, claimed))]
+    MirrorNameTaken {
+        names: Vec<String>,
+        claimed: Vec<(String, String)>,
+    },
 
     /// The source asks for protected namespaces that consent: they never
     /// receive mirrors, whatever their labels say.
@@ -108,6 +123,29 @@ pub enum Error {
     Several(Vec<Error>),
 }
 
+/// The message of [`Error::MirrorNameTaken`]: the names held by others,
+/// then those ClusterMirrors want.
+fn mirror_names_taken(names: &[String], claimed: &[(String, String)]) -> String {
+    let mut parts = Vec::new();
+    if !names.is_empty() {
+        parts.push(format!(
+            "{} already exist(s) and is not a mirror of this source; left untouched",
+            names.join(", ")
+        ));
+    }
+    if !claimed.is_empty() {
+        let claimed: Vec<String> = claimed
+            .iter()
+            .map(|(name, cluster_mirror)| format!("{name} (ClusterMirror {cluster_mirror})"))
+            .collect();
+        parts.push(format!(
+            "{} is a ClusterMirror's copy's name, which outranks a source's own mirror; left to it",
+            claimed.join(", ")
+        ));
+    }
+    parts.join("; ")
+}
+
 /// How soon, and how loudly, a failed reconcile is retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Retry {
@@ -122,7 +160,7 @@ pub enum Retry {
 
 impl Retry {
     /// Lower is sooner.
-    fn urgency(self) -> u8 {
+    pub(crate) fn urgency(self) -> u8 {
         match self {
             Retry::Soon => 0,
             Retry::Slowly => 1,
@@ -175,7 +213,7 @@ impl Error {
             Error::NameTooLong { .. } => "name_too_long",
             Error::NeverASource { .. } => "never_a_source",
             Error::NameTaken { .. } => "name_taken",
-            Error::MirrorNameTaken { .. } => "mirror_name_taken",
+            Error::NameClaimed { .. } | Error::MirrorNameTaken { .. } => "mirror_name_taken",
             Error::MirrorNamespaceProtected { .. } => "mirror_namespace_protected",
             Error::InvalidTargets(_) => "invalid_targets",
             Error::InvalidCopyList(_) => "invalid_copy_list",
@@ -200,7 +238,9 @@ impl Error {
             Error::NameTooLong { .. } => Some(warning::COMPANION_NAME_TOO_LONG),
             Error::NeverASource { .. } => Some(warning::SOURCE_NOT_COPYABLE),
             Error::NameTaken { .. } => Some(warning::COMPANION_NAME_TAKEN),
-            Error::MirrorNameTaken { .. } => Some(warning::MIRROR_NAME_TAKEN),
+            Error::NameClaimed { .. } | Error::MirrorNameTaken { .. } => {
+                Some(warning::MIRROR_NAME_TAKEN)
+            }
             Error::MirrorNamespaceProtected { .. } => Some(warning::MIRROR_NAMESPACE_PROTECTED),
             Error::InvalidTargets(_) => Some(warning::INVALID_MIRROR_TARGETS),
             Error::InvalidCopyList(_) => Some(warning::INVALID_COPY_LIST),
@@ -247,6 +287,7 @@ impl Error {
             | Error::NotLeading
             | Error::NoDigestKey => Retry::OnChange,
             Error::NameTaken { .. }
+            | Error::NameClaimed { .. }
             | Error::MirrorNameTaken { .. }
             | Error::MirrorNamespaceProtected { .. }
             | Error::Contested { .. }

@@ -17,6 +17,7 @@ use crate::{
     decisions::cache_form::CachedCopy,
     decisions::carried::{self, Lists},
     decisions::desired::{self, Refusal, desired_companion, never_a_source},
+    decisions::ownership::outranked_mirror,
     decisions::plan::{self, NameTaken, Write},
     decisions::scope::Scope,
     kind::MirroredKind,
@@ -104,12 +105,17 @@ fn finished<K: MirroredKind>(copy: K, source: &K, ctx: &Context<K>) -> Result<K,
 /// Compares one copy (companion or mirror) with the cache; one write at
 /// most, planned again from the object itself when a create finds its name
 /// taken by one the cache had not seen.
+///
+/// A ClusterMirror that takes over a source's own immutable mirror deletes
+/// it and creates its copy at once: the delete wakes the source, which
+/// leaves the name to the ClusterMirror, but not the ClusterMirror.
 pub(crate) async fn sync_copy<K: MirroredKind>(
     source: &Source<'_, K>,
     desired: K,
     ctx: &Context<K>,
 ) -> Result<(), Error> {
     let mut actual = cached_copy(&desired, ctx);
+    let mut took_over = false;
     loop {
         let write = plan_copy(
             source.cached,
@@ -118,9 +124,24 @@ pub(crate) async fn sync_copy<K: MirroredKind>(
             &source.key,
             ctx,
         )?;
-        match write::perform(ctx, source, write).await? {
-            Performed::Done => return Ok(()),
-            Performed::PlanAgain(existing) => actual = Some(existing),
+        let takes_over = matches!(write, Write::DeleteToRecreate { .. })
+            && actual
+                .as_ref()
+                .is_some_and(|a| outranked_mirror(a.object().meta(), desired.meta()));
+        match (write::perform(ctx, source, write).await?, takes_over) {
+            (Performed::Done, true) if !took_over => {
+                took_over = true;
+                actual = None;
+            }
+            (Performed::Done, _) => return Ok(()),
+            // Once: the name was just freed, and is taken again.
+            (Performed::PlanAgain(_), _) if took_over => {
+                return Err(Error::Stale(format!(
+                    "{} was taken again while being taken over",
+                    object_key(desired.meta())
+                )));
+            }
+            (Performed::PlanAgain(existing), _) => actual = Some(existing),
         }
     }
 }

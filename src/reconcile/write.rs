@@ -78,10 +78,10 @@ async fn apply<K: MirroredKind>(
             let api = ctx.api(&copy.namespace().unwrap_or_default());
             ctx.ensure_leading()?;
             api_call::<K, _>(api.replace(&copy.name_any(), &post_params(), &copy)).await?;
-            let verb = if why == Difference::SourceChanged {
-                "updated"
-            } else {
-                "restored"
+            let verb = match why {
+                Difference::SourceChanged => "updated",
+                Difference::TakenOver => "took over",
+                Difference::None | Difference::Drifted => "restored",
             };
             let message = format!(
                 "{verb} {} {} ({})",

@@ -46,6 +46,9 @@ const SECRET_CONSENT: &str = "workshop.io/accept-secret-mirrors";
 /// The one value every source holds: no refusal may carry it.
 const VALUE: &str = "value-never-in-a-message";
 const PROBE: &str = "policy-probe";
+/// The install's `clusterMirror.sourceNamespaces`: protected, as every
+/// namespace ClusterMirror sources may come from.
+const CLUSTER_MIRROR_SOURCES: &str = "vap-cluster-mirror-sources";
 
 fn control_plane() -> &'static ControlPlane {
     static POLICY_PLANE: LazyControlPlane = LazyControlPlane::new();
@@ -77,6 +80,13 @@ async fn installed() -> &'static Install {
             let exempt_groups = format!("admissionPolicy.exemptGroups={{{BREAK_GLASS_GROUP}}}");
             let exempt_users = format!("admissionPolicy.exemptUsers={{{BREAK_GLASS_USER}}}");
             let never_carry = format!("controller.neverCarry={{{}}}", never_carry::NEVER_CARRY);
+            let sources = format!(
+                "clusterMirror.sourceNamespaces={{{RELEASE_NAMESPACE},{CLUSTER_MIRROR_SOURCES}}}"
+            );
+            let guarded = format!(
+                "admissionPolicy.guardedNamespaceLabels={{{}}}",
+                namespace_labels::GUARDED.join(",")
+            );
             let manifest = render_install(
                 RELEASE,
                 RELEASE_NAMESPACE,
@@ -85,6 +95,8 @@ async fn installed() -> &'static Install {
                     &exempt_groups,
                     &exempt_users,
                     &never_carry,
+                    &sources,
+                    &guarded,
                 ],
             );
             let install = apply_install(manifest, RELEASE, RELEASE_NAMESPACE).await;
@@ -811,11 +823,29 @@ async fn the_controllers_account_is_refused_refused_types_and_protected_namespac
         )]));
         meta
     };
+    // Where a ClusterMirror's source may come from: present, so that the
+    // request reaches the policy.
+    let namespace = Namespace {
+        metadata: kube::api::ObjectMeta {
+            name: Some(CLUSTER_MIRROR_SOURCES.into()),
+            ..Default::default()
+        },
+        ..Namespace::default()
+    };
+    match Api::<Namespace>::all(world.client.clone())
+        .create(&create, &namespace)
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.is_already_exists() => {}
+        Err(error) => panic!("create namespace {CLUSTER_MIRROR_SOURCES}: {error}"),
+    }
     for namespace in [
         "kube-system",
         "kube-public",
         "kube-node-lease",
         RELEASE_NAMESPACE,
+        CLUSTER_MIRROR_SOURCES,
     ] {
         let mut mirror = labeled_configmap("protected");
         mirror.metadata = mirror_of(mirror.metadata);
@@ -858,16 +888,19 @@ async fn the_controllers_account_is_refused_refused_types_and_protected_namespac
 async fn the_policy_type_checks_without_warnings() {
     let world = World::<ConfigMap>::new("vap-typecheck").await;
     let policies: Api<ValidatingAdmissionPolicy> = Api::all(world.client.clone());
-    let checked = wait_for("the policy to be type-checked", PATIENCE, || async {
-        let policy = policies.get(RELEASE).await.ok()?;
-        let status = policy.status?;
-        (status.observed_generation == policy.metadata.generation)
-            .then_some(status.type_checking)?
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"));
-    let warnings = checked.expression_warnings.unwrap_or_default();
-    assert!(warnings.is_empty(), "{warnings:#?}");
+    let guarding_labels = format!("{RELEASE}-namespace-labels");
+    for name in [RELEASE, guarding_labels.as_str()] {
+        let checked = wait_for(&format!("{name} to be type-checked"), PATIENCE, || async {
+            let policy = policies.get(name).await.ok()?;
+            let status = policy.status?;
+            (status.observed_generation == policy.metadata.generation)
+                .then_some(status.type_checking)?
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"));
+        let warnings = checked.expression_warnings.unwrap_or_default();
+        assert!(warnings.is_empty(), "{name}: {warnings:#?}");
+    }
     world.finish().await;
 }
 
@@ -933,5 +966,6 @@ async fn an_uninstall_removes_the_policy() {
 
 mod cluster_mirror;
 mod guards;
+mod namespace_labels;
 mod never_carry;
 mod render;

@@ -9,6 +9,7 @@ mod classes;
 mod explain;
 mod heal_status;
 mod lifecycle;
+mod names;
 mod orphans;
 mod prune_reads;
 mod refusals;

@@ -247,6 +247,7 @@ let through what the controller refuses. Refused, naming the value to set.
 {{- $values := dict
   "selector" "controller.selector"
   "protected-namespaces" "controller.protectedNamespaces"
+  "cluster-mirror-source-namespaces" "clusterMirror.sourceNamespaces"
   "never-carry" "controller.neverCarry"
   "refused-secret-types" "secrets.refusedTypes"
   "digest-key-secret" "secrets.digestKeySecret"

@@ -7,6 +7,7 @@ use crate::contract::{MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, SOURCE_SEL
 use crate::decisions::cache_form::CachedCopy;
 use crate::decisions::plan::{self, Write};
 use crate::test_fixtures::{mk_map, mk_namespace, mk_source};
+use k8s_openapi::api::core::v1::ConfigMap;
 
 mod classes;
 
@@ -292,7 +293,7 @@ fn a_released_copy_keeps_its_content_and_the_labels_it_was_given_and_loses_every
 }
 
 #[test]
-fn a_name_held_by_a_labelled_mirror_or_another_clustermirror_is_taken() {
+fn a_clustermirror_takes_over_this_install_s_own_label_driven_mirror_only() {
     let request = prod_teams();
     let source = mk_source("colors", &[("a", "1")]);
     let bound = request.bound_source(&source);
@@ -300,19 +301,45 @@ fn a_name_held_by_a_labelled_mirror_or_another_clustermirror_is_taken() {
         .desired_copy(&bound, "team-a", &(), "sel=1")
         .unwrap();
     desired.metadata.name = Some("colors".into());
-    let label_mirror = crate::decisions::desired::desired_mirror(&source, "team-a", &()).unwrap();
-    let taken = plan::plan(
-        desired.clone(),
-        Some(&CachedCopy::of(&label_mirror)),
-        &bound.metadata,
-        &[],
-        &(),
+    let unmarked = crate::decisions::desired::desired_mirror(&source, "team-a", &()).unwrap();
+    let plan_over = |existing: &ConfigMap| {
+        plan::plan(
+            desired.clone(),
+            Some(&CachedCopy::of(existing)),
+            &bound.metadata,
+            &[],
+            &(),
+        )
+    };
+    let ours = crate::decisions::desired::mark_install(unmarked.clone(), "sel=1");
+    match plan_over(&ours) {
+        Ok(Write::Replace { copy, why }) => {
+            assert_eq!(why, plan::Difference::TakenOver);
+            assert_eq!(cluster_mirror_of(&copy.metadata), Some("corp-ca"));
+            assert_eq!(
+                copy.metadata.annotations.as_ref().unwrap()[MIRROR_OF_UID_ANNOTATION],
+                "uid-1.cm-uid"
+            );
+        }
+        other => panic!("this install's label-driven mirror is taken over: {other:?}"),
+    }
+    let mut frozen = ours.clone();
+    frozen.immutable = Some(true);
+    assert!(
+        matches!(plan_over(&frozen), Ok(Write::DeleteToRecreate { .. })),
+        "an immutable one is recreated"
     );
-    assert_eq!(
-        taken,
-        Err(plan::NameTaken),
-        "a label-driven mirror keeps its name"
-    );
+    let another_install = crate::decisions::desired::mark_install(unmarked.clone(), "sel=2");
+    for (existing, whose) in [
+        (&unmarked, "an older release's, with no selector"),
+        (&another_install, "another install's"),
+    ] {
+        assert_eq!(
+            plan_over(existing),
+            Err(plan::NameTaken),
+            "{whose} label-driven mirror keeps its name"
+        );
+    }
     let mut other = desired.clone();
     other
         .metadata

@@ -6,6 +6,12 @@ use crate::decisions::desired::desired_mirror;
 use crate::test_fixtures::{mk_companion_of, mk_map, mk_source};
 use k8s_openapi::api::core::v1::ConfigMap;
 
+/// What a mirror for a source's own request is compared with: a desired
+/// copy without a ClusterMirror's label.
+fn own_request() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    Default::default()
+}
+
 #[test]
 fn a_companion_controlled_by_the_source_is_ours() {
     let source = mk_source("colors", &[]);
@@ -103,7 +109,11 @@ fn a_mirror_is_never_a_companion_and_a_companion_never_a_mirror() {
         .get_or_insert_with(BTreeMap::new)
         .insert(MIRROR_OF_ANNOTATION.into(), "ns/colors".into());
     assert_eq!(
-        mirror_ownership(&CachedCopy::of(&companion), &source.metadata, None),
+        mirror_ownership(
+            &CachedCopy::of(&companion),
+            &source.metadata,
+            &own_request()
+        ),
         Ownership::Foreign
     );
 }
@@ -156,14 +166,14 @@ fn a_mirror_is_ours_only_for_the_source_it_names() {
     let source = mk_source("colors", &[]);
     let mirror = desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(
-        mirror_ownership(&CachedCopy::of(&mirror), &source.metadata, None),
+        mirror_ownership(&CachedCopy::of(&mirror), &source.metadata, &own_request()),
         Ownership::Ours
     );
 
     let mut reborn = source.clone();
     reborn.metadata.uid = Some("uid-2".into());
     assert_eq!(
-        mirror_ownership(&CachedCopy::of(&mirror), &reborn.metadata, None),
+        mirror_ownership(&CachedCopy::of(&mirror), &reborn.metadata, &own_request()),
         Ownership::Adoptable
     );
 
@@ -173,7 +183,7 @@ fn a_mirror_is_ours_only_for_the_source_it_names() {
         mirror_ownership(
             &CachedCopy::of(&mirror),
             &same_name_elsewhere.metadata,
-            None
+            &own_request()
         ),
         Ownership::Foreign
     );
@@ -181,7 +191,7 @@ fn a_mirror_is_ours_only_for_the_source_it_names() {
     let mut stranger = mk_source("colors", &[]);
     stranger.metadata.labels = None;
     assert_eq!(
-        mirror_ownership(&CachedCopy::of(&stranger), &source.metadata, None),
+        mirror_ownership(&CachedCopy::of(&stranger), &source.metadata, &own_request()),
         Ownership::Foreign
     );
 }

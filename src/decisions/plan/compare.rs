@@ -22,6 +22,9 @@ pub enum Difference {
     SourceChanged,
     /// The companion was edited by hand (content or our metadata).
     Drifted,
+    /// A source's own mirror, at the name of a ClusterMirror's copy: the
+    /// ClusterMirror outranks it and takes it over.
+    TakenOver,
 }
 
 impl Difference {
@@ -31,6 +34,7 @@ impl Difference {
             Difference::None => "in sync",
             Difference::SourceChanged => "source changed",
             Difference::Drifted => "drifted",
+            Difference::TakenOver => "a source's own mirror, which a ClusterMirror outranks",
         }
     }
 }

@@ -34,6 +34,16 @@ pub(super) fn compare<K: Explained>(
             Verdict::InSync,
             "its content and checksum are the source's".into(),
         ),
+        Ok(Write::Replace {
+            why: Difference::TakenOver,
+            ..
+        }) => (
+            Verdict::TakenOver,
+            format!(
+                "it is {}, which the ClusterMirror outranks: the controller takes it over",
+                source_s_own_mirror(actual.meta())
+            ),
+        ),
         Ok(Write::Replace { why, .. }) => match (K::KEYED.is_some(), content_same, why) {
             (true, false, _) => (
                 Verdict::Differs,
@@ -48,11 +58,30 @@ pub(super) fn compare<K: Explained>(
                 "it was edited (its content, or the labels, annotations or owner the controller sets): the controller restores it".into(),
             ),
         },
+        Ok(Write::DeleteToRecreate { copy, .. })
+            if outranked_mirror(actual.meta(), copy.meta()) =>
+        {
+            (
+                Verdict::TakenOver,
+                format!(
+                    "it is {}, which the ClusterMirror outranks: the controller deletes it (it is immutable) and writes its own copy",
+                    source_s_own_mirror(actual.meta())
+                ),
+            )
+        }
         Ok(Write::DeleteToRecreate { .. }) => (
             Verdict::MustRecreate,
             "its content must change and the API server refuses that in place (immutable, or another type): the controller deletes and recreates it".into(),
         ),
         Ok(Write::Create(_)) => (Verdict::Missing, "it does not exist".into()),
+    }
+}
+
+/// "the mirror of <source>'s own request", as a taken-over mirror names it.
+fn source_s_own_mirror(mirror: &ObjectMeta) -> String {
+    match mirror_of(mirror) {
+        Some((namespace, name)) => format!("the mirror of {namespace}/{name}'s own request"),
+        None => "a source's own mirror".into(),
     }
 }
 

@@ -84,6 +84,7 @@ verdicts! {
     Differs => "differs", false;
     MustRecreate => "must-recreate", false;
     NameTaken => "name-taken", false;
+    TakenOver => "taken-over", false;
     Contested => "contested", false;
     // A namespace asked for that receives no mirror.
     SourceNamespace => "source-namespace", true;

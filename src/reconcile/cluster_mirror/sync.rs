@@ -36,7 +36,10 @@ pub struct Found {
     pub blocked: Option<Blocked>,
     pub suspended: bool,
     pub generation: Option<i64>,
-    /// A failure retried by itself, which the loop's backoff retries.
+    /// The failure to be retried soonest, which the loop's backoff
+    /// retries: soon for one that goes away by itself, on the slow timer
+    /// (`--slow-retry`) for one a person must fix (a name held by someone
+    /// else, a refusal), which nothing else may wake once fixed.
     pub retry: Option<Error>,
 }
 
@@ -215,9 +218,7 @@ async fn sync_some<K: MirroredKind>(
             Err(Error::NamespaceTerminating) => return None,
             Err(error) => {
                 let failure = failure(namespace.clone(), &error);
-                if failure.retried && retry.is_none() {
-                    retry = Some(error);
-                }
+                keep_soonest(&mut retry, error);
                 standing.compared(&namespace, Some(failure));
             }
         }
@@ -265,11 +266,17 @@ impl Found {
             }
             Err(error) => error,
         };
-        let failure = failure(namespace, &error);
-        if failure.retried && self.retry.is_none() {
-            self.retry = Some(error);
-        }
-        self.tally.failures.push(failure);
+        self.tally.failures.push(failure(namespace, &error));
+        keep_soonest(&mut self.retry, error);
+    }
+}
+
+/// Keeps in `retry` whichever of it and `error` is retried sooner (the
+/// first of equals); a failure that waits for a change is not retried.
+fn keep_soonest(retry: &mut Option<Error>, error: Error) {
+    let kept = retry.as_ref().map_or(Retry::OnChange, Error::retry);
+    if error.retry().urgency() < kept.urgency() {
+        *retry = Some(error);
     }
 }
 

@@ -8,7 +8,8 @@ use kube::ResourceExt;
 use super::{finished, sync_copy};
 use crate::{
     contract::warning,
-    decisions::consent::{NamespaceFacts, NamespaceRefusal},
+    decisions::cluster_mirror::Request,
+    decisions::consent::{Consent, NamespaceFacts, NamespaceRefusal},
     decisions::desired::desired_mirror,
     decisions::scope::Scope,
     decisions::targets::Targets,
@@ -43,17 +44,27 @@ pub(super) async fn sync_mirrors<K: MirroredKind>(
         return Err(Error::ReservedName { name });
     }
     let source_namespace = cached.namespace().unwrap_or_default();
+    let claims = ClusterMirrorClaims::of(&name, ctx);
     let mut wanted = Vec::new();
+    let mut claimed = Vec::new();
     for (checked, namespace) in candidates(&targets, scope, ctx).into_iter().enumerate() {
         // Other reconciles, and the Lease renewal, share this thread.
         if checked % NAMESPACES_BETWEEN_YIELDS == NAMESPACES_BETWEEN_YIELDS - 1 {
             tokio::task::yield_now().await;
         }
-        if let Some(mirror) = wanted_mirror(source, &source_namespace, &namespace, ctx)? {
-            wanted.push(mirror);
+        let Some(mirror) = wanted_mirror(source, &source_namespace, &namespace, ctx)? else {
+            continue;
+        };
+        match claims.by(&namespace) {
+            Some(cluster_mirror) => claimed.push(Err(Error::NameClaimed {
+                name: format!("{}/{name}", namespace.name),
+                cluster_mirror,
+            })),
+            None => wanted.push(mirror),
         }
     }
-    let results = write_mirrors(source, wanted, ctx).await;
+    let mut results = write_mirrors(source, wanted, ctx).await;
+    results.extend(claimed);
     // Protected namespaces are told of by a reconcile that looks at all.
     let protected = match scope {
         Scope::Everything => protected_targets(&targets, &source_namespace, ctx),
@@ -169,23 +180,79 @@ pub(super) fn mirror_targets<K: MirroredKind>(
     Targets::of(source.meta()).map_err(Error::InvalidTargets)
 }
 
+/// The ClusterMirrors of this kind that want a source's name for their
+/// copies: a ClusterMirror outranks a source's own mirrors, so a source
+/// never writes a mirror where one of them wants its copy, whether the
+/// name is free (between the delete and the create of an immutable copy,
+/// say), holds the source's own mirror (the ClusterMirror takes it over)
+/// or the ClusterMirror's copy.
+struct ClusterMirrorClaims<'a> {
+    requests: Vec<std::sync::Arc<Request>>,
+    consent: Option<&'a Consent>,
+}
+
+impl<'a> ClusterMirrorClaims<'a> {
+    fn of<K: MirroredKind>(name: &str, ctx: &'a Context<K>) -> ClusterMirrorClaims<'a> {
+        let Some(side) = &ctx.cluster_mirrors else {
+            return ClusterMirrorClaims {
+                requests: Vec::new(),
+                consent: None,
+            };
+        };
+        let kind = K::kind(&());
+        let requests = side
+            .mirrors
+            .requests()
+            .into_iter()
+            // Only this install's class: another install's ClusterMirror is
+            // that install's to write, and takes no name from this one.
+            .filter(|request| {
+                request.kind == kind
+                    && request.target_name == name
+                    && request.served_by(&side.install.class)
+            })
+            .collect();
+        ClusterMirrorClaims {
+            requests,
+            consent: Some(&side.consent),
+        }
+    }
+
+    /// The ClusterMirror that writes its copy in `namespace` under the
+    /// source's name, if one does.
+    fn by(&self, namespace: &NamespaceFacts) -> Option<String> {
+        let consent = self.consent?;
+        self.requests
+            .iter()
+            .find(|request| request.selects(namespace, consent))
+            .map(|request| request.name.clone())
+    }
+}
+
 /// All names taken become one condition (reported once), and so do the
 /// protected namespaces asked for; a namespace being deleted needs no
 /// mirror; of what is left, the failure to be retried soonest stands for
 /// the rest, with every condition a person must hear of (`soonest`).
 fn mirror_outcome(results: Vec<Result<(), Error>>, protected: Vec<String>) -> Result<(), Error> {
     let mut taken = Vec::new();
+    let mut claimed = Vec::new();
     let mut others = Vec::new();
     for result in results {
         match result {
             Ok(()) | Err(Error::NamespaceTerminating) => {}
             Err(Error::NameTaken { name }) => taken.push(name),
+            Err(Error::NameClaimed {
+                name,
+                cluster_mirror,
+            }) => claimed.push((name, cluster_mirror)),
             Err(error) => others.push(Err(error)),
         }
     }
     taken.sort();
-    if !taken.is_empty() {
-        others.insert(0, Err(Error::MirrorNameTaken { names: taken }));
+    claimed.sort();
+    if !taken.is_empty() || !claimed.is_empty() {
+        let names = taken;
+        others.insert(0, Err(Error::MirrorNameTaken { names, claimed }));
     }
     if !protected.is_empty() {
         others.push(Err(Error::MirrorNamespaceProtected {

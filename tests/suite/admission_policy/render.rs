@@ -135,6 +135,10 @@ fn flags_the_policy_is_rendered_from_are_refused_in_extra_args_and_extra_env() {
             "controller.protectedNamespaces",
         ),
         (
+            "--cluster-mirror-source-namespaces=tenant-a",
+            "clusterMirror.sourceNamespaces",
+        ),
+        (
             "--refused-secret-types=example.com/token",
             "secrets.refusedTypes",
         ),
@@ -160,6 +164,10 @@ fn flags_the_policy_is_rendered_from_are_refused_in_extra_args_and_extra_env() {
         (
             "MIRROR_PROTECTED_NAMESPACES",
             "controller.protectedNamespaces",
+        ),
+        (
+            "MIRROR_CLUSTER_MIRROR_SOURCE_NAMESPACES",
+            "clusterMirror.sourceNamespaces",
         ),
         ("MIRROR_REFUSED_SECRET_TYPES", "secrets.refusedTypes"),
         ("MIRROR_NEVER_CARRY", "controller.neverCarry"),

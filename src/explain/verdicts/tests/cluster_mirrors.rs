@@ -256,3 +256,37 @@ fn a_copy_of_a_clustermirror_that_is_gone_is_an_orphan_of_this_install_only() {
     let present = BTreeSet::from(["corp-ca".to_owned()]);
     assert!(orphan_rows("ConfigMap", &copies, &install(), &present).is_empty());
 }
+
+#[test]
+fn a_tenant_s_mirror_of_this_install_at_the_copy_s_name_is_taken_over() {
+    let request = request("admin", false);
+    let mut tenant_source = source("tenant");
+    tenant_source.metadata.name = Some("ca".into());
+    tenant_source.metadata.uid = Some("tenant-uid".into());
+    let theirs = mirror_in(&tenant_source, "prod-a", &());
+    let mut frozen = mirror_in(&tenant_source, "prod-b", &());
+    frozen.immutable = Some(true);
+    let other_install = crate::decisions::desired::mark_install(
+        mirror_in(&tenant_source, "prod-c", &()),
+        "other=1",
+    );
+    let scene = scene(
+        request,
+        vec![prod("prod-a"), prod("prod-b"), prod("prod-c")],
+        vec![theirs, frozen, other_install],
+    );
+    let answer = explain_cluster_mirror(&scene, &install(), &(), Timestamp::now());
+    let rows = &answer.namespaces;
+    assert_eq!(of(rows, "prod-a"), Verdict::TakenOver);
+    assert_eq!(of(rows, "prod-b"), Verdict::TakenOver);
+    assert_eq!(of(rows, "prod-c"), Verdict::NameTaken, "another install's");
+    let detail = &rows
+        .iter()
+        .find(|r| r.namespace == "prod-a")
+        .unwrap()
+        .detail;
+    assert!(
+        detail.contains("the mirror of tenant/ca's own request"),
+        "{detail}"
+    );
+}

@@ -49,3 +49,30 @@ fn a_refused_key_is_told_beside_the_mirrors_conditions() {
         ]
     );
 }
+
+#[test]
+fn names_held_by_others_and_names_a_clustermirror_wants_are_one_condition() {
+    let outcome = mirror_outcome(
+        vec![
+            Err(Error::NameClaimed {
+                name: "prod/corp-ca".into(),
+                cluster_mirror: "corp-ca".into(),
+            }),
+            Ok(()),
+            Err(Error::NameTaken {
+                name: "team-a/corp-ca".into(),
+            }),
+        ],
+        vec![],
+    );
+    let error = outcome.expect_err("a failure");
+    assert_eq!(error.event_reason(), Some(warning::MIRROR_NAME_TAKEN));
+    assert_eq!(error.parts().len(), 1, "{error}");
+    assert_eq!(
+        error.to_string(),
+        "team-a/corp-ca already exist(s) and is not a mirror of this source; left untouched; \
+         prod/corp-ca (ClusterMirror corp-ca) is a ClusterMirror's copy's name, which outranks \
+         a source's own mirror; left to it"
+    );
+    assert_eq!(error.retry(), crate::reconcile::error::Retry::Slowly);
+}
