@@ -6,13 +6,14 @@
 //!
 //! What wakes a ClusterMirror: its spec changing (never its status, which
 //! this loop writes), its source changing, one of its copies changing or
-//! going, a namespace it asks for appearing or changing, and every (re)list
-//! and change of leader. A changed or deleted ClusterMirror wakes the prune
-//! of every copy of the source it named.
+//! going, a namespace it asks for, or asked for before, appearing, changing
+//! or going, and every (re)list and change of leader. A changed or deleted
+//! ClusterMirror wakes the prune of every copy of the source it named.
 
 pub mod prune;
 mod report;
 pub mod side;
+mod suspended;
 mod sync;
 
 use std::sync::Arc;
@@ -232,8 +233,10 @@ fn names_woken<K: MirroredKind>(
             .map(|r| r.name.clone())
             .collect(),
         Input::Watch(ClusterWake::Copy { mirror, .. }) => vec![mirror],
-        Input::Watch(ClusterWake::Namespace(facts)) => served()
-            .filter(|r| r.asks_for(&facts))
+        // One leaving the selection wakes those that counted it, whatever
+        // they held there (a failure, or nothing while suspended).
+        Input::Watch(ClusterWake::Namespace { before, after }) => served()
+            .filter(|r| r.concerned_by(before.as_ref(), after.as_ref()))
             .map(|r| r.name.clone())
             .collect(),
     }

@@ -12,16 +12,15 @@ use crate::{
         status::{Blocked, Failure, Tally},
     },
     decisions::consent::NamespaceFacts,
-    decisions::plan::Write,
     decisions::scope::Scope,
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::error::{Error, Retry},
     reconcile::source_content::Source,
-    reconcile::sync::{cached_copy, plan_copy, sync_copy},
+    reconcile::sync::sync_copy,
 };
 
-use super::side::ClusterMirrorSide;
+use super::{side::ClusterMirrorSide, suspended};
 
 /// How many copies of one ClusterMirror are written at once, as for a
 /// source's own mirrors.
@@ -145,14 +144,7 @@ async fn sync_all<K: MirroredKind>(
         }
     }
     let outcomes: Vec<(String, Result<bool, Error>)> = match request.suspend {
-        true => wanted
-            .into_iter()
-            .map(|(namespace, copy)| {
-                let actual = cached_copy(&copy, ctx);
-                let planned = plan_copy(source.cached, copy, actual.as_ref(), &source.key, ctx);
-                (namespace, planned.map(|write| write == Write::Nothing))
-            })
-            .collect(),
+        true => suspended::compare(source, wanted, &request.target_name, ctx).await?,
         false => {
             stream::iter(wanted)
                 .map(|(namespace, copy)| async move {
