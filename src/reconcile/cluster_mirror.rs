@@ -16,7 +16,7 @@ pub mod side;
 mod suspended;
 mod sync;
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Instant};
 
 use futures::{Stream, StreamExt, channel::mpsc, future, stream};
 use kube::{
@@ -84,13 +84,12 @@ pub async fn run<K: MirroredKind>(
     .graceful_shutdown_on(shutdown)
     .run(reconcile, error_policy, ctx.clone())
     .for_each(|outcome| {
-        if let Err(error) = outcome
-            && !matches!(
-                error,
-                controller::Error::ReconcilerFailed(..) | controller::Error::ObjectNotFound(..)
-            )
-        {
-            tracing::warn!(controller = "clustermirror", %error, "controller error");
+        match outcome {
+            Ok(_) | Err(controller::Error::ReconcilerFailed(..)) => {}
+            Err(controller::Error::ObjectNotFound(object)) => side.woken.forget(&object.name),
+            Err(error) => {
+                tracing::warn!(controller = "clustermirror", %error, "controller error");
+            }
         }
         future::ready(())
     })
@@ -138,7 +137,7 @@ fn wakeups<K: MirroredKind>(
             Some(side) => woken(&ctx, side, &prune, input)
                 .into_iter()
                 .map(|(name, reach)| {
-                    side.woken(&name, reach);
+                    side.woken.taken(&name, Instant::now(), reach);
                     name
                 })
                 .collect(),
@@ -258,10 +257,10 @@ async fn reconcile<K: MirroredKind>(
         return Ok(Action::await_change());
     }
     let key = BackoffKey::new(Loop::sync, &object.metadata);
-    let scope = side.take_scope(&object.name_any());
+    let served = side.woken.reconcile_started(&object.name_any());
     let mut wait = None;
     let work = async {
-        let found = sync::sync(&object, scope, side, &ctx).await?;
+        let found = sync::sync(&object, served.scope, side, &ctx).await?;
         wait = report::report(&object, &found, side, &ctx).await?;
         match found.retry {
             Some(error) => Err(error),
@@ -269,7 +268,7 @@ async fn reconcile<K: MirroredKind>(
         }
     };
     let action = ctx
-        .run_reconcile(Loop::sync, &object.metadata, &key, None, work)
+        .run_reconcile(Loop::sync, &object.metadata, &key, served.woken_at, work)
         .await?;
     Ok(match wait {
         Some(delay) => Action::requeue(delay),
@@ -286,6 +285,7 @@ fn error_policy<K: MirroredKind>(
     if let Some(side) = &ctx.cluster_mirrors {
         // Its retry compares everything: nothing narrower builds on it.
         side.stand(&object.name_any(), None);
+        side.woken.retried(&object.name_any());
     }
     if ctx.backoffs.is_new_condition(&key, &error.to_string()) {
         tracing::warn!(clustermirror = %object.name_any(), %error, "ClusterMirror reconcile failed; retrying with backoff");

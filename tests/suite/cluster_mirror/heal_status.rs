@@ -3,6 +3,7 @@
 //! cannot be put back is counted as failed.
 
 use super::*;
+use k8s_openapi::api::core::v1::ConfigMap;
 
 #[tokio::test]
 async fn heals_keep_the_whole_count_and_a_failure_elsewhere_reported() {
@@ -68,4 +69,38 @@ async fn a_heal_after_a_failing_namespace_left_the_selection_counts_it_out() {
     let after = counted(&world, "left", (1, 1, 0)).await;
     assert!(counts(&after).3.is_empty());
     clean_up(world, &["left"]).await;
+}
+
+#[tokio::test]
+async fn a_cluster_mirror_heal_is_counted_in_the_heal_histogram() {
+    let world = super::world::<ConfigMap>("cmir-heal-timed").await;
+    world
+        .objects()
+        .create(&ConfigMap::with_data("app", &[("k", "v")], false))
+        .await;
+    let a = world.namespace("a", false, &[("env", "prod")]).await;
+    create(&world, "timed", "app").await;
+    copy_in_sync(&world, &a, "app", "timed").await;
+    counted(&world, "timed", (1, 1, 0)).await;
+    let heals = "configmap_mirror_heal_duration_seconds_count";
+    let before = world.controller().metric(heals, "").await;
+
+    world
+        .api(&a)
+        .delete("app", &DeleteParams::default())
+        .await
+        .expect("delete a copy");
+    copy_in_sync(&world, &a, "app", "timed").await;
+    // Nothing in this test mirrors by label: only the ClusterMirror's
+    // reconciles can be timed.
+    let after = world
+        .controller()
+        .metric_reaching(heals, "", before + 1.0)
+        .await;
+    assert!(
+        after > before,
+        "the heal was not timed: {heals} stayed at {before}\n{}",
+        world.controller().log_text()
+    );
+    clean_up(world, &["timed"]).await;
 }
