@@ -258,10 +258,15 @@ async fn reconcile<K: MirroredKind>(
     }
     let key = BackoffKey::new(Loop::sync, &object.metadata);
     let served = side.woken.reconcile_started(&object.name_any());
-    let mut wait = None;
+    // When to run again without a wakeup: a status write that had to wait,
+    // or a look on the slow timer at what no watch reports.
+    let mut again = None;
     let work = async {
         let found = sync::sync(&object, served.scope, side, &ctx).await?;
-        wait = report::report(&object, &found, side, &ctx).await?;
+        again = report::report(&object, &found, side, &ctx).await?;
+        if again.is_none() && found.looks_again() {
+            again = Some(ctx.retry_policy.slowly.0);
+        }
         match found.retry {
             Some(error) => Err(error),
             None => Ok(()),
@@ -270,7 +275,7 @@ async fn reconcile<K: MirroredKind>(
     let action = ctx
         .run_reconcile(Loop::sync, &object.metadata, &key, served.woken_at, work)
         .await?;
-    Ok(match wait {
+    Ok(match again {
         Some(delay) => Action::requeue(delay),
         None => action,
     })

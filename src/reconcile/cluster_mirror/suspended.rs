@@ -2,7 +2,9 @@
 //! is in sync or not as the plan says, and a name held by an object that is
 //! no copy (which the copy cache does not hold) is found by one read of the
 //! objects at that name, where a write would have found it. So suspending
-//! hides no `NameTaken`, and the status is what `explain` computes.
+//! hides no `NameTaken`, and the status is what `explain` computes. No
+//! watch of this controller reports such an object, so while copies are
+//! missing the ClusterMirror looks again on the slow timer.
 
 use std::collections::HashSet;
 
@@ -16,9 +18,6 @@ use crate::{
     reconcile::source_content::Source,
     reconcile::sync::{cached_copy, plan_copy},
 };
-
-/// How many objects one page of the read of a name holds.
-const PAGE: u32 = 500;
 
 /// Each namespace's outcome, as `sync_all` counts it: in sync or not, or
 /// why its copy could not be written.
@@ -58,19 +57,21 @@ pub(super) async fn compare<K: MirroredKind>(
     Ok(outcomes)
 }
 
-/// The namespaces where an object of kind K is called `name`.
+/// The namespaces where an object of kind K is called `name`: one list of
+/// metadata, at most one object a namespace. From the API server's watch
+/// cache, not etcd (such a list is not paged): what it misses, the next
+/// look finds.
 async fn held_in<K: MirroredKind>(name: &str, ctx: &Context<K>) -> Result<HashSet<String>, Error> {
-    let api = Api::<K>::all(ctx.client.clone());
-    let mut params = ListParams::default()
+    let params = ListParams::default()
         .fields(&format!("metadata.name={name}"))
-        .limit(PAGE);
-    let mut held = HashSet::new();
-    loop {
-        let page = api.list_metadata(&params).await.map_err(Error::Transient)?;
-        held.extend(page.items.into_iter().filter_map(|o| o.metadata.namespace));
-        match page.metadata.continue_ {
-            Some(token) if !token.is_empty() => params = params.continue_token(&token),
-            _ => return Ok(held),
-        }
-    }
+        .match_any();
+    let held = Api::<K>::all(ctx.client.clone())
+        .list_metadata(&params)
+        .await
+        .map_err(Error::Transient)?;
+    Ok(held
+        .items
+        .into_iter()
+        .filter_map(|object| object.metadata.namespace)
+        .collect())
 }

@@ -40,6 +40,18 @@ pub struct Found {
 }
 
 impl Found {
+    /// Whether a suspended comparison left copies missing: the name of
+    /// each may be taken by an object no watch of this controller reports,
+    /// so it is looked at again on the slow timer (`--slow-retry`).
+    pub fn looks_again(&self) -> bool {
+        let Tally {
+            selected,
+            synced,
+            failures,
+        } = &self.tally;
+        self.suspended && self.blocked.is_none() && synced + failures.len() < *selected
+    }
+
     /// Nothing is copied: `selected` namespaces are counted (the spec
     /// reaches them whatever blocks it), none as synced.
     fn blocked(generation: Option<i64>, blocked: Blocked, selected: usize) -> Found {

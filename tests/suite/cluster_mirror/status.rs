@@ -91,6 +91,34 @@ async fn a_cluster_mirror_created_suspended_reports_a_name_held_by_someone_else(
 }
 
 #[tokio::test]
+async fn a_suspended_cluster_mirror_sees_a_name_taken_where_its_copy_is_missing() {
+    let world = super::world::<ConfigMap>("cmir-suspended-later").await;
+    world
+        .objects()
+        .create(&ConfigMap::with_data("app", &[("k", "v")], false))
+        .await;
+    let a = world.namespace("a", false, &[("env", "prod")]).await;
+    create(&world, "later", "app").await;
+    copy_in_sync(&world, &a, "app", "later").await;
+    patch_spec(&world, "later", json!({"suspend": true})).await;
+    ready(&world, "later", "Suspended").await;
+    let b = world.namespace("b", false, &[("env", "prod")]).await;
+    counted(&world, "later", (2, 1, 0)).await;
+
+    // No watch of the controller sees a tenant's object: its slow timer does.
+    let mut theirs = ConfigMap::with_data("app", &[("k", "theirs")], false);
+    theirs.metadata.namespace = Some(b.clone());
+    world
+        .api(&b)
+        .create(&PostParams::default(), &theirs)
+        .await
+        .expect("someone else's object under the name");
+    let held = counted(&world, "later", (2, 1, 1)).await;
+    assert_eq!(counts(&held).3, std::slice::from_ref(&b));
+    clean_up(world, &["later"]).await;
+}
+
+#[tokio::test]
 async fn selected_counts_the_namespaces_the_spec_reaches_while_the_source_is_missing() {
     let world = super::world::<ConfigMap>("cmir-selected-missing").await;
     let a = world.namespace("a", false, &[("env", "prod")]).await;
