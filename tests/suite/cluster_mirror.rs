@@ -12,6 +12,7 @@ mod prune_reads;
 mod refusals;
 mod status;
 mod tenant;
+mod walk;
 
 use std::time::Duration;
 
