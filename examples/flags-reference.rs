@@ -117,6 +117,8 @@ fn row(arg: &Arg) -> String {
     let default = match arg.get_action() {
         ArgAction::SetTrue => "off".to_owned(),
         _ if defaults.is_empty() => String::new(),
+        // An empty string, as a value: said so, not an empty code span.
+        _ if defaults.iter().all(String::is_empty) => "empty".to_owned(),
         _ => format!("`{}`", defaults.join(",")),
     };
     let mut help = arg

@@ -19,7 +19,7 @@ use crate::{
     cluster::watches::{Namespaces, WatchSettings},
     contract::NeverCarried,
     decisions::targets,
-    kind::secret::RefusedSecretTypes,
+    kind::secret::SecretSourceRules,
     ops::config::{Config, Kind},
     ops::health::Health,
     ops::http,
@@ -27,6 +27,7 @@ use crate::{
     ops::metrics::Metrics,
     ops::shutdown::Shutdown,
     reconcile::backoff::{Backoffs, RetryPolicy},
+    reconcile::cluster_mirror::side::InstallClass,
 };
 use kinds::Shared;
 
@@ -116,6 +117,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         concurrency: config.concurrency,
         cluster_mirrors,
         cluster_mirror_sources: config.cluster_mirror_source_namespaces(),
+        cluster_mirror_install: InstallClass {
+            class: config.rules.cluster_mirror_class.clone(),
+            field_manager: config.field_manager(),
+        },
         protected: protected.clone(),
         unmirrored_kinds,
     };
@@ -125,6 +130,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         namespace = config.namespace.as_deref().unwrap_or("(all)"),
         mirroring = config.namespace.is_none(),
         protected_namespaces = ?protected,
+        cluster_mirror_class = %config.rules.cluster_mirror_class,
         leader_election = config.leader.enabled,
         "configmap-mirror started"
     );
@@ -143,12 +149,14 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         match config.mirrors(Kind::Secrets) {
             true => {
                 let key_secret = config.digest_key_secret();
-                let refused = RefusedSecretTypes::new(&config.rules.refused_secret_types);
+                // The key is the install's own: never a source, on either path.
+                let rules = SecretSourceRules::new(&config.rules.refused_secret_types)
+                    .with_own_secret(key_secret.clone());
                 kinds::run_secrets(
                     shared.clone(),
                     secret_consent,
                     key_secret,
-                    refused,
+                    rules,
                     config.initial_list,
                 )
                 .await

@@ -303,6 +303,8 @@ pub mod warning {
     /// Raised for mirrors too: named before there were mirrors.
     pub const COMPANION_FORBIDDEN: &str = "CompanionForbidden";
     pub const COPY_KEY_REFUSED: &str = "CopyKeyRefused";
+    /// On a ClusterMirror: another install of the same class wrote its status.
+    pub const CLUSTER_MIRROR_CLASS_CONFLICT: &str = "ClusterMirrorClassConflict";
 }
 
 /// What a copy is to its source: the companion in its namespace, or a
@@ -388,5 +390,6 @@ pub fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
         .map(String::as_str)
 }
 
+pub mod install;
 #[cfg(test)]
 mod tests;

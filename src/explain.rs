@@ -18,7 +18,7 @@ use crate::{
     contract::NeverCarried,
     decisions::cluster_mirror::cluster_consent,
     decisions::targets,
-    kind::secret::RefusedSecretTypes,
+    kind::secret::SecretSourceRules,
     ops::cli::{ExplainArgs, ObjectKind, Output},
     ops::config::Kind,
 };
@@ -107,7 +107,11 @@ fn install(args: &ExplainArgs) -> anyhow::Result<Install> {
         configmaps: rules.consent(Kind::Configmaps, &protected)?,
         secrets: rules.consent(Kind::Secrets, &protected)?,
         reserved_names: targets::reserved_names(&rules.reserved_names),
-        refused_secret_types: RefusedSecretTypes::new(&rules.refused_secret_types),
+        secret_rules: args.digest_key_places().into_iter().fold(
+            SecretSourceRules::new(&rules.refused_secret_types),
+            SecretSourceRules::with_own_secret,
+        ),
+        cluster_mirror_class: rules.cluster_mirror_class.clone(),
         kinds: rules
             .kinds
             .iter()

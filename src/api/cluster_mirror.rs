@@ -65,6 +65,13 @@ use serde::{Deserialize, Serialize};
         json_path = ".status.conditions[?(@.type==\"Ready\")].status"
     ),
     printcolumn(
+        name = "Class",
+        type_ = "string",
+        description = "The install class that serves it (spec.className); empty: the installs without a class",
+        json_path = ".spec.className",
+        priority = "1"
+    ),
+    printcolumn(
         name = "Age",
         type_ = "date",
         json_path = ".metadata.creationTimestamp"
@@ -72,6 +79,15 @@ use serde::{Deserialize, Serialize};
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterMirrorSpec {
+    /// The install that serves this ClusterMirror: the one whose
+    /// `--cluster-mirror-class` is this (empty or absent: the installs
+    /// without a class). Every other install leaves it, its status and its
+    /// copies alone. Changing it hands the ClusterMirror and its copies
+    /// over to the install of the new class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = rules::class_name)]
+    pub class_name: Option<String>,
+
     /// The object copied. Its namespace must be one of the install's
     /// allowed source namespaces (`--cluster-mirror-source-namespaces`).
     pub source: SourceRef,
@@ -144,6 +160,11 @@ impl ClusterMirrorSpec {
     /// The name of the copies: the target's, else the source's.
     pub fn copy_name(&self) -> &str {
         self.target.name.as_deref().unwrap_or(&self.source.name)
+    }
+
+    /// The class of the install that serves it; empty for none.
+    pub fn class(&self) -> &str {
+        self.class_name.as_deref().unwrap_or_default()
     }
 }
 

@@ -20,14 +20,17 @@ use crate::{
     decisions::consent::Consent,
     decisions::selector::Selector,
     kind::MirroredKind,
-    kind::secret::{RefusedSecretTypes, SharedDigestKey},
+    kind::secret::{SecretSourceRules, SharedDigestKey},
     ops::config::InitialList,
     ops::health::Health,
     ops::leader::Leadership,
     ops::metrics::Metrics,
     ops::shutdown::Shutdown,
     reconcile::backoff::{Backoffs, RetryPolicy},
-    reconcile::cluster_mirror::{self, side::ClusterMirrorSide},
+    reconcile::cluster_mirror::{
+        self,
+        side::{ClusterMirrorSide, InstallClass},
+    },
     reconcile::contest::Contests,
     reconcile::context::Context,
     reconcile::controller,
@@ -58,6 +61,8 @@ pub struct Shared {
     pub cluster_mirrors: Option<ClusterMirrors>,
     /// Where their sources may come from, and where nothing is written.
     pub cluster_mirror_sources: Vec<String>,
+    /// Which of them this install serves, and how it names itself.
+    pub cluster_mirror_install: InstallClass,
     pub protected: Vec<String>,
     /// The kinds this install does not mirror (their ClusterMirrors are
     /// told so by the ConfigMap loop).
@@ -191,7 +196,13 @@ fn cluster_side<K: MirroredKind>(
         false => Vec::new(),
     };
     let consent = cluster_consent(&shared.protected, &shared.cluster_mirror_sources);
-    let side = ClusterMirrorSide::new(mirrors.clone(), sources, consent, reports_for);
+    let side = ClusterMirrorSide::new(
+        mirrors.clone(),
+        sources,
+        consent,
+        reports_for,
+        shared.cluster_mirror_install.clone(),
+    );
     Ok(Some((side, (mirrors.subscribe(), source_changes.boxed()))))
 }
 
@@ -202,7 +213,7 @@ pub async fn run_secrets(
     shared: Shared,
     consent: Consent,
     key_secret: KeySecret,
-    refused_types: RefusedSecretTypes,
+    source_rules: SecretSourceRules,
     initial_list: InitialList,
 ) -> anyhow::Result<()> {
     let key = SharedDigestKey::default();
@@ -216,7 +227,7 @@ pub async fn run_secrets(
         shared.health.clone(),
     );
     tokio::select! {
-        ran = run::<Secret>(shared.clone(), consent, key, refused_types, new_keys) => ran,
+        ran = run::<Secret>(shared.clone(), consent, key, source_rules, new_keys) => ran,
         kept = keeper => {
             kept?;
             anyhow::bail!("the watch of the digest key ended unexpectedly")

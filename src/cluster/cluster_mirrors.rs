@@ -58,6 +58,9 @@ pub enum Change {
         before: Option<Arc<Request>>,
         after: Option<Arc<Request>>,
     },
+    /// Its status was written (by this install, or another), its spec
+    /// unchanged.
+    StatusWritten { name: String },
     /// The cache was listed (again): every ClusterMirror is looked at.
     Listed,
 }
@@ -215,8 +218,17 @@ impl ClusterMirrors {
             if matches!(event, Event::Delete(_) | Event::InitDone) {
                 self.absences_seen.fetch_add(1, Ordering::SeqCst);
             }
+            let status_before = match &event {
+                Event::Apply(object) => {
+                    let at = reflector::ObjectRef::from_obj_with(object, self.resource.clone());
+                    self.store
+                        .get(&at)
+                        .map(|old| old.data.get("status").cloned())
+                }
+                _ => None,
+            };
             writer.apply_watcher_event(&event);
-            for change in self.observe(&event) {
+            for change in self.observe(&event, status_before) {
                 self.tell(change);
             }
             if matches!(event, Event::InitDone) {
@@ -225,8 +237,13 @@ impl ClusterMirrors {
         }
     }
 
-    /// Keeps the parsed requests, and says what changed.
-    fn observe(&self, event: &Event<DynamicObject>) -> Vec<Change> {
+    /// Keeps the parsed requests, and says what changed; `status_before`
+    /// is an applied object's status as the cache held it, if it did.
+    fn observe(
+        &self,
+        event: &Event<DynamicObject>,
+        status_before: Option<Option<serde_json::Value>>,
+    ) -> Vec<Change> {
         let parse = |object: &DynamicObject| {
             Request::of(&object.metadata, object.data.get("spec"))
                 .ok()
@@ -247,8 +264,12 @@ impl ClusterMirrors {
                     None => requests.remove(&name),
                 };
                 // A status write changes neither uid nor generation: the
-                // controller's own writes wake nothing.
+                // controller's own writes wake no reconcile (whose write it
+                // was is looked at, see `Change::StatusWritten`).
+                let status_written = status_before
+                    .is_some_and(|before| before.as_ref() != object.data.get("status"));
                 match same {
+                    true if status_written => vec![Change::StatusWritten { name }],
                     true => Vec::new(),
                     false => vec![Change::Request {
                         name,

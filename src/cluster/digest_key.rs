@@ -36,6 +36,7 @@ use rand::RngCore;
 use crate::{
     cluster::{api_client, relayed, watch_stream},
     contract::MANAGER_NAME,
+    contract::install::{DIGEST_KEY_ROLE, INSTALL_OWNED_LABEL},
     decisions::key_secret::{KEY_ENTRY, key_in},
     kind::secret::{SecretDigestKey, SharedDigestKey},
     ops::config::InitialList,
@@ -260,11 +261,11 @@ fn new_key_secret(name: &str) -> Secret {
         metadata: ObjectMeta {
             name: Some(name.into()),
             // Not the managed-by label: this is no copy, and must never be
-            // taken for one.
-            labels: Some(BTreeMap::from([(
-                "app.kubernetes.io/part-of".into(),
-                MANAGER_NAME.into(),
-            )])),
+            // taken for one. Marked as the install's own: never a source.
+            labels: Some(BTreeMap::from([
+                ("app.kubernetes.io/part-of".into(), MANAGER_NAME.into()),
+                (INSTALL_OWNED_LABEL.into(), DIGEST_KEY_ROLE.into()),
+            ])),
             ..ObjectMeta::default()
         },
         data: Some(BTreeMap::from([(KEY_ENTRY.into(), ByteString(key))])),

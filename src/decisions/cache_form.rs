@@ -5,7 +5,8 @@
 //! reconcilers read:
 //!
 //! - a source keeps its identity, the managed-by label (a source that
-//!   carries it is refused as a copy), this controller's own annotations and
+//!   carries it is refused as a copy), the install-owned label (an
+//!   install's own object is refused too), this controller's own annotations and
 //!   the hash of its content ([`MirroredKind::content_hash`]) in place of
 //!   the content, which a reconcile reads from the API server only when it
 //!   writes (`source_content`). So memory does not follow what the sources
@@ -47,7 +48,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::{
     contract::{
         CHECKSUM_ANNOTATION, COPY_ANNOTATIONS_ANNOTATION, COPY_LABELS_ANNOTATION, MANAGED_BY_LABEL,
-        MANAGER_NAME, SOURCE_SELECTOR_ANNOTATION, helm_storage_label,
+        MANAGER_NAME, SOURCE_SELECTOR_ANNOTATION, helm_storage_label, install::INSTALL_OWNED_LABEL,
     },
     decisions::carried::{self, Lists},
     decisions::owner_ref::owner_reference,
@@ -83,7 +84,10 @@ pub fn slim_source<K: MirroredKind>(source: &mut K) {
     let helm_record = helm_storage_label(&meta);
     let mut annotations = keep_only(meta.annotations, &SOURCE_ANNOTATIONS).unwrap_or_default();
     annotations.extend(carried_annotations);
-    let mut labels = keep_only(meta.labels, &[MANAGED_BY_LABEL]).unwrap_or_default();
+    // The managed-by label makes a source a copy, the install-owned one an
+    // install's own object: either is never copied.
+    let kept_labels = [MANAGED_BY_LABEL, INSTALL_OWNED_LABEL];
+    let mut labels = keep_only(meta.labels, &kept_labels).unwrap_or_default();
     labels.extend(carried_labels);
     if let Some((helm_key, helm_value)) = helm_record {
         labels.insert(helm_key.into(), helm_value.into());

@@ -10,6 +10,7 @@
 
 pub mod standing;
 pub mod status;
+pub mod status_writers;
 
 use std::collections::BTreeMap;
 
@@ -49,6 +50,17 @@ pub struct Request {
     labels: BTreeMap<String, String>,
     annotations: BTreeMap<String, String>,
     pub suspend: bool,
+    /// The class of the install that serves it (`spec.className`); empty
+    /// for none.
+    pub class_name: String,
+}
+
+/// The class a ClusterMirror's spec names, read without the rest of the
+/// spec (which may not read): empty when it names none.
+pub fn class_of(spec: Option<&Value>) -> &str {
+    spec.and_then(|spec| spec.get("className"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 impl Request {
@@ -81,6 +93,34 @@ impl Request {
             labels: spec.target.labels,
             annotations: spec.target.annotations,
             suspend: spec.suspend,
+            class_name: spec.class_name.unwrap_or_default(),
+        })
+    }
+
+    /// Whether the install of class `class` (`--cluster-mirror-class`)
+    /// serves it: the one named, and for none (or an empty name) those
+    /// without a class.
+    pub fn served_by(&self, class: &str) -> bool {
+        self.class_name == class
+    }
+
+    /// Which label keys of the install's source selector `target.labels`
+    /// sets, as the refusal says it; None when none. A copy must not carry
+    /// them: it would be taken for a source, and every comparison would
+    /// find them to remove and put back, writing the copy in a loop.
+    pub fn sets_selector_keys(&self, selector_keys: &[String]) -> Option<String> {
+        let keys: Vec<&str> = self
+            .labels
+            .keys()
+            .map(String::as_str)
+            .filter(|key| selector_keys.iter().any(|k| k == key))
+            .collect();
+        (!keys.is_empty()).then(|| {
+            format!(
+                "spec.target.labels sets {}: a key of this install's source selector \
+                 (--selector), which a copy never carries",
+                keys.join(", ")
+            )
         })
     }
 

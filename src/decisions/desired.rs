@@ -14,7 +14,8 @@ use crate::{
     contract::{
         CHECKSUM_ANNOTATION, HELM_STORAGE_LABEL, MANAGED_BY_LABEL, MANAGER_NAME, MAX_NAME_LEN,
         MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, NeverCarried, SOURCE_SELECTOR_ANNOTATION,
-        TILLER_STORAGE_LABEL, companion_name, helm_storage_label, is_managed_by_us,
+        TILLER_STORAGE_LABEL, companion_name, helm_storage_label, install::INSTALL_OWNED_LABEL,
+        is_managed_by_us,
     },
     decisions::cache_form::source_checksum,
     decisions::carried::{self, Lists},
@@ -42,13 +43,25 @@ pub enum Refusal {
 /// [`TILLER_STORAGE_LABEL`] alone.
 const HELM_RELEASE_NAME_PREFIX: &str = "sh.helm.release.v1.";
 
-/// Why `object` may never be a source, whatever its labels, if so: a Helm
+/// Why `object` may never be a source, whatever its labels, if so: what an
+/// install created for its own use (marked [`INSTALL_OWNED_LABEL`]), a Helm
 /// release record of either kind, or what its kind refuses (some types of
-/// Secret). The reconcilers ask before anything else: such an object has
-/// no copies, and those written before (by a release that did not refuse
-/// it, or before its type was refused) are no longer wanted.
+/// Secret, this install's digest key). The reconcilers ask before anything
+/// else: such an object has no copies, and those written before (by a
+/// release that did not refuse it, or before its type was refused) are no
+/// longer wanted.
 pub fn never_a_source<K: MirroredKind>(object: &K, rules: &K::SourceRules) -> Option<String> {
     let meta = object.meta();
+    let install_owned = meta
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(INSTALL_OWNED_LABEL));
+    if let Some(role) = install_owned {
+        return Some(format!(
+            "it is an install's own object (labeled {INSTALL_OWNED_LABEL}={role}): what an \
+             install keeps for itself is never copied"
+        ));
+    }
     let storage_label = helm_storage_label(meta);
     if let Some((label, value)) = storage_label.filter(|l| *l == TILLER_STORAGE_LABEL) {
         return Some(format!(

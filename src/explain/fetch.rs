@@ -77,6 +77,7 @@ pub async fn object<K: Explained>(
         warnings: Vec::new(),
         notes: Vec::new(),
         status: None,
+        classes: None,
     };
     let object = match api.get_opt(name).await {
         Err(error) => {
@@ -165,6 +166,7 @@ async fn source<K: Explained>(
         warnings,
         notes,
         status: None,
+        classes: None,
     }
 }
 
@@ -209,6 +211,7 @@ async fn copy<K: Explained>(
         warnings,
         notes,
         status: None,
+        classes: None,
     }
 }
 

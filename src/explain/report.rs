@@ -57,6 +57,16 @@ pub struct Report {
     /// A ClusterMirror's status as the controller computes it from what
     /// was read.
     pub status: Option<ClusterMirrorStatus>,
+    /// A ClusterMirror's class, and the install's it was read as.
+    pub classes: Option<Classes>,
+}
+
+/// The class explain read a ClusterMirror as (`--cluster-mirror-class`),
+/// and the one its spec names: the install serves it when they are equal.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Classes {
+    pub read_as: String,
+    pub class_name: String,
 }
 
 impl Report {
@@ -69,6 +79,7 @@ impl Report {
             warnings: Vec::new(),
             notes: Vec::new(),
             status: None,
+            classes: None,
         }
     }
 
@@ -140,6 +151,10 @@ impl Report {
         });
         if self.subject.is == Is::ClusterMirror {
             json["clusterMirror"] = json!({"status": self.status});
+            if let Some(classes) = &self.classes {
+                json["clusterMirror"]["class"] = json!(classes.read_as);
+                json["clusterMirror"]["className"] = json!(classes.class_name);
+            }
         }
         json
     }
@@ -164,6 +179,13 @@ impl Report {
             (Is::Unknown | Is::ClusterMirror, _) => format!("{subject}\n"),
             (is, _) => format!("{subject}: a {}\n", is.as_str()),
         };
+        // Said when either is not the default: two installs are told apart.
+        if let Some(classes) = self.classes.as_ref().filter(|c| *c != &Classes::default()) {
+            out.push_str(&format!(
+                "Read as the install of class {:?} (--cluster-mirror-class); its spec.className is {:?}\n",
+                classes.read_as, classes.class_name
+            ));
+        }
         if let Some(preview) = &self.preview {
             let given: Vec<String> = [
                 ("mirror-to", &preview.mirror_to),

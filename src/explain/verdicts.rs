@@ -45,7 +45,7 @@ use crate::{
     },
     decisions::wanted::{self, CopyVerdict},
     kind::SourceId,
-    kind::secret::RefusedSecretTypes,
+    kind::secret::SecretSourceRules,
     kind::{MirroredKind, secret::DIGEST_PREFIX},
 };
 
@@ -62,8 +62,9 @@ pub struct Install {
     pub configmaps: Consent,
     pub secrets: Consent,
     pub reserved_names: Vec<String>,
-    /// Secret types refused as sources besides the built-in ones.
-    pub refused_secret_types: RefusedSecretTypes,
+    /// The Secrets refused as sources besides the built-in types: the
+    /// types the install adds, and its own Secrets (its digest key).
+    pub secret_rules: SecretSourceRules,
     /// The kinds the install mirrors (`--kinds`), as rows name them.
     pub kinds: Vec<&'static str>,
     /// The namespaces ClusterMirror sources may come from.
@@ -71,6 +72,8 @@ pub struct Install {
     /// Where no ClusterMirror writes: the protected namespaces and
     /// `cluster_mirror_sources`.
     pub cluster_consent: Consent,
+    /// The class of the ClusterMirrors the install serves.
+    pub cluster_mirror_class: String,
 }
 
 /// What explain needs to know of a kind besides what the controller does.
@@ -124,8 +127,8 @@ impl Explained for Secret {
         &install.configmaps
     }
 
-    fn source_rules(install: &Install) -> RefusedSecretTypes {
-        install.refused_secret_types.clone()
+    fn source_rules(install: &Install) -> SecretSourceRules {
+        install.secret_rules.clone()
     }
 
     /// Any key compares contents alike; a random one makes whatever
@@ -341,7 +344,7 @@ pub use what::*;
 use whose::copy_row;
 pub use whose::whose;
 
-pub use cluster_mirror::{ClusterMirrorScene, explain_cluster_mirror, in_namespace};
+pub use cluster_mirror::{ClusterMirrorScene, class_words, explain_cluster_mirror, in_namespace};
 use copy::copy_itself;
 pub use copy::{CopyScene, explain_copy, is_copy};
 pub use namespace::{NamespaceScene, consent_rows, explain_namespace, sources_asking};

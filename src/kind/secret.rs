@@ -119,28 +119,41 @@ impl fmt::Debug for SharedDigestKey {
     }
 }
 
-/// The Secret types refused as sources besides [`REFUSED_TYPES`]
-/// (`--refused-secret-types`).
+/// The Secrets an install refuses as sources besides [`REFUSED_TYPES`]:
+/// the types `--refused-secret-types` adds, and its own Secrets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RefusedSecretTypes(Vec<String>);
+pub struct SecretSourceRules {
+    refused_types: Vec<String>,
+    /// Where the install keeps Secrets of its own, as (namespace, name):
+    /// its digest key.
+    own: Vec<(String, String)>,
+}
 
-impl RefusedSecretTypes {
+impl SecretSourceRules {
     /// The configured types; empty entries stand for none.
-    pub fn new(types: &[String]) -> RefusedSecretTypes {
-        RefusedSecretTypes(
-            types
+    pub fn new(types: &[String]) -> SecretSourceRules {
+        SecretSourceRules {
+            refused_types: types
                 .iter()
                 .map(|type_| type_.trim().to_owned())
                 .filter(|type_| !type_.is_empty())
                 .collect(),
-        )
+            own: Vec::new(),
+        }
+    }
+
+    /// These rules, refusing also the install's own Secret at `place`
+    /// (namespace, name), such as its digest key.
+    pub fn with_own_secret(mut self, place: (String, String)) -> SecretSourceRules {
+        self.own.push(place);
+        self
     }
 }
 
 impl MirroredKind for Secret {
     type DigestKey = SecretDigestKey;
     type KeyHandle = SharedDigestKey;
-    type SourceRules = RefusedSecretTypes;
+    type SourceRules = SecretSourceRules;
 
     const CONFIDENTIAL: bool = true;
 
@@ -200,13 +213,27 @@ impl MirroredKind for Secret {
         ))
     }
 
-    fn source_refusal(&self, refused: &RefusedSecretTypes) -> Option<String> {
+    fn source_refusal(&self, rules: &SecretSourceRules) -> Option<String> {
+        let place = (
+            self.metadata.namespace.as_deref(),
+            self.metadata.name.as_deref(),
+        );
+        let own = |(namespace, name): &(String, String)| {
+            place == (Some(namespace.as_str()), Some(name.as_str()))
+        };
+        if rules.own.iter().any(own) {
+            return Some(
+                "it is this install's digest key (the key of its Secret copies' checksums): \
+                 what the install keeps for itself is never copied"
+                    .into(),
+            );
+        }
         let type_ = type_of(self);
         if let Some((_, why)) = REFUSED_TYPES.iter().find(|(t, _)| *t == type_) {
             return Some(format!("its type is {type_} ({why})"));
         }
-        refused
-            .0
+        rules
+            .refused_types
             .iter()
             .any(|t| t == type_)
             .then(|| format!("its type is {type_}, which --refused-secret-types lists"))

@@ -13,7 +13,10 @@ use crate::{
     api,
     decisions::names,
     decisions::targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets},
-    ops::config::{Config, KubeconfigArgs, Rules, parse_namespace, parse_optional_namespace},
+    ops::config::{
+        Config, DIGEST_KEY_NAME_SUFFIX, KubeconfigArgs, Rules, parse_lease_name, parse_namespace,
+        parse_namespaced_name, parse_optional_namespace,
+    },
     ops::probe::ProbeArgs,
 };
 
@@ -141,6 +144,25 @@ pub struct ExplainArgs {
     )]
     pub install_namespaces: Vec<String>,
 
+    /// The install's digest key, as NAMESPACE/NAME, as the controller's
+    /// flag: never a source (default: `<--leader-election-id>-digest-key`
+    /// in each of --install-namespaces). A key the controller created is
+    /// told by its label `workshop.io/install-owned` whatever this says.
+    #[arg(long, env = "MIRROR_DIGEST_KEY_SECRET", help_heading = "Mirroring", value_name = "NAMESPACE/NAME", value_parser = parse_namespaced_name)]
+    pub digest_key_secret: Option<(String, String)>,
+
+    /// The install's Lease name, as the controller's flag: its digest
+    /// key's default name is this followed by `-digest-key`.
+    #[arg(
+        long,
+        env = "MIRROR_LEADER_ELECTION_ID",
+        help_heading = "Mirroring",
+        value_name = "NAME",
+        default_value = "configmap-mirror",
+        value_parser = parse_lease_name
+    )]
+    pub leader_election_id: String,
+
     #[command(flatten)]
     pub kube: KubeconfigArgs,
 }
@@ -157,6 +179,20 @@ pub enum ObjectKind {
 pub const CLUSTER_MIRROR_WORDS: [&str; 3] = ["clustermirror", "clustermirrors", "cmir"];
 
 impl ExplainArgs {
+    /// Where the install's digest key may be: `--digest-key-secret`, or
+    /// its default name in each of the install's namespaces.
+    pub fn digest_key_places(&self) -> Vec<(String, String)> {
+        if let Some(place) = &self.digest_key_secret {
+            return vec![place.clone()];
+        }
+        let name = format!("{}{DIGEST_KEY_NAME_SUFFIX}", self.leader_election_id);
+        self.install_namespaces
+            .iter()
+            .filter(|namespace| !namespace.is_empty())
+            .map(|namespace| (namespace.clone(), name.clone()))
+            .collect()
+    }
+
     /// The ClusterMirror asked about: `clustermirror/NAME` (or its plural
     /// or short name) without `--kind`. With `--kind`, the same words are a
     /// namespace of that name, as a NAMESPACE/NAME always was.

@@ -6,9 +6,9 @@ use clap::ValueEnum;
 
 pub use leader::LeaderConfig;
 pub(crate) use parsers::{
-    parse_namespace, parse_namespaced_name, parse_never_carry, parse_object_name,
-    parse_optional_namespace, parse_secret_type, parse_selector, parse_source_selector,
-    parse_suffix,
+    parse_class, parse_lease_name, parse_namespace, parse_namespaced_name, parse_never_carry,
+    parse_object_name, parse_optional_namespace, parse_secret_type, parse_selector,
+    parse_source_selector, parse_suffix,
 };
 
 use crate::{
@@ -191,6 +191,20 @@ pub struct Rules {
     )]
     pub cluster_mirror_source_namespaces: Vec<String>,
 
+    /// The class of ClusterMirrors this install serves: those whose
+    /// `spec.className` is this one (empty: those without a class, or with
+    /// an empty one). It writes no status, Event, metric or copy for any
+    /// other, and leaves their copies alone. Give each install of a
+    /// cluster its own class: two installs of the same class fight over
+    /// each ClusterMirror (a Warning `ClusterMirrorClassConflict` says so).
+    #[arg(
+        long,
+        env = "MIRROR_CLUSTER_MIRROR_CLASS", help_heading = "Mirroring", value_name = "CLASS",
+        default_value = "",
+        value_parser = parse_class
+    )]
+    pub cluster_mirror_class: String,
+
     /// More ConfigMap names never mirrored into other namespaces, besides
     /// the built-in ones published into every namespace (`kube-root-ca.crt`,
     /// `istio-ca-root-cert`, `openshift-service-ca.crt`): a mirror there
@@ -251,15 +265,26 @@ impl Config {
         if let Some(secret) = &self.digest_key_secret {
             return secret.clone();
         }
-        let namespace = self
-            .leader
+        let name = format!("{}{DIGEST_KEY_NAME_SUFFIX}", self.leader.lease_name);
+        (self.home_namespace(), name)
+    }
+
+    /// Where the install keeps what is its own: the Lease's namespace,
+    /// else $POD_NAMESPACE, else `--namespace`, else `default`.
+    fn home_namespace(&self) -> String {
+        self.leader
             .namespace
             .clone()
             .or_else(|| std::env::var("POD_NAMESPACE").ok())
             .or_else(|| self.namespace.clone())
-            .unwrap_or_else(|| "default".into());
-        let name = format!("{}{DIGEST_KEY_NAME_SUFFIX}", self.leader.lease_name);
-        (namespace, name)
+            .unwrap_or_else(|| "default".into())
+    }
+
+    /// The field manager of this install's ClusterMirror status writes,
+    /// named after its Lease and the Lease's namespace (see
+    /// [`field_manager`](crate::contract::install::field_manager)).
+    pub fn field_manager(&self) -> String {
+        crate::contract::install::field_manager(&self.home_namespace(), &self.leader.lease_name)
     }
 
     /// Refuses a Lease name too long to name the digest key's Secret after,

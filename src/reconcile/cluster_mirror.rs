@@ -5,10 +5,15 @@
 //! retry state and one Event per condition.
 //!
 //! What wakes a ClusterMirror: its spec changing (never its status, which
-//! this loop writes), its source changing, one of its copies changing or
-//! going, a namespace it asks for, or asked for before, appearing, changing
-//! or going, and every (re)list and change of leader. A changed or deleted
+//! this loop writes, unless another install wrote it for an earlier
+//! generation), its source changing, one of its copies changing or going,
+//! a namespace it asks for, or asked for before, appearing, changing or
+//! going, and every (re)list and change of leader. A changed or deleted
 //! ClusterMirror wakes the prune of every copy of the source it named.
+//!
+//! Only the ClusterMirrors of the install's class are served
+//! (`--cluster-mirror-class`): for any other, nothing is written, and its
+//! copies are left alone.
 
 pub mod prune;
 mod report;
@@ -159,7 +164,16 @@ fn woken<K: MirroredKind>(
     input: Input,
 ) -> Vec<(String, Reach)> {
     if let Input::Watch(ClusterWake::Copy { mirror, namespace }) = input {
-        return vec![(mirror, Reach::Namespace(namespace))];
+        let at = ObjectRef::new_with(&mirror, side.mirrors.resource.clone());
+        let ours = side
+            .mirrors
+            .store
+            .get(&at)
+            .is_some_and(|o| side.serves_class(&o));
+        return match ours {
+            true => vec![(mirror, Reach::Namespace(namespace))],
+            false => Vec::new(),
+        };
     }
     names_woken(ctx, side, prune, input)
         .into_iter()
@@ -177,7 +191,17 @@ fn names_woken<K: MirroredKind>(
         side.mirrors
             .requests()
             .into_iter()
-            .filter(|r| side.serves(&r.kind))
+            .filter(|r| side.serves_request(r))
+    };
+    // Every ClusterMirror of this install's class, readable or not.
+    let of_class = || {
+        side.mirrors
+            .store
+            .state()
+            .iter()
+            .filter(|o| side.serves_class(o))
+            .map(|o| o.name_any())
+            .collect()
     };
     match input {
         Input::Everything => {
@@ -187,19 +211,11 @@ fn names_woken<K: MirroredKind>(
                     let _ = prune.unbounded_send(ObjectRef::from(copy.as_ref()));
                 }
             }
-            side.mirrors
-                .store
-                .state()
-                .iter()
-                .map(|o| o.name_any())
-                .collect()
+            of_class()
         }
-        Input::Change(Change::Listed) => side
-            .mirrors
-            .store
-            .state()
-            .iter()
-            .map(|o| o.name_any())
+        Input::Change(Change::Listed) => of_class(),
+        Input::Change(Change::StatusWritten { name }) => report::status_written(&name, side, ctx)
+            .into_iter()
             .collect(),
         Input::Change(Change::Request {
             name,
@@ -216,12 +232,17 @@ fn names_woken<K: MirroredKind>(
                 }
             }
             match after {
-                Some(after) if side.serves(&after.kind) => vec![name],
+                Some(after) if side.serves_request(&after) => vec![name],
+                // Handed over to another install: this one forgets it.
+                Some(after) if !after.served_by(&side.install.class) => {
+                    report::forget(&name, side, ctx);
+                    Vec::new()
+                }
                 Some(_) => Vec::new(),
                 None => {
                     report::forget(&name, side, ctx);
                     // An unreadable spec is reported by the kind that serves
-                    // everything else.
+                    // everything else, of the install of its class.
                     vec![name]
                 }
             }
@@ -253,7 +274,9 @@ async fn reconcile<K: MirroredKind>(
         .pointer("/spec/source/kind")
         .and_then(serde_json::Value::as_str)
         .unwrap_or_default();
-    if !side.serves(kind) {
+    // Another install's: nothing of it is written here, not even a status.
+    if !side.serves_class(&object) || !side.serves(kind) {
+        side.woken.forget(&object.name_any());
         return Ok(Action::await_change());
     }
     let key = BackoffKey::new(Loop::sync, &object.metadata);

@@ -5,6 +5,7 @@
 //! These run on the cluster-wide control plane of `mirroring`, one test at
 //! a time (its `World`), with the CRD installed once.
 
+mod classes;
 mod explain;
 mod heal_status;
 mod lifecycle;

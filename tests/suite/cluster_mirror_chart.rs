@@ -291,6 +291,14 @@ async fn a_mirror_setting_a_key_never_carry_adds_is_refused() {
         .create(&PostParams::default(), &mirror)
         .await
         .expect("a ClusterMirror setting keys of no tool");
+    // Another release's class is that release's policy's to guard.
+    let mut theirs = mirror_of("their-colors", "ConfigMap", namespace);
+    theirs.spec.class_name = Some("platform".into());
+    theirs.spec.target.labels = [(NEVER_CARRY.to_owned(), "platform".to_owned())].into();
+    admin
+        .create(&PostParams::default(), &theirs)
+        .await
+        .expect("a ClusterMirror of another class, this release's key not refused");
 }
 
 fn rendered(values: &[&str]) -> Vec<Value> {
@@ -391,5 +399,43 @@ fn the_source_namespaces_default_to_the_release_s() {
             "clusterMirror.sourceNamespaces={platform,certs}"
         ])),
         ["--cluster-mirror-source-namespaces=platform,certs"]
+    );
+}
+
+#[test]
+fn the_class_is_the_controller_s_and_the_policy_s() {
+    let class_flags = |objects: &[Value]| {
+        let deployment =
+            named(objects, "Deployment", "r-configmap-mirror").expect("the Deployment");
+        let args = deployment["spec"]["template"]["spec"]["containers"][0]["args"].clone();
+        let args: Vec<String> = serde_json::from_value(args).expect("args");
+        args.into_iter()
+            .filter(|arg| arg.starts_with("--cluster-mirror-class"))
+            .collect::<Vec<_>>()
+    };
+    let matched = |objects: &[Value]| {
+        let policy = named(
+            objects,
+            "ValidatingAdmissionPolicy",
+            "r-configmap-mirror-clustermirror-source",
+        )
+        .expect("the ClusterMirror policy");
+        policy["spec"]["matchConditions"][0]["expression"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let policy = ["--set", "admissionPolicy.enabled=true"];
+    let default = rendered(&policy);
+    assert!(class_flags(&default).is_empty(), "the binary's default");
+    assert_eq!(
+        matched(&default),
+        "object.spec.?className.orValue('') == ''"
+    );
+    let platform = rendered(&[&policy[..], &["--set", "clusterMirror.class=platform"]].concat());
+    assert_eq!(class_flags(&platform), ["--cluster-mirror-class=platform"]);
+    assert_eq!(
+        matched(&platform),
+        "object.spec.?className.orValue('') == 'platform'"
     );
 }

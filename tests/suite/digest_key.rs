@@ -497,3 +497,64 @@ async fn with_the_key_refused_mirrors_still_go_when_consent_or_the_source_goes()
         .await
         .expect("delete the target namespace");
 }
+
+/// The key lives where the install runs, beside the sources there: labelled
+/// as a source, it is refused as other objects that are never a source are
+/// (a Warning, no companion), whether it carries the label the controller
+/// marks its key with or not (a key made by an earlier release, or by
+/// hand). Its value is printed nowhere.
+#[tokio::test]
+async fn the_digest_key_labelled_as_a_source_gets_no_companion() {
+    let scene = Scene::new("key-source").await;
+    let secrets = Objects::<Secret>::of(&scene);
+    // Unmarked, labelled a source from the start.
+    let mut planted = key_secret(KEY_SECRET, &[0x44; 32]);
+    planted.metadata.labels = Some(BTreeMap::from([(SOURCE_LABEL.into(), "true".into())]));
+    let planted = secrets.create(&planted).await;
+    let controller = secrets.start_controller(&[]).await;
+    let warning = scene.wait_event(KEY_SECRET, "SourceNotCopyable").await;
+    let note = warning.note.unwrap_or_default();
+    assert!(note.contains("this install's digest key"), "{note}");
+
+    // The key the controller makes is marked as the install's own.
+    secrets.delete(KEY_SECRET).await;
+    let made = wait_for("a new key", PATIENCE, || async {
+        let key = secrets.get(KEY_SECRET).await?;
+        (key.uid() != planted.uid()).then_some(key)
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    secrets
+        .patch(
+            KEY_SECRET,
+            json!({"metadata": {"labels": {SOURCE_LABEL: "true"}}}),
+        )
+        .await;
+    // Both refusals were reconciled (never retried).
+    controller
+        .metric_reaching(
+            "controller_runtime_terminal_reconcile_errors_total",
+            "",
+            2.0,
+        )
+        .await;
+    let log = controller.log_text();
+    assert!(
+        log.contains("labeled workshop.io/install-owned=digest-key"),
+        "{log}"
+    );
+    assert_eq!(
+        secrets
+            .get(&format!("{KEY_SECRET}-synced"))
+            .await
+            .map(|s| s.name_any()),
+        None
+    );
+    for key in [&planted, &made] {
+        let value = key.data.as_ref().and_then(|d| d.get("key")).expect("a key");
+        let encoded = serde_json::to_value(value).expect("base64");
+        let leaked =
+            log.contains(encoded.as_str().unwrap_or("?")) || log.contains(&hex::encode(&value.0));
+        assert!(!leaked, "the digest key's value was logged");
+    }
+}

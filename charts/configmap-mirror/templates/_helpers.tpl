@@ -187,6 +187,9 @@ The controller's command-line flags, one per item, every value quoted.
 - {{ printf "--protected-namespaces=%s" (join "," $c.protectedNamespaces) | quote }}
 {{- if not $c.watchNamespace }}
 - {{ printf "--cluster-mirror-source-namespaces=%s" (join "," (.Values.clusterMirror.sourceNamespaces | default (list (include "configmap-mirror.namespace" .)))) | quote }}
+{{- with .Values.clusterMirror.class }}
+- {{ printf "--cluster-mirror-class=%s" . | quote }}
+{{- end }}
 {{- end }}
 {{- with $c.reservedNames }}
 - {{ printf "--reserved-names=%s" (join "," .) | quote }}
@@ -247,7 +250,8 @@ let through what the controller refuses. Refused, naming the value to set.
   "never-carry" "controller.neverCarry"
   "refused-secret-types" "secrets.refusedTypes"
   "digest-key-secret" "secrets.digestKeySecret"
-  "leader-election-namespace" "leaderElection.namespace" }}
+  "leader-election-namespace" "leaderElection.namespace"
+  "cluster-mirror-class" "clusterMirror.class" }}
 {{- range .Values.extraArgs }}
 {{- $flag := trimPrefix "--" (regexReplaceAll "=.*$" . "") }}
 {{- if hasKey $values $flag }}

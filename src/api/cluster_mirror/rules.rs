@@ -122,6 +122,16 @@ pub fn namespace_name(schema: &mut Schema) {
     schema.insert("pattern".into(), json!(NAMESPACE_PATTERN));
 }
 
+/// The longest install class (`spec.className`, `--cluster-mirror-class`).
+pub const MAX_CLASS_LEN: usize = 63;
+
+/// `className`: empty, or a DNS subdomain of at most [`MAX_CLASS_LEN`]
+/// characters, as `--cluster-mirror-class` takes it.
+pub fn class_name(schema: &mut Schema) {
+    schema.insert("maxLength".into(), json!(MAX_CLASS_LEN));
+    schema.insert("pattern".into(), json!(format!("^$|{OBJECT_NAME_PATTERN}")));
+}
+
 /// An object name, as a string's schema.
 pub fn object_name(schema: &mut Schema) {
     schema.insert("maxLength".into(), json!(253));

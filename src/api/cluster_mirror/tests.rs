@@ -35,9 +35,13 @@ fn the_crd_has_the_fixed_names_cluster_scope_and_a_status_subresource() {
     assert_eq!(
         columns,
         [
-            "Kind", "Source", "Selected", "Synced", "Failed", "Ready", "Age"
+            "Kind", "Source", "Selected", "Synced", "Failed", "Ready", "Class", "Age"
         ]
     );
+    // Only `kubectl get cmir -o wide` shows the class.
+    let class = version.additional_printer_columns.iter().flatten();
+    let class: Vec<_> = class.filter(|c| c.name == "Class").collect();
+    assert_eq!(class[0].priority, Some(1));
     assert_eq!(
         ClusterMirror::api_version(&()),
         "mirror.workshop.io/v1alpha1"
@@ -64,6 +68,11 @@ fn the_issue_s_example_reads_and_defaults_what_it_leaves_out() {
     assert_eq!(mirror.spec.copy_name(), "corp-ca");
     assert!(!mirror.spec.suspend);
     assert!(mirror.spec.target.labels.is_empty());
+    assert_eq!(
+        mirror.spec.class(),
+        "",
+        "no class: served by the installs without one"
+    );
     let status = mirror.status.unwrap();
     assert_eq!(
         (status.selected, status.synced, status.failed),
@@ -82,6 +91,23 @@ fn a_target_name_names_the_copies() {
     .unwrap();
     assert_eq!(spec.copy_name(), "shared-colors");
     assert!(spec.suspend);
+}
+
+#[test]
+fn a_class_name_reads_and_its_schema_takes_an_empty_one() {
+    let spec: ClusterMirrorSpec = serde_json::from_value(json!({
+        "className": "platform",
+        "source": {"kind": "ConfigMap", "namespace": "platform", "name": "colors"},
+        "target": {"namespaceSelector": {}},
+    }))
+    .unwrap();
+    assert_eq!(spec.class(), "platform");
+    let crd = serde_json::to_value(ClusterMirror::crd()).unwrap();
+    let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    let class = &schema["properties"]["spec"]["properties"]["className"];
+    assert_eq!(class["maxLength"], json!(rules::MAX_CLASS_LEN));
+    let pattern = class["pattern"].as_str().unwrap();
+    assert_eq!(pattern, format!("^$|{}", rules::OBJECT_NAME_PATTERN));
 }
 
 #[test]

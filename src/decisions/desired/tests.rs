@@ -132,3 +132,24 @@ fn a_helm_release_record_is_never_a_source_by_name_or_by_label() {
         None
     );
 }
+
+#[test]
+fn what_an_install_keeps_for_itself_is_never_a_source() {
+    let mut key = mk_source("configmap-mirror-digest-key", &[]);
+    key.metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert(
+            crate::contract::install::INSTALL_OWNED_LABEL.into(),
+            "digest-key".into(),
+        );
+    let why = never_a_source(&key, &()).unwrap();
+    assert!(
+        why.contains("workshop.io/install-owned=digest-key"),
+        "{why}"
+    );
+    // The slim form the sources' cache keeps says it still.
+    let mut slim = key.clone();
+    crate::decisions::cache_form::slim_source(&mut slim);
+    assert!(never_a_source(&slim, &()).is_some());
+}

@@ -12,8 +12,9 @@ use crate::{
     api::ClusterMirrorStatus,
     cluster::cluster_mirrors::resource,
     contract::CLUSTER_MIRROR_LABEL,
-    decisions::cluster_mirror::Request,
-    explain::verdicts::{ClusterMirrorScene, explain_cluster_mirror, in_namespace},
+    decisions::cluster_mirror::{Request, class_of},
+    explain::report::Classes,
+    explain::verdicts::{ClusterMirrorScene, class_words, explain_cluster_mirror, in_namespace},
 };
 
 fn cluster_mirrors(client: &Client) -> Api<DynamicObject> {
@@ -63,11 +64,11 @@ pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> R
     let request = Request::of(&object.metadata, object.data.get("spec"));
     let answer = match request.as_ref().map(|r| r.kind.as_str()) {
         Ok("Secret") => {
-            let scene = scene::<Secret>(client, &object, request, None).await;
+            let scene = scene::<Secret>(client, install, &object, request, None).await;
             explain_cluster_mirror(&scene, install, &Secret::comparison_key(), Timestamp::now())
         }
         _ => {
-            let scene = scene::<ConfigMap>(client, &object, request, None).await;
+            let scene = scene::<ConfigMap>(client, install, &object, request, None).await;
             explain_cluster_mirror(
                 &scene,
                 install,
@@ -76,19 +77,10 @@ pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> R
             )
         }
     };
-    if let (Some(computed), Some(stored)) = (&answer.status, stored(&object)) {
-        let ready = |status: &ClusterMirrorStatus| {
-            let ready = status.conditions.iter().find(|c| c.type_ == "Ready");
-            ready.map(|c| format!("Ready={} ({})", c.status, c.reason))
-        };
-        if ready(computed) != ready(&stored) {
-            report.notes.push(format!(
-                "the status it holds says {}, the cluster as read now {}: the controller has not acted on it yet, or is not running with these flags",
-                ready(&stored).unwrap_or_else(|| "nothing".into()),
-                ready(computed).unwrap_or_default()
-            ));
-        }
-    }
+    report.notes.extend(status_differs(
+        answer.status.as_ref(),
+        stored(&object).as_ref(),
+    ));
     if install.cluster_mirror_sources.is_empty() {
         report.notes.push(
             "no namespace is allowed as a ClusterMirror source: give the install's --cluster-mirror-source-namespaces (its default is the namespace it runs in, --install-namespaces)".into(),
@@ -97,6 +89,10 @@ pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> R
     report.rows.push(answer.own);
     report.rows.extend(answer.namespaces);
     report.status = answer.status;
+    report.classes = Some(Classes {
+        read_as: install.cluster_mirror_class.clone(),
+        class_name: class_of(object.data.get("spec")).to_owned(),
+    });
     // Events about a cluster-scoped object are recorded in `default`.
     report.warnings = warnings(
         client,
@@ -106,6 +102,26 @@ pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> R
     )
     .await;
     report
+}
+
+/// A note when the status a ClusterMirror holds and the one computed from
+/// the cluster as read now differ in their Ready condition.
+fn status_differs(
+    computed: Option<&ClusterMirrorStatus>,
+    stored: Option<&ClusterMirrorStatus>,
+) -> Option<String> {
+    let ready = |status: &ClusterMirrorStatus| {
+        let ready = status.conditions.iter().find(|c| c.type_ == "Ready");
+        ready.map(|c| format!("Ready={} ({})", c.status, c.reason))
+    };
+    let (computed, stored) = (computed?, stored?);
+    (ready(computed) != ready(stored)).then(|| {
+        format!(
+            "the status it holds says {}, the cluster as read now {}: the controller has not acted on it yet, or is not running with these flags",
+            ready(stored).unwrap_or_else(|| "nothing".into()),
+            ready(computed).unwrap_or_default()
+        )
+    })
 }
 
 /// The status a ClusterMirror holds, if this controller can read it.
@@ -120,6 +136,7 @@ fn stored(object: &DynamicObject) -> Option<ClusterMirrorStatus> {
 /// `only`.
 async fn scene<K: Explained>(
     client: &Client,
+    install: &Install,
     object: &DynamicObject,
     request: Result<Request, String>,
     only: Option<&NamespaceFacts>,
@@ -129,14 +146,18 @@ async fn scene<K: Explained>(
         name: name.clone(),
         generation: object.metadata.generation,
         request: Err(String::new()),
+        class_name: class_of(object.data.get("spec")).to_owned(),
         stored: stored(object),
         source: Ok(None),
         namespaces: Ok(Vec::new()),
         at_name: Ok(Vec::new()),
         copies: Ok(Vec::new()),
     };
-    let Ok(spec) = &request else {
-        return ClusterMirrorScene { request, ..empty() };
+    // Another install's, or unreadable: nothing more is read.
+    let theirs = class_of(object.data.get("spec")) != install.cluster_mirror_class;
+    let spec = match &request {
+        Ok(spec) if !theirs => spec,
+        _ => return ClusterMirrorScene { request, ..empty() },
     };
     let sources: Api<K> = Api::namespaced(client.clone(), &spec.source_namespace);
     let source = sources.get_opt(&spec.source_name).await.map_err(why);
@@ -213,12 +234,24 @@ pub async fn in_a_namespace(
         }
     };
     let mut rows = Vec::new();
-    for object in &objects {
+    let (ours, theirs): (Vec<_>, Vec<_>) = objects
+        .iter()
+        .partition(|o| class_of(o.data.get("spec")) == install.cluster_mirror_class);
+    if !theirs.is_empty() {
+        notes.push(format!(
+            "{} ClusterMirror(s) of another class than this install's ({}, \
+             --cluster-mirror-class) are not shown: other installs serve them",
+            theirs.len(),
+            class_words(&install.cluster_mirror_class)
+        ));
+    }
+    for object in ours {
         let request = Request::of(&object.metadata, object.data.get("spec"));
         let secret = request.as_ref().is_ok_and(|r| r.kind == "Secret");
         match secret {
             true if kinds.secrets => {
-                let scene = scene::<Secret>(client, object, request, Some(namespace)).await;
+                let scene =
+                    scene::<Secret>(client, install, object, request, Some(namespace)).await;
                 rows.extend(in_namespace(
                     &scene,
                     &namespace.name,
@@ -227,7 +260,8 @@ pub async fn in_a_namespace(
                 ));
             }
             false if kinds.configmaps => {
-                let scene = scene::<ConfigMap>(client, object, request, Some(namespace)).await;
+                let scene =
+                    scene::<ConfigMap>(client, install, object, request, Some(namespace)).await;
                 rows.extend(in_namespace(
                     &scene,
                     &namespace.name,
@@ -292,6 +326,16 @@ pub async fn copy_of<K: Explained>(
             return report;
         }
     };
+    let class = class_of(object.data.get("spec"));
+    if class != install.cluster_mirror_class {
+        let detail = format!(
+            "its ClusterMirror {cluster_mirror} is of {}, served by another install: this one \
+             leaves it alone (explain it with --cluster-mirror-class={class})",
+            class_words(class)
+        );
+        report.rows.push(row(Verdict::OtherInstall, detail));
+        return report;
+    }
     let request = Request::of(&object.metadata, object.data.get("spec"));
     if let Ok(request) = &request
         && request.kind != K::NAME
@@ -303,7 +347,7 @@ pub async fn copy_of<K: Explained>(
         report.rows.push(row(Verdict::Unwanted, detail));
         return report;
     }
-    let scene = scene::<K>(client, &object, request, Some(&facts)).await;
+    let scene = scene::<K>(client, install, &object, request, Some(&facts)).await;
     let rows = in_namespace(&scene, &namespace, install, &K::comparison_key());
     report.rows.extend(
         rows.into_iter()

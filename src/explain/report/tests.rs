@@ -29,6 +29,7 @@ fn report(rows: Vec<Row>) -> Report {
         warnings: Vec::new(),
         notes: Vec::new(),
         status: None,
+        classes: None,
     }
 }
 
@@ -102,4 +103,37 @@ fn every_verdict_has_its_own_name() {
     names.sort();
     names.dedup();
     assert_eq!(names.len(), Verdict::ALL.len());
+}
+
+#[test]
+fn a_clustermirror_s_classes_are_named_in_its_json_and_when_set_in_its_table() {
+    let mut answer = report(vec![row(
+        What::ClusterMirror,
+        "corp-ca",
+        Verdict::OtherClass,
+    )]);
+    answer.subject = Subject {
+        kind: "ClusterMirror",
+        namespace: None,
+        name: "corp-ca".into(),
+        is: Is::ClusterMirror,
+    };
+    answer.classes = Some(Classes::default());
+    let json = answer.to_json();
+    assert_eq!(json["clusterMirror"]["class"], "");
+    assert_eq!(json["clusterMirror"]["className"], "");
+    assert!(
+        !answer.to_table().contains("Read as"),
+        "the defaults say nothing"
+    );
+    answer.classes = Some(Classes {
+        read_as: String::new(),
+        class_name: "platform".into(),
+    });
+    assert_eq!(answer.to_json()["clusterMirror"]["className"], "platform");
+    let table = answer.to_table();
+    assert!(
+        table.contains(r#"Read as the install of class "" (--cluster-mirror-class); its spec.className is "platform""#),
+        "{table}"
+    );
 }

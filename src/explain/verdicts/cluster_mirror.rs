@@ -8,6 +8,8 @@
 //! [`compare`]) for each copy, [`copy_fate`] for the copies it holds
 //! elsewhere, and [`status::status`] for its conditions.
 
+mod class;
+
 use k8s_openapi::jiff::Timestamp;
 
 use super::*;
@@ -18,6 +20,8 @@ use crate::{
         status::{self, Blocked, Failure, Tally},
     },
 };
+pub use class::class_words;
+use class::other_class;
 
 /// Everything read about one ClusterMirror of kind K.
 pub struct ClusterMirrorScene<K> {
@@ -25,6 +29,8 @@ pub struct ClusterMirrorScene<K> {
     pub generation: Option<i64>,
     /// Its spec as the controller reads it, or why it cannot be read.
     pub request: Result<Request, String>,
+    /// The class its spec names (read even when the rest does not read).
+    pub class_name: String,
     /// The status it holds: its conditions' transition times are kept.
     pub stored: Option<ClusterMirrorStatus>,
     pub source: Read<Option<K>>,
@@ -55,11 +61,16 @@ pub fn explain_cluster_mirror<K: Explained>(
     key: &K::DigestKey,
     now: Timestamp,
 ) -> ClusterMirrorAnswer {
+    if scene.class_name != install.cluster_mirror_class {
+        return other_class(scene, install);
+    }
     // As the controller reads it: the CRD's rules know only the built-in
-    // never-carried keys.
+    // never-carried keys, and no install's source selector.
     let invalid = match &scene.request {
         Err(why) => Some(why.clone()),
-        Ok(request) => request.sets_never_carried(&install.never_carried),
+        Ok(request) => request
+            .sets_never_carried(&install.never_carried)
+            .or_else(|| request.sets_selector_keys(&install.source_label_keys)),
     };
     let (Ok(request), None) = (&scene.request, invalid.as_ref()) else {
         let blocked = Blocked::InvalidSpec(invalid.unwrap_or_default());
@@ -325,24 +336,9 @@ fn finish<K: Explained>(
         .map(|ready| ready.message.clone())
         .unwrap_or_default();
     ClusterMirrorAnswer {
-        own: own_row::<K>(scene, request, verdict_of(reason), message),
+        own: own_row::<K>(scene, request, Verdict::of_ready_reason(reason), message),
         namespaces,
         status: Some(status),
-    }
-}
-
-/// A Ready reason as a verdict.
-fn verdict_of(reason: &str) -> Verdict {
-    use crate::api::cluster_mirror::reason as r;
-    match reason {
-        r::SYNCED => Verdict::Synced,
-        r::PARTIALLY_SYNCED => Verdict::PartiallySynced,
-        r::SOURCE_NOT_FOUND => Verdict::SourceNotFound,
-        r::SOURCE_NOT_COPYABLE => Verdict::SourceNotCopyable,
-        r::SOURCE_NAMESPACE_NOT_ALLOWED => Verdict::SourceNamespaceNotAllowed,
-        r::SECRETS_DISABLED => Verdict::SecretsDisabled,
-        r::SUSPENDED => Verdict::Suspended,
-        _ => Verdict::InvalidSpec,
     }
 }
 
@@ -374,6 +370,10 @@ pub fn in_namespace<K: Explained>(
     install: &Install,
     key: &K::DigestKey,
 ) -> Vec<Row> {
+    // Another install's: what it puts here is that install's to say.
+    if scene.class_name != install.cluster_mirror_class {
+        return Vec::new();
+    }
     let answer = explain_cluster_mirror(scene, install, key, Timestamp::now());
     if !answer.namespaces.is_empty() {
         return answer.namespaces;

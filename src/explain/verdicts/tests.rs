@@ -40,13 +40,14 @@ fn install() -> Install {
         configmaps: consent("workshop.io/accept-mirrors=true"),
         secrets: consent("workshop.io/accept-secret-mirrors=true"),
         reserved_names: targets::reserved_names(&["reserved".to_owned()]),
-        refused_secret_types: Default::default(),
+        secret_rules: Default::default(),
         kinds: vec!["ConfigMap"],
         cluster_mirror_sources: vec!["admin".into()],
         cluster_consent: crate::decisions::cluster_mirror::cluster_consent(
             &["kube-system".into()],
             &["admin".into()],
         ),
+        cluster_mirror_class: String::new(),
     }
 }
 

@@ -116,10 +116,29 @@ verdicts! {
     SecretsDisabled => "secrets-disabled", false;
     Suspended => "suspended", false;
     InvalidSpec => "invalid-spec", false;
+    // A ClusterMirror another install serves (its spec.className).
+    OtherClass => "other-class", false;
     // A namespace a ClusterMirror selects while it copies nothing.
     NotCopied => "not-copied", false;
     // A ClusterMirror whose selection leaves a namespace out.
     NotTargeted => "not-targeted", true;
     // Anything that could not be read.
     CannotRead => "cannot-read", false;
+}
+
+impl Verdict {
+    /// A Ready reason as a verdict.
+    pub fn of_ready_reason(reason: &str) -> Verdict {
+        use crate::api::cluster_mirror::reason as r;
+        match reason {
+            r::SYNCED => Verdict::Synced,
+            r::PARTIALLY_SYNCED => Verdict::PartiallySynced,
+            r::SOURCE_NOT_FOUND => Verdict::SourceNotFound,
+            r::SOURCE_NOT_COPYABLE => Verdict::SourceNotCopyable,
+            r::SOURCE_NAMESPACE_NOT_ALLOWED => Verdict::SourceNamespaceNotAllowed,
+            r::SECRETS_DISABLED => Verdict::SecretsDisabled,
+            r::SUSPENDED => Verdict::Suspended,
+            _ => Verdict::InvalidSpec,
+        }
+    }
 }

@@ -71,7 +71,7 @@ fn a_change_of_type_needs_a_recreate() {
 
 #[test]
 fn service_account_tokens_are_never_sources() {
-    let none = RefusedSecretTypes::default();
+    let none = SecretSourceRules::default();
     let token = secret(Some(SERVICE_ACCOUNT_TOKEN_TYPE), &[("token", "t")]);
     assert!(token.source_refusal(&none).is_some());
     assert!(
@@ -83,7 +83,7 @@ fn service_account_tokens_are_never_sources() {
 
 #[test]
 fn bootstrap_tokens_and_helm_release_records_are_never_sources() {
-    let none = RefusedSecretTypes::default();
+    let none = SecretSourceRules::default();
     for type_ in ["bootstrap.kubernetes.io/token", "helm.sh/release.v1"] {
         let why = secret(Some(type_), &[]).source_refusal(&none);
         assert!(why.is_some_and(|why| why.contains(type_)), "{type_}");
@@ -100,7 +100,7 @@ fn bootstrap_tokens_and_helm_release_records_are_never_sources() {
 
 #[test]
 fn the_configured_types_are_refused_too() {
-    let refused = RefusedSecretTypes::new(&[" example.com/kubeconfig".into(), String::new()]);
+    let refused = SecretSourceRules::new(&[" example.com/kubeconfig".into(), String::new()]);
     let why = secret(Some("example.com/kubeconfig"), &[]).source_refusal(&refused);
     assert_eq!(
         why.as_deref(),
@@ -196,4 +196,16 @@ fn a_shared_key_tells_a_change_only_once() {
     assert!(shared.set(None));
     assert_eq!(shared.current(), None);
     assert_eq!(format!("{shared:?}"), "SharedDigestKey(..)");
+}
+
+#[test]
+fn the_install_s_own_secret_is_never_a_source() {
+    let rules = SecretSourceRules::new(&[]).with_own_secret(("home".into(), "key".into()));
+    let mut key = secret(Some("Opaque"), &[]);
+    key.metadata.namespace = Some("home".into());
+    key.metadata.name = Some("key".into());
+    let why = key.source_refusal(&rules).unwrap();
+    assert!(why.contains("digest key"), "{why}");
+    key.metadata.namespace = Some("team-a".into());
+    assert_eq!(key.source_refusal(&rules), None, "the same name elsewhere");
 }

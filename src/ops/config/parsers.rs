@@ -59,6 +59,20 @@ pub(crate) fn parse_namespace(value: &str) -> Result<String, String> {
     }
 }
 
+/// An install class, as `spec.className` takes it: empty (the installs
+/// without a class), or a DNS subdomain of at most 63 characters.
+pub(crate) fn parse_class(value: &str) -> Result<String, String> {
+    let value = value.trim();
+    let max = crate::api::cluster_mirror::rules::MAX_CLASS_LEN;
+    match value.is_empty() || (value.len() <= max && names::is_dns_subdomain(value)) {
+        true => Ok(value.to_owned()),
+        false => Err(format!(
+            "{value:?} is not a class: empty, or lowercase letters, digits, '-' and '.' \
+             (a DNS subdomain) of at most {max} characters"
+        )),
+    }
+}
+
 /// A namespace name; an empty one (`a,,b`, or an empty variable) stands
 /// for none.
 pub(crate) fn parse_optional_namespace(value: &str) -> Result<String, String> {

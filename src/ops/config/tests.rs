@@ -158,3 +158,29 @@ fn never_carry_takes_keys_and_prefixes() {
         assert!(parse(args).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn the_class_is_empty_by_default_and_a_dns_subdomain_when_given() {
+    let config = parse(["configmap-mirror"]).unwrap();
+    assert_eq!(config.rules.cluster_mirror_class, "");
+    let config = parse([
+        "configmap-mirror",
+        "--cluster-mirror-class=platform.example",
+    ])
+    .unwrap();
+    assert_eq!(config.rules.cluster_mirror_class, "platform.example");
+    assert!(parse(["configmap-mirror", "--cluster-mirror-class=Platform"]).is_err());
+    let long = format!("--cluster-mirror-class={}", "a".repeat(64));
+    assert!(parse(["configmap-mirror", &long]).is_err());
+}
+
+#[test]
+fn status_writes_name_the_install_by_its_lease() {
+    let config = parse([
+        "configmap-mirror",
+        "--leader-election-namespace=ops",
+        "--leader-election-id=team-a",
+    ])
+    .unwrap();
+    assert_eq!(config.field_manager(), "configmap-mirror/ops/team-a");
+}

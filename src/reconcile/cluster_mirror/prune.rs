@@ -14,7 +14,8 @@ use crate::{
 };
 
 /// The fate of `copy`, written by the ClusterMirror `name`, as the caches
-/// say; Keep when this install has no ClusterMirrors (one namespace only).
+/// say; Keep when this install has no ClusterMirrors (one namespace only),
+/// or when its ClusterMirror is of another install's class.
 pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyFate {
     let Some(side) = &ctx.cluster_mirrors else {
         return CopyFate::Keep;
@@ -25,6 +26,13 @@ pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyFate
         .get(&ObjectRef::new_with(name, side.mirrors.resource.clone()))
         .is_some();
     let request = side.mirrors.request(name);
+    // A copy of a ClusterMirror another install serves is that install's.
+    if request
+        .as_ref()
+        .is_some_and(|r| !r.served_by(&side.install.class))
+    {
+        return CopyFate::Keep;
+    }
     let namespace = ctx
         .caches
         .namespace_facts(&copy.namespace().unwrap_or_default());

@@ -9,14 +9,16 @@ use k8s_openapi::{api::core::v1::ObjectReference, jiff::Timestamp};
 use kube::{
     Api, ResourceExt,
     api::{DynamicObject, Patch, PatchParams},
+    runtime::reflector::ObjectRef,
 };
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::{
     api::{ClusterMirrorStatus, cluster_mirror::reason},
-    contract::MANAGER_NAME,
+    contract::warning::CLUSTER_MIRROR_CLASS_CONFLICT,
     decisions::cluster_mirror::status::{self, ready_reason},
+    decisions::cluster_mirror::status_writers::other_status_writers,
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::error::Error,
@@ -82,12 +84,21 @@ pub async fn report<K: MirroredKind>(
     }
     ctx.ensure_leading()?;
     let api = Api::<DynamicObject>::all_with(ctx.client.clone(), &side.mirrors.resource);
-    let patch = json!({
+    let mut patch = json!({
         "apiVersion": side.mirrors.resource.api_version,
         "kind": side.mirrors.resource.kind,
         "status": wanted,
     });
-    let params = PatchParams::apply(MANAGER_NAME).force();
+    // Every field of the status, `failures` too when there are none: a
+    // value an install of another class wrote before a hand-over is set
+    // here, so none stays behind (an apply leaves alone the fields it does
+    // not name, when another field manager set them).
+    if let Some(status) = patch["status"].as_object_mut() {
+        status.entry("failures").or_insert_with(|| json!([]));
+    }
+    // Named after the install: whose write a status is shows in its
+    // managedFields (see `status_written`).
+    let params = PatchParams::apply(&side.install.field_manager).force();
     match api
         .patch_status(&name, &params, &Patch::Apply(&patch))
         .await
@@ -104,6 +115,63 @@ pub async fn report<K: MirroredKind>(
     Ok(None)
 }
 
+/// The status of the ClusterMirror `name` was written: when by another
+/// install of this controller, a person is told (once per install) that
+/// two installs serve its class, if it wrote for the spec as it is; if it
+/// wrote for an earlier spec (the install of its class before a hand-over,
+/// finishing late), the ClusterMirror is returned, to be reconciled and
+/// its status written again. Only this kind's loop of the install serving
+/// it, and only while leading, looks.
+pub fn status_written<K: MirroredKind>(
+    name: &str,
+    side: &ClusterMirrorSide<K>,
+    ctx: &Context<K>,
+) -> Option<String> {
+    let at = ObjectRef::new_with(name, side.mirrors.resource.clone());
+    let object = side.mirrors.store.get(&at)?;
+    let kind = object
+        .data
+        .pointer("/spec/source/kind")
+        .and_then(Value::as_str);
+    if !side.serves_class(&object) || !side.serves(kind.unwrap_or_default()) {
+        return None;
+    }
+    if !ctx.is_leading() {
+        return None;
+    }
+    let others = other_status_writers(&object.metadata, &side.install.field_manager);
+    if others.is_empty() {
+        return None;
+    }
+    let observed = object.data.pointer("/status/observedGeneration");
+    if observed.and_then(Value::as_i64) != object.metadata.generation {
+        return Some(name.to_owned());
+    }
+    for manager in others {
+        let mut reported = side.reported();
+        let told = &mut reported.entry(name.to_owned()).or_default().conflicts_told;
+        if told.contains(&manager) {
+            continue;
+        }
+        told.push(manager.clone());
+        drop(reported);
+        let class = match side.install.class.as_str() {
+            "" => "no class".to_owned(),
+            class => format!("class {class:?}"),
+        };
+        let message = format!(
+            "another install (field manager {manager}) wrote this ClusterMirror's status for its \
+             current spec: two installs serve ClusterMirrors of {class} \
+             (--cluster-mirror-class), and its status and copies flap between them; give each \
+             install a class of its own"
+        );
+        tracing::warn!(clustermirror = %name, reason = CLUSTER_MIRROR_CLASS_CONFLICT, "{message}");
+        ctx.events
+            .warning_about(regarding(&object), CLUSTER_MIRROR_CLASS_CONFLICT, message);
+    }
+    None
+}
+
 /// One Event per distinct Ready condition, on the ClusterMirror.
 fn tell<K: MirroredKind>(
     object: &DynamicObject,
@@ -116,7 +184,22 @@ fn tell<K: MirroredKind>(
         .first()
         .map(|ready| ready.message.clone())
         .unwrap_or_default();
-    let regarding = ObjectReference {
+    let name = object.name_any();
+    match reason {
+        reason::SYNCED | reason::SUSPENDED => {
+            tracing::info!(clustermirror = %name, reason, "{message}");
+            ctx.events.normal_about(regarding(object), reason, message);
+        }
+        _ => {
+            tracing::warn!(clustermirror = %name, reason, "{message}");
+            ctx.events.warning_about(regarding(object), reason, message);
+        }
+    }
+}
+
+/// The ClusterMirror, as its Events name it.
+fn regarding(object: &DynamicObject) -> ObjectReference {
+    ObjectReference {
         api_version: Some(format!(
             "{}/{}",
             crate::contract::CLUSTER_MIRROR_GROUP,
@@ -126,17 +209,6 @@ fn tell<K: MirroredKind>(
         name: Some(object.name_any()),
         uid: object.metadata.uid.clone(),
         ..ObjectReference::default()
-    };
-    let name = object.name_any();
-    match reason {
-        reason::SYNCED | reason::SUSPENDED => {
-            tracing::info!(clustermirror = %name, reason, "{message}");
-            ctx.events.normal_about(regarding, reason, message);
-        }
-        _ => {
-            tracing::warn!(clustermirror = %name, reason, "{message}");
-            ctx.events.warning_about(regarding, reason, message);
-        }
     }
 }
 

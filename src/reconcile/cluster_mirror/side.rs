@@ -8,10 +8,16 @@ use std::{
     time::Instant,
 };
 
+use kube::api::DynamicObject;
+
 use crate::{
-    api::ClusterMirrorStatus, cluster::cluster_mirrors::ClusterMirrors,
-    cluster::cluster_sources::ClusterSources, decisions::cluster_mirror::standing::Standing,
-    decisions::consent::Consent, kind::MirroredKind, reconcile::woken::Woken,
+    api::ClusterMirrorStatus,
+    cluster::cluster_mirrors::ClusterMirrors,
+    cluster::cluster_sources::ClusterSources,
+    decisions::cluster_mirror::{Request, class_of, standing::Standing},
+    decisions::consent::Consent,
+    kind::MirroredKind,
+    reconcile::woken::Woken,
 };
 
 pub struct ClusterMirrorSide<K: MirroredKind> {
@@ -22,6 +28,9 @@ pub struct ClusterMirrorSide<K: MirroredKind> {
     /// Kinds this install does not mirror, whose ClusterMirrors this
     /// kind's loop reports on (they are told why nothing is copied).
     pub reports_for: Vec<String>,
+    /// The install's identity toward ClusterMirrors: the class it serves,
+    /// and the field manager its status writes name it by.
+    pub install: InstallClass,
     /// Per ClusterMirror: the status last written and when, and the Ready
     /// reason last told in an Event.
     pub(super) reported: Mutex<HashMap<String, Reported>>,
@@ -33,11 +42,22 @@ pub struct ClusterMirrorSide<K: MirroredKind> {
     standing: Mutex<HashMap<String, Standing>>,
 }
 
+/// Which ClusterMirrors an install serves (`--cluster-mirror-class`), and
+/// the field manager it writes their status under.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InstallClass {
+    pub class: String,
+    pub field_manager: String,
+}
+
 #[derive(Default)]
 pub(super) struct Reported {
     pub(super) status: Option<ClusterMirrorStatus>,
     pub(super) written_at: Option<Instant>,
     pub(super) told: Option<&'static str>,
+    /// The other installs' field managers already told of, as having
+    /// written its status.
+    pub(super) conflicts_told: Vec<String>,
 }
 
 impl<K: MirroredKind> ClusterMirrorSide<K> {
@@ -46,12 +66,14 @@ impl<K: MirroredKind> ClusterMirrorSide<K> {
         sources: ClusterSources<K>,
         consent: Consent,
         reports_for: Vec<String>,
+        install: InstallClass,
     ) -> ClusterMirrorSide<K> {
         ClusterMirrorSide {
             mirrors,
             sources,
             consent,
             reports_for,
+            install,
             reported: Mutex::default(),
             woken: Woken::default(),
             standing: Mutex::default(),
@@ -80,6 +102,18 @@ impl<K: MirroredKind> ClusterMirrorSide<K> {
         kind == K::kind(&())
             || self.reports_for.iter().any(|k| k == kind)
             || (!known && K::kind(&()) == "ConfigMap")
+    }
+
+    /// Whether this install serves the ClusterMirror `object` at all: its
+    /// `spec.className` is the install's class (read even from a spec that
+    /// does not read otherwise).
+    pub fn serves_class(&self, object: &DynamicObject) -> bool {
+        class_of(object.data.get("spec")) == self.install.class
+    }
+
+    /// Whether this kind's loop reconciles `request`: of its class and kind.
+    pub fn serves_request(&self, request: &Request) -> bool {
+        request.served_by(&self.install.class) && self.serves(&request.kind)
     }
 
     pub(super) fn reported(&self) -> MutexGuard<'_, HashMap<String, Reported>> {

@@ -90,8 +90,12 @@ pub async fn sync<K: MirroredKind>(
         Ok(request) => request,
         Err(why) => return invalid(why),
     };
-    // The CRD's rules know only the built-in list.
-    if let Some(why) = request.sets_never_carried(&ctx.never_carried) {
+    // The CRD's rules know only the built-in list, and no install's
+    // source selector.
+    let refused = request
+        .sets_never_carried(&ctx.never_carried)
+        .or_else(|| request.sets_selector_keys(&ctx.source_label_keys));
+    if let Some(why) = refused {
         return invalid(why);
     }
     if request.kind != K::kind(&()) {

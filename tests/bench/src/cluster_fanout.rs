@@ -249,6 +249,7 @@ pub async fn probe(client: &Client) -> anyhow::Result<()> {
 /// namespace labelled [`SELECTED_BY`].
 fn cluster_mirror(name: &str) -> ClusterMirror {
     let spec = ClusterMirrorSpec {
+        class_name: None,
         source: SourceRef {
             kind: SourceKind::ConfigMap,
             namespace: SOURCE_NAMESPACE.to_owned(),

@@ -238,3 +238,115 @@ async fn a_secret_clustermirror_while_secrets_are_not_mirrored_says_so() {
     assert_eq!(json["clusterMirror"]["status"]["selected"], 1);
     clean_up(world, &["secret"]).await;
 }
+
+/// The digest key lives in the install's namespace, which is also where
+/// ClusterMirror sources come from by default: named by a ClusterMirror,
+/// it is still never copied, whether it carries the label the controller
+/// marks it with or not (a key made by an earlier release, or by hand).
+#[tokio::test]
+async fn a_clustermirror_naming_the_digest_key_copies_nothing() {
+    let world = super::world::<Secret>("cmir-key").await;
+    let key_name = "configmap-mirror-digest-key";
+    let secrets: Api<Secret> = Api::namespaced(world.scene.client.clone(), &world.prefix);
+    let key = testenv::wait_for("the digest key", PATIENCE, || async {
+        secrets.get_opt(key_name).await.ok()?
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    let prod = world.namespace("a", false, &[("env", "prod")]).await;
+    create(&world, "key", key_name).await;
+    let refused = ready(&world, "key", "SourceNotCopyable").await;
+    let message = condition(&refused, "Ready").unwrap()["message"].to_string();
+    assert!(message.contains("workshop.io/install-owned"), "{message}");
+
+    // Unmarked, it is refused by where it is.
+    let unmark = json!({"metadata": {"labels": {"workshop.io/install-owned": null}}});
+    secrets
+        .patch(key_name, &PatchParams::default(), &Patch::Merge(&unmark))
+        .await
+        .expect("unmark the key");
+    let api = cluster_mirrors(&world.scene.client);
+    testenv::wait_for("the refusal to name the digest key", PATIENCE, || async {
+        let object = api.get_opt("key").await.ok()??;
+        let ready = condition(&object, "Ready")?;
+        let said = ready["message"]
+            .as_str()?
+            .contains("this install's digest key");
+        (ready["reason"] == "SourceNotCopyable" && said).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()));
+    tokio::time::sleep(QUIET).await;
+    assert!(world.api(&prod).get_opt(key_name).await.unwrap().is_none());
+
+    // explain, told where the key is, says the same.
+    let place = format!("--digest-key-secret={}/{key_name}", world.prefix);
+    let run =
+        super::explain::explain_as_admin(&world, &["clustermirror/key", "-o", "json", &place]);
+    assert_eq!(run.code, Some(1));
+    let json = run.json();
+    assert_eq!(
+        crate::explain::verdict(&json, "clustermirror", ""),
+        "source-not-copyable"
+    );
+    // The key's value is printed nowhere: not by explain, not in the log.
+    let value = key.data.as_ref().and_then(|d| d.get("key")).expect("a key");
+    let encoded = serde_json::to_value(value).expect("base64");
+    let printed = [run.stdout, run.stderr, world.controller().log_text()];
+    let leaked = printed.iter().any(|text| {
+        text.contains(encoded.as_str().unwrap_or("?")) || text.contains(&hex::encode(&value.0))
+    });
+    assert!(!leaked, "the digest key's value was printed");
+    clean_up(world, &["key"]).await;
+}
+
+/// A key of the install's own `--selector` set on every copy would make
+/// each a source, and be removed and put back at each comparison: the
+/// spec is refused, and no copy is written.
+#[tokio::test]
+async fn a_label_of_the_install_s_selector_on_the_copies_makes_the_spec_invalid() {
+    let mut world = World::<ConfigMap>::new_stopped("cmir-selector-key").await;
+    install_crd(&world.scene.client).await;
+    let sources = world.prefix.clone();
+    world
+        .start_with(&[
+            "--cluster-mirror-source-namespaces",
+            &sources,
+            "--selector",
+            "mirror-test.example/source=yes",
+        ])
+        .await;
+    world
+        .objects()
+        .create(&ConfigMap::with_data("colors", &[("k", "v")], false))
+        .await;
+    let prod = world.namespace("a", false, &[("env", "prod")]).await;
+    create_with(
+        &world,
+        "looping",
+        json!({
+            "source": {"kind": "ConfigMap", "namespace": world.prefix, "name": "colors"},
+            "target": {
+                "namespaceSelector": {"matchLabels": {"env": "prod"}},
+                "namespaces": [format!("{}-*", world.prefix)],
+                "labels": {"mirror-test.example/source": "yes"},
+            },
+        }),
+    )
+    .await;
+    let refused = ready(&world, "looping", "InvalidSpec").await;
+    assert_eq!(condition(&refused, "Stalled").unwrap()["status"], "True");
+    let message = condition(&refused, "Ready").unwrap()["message"].to_string();
+    assert!(
+        message.contains("mirror-test.example/source") && message.contains("--selector"),
+        "{message}"
+    );
+    tokio::time::sleep(QUIET).await;
+    assert!(world.api(&prod).get_opt("colors").await.unwrap().is_none());
+    assert_eq!(
+        world.controller().writes().await,
+        0.0,
+        "no copy was written"
+    );
+    clean_up(world, &["looping"]).await;
+}

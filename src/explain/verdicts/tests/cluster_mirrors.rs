@@ -56,6 +56,7 @@ fn scene(
     ClusterMirrorScene {
         name: "corp-ca".into(),
         generation: Some(2),
+        class_name: request.class_name.clone(),
         source: Ok(Some(source(&request.source_namespace))),
         request: Ok(request),
         stored: None,
@@ -191,4 +192,52 @@ fn a_key_never_carry_adds_makes_the_spec_invalid_as_the_controller_reads_it() {
     );
     let answer = explain_cluster_mirror(&scene, &install(), &(), Timestamp::now());
     assert_ne!(answer.own.verdict, Verdict::InvalidSpec);
+}
+
+#[test]
+fn a_clustermirror_of_another_class_is_another_install_s_and_nothing_is_compared() {
+    let mut scene = scene(request("admin", false), vec![prod("prod-a")], vec![]);
+    scene.class_name = "platform".into();
+    let answer = explain_cluster_mirror(&scene, &install(), &(), Timestamp::now());
+    assert_eq!(answer.own.verdict, Verdict::OtherClass);
+    assert!(
+        answer.own.detail.contains(r#"class "platform""#),
+        "{}",
+        answer.own.detail
+    );
+    assert!(
+        answer.own.detail.contains("no class"),
+        "{}",
+        answer.own.detail
+    );
+    assert!(answer.namespaces.is_empty() && answer.status.is_none());
+    assert!(in_namespace(&scene, "prod-a", &install(), &()).is_empty());
+    // Read as that class, it is this install's.
+    let mut platform = install();
+    platform.cluster_mirror_class = "platform".into();
+    let answer = explain_cluster_mirror(&scene, &platform, &(), Timestamp::now());
+    assert_eq!(answer.own.verdict, Verdict::PartiallySynced);
+}
+
+#[test]
+fn a_label_of_the_source_selector_on_the_copies_makes_the_spec_invalid() {
+    let meta = ObjectMeta {
+        name: Some("corp-ca".into()),
+        ..ObjectMeta::default()
+    };
+    let spec = json!({
+        "source": {"kind": "ConfigMap", "namespace": "admin", "name": "ca"},
+        "target": {"namespaceSelector": {}, "labels": {"team": "a"}},
+    });
+    let request = Request::of(&meta, Some(&spec)).unwrap();
+    let scene = self::scene(request, vec![prod("prod-a")], vec![]);
+    let mut team = install();
+    team.source_label_keys = vec!["team".into()];
+    let answer = explain_cluster_mirror(&scene, &team, &(), Timestamp::now());
+    assert_eq!(answer.own.verdict, Verdict::InvalidSpec);
+    assert!(
+        answer.own.detail.contains("--selector"),
+        "{}",
+        answer.own.detail
+    );
 }
