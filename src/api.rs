@@ -6,7 +6,8 @@
 pub mod cluster_mirror;
 
 pub use cluster_mirror::{
-    ClusterMirror, ClusterMirrorSpec, ClusterMirrorStatus, Failure, SourceKind, SourceRef, Target,
+    ClusterMirror, ClusterMirrorSpec, ClusterMirrorStatus, DeletionPolicy, Failure, SourceKind,
+    SourceRef, Target,
 };
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

@@ -18,6 +18,7 @@ use crate::{
     cluster::report::EventPublisher,
     cluster::watches::{Namespaces, WatchSettings},
     contract::NeverCarried,
+    decisions::consent::Consent,
     decisions::targets,
     kind::secret::SecretSourceRules,
     ops::config::{Config, Kind},
@@ -37,25 +38,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let configmap_consent = config.rules.consent(Kind::Configmaps, &protected)?;
     let secret_consent = config.rules.consent(Kind::Secrets, &protected)?;
     let shutdown = Shutdown::on_signals().context("cannot listen for signals")?;
-    let kube_config = api_client::infer_config(
-        config.kube.kubeconfig.as_deref(),
-        config.kube.context.as_deref(),
-    )
-    .await?;
-    let client = api_client::calls(&kube_config, config.api_timeout)?;
-    let health = Arc::new(Health::new(config.watch_failure_threshold));
-    let mut metrics = Metrics::new(config.concurrency, &config.leader.lease_name);
-    metrics.register_watches(health.clone());
-    let metrics = Arc::new(metrics);
-
-    let listener = http::bind(config.http_addr)
-        .with_context(|| format!("cannot listen on {}", config.http_addr))?;
-    tracing::info!(addr = %listener.local_addr()?, "serving /metrics, /healthz and /readyz");
-    let server = tokio::spawn(http::serve(
-        listener,
-        http::router(metrics.clone(), health.clone()),
-        discard(shutdown.requested()),
-    ));
+    let (kube_config, client, health, metrics) = connect(&config).await?;
+    let server = serve_http(&config, &metrics, &health, &shutdown)?;
 
     let mut elector = match config.leader.enabled {
         true => Some(elector(
@@ -68,12 +52,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let (term_tx, leadership) = Leadership::new(elector.is_some());
     tokio::spawn(mirror_leadership(leadership.clone(), metrics.clone()));
 
-    let settings = WatchSettings {
-        namespace: config.namespace.clone(),
-        selector: config.rules.selector.clone(),
-        suffix: config.rules.suffix.clone(),
-        initial_list: config.initial_list,
-    };
+    let settings = watch_settings(&config);
     let (namespaces, namespace_watch) = Namespaces::new(&kube_config, &settings, health.clone())?;
     tokio::spawn(api_probe::while_watches_fail(
         client.clone(),
@@ -81,20 +60,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         health.clone(),
     ));
     let backoffs = Arc::new(Backoffs::new(metrics.failing_objects()));
-    let cluster_mirrors = match config.namespace.is_none() {
-        true => {
-            let (mirrors, watches) =
-                ClusterMirrors::new(&kube_config, client.clone(), metrics.clone())?;
-            tokio::spawn(watches);
-            Some(mirrors)
-        }
-        false => None,
-    };
-    let unmirrored_kinds = [(Kind::Configmaps, "ConfigMap"), (Kind::Secrets, "Secret")]
-        .into_iter()
-        .filter(|(kind, _)| !config.mirrors(*kind))
-        .map(|(_, name)| name.to_owned())
-        .collect();
+    let cluster_mirrors = watch_cluster_mirrors(&config, &kube_config, &client, &metrics)?;
     let shared = Shared {
         kube_config,
         events: EventPublisher::new(
@@ -122,8 +88,94 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             field_manager: config.field_manager(),
         },
         protected: protected.clone(),
-        unmirrored_kinds,
+        unmirrored_kinds: unmirrored_kinds(&config),
     };
+    log_start(&config, &protected);
+
+    let controllers = mirror_kinds(&config, &shared, configmap_consent, secret_consent);
+    let election = async {
+        match elector.as_mut() {
+            Some(elector) => elector.run(&term_tx).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        ended = controllers => { ended?; }
+        () = drain_expired(&shutdown, &config) => {}
+        () = namespace_watch => anyhow::bail!("the namespace watch ended unexpectedly"),
+        lost = election => return lost.map_err(anyhow::Error::from),
+    }
+    stop(elector, server, &shutdown, &config).await
+}
+
+fn watch_settings(config: &Config) -> WatchSettings {
+    WatchSettings {
+        namespace: config.namespace.clone(),
+        selector: config.rules.selector.clone(),
+        suffix: config.rules.suffix.clone(),
+        initial_list: config.initial_list,
+    }
+}
+
+/// The API server's client configuration, the client for calls, and the
+/// health and metrics every part reports to.
+async fn connect(
+    config: &Config,
+) -> anyhow::Result<(kube::Config, Client, Arc<Health>, Arc<Metrics>)> {
+    let kube_config = api_client::infer_config(
+        config.kube.kubeconfig.as_deref(),
+        config.kube.context.as_deref(),
+    )
+    .await?;
+    let client = api_client::calls(&kube_config, config.api_timeout)?;
+    let health = Arc::new(Health::new(config.watch_failure_threshold));
+    let mut metrics = Metrics::new(config.concurrency, &config.leader.lease_name);
+    metrics.register_watches(health.clone());
+    Ok((kube_config, client, health, Arc::new(metrics)))
+}
+
+/// Serves /metrics, /healthz and /readyz until shutdown is requested.
+fn serve_http(
+    config: &Config,
+    metrics: &Arc<Metrics>,
+    health: &Arc<Health>,
+    shutdown: &Shutdown,
+) -> anyhow::Result<tokio::task::JoinHandle<std::io::Result<()>>> {
+    let listener = http::bind(config.http_addr)
+        .with_context(|| format!("cannot listen on {}", config.http_addr))?;
+    tracing::info!(addr = %listener.local_addr()?, "serving /metrics, /healthz and /readyz");
+    Ok(tokio::spawn(http::serve(
+        listener,
+        http::router(metrics.clone(), health.clone()),
+        discard(shutdown.requested()),
+    )))
+}
+
+/// The ClusterMirrors' watch, in cluster-wide mode only.
+fn watch_cluster_mirrors(
+    config: &Config,
+    kube_config: &kube::Config,
+    client: &Client,
+    metrics: &Arc<Metrics>,
+) -> anyhow::Result<Option<ClusterMirrors>> {
+    if config.namespace.is_some() {
+        return Ok(None);
+    }
+    let (mirrors, watches) = ClusterMirrors::new(kube_config, client.clone(), metrics.clone())?;
+    tokio::spawn(watches);
+    Ok(Some(mirrors))
+}
+
+/// The kinds this install does not mirror, as ClusterMirrors name them.
+fn unmirrored_kinds(config: &Config) -> Vec<String> {
+    [(Kind::Configmaps, "ConfigMap"), (Kind::Secrets, "Secret")]
+        .into_iter()
+        .filter(|(kind, _)| !config.mirrors(*kind))
+        .map(|(_, name)| name.to_owned())
+        .collect()
+}
+
+fn log_start(config: &Config, protected: &[String]) {
     tracing::info!(
         selector = %config.rules.selector,
         kinds = ?config.rules.kinds,
@@ -134,7 +186,16 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         leader_election = config.leader.enabled,
         "configmap-mirror started"
     );
+}
 
+/// Each kind's controller, for the kinds this install mirrors; ends when
+/// both do, or at the first error.
+async fn mirror_kinds(
+    config: &Config,
+    shared: &Shared,
+    configmap_consent: Consent,
+    secret_consent: Consent,
+) -> anyhow::Result<()> {
     let configmaps = async {
         match config.mirrors(Kind::Configmaps) {
             true => {
@@ -164,29 +225,32 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             false => Ok(()),
         }
     };
-    let controllers = futures::future::try_join(configmaps, secrets);
-    let election = async {
-        match elector.as_mut() {
-            Some(elector) => elector.run(&term_tx).await,
-            None => std::future::pending().await,
-        }
-    };
-    // In-flight reconciles get two thirds of the shutdown time; whatever
-    // they have not finished by then is abandoned (a write either reached
-    // the API server or did not; the next leader compares everything).
+    futures::future::try_join(configmaps, secrets).await?;
+    Ok(())
+}
+
+/// Ends once shutdown was requested and two thirds of the shutdown time
+/// have passed: in-flight reconciles get that long; whatever they have not
+/// finished by then is abandoned (a write either reached the API server or
+/// did not; the next leader compares everything).
+async fn drain_expired(shutdown: &Shutdown, config: &Config) {
     let drain = config.shutdown_timeout * 2 / 3;
-    let drain_expired = {
-        let requested = shutdown.requested();
-        async move {
-            tokio::time::sleep_until((requested.await + drain).into()).await;
-        }
-    };
-    tokio::select! {
-        ended = controllers => { ended?; }
-        () = drain_expired => tracing::warn!(?drain, "shutting down: abandoning the reconciles still in flight"),
-        () = namespace_watch => anyhow::bail!("the namespace watch ended unexpectedly"),
-        lost = election => return lost.map_err(anyhow::Error::from),
-    }
+    let requested = shutdown.requested();
+    tokio::time::sleep_until((requested.await + drain).into()).await;
+    tracing::warn!(
+        ?drain,
+        "shutting down: abandoning the reconciles still in flight"
+    );
+}
+
+/// Releases the lease and closes the HTTP server, within what is left of
+/// the shutdown time.
+async fn stop(
+    mut elector: Option<Elector>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+    shutdown: &Shutdown,
+    config: &Config,
+) -> anyhow::Result<()> {
     let exit_by = shutdown.requested_at().unwrap_or_else(Instant::now) + config.shutdown_timeout;
     if let Some(elector) = elector.as_mut()
         && tokio::time::timeout_at(exit_by.into(), elector.release())

@@ -305,6 +305,9 @@ pub mod warning {
     pub const COPY_KEY_REFUSED: &str = "CopyKeyRefused";
     /// On a ClusterMirror: another install of the same class wrote its status.
     pub const CLUSTER_MIRROR_CLASS_CONFLICT: &str = "ClusterMirrorClassConflict";
+    /// On a copy whose ClusterMirror is gone without its deletion having
+    /// been seen: it is kept, as an orphan. Once per ClusterMirror name.
+    pub const CLUSTER_MIRROR_COPY_ORPHANED: &str = "CopyOrphaned";
 }
 
 /// What a copy is to its source: the companion in its namespace, or a

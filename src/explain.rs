@@ -96,6 +96,7 @@ fn install(args: &ExplainArgs) -> anyhow::Result<Install> {
     };
     let mut protected = rules.protected_namespaces.clone();
     protected.extend(args.install_namespaces.iter().cloned());
+    protected.extend(args.leader_election_namespace.iter().cloned());
     protected.extend(cluster_mirror_sources.iter().cloned());
     let source_selector = rules.source_selector()?;
     Ok(Install {

@@ -97,9 +97,49 @@ pub struct ClusterMirrorSpec {
     pub target: Target,
 
     /// When true, the status is still computed but nothing is written or
-    /// deleted: the copies stay as they are.
+    /// deleted, whatever the spec becomes: the copies stay as they are.
     #[serde(default, skip_serializing_if = "is_false")]
     pub suspend: bool,
+
+    /// What deleting this ClusterMirror does to its copies: `Delete` (the
+    /// default) removes them; `Orphan` releases them, left in place with
+    /// their content as plain objects the controller no longer keeps
+    /// (its labels and annotations removed). Read from the object as it
+    /// was deleted. A copy whose ClusterMirror went without the controller
+    /// seeing it deleted (the CRD deleted or replaced, the controller not
+    /// running) is kept either way.
+    #[serde(default, skip_serializing_if = "DeletionPolicy::is_default")]
+    pub deletion_policy: DeletionPolicy,
+}
+
+/// What deleting a ClusterMirror does to its copies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+pub enum DeletionPolicy {
+    /// Its copies are deleted.
+    #[default]
+    Delete,
+    /// Its copies stay, released: the controller's labels and annotations
+    /// are removed, and nothing keeps them any more.
+    Orphan,
+}
+
+impl DeletionPolicy {
+    fn is_default(&self) -> bool {
+        *self == DeletionPolicy::Delete
+    }
+
+    /// The policy a ClusterMirror's `spec` asks for, read leniently: a
+    /// spec that cannot be read otherwise still says what its deletion
+    /// does, and anything but `Orphan` deletes.
+    pub fn of_spec(spec: Option<&serde_json::Value>) -> DeletionPolicy {
+        match spec
+            .and_then(|s| s.get("deletionPolicy"))
+            .and_then(|p| p.as_str())
+        {
+            Some("Orphan") => DeletionPolicy::Orphan,
+            _ => DeletionPolicy::Delete,
+        }
+    }
 }
 
 /// The object a ClusterMirror copies.

@@ -124,6 +124,14 @@ pub async fn run<K: MirroredKind>(
         shutdown: shared.shutdown.clone(),
         cluster_mirrors: side,
     });
+    if ctx.cluster_mirrors.is_some() {
+        let counted = Arc::downgrade(&ctx);
+        ctx.metrics.count_orphans_with(Box::new(move |counts| {
+            if let Some(ctx) = counted.upgrade() {
+                cluster_mirror::prune::count_orphans(&ctx, counts);
+            }
+        }));
+    }
     let stop = shared.shutdown.requested();
     let cluster_stop = shared.shutdown.requested();
     let (more_prunes, prunes) = mpsc::unbounded();

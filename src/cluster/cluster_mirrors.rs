@@ -1,29 +1,39 @@
-//! The ClusterMirrors, as one cache every kind shares, and whether their
-//! CustomResourceDefinition is there to be trusted.
+//! The ClusterMirrors, as one cache every kind shares, the deletions of
+//! them this process saw, and whether their CustomResourceDefinition is
+//! there to be trusted.
 //!
-//! Deleting the CRD makes the API server delete every ClusterMirror first:
-//! the watch then reports each as deleted, exactly as if an admin had
-//! deleted them. That must never remove a copy. So the absence of a
-//! ClusterMirror removes its copies only while the CRD exists and is not
-//! being deleted, as read from the API server after the absence was seen
-//! (`crd_live_since_absence`): the CRD is marked for deletion before any of
-//! its objects go, so that read cannot miss it. One read answers every
-//! copy pruned for absences seen before it began, so deleting a
-//! ClusterMirror with 5,000 copies reads the CRD once, not 5,000 times.
-//! While the CRD is missing (also
-//! at start), the ClusterMirror cache never completes, and no copy of a
-//! ClusterMirror is pruned; the label-driven path runs as ever.
+//! A ClusterMirror's copies are removed (or released) only for a deletion
+//! the controller saw happen: a delete event of the watch, bound to the
+//! deleted object's uid and to the CRD live when it came
+//! (`deletions`). Deleting the CRD makes the API server delete every
+//! ClusterMirror first: the watch then reports each as deleted, exactly as
+//! if an admin had deleted them. That must never remove a copy. So a
+//! deletion counts only once the CRD, read from the API server after the
+//! deletion was seen, is that same CRD and not being deleted (`crd`): the
+//! CRD is marked for deletion before any of its objects go, and a CRD
+//! created again has another uid, so that read cannot mistake either. One
+//! read answers every copy pruned for absences seen before it began, so
+//! deleting a ClusterMirror with 5,000 copies reads the CRD once, not 5,000
+//! times. A ClusterMirror merely absent (from a list, at start, after a
+//! relist, after the CRD came back) leaves its copies as orphans. While
+//! the CRD is missing (also at start), the ClusterMirror cache never
+//! completes, and no copy of a ClusterMirror is pruned; the label-driven
+//! path runs as ever.
+
+mod crd;
+mod deletions;
 
 use std::{
     collections::HashMap,
-    sync::{
-        Arc, Mutex, PoisonError,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
 };
 
 use futures::{StreamExt, channel::mpsc};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::{
+    apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    apimachinery::pkg::apis::meta::v1::ObjectMeta,
+};
 use kube::{
     Api, Client, ResourceExt,
     api::{ApiResource, DynamicObject, GroupVersionKind},
@@ -38,24 +48,30 @@ use kube::{
 use tokio::sync::watch;
 
 use crate::{
+    api::DeletionPolicy,
     cluster::api_client,
     contract::{
         CLUSTER_MIRROR_CRD, CLUSTER_MIRROR_GROUP, CLUSTER_MIRROR_KIND, CLUSTER_MIRROR_PLURAL,
         CLUSTER_MIRROR_VERSION,
     },
-    decisions::cluster_mirror::Request,
+    decisions::cluster_mirror::{Request, Witnessed, bound_cluster_mirror_uid},
     ops::metrics::Metrics,
 };
+
+use crd::{CrdReads, CrdSeen, follow_crd, retry_pause};
+use deletions::Deletions;
+
+/// How long a deletion seen before the CRD watch first reported waits for
+/// it: without knowing the live CRD, the deletion could remove nothing.
+const CRD_FIRST_REPORT: Duration = Duration::from_secs(10);
 
 /// What changed of one ClusterMirror's request, for the kinds to act on.
 #[derive(Debug, Clone)]
 pub enum Change {
-    /// Its spec changed, it appeared or it went: `before` is what it asked
-    /// for until now (its copies may no longer be wanted), `after` what it
-    /// asks for now.
+    /// Its spec changed, it appeared or it went (its copies may no longer
+    /// be wanted): `after` is what it asks for now.
     Request {
         name: String,
-        before: Option<Arc<Request>>,
         after: Option<Arc<Request>>,
     },
     /// Its status was written (by this install, or another), its spec
@@ -70,18 +86,13 @@ pub enum Change {
 pub struct ClusterMirrors {
     pub store: Store<DynamicObject>,
     pub resource: ApiResource,
-    client: Client,
     /// The parsed requests, by name; an unreadable spec is left out.
     requests: Arc<Mutex<HashMap<String, Arc<Request>>>>,
     listed: watch::Receiver<bool>,
     listeners: Arc<Mutex<Vec<mpsc::UnboundedSender<Change>>>>,
-    /// How many events that can make a ClusterMirror absent (a delete, a
-    /// new list) were seen; counted before the store shows the absence.
-    absences_seen: Arc<AtomicU64>,
-    /// The last read of the CRD: the count of absences seen when it
-    /// began, and whether the CRD was live. Held while reading, so reads
-    /// waiting on it are made one at a time.
-    last_crd_read: Arc<tokio::sync::Mutex<Option<(u64, bool)>>>,
+    crd: watch::Receiver<CrdSeen>,
+    crd_reads: CrdReads,
+    deletions: Deletions,
 }
 
 pub fn resource() -> ApiResource {
@@ -106,15 +117,16 @@ impl ClusterMirrors {
         let writer = reflector::store::Writer::new(resource.clone());
         let store = writer.as_reader();
         let (listed_tx, listed) = watch::channel(false);
+        let (crd_tx, crd) = watch::channel(None);
         let mirrors = ClusterMirrors {
             store,
             resource: resource.clone(),
-            client,
             requests: Arc::default(),
             listed,
             listeners: Arc::default(),
-            absences_seen: Arc::default(),
-            last_crd_read: Arc::default(),
+            crd,
+            crd_reads: CrdReads::new(client),
+            deletions: Deletions::default(),
         };
         let api = Api::<DynamicObject>::all_with(watch_client.clone(), &resource);
         // Backed off in `follow`, which retries at once when the CRD comes.
@@ -125,13 +137,12 @@ impl ClusterMirrors {
             watcher::Config::default().fields(&format!("metadata.name={CLUSTER_MIRROR_CRD}")),
         )
         .default_backoff();
-        let (crd_present_tx, crd_present_rx) = watch::channel(false);
         let drive = {
             let mirrors = mirrors.clone();
             async move {
                 futures::join!(
-                    mirrors.follow(events, writer, listed_tx, crd_present_rx),
-                    follow_crd(crd_events, metrics, crd_present_tx)
+                    mirrors.follow(events, writer, listed_tx),
+                    follow_crd(crd_events, metrics, crd_tx)
                 );
             }
         };
@@ -159,6 +170,11 @@ impl ClusterMirrors {
         let _ = self.listed.clone().wait_for(|listed| *listed).await;
     }
 
+    /// Whether the CRD watch last saw the CRD there and not being deleted.
+    pub fn crd_live(&self) -> bool {
+        self.crd.borrow().as_ref().is_some_and(Option::is_some)
+    }
+
     /// The request of the ClusterMirror called `name`, if its spec reads.
     pub fn request(&self, name: &str) -> Option<Arc<Request>> {
         self.lock_requests().get(name).cloned()
@@ -169,23 +185,30 @@ impl ClusterMirrors {
         self.lock_requests().values().cloned().collect()
     }
 
-    /// Whether the CRD exists and is not being deleted, as read from the
-    /// API server after every absence seen so far: only then does a
-    /// ClusterMirror's absence mean that it was deleted by someone. A read
-    /// that began after the last absence was seen answers again.
-    pub async fn crd_live_since_absence(&self) -> Result<bool, kube::Error> {
-        let mut last_read = self.last_crd_read.lock().await;
-        let absences = self.absences_seen.load(Ordering::SeqCst);
-        if let Some((seen, live)) = *last_read
-            && seen == absences
-        {
-            return Ok(live);
+    /// The deletion, seen by this process, of the ClusterMirror `name`
+    /// that `copy` is bound to (by uid).
+    pub fn deletion_of(&self, name: &str, copy: &ObjectMeta) -> Option<Witnessed> {
+        self.deletions.of(name, bound_cluster_mirror_uid(copy)?)
+    }
+
+    /// Whether the deletion of the ClusterMirror `copy` is bound to was
+    /// made by someone, its CRD live: read from the API server after the
+    /// deletion was seen, once for all its copies.
+    pub async fn deleted_by_someone(&self, copy: &ObjectMeta) -> Result<bool, kube::Error> {
+        let Some(uid) = bound_cluster_mirror_uid(copy) else {
+            return Ok(false);
+        };
+        if let Some(settled) = self.deletions.settled(uid) {
+            return Ok(settled);
         }
-        let api = Api::<CustomResourceDefinition>::all(self.client.clone());
-        let crd = api.get_metadata_opt(CLUSTER_MIRROR_CRD).await?;
-        let live = crd.is_some_and(|crd| crd.metadata.deletion_timestamp.is_none());
-        *last_read = Some((absences, live));
-        Ok(live)
+        let live = self.crd_reads.live_uid_since_absence().await?;
+        Ok(self.deletions.settle(uid, live.as_deref()))
+    }
+
+    /// Whether the orphans of `name` are to be told about now: once, until
+    /// a ClusterMirror of that name appears again.
+    pub fn first_orphaned(&self, name: &str) -> bool {
+        self.deletions.first_orphaned(name)
     }
 
     async fn follow(
@@ -193,10 +216,10 @@ impl ClusterMirrors {
         events: impl futures::Stream<Item = Result<Event<DynamicObject>, watcher::Error>>,
         mut writer: reflector::store::Writer<DynamicObject>,
         listed: watch::Sender<bool>,
-        mut crd_present: watch::Receiver<bool>,
     ) {
         let mut backoff = watcher::DefaultBackoff::default();
         let mut events = std::pin::pin!(events);
+        let mut crd = self.crd.clone();
         let mut failing = false;
         while let Some(event) = events.next().await {
             let event = match event {
@@ -206,17 +229,17 @@ impl ClusterMirrors {
                         tracing::error!(%error, "cannot watch ClusterMirrors (is the CRD installed?); no ClusterMirror copy is written or removed until it can; label-driven mirroring goes on");
                     }
                     failing = true;
-                    retry_pause(&mut backoff, &mut crd_present).await;
+                    retry_pause(&mut backoff, &mut crd).await;
                     continue;
                 }
             };
             failing = false;
             backoff.reset();
-            // Counted before the store shows it: whoever finds a
-            // ClusterMirror absent then finds the count raised, and no
-            // older read of the CRD answers for it.
+            if let Event::Delete(object) = &event {
+                self.witness(object).await;
+            }
             if matches!(event, Event::Delete(_) | Event::InitDone) {
-                self.absences_seen.fetch_add(1, Ordering::SeqCst);
+                self.crd_reads.absence_seen();
             }
             let status_before = match &event {
                 Event::Apply(object) => {
@@ -237,6 +260,25 @@ impl ClusterMirrors {
         }
     }
 
+    /// Remembers the deletion of `object`, as the CRD watch says which CRD
+    /// is live (waited for a moment if it has not reported yet).
+    async fn witness(&self, object: &DynamicObject) {
+        let mut crd = self.crd.clone();
+        let reported = crd.wait_for(Option::is_some);
+        let crd_uid = match tokio::time::timeout(CRD_FIRST_REPORT, reported).await {
+            Ok(Ok(seen)) => seen.clone().flatten(),
+            _ => None,
+        };
+        let policy = DeletionPolicy::of_spec(object.data.get("spec"));
+        let name = object.name_any();
+        match &object.metadata.uid {
+            Some(uid) => self.deletions.record(&name, uid, policy, crd_uid),
+            None => {
+                tracing::warn!(clustermirror = %name, "a ClusterMirror deleted without a uid: its copies are kept")
+            }
+        }
+    }
+
     /// Keeps the parsed requests, and says what changed; `status_before`
     /// is an applied object's status as the cache held it, if it did.
     fn observe(
@@ -249,6 +291,9 @@ impl ClusterMirrors {
                 .ok()
                 .map(Arc::new)
         };
+        if let Event::Apply(object) | Event::InitApply(object) = event {
+            self.deletions.appeared(&object.name_any());
+        }
         let mut requests = self.lock_requests();
         match event {
             Event::Apply(object) => {
@@ -271,21 +316,13 @@ impl ClusterMirrors {
                 match same {
                     true if status_written => vec![Change::StatusWritten { name }],
                     true => Vec::new(),
-                    false => vec![Change::Request {
-                        name,
-                        before,
-                        after,
-                    }],
+                    false => vec![Change::Request { name, after }],
                 }
             }
             Event::Delete(object) => {
                 let name = object.name_any();
-                let before = requests.remove(&name);
-                vec![Change::Request {
-                    name,
-                    before,
-                    after: None,
-                }]
+                requests.remove(&name);
+                vec![Change::Request { name, after: None }]
             }
             Event::Init => Vec::new(),
             Event::InitApply(object) => {
@@ -313,75 +350,5 @@ impl ClusterMirrors {
 
     fn lock_requests(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Request>>> {
         self.requests.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// The pause before the ClusterMirror watch is tried again after a
-/// failure: growing as the watch's own backoff, cut short when the CRD
-/// comes. A CRD installed long after the controller started is then read
-/// at once, not up to half a minute later.
-async fn retry_pause(
-    backoff: &mut watcher::DefaultBackoff,
-    crd_present: &mut watch::Receiver<bool>,
-) {
-    let pause = backoff.next().unwrap_or(std::time::Duration::from_secs(30));
-    crd_present.borrow_and_update();
-    tokio::select! {
-        () = tokio::time::sleep(pause) => {}
-        changed = crd_present.changed() => {
-            if changed.is_ok() && *crd_present.borrow() {
-                backoff.reset();
-            } else {
-                // Gone, or the CRD watch ended: no reason to hurry.
-                tokio::time::sleep(pause).await;
-            }
-        }
-    }
-}
-
-/// Says loudly, and in a metric, whenever the CRD goes or is being deleted.
-async fn follow_crd(
-    events: impl futures::Stream<
-        Item = Result<Event<PartialObjectMeta<CustomResourceDefinition>>, watcher::Error>,
-    >,
-    metrics: Arc<Metrics>,
-    present_now: watch::Sender<bool>,
-) {
-    let mut events = std::pin::pin!(events);
-    let mut present: Option<bool> = None;
-    let mut listing = false;
-    while let Some(event) = events.next().await {
-        let now_present = match event {
-            Ok(Event::Apply(crd)) => crd.metadata.deletion_timestamp.is_none(),
-            Ok(Event::Delete(_)) => false,
-            Ok(Event::Init) => {
-                listing = false;
-                continue;
-            }
-            Ok(Event::InitApply(crd)) => {
-                listing = crd.metadata.deletion_timestamp.is_none();
-                continue;
-            }
-            Ok(Event::InitDone) => listing,
-            Err(error) => {
-                tracing::warn!(%error, crd = CLUSTER_MIRROR_CRD, "cannot watch the ClusterMirror CRD");
-                continue;
-            }
-        };
-        if present != Some(now_present) {
-            match now_present {
-                true => tracing::info!(
-                    crd = CLUSTER_MIRROR_CRD,
-                    "the ClusterMirror CRD is installed"
-                ),
-                false => tracing::error!(
-                    crd = CLUSTER_MIRROR_CRD,
-                    "the ClusterMirror CRD is missing or being deleted: no ClusterMirror copy is removed; label-driven mirroring goes on"
-                ),
-            }
-        }
-        present = Some(now_present);
-        present_now.send_replace(now_present);
-        metrics.set_cluster_mirror_crd_present(now_present);
     }
 }

@@ -176,7 +176,10 @@ impl Keeper {
         };
         self.create_retry = None;
         match key_in(&secret) {
-            Ok(key) => self.use_key(key),
+            Ok(key) => {
+                self.use_key(key);
+                self.mark_own(&secret).await;
+            }
             Err(refusal) => {
                 self.key.set(None);
                 let reason = format!(
@@ -204,6 +207,48 @@ impl Keeper {
             ),
         }
         self.had_key = true;
+    }
+
+    /// Labels the key's Secret as the install's own when it is not: a key
+    /// made before the controller marked its keys (by an earlier release),
+    /// or by hand. Every install then refuses it as a source, not only the
+    /// one whose key it is. Replaced as read (an update, the verb the
+    /// controller has on Secrets), so that a newer version is never
+    /// overwritten: a failure is told, and the label tried again at the
+    /// key's next change or list; the key is used meanwhile.
+    async fn mark_own(&self, secret: &Secret) {
+        let labels = secret.metadata.labels.as_ref();
+        if labels.is_some_and(|labels| labels.contains_key(INSTALL_OWNED_LABEL)) {
+            return;
+        }
+        let mut marked = secret.clone();
+        marked
+            .metadata
+            .labels
+            .get_or_insert_with(BTreeMap::new)
+            .insert(INSTALL_OWNED_LABEL.into(), DIGEST_KEY_ROLE.into());
+        let replaced = self
+            .secrets
+            .replace(&self.name, &PostParams::default(), &marked)
+            .await;
+        match replaced {
+            Ok(_) => tracing::info!(
+                secret = %self.place,
+                "the digest key is labelled {INSTALL_OWNED_LABEL}={DIGEST_KEY_ROLE}: no install \
+                 copies it"
+            ),
+            // Changed since read (another replica labelled it, say): the
+            // watch delivers the newer version, looked at again.
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                tracing::debug!(secret = %self.place, "the digest key changed before it was labelled")
+            }
+            Err(error) => tracing::warn!(
+                secret = %self.place,
+                error = %describe(&error),
+                "cannot label the digest key {INSTALL_OWNED_LABEL}={DIGEST_KEY_ROLE}; this \
+                 install still never copies it, another install might"
+            ),
+        }
     }
 
     /// Makes the key's Secret, unless another replica did first: the watch

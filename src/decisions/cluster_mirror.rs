@@ -8,9 +8,12 @@
 //! protected namespace (which includes every namespace ClusterMirror
 //! sources may come from) is never selected, nor the source's own.
 
+pub mod fate;
 pub mod standing;
 pub mod status;
 pub mod status_writers;
+
+pub use fate::{CopyFate, Install, Seen, Witnessed, bound_cluster_mirror_uid, copy_fate, release};
 
 use std::collections::BTreeMap;
 
@@ -19,11 +22,11 @@ use k8s_openapi::serde::Deserialize;
 use serde_json::Value;
 
 use crate::{
-    api::{ClusterMirrorSpec, SourceKind},
+    api::{ClusterMirrorSpec, DeletionPolicy, SourceKind},
     contract::{
         CARRIED_ANNOTATIONS_ANNOTATION, CARRIED_LABELS_ANNOTATION, CLUSTER_MIRROR_LABEL,
         CONTROLLER_KEY_PREFIX, MANAGED_BY_LABEL, NeverCarried, cluster_mirror_of, is_managed_by_us,
-        mirror_of, never_carried, written_under,
+        mirror_of, never_carried,
     },
     decisions::consent::{Consent, NamespaceFacts},
     decisions::desired::{Refusal, desired_mirror, mark_install, never_a_source},
@@ -53,6 +56,8 @@ pub struct Request {
     /// The class of the install that serves it (`spec.className`); empty
     /// for none.
     pub class_name: String,
+    /// What its deletion does to its copies.
+    pub deletion_policy: DeletionPolicy,
 }
 
 /// The class a ClusterMirror's spec names, read without the rest of the
@@ -94,6 +99,7 @@ impl Request {
             annotations: spec.target.annotations,
             suspend: spec.suspend,
             class_name: spec.class_name.unwrap_or_default(),
+            deletion_policy: spec.deletion_policy,
         })
     }
 
@@ -283,63 +289,15 @@ impl Request {
     }
 
     /// Whether a copy this ClusterMirror wrote (its label names it) in a
-    /// namespace that exists is still wanted. A suspended ClusterMirror
-    /// deletes nothing.
+    /// namespace that exists is what its spec asks for now (suspended or
+    /// not: see [`copy_fate`]).
     pub fn wants(&self, copy: &ObjectMeta, namespace: &NamespaceFacts, consent: &Consent) -> bool {
-        if self.suspend {
-            return true;
-        }
         let same_source = mirror_of(copy)
             .is_some_and(|(ns, name)| ns == self.source_namespace && name == self.source_name);
         cluster_mirror_of(copy) == Some(self.name.as_str())
             && copy.name.as_deref() == Some(self.target_name.as_str())
             && same_source
             && self.selects(namespace, consent)
-    }
-}
-
-/// What becomes of a copy a ClusterMirror wrote.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CopyFate {
-    Keep,
-    /// Its ClusterMirror no longer wants it here.
-    Unwanted,
-    /// Its ClusterMirror is gone from the cache: it goes only if the CRD
-    /// is there and not being deleted (a deleted CRD takes every
-    /// ClusterMirror with it, and must take no copy).
-    UnwantedIfCrdLive,
-}
-
-/// The prune loop's verdict on a copy of kind `kind` that ClusterMirror
-/// `request` wrote (looked up by the copy's label: None when no readable
-/// one has that name; `exists` when one has, readable or not), given what
-/// its namespace is (None: gone, and the copy with it). Nothing is decided
-/// before the ClusterMirror cache is `listed`, nor for a copy another
-/// install (`selector`) wrote.
-#[allow(clippy::too_many_arguments)]
-pub fn copy_fate(
-    copy: &ObjectMeta,
-    kind: &str,
-    selector: &str,
-    listed: bool,
-    exists: bool,
-    request: Option<&Request>,
-    namespace: Option<&NamespaceFacts>,
-    consent: &Consent,
-) -> CopyFate {
-    let Some(namespace) = namespace else {
-        return CopyFate::Keep;
-    };
-    if !listed || !written_under(copy, selector) {
-        return CopyFate::Keep;
-    }
-    match request {
-        None if exists => CopyFate::Keep,
-        None => CopyFate::UnwantedIfCrdLive,
-        Some(request) if request.kind == kind && request.wants(copy, namespace, consent) => {
-            CopyFate::Keep
-        }
-        Some(_) => CopyFate::Unwanted,
     }
 }
 

@@ -162,6 +162,27 @@ impl Report {
     /// The table: a heading line, one line per row (the kind and source
     /// columns only when they vary), the Warnings, the notes and a summary.
     pub fn to_table(&self) -> String {
+        let mut out = self.heading();
+        out.push('\n');
+        out.push_str(&self.rows_table());
+        out.push_str(&self.warnings_table());
+        for note in &self.notes {
+            out.push_str(&format!("\nNote: {note}"));
+        }
+        if !self.notes.is_empty() {
+            out.push('\n');
+        }
+        let missing = self.rows.iter().filter(|row| !row.verdict.ok()).count();
+        out.push_str(&match missing {
+            0 => "\nEverything asked for is in place.\n".to_owned(),
+            n => format!("\nNot in place: {n} of {}.\n", self.rows.len()),
+        });
+        out
+    }
+
+    /// What is explained, the classes when either is not the default, and
+    /// the preview's annotations: a line each.
+    fn heading(&self) -> String {
         let subject = match &self.subject.namespace {
             Some(namespace) => format!("{} {namespace}/{}", self.subject.kind, self.subject.name),
             None => format!("{} {}", self.subject.kind, self.subject.name),
@@ -199,7 +220,12 @@ impl Report {
                 given.join(" ")
             ));
         }
-        out.push('\n');
+        out
+    }
+
+    /// The rows, aligned; the kind, source and ClusterMirror columns only
+    /// when they vary.
+    fn rows_table(&self) -> String {
         let subject_key = self
             .subject
             .namespace
@@ -248,40 +274,32 @@ impl Report {
             line.extend([row.verdict.as_str().to_owned(), row.detail.clone()]);
             lines.push(line);
         }
-        out.push_str(&aligned(&lines));
-        if !self.warnings.is_empty() {
-            out.push_str("\nLast Warnings, oldest first:\n");
-            let mut lines = vec![
-                ["LAST SEEN", "REGARDING", "REASON", "COUNT", "MESSAGE"]
-                    .map(str::to_owned)
-                    .to_vec(),
-            ];
-            for warning in &self.warnings {
-                lines.push(vec![
-                    warning
-                        .last_seen
-                        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
-                        .unwrap_or_default(),
-                    warning.regarding.clone(),
-                    warning.reason.clone(),
-                    warning.count.to_string(),
-                    warning.message.clone(),
-                ]);
-            }
-            out.push_str(&aligned(&lines));
+        aligned(&lines)
+    }
+
+    /// The last Warnings, oldest first, aligned; nothing when there are none.
+    fn warnings_table(&self) -> String {
+        if self.warnings.is_empty() {
+            return String::new();
         }
-        for note in &self.notes {
-            out.push_str(&format!("\nNote: {note}"));
+        let mut lines = vec![
+            ["LAST SEEN", "REGARDING", "REASON", "COUNT", "MESSAGE"]
+                .map(str::to_owned)
+                .to_vec(),
+        ];
+        for warning in &self.warnings {
+            lines.push(vec![
+                warning
+                    .last_seen
+                    .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+                    .unwrap_or_default(),
+                warning.regarding.clone(),
+                warning.reason.clone(),
+                warning.count.to_string(),
+                warning.message.clone(),
+            ]);
         }
-        if !self.notes.is_empty() {
-            out.push('\n');
-        }
-        let missing = self.rows.iter().filter(|row| !row.verdict.ok()).count();
-        out.push_str(&match missing {
-            0 => "\nEverything asked for is in place.\n".to_owned(),
-            n => format!("\nNot in place: {n} of {}.\n", self.rows.len()),
-        });
-        out
+        format!("\nLast Warnings, oldest first:\n{}", aligned(&lines))
     }
 }
 

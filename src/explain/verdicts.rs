@@ -332,6 +332,7 @@ mod compare;
 mod contested;
 mod copy;
 mod namespace;
+mod orphan;
 mod refusal;
 mod source;
 mod what;
@@ -348,6 +349,7 @@ pub use cluster_mirror::{ClusterMirrorScene, class_words, explain_cluster_mirror
 use copy::copy_itself;
 pub use copy::{CopyScene, explain_copy, is_copy};
 pub use namespace::{NamespaceScene, consent_rows, explain_namespace, sources_asking};
+pub use orphan::{orphan_row, orphan_rows};
 pub use source::{
     Namespaces, SourceScene, companion_of, explain_source, mirror_namespaces, named_namespaces,
 };

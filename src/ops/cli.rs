@@ -146,10 +146,23 @@ pub struct ExplainArgs {
 
     /// The install's digest key, as NAMESPACE/NAME, as the controller's
     /// flag: never a source (default: `<--leader-election-id>-digest-key`
-    /// in each of --install-namespaces). A key the controller created is
-    /// told by its label `workshop.io/install-owned` whatever this says.
+    /// in --leader-election-namespace, else in each of --install-namespaces).
+    /// A key the controller labelled `workshop.io/install-owned` (its own
+    /// key, whoever made it) is told by that label whatever this says.
     #[arg(long, env = "MIRROR_DIGEST_KEY_SECRET", help_heading = "Mirroring", value_name = "NAMESPACE/NAME", value_parser = parse_namespaced_name)]
     pub digest_key_secret: Option<(String, String)>,
+
+    /// The install's Lease namespace, as the controller's flag: when given,
+    /// the digest key's default place is there, as the controller keeps it
+    /// (else in each of --install-namespaces), and it is protected.
+    #[arg(
+        long,
+        env = "MIRROR_LEADER_ELECTION_NAMESPACE",
+        help_heading = "Mirroring",
+        value_name = "NAMESPACE",
+        value_parser = parse_namespace
+    )]
+    pub leader_election_namespace: Option<String>,
 
     /// The install's Lease name, as the controller's flag: its digest
     /// key's default name is this followed by `-digest-key`.
@@ -180,12 +193,17 @@ pub const CLUSTER_MIRROR_WORDS: [&str; 3] = ["clustermirror", "clustermirrors", 
 
 impl ExplainArgs {
     /// Where the install's digest key may be: `--digest-key-secret`, or
-    /// its default name in each of the install's namespaces.
+    /// its default name in the Lease's namespace, else in each of the
+    /// install's namespaces (the controller's: the Lease's namespace, else
+    /// the one it runs in).
     pub fn digest_key_places(&self) -> Vec<(String, String)> {
         if let Some(place) = &self.digest_key_secret {
             return vec![place.clone()];
         }
         let name = format!("{}{DIGEST_KEY_NAME_SUFFIX}", self.leader_election_id);
+        if let Some(namespace) = &self.leader_election_namespace {
+            return vec![(namespace.clone(), name)];
+        }
         self.install_namespaces
             .iter()
             .filter(|namespace| !namespace.is_empty())

@@ -205,10 +205,11 @@ pub struct Rules {
     )]
     pub cluster_mirror_class: String,
 
-    /// More ConfigMap names never mirrored into other namespaces, besides
-    /// the built-in ones published into every namespace (`kube-root-ca.crt`,
-    /// `istio-ca-root-cert`, `openshift-service-ca.crt`): a mirror there
-    /// would fight its publisher.
+    /// More ConfigMap names never mirrored into other namespaces, nor
+    /// written by a ClusterMirror, besides the built-in ones published into
+    /// every namespace (`kube-root-ca.crt`, `istio-ca-root-cert`,
+    /// `openshift-service-ca.crt`): a mirror there would fight its
+    /// publisher. Copies already at such a name are removed.
     #[arg(long, env = "MIRROR_RESERVED_NAMES", help_heading = "Mirroring", value_name = "NAMES", value_delimiter = ',', value_parser = parse_object_name)]
     pub reserved_names: Vec<String>,
 

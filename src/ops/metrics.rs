@@ -10,6 +10,7 @@ mod cluster_mirrors;
 mod copies;
 mod leader;
 mod objects;
+mod orphans;
 mod process;
 mod queue;
 mod queue_times;
@@ -22,6 +23,7 @@ use prometheus_client::{encoding::text::encode, metrics::gauge::Gauge, registry:
 
 use crate::{contract::MANAGER_NAME, contract::Operation, ops::health::Health};
 
+pub use orphans::{CountOrphans, Orphans};
 pub use reconciles::{Loop, Outcome, ReconcileTimer};
 
 pub struct Metrics {
@@ -32,6 +34,7 @@ pub struct Metrics {
     leader: leader::Leader,
     objects: objects::Objects,
     cluster_mirrors: cluster_mirrors::ClusterMirrors,
+    orphans: Orphans,
 }
 
 impl Metrics {
@@ -45,6 +48,7 @@ impl Metrics {
             leader: leader::Leader::default(),
             objects: objects::Objects::default(),
             cluster_mirrors: cluster_mirrors::ClusterMirrors::default(),
+            orphans: Orphans::default(),
         };
         this.reconciles
             .register(registry.sub_registry_with_label(label("controller", MANAGER_NAME)));
@@ -57,6 +61,7 @@ impl Metrics {
         this.objects.register(&mut registry);
         this.cluster_mirrors.register(&mut registry);
         registry.register_collector(Box::new(process::ProcessCollector));
+        registry.register_collector(Box::new(orphans::OrphanCollector(this.orphans.clone())));
         Metrics { registry, ..this }
     }
 
@@ -134,6 +139,11 @@ impl Metrics {
     /// A ClusterMirror that is gone has no series.
     pub fn forget_cluster_mirror(&self, name: &str) {
         self.cluster_mirrors.forget(name);
+    }
+
+    /// Counts one kind's ClusterMirror orphans at each scrape.
+    pub fn count_orphans_with(&self, count: CountOrphans) {
+        self.orphans.add(count);
     }
 
     pub fn set_cluster_mirror_crd_present(&self, present: bool) {

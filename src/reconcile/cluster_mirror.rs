@@ -9,7 +9,9 @@
 //! generation), its source changing, one of its copies changing or going,
 //! a namespace it asks for, or asked for before, appearing, changing or
 //! going, and every (re)list and change of leader. A changed or deleted
-//! ClusterMirror wakes the prune of every copy of the source it named.
+//! ClusterMirror wakes the prune of every copy carrying its name; each
+//! (re)list, the prune of every ClusterMirror copy (one whose ClusterMirror
+//! went unseen is an orphan, told about).
 //!
 //! Only the ClusterMirrors of the install's class are served
 //! (`--cluster-mirror-class`): for any other, nothing is written, and its
@@ -155,8 +157,8 @@ fn wakeups<K: MirroredKind>(
 /// Whom one input wakes, among the ClusterMirrors this kind's loop serves,
 /// and about which of their copies: a copy's event about that copy alone,
 /// anything else about all (it may change what is selected). A changed or
-/// deleted ClusterMirror also wakes the prune of the copies of the source
-/// it named.
+/// deleted ClusterMirror also wakes the prune of the copies carrying its
+/// name.
 fn woken<K: MirroredKind>(
     ctx: &Context<K>,
     side: &ClusterMirrorSide<K>,
@@ -204,8 +206,9 @@ fn names_woken<K: MirroredKind>(
             .collect()
     };
     match input {
-        Input::Everything => {
-            // Copies of a ClusterMirror that went while none was watched.
+        Input::Everything | Input::Change(Change::Listed) => {
+            // Copies of a ClusterMirror that went while none was watched:
+            // kept as orphans, and told about.
             for copy in ctx.caches.copies.state() {
                 if contract::cluster_mirror_of(copy.meta()).is_some() {
                     let _ = prune.unbounded_send(ObjectRef::from(copy.as_ref()));
@@ -213,22 +216,16 @@ fn names_woken<K: MirroredKind>(
             }
             of_class()
         }
-        Input::Change(Change::Listed) => of_class(),
         Input::Change(Change::StatusWritten { name }) => report::status_written(&name, side, ctx)
             .into_iter()
             .collect(),
-        Input::Change(Change::Request {
-            name,
-            before,
-            after,
-        }) => {
-            if let Some(before) = before.filter(|b| b.kind == K::kind(&())) {
-                let copies = ctx
-                    .caches
-                    .index
-                    .mirrors_of(&before.source_namespace, &before.source_name);
-                for copy in copies {
-                    let _ = prune.unbounded_send(copy);
+        Input::Change(Change::Request { name, after }) => {
+            // Every copy it wrote, whatever source, name or kind it asked
+            // for when it wrote it (a suspended one may have changed its
+            // spec many times since).
+            for copy in ctx.caches.copies.state() {
+                if contract::cluster_mirror_of(copy.meta()) == Some(name.as_str()) {
+                    let _ = prune.unbounded_send(ObjectRef::from(copy.as_ref()));
                 }
             }
             match after {

@@ -87,7 +87,12 @@ pub fn needs_prune<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> bool {
     let copy = cache_form::copy_from_cache(cached);
     let copy = copy.object();
     match contract::cluster_mirror_of(copy.meta()) {
-        Some(name) => cluster_mirror::prune::fate(copy, name, ctx) != CopyFate::Keep,
+        // An orphan is kept: its reconcile only tells of it, which the
+        // ClusterMirror loop asks for after each list.
+        Some(name) => !matches!(
+            cluster_mirror::prune::fate(copy, name, ctx),
+            CopyFate::Keep | CopyFate::Orphaned
+        ),
         None => verdict(copy, ctx) != CopyVerdict::Keep,
     }
 }

@@ -931,6 +931,7 @@ async fn an_uninstall_removes_the_policy() {
     world.finish().await;
 }
 
+mod cluster_mirror;
 mod guards;
 mod never_carry;
 mod render;

@@ -9,9 +9,11 @@ mod classes;
 mod explain;
 mod heal_status;
 mod lifecycle;
+mod orphans;
 mod prune_reads;
 mod refusals;
 mod status;
+mod suspend;
 mod tenant;
 mod walk;
 

@@ -571,6 +571,7 @@ fn every_alert_has_a_summary_a_runbook_page_and_unit_tests() {
         "ConfigMapMirrorObjectsFailing",
         "ConfigMapMirrorClusterMirrorFailing",
         "ConfigMapMirrorClusterMirrorCRDMissing",
+        "ConfigMapMirrorClusterMirrorOrphans",
         "ConfigMapMirrorCopiesContested",
         "ConfigMapMirrorWatchFailing",
     ] {

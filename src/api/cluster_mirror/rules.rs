@@ -126,8 +126,16 @@ pub fn namespace_name(schema: &mut Schema) {
 pub const MAX_CLASS_LEN: usize = 63;
 
 /// `className`: empty, or a DNS subdomain of at most [`MAX_CLASS_LEN`]
-/// characters, as `--cluster-mirror-class` takes it.
+/// characters, as `--cluster-mirror-class` takes it. Not nullable: the API
+/// server then prunes an explicit `null`, so that it is absent for CEL as it
+/// is for the controller (both read it as the empty class); a stored null
+/// made `object.spec.?className.orValue('')` null, and the admission policy
+/// of the installs without a class did not match that ClusterMirror.
 pub fn class_name(schema: &mut Schema) {
+    // An `Option`'s schema allows null by its type (`["string", "null"]`),
+    // made `nullable` when the CRD is written.
+    schema.remove("nullable");
+    schema.insert("type".into(), json!("string"));
     schema.insert("maxLength".into(), json!(MAX_CLASS_LEN));
     schema.insert("pattern".into(), json!(format!("^$|{OBJECT_NAME_PATTERN}")));
 }

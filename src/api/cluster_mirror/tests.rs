@@ -108,6 +108,11 @@ fn a_class_name_reads_and_its_schema_takes_an_empty_one() {
     assert_eq!(class["maxLength"], json!(rules::MAX_CLASS_LEN));
     let pattern = class["pattern"].as_str().unwrap();
     assert_eq!(pattern, format!("^$|{}", rules::OBJECT_NAME_PATTERN));
+    assert_eq!(
+        class.get("nullable"),
+        None,
+        "an explicit null is pruned, so that the admission policy reads it as the empty class"
+    );
 }
 
 #[test]

@@ -9,11 +9,18 @@ use crate::contract::install::is_install_field_manager;
 /// The field managers of other installs of this controller that wrote the
 /// status in `meta` after this one (`own`) last did, or ever when it never
 /// did, as its `managedFields` say: the entries of the status subresource
-/// and their times (whole seconds: a write in the same second as this
-/// install's is not told apart, and not named). An entry outlives its
-/// writer's last write while it shares a field with a later writer (the
-/// same value set by both), so only its time says whether it is newer.
-pub fn other_status_writers(meta: &ObjectMeta, own: &str) -> Vec<String> {
+/// and their times. An entry outlives its writer's last write while it
+/// shares a field with a later writer (the same value set by both), so only
+/// its time says whether it is newer. Times are whole seconds: when the
+/// stored status is not the one this install last wrote
+/// (`stored_is_not_own_write`), another install's entry of the same second
+/// as this one's is named too, since the status it stored is not this
+/// install's; two installs writing in one second are then not missed.
+pub fn other_status_writers(
+    meta: &ObjectMeta,
+    own: &str,
+    stored_is_not_own_write: bool,
+) -> Vec<String> {
     let entries: Vec<_> = meta
         .managed_fields
         .iter()
@@ -28,7 +35,8 @@ pub fn other_status_writers(meta: &ObjectMeta, own: &str) -> Vec<String> {
         .iter()
         .filter(|entry| match (own_time, entry.time.as_ref()) {
             (None, _) => true,
-            (Some(own_time), Some(time)) => own_time.is_none_or(|own| time.0 > own),
+            (Some(own_time), Some(time)) => own_time
+                .is_none_or(|own| time.0 > own || (stored_is_not_own_write && time.0 == own)),
             (Some(_), None) => false,
         })
         .filter_map(|entry| entry.manager.clone())
@@ -68,7 +76,7 @@ mod tests {
             entry("configmap-mirror", Some("status"), 4),
         ]);
         assert_eq!(
-            other_status_writers(&fought, own),
+            other_status_writers(&fought, own, false),
             ["configmap-mirror/b/lease"]
         );
         // Handed over: the install before keeps the fields it shares, but
@@ -77,12 +85,38 @@ mod tests {
             entry("configmap-mirror/b/lease", Some("status"), 3),
             entry(own, Some("status"), 5),
         ]);
-        assert!(other_status_writers(&handed, own).is_empty());
+        assert!(other_status_writers(&handed, own, false).is_empty());
+        assert!(
+            other_status_writers(&handed, own, true).is_empty(),
+            "written before this install's write, whatever the status"
+        );
         let never = meta(vec![entry("configmap-mirror/b/lease", Some("status"), 3)]);
         assert_eq!(
-            other_status_writers(&never, own),
+            other_status_writers(&never, own, false),
             ["configmap-mirror/b/lease"]
         );
-        assert!(other_status_writers(&ObjectMeta::default(), own).is_empty());
+        assert!(other_status_writers(&ObjectMeta::default(), own, true).is_empty());
+    }
+
+    #[test]
+    fn another_install_writing_in_the_same_second_is_named_when_the_stored_status_is_not_ours() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
+        let entry = |manager: &str| ManagedFieldsEntry {
+            manager: Some(manager.into()),
+            subresource: Some("status".into()),
+            time: Some(Time(Timestamp::from_second(5).unwrap())),
+            ..ManagedFieldsEntry::default()
+        };
+        let own = "configmap-mirror/a/lease";
+        let other = "configmap-mirror/b/lease";
+        let meta = ObjectMeta {
+            managed_fields: Some(vec![entry(own), entry(other)]),
+            ..ObjectMeta::default()
+        };
+        assert_eq!(other_status_writers(&meta, own, true), [other]);
+        assert!(
+            other_status_writers(&meta, own, false).is_empty(),
+            "the stored status is this install's last write: the other wrote first"
+        );
     }
 }

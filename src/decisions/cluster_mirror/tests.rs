@@ -1,10 +1,14 @@
 use serde_json::json;
 
+use crate::api::DeletionPolicy;
+
 use super::*;
 use crate::contract::{MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION};
 use crate::decisions::cache_form::CachedCopy;
 use crate::decisions::plan::{self, Write};
 use crate::test_fixtures::{mk_map, mk_namespace, mk_source};
+
+mod classes;
 
 fn mk_request(spec: serde_json::Value) -> Request {
     let meta = ObjectMeta {
@@ -143,9 +147,161 @@ fn a_copy_is_wanted_only_where_its_clustermirror_still_selects_it() {
         !request.wants(&renamed, &prod("team-a"), &consent()),
         "the target name changed"
     );
+}
+
+fn install<'a>(kind: &'a str, reserved: &'a [String], consent: &'a Consent) -> Install<'a> {
+    Install {
+        kind,
+        selector: "sel=1",
+        reserved_names: reserved,
+        consent,
+    }
+}
+
+fn seen(request: Option<&Request>, deletion: Option<Witnessed>) -> Seen<'_> {
+    Seen {
+        listed: true,
+        exists: request.is_some(),
+        request,
+        deletion,
+    }
+}
+
+#[test]
+fn a_suspended_clustermirror_keeps_every_copy_whatever_its_spec_becomes() {
+    let request = prod_teams();
+    let copy = request
+        .desired_copy(
+            &request.bound_source(&mk_source("colors", &[("a", "1")])),
+            "team-a",
+            &(),
+            "sel=1",
+        )
+        .unwrap();
+    let consent = consent();
+    let reserved = ["shared".to_owned()];
+    let unselected = mk_namespace("team-a", mk_map(&[]));
     let mut suspended = request.clone();
     suspended.suspend = true;
-    assert!(suspended.wants(&renamed, &mk_namespace("team-a", mk_map(&[])), &consent()));
+    suspended.kind = "Secret".into();
+    suspended.source_name = "other".into();
+    suspended.target_name = "renamed".into();
+    let fate = |request: &Request, reserved: &[String]| {
+        copy_fate(
+            &copy.metadata,
+            Some(&unselected),
+            &install("ConfigMap", reserved, &consent),
+            &seen(Some(request), None),
+        )
+    };
+    assert_eq!(fate(&suspended, &reserved), CopyFate::Keep);
+    let mut resumed = suspended.clone();
+    resumed.suspend = false;
+    assert_eq!(fate(&resumed, &[]), CopyFate::Unwanted);
+    let selected = copy_fate(
+        &copy.metadata,
+        Some(&prod("team-a")),
+        &install("ConfigMap", &reserved, &consent),
+        &seen(Some(&request), None),
+    );
+    assert_eq!(selected, CopyFate::Unwanted, "a name reserved later");
+}
+
+#[test]
+fn only_a_deletion_seen_with_its_crd_live_removes_copies_and_an_absence_orphans_them() {
+    let request = prod_teams();
+    let copy = request
+        .desired_copy(
+            &request.bound_source(&mk_source("colors", &[("a", "1")])),
+            "team-a",
+            &(),
+            "sel=1",
+        )
+        .unwrap();
+    assert_eq!(bound_cluster_mirror_uid(&copy.metadata), Some("cm-uid"));
+    let consent = consent();
+    let rules = install("ConfigMap", &[], &consent);
+    let fate = |seen: Seen<'_>| copy_fate(&copy.metadata, Some(&prod("team-a")), &rules, &seen);
+    let witnessed = |policy, crd_live| Witnessed { policy, crd_live };
+    assert_eq!(fate(seen(None, None)), CopyFate::Orphaned, "absent, unseen");
+    assert_eq!(
+        fate(seen(None, Some(witnessed(DeletionPolicy::Delete, None)))),
+        CopyFate::Deleted(DeletionPolicy::Delete)
+    );
+    assert_eq!(
+        fate(seen(
+            None,
+            Some(witnessed(DeletionPolicy::Orphan, Some(true)))
+        )),
+        CopyFate::Deleted(DeletionPolicy::Orphan)
+    );
+    assert_eq!(
+        fate(seen(
+            None,
+            Some(witnessed(DeletionPolicy::Delete, Some(false)))
+        )),
+        CopyFate::Orphaned,
+        "gone with its CRD"
+    );
+    let unlisted = Seen {
+        listed: false,
+        ..seen(None, None)
+    };
+    assert_eq!(fate(unlisted), CopyFate::Keep);
+    let unreadable = Seen {
+        exists: true,
+        ..seen(None, None)
+    };
+    assert_eq!(fate(unreadable), CopyFate::Keep, "there, if unreadable");
+    let mut other_install = copy.metadata.clone();
+    other_install
+        .annotations
+        .as_mut()
+        .unwrap()
+        .insert(SOURCE_SELECTOR_ANNOTATION.into(), "sel=2".into());
+    let theirs = copy_fate(
+        &other_install,
+        Some(&prod("team-a")),
+        &rules,
+        &seen(None, None),
+    );
+    assert_eq!(theirs, CopyFate::Keep);
+}
+
+#[test]
+fn a_released_copy_keeps_its_content_and_the_labels_it_was_given_and_loses_every_mark() {
+    let request = prod_teams();
+    let mut copy = request
+        .desired_copy(
+            &request.bound_source(&mk_source("colors", &[("a", "1")])),
+            "team-a",
+            &(),
+            "sel=1",
+        )
+        .unwrap();
+    copy.metadata
+        .annotations
+        .as_mut()
+        .unwrap()
+        .insert("workshop.io/future".into(), "x".into());
+    copy.metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .insert(MANAGED_BY_LABEL.into(), "configmap-mirror".into());
+    let data = copy.data.clone();
+    release(&mut copy.metadata);
+    let keys: Vec<&String> = copy
+        .metadata
+        .labels
+        .iter()
+        .flatten()
+        .chain(copy.metadata.annotations.iter().flatten())
+        .map(|(key, _)| key)
+        .collect();
+    assert_eq!(keys, ["tier", "note"], "only what the spec asked for");
+    assert_eq!(copy.data, data, "the content is not touched");
+    assert_eq!(copy.metadata.name.as_deref(), Some("shared"));
 }
 
 #[test]
@@ -209,67 +365,5 @@ fn a_name_held_by_a_labelled_mirror_or_another_clustermirror_is_taken() {
         taken,
         Err(plan::NameTaken),
         "the label path never takes a ClusterMirror's copy"
-    );
-}
-
-#[test]
-fn a_clustermirror_is_served_by_the_install_of_its_class_alone() {
-    let none = prod_teams();
-    assert_eq!(none.class_name, "");
-    assert!(none.served_by(""));
-    assert!(!none.served_by("platform"));
-    let spec = json!({
-        "className": "platform",
-        "source": {"kind": "ConfigMap", "namespace": "ns", "name": "colors"},
-        "target": {"namespaceSelector": {}},
-    });
-    assert_eq!(class_of(Some(&spec)), "platform");
-    let platform = mk_request(spec);
-    assert!(platform.served_by("platform") && !platform.served_by(""));
-    let empty = json!({"className": "", "source": {}, "target": {}});
-    assert_eq!(
-        class_of(Some(&empty)),
-        "",
-        "read even from a spec that does not"
-    );
-    assert_eq!(class_of(None), "");
-}
-
-#[test]
-fn a_key_of_the_source_selector_on_the_copies_is_refused() {
-    let request = mk_request(json!({
-        "source": {"kind": "ConfigMap", "namespace": "ns", "name": "colors"},
-        "target": {"namespaceSelector": {}, "labels": {"team": "a", "tier": "1"}},
-    }));
-    let why = request.sets_selector_keys(&["team".into()]).unwrap();
-    assert!(why.contains("spec.target.labels sets team"), "{why}");
-    assert!(!why.contains("tier"), "{why}");
-    assert_eq!(request.sets_selector_keys(&["env".into()]), None);
-}
-
-#[test]
-fn a_copy_another_install_wrote_for_the_same_clustermirror_is_taken_over_in_place() {
-    let request = prod_teams();
-    let source = mk_source("colors", &[("a", "1")]);
-    let bound = request.bound_source(&source);
-    let desired = |selector| {
-        request
-            .desired_copy(&bound, "team-a", &(), selector)
-            .unwrap()
-    };
-    let before = desired("sel=old");
-    let planned = plan::plan(
-        desired("sel=new"),
-        Some(&CachedCopy::of(&before)),
-        &bound.metadata,
-        &[],
-        &(),
-    );
-    let Ok(Write::Replace { copy, .. }) = planned else {
-        panic!("a replace of the same object: {planned:?}");
-    };
-    assert_eq!(
-        copy.metadata.annotations.unwrap()[SOURCE_SELECTOR_ANNOTATION],
-        "sel=new"
     );
 }

@@ -14,7 +14,10 @@ use crate::{
     contract::CLUSTER_MIRROR_LABEL,
     decisions::cluster_mirror::{Request, class_of},
     explain::report::Classes,
-    explain::verdicts::{ClusterMirrorScene, class_words, explain_cluster_mirror, in_namespace},
+    explain::verdicts::{
+        ClusterMirrorScene, class_words, explain_cluster_mirror, in_namespace, orphan_row,
+        orphan_rows,
+    },
 };
 
 fn cluster_mirrors(client: &Client) -> Api<DynamicObject> {
@@ -233,7 +236,17 @@ pub async fn in_a_namespace(
             return Vec::new();
         }
     };
+    let present: BTreeSet<String> = objects
+        .iter()
+        .filter_map(|object| object.metadata.name.clone())
+        .collect();
     let mut rows = Vec::new();
+    if kinds.configmaps {
+        rows.extend(orphans_in::<ConfigMap>(client, install, namespace, &present, notes).await);
+    }
+    if kinds.secrets {
+        rows.extend(orphans_in::<Secret>(client, install, namespace, &present, notes).await);
+    }
     let (ours, theirs): (Vec<_>, Vec<_>) = objects
         .iter()
         .partition(|o| class_of(o.data.get("spec")) == install.cluster_mirror_class);
@@ -275,6 +288,33 @@ pub async fn in_a_namespace(
     rows
 }
 
+/// The orphans of kind K in `namespace`: copies of ClusterMirrors that
+/// are not among `present`.
+async fn orphans_in<K: Explained>(
+    client: &Client,
+    install: &Install,
+    namespace: &NamespaceFacts,
+    present: &BTreeSet<String>,
+    notes: &mut Vec<String>,
+) -> Vec<Row> {
+    let api: Api<K> = Api::namespaced(client.clone(), &namespace.name);
+    let labelled = ListParams::default().labels(CLUSTER_MIRROR_LABEL);
+    match api.list_metadata(&labelled).await {
+        Ok(list) => {
+            let copies: Vec<_> = list.items.into_iter().map(|copy| copy.metadata).collect();
+            orphan_rows(K::NAME, &copies, install, present)
+        }
+        Err(error) => {
+            notes.push(format!(
+                "cannot list the {}s of ClusterMirrors here, so orphans are not shown: {}",
+                K::NAME,
+                why(error)
+            ));
+            Vec::new()
+        }
+    }
+}
+
 /// Explains a copy carrying the label of ClusterMirror `cluster_mirror`:
 /// that ClusterMirror's row for it, as in `--namespace`.
 pub async fn copy_of<K: Explained>(
@@ -309,10 +349,9 @@ pub async fn copy_of<K: Explained>(
     let object = match cluster_mirrors(client).get_opt(cluster_mirror).await {
         Ok(Some(object)) => object,
         Ok(None) => {
-            let detail = format!(
-                "its ClusterMirror {cluster_mirror} is gone: the controller removes it (unless the ClusterMirror CRD is being deleted)"
-            );
-            report.rows.push(row(Verdict::Unwanted, detail));
+            report
+                .rows
+                .push(orphan_row(K::NAME, copy.meta(), cluster_mirror));
             return report;
         }
         Err(kube::Error::Api(status)) if status.code == 404 => {

@@ -9,6 +9,7 @@
 //! elsewhere, and [`status::status`] for its conditions.
 
 mod class;
+mod rows;
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -22,6 +23,7 @@ use crate::{
 };
 pub use class::class_words;
 use class::other_class;
+use rows::{Seen, namespace_row, namespace_rows};
 
 /// Everything read about one ClusterMirror of kind K.
 pub struct ClusterMirrorScene<K> {
@@ -113,185 +115,20 @@ pub fn explain_cluster_mirror<K: Explained>(
         (None, Ok(Some(source))) => Some(request.bound_source(source)),
         _ => None,
     };
-    let mut tally = Tally::default();
-    let mut rows = Vec::new();
-    let mut sorted: Vec<&NamespaceFacts> = namespaces.iter().collect();
-    sorted.sort_by(|a, b| a.name.cmp(&b.name));
-    for namespace in sorted {
-        let here = |object: &&K| object.meta().namespace.as_deref() == Some(&namespace.name);
-        let at = at_name
-            .iter()
-            .filter(here)
-            .find(|object| object.meta().name.as_deref() == Some(&request.target_name));
-        let selected = request.selects(namespace, &install.cluster_consent);
-        if selected {
-            if blocked.as_ref().is_none_or(Blocked::counts_selected) {
-                tally.selected += 1;
-            }
-            let row = match &bound {
-                Some(bound) => {
-                    selected_row(request, bound, namespace, at, install, key, &mut tally)
-                }
-                None => not_copied(request, blocked.as_ref(), namespace, at, install),
-            };
-            rows.push(row);
-        } else if request.asks_for(namespace) {
-            rows.push(never_written::<K>(request, namespace));
-        }
-        for copy in copies.iter().filter(here) {
-            let at_target = copy.meta().name.as_deref() == Some(&request.target_name);
-            if !(selected && at_target) {
-                rows.push(held(request, copy, namespace, install));
-            }
-        }
-    }
-    finish(scene, Some(request), blocked.as_ref(), tally, rows, now)
-}
-
-/// The row of one selected namespace, compared as the controller's plan
-/// compares it; counted in `tally` as synced or failed as the controller
-/// counts it.
-fn selected_row<K: Explained>(
-    request: &Request,
-    bound: &K,
-    namespace: &NamespaceFacts,
-    actual: Option<&K>,
-    install: &Install,
-    key: &K::DigestKey,
-    tally: &mut Tally,
-) -> Row {
-    let desired = request.desired_copy(bound, &namespace.name, key, &install.selector);
-    let (verdict, detail) = match (desired, actual) {
-        (Err(refusal), _) => (
-            Verdict::NotCopied,
-            format!("its copy cannot be built ({refusal:?}): nothing is written"),
-        ),
-        (Ok(_), None) => (
-            Verdict::Missing,
-            "it does not exist: the controller writes it".into(),
-        ),
-        (Ok(desired), Some(actual)) => compare(desired, actual, bound.meta(), install, key),
+    let seen = Seen {
+        namespaces,
+        at_name,
+        copies,
     };
-    if verdict.ok() {
-        tally.synced += 1;
-    }
-    if verdict == Verdict::NameTaken {
-        // The controller's words, so that the status is the one it writes.
-        tally.failures.push(Failure {
-            namespace: namespace.name.clone(),
-            reason: crate::api::cluster_mirror::reason::NAME_TAKEN,
-            message: format!(
-                "{}/{} already exists and was not written by this ClusterMirror; it is left untouched",
-                namespace.name, request.target_name
-            ),
-            retried: false,
-        });
-    }
-    let detail = match request.suspend && !verdict.ok() && verdict != Verdict::NameTaken {
-        true => format!("{detail}; but it is suspended: nothing is written until it resumes"),
-        false => detail,
-    };
-    namespace_row::<K>(request, &namespace.name, verdict, detail)
-}
-
-/// The row of a selected namespace while the ClusterMirror copies nothing.
-fn not_copied<K: Explained>(
-    request: &Request,
-    blocked: Option<&Blocked>,
-    namespace: &NamespaceFacts,
-    at: Option<&K>,
-    install: &Install,
-) -> Row {
-    let why = blocked.map_or_else(|| "its source cannot be read".into(), Blocked::message);
-    let here = match at {
-        None => "there is no copy here".to_owned(),
-        Some(object) if cluster_mirror_of(object.meta()) == Some(request.name.as_str()) => {
-            "its copy here is kept as it is".into()
-        }
-        Some(object) => format!("the name is held by {}", whose(object.meta(), install)),
-    };
-    namespace_row::<K>(
+    let (tally, rows) = namespace_rows(
         request,
-        &namespace.name,
-        Verdict::NotCopied,
-        format!("{why}; {here}"),
-    )
-}
-
-/// The row of a namespace the spec asks for that no ClusterMirror writes.
-fn never_written<K: Explained>(request: &Request, namespace: &NamespaceFacts) -> Row {
-    let detail = match namespace.name == request.source_namespace {
-        true => "the source's own namespace: never written, and not counted as selected",
-        false => {
-            "protected (or a namespace ClusterMirror sources may come from): never written, even when selected, and not counted as selected"
-        }
-    };
-    namespace_row::<K>(
-        request,
-        &namespace.name,
-        Verdict::ProtectedNamespace,
-        detail.into(),
-    )
-}
-
-/// The row of a copy carrying the ClusterMirror's label that is not its
-/// copy in a selected namespace: another install's, or one the prune loop
-/// removes (or keeps, while suspended).
-fn held<K: Explained>(
-    request: &Request,
-    copy: &K,
-    namespace: &NamespaceFacts,
-    install: &Install,
-) -> Row {
-    let meta = copy.meta();
-    let fate = copy_fate(
-        meta,
-        K::NAME,
-        &install.selector,
-        true,
-        true,
-        Some(request),
-        Some(namespace),
-        &install.cluster_consent,
+        bound.as_ref(),
+        blocked.as_ref(),
+        seen,
+        install,
+        key,
     );
-    let (verdict, detail) = match fate {
-        _ if !crate::contract::written_under(meta, &install.selector) => (
-            Verdict::OtherInstall,
-            format!(
-                "{}: this install leaves it alone",
-                whose(meta, install)
-            ),
-        ),
-        CopyFate::Keep => (
-            Verdict::Unwanted,
-            "not wanted here any more, but the ClusterMirror is suspended: kept until it resumes".into(),
-        ),
-        CopyFate::Unwanted | CopyFate::UnwantedIfCrdLive => (
-            Verdict::Unwanted,
-            "the ClusterMirror no longer selects this namespace, or copies another source or name: the controller removes it".into(),
-        ),
-    };
-    let mut row = namespace_row::<K>(request, &namespace.name, verdict, detail);
-    row.name = meta.name.clone().unwrap_or_default();
-    row
-}
-
-fn namespace_row<K: Explained>(
-    request: &Request,
-    namespace: &str,
-    verdict: Verdict,
-    detail: String,
-) -> Row {
-    Row {
-        what: What::ClusterMirrorCopy,
-        kind: K::NAME,
-        namespace: namespace.to_owned(),
-        name: request.target_name.clone(),
-        source: Some(source_key(request)),
-        cluster_mirror: Some(request.name.clone()),
-        verdict,
-        detail,
-    }
+    finish(scene, Some(request), blocked.as_ref(), tally, rows, now)
 }
 
 fn source_key(request: &Request) -> String {

@@ -101,6 +101,8 @@ verdicts! {
     Unmarked => "unmarked", false;
     Unwanted => "unwanted", false;
     NoSource => "no-source", false;
+    // A ClusterMirror's copy whose ClusterMirror is gone, unseen: kept.
+    Orphaned => "orphaned", false;
     // A namespace's consent.
     Accepts => "accepts", true;
     DoesNotAccept => "does-not-accept", true;

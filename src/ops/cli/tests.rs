@@ -37,6 +37,36 @@ fn explain_takes_the_controller_s_rules_with_their_defaults() {
 }
 
 #[test]
+fn explain_finds_the_digest_key_where_the_controller_keeps_it() {
+    let places = |extra: &[&str]| {
+        let args = [
+            &["configmap-mirror", "explain", "team-a/colors"],
+            &["--install-namespaces=mirror", "--leader-election-id=mirror"][..],
+            extra,
+        ]
+        .concat();
+        let Ok(Invocation::Explain(args)) = parse(&args) else {
+            panic!("not explain");
+        };
+        args.digest_key_places()
+    };
+    let place = |namespace: &str, name: &str| (namespace.to_owned(), name.to_owned());
+    assert_eq!(places(&[]), [place("mirror", "mirror-digest-key")]);
+    assert_eq!(
+        places(&["--leader-election-namespace=leases"]),
+        [place("leases", "mirror-digest-key")],
+        "the Lease's namespace first, as the controller's"
+    );
+    assert_eq!(
+        places(&[
+            "--leader-election-namespace=leases",
+            "--digest-key-secret=keys/k"
+        ]),
+        [place("keys", "k")]
+    );
+}
+
+#[test]
 fn clustermirror_names_a_cluster_mirror_unless_a_kind_is_given() {
     for word in CLUSTER_MIRROR_WORDS {
         let object = format!("{word}/corp-ca");

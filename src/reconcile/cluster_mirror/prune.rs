@@ -1,15 +1,22 @@
 //! The prune of a copy a ClusterMirror wrote: deleted once its
-//! ClusterMirror no longer wants it, and never because the CRD went.
+//! ClusterMirror no longer wants it, or was seen deleted by someone
+//! (released instead, with `deletionPolicy: Orphan`); kept as an orphan
+//! when its ClusterMirror is gone and nobody saw it go, or went with its
+//! CRD.
 
-use kube::{ResourceExt, runtime::reflector::ObjectRef};
+use std::collections::BTreeMap;
+
+use kube::{ResourceExt, api::PostParams, runtime::reflector::ObjectRef};
 
 use crate::{
-    contract::object_key,
-    decisions::cluster_mirror::{CopyFate, copy_fate},
+    api::DeletionPolicy,
+    contract::{MANAGER_NAME, Operation, object_key, warning},
+    decisions::cache_form,
+    decisions::cluster_mirror::{CopyFate, Install, Seen, copy_fate, release as release_marks},
     decisions::plan::SeenVersion,
     kind::MirroredKind,
     reconcile::context::Context,
-    reconcile::error::Error,
+    reconcile::error::{ApiOutcome, Error, classify},
     reconcile::write,
 };
 
@@ -36,53 +43,156 @@ pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyFate
     let namespace = ctx
         .caches
         .namespace_facts(&copy.namespace().unwrap_or_default());
-    copy_fate(
-        copy.meta(),
-        &K::kind(&()),
-        &ctx.selector,
-        side.mirrors.is_listed(),
+    let kind = K::kind(&());
+    let install = Install {
+        kind: &kind,
+        selector: &ctx.selector,
+        reserved_names: &ctx.reserved_names,
+        consent: &side.consent,
+    };
+    let seen = Seen {
+        listed: side.mirrors.is_listed(),
         exists,
-        request.as_deref(),
-        namespace.as_ref(),
-        &side.consent,
-    )
+        request: request.as_deref(),
+        deletion: side.mirrors.deletion_of(name, copy.meta()),
+    };
+    copy_fate(copy.meta(), namespace.as_ref(), &install, &seen)
 }
 
-/// Deletes `copy` if its ClusterMirror no longer wants it.
+/// Carries out the fate of `copy`, written by the ClusterMirror `name`.
 pub async fn prune<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> Result<(), Error> {
-    let unwanted = match fate(copy, name, ctx) {
-        CopyFate::Keep => false,
-        CopyFate::Unwanted => true,
-        CopyFate::UnwantedIfCrdLive => crd_live(ctx).await?,
-    };
-    let (true, Some(seen)) = (unwanted, SeenVersion::of(copy.meta())) else {
+    match fate(copy, name, ctx) {
+        CopyFate::Keep => Ok(()),
+        CopyFate::Unwanted => {
+            delete(copy, name, ctx, "no longer wanted by its ClusterMirror").await
+        }
+        CopyFate::Deleted(policy) => {
+            if !deleted_by_someone(copy, ctx).await? {
+                orphaned(copy, name, ctx);
+                return Ok(());
+            }
+            match policy {
+                DeletionPolicy::Delete => {
+                    delete(copy, name, ctx, "its ClusterMirror was deleted").await
+                }
+                DeletionPolicy::Orphan => release(copy, name, ctx).await,
+            }
+        }
+        CopyFate::Orphaned => {
+            orphaned(copy, name, ctx);
+            Ok(())
+        }
+    }
+}
+
+async fn delete<K: MirroredKind>(
+    copy: &K,
+    name: &str,
+    ctx: &Context<K>,
+    why: &str,
+) -> Result<(), Error> {
+    let Some(seen) = SeenVersion::of(copy.meta()) else {
         return Ok(());
     };
     let namespace = copy.namespace().unwrap_or_default();
     write::delete(ctx, &namespace, &copy.name_any(), seen).await?;
     tracing::info!(
         clustermirror = name,
-        "deleted copy {} (no longer wanted by its ClusterMirror)",
+        "deleted copy {} ({why})",
         object_key(copy.meta())
     );
-    ctx.metrics.copy_written(crate::contract::Operation::Delete);
+    ctx.metrics.copy_written(Operation::Delete);
     Ok(())
 }
 
-/// Whether the CRD is there and not being deleted, read since the absence.
-async fn crd_live<K: MirroredKind>(ctx: &Context<K>) -> Result<bool, Error> {
+/// Leaves `copy` in place as a plain object: without the controller's
+/// labels and annotations, nothing (this controller, the admission
+/// policy) takes it for a copy any more. Read and replaced, as every
+/// write of a copy is (no `patch` right is needed), and only if it is
+/// still the version decided on.
+async fn release<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> Result<(), Error> {
+    let namespace = copy.namespace().unwrap_or_default();
+    let api = ctx.api(&namespace);
+    let Some(mut current) = api.get_opt(&copy.name_any()).await.map_err(failed::<K>)? else {
+        return Ok(());
+    };
+    if current.meta().resource_version != copy.meta().resource_version {
+        let key = object_key(copy.meta());
+        return Err(Error::Stale(format!("{key} changed since it was seen")));
+    }
+    release_marks(current.meta_mut());
+    let params = PostParams {
+        field_manager: Some(MANAGER_NAME.into()),
+        ..PostParams::default()
+    };
+    ctx.ensure_leading()?;
+    match api.replace(&copy.name_any(), &params, &current).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.is_not_found() => return Ok(()),
+        Err(err) => return Err(failed::<K>(err)),
+    }
+    tracing::info!(
+        clustermirror = name,
+        "released copy {} (its ClusterMirror was deleted with deletionPolicy Orphan): it stays, a plain object the controller no longer keeps",
+        object_key(copy.meta())
+    );
+    ctx.metrics.copy_written(Operation::Update);
+    Ok(())
+}
+
+fn failed<K: MirroredKind>(err: kube::Error) -> Error {
+    match classify::<K>(err) {
+        ApiOutcome::Failed(error) => error,
+        ApiOutcome::NamespaceTerminating => Error::NamespaceTerminating,
+    }
+}
+
+/// Whether the ClusterMirror `copy` is bound to was deleted by someone
+/// while its CRD was live, read since the deletion.
+async fn deleted_by_someone<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<bool, Error> {
     let Some(side) = &ctx.cluster_mirrors else {
         return Ok(false);
     };
-    let live = side
-        .mirrors
-        .crd_live_since_absence()
+    side.mirrors
+        .deleted_by_someone(copy.meta())
         .await
-        .map_err(Error::Transient)?;
-    if !live {
-        tracing::warn!(
-            "a ClusterMirror is gone while its CRD is missing or being deleted: its copies are kept"
-        );
+        .map_err(Error::Transient)
+}
+
+/// `copy` is an orphan: told once per ClusterMirror name, in the log and
+/// as a Warning Event about the copy.
+fn orphaned<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) {
+    let Some(side) = &ctx.cluster_mirrors else {
+        return;
+    };
+    if !side.mirrors.first_orphaned(name) {
+        return;
     }
-    Ok(live)
+    let message = format!(
+        "ClusterMirror {name} is gone and its deletion was not seen (its CRD was deleted or replaced, or the controller was not running): its copies, such as this one, are kept as orphans, neither updated nor removed. Apply ClusterMirror {name} again to adopt them; delete it then to remove them"
+    );
+    tracing::warn!(clustermirror = name, copy = %object_key(copy.meta()), "{message}");
+    ctx.events
+        .warning(copy, warning::CLUSTER_MIRROR_COPY_ORPHANED, message);
+}
+
+/// Adds the orphans among this kind's cached copies to `counts`, by
+/// ClusterMirror name. None while the ClusterMirror cache is not listed or
+/// the CRD is missing: then no absence means anything.
+pub fn count_orphans<K: MirroredKind>(ctx: &Context<K>, counts: &mut BTreeMap<String, u64>) {
+    let Some(side) = &ctx.cluster_mirrors else {
+        return;
+    };
+    if !side.mirrors.is_listed() || !side.mirrors.crd_live() {
+        return;
+    }
+    for cached in ctx.caches.copies.state() {
+        let Some(name) = crate::contract::cluster_mirror_of(cached.meta()) else {
+            continue;
+        };
+        let copy = cache_form::copy_from_cache(cached.as_ref());
+        if fate(copy.object(), name, ctx) == CopyFate::Orphaned {
+            *counts.entry(name.to_owned()).or_default() += 1;
+        }
+    }
 }

@@ -38,11 +38,10 @@ pub async fn report<K: MirroredKind>(
     ctx: &Context<K>,
 ) -> Result<Option<Duration>, Error> {
     let name = object.name_any();
-    // A status this controller cannot read is replaced, as if absent.
-    let cached = object
-        .data
-        .get("status")
-        .and_then(|status| ClusterMirrorStatus::deserialize(status).ok());
+    if !still_served(&name, found, side) {
+        return Ok(None);
+    }
+    let cached = stored_status(object);
     let cached = cached.as_ref();
     let (last_written, written_at, told) = {
         let reported = side.reported();
@@ -82,6 +81,39 @@ pub async fn report<K: MirroredKind>(
             return Ok(Some(STATUS_WRITE_INTERVAL - since));
         }
     }
+    write_status(&name, wanted, side, ctx).await
+}
+
+/// Whether the ClusterMirror a reconcile began on is, as the cache holds it
+/// now, still of this install's class and of the generation the reconcile
+/// read. A reconcile still running when its class changed (a hand-over)
+/// ends without metrics, Events or a status: the install now serving it
+/// reports, and this one has forgotten it. After a spec change, the
+/// reconcile the change queued reports instead.
+fn still_served<K: MirroredKind>(name: &str, found: &Found, side: &ClusterMirrorSide<K>) -> bool {
+    let at = ObjectRef::new_with(name, side.mirrors.resource.clone());
+    side.mirrors.store.get(&at).is_some_and(|current| {
+        side.serves_class(&current) && current.metadata.generation == found.generation
+    })
+}
+
+/// The status stored on `object`. One this controller cannot read is
+/// replaced, as if absent.
+fn stored_status(object: &DynamicObject) -> Option<ClusterMirrorStatus> {
+    object
+        .data
+        .get("status")
+        .and_then(|status| ClusterMirrorStatus::deserialize(status).ok())
+}
+
+/// Writes `wanted` as the status of the ClusterMirror `name`, and keeps it
+/// as this install's last write.
+async fn write_status<K: MirroredKind>(
+    name: &str,
+    wanted: ClusterMirrorStatus,
+    side: &ClusterMirrorSide<K>,
+    ctx: &Context<K>,
+) -> Result<Option<Duration>, Error> {
     ctx.ensure_leading()?;
     let api = Api::<DynamicObject>::all_with(ctx.client.clone(), &side.mirrors.resource);
     let mut patch = json!({
@@ -99,17 +131,14 @@ pub async fn report<K: MirroredKind>(
     // Named after the install: whose write a status is shows in its
     // managedFields (see `status_written`).
     let params = PatchParams::apply(&side.install.field_manager).force();
-    match api
-        .patch_status(&name, &params, &Patch::Apply(&patch))
-        .await
-    {
+    match api.patch_status(name, &params, &Patch::Apply(&patch)).await {
         Ok(_) => {}
         // Deleted meanwhile: nothing to report on.
         Err(kube::Error::Api(status)) if status.is_not_found() => return Ok(None),
         Err(error) => return Err(Error::Transient(error)),
     }
     let mut reported = side.reported();
-    let entry = reported.entry(name).or_default();
+    let entry = reported.entry(name.to_owned()).or_default();
     entry.status = Some(wanted);
     entry.written_at = Some(Instant::now());
     Ok(None)
@@ -139,14 +168,39 @@ pub fn status_written<K: MirroredKind>(
     if !ctx.is_leading() {
         return None;
     }
-    let others = other_status_writers(&object.metadata, &side.install.field_manager);
+    let last_written = side.reported().get(name).and_then(|e| e.status.clone());
+    let stored_is_not_own_write =
+        last_written.is_some_and(|own| stored_status(&object).as_ref() != Some(&own));
+    let others = other_status_writers(
+        &object.metadata,
+        &side.install.field_manager,
+        stored_is_not_own_write,
+    );
     if others.is_empty() {
         return None;
     }
     let observed = object.data.pointer("/status/observedGeneration");
     if observed.and_then(Value::as_i64) != object.metadata.generation {
+        // This install's last write is no longer what is stored: forgotten,
+        // so that the reconcile returned writes the status again.
+        if let Some(entry) = side.reported().get_mut(name) {
+            entry.status = None;
+        }
         return Some(name.to_owned());
     }
+    tell_conflicts(name, &object, others, side, ctx);
+    None
+}
+
+/// Tells a person, once per other install, that it wrote the status of the
+/// ClusterMirror `name` for its current spec: two installs serve its class.
+fn tell_conflicts<K: MirroredKind>(
+    name: &str,
+    object: &DynamicObject,
+    others: Vec<String>,
+    side: &ClusterMirrorSide<K>,
+    ctx: &Context<K>,
+) {
     for manager in others {
         let mut reported = side.reported();
         let told = &mut reported.entry(name.to_owned()).or_default().conflicts_told;
@@ -167,9 +221,8 @@ pub fn status_written<K: MirroredKind>(
         );
         tracing::warn!(clustermirror = %name, reason = CLUSTER_MIRROR_CLASS_CONFLICT, "{message}");
         ctx.events
-            .warning_about(regarding(&object), CLUSTER_MIRROR_CLASS_CONFLICT, message);
+            .warning_about(regarding(object), CLUSTER_MIRROR_CLASS_CONFLICT, message);
     }
-    None
 }
 
 /// One Event per distinct Ready condition, on the ClusterMirror.

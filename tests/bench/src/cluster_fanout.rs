@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use configmap_mirror::api::{
-    ClusterMirror, ClusterMirrorSpec, ClusterMirrorStatus, SourceKind, SourceRef, Target,
+    ClusterMirror, ClusterMirrorSpec, ClusterMirrorStatus, DeletionPolicy, SourceKind, SourceRef,
+    Target,
 };
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -269,6 +270,7 @@ fn cluster_mirror(name: &str) -> ClusterMirror {
             annotations: BTreeMap::new(),
         },
         suspend: false,
+        deletion_policy: DeletionPolicy::Delete,
     };
     ClusterMirror {
         metadata: ObjectMeta {

@@ -128,33 +128,32 @@ fn spec(world: &World<ConfigMap>, source: &str, class: Option<&str>) -> Value {
     spec
 }
 
-#[tokio::test]
-async fn each_clustermirror_is_served_by_the_install_of_its_class_alone_and_handed_over_whole() {
-    let world = super::world::<ConfigMap>("cmir-classes").await;
-    let second = second_install(&world, CLASS).await;
-    let first_manager = field_manager("configmap-mirror");
-    let second_manager = field_manager(&second_lease(&world));
+/// The ClusterMirrors `plain` (no class, of the source `colors`) and
+/// `classy` (of the second install's class, of `shapes`), each served by its
+/// own install in `prod`: its status is that install's write alone, its copy
+/// carries that install's marker, and each install's metrics name its own
+/// ClusterMirrors only. Returns `plain`'s copy.
+async fn each_served_by_its_own(
+    world: &World<ConfigMap>,
+    second: &ControllerProcess,
+    prod: &str,
+) -> ConfigMap {
     for source in ["colors", "shapes"] {
         world
             .objects()
             .create(&ConfigMap::with_data(source, &[("k", "v")], false))
             .await;
     }
-    let prod = world.namespace("a", false, &[("env", "prod")]).await;
-    create_with(&world, "plain", spec(&world, "colors", None)).await;
-    create_with(&world, "classy", spec(&world, "shapes", Some(CLASS))).await;
-
-    // Each is served by its own install: its status is that install's
-    // write alone, its copy carries that install's marker.
-    ready(&world, "plain", "Synced").await;
-    ready(&world, "classy", "Synced").await;
-    status_written_by(&world, "plain", &first_manager).await;
-    status_written_by(&world, "classy", &second_manager).await;
-    let plain_copy = copy_marked(&world, &prod, "colors", FIRST_SELECTOR).await;
-    copy_marked(&world, &prod, "shapes", SECOND_SELECTOR).await;
-    copy_in_sync(&world, &prod, "colors", "plain").await;
-    copy_in_sync(&world, &prod, "shapes", "classy").await;
-    // Each install's metrics name its own ClusterMirrors only.
+    create_with(world, "plain", spec(world, "colors", None)).await;
+    create_with(world, "classy", spec(world, "shapes", Some(CLASS))).await;
+    ready(world, "plain", "Synced").await;
+    ready(world, "classy", "Synced").await;
+    status_written_by(world, "plain", &field_manager("configmap-mirror")).await;
+    status_written_by(world, "classy", &field_manager(&second_lease(world))).await;
+    let plain_copy = copy_marked(world, prod, "colors", FIRST_SELECTOR).await;
+    copy_marked(world, prod, "shapes", SECOND_SELECTOR).await;
+    copy_in_sync(world, prod, "colors", "plain").await;
+    copy_in_sync(world, prod, "shapes", "classy").await;
     let series = "configmap_mirror_clustermirror_targets";
     let first_metrics = world.controller().get("/metrics").await.unwrap().1;
     let second_metrics = second.get("/metrics").await.unwrap().1;
@@ -168,8 +167,12 @@ async fn each_clustermirror_is_served_by_the_install_of_its_class_alone_and_hand
         !second_metrics.contains("clustermirror=\"plain\""),
         "{second_metrics}"
     );
-    // explain reads as the install it is told of, and says which.
-    let run = super::explain::explain_as_admin(&world, &["clustermirror/classy", "-o", "json"]);
+    plain_copy
+}
+
+/// explain reads as the install it is told of, and says which.
+fn explain_says_which_install_serves_classy(world: &World<ConfigMap>) {
+    let run = super::explain::explain_as_admin(world, &["clustermirror/classy", "-o", "json"]);
     let json = run.json();
     assert_eq!(
         crate::explain::verdict(&json, "clustermirror", ""),
@@ -182,7 +185,7 @@ async fn each_clustermirror_is_served_by_the_install_of_its_class_alone_and_hand
         format!("--selector={SECOND_SELECTOR}"),
     );
     let as_second = ["clustermirror/classy", class.as_str(), selector.as_str()];
-    let run = super::explain::explain_as_admin(&world, &as_second);
+    let run = super::explain::explain_as_admin(world, &as_second);
     assert_eq!(run.code, Some(0), "{}", run.stdout);
     assert!(
         run.stdout
@@ -190,6 +193,51 @@ async fn each_clustermirror_is_served_by_the_install_of_its_class_alone_and_hand
         "{}",
         run.stdout
     );
+}
+
+/// Changes `plain`'s class to the second install's, and waits until the
+/// second wrote its status for the new spec; returns it.
+async fn hand_plain_over(world: &World<ConfigMap>, second: &ControllerProcess) -> DynamicObject {
+    patch_spec(world, "plain", json!({"className": CLASS})).await;
+    let api = cluster_mirrors(&world.scene.client);
+    let second_manager = field_manager(&second_lease(world));
+    testenv::wait_for(
+        "plain's status written by the second install",
+        PATIENCE,
+        || async {
+            let object = api.get_opt("plain").await.ok()??;
+            let observed = object.data["status"]["observedGeneration"].as_i64();
+            let current = observed.is_some() && observed == object.metadata.generation;
+            (current && written_at(&object, &second_manager).is_some()).then_some(object)
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", second.log_text()))
+}
+
+/// The ClusterMirrorClassConflict Warnings on the ClusterMirrors `names`,
+/// by the name of the ClusterMirror each is about.
+async fn conflicts_told(world: &World<ConfigMap>, names: &[&str]) -> Vec<String> {
+    let events: Api<Event> = Api::namespaced(world.scene.client.clone(), "default");
+    let listed = events.list(&ListParams::default()).await.expect("events");
+    listed
+        .items
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some("ClusterMirrorClassConflict"))
+        .filter_map(|e| e.regarding.as_ref()?.name.clone())
+        .filter(|name| names.contains(&name.as_str()))
+        .collect()
+}
+
+#[tokio::test]
+async fn each_clustermirror_is_served_by_the_install_of_its_class_alone_and_handed_over_whole() {
+    let world = super::world::<ConfigMap>("cmir-classes").await;
+    let second = second_install(&world, CLASS).await;
+    let first_manager = field_manager("configmap-mirror");
+    let second_manager = field_manager(&second_lease(&world));
+    let prod = world.namespace("a", false, &[("env", "prod")]).await;
+    let plain_copy = each_served_by_its_own(&world, &second, &prod).await;
+    explain_says_which_install_serves_classy(&world);
     // Nothing flaps: a second look finds the same statuses, by the same hands.
     tokio::time::sleep(QUIET).await;
     let api = cluster_mirrors(&world.scene.client);
@@ -206,25 +254,13 @@ async fn each_clustermirror_is_served_by_the_install_of_its_class_alone_and_hand
     let before = api.get("plain").await.expect("plain");
     let first_wrote = written_at(&before, &first_manager);
     assert!(first_wrote.is_some());
-    patch_spec(&world, "plain", json!({"className": CLASS})).await;
+    let handed = hand_plain_over(&world, &second).await;
     let taken_over = copy_marked(&world, &prod, "colors", SECOND_SELECTOR).await;
     assert_eq!(
         taken_over.uid(),
         plain_copy.uid(),
         "the same object, not a new one"
     );
-    let handed = testenv::wait_for(
-        "plain's status written by the second install",
-        PATIENCE,
-        || async {
-            let object = api.get_opt("plain").await.ok()??;
-            let observed = object.data["status"]["observedGeneration"].as_i64();
-            let current = observed.is_some() && observed == object.metadata.generation;
-            (current && written_at(&object, &second_manager).is_some()).then_some(object)
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", second.log_text()));
     assert_eq!(condition(&handed, "Ready").unwrap()["reason"], "Synced");
     let first_now = written_at(&handed, &first_manager);
     assert!(
@@ -252,17 +288,8 @@ async fn each_clustermirror_is_served_by_the_install_of_its_class_alone_and_hand
         Some(SECOND_SELECTOR),
         "the first install wrote it back"
     );
-
     // A hand-over is no conflict: neither install warned of one.
-    let events: Api<Event> = Api::namespaced(world.scene.client.clone(), "default");
-    let listed = events.list(&ListParams::default()).await.expect("events");
-    let conflicts: Vec<_> = listed
-        .items
-        .iter()
-        .filter(|e| e.reason.as_deref() == Some("ClusterMirrorClassConflict"))
-        .filter_map(|e| e.regarding.as_ref()?.name.clone())
-        .filter(|name| name == "plain" || name == "classy")
-        .collect();
+    let conflicts = conflicts_told(&world, &["plain", "classy"]).await;
     assert!(conflicts.is_empty(), "{conflicts:?}");
 
     // Deleted, its copies go with the install that now serves it.
@@ -277,61 +304,4 @@ async fn each_clustermirror_is_served_by_the_install_of_its_class_alone_and_hand
     clean_up(world, &[]).await;
 }
 
-/// Two installs of one class are a configuration error: each tells it in
-/// a Warning on the ClusterMirror, naming the other's field manager. Here
-/// the second does not allow the source's namespace, so the two statuses
-/// differ, as they do in the field.
-#[tokio::test]
-async fn two_installs_of_one_class_are_told_so_in_a_warning() {
-    let world = super::world::<ConfigMap>("cmir-same-class").await;
-    let elsewhere = world.namespace("elsewhere", false, &[]).await;
-    let kubeconfig = world.scene.control_plane.kubeconfig_path().to_path_buf();
-    let key = format!("{}/second-digest-key", world.prefix);
-    let lease = second_lease(&world);
-    let second = ControllerProcess::start(
-        world.scene.control_plane,
-        &kubeconfig,
-        "second",
-        &[
-            "--digest-key-secret",
-            &key,
-            "--selector",
-            SECOND_SELECTOR,
-            "--cluster-mirror-source-namespaces",
-            &elsewhere,
-            "--leader-election-id",
-            &lease,
-        ],
-    )
-    .await;
-    world
-        .objects()
-        .create(&ConfigMap::with_data("colors", &[("k", "v")], false))
-        .await;
-    world.namespace("a", false, &[("env", "prod")]).await;
-    create_with(&world, "fought", spec(&world, "colors", None)).await;
-    let events: Api<Event> = Api::namespaced(world.scene.client.clone(), "default");
-    let conflict = testenv::wait_for(
-        "a ClusterMirrorClassConflict Warning on fought",
-        PATIENCE,
-        || async {
-            let listed = events.list(&ListParams::default()).await.ok()?;
-            listed.items.into_iter().find(|e| {
-                e.reason.as_deref() == Some("ClusterMirrorClassConflict")
-                    && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("fought")
-            })
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", second.log_text()));
-    let note = conflict.note.unwrap_or_default();
-    assert_eq!(conflict.type_.as_deref(), Some("Warning"));
-    let named = [field_manager("configmap-mirror"), field_manager(&lease)];
-    assert!(
-        named.iter().any(|manager| note.contains(manager.as_str()))
-            && note.contains("--cluster-mirror-class"),
-        "{note}"
-    );
-    assert!(second.stop().success());
-    clean_up(world, &["fought"]).await;
-}
+mod conflicts;

@@ -1,7 +1,9 @@
 //! A ClusterMirror's copies follow its selection, its source and their own
-//! edits; deleting or narrowing it removes them; deleting the CRD does not.
+//! edits; deleting or narrowing it removes them; deleting the CRD does not,
+//! nor its coming back: then they are orphans, until applied again.
 
 use super::*;
+use configmap_mirror::contract::MIRROR_OF_UID_ANNOTATION;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 
 async fn selection_source_and_heals<K: TestKind>(tag: &str) {
@@ -163,8 +165,43 @@ async fn crd_deleted_removes_no_copy<K: TestKind>(tag: &str) {
     world.mirror_in_sync(&prod, "labelled").await;
     copy_in_sync(&world, &prod, "shared", "kept").await;
 
-    // With the CRD back and no ClusterMirror asking, the copy goes.
+    // With the CRD back, and no ClusterMirror: the copy stays, an orphan,
+    // counted and explained.
+    let before = copy_in_sync(&world, &prod, "shared", "kept").await;
     install_crd(&world.scene.client).await;
+    let orphans = world
+        .controller()
+        .metric_reaching(
+            "configmap_mirror_clustermirror_orphans",
+            "clustermirror=\"kept\"",
+            1.0,
+        )
+        .await;
+    assert_eq!(orphans, 1.0, "{}", world.controller().log_text());
+    tokio::time::sleep(QUIET).await;
+    let kept = copy_in_sync(&world, &prod, "shared", "kept").await;
+    assert_eq!(kept.uid(), before.uid());
+    assert_eq!(kept.resource_version(), before.resource_version());
+    let run = super::explain::explain_as_admin(&world, &[&copy, "--kind", kind, "-o", "json"]);
+    let orphaned = crate::explain::verdict(&run.json(), "clustermirror-copy", &prod);
+    assert_eq!(orphaned, "orphaned");
+
+    // Applied again, it adopts the copy; deleted then, it removes it.
+    let again = create(&world, "kept", "shared").await;
+    let bound = format!(".{}", again.uid().unwrap_or_default());
+    testenv::wait_for("the copy adopted", PATIENCE, || async {
+        let copy = world.api(&prod).get_opt("shared").await.ok()??;
+        let uid = copy.annotations().get(MIRROR_OF_UID_ANNOTATION)?;
+        uid.ends_with(&bound).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()));
+    let adopted = world.api(&prod).get("shared").await.expect("the copy");
+    assert_eq!(adopted.uid(), before.uid(), "adopted in place");
+    cluster_mirrors(&world.scene.client)
+        .delete("kept", &DeleteParams::default())
+        .await
+        .expect("delete the ClusterMirror");
     world.no_mirror(&prod, "shared").await;
     clean_up(world, &[]).await;
 }

@@ -241,8 +241,8 @@ async fn a_secret_clustermirror_while_secrets_are_not_mirrored_says_so() {
 
 /// The digest key lives in the install's namespace, which is also where
 /// ClusterMirror sources come from by default: named by a ClusterMirror,
-/// it is still never copied, whether it carries the label the controller
-/// marks it with or not (a key made by an earlier release, or by hand).
+/// it is still never copied. Its label taken off by hand, the install puts
+/// it back, and it stays refused.
 #[tokio::test]
 async fn a_clustermirror_naming_the_digest_key_copies_nothing() {
     let world = super::world::<Secret>("cmir-key").await;
@@ -259,23 +259,20 @@ async fn a_clustermirror_naming_the_digest_key_copies_nothing() {
     let message = condition(&refused, "Ready").unwrap()["message"].to_string();
     assert!(message.contains("workshop.io/install-owned"), "{message}");
 
-    // Unmarked, it is refused by where it is.
     let unmark = json!({"metadata": {"labels": {"workshop.io/install-owned": null}}});
-    secrets
+    let unmarked = secrets
         .patch(key_name, &PatchParams::default(), &Patch::Merge(&unmark))
         .await
         .expect("unmark the key");
-    let api = cluster_mirrors(&world.scene.client);
-    testenv::wait_for("the refusal to name the digest key", PATIENCE, || async {
-        let object = api.get_opt("key").await.ok()??;
-        let ready = condition(&object, "Ready")?;
-        let said = ready["message"]
-            .as_str()?
-            .contains("this install's digest key");
-        (ready["reason"] == "SourceNotCopyable" && said).then_some(())
+    testenv::wait_for("the key labelled again", PATIENCE, || async {
+        let key = secrets.get_opt(key_name).await.ok()??;
+        let marked = key.labels().get("workshop.io/install-owned")?;
+        (marked == "digest-key" && key.resource_version() != unmarked.resource_version())
+            .then_some(())
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()));
+    ready(&world, "key", "SourceNotCopyable").await;
     tokio::time::sleep(QUIET).await;
     assert!(world.api(&prod).get_opt(key_name).await.unwrap().is_none());
 

@@ -241,3 +241,26 @@ fn a_label_of_the_source_selector_on_the_copies_makes_the_spec_invalid() {
         answer.own.detail
     );
 }
+
+#[test]
+fn a_copy_of_a_clustermirror_that_is_gone_is_an_orphan_of_this_install_only() {
+    let request = request("admin", false);
+    let orphan = copy_in(&request, "team-a");
+    let mut other_install = copy_in(&request, "team-b");
+    other_install
+        .metadata
+        .annotations
+        .as_mut()
+        .unwrap()
+        .insert(SOURCE_SELECTOR_ANNOTATION.into(), "other=true".into());
+    let copies = [orphan.metadata.clone(), other_install.metadata];
+    let gone = orphan_rows("ConfigMap", &copies, &install(), &BTreeSet::new());
+    assert_eq!(gone.len(), 1, "{gone:?}");
+    assert_eq!(gone[0].verdict, Verdict::Orphaned);
+    assert_eq!(gone[0].namespace, "team-a");
+    assert_eq!(gone[0].source.as_deref(), Some("admin/ca"));
+    assert_eq!(gone[0].cluster_mirror.as_deref(), Some("corp-ca"));
+    assert!(gone[0].detail.contains("apply ClusterMirror corp-ca again"));
+    let present = BTreeSet::from(["corp-ca".to_owned()]);
+    assert!(orphan_rows("ConfigMap", &copies, &install(), &present).is_empty());
+}

@@ -1,0 +1,137 @@
+//! The ClusterMirror deletions this process saw happen, by uid, and the
+//! names whose orphans it has told about.
+//!
+//! A deletion is remembered with the uid of the CRD that was live when it
+//! was seen. It removes copies only once a read of the CRD made after it
+//! finds that same CRD live: a CRD deleted (or deleted and created again)
+//! meanwhile took the ClusterMirror with it, and its copies stay, as
+//! orphans. That answer, once read, is kept: the CRD coming back later
+//! never turns such a deletion into a reason to remove anything.
+
+use std::{
+    collections::{HashMap, HashSet},
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
+};
+
+use crate::{api::DeletionPolicy, decisions::cluster_mirror::Witnessed};
+
+/// One deletion seen.
+#[derive(Debug, Clone)]
+struct Deletion {
+    name: String,
+    policy: DeletionPolicy,
+    /// The CRD live when it was seen, by uid; None if none was known.
+    crd_uid: Option<String>,
+    /// What the CRD read since says (see [`Witnessed::crd_live`]).
+    crd_live: Option<bool>,
+}
+
+#[derive(Clone, Default)]
+pub struct Deletions {
+    /// By the ClusterMirror's uid.
+    seen: Arc<Mutex<HashMap<String, Deletion>>>,
+    /// The ClusterMirror names whose orphans were told about, until a
+    /// ClusterMirror of the name appears again.
+    told: Arc<Mutex<HashSet<String>>>,
+}
+
+impl Deletions {
+    /// The ClusterMirror `name` (`uid`) was seen deleted, asking
+    /// `policy`, while the CRD `crd_uid` was live.
+    pub fn record(&self, name: &str, uid: &str, policy: DeletionPolicy, crd_uid: Option<String>) {
+        let deletion = Deletion {
+            name: name.to_owned(),
+            policy,
+            crd_uid,
+            crd_live: None,
+        };
+        lock(&self.seen).insert(uid.to_owned(), deletion);
+    }
+
+    /// The deletion of the ClusterMirror `name` whose uid is `uid`, if seen.
+    pub fn of(&self, name: &str, uid: &str) -> Option<Witnessed> {
+        let seen = lock(&self.seen);
+        let deletion = seen.get(uid).filter(|d| d.name == name)?;
+        Some(Witnessed {
+            policy: deletion.policy,
+            crd_live: deletion.crd_live,
+        })
+    }
+
+    /// Whether the deletion of `uid` was made by someone while its CRD was
+    /// live, given `live_uid`, the CRD read live since (None: missing or
+    /// being deleted); the first answer stays. False for a deletion not seen.
+    pub fn settle(&self, uid: &str, live_uid: Option<&str>) -> bool {
+        let mut seen = lock(&self.seen);
+        let Some(deletion) = seen.get_mut(uid) else {
+            return false;
+        };
+        *deletion.crd_live.get_or_insert_with(|| {
+            deletion.crd_uid.is_some() && deletion.crd_uid.as_deref() == live_uid
+        })
+    }
+
+    /// The settled answer for `uid`, if any.
+    pub fn settled(&self, uid: &str) -> Option<bool> {
+        lock(&self.seen).get(uid).and_then(|d| d.crd_live)
+    }
+
+    /// Whether the orphans of `name` are to be told about now: once, until
+    /// a ClusterMirror of that name appears again.
+    pub fn first_orphaned(&self, name: &str) -> bool {
+        lock(&self.told).insert(name.to_owned())
+    }
+
+    /// A ClusterMirror called `name` is there.
+    pub fn appeared(&self, name: &str) {
+        lock(&self.told).remove(name);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deletion_removes_copies_only_if_the_same_crd_was_live_after_it() {
+        let deletions = Deletions::default();
+        deletions.record("ca", "u1", DeletionPolicy::Delete, Some("crd-1".into()));
+        assert_eq!(deletions.of("other", "u1"), None, "bound by name too");
+        assert_eq!(deletions.of("ca", "u2"), None, "and by uid");
+        assert_eq!(
+            deletions.of("ca", "u1").map(|w| w.crd_live),
+            Some(None),
+            "not read yet"
+        );
+        assert!(
+            !deletions.settle("u1", Some("crd-2")),
+            "a CRD deleted and created again"
+        );
+        assert!(
+            !deletions.settle("u1", Some("crd-1")),
+            "the first answer stays"
+        );
+        assert_eq!(deletions.settled("u1"), Some(false));
+
+        deletions.record("ca", "u3", DeletionPolicy::Orphan, Some("crd-1".into()));
+        assert!(deletions.settle("u3", Some("crd-1")));
+        assert!(deletions.settle("u3", None), "the first answer stays");
+        deletions.record("db", "u4", DeletionPolicy::Delete, None);
+        assert!(!deletions.settle("u4", None), "no CRD known: kept");
+        assert!(!deletions.settle("u5", Some("crd-1")), "never seen");
+    }
+
+    #[test]
+    fn orphans_are_told_once_per_name_until_it_appears_again() {
+        let deletions = Deletions::default();
+        assert!(deletions.first_orphaned("ca"));
+        assert!(!deletions.first_orphaned("ca"));
+        assert!(deletions.first_orphaned("db"));
+        deletions.appeared("ca");
+        assert!(deletions.first_orphaned("ca"));
+    }
+}

@@ -1,0 +1,151 @@
+//! What becomes of a copy a ClusterMirror wrote. Pure, like the rest of
+//! `cluster_mirror`; the prune loop carries it out.
+//!
+//! A copy goes only for a deletion the controller saw happen: its
+//! ClusterMirror's watch reported it deleted (bound by uid: the deletion
+//! of one ClusterMirror is never taken for another's of the same name),
+//! or the ClusterMirror, still there, no longer asks for it. A
+//! ClusterMirror merely absent (from a list, at start, after a relist,
+//! after its CRD came back) leaves its copies as orphans: kept as they
+//! are, never rewritten, never deleted, until a ClusterMirror of that
+//! name adopts them or the operator removes them.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use super::Request;
+use crate::{
+    api::DeletionPolicy,
+    contract::{
+        CONTROLLER_KEY_PREFIX, MANAGED_BY_LABEL, MIRROR_OF_UID_ANNOTATION, annotation,
+        written_under,
+    },
+    decisions::consent::{Consent, NamespaceFacts},
+};
+
+/// A ClusterMirror's deletion as the controller saw it happen: a delete
+/// event of its watch, never an absence from a list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Witnessed {
+    /// Its `spec.deletionPolicy`, as the deleted object said.
+    pub policy: DeletionPolicy,
+    /// Whether the CRD, read after the deletion was seen, was the same
+    /// one and live (not being deleted): only then was the ClusterMirror
+    /// deleted by someone, rather than with its CRD. None until read.
+    pub crd_live: Option<bool>,
+}
+
+/// The install's rules a copy's fate depends on.
+#[derive(Debug, Clone, Copy)]
+pub struct Install<'a> {
+    /// The kind of the copy.
+    pub kind: &'a str,
+    /// The install's source selector, which marks its copies.
+    pub selector: &'a str,
+    pub reserved_names: &'a [String],
+    /// The namespaces no ClusterMirror writes into.
+    pub consent: &'a Consent,
+}
+
+/// What the controller knows of a copy's ClusterMirror.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Seen<'a> {
+    /// The ClusterMirror cache has completed a list: before, no absence
+    /// means anything.
+    pub listed: bool,
+    /// An object of the copy's ClusterMirror name is cached, readable or not.
+    pub exists: bool,
+    /// Its request, when its spec reads.
+    pub request: Option<&'a Request>,
+    /// The deletion of the ClusterMirror the copy is bound to (by uid),
+    /// when the controller saw it.
+    pub deletion: Option<Witnessed>,
+}
+
+/// What becomes of a copy a ClusterMirror wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyFate {
+    Keep,
+    /// Its ClusterMirror is there and no longer wants it: deleted.
+    Unwanted,
+    /// Its ClusterMirror was seen deleted: deleted (`Delete`) or released
+    /// (`Orphan`) once the CRD is read live since (unless the read
+    /// already said so: then `Witnessed::crd_live` is Some(true)).
+    Deleted(DeletionPolicy),
+    /// Its ClusterMirror is gone and nobody saw it go, or it went with its
+    /// CRD: kept as it is, counted and told as an orphan.
+    Orphaned,
+}
+
+/// The prune loop's verdict on `copy`, which a ClusterMirror wrote (its
+/// label names it), in `namespace` (None: gone, and the copy with it).
+/// Nothing is decided for a copy another install wrote.
+pub fn copy_fate(
+    copy: &ObjectMeta,
+    namespace: Option<&NamespaceFacts>,
+    install: &Install<'_>,
+    seen: &Seen<'_>,
+) -> CopyFate {
+    let Some(namespace) = namespace else {
+        return CopyFate::Keep;
+    };
+    if !seen.listed || !written_under(copy, install.selector) {
+        return CopyFate::Keep;
+    }
+    match (seen.request, seen.deletion) {
+        (Some(request), _) => asked(copy, namespace, request, install),
+        (None, _) if seen.exists => CopyFate::Keep,
+        (None, Some(witnessed)) if witnessed.crd_live != Some(false) => {
+            CopyFate::Deleted(witnessed.policy)
+        }
+        (None, _) => CopyFate::Orphaned,
+    }
+}
+
+/// The fate of a copy whose ClusterMirror is there: a suspended one
+/// deletes nothing, whatever its spec says now; else the copy goes unless
+/// the spec asks for it, at a name that is not reserved.
+fn asked(
+    copy: &ObjectMeta,
+    namespace: &NamespaceFacts,
+    request: &Request,
+    install: &Install<'_>,
+) -> CopyFate {
+    if request.suspend {
+        return CopyFate::Keep;
+    }
+    let reserved = copy
+        .name
+        .as_deref()
+        .is_some_and(|name| install.reserved_names.iter().any(|r| r == name));
+    match request.kind == install.kind
+        && !reserved
+        && request.wants(copy, namespace, install.consent)
+    {
+        true => CopyFate::Keep,
+        false => CopyFate::Unwanted,
+    }
+}
+
+/// The uid of the ClusterMirror a copy is bound to: the part of its
+/// `mirror-of-uid` after the source's (see [`Request::bound_uid`]).
+pub fn bound_cluster_mirror_uid(copy: &ObjectMeta) -> Option<&str> {
+    let (_, uid) = annotation(copy, MIRROR_OF_UID_ANNOTATION)?.split_once('.')?;
+    (!uid.is_empty()).then_some(uid)
+}
+
+/// Releases a copy (deletionPolicy `Orphan`): removes every label and
+/// annotation of the controller's (the managed-by label and every
+/// `workshop.io/` key), so that neither this controller nor the admission
+/// policy takes it for a copy any more. Its content, and the labels and
+/// annotations its ClusterMirror set, stay.
+pub fn release(copy: &mut ObjectMeta) {
+    let ours = |key: &String| key == MANAGED_BY_LABEL || key.starts_with(CONTROLLER_KEY_PREFIX);
+    for entries in [&mut copy.labels, &mut copy.annotations]
+        .into_iter()
+        .flatten()
+    {
+        entries.retain(|key, _| !ours(key));
+    }
+    // What the API server recorded of earlier writers is its own to keep.
+    copy.managed_fields = None;
+}

@@ -1,0 +1,66 @@
+//! Which install serves a ClusterMirror, and what its spec may not ask of the
+//! install's own keys.
+
+use super::*;
+
+#[test]
+fn a_clustermirror_is_served_by_the_install_of_its_class_alone() {
+    let none = prod_teams();
+    assert_eq!(none.class_name, "");
+    assert!(none.served_by(""));
+    assert!(!none.served_by("platform"));
+    let spec = json!({
+        "className": "platform",
+        "source": {"kind": "ConfigMap", "namespace": "ns", "name": "colors"},
+        "target": {"namespaceSelector": {}},
+    });
+    assert_eq!(class_of(Some(&spec)), "platform");
+    let platform = mk_request(spec);
+    assert!(platform.served_by("platform") && !platform.served_by(""));
+    let empty = json!({"className": "", "source": {}, "target": {}});
+    assert_eq!(
+        class_of(Some(&empty)),
+        "",
+        "read even from a spec that does not"
+    );
+    assert_eq!(class_of(None), "");
+}
+
+#[test]
+fn a_key_of_the_source_selector_on_the_copies_is_refused() {
+    let request = mk_request(json!({
+        "source": {"kind": "ConfigMap", "namespace": "ns", "name": "colors"},
+        "target": {"namespaceSelector": {}, "labels": {"team": "a", "tier": "1"}},
+    }));
+    let why = request.sets_selector_keys(&["team".into()]).unwrap();
+    assert!(why.contains("spec.target.labels sets team"), "{why}");
+    assert!(!why.contains("tier"), "{why}");
+    assert_eq!(request.sets_selector_keys(&["env".into()]), None);
+}
+
+#[test]
+fn a_copy_another_install_wrote_for_the_same_clustermirror_is_taken_over_in_place() {
+    let request = prod_teams();
+    let source = mk_source("colors", &[("a", "1")]);
+    let bound = request.bound_source(&source);
+    let desired = |selector| {
+        request
+            .desired_copy(&bound, "team-a", &(), selector)
+            .unwrap()
+    };
+    let before = desired("sel=old");
+    let planned = plan::plan(
+        desired("sel=new"),
+        Some(&CachedCopy::of(&before)),
+        &bound.metadata,
+        &[],
+        &(),
+    );
+    let Ok(Write::Replace { copy, .. }) = planned else {
+        panic!("a replace of the same object: {planned:?}");
+    };
+    assert_eq!(
+        copy.metadata.annotations.unwrap()[SOURCE_SELECTOR_ANNOTATION],
+        "sel=new"
+    );
+}

@@ -1,0 +1,211 @@
+//! The rows of a ClusterMirror's namespaces: one per namespace it selects
+//! or asks for, and one per copy it holds elsewhere.
+
+use super::*;
+use crate::decisions::cluster_mirror::{Install as CopyRules, Seen as SeenBy};
+
+/// What was read of the namespaces a ClusterMirror may copy into.
+pub(super) struct Seen<'a, K> {
+    pub(super) namespaces: &'a [NamespaceFacts],
+    pub(super) at_name: &'a [K],
+    pub(super) copies: &'a [K],
+}
+
+/// One row per namespace the request selects or asks for, and per copy it
+/// holds elsewhere, by namespace name; counted as the controller counts.
+/// `bound` is the source as copied, when nothing blocks it.
+pub(super) fn namespace_rows<K: Explained>(
+    request: &Request,
+    bound: Option<&K>,
+    blocked: Option<&Blocked>,
+    seen: Seen<'_, K>,
+    install: &Install,
+    key: &K::DigestKey,
+) -> (Tally, Vec<Row>) {
+    let mut tally = Tally::default();
+    let mut rows = Vec::new();
+    let mut sorted: Vec<&NamespaceFacts> = seen.namespaces.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    for namespace in sorted {
+        let here = |object: &&K| object.meta().namespace.as_deref() == Some(&namespace.name);
+        let at = seen
+            .at_name
+            .iter()
+            .filter(here)
+            .find(|object| object.meta().name.as_deref() == Some(&request.target_name));
+        let selected = request.selects(namespace, &install.cluster_consent);
+        if selected {
+            if blocked.is_none_or(Blocked::counts_selected) {
+                tally.selected += 1;
+            }
+            let row = match bound {
+                Some(bound) => {
+                    selected_row(request, bound, namespace, at, install, key, &mut tally)
+                }
+                None => not_copied(request, blocked, namespace, at, install),
+            };
+            rows.push(row);
+        } else if request.asks_for(namespace) {
+            rows.push(never_written::<K>(request, namespace));
+        }
+        for copy in seen.copies.iter().filter(here) {
+            let at_target = copy.meta().name.as_deref() == Some(&request.target_name);
+            if !(selected && at_target) {
+                rows.push(held(request, copy, namespace, install));
+            }
+        }
+    }
+    (tally, rows)
+}
+
+/// The row of one selected namespace, compared as the controller's plan
+/// compares it; counted in `tally` as synced or failed as the controller
+/// counts it.
+fn selected_row<K: Explained>(
+    request: &Request,
+    bound: &K,
+    namespace: &NamespaceFacts,
+    actual: Option<&K>,
+    install: &Install,
+    key: &K::DigestKey,
+    tally: &mut Tally,
+) -> Row {
+    let desired = request.desired_copy(bound, &namespace.name, key, &install.selector);
+    let (verdict, detail) = match (desired, actual) {
+        (Err(refusal), _) => (
+            Verdict::NotCopied,
+            format!("its copy cannot be built ({refusal:?}): nothing is written"),
+        ),
+        (Ok(_), None) => (
+            Verdict::Missing,
+            "it does not exist: the controller writes it".into(),
+        ),
+        (Ok(desired), Some(actual)) => compare(desired, actual, bound.meta(), install, key),
+    };
+    if verdict.ok() {
+        tally.synced += 1;
+    }
+    if verdict == Verdict::NameTaken {
+        // The controller's words, so that the status is the one it writes.
+        tally.failures.push(Failure {
+            namespace: namespace.name.clone(),
+            reason: crate::api::cluster_mirror::reason::NAME_TAKEN,
+            message: format!(
+                "{}/{} already exists and was not written by this ClusterMirror; it is left untouched",
+                namespace.name, request.target_name
+            ),
+            retried: false,
+        });
+    }
+    let detail = match request.suspend && !verdict.ok() && verdict != Verdict::NameTaken {
+        true => format!("{detail}; but it is suspended: nothing is written until it resumes"),
+        false => detail,
+    };
+    namespace_row::<K>(request, &namespace.name, verdict, detail)
+}
+
+/// The row of a selected namespace while the ClusterMirror copies nothing.
+fn not_copied<K: Explained>(
+    request: &Request,
+    blocked: Option<&Blocked>,
+    namespace: &NamespaceFacts,
+    at: Option<&K>,
+    install: &Install,
+) -> Row {
+    let why = blocked.map_or_else(|| "its source cannot be read".into(), Blocked::message);
+    let here = match at {
+        None => "there is no copy here".to_owned(),
+        Some(object) if cluster_mirror_of(object.meta()) == Some(request.name.as_str()) => {
+            match !request.suspend && install.reserved_names.contains(&request.target_name) {
+                true => "its copy here is removed: the name is reserved".into(),
+                false => "its copy here is kept as it is".into(),
+            }
+        }
+        Some(object) => format!("the name is held by {}", whose(object.meta(), install)),
+    };
+    namespace_row::<K>(
+        request,
+        &namespace.name,
+        Verdict::NotCopied,
+        format!("{why}; {here}"),
+    )
+}
+
+/// The row of a namespace the spec asks for that no ClusterMirror writes.
+fn never_written<K: Explained>(request: &Request, namespace: &NamespaceFacts) -> Row {
+    let detail = match namespace.name == request.source_namespace {
+        true => "the source's own namespace: never written, and not counted as selected",
+        false => {
+            "protected (or a namespace ClusterMirror sources may come from): never written, even when selected, and not counted as selected"
+        }
+    };
+    namespace_row::<K>(
+        request,
+        &namespace.name,
+        Verdict::ProtectedNamespace,
+        detail.into(),
+    )
+}
+
+/// The row of a copy carrying the ClusterMirror's label that is not its
+/// copy in a selected namespace: another install's, or one the prune loop
+/// removes (or keeps, while suspended).
+fn held<K: Explained>(
+    request: &Request,
+    copy: &K,
+    namespace: &NamespaceFacts,
+    install: &Install,
+) -> Row {
+    let meta = copy.meta();
+    let install_rules = CopyRules {
+        kind: K::NAME,
+        selector: &install.selector,
+        reserved_names: &install.reserved_names,
+        consent: &install.cluster_consent,
+    };
+    let seen = SeenBy {
+        listed: true,
+        exists: true,
+        request: Some(request),
+        deletion: None,
+    };
+    let fate = copy_fate(meta, Some(namespace), &install_rules, &seen);
+    let (verdict, detail) = match fate {
+        _ if !crate::contract::written_under(meta, &install.selector) => (
+            Verdict::OtherInstall,
+            format!(
+                "{}: this install leaves it alone",
+                whose(meta, install)
+            ),
+        ),
+        CopyFate::Keep => (
+            Verdict::Unwanted,
+            "not wanted here any more, but the ClusterMirror is suspended: kept until it resumes".into(),
+        ),
+        CopyFate::Unwanted | CopyFate::Deleted(_) | CopyFate::Orphaned => (
+            Verdict::Unwanted,
+            "the ClusterMirror no longer selects this namespace, or copies another source or name, or the name is reserved: the controller removes it".into(),
+        ),
+    };
+    let mut row = namespace_row::<K>(request, &namespace.name, verdict, detail);
+    row.name = meta.name.clone().unwrap_or_default();
+    row
+}
+
+pub(super) fn namespace_row<K: Explained>(
+    request: &Request,
+    namespace: &str,
+    verdict: Verdict,
+    detail: String,
+) -> Row {
+    Row {
+        what: What::ClusterMirrorCopy,
+        kind: K::NAME,
+        namespace: namespace.to_owned(),
+        name: request.target_name.clone(),
+        source: Some(source_key(request)),
+        cluster_mirror: Some(request.name.clone()),
+        verdict,
+        detail,
+    }
+}

@@ -1,0 +1,196 @@
+//! A ClusterMirror's copies with the policy on: the CRD deleted and
+//! created again leaves them in place (orphans nobody may delete by hand),
+//! the ClusterMirror applied again adopts them in place, and deleting it
+//! then removes them; with `deletionPolicy: Orphan`, deleting it releases
+//! them into plain objects that an admin may then edit and delete.
+//!
+//! The sources are in the release's namespace, the one the chart's
+//! install copies ClusterMirror sources from.
+
+use super::*;
+
+use crate::cluster_mirror::{delete_crd, install_crd};
+use configmap_mirror::contract::{CLUSTER_MIRROR_LABEL, MIRROR_OF_UID_ANNOTATION};
+use kube::api::DynamicObject;
+
+crate::for_each_kind!(deletion_policy_orphan_releases_copies_an_admin_may_then_edit_and_delete,);
+
+fn cluster_mirrors(client: &Client) -> Api<DynamicObject> {
+    Api::all_with(client.clone(), &crate::cluster_mirror::resource())
+}
+
+/// The ClusterMirror `name` of the source `source` (in the release's
+/// namespace) into the world's target namespace, by a label of its own.
+async fn apply_cluster_mirror<K: TestKind>(
+    world: &World<K>,
+    name: &str,
+    source: &str,
+    deletion_policy: &str,
+) -> DynamicObject {
+    let mut object = DynamicObject::new(name, &crate::cluster_mirror::resource());
+    object.data = json!({"spec": {
+        "source": {"kind": K::kind(&()), "namespace": RELEASE_NAMESPACE, "name": source},
+        "target": {"namespaceSelector": {"matchLabels": {"cmir-target": world.targets}}},
+        "deletionPolicy": deletion_policy,
+    }});
+    cluster_mirrors(&world.client)
+        .create(&PostParams::default(), &object)
+        .await
+        .unwrap_or_else(|e| panic!("create ClusterMirror {name}: {e}"))
+}
+
+/// The world's target namespace, selected by the ClusterMirrors of
+/// [`apply_cluster_mirror`], and a source `name` in the release's namespace.
+async fn set_up<K: TestKind>(world: &World<K>, name: &str) {
+    let label = json!({"metadata": {"labels": {"cmir-target": world.targets}}});
+    Api::<Namespace>::all(world.client.clone())
+        .patch(
+            &world.targets,
+            &PatchParams::default(),
+            &Patch::Merge(&label),
+        )
+        .await
+        .expect("label the target namespace");
+    world
+        .api(RELEASE_NAMESPACE)
+        .create(
+            &PostParams::default(),
+            &K::with_data(name, &[("key", VALUE)], false),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("create the source {name}: {e}"));
+}
+
+/// Waits until the target namespace holds `name` that `check` accepts.
+async fn target_copy<K: TestKind>(world: &World<K>, name: &str, check: impl Fn(&K) -> bool) -> K {
+    let api = world.api(&world.targets);
+    wait_for(&format!("{}/{name}", world.targets), PATIENCE, || async {
+        api.get_opt(name).await.ok()?.filter(|copy| check(copy))
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"))
+}
+
+fn of_cluster_mirror<K: TestKind>(copy: &K, name: &str) -> bool {
+    copy.labels().get(CLUSTER_MIRROR_LABEL).map(String::as_str) == Some(name)
+}
+
+#[tokio::test]
+async fn the_crd_deleted_and_created_again_keeps_the_copies_until_applied_again_and_deleted() {
+    let mut world = World::<ConfigMap>::new("vap-cmir-crd").await;
+    world.start().await;
+    let name = format!("{}-ca", world.sources);
+    set_up(&world, &name).await;
+    apply_cluster_mirror(&world, &name, &name, "Delete").await;
+    let before = target_copy(&world, &name, |c| of_cluster_mirror(c, &name)).await;
+
+    delete_crd(&world.client).await;
+    install_crd(&world.client).await;
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let kept = world
+        .api(&world.targets)
+        .get_opt(&name)
+        .await
+        .expect("get the copy")
+        .unwrap_or_else(|| panic!("the copy is gone\n{}", controller_log(&world)));
+    assert_eq!(kept.uid(), before.uid());
+    assert_eq!(kept.resource_version(), before.resource_version());
+    // An orphan is still a copy to the policy: nobody deletes it by hand.
+    refused(
+        world
+            .api(&world.targets)
+            .delete(&name, &DeleteParams::default())
+            .await
+            .map(|_| kept.clone()),
+        "deleting an orphan",
+    );
+
+    // Applied again, it adopts the copy in place; deleted, it removes it.
+    let again = apply_cluster_mirror(&world, &name, &name, "Delete").await;
+    let bound = format!(".{}", again.uid().unwrap_or_default());
+    let adopted = target_copy(&world, &name, |copy| {
+        copy.annotations()
+            .get(MIRROR_OF_UID_ANNOTATION)
+            .is_some_and(|uid| uid.ends_with(&bound))
+    })
+    .await;
+    assert_eq!(adopted.uid(), before.uid(), "adopted in place");
+    assert!(adopted.same_content(&before));
+    cluster_mirrors(&world.client)
+        .delete(&name, &DeleteParams::default())
+        .await
+        .expect("delete the ClusterMirror");
+    world.wait_gone(&world.targets, &name).await;
+    world
+        .api(RELEASE_NAMESPACE)
+        .delete(&name, &DeleteParams::default())
+        .await
+        .expect("delete the source");
+    world.finish().await;
+}
+
+async fn deletion_policy_orphan_releases_copies_an_admin_may_then_edit_and_delete<K: TestKind>() {
+    let mut world = World::<K>::new("vap-cmir-orphan").await;
+    world.start().await;
+    let name = format!("{}-rel", world.sources);
+    set_up(&world, &name).await;
+    apply_cluster_mirror(&world, &name, &name, "Orphan").await;
+    let before = target_copy(&world, &name, |c| of_cluster_mirror(c, &name)).await;
+
+    cluster_mirrors(&world.client)
+        .delete(&name, &DeleteParams::default())
+        .await
+        .expect("delete the ClusterMirror");
+    let released = target_copy(&world, &name, |copy| {
+        !copy.labels().contains_key(MANAGED_BY_LABEL)
+    })
+    .await;
+    assert_eq!(released.uid(), before.uid(), "left in place");
+    assert!(released.same_content(&before), "with its content");
+    let marks: Vec<&String> = released
+        .labels()
+        .keys()
+        .chain(released.annotations().keys())
+        .filter(|key| key.starts_with("workshop.io/") || *key == MANAGED_BY_LABEL)
+        .collect();
+    assert!(marks.is_empty(), "still marked: {marks:?}");
+
+    // A plain object now: an admin edits and deletes it, policy or not.
+    world
+        .patch(
+            &world.targets,
+            &name,
+            &K::data_patch(&[("key", Some("edited"))]),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("edit the released copy: {e}"));
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let edited = world
+        .api(&world.targets)
+        .get(&name)
+        .await
+        .expect("the released copy");
+    assert!(
+        !edited.same_content(&before),
+        "the controller left it alone"
+    );
+    world
+        .api(&world.targets)
+        .delete(&name, &DeleteParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("delete the released copy: {e}"));
+    world
+        .api(RELEASE_NAMESPACE)
+        .delete(&name, &DeleteParams::default())
+        .await
+        .expect("delete the source");
+    world.finish().await;
+}
+
+fn controller_log<K>(world: &World<K>) -> String {
+    world
+        .controller
+        .as_ref()
+        .map(ControllerProcess::log_text)
+        .unwrap_or_default()
+}
