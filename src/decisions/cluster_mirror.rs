@@ -167,6 +167,20 @@ impl Request {
                     .any(|p| glob_matches(p, &namespace.name)))
     }
 
+    /// Whether a namespace that changed from `before` to `after` (None:
+    /// absent) is this request's business: it asked for it before (and
+    /// counted it, whatever it held there) or asks for it now.
+    pub fn concerned_by(
+        &self,
+        before: Option<&NamespaceFacts>,
+        after: Option<&NamespaceFacts>,
+    ) -> bool {
+        [before, after]
+            .into_iter()
+            .flatten()
+            .any(|namespace| self.asks_for(namespace))
+    }
+
     /// Whether `namespace` receives a copy: asked for, not protected (see
     /// [`cluster_consent`]) and not the source's own.
     pub fn selects(&self, namespace: &NamespaceFacts, consent: &Consent) -> bool {

@@ -5,8 +5,8 @@
 //! | source created or changed    | sync of that source, all its copies    |
 //! | source deleted or unlabeled  | prune of its companion and of its mirrors (from the mirror index) |
 //! | copy changed or deleted      | sync of its source, that copy only (and of the source an edit took it from); prune of itself |
-//! | namespace's labels changed   | sync of the sources that want a mirror in it, that mirror only; prune of the mirrors in it |
-//! | namespace deleted            | prune of the mirrors in it (its companions go with their sources) |
+//! | namespace's labels changed   | sync of the sources that want a mirror in it, that mirror only; prune of the mirrors in it; the ClusterMirrors that asked for it before or ask for it now |
+//! | namespace deleted            | prune of the mirrors in it (its companions go with their sources); the ClusterMirrors that asked for it |
 //! | any list (re)completed       | a resync of both loops ([`crate::reconcile::resync`]) |
 //!
 //! Objects delivered by a (re)list wake nothing one by one: the resync that
@@ -54,8 +54,12 @@ pub enum ClusterWake {
     /// went: its ClusterMirror compares that copy.
     Copy { mirror: String, namespace: String },
     /// A namespace appeared, went, or changed what selection reads of it:
-    /// the ClusterMirrors asking for it look again.
-    Namespace(NamespaceFacts),
+    /// the ClusterMirrors that asked for it as it was (`before`: they
+    /// counted it) or ask for it as it is (`after`) look again.
+    Namespace {
+        before: Option<NamespaceFacts>,
+        after: Option<NamespaceFacts>,
+    },
 }
 
 impl<K: MirroredKind> Default for Wake<K> {
@@ -178,7 +182,8 @@ pub fn namespace_wakeups<K: MirroredKind>(
     match event {
         Event::Apply(namespace) => {
             let facts = NamespaceFacts::of(&namespace.metadata);
-            if seen.get(&facts.name) == Some(&facts) {
+            let before = seen.get(&facts.name).cloned();
+            if before.as_ref() == Some(&facts) {
                 return Wake::default();
             }
             let reach = Reach::Namespace(facts.name.clone());
@@ -190,7 +195,10 @@ pub fn namespace_wakeups<K: MirroredKind>(
                     .collect(),
                 prune: caches.mirrors_in(&facts.name),
                 resync: false,
-                cluster: vec![ClusterWake::Namespace(facts.clone())],
+                cluster: vec![ClusterWake::Namespace {
+                    before,
+                    after: Some(facts.clone()),
+                }],
             };
             seen.insert(facts.name.clone(), facts);
             wake
@@ -200,7 +208,13 @@ pub fn namespace_wakeups<K: MirroredKind>(
             let gone = seen.remove(&name);
             Wake {
                 prune: caches.mirrors_in(&name),
-                cluster: gone.map(ClusterWake::Namespace).into_iter().collect(),
+                cluster: gone
+                    .map(|before| ClusterWake::Namespace {
+                        before: Some(before),
+                        after: None,
+                    })
+                    .into_iter()
+                    .collect(),
                 ..Wake::default()
             }
         }
@@ -294,6 +308,65 @@ mod tests {
         assert_eq!(
             wake.sync,
             vec![(ObjectRef::new("colors").within("ns"), Reach::Everything)]
+        );
+    }
+
+    fn namespace(name: &str, labels: &[(&str, &str)]) -> NamespaceMeta {
+        NamespaceMeta {
+            metadata: kube::api::ObjectMeta {
+                name: Some(name.to_owned()),
+                labels: Some(crate::test_fixtures::mk_map(labels)),
+                ..Default::default()
+            },
+            ..NamespaceMeta::default()
+        }
+    }
+
+    fn caches() -> Caches<ConfigMap> {
+        use kube::runtime::reflector::store;
+        Caches {
+            sources: store().0,
+            copies: store().0,
+            namespaces: Some(store().0),
+            mirroring: Default::default(),
+            index: CopyIndex::default(),
+            admitting: Default::default(),
+            ready: tokio::sync::watch::channel(true).1,
+        }
+    }
+
+    #[test]
+    fn a_namespace_relabelled_or_deleted_tells_the_cluster_mirrors_what_it_was() {
+        let (caches, consent) = (caches(), crate::test_fixtures::mk_consent());
+        let mut seen = HashMap::new();
+        let prod = namespace("team-a", &[("env", "prod")]);
+        let plain = namespace("team-a", &[]);
+        namespace_wakeups(
+            &Event::InitApply(prod.clone()),
+            &caches,
+            &consent,
+            &mut seen,
+        );
+        let facts = |ns: &NamespaceMeta| Some(NamespaceFacts::of(&ns.metadata));
+        let relabelled =
+            namespace_wakeups(&Event::Apply(plain.clone()), &caches, &consent, &mut seen);
+        assert_eq!(
+            relabelled.cluster,
+            vec![ClusterWake::Namespace {
+                before: facts(&prod),
+                after: facts(&plain),
+            }]
+        );
+        let again = namespace_wakeups(&Event::Apply(plain.clone()), &caches, &consent, &mut seen);
+        assert!(again.cluster.is_empty(), "nothing selection reads changed");
+        let deleted =
+            namespace_wakeups(&Event::Delete(plain.clone()), &caches, &consent, &mut seen);
+        assert_eq!(
+            deleted.cluster,
+            vec![ClusterWake::Namespace {
+                before: facts(&plain),
+                after: None,
+            }]
         );
     }
 

@@ -81,6 +81,8 @@ pub struct Config {
 
     /// First retry delay for conditions a person must fix (name taken,
     /// refused by the API server, forbidden); it doubles up to 5 minutes.
+    /// Also how often a suspended ClusterMirror whose copies are missing
+    /// somewhere looks again whether someone else took their name.
     #[arg(long, env = "MIRROR_SLOW_RETRY", help_heading = "Operations", value_name = "DURATION", default_value = "30s", value_parser = duration::parse_positive)]
     pub slow_retry: Duration,
 

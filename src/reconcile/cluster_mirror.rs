@@ -7,11 +7,11 @@
 //! What wakes a ClusterMirror: its spec changing (never its status, which
 //! this loop writes, unless another install wrote it for an earlier
 //! generation), its source changing, one of its copies changing or going,
-//! a namespace it asks for appearing or changing, and every (re)list and
-//! change of leader. A changed or deleted ClusterMirror wakes the prune of
-//! every copy carrying its name; each (re)list, the prune of every
-//! ClusterMirror copy (one whose ClusterMirror went unseen is an orphan,
-//! told about).
+//! a namespace it asks for, or asked for before, appearing, changing or
+//! going, and every (re)list and change of leader. A changed or deleted
+//! ClusterMirror wakes the prune of every copy carrying its name; each
+//! (re)list, the prune of every ClusterMirror copy (one whose ClusterMirror
+//! went unseen is an orphan, told about).
 //!
 //! Only the ClusterMirrors of the install's class are served
 //! (`--cluster-mirror-class`): for any other, nothing is written, and its
@@ -20,9 +20,10 @@
 pub mod prune;
 mod report;
 pub mod side;
+mod suspended;
 mod sync;
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Instant};
 
 use futures::{Stream, StreamExt, channel::mpsc, future, stream};
 use kube::{
@@ -97,13 +98,12 @@ pub async fn run<K: MirroredKind>(
     .graceful_shutdown_on(shutdown)
     .run(reconcile, error_policy, ctx.clone())
     .for_each(|outcome| {
-        if let Err(error) = outcome
-            && !matches!(
-                error,
-                controller::Error::ReconcilerFailed(..) | controller::Error::ObjectNotFound(..)
-            )
-        {
-            tracing::warn!(controller = "clustermirror", %error, "controller error");
+        match outcome {
+            Ok(_) | Err(controller::Error::ReconcilerFailed(..)) => {}
+            Err(controller::Error::ObjectNotFound(object)) => side.woken.forget(&object.name),
+            Err(error) => {
+                tracing::warn!(controller = "clustermirror", %error, "controller error");
+            }
         }
         future::ready(())
     })
@@ -151,7 +151,7 @@ fn wakeups<K: MirroredKind>(
             Some(side) => woken(&ctx, side, &prune, input)
                 .into_iter()
                 .map(|(name, reach)| {
-                    side.woken(&name, reach);
+                    side.woken.taken(&name, Instant::now(), reach);
                     name
                 })
                 .collect(),
@@ -257,8 +257,10 @@ fn names_woken<K: MirroredKind>(
             .map(|r| r.name.clone())
             .collect(),
         Input::Watch(ClusterWake::Copy { mirror, .. }) => vec![mirror],
-        Input::Watch(ClusterWake::Namespace(facts)) => served()
-            .filter(|r| r.asks_for(&facts))
+        // One leaving the selection wakes those that counted it, whatever
+        // they held there (a failure, or nothing while suspended).
+        Input::Watch(ClusterWake::Namespace { before, after }) => served()
+            .filter(|r| r.concerned_by(before.as_ref(), after.as_ref()))
             .map(|r| r.name.clone())
             .collect(),
     }
@@ -278,15 +280,20 @@ async fn reconcile<K: MirroredKind>(
         .unwrap_or_default();
     // Another install's: nothing of it is written here, not even a status.
     if !side.serves_class(&object) || !side.serves(kind) {
-        side.take_scope(&object.name_any());
+        side.woken.forget(&object.name_any());
         return Ok(Action::await_change());
     }
     let key = BackoffKey::new(Loop::sync, &object.metadata);
-    let scope = side.take_scope(&object.name_any());
-    let mut wait = None;
+    let served = side.woken.reconcile_started(&object.name_any());
+    // When to run again without a wakeup: a status write that had to wait,
+    // or a look on the slow timer at what no watch reports.
+    let mut again = None;
     let work = async {
-        let found = sync::sync(&object, scope, side, &ctx).await?;
-        wait = report::report(&object, &found, side, &ctx).await?;
+        let found = sync::sync(&object, served.scope, side, &ctx).await?;
+        again = report::report(&object, &found, side, &ctx).await?;
+        if again.is_none() && found.looks_again() {
+            again = Some(ctx.retry_policy.slowly.0);
+        }
         match found.retry {
             // A status write waiting its turn comes first: the reconcile
             // that writes it finds the failure again.
@@ -296,9 +303,9 @@ async fn reconcile<K: MirroredKind>(
         }
     };
     let action = ctx
-        .run_reconcile(Loop::sync, &object.metadata, &key, None, work)
+        .run_reconcile(Loop::sync, &object.metadata, &key, served.woken_at, work)
         .await?;
-    Ok(match wait {
+    Ok(match again {
         Some(delay) => Action::requeue(delay),
         None => action,
     })
@@ -313,6 +320,7 @@ fn error_policy<K: MirroredKind>(
     if let Some(side) = &ctx.cluster_mirrors {
         // Its retry compares everything: nothing narrower builds on it.
         side.stand(&object.name_any(), None);
+        side.woken.retried(&object.name_any());
     }
     let new = ctx.backoffs.is_new_condition(&key, &error.to_string());
     match error.retry() {

@@ -13,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{Api, Client};
 use tracing::{Instrument, Span};
 
-use kube::runtime::controller::Action;
+use kube::runtime::{controller::Action, reflector::ObjectRef};
 
 use crate::{
     cluster::report::EventPublisher,
@@ -53,7 +53,7 @@ pub struct Context<K: MirroredKind> {
     /// Recent writes of each copy, to tell a fight from following the source.
     pub contests: Contests,
     /// When each source's pending sync was asked for.
-    pub woken: Woken<K>,
+    pub woken: Woken<ObjectRef<K>>,
     pub retry_policy: RetryPolicy,
     /// Which namespaces accept this kind's mirrors, and from where.
     pub consent: Consent,

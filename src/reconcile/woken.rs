@@ -1,29 +1,28 @@
-//! What each source's pending sync was asked for: when first, so that the
-//! reconcile serving it can measure how long its copies took to follow
-//! (`configmap_mirror_heal_duration_seconds`): from the wakeup, through the
-//! wait at the door and in kube-runtime's scheduler, to the end of the
-//! reconcile; and which of its copies (`decisions::scope`). The scheduler
-//! merges wakeups of one object that wait together into one reconcile,
-//! which is timed from the earliest and compares what all of them ask.
+//! What each object's pending reconcile was asked for (a source's sync,
+//! keyed by the source; a ClusterMirror's, keyed by its name): when first,
+//! so that the reconcile serving it can measure how long its copies took to
+//! follow (`configmap_mirror_heal_duration_seconds`): from the wakeup,
+//! through the wait at the door and in kube-runtime's scheduler, to the end
+//! of the reconcile; and which of its copies (`decisions::scope`). The
+//! scheduler merges wakeups of one object that wait together into one
+//! reconcile, which is timed from the earliest and compares what all of
+//! them ask.
 
 use std::{
     collections::HashMap,
+    hash::Hash,
     sync::{Mutex, MutexGuard, PoisonError},
     time::Instant,
 };
 
-use kube::runtime::reflector::ObjectRef;
+use crate::decisions::scope::{Reach, Scope};
 
-use crate::{
-    decisions::scope::{Reach, Scope},
-    kind::MirroredKind,
-};
-
-pub struct Woken<K: MirroredKind> {
-    pending: Mutex<HashMap<ObjectRef<K>, Pending>>,
+/// The pending wakeups of the objects one loop reconciles, by `Key`.
+pub struct Woken<Key> {
+    pending: Mutex<HashMap<Key, Pending>>,
 }
 
-/// What the wakeups waiting for one source's next reconcile ask.
+/// What the wakeups waiting for one object's next reconcile ask.
 struct Pending {
     /// The earliest of them; none for a retry, which no event asked for.
     since: Option<Instant>,
@@ -37,7 +36,7 @@ pub struct Served {
     pub scope: Scope,
 }
 
-impl<K: MirroredKind> Default for Woken<K> {
+impl<Key> Default for Woken<Key> {
     fn default() -> Self {
         Woken {
             pending: Mutex::default(),
@@ -45,10 +44,10 @@ impl<K: MirroredKind> Default for Woken<K> {
     }
 }
 
-impl<K: MirroredKind> Woken<K> {
-    /// The sync loop took a wakeup of `object` queued at `queued_at`,
-    /// about `reach`.
-    pub fn taken(&self, object: &ObjectRef<K>, queued_at: Instant, reach: Reach) {
+impl<Key: Hash + Eq + Clone> Woken<Key> {
+    /// The loop took a wakeup of `object` queued at `queued_at`, about
+    /// `reach`.
+    pub fn taken(&self, object: &Key, queued_at: Instant, reach: Reach) {
         self.lock()
             .entry(object.clone())
             .and_modify(|pending| {
@@ -63,7 +62,7 @@ impl<K: MirroredKind> Woken<K> {
 
     /// A reconcile of `object` failed and will be retried: the retry
     /// compares everything, whatever else wakes it before then.
-    pub fn retried(&self, object: &ObjectRef<K>) {
+    pub fn retried(&self, object: &Key) {
         self.lock()
             .entry(object.clone())
             .and_modify(|pending| pending.scope.widen(Reach::Everything))
@@ -76,7 +75,7 @@ impl<K: MirroredKind> Woken<K> {
     /// A reconcile of `object` starts: it serves every wakeup taken so
     /// far, and one taken while it runs waits for the next. One that no
     /// wakeup explains compares everything.
-    pub fn reconcile_started(&self, object: &ObjectRef<K>) -> Served {
+    pub fn reconcile_started(&self, object: &Key) -> Served {
         match self.lock().remove(object) {
             Some(pending) => Served {
                 woken_at: pending.since,
@@ -90,7 +89,7 @@ impl<K: MirroredKind> Woken<K> {
     }
 
     /// `object` left the cache before a reconcile could serve it.
-    pub fn forget(&self, object: &ObjectRef<K>) {
+    pub fn forget(&self, object: &Key) {
         self.lock().remove(object);
     }
 
@@ -99,7 +98,7 @@ impl<K: MirroredKind> Woken<K> {
         self.lock().len()
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<ObjectRef<K>, Pending>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Key, Pending>> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -109,6 +108,7 @@ mod tests {
     use std::time::Duration;
 
     use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::runtime::reflector::ObjectRef;
 
     use std::collections::BTreeSet;
 
@@ -124,7 +124,7 @@ mod tests {
 
     #[test]
     fn a_reconcile_is_timed_from_the_earliest_wakeup_it_serves() {
-        let woken = Woken::<ConfigMap>::default();
+        let woken = Woken::<ObjectRef<ConfigMap>>::default();
         let first = Instant::now() - Duration::from_secs(5);
         woken.taken(&colors(), first, Reach::Everything);
         woken.taken(&colors(), first + Duration::from_secs(2), Reach::Everything);
@@ -140,7 +140,7 @@ mod tests {
 
     #[test]
     fn a_wakeup_taken_during_a_reconcile_is_served_by_the_next() {
-        let woken = Woken::<ConfigMap>::default();
+        let woken = Woken::<ObjectRef<ConfigMap>>::default();
         let first = Instant::now() - Duration::from_secs(5);
         woken.taken(&colors(), first, in_namespace("a"));
         assert_eq!(woken.reconcile_started(&colors()).woken_at, Some(first));
@@ -157,7 +157,7 @@ mod tests {
 
     #[test]
     fn an_object_gone_from_the_cache_is_forgotten() {
-        let woken = Woken::<ConfigMap>::default();
+        let woken = Woken::<ObjectRef<ConfigMap>>::default();
         woken.taken(&colors(), Instant::now(), Reach::Everything);
         woken.forget(&colors());
         assert_eq!(woken.len(), 0);
@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn wakeups_about_copies_merge_into_the_namespaces_of_those_copies() {
-        let woken = Woken::<ConfigMap>::default();
+        let woken = Woken::<ObjectRef<ConfigMap>>::default();
         let now = Instant::now();
         woken.taken(&colors(), now, in_namespace("a"));
         woken.taken(&colors(), now, in_namespace("b"));
@@ -180,7 +180,7 @@ mod tests {
 
     #[test]
     fn a_retry_compares_everything_even_when_a_copy_wakes_it_first() {
-        let woken = Woken::<ConfigMap>::default();
+        let woken = Woken::<ObjectRef<ConfigMap>>::default();
         woken.retried(&colors());
         woken.taken(&colors(), Instant::now(), in_namespace("a"));
         assert_eq!(woken.reconcile_started(&colors()).scope, Scope::Everything);
@@ -191,7 +191,7 @@ mod tests {
 
     #[test]
     fn a_reconcile_without_a_wakeup_compares_everything() {
-        let woken = Woken::<ConfigMap>::default();
+        let woken = Woken::<ObjectRef<ConfigMap>>::default();
         assert_eq!(
             woken.reconcile_started(&colors()),
             Served {

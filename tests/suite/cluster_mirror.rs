@@ -13,8 +13,10 @@ mod names;
 mod orphans;
 mod prune_reads;
 mod refusals;
+mod status;
 mod suspend;
 mod tenant;
+mod walk;
 
 use std::time::Duration;
 
@@ -22,6 +24,7 @@ use crate::common::{PATIENCE, TestKind};
 use crate::mirroring::World;
 use configmap_mirror::api::ClusterMirror;
 use configmap_mirror::contract::{CLUSTER_MIRROR_CRD, CLUSTER_MIRROR_LABEL, MIRROR_OF_ANNOTATION};
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{
     Api, Client, CustomResourceExt, ResourceExt,
@@ -195,3 +198,65 @@ pub(crate) async fn clean_up<K: TestKind>(world: World<K>, names: &[&str]) {
 /// Long enough for a controller that would act to have acted: used only
 /// to check that nothing happens.
 pub(crate) const QUIET: Duration = Duration::from_secs(3);
+
+/// What a ClusterMirror's status counts: selected, synced, failed and the
+/// namespaces its failures name (-1 for a count it lacks).
+pub(crate) fn counts(object: &DynamicObject) -> (i64, i64, i64, Vec<String>) {
+    let status = &object.data["status"];
+    let failed_in = status["failures"]
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .filter_map(|f| f["namespace"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    (
+        status["selected"].as_i64().unwrap_or(-1),
+        status["synced"].as_i64().unwrap_or(-1),
+        status["failed"].as_i64().unwrap_or(-1),
+        failed_in,
+    )
+}
+
+/// Waits until the status counts `(selected, synced, failed)`.
+pub(crate) async fn counted<K: TestKind>(
+    world: &World<K>,
+    name: &str,
+    want: (i64, i64, i64),
+) -> DynamicObject {
+    let api = cluster_mirrors(&world.scene.client);
+    let last = std::sync::Mutex::new(None);
+    testenv::wait_for(&format!("{name} to count {want:?}"), PATIENCE, || async {
+        let object = api.get_opt(name).await.ok()??;
+        let seen = counts(&object);
+        let (selected, synced, failed, _) = seen.clone();
+        *last.lock().unwrap() = Some(seen);
+        ((selected, synced, failed) == want).then_some(object)
+    })
+    .await
+    .unwrap_or_else(|e| {
+        let last = last.lock().unwrap().clone();
+        let log = world.controller().log_text();
+        panic!("{e:#}; it counted {last:?} (selected, synced, failed, failures)\n{log}")
+    })
+}
+
+/// A world with the source `app`, and a selected namespace where someone
+/// else holds an object called `app`: the ClusterMirror's failure there.
+pub(crate) async fn with_a_name_taken(tag: &str) -> (World<ConfigMap>, String) {
+    let world = world::<ConfigMap>(tag).await;
+    world
+        .objects()
+        .create(&ConfigMap::with_data("app", &[("k", "v")], false))
+        .await;
+    let taken = world.namespace("c", false, &[("env", "prod")]).await;
+    let mut theirs = ConfigMap::with_data("app", &[("k", "theirs")], false);
+    theirs.metadata.namespace = Some(taken.clone());
+    world
+        .api(&taken)
+        .create(&PostParams::default(), &theirs)
+        .await
+        .expect("someone else's object under the name");
+    (world, taken)
+}

@@ -11,7 +11,8 @@
 //! Only a full comparison that found every copy in sync is built on: a
 //! failure (a name someone else holds, a write refused) is looked at again
 //! by the next wakeup of any kind, as nothing else may wake its namespace
-//! (a name freed, a namespace no longer selected, a refusal lifted).
+//! (a name freed, a refusal lifted). A namespace leaving the selection
+//! wakes every ClusterMirror that asked for it, which compares all.
 
 use std::collections::BTreeMap;
 

@@ -42,6 +42,12 @@ impl Blocked {
         }
     }
 
+    /// Whether the status still counts the namespaces the spec selects:
+    /// whatever the source's state, but not for a spec refused whole.
+    pub fn counts_selected(&self) -> bool {
+        !matches!(self, Blocked::InvalidSpec(_))
+    }
+
     pub fn message(&self) -> String {
         match self {
             Blocked::InvalidSpec(why) => why.clone(),

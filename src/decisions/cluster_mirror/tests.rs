@@ -66,6 +66,19 @@ fn the_selector_and_the_globs_must_both_ask_and_protection_wins() {
 }
 
 #[test]
+fn a_namespace_leaving_the_selection_concerns_the_request_that_counted_it() {
+    let request = prod_teams();
+    let (selected, left) = (prod("team-a"), mk_namespace("team-a", mk_map(&[])));
+    assert!(request.concerned_by(Some(&selected), Some(&left)), "left");
+    assert!(request.concerned_by(Some(&left), Some(&selected)), "joined");
+    assert!(request.concerned_by(Some(&selected), None), "deleted");
+    assert!(request.concerned_by(None, Some(&selected)), "created");
+    assert!(!request.concerned_by(Some(&left), Some(&left)));
+    assert!(!request.concerned_by(None, Some(&prod("web"))), "no glob");
+    assert!(!request.concerned_by(None, None));
+}
+
+#[test]
 fn a_spec_that_cannot_be_read_says_what() {
     let meta = ObjectMeta::default();
     let missing = json!({"source": {"kind": "Secret", "namespace": "ns"}, "target": {"namespaceSelector": {}}});

@@ -58,7 +58,7 @@ impl Copies {
         );
         root.register(
             "configmap_mirror_heal_duration_seconds",
-            "Time from a wakeup reaching the sync loop (a change of a source or of a copy seen by a watch, or a resync) to the end of the successful reconcile it woke: how long copies take to heal or to follow their source",
+            "Time from a wakeup reaching the sync loop or the ClusterMirror loop (a change of a source, of a copy, of a namespace or of a ClusterMirror seen by a watch, or a resync) to the end of the successful reconcile it woke: how long copies take to heal or to follow their source",
             self.heal_duration.clone(),
         );
     }

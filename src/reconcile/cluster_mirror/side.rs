@@ -16,8 +16,8 @@ use crate::{
     cluster::cluster_sources::ClusterSources,
     decisions::cluster_mirror::{Request, class_of, standing::Standing},
     decisions::consent::Consent,
-    decisions::scope::{Reach, Scope},
     kind::MirroredKind,
+    reconcile::woken::Woken,
 };
 
 pub struct ClusterMirrorSide<K: MirroredKind> {
@@ -34,9 +34,9 @@ pub struct ClusterMirrorSide<K: MirroredKind> {
     /// Per ClusterMirror: the status last written and when, and the Ready
     /// reason last told in an Event.
     pub(super) reported: Mutex<HashMap<String, Reported>>,
-    /// Per ClusterMirror: what the wakeups waiting for its next reconcile
-    /// ask it to compare.
-    pending: Mutex<HashMap<String, Scope>>,
+    /// Per ClusterMirror: when the wakeups waiting for its next reconcile
+    /// came and what they ask it to compare, as a source's.
+    pub(super) woken: Woken<String>,
     /// Per ClusterMirror: where its copies stood after its last full
     /// comparison, for a narrower one to build on.
     standing: Mutex<HashMap<String, Standing>>,
@@ -75,25 +75,9 @@ impl<K: MirroredKind> ClusterMirrorSide<K> {
             reports_for,
             install,
             reported: Mutex::default(),
-            pending: Mutex::default(),
+            woken: Woken::default(),
             standing: Mutex::default(),
         }
-    }
-
-    /// A wakeup of the ClusterMirror `name` about `reach` was queued.
-    pub(super) fn woken(&self, name: &str, reach: Reach) {
-        lock(&self.pending)
-            .entry(name.to_owned())
-            .and_modify(|scope| scope.widen(reach.clone()))
-            .or_insert_with(|| Scope::of(reach));
-    }
-
-    /// What a starting reconcile of `name` compares: what the wakeups so
-    /// far asked; everything when none explains it (a retry, a requeue).
-    pub(super) fn take_scope(&self, name: &str) -> Scope {
-        lock(&self.pending)
-            .remove(name)
-            .unwrap_or_else(Scope::unexplained)
     }
 
     /// Where `name`'s copies stood after its last full comparison.

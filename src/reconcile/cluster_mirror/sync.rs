@@ -12,16 +12,15 @@ use crate::{
         status::{Blocked, Failure, Tally},
     },
     decisions::consent::NamespaceFacts,
-    decisions::plan::Write,
     decisions::scope::Scope,
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::error::{Error, Retry},
     reconcile::source_content::Source,
-    reconcile::sync::{cached_copy, plan_copy, sync_copy},
+    reconcile::sync::sync_copy,
 };
 
-use super::side::ClusterMirrorSide;
+use super::{side::ClusterMirrorSide, suspended};
 
 /// How many copies of one ClusterMirror are written at once, as for a
 /// source's own mirrors.
@@ -44,10 +43,28 @@ pub struct Found {
 }
 
 impl Found {
-    fn blocked(object: &DynamicObject, blocked: Blocked) -> Found {
+    /// Whether a suspended comparison left copies missing: the name of
+    /// each may be taken by an object no watch of this controller reports,
+    /// so it is looked at again on the slow timer (`--slow-retry`).
+    pub fn looks_again(&self) -> bool {
+        let Tally {
+            selected,
+            synced,
+            failures,
+        } = &self.tally;
+        self.suspended && self.blocked.is_none() && synced + failures.len() < *selected
+    }
+
+    /// Nothing is copied: `selected` namespaces are counted (the spec
+    /// reaches them whatever blocks it), none as synced.
+    fn blocked(generation: Option<i64>, blocked: Blocked, selected: usize) -> Found {
         Found {
+            tally: Tally {
+                selected,
+                ..Tally::default()
+            },
             blocked: Some(blocked),
-            generation: object.metadata.generation,
+            generation,
             ..Found::default()
         }
     }
@@ -64,41 +81,48 @@ pub async fn sync<K: MirroredKind>(
     side: &ClusterMirrorSide<K>,
     ctx: &Context<K>,
 ) -> Result<Found, Error> {
+    // A refused spec selects nothing (`Blocked::counts_selected`).
+    let invalid = |why| {
+        Ok(Found::blocked(
+            object.metadata.generation,
+            Blocked::InvalidSpec(why),
+            0,
+        ))
+    };
     let request = match Request::of(&object.metadata, object.data.get("spec")) {
         Ok(request) => request,
-        Err(why) => return Ok(Found::blocked(object, Blocked::InvalidSpec(why))),
+        Err(why) => return invalid(why),
     };
     // The CRD's rules know only the built-in list, and no install's
     // source selector.
-    let invalid = request
+    let refused = request
         .sets_never_carried(&ctx.never_carried)
         .or_else(|| request.sets_selector_keys(&ctx.source_label_keys));
-    if let Some(why) = invalid {
-        return Ok(Found::blocked(object, Blocked::InvalidSpec(why)));
+    if let Some(why) = refused {
+        return invalid(why);
     }
     if request.kind != K::kind(&()) {
-        let blocked = match request.kind.as_str() {
-            "Secret" => Blocked::SecretsDisabled,
-            kind => Blocked::InvalidSpec(format!("spec.source.kind {kind:?} is not mirrored")),
+        return match request.kind.as_str() {
+            "Secret" => Ok(blocked(&request, Blocked::SecretsDisabled, side, ctx).await),
+            kind => invalid(format!("spec.source.kind {kind:?} is not mirrored")),
         };
-        return Ok(Found::blocked(object, blocked));
     }
     let cached = side
         .sources
         .get(&request.source_namespace, &request.source_name);
     let allowed = side.sources.allows(&request.source_namespace);
-    let blocked = request.blocked(
+    let why_blocked = request.blocked(
         allowed,
         cached.as_deref(),
         &ctx.source_rules,
         &ctx.reserved_names,
     );
-    let cached = match (blocked, cached) {
+    let cached = match (why_blocked, cached) {
         (None, Some(cached)) => cached,
         // A missing source is blocked: the second arm never falls back.
-        (blocked, _) => {
-            let blocked = blocked.unwrap_or(Blocked::SourceNotFound);
-            return Ok(Found::blocked(object, blocked));
+        (why, _) => {
+            let why = why.unwrap_or(Blocked::SourceNotFound);
+            return Ok(blocked(&request, why, side, ctx).await);
         }
     };
     let key = K::current_key(&ctx.digest_key).ok_or(Error::NoDigestKey)?;
@@ -127,6 +151,17 @@ pub async fn sync<K: MirroredKind>(
     Ok(found)
 }
 
+/// What a reconcile finds while `why` blocks the whole request.
+async fn blocked<K: MirroredKind>(
+    request: &Request,
+    why: Blocked,
+    side: &ClusterMirrorSide<K>,
+    ctx: &Context<K>,
+) -> Found {
+    let selected = selected(request, side, ctx).await.len();
+    Found::blocked(request.generation, why, selected)
+}
+
 /// Compares every copy the request asks for.
 async fn sync_all<K: MirroredKind>(
     request: &Request,
@@ -142,24 +177,13 @@ async fn sync_all<K: MirroredKind>(
             Ok(copy) => wanted.push((namespace.clone(), copy)),
             // Never for a stored source, which is not a copy (checked above).
             Err(refusal) => {
-                let why = format!("{refusal:?}");
-                return Ok(Found {
-                    blocked: Some(Blocked::SourceNotCopyable(why)),
-                    generation: request.generation,
-                    ..Found::default()
-                });
+                let why = Blocked::SourceNotCopyable(format!("{refusal:?}"));
+                return Ok(Found::blocked(request.generation, why, namespaces.len()));
             }
         }
     }
     let outcomes: Vec<(String, Result<bool, Error>)> = match request.suspend {
-        true => wanted
-            .into_iter()
-            .map(|(namespace, copy)| {
-                let actual = cached_copy(&copy, ctx);
-                let planned = plan_copy(source.cached, copy, actual.as_ref(), &source.key, ctx);
-                (namespace, planned.map(|write| write == Write::Nothing))
-            })
-            .collect(),
+        true => suspended::compare(source, wanted, &request.target_name, ctx).await?,
         false => {
             stream::iter(wanted)
                 .map(|(namespace, copy)| async move {

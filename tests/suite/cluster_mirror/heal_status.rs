@@ -5,55 +5,6 @@
 use super::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 
-fn counts(object: &DynamicObject) -> (i64, i64, i64, Vec<String>) {
-    let status = &object.data["status"];
-    let failed_in = status["failures"]
-        .as_array()
-        .map(|all| {
-            all.iter()
-                .filter_map(|f| f["namespace"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    (
-        status["selected"].as_i64().unwrap_or(-1),
-        status["synced"].as_i64().unwrap_or(-1),
-        status["failed"].as_i64().unwrap_or(-1),
-        failed_in,
-    )
-}
-
-/// Waits until the status counts `(selected, synced, failed)`.
-async fn counted(world: &World<ConfigMap>, name: &str, want: (i64, i64, i64)) -> DynamicObject {
-    let api = cluster_mirrors(&world.scene.client);
-    testenv::wait_for(&format!("{name} to count {want:?}"), PATIENCE, || async {
-        let object = api.get_opt(name).await.ok()??;
-        let (selected, synced, failed, _) = counts(&object);
-        ((selected, synced, failed) == want).then_some(object)
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()))
-}
-
-/// A world with the source `app`, and a selected namespace where someone
-/// else holds an object called `app`: the ClusterMirror's failure there.
-async fn with_a_name_taken(tag: &str) -> (World<ConfigMap>, String) {
-    let world = super::world::<ConfigMap>(tag).await;
-    world
-        .objects()
-        .create(&ConfigMap::with_data("app", &[("k", "v")], false))
-        .await;
-    let taken = world.namespace("c", false, &[("env", "prod")]).await;
-    let mut theirs = ConfigMap::with_data("app", &[("k", "theirs")], false);
-    theirs.metadata.namespace = Some(taken.clone());
-    world
-        .api(&taken)
-        .create(&PostParams::default(), &theirs)
-        .await
-        .expect("someone else's object under the name");
-    (world, taken)
-}
-
 #[tokio::test]
 async fn heals_keep_the_whole_count_and_a_failure_elsewhere_reported() {
     let (world, taken) = with_a_name_taken("cmir-heal-count").await;
@@ -106,8 +57,8 @@ async fn a_heal_after_a_failing_namespace_left_the_selection_counts_it_out() {
     copy_in_sync(&world, &a, "app", "left").await;
     counted(&world, "left", (2, 1, 1)).await;
 
-    // Leaving the selection, the failing namespace wakes nothing (it held
-    // no copy); the next heal anywhere must count it out.
+    // Once the failing namespace has left the selection, a heal anywhere
+    // counts it out, whatever its leaving woke.
     world.label_namespace(&taken, "env", None).await;
     world
         .api(&a)
@@ -118,4 +69,38 @@ async fn a_heal_after_a_failing_namespace_left_the_selection_counts_it_out() {
     let after = counted(&world, "left", (1, 1, 0)).await;
     assert!(counts(&after).3.is_empty());
     clean_up(world, &["left"]).await;
+}
+
+#[tokio::test]
+async fn a_cluster_mirror_heal_is_counted_in_the_heal_histogram() {
+    let world = super::world::<ConfigMap>("cmir-heal-timed").await;
+    world
+        .objects()
+        .create(&ConfigMap::with_data("app", &[("k", "v")], false))
+        .await;
+    let a = world.namespace("a", false, &[("env", "prod")]).await;
+    create(&world, "timed", "app").await;
+    copy_in_sync(&world, &a, "app", "timed").await;
+    counted(&world, "timed", (1, 1, 0)).await;
+    let heals = "configmap_mirror_heal_duration_seconds_count";
+    let before = world.controller().metric(heals, "").await;
+
+    world
+        .api(&a)
+        .delete("app", &DeleteParams::default())
+        .await
+        .expect("delete a copy");
+    copy_in_sync(&world, &a, "app", "timed").await;
+    // Nothing in this test mirrors by label: only the ClusterMirror's
+    // reconciles can be timed.
+    let after = world
+        .controller()
+        .metric_reaching(heals, "", before + 1.0)
+        .await;
+    assert!(
+        after > before,
+        "the heal was not timed: {heals} stayed at {before}\n{}",
+        world.controller().log_text()
+    );
+    clean_up(world, &["timed"]).await;
 }

@@ -104,13 +104,16 @@ async fn protected_and_disallowed_namespaces_and_refused_sources_get_nothing() {
     .await;
     let refused = ready(&world, "outside", "SourceNamespaceNotAllowed").await;
     assert_eq!(condition(&refused, "Stalled").unwrap()["status"], "True");
+    // Selected by the spec alone, whatever blocks it; none synced.
+    assert_eq!(counts(&refused), (1, 0, 0, vec![]));
 
     // A refused type stays refused.
     let mut token = Secret::with_data("token", &[("k", "v")], false);
     token.type_ = Some("bootstrap.kubernetes.io/token".into());
     world.objects().create(&token).await;
     create(&world, "token", "token").await;
-    ready(&world, "token", "SourceNotCopyable").await;
+    let never = ready(&world, "token", "SourceNotCopyable").await;
+    assert_eq!(counts(&never), (1, 0, 0, vec![]));
     // A missing source.
     create(&world, "missing", "no-such-secret").await;
     ready(&world, "missing", "SourceNotFound").await;
@@ -204,6 +207,7 @@ async fn a_key_never_carry_adds_makes_the_spec_invalid() {
 #[tokio::test]
 async fn a_secret_clustermirror_while_secrets_are_not_mirrored_says_so() {
     let world = super::world::<ConfigMap>("cmir-nosecrets").await;
+    world.namespace("a", false, &[]).await;
     let secrets: Api<Secret> = Api::namespaced(world.scene.client.clone(), &world.prefix);
     secrets
         .create(
@@ -223,6 +227,7 @@ async fn a_secret_clustermirror_while_secrets_are_not_mirrored_says_so() {
     .await;
     let disabled = ready(&world, "secret", "SecretsDisabled").await;
     assert_eq!(condition(&disabled, "Stalled").unwrap()["status"], "True");
+    assert_eq!(counts(&disabled), (1, 0, 0, vec![]), "selected by the spec");
     // explain, told the install's --kinds, says so as the controller does.
     let run = super::explain::explain_as_admin(&world, &["clustermirror/secret", "-o", "json"]);
     assert_eq!(run.code, Some(1));
@@ -230,6 +235,7 @@ async fn a_secret_clustermirror_while_secrets_are_not_mirrored_says_so() {
     let own = crate::explain::verdict(&json, "clustermirror", "");
     assert_eq!(own, "secrets-disabled");
     assert_eq!(super::explain::ready_reason(&json), "SecretsDisabled");
+    assert_eq!(json["clusterMirror"]["status"]["selected"], 1);
     clean_up(world, &["secret"]).await;
 }
 

@@ -35,6 +35,9 @@ pub(super) fn namespace_rows<K: Explained>(
             .find(|object| object.meta().name.as_deref() == Some(&request.target_name));
         let selected = request.selects(namespace, &install.cluster_consent);
         if selected {
+            if blocked.is_none_or(Blocked::counts_selected) {
+                tally.selected += 1;
+            }
             let row = match bound {
                 Some(bound) => {
                     selected_row(request, bound, namespace, at, install, key, &mut tally)
@@ -56,7 +59,8 @@ pub(super) fn namespace_rows<K: Explained>(
 }
 
 /// The row of one selected namespace, compared as the controller's plan
-/// compares it; counted in `tally` as the controller counts it.
+/// compares it; counted in `tally` as synced or failed as the controller
+/// counts it.
 fn selected_row<K: Explained>(
     request: &Request,
     bound: &K,
@@ -66,7 +70,6 @@ fn selected_row<K: Explained>(
     key: &K::DigestKey,
     tally: &mut Tally,
 ) -> Row {
-    tally.selected += 1;
     let desired = request.desired_copy(bound, &namespace.name, key, &install.selector);
     let (verdict, detail) = match (desired, actual) {
         (Err(refusal), _) => (

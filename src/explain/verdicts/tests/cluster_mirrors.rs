@@ -118,17 +118,25 @@ fn what_blocks_the_whole_request_is_its_verdict_and_each_namespace_s() {
     assert_eq!(answer.own.verdict, Verdict::SourceNamespaceNotAllowed);
     assert_eq!(of(&answer.namespaces, "prod-a"), Verdict::NotCopied);
     assert!(answer.namespaces[0].detail.contains("kept as it is"));
+    let counts = |answer: &super::super::cluster_mirror::ClusterMirrorAnswer| {
+        let status = answer.status.as_ref().unwrap();
+        (status.selected, status.synced, status.failed)
+    };
+    assert_eq!(counts(&answer), (1, 0, 0), "selected by the spec alone");
 
-    let mut missing = self::scene(request("admin", false), vec![prod("prod-a")], vec![]);
+    let namespaces = vec![prod("prod-a"), prod("prod-b"), prod("admin")];
+    let mut missing = self::scene(request("admin", false), namespaces, vec![]);
     missing.source = Ok(None);
     let answer = explain_cluster_mirror(&missing, &install(), &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::SourceNotFound);
+    assert_eq!(counts(&answer), (2, 0, 0), "selected by the spec alone");
 
     let mut no_kind = install();
     no_kind.kinds = vec!["Secret"];
     let scene = self::scene(request("admin", false), vec![prod("prod-a")], vec![]);
     let answer = explain_cluster_mirror(&scene, &no_kind, &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::InvalidSpec);
+    assert_eq!(counts(&answer), (0, 0, 0), "a refused spec selects nothing");
 }
 
 #[test]
