@@ -290,14 +290,12 @@ async fn reconcile<K: MirroredKind>(
     let mut again = None;
     let work = async {
         let found = sync::sync(&object, served.scope, side, &ctx).await?;
-        again = report::report(&object, &found, side, &ctx).await?;
-        if again.is_none() && found.looks_again() {
-            again = Some(ctx.retry_policy.slowly.0);
-        }
+        let waiting = report::report(&object, &found, side, &ctx).await?;
+        again = waiting.or_else(|| found.looks_again().then_some(ctx.retry_policy.slowly.0));
         match found.retry {
             // A status write waiting its turn comes first: the reconcile
             // that writes it finds the failure again.
-            Some(error) if error.retry() == Retry::Slowly && wait.is_some() => Ok(()),
+            Some(error) if error.retry() == Retry::Slowly && waiting.is_some() => Ok(()),
             Some(error) => Err(error),
             None => Ok(()),
         }
