@@ -201,8 +201,8 @@ impl ClusterMirrors {
         if let Some(settled) = self.deletions.settled(uid) {
             return Ok(settled);
         }
-        let live = self.crd_reads.live_uid_since_absence().await?;
-        Ok(self.deletions.settle(uid, live.as_deref()))
+        let live = self.crd_reads.live_since_absence().await?;
+        Ok(self.deletions.settle(uid, live.as_ref()))
     }
 
     /// Whether the orphans of `name` are to be told about now: once, until
@@ -272,7 +272,10 @@ impl ClusterMirrors {
         let policy = DeletionPolicy::of_spec(object.data.get("spec"));
         let name = object.name_any();
         match &object.metadata.uid {
-            Some(uid) => self.deletions.record(&name, uid, policy, crd_uid),
+            Some(uid) => {
+                let created = object.metadata.creation_timestamp.as_ref().map(|t| t.0);
+                self.deletions.record(&name, uid, policy, crd_uid, created)
+            }
             None => {
                 tracing::warn!(clustermirror = %name, "a ClusterMirror deleted without a uid: its copies are kept")
             }

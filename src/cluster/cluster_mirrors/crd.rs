@@ -10,6 +10,7 @@ use std::sync::{
 
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::jiff::Timestamp;
 use kube::{
     Api, Client,
     core::PartialObjectMeta,
@@ -26,9 +27,16 @@ use crate::{contract::CLUSTER_MIRROR_CRD, ops::metrics::Metrics};
 /// uid of the CRD while it exists and is not being deleted, else None.
 pub type CrdSeen = Option<Option<String>>;
 
+/// The CRD as a read found it live: its uid and when it was created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveCrd {
+    pub uid: String,
+    pub created: Option<Timestamp>,
+}
+
 /// A read of the CRD: the count of absences seen when it began, and the
-/// uid of the CRD if it was live.
-type LastRead = (u64, Option<String>);
+/// CRD if it was live.
+type LastRead = (u64, Option<LiveCrd>);
 
 /// The reads of the CRD made after absences.
 #[derive(Clone)]
@@ -58,11 +66,11 @@ impl CrdReads {
         self.absences_seen.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// The uid of the CRD if it exists and is not being deleted, as read
-    /// from the API server after every absence seen so far. A read that
-    /// began after the last absence was seen answers again, so one read
-    /// answers for every copy of a deleted ClusterMirror, however many.
-    pub async fn live_uid_since_absence(&self) -> Result<Option<String>, kube::Error> {
+    /// The CRD if it exists and is not being deleted, as read from the API
+    /// server after every absence seen so far. A read that began after the
+    /// last absence was seen answers again, so one read answers for every
+    /// copy of a deleted ClusterMirror, however many.
+    pub async fn live_since_absence(&self) -> Result<Option<LiveCrd>, kube::Error> {
         let mut last_read = self.last_read.lock().await;
         let absences = self.absences_seen.load(Ordering::SeqCst);
         if let Some((seen, live)) = &*last_read
@@ -74,7 +82,12 @@ impl CrdReads {
         let crd = api.get_metadata_opt(CLUSTER_MIRROR_CRD).await?;
         let live = crd
             .filter(|crd| crd.metadata.deletion_timestamp.is_none())
-            .and_then(|crd| crd.metadata.uid);
+            .and_then(|crd| {
+                Some(LiveCrd {
+                    uid: crd.metadata.uid?,
+                    created: crd.metadata.creation_timestamp.map(|t| t.0),
+                })
+            });
         *last_read = Some((absences, live.clone()));
         Ok(live)
     }

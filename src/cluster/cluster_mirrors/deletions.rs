@@ -7,12 +7,21 @@
 //! meanwhile took the ClusterMirror with it, and its copies stay, as
 //! orphans. That answer, once read, is kept: the CRD coming back later
 //! never turns such a deletion into a reason to remove anything.
+//!
+//! The CRD watch and the ClusterMirror watch are two streams: when a CRD is
+//! replaced quickly, the CRD watch may already report the new CRD when the
+//! old ClusterMirrors' deletions arrive. So a deletion counts only for a
+//! ClusterMirror created no earlier than the live CRD: the API server's
+//! own timestamps, whatever order the watches deliver them in.
 
 use std::{
     collections::{HashMap, HashSet},
     sync::{Arc, Mutex, MutexGuard, PoisonError},
 };
 
+use k8s_openapi::jiff::Timestamp;
+
+use super::crd::LiveCrd;
 use crate::{api::DeletionPolicy, decisions::cluster_mirror::Witnessed};
 
 /// One deletion seen.
@@ -22,6 +31,8 @@ struct Deletion {
     policy: DeletionPolicy,
     /// The CRD live when it was seen, by uid; None if none was known.
     crd_uid: Option<String>,
+    /// When the ClusterMirror was created.
+    created: Option<Timestamp>,
     /// What the CRD read since says (see [`Witnessed::crd_live`]).
     crd_live: Option<bool>,
 }
@@ -36,13 +47,21 @@ pub struct Deletions {
 }
 
 impl Deletions {
-    /// The ClusterMirror `name` (`uid`) was seen deleted, asking
-    /// `policy`, while the CRD `crd_uid` was live.
-    pub fn record(&self, name: &str, uid: &str, policy: DeletionPolicy, crd_uid: Option<String>) {
+    /// The ClusterMirror `name` (`uid`, made at `created`) was seen
+    /// deleted, asking `policy`, while the CRD `crd_uid` was live.
+    pub fn record(
+        &self,
+        name: &str,
+        uid: &str,
+        policy: DeletionPolicy,
+        crd_uid: Option<String>,
+        created: Option<Timestamp>,
+    ) {
         let deletion = Deletion {
             name: name.to_owned(),
             policy,
             crd_uid,
+            created,
             crd_live: None,
         };
         lock(&self.seen).insert(uid.to_owned(), deletion);
@@ -59,15 +78,18 @@ impl Deletions {
     }
 
     /// Whether the deletion of `uid` was made by someone while its CRD was
-    /// live, given `live_uid`, the CRD read live since (None: missing or
-    /// being deleted); the first answer stays. False for a deletion not seen.
-    pub fn settle(&self, uid: &str, live_uid: Option<&str>) -> bool {
+    /// live, given `live`, the CRD read live since (None: missing or being
+    /// deleted); the first answer stays. False for a deletion not seen.
+    pub fn settle(&self, uid: &str, live: Option<&LiveCrd>) -> bool {
         let mut seen = lock(&self.seen);
         let Some(deletion) = seen.get_mut(uid) else {
             return false;
         };
         *deletion.crd_live.get_or_insert_with(|| {
-            deletion.crd_uid.is_some() && deletion.crd_uid.as_deref() == live_uid
+            live.is_some_and(|live| {
+                deletion.crd_uid.as_deref() == Some(live.uid.as_str())
+                    && made_under(deletion.created, live.created)
+            })
         })
     }
 
@@ -88,6 +110,15 @@ impl Deletions {
     }
 }
 
+/// Whether a ClusterMirror made at `created` can have been made under the
+/// CRD made at `crd_created`: not before it (the same second is allowed,
+/// timestamps having whole seconds). Unknown times say no: kept.
+fn made_under(created: Option<Timestamp>, crd_created: Option<Timestamp>) -> bool {
+    created
+        .zip(crd_created)
+        .is_some_and(|(created, crd_created)| created >= crd_created)
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -96,10 +127,22 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 mod tests {
     use super::*;
 
+    fn at(seconds: i64) -> Option<Timestamp> {
+        Timestamp::from_second(seconds).ok()
+    }
+
+    fn crd(uid: &str, created: i64) -> LiveCrd {
+        LiveCrd {
+            uid: uid.into(),
+            created: at(created),
+        }
+    }
+
     #[test]
     fn a_deletion_removes_copies_only_if_the_same_crd_was_live_after_it() {
         let deletions = Deletions::default();
-        deletions.record("ca", "u1", DeletionPolicy::Delete, Some("crd-1".into()));
+        let delete = DeletionPolicy::Delete;
+        deletions.record("ca", "u1", delete, Some("crd-1".into()), at(200));
         assert_eq!(deletions.of("other", "u1"), None, "bound by name too");
         assert_eq!(deletions.of("ca", "u2"), None, "and by uid");
         assert_eq!(
@@ -108,21 +151,64 @@ mod tests {
             "not read yet"
         );
         assert!(
-            !deletions.settle("u1", Some("crd-2")),
+            !deletions.settle("u1", Some(&crd("crd-2", 300))),
             "a CRD deleted and created again"
         );
         assert!(
-            !deletions.settle("u1", Some("crd-1")),
+            !deletions.settle("u1", Some(&crd("crd-1", 100))),
             "the first answer stays"
         );
         assert_eq!(deletions.settled("u1"), Some(false));
 
-        deletions.record("ca", "u3", DeletionPolicy::Orphan, Some("crd-1".into()));
-        assert!(deletions.settle("u3", Some("crd-1")));
+        deletions.record(
+            "ca",
+            "u3",
+            DeletionPolicy::Orphan,
+            Some("crd-1".into()),
+            at(200),
+        );
+        assert!(deletions.settle("u3", Some(&crd("crd-1", 100))));
         assert!(deletions.settle("u3", None), "the first answer stays");
-        deletions.record("db", "u4", DeletionPolicy::Delete, None);
+        deletions.record("db", "u4", delete, None, at(200));
         assert!(!deletions.settle("u4", None), "no CRD known: kept");
-        assert!(!deletions.settle("u5", Some("crd-1")), "never seen");
+        assert!(
+            !deletions.settle("u5", Some(&crd("crd-1", 100))),
+            "never seen"
+        );
+    }
+
+    #[test]
+    fn a_crd_replaced_before_the_old_deletions_arrive_removes_no_copy() {
+        let deletions = Deletions::default();
+        // The CRD watch already reports the new CRD (made at 300) when the
+        // deletion of a ClusterMirror made under the old one (at 200)
+        // arrives: the uids agree, the times do not.
+        let replaced = crd("crd-2", 300);
+        deletions.record(
+            "ca",
+            "u1",
+            DeletionPolicy::Delete,
+            Some("crd-2".into()),
+            at(200),
+        );
+        assert!(!deletions.settle("u1", Some(&replaced)));
+        // One made under the new CRD, the same second included, is deleted.
+        deletions.record(
+            "ca",
+            "u2",
+            DeletionPolicy::Delete,
+            Some("crd-2".into()),
+            at(300),
+        );
+        assert!(deletions.settle("u2", Some(&replaced)));
+        deletions.record(
+            "db",
+            "u3",
+            DeletionPolicy::Delete,
+            Some("crd-2".into()),
+            None,
+        );
+        assert!(!deletions.settle("u3", Some(&replaced)), "no time: kept");
     }
 
     #[test]
