@@ -19,14 +19,22 @@ use crate::{
     reconcile::sync::{cached_copy, plan_copy},
 };
 
-/// Each namespace's outcome, as `sync_all` counts it: in sync or not, or
-/// why its copy could not be written.
+/// What a suspended comparison found.
+pub(super) struct Compared {
+    /// Each namespace's outcome, as `sync_all` counts it: in sync or not,
+    /// or why its copy could not be written.
+    pub(super) outcomes: Vec<(String, Result<bool, Error>)>,
+    /// Whether a copy is missing where no object holds its name: only
+    /// then can an object no watch reports take the name meanwhile.
+    pub(super) missing: bool,
+}
+
 pub(super) async fn compare<K: MirroredKind>(
     source: &Source<'_, K>,
     wanted: Vec<(String, K)>,
     target_name: &str,
     ctx: &Context<K>,
-) -> Result<Vec<(String, Result<bool, Error>)>, Error> {
+) -> Result<Compared, Error> {
     let planned: Vec<(String, Result<Write<K>, Error>)> = wanted
         .into_iter()
         .map(|(namespace, copy)| {
@@ -42,6 +50,7 @@ pub(super) async fn compare<K: MirroredKind>(
         true => held_in::<K>(target_name, ctx).await?,
         false => HashSet::new(),
     };
+    let mut missing = false;
     let outcomes = planned
         .into_iter()
         .map(|(namespace, planned)| {
@@ -49,12 +58,16 @@ pub(super) async fn compare<K: MirroredKind>(
                 Ok(Write::Create(_)) if held.contains(&namespace) => Err(Error::NameTaken {
                     name: format!("{namespace}/{target_name}"),
                 }),
+                Ok(Write::Create(_)) => {
+                    missing = true;
+                    Ok(false)
+                }
                 planned => planned.map(|write| write == Write::Nothing),
             };
             (namespace, outcome)
         })
         .collect();
-    Ok(outcomes)
+    Ok(Compared { outcomes, missing })
 }
 
 /// The namespaces where an object of kind K is called `name`: one list of

@@ -34,6 +34,9 @@ pub struct Found {
     pub tally: Tally,
     pub blocked: Option<Blocked>,
     pub suspended: bool,
+    /// Suspended, some of its copies are missing and their names free as
+    /// last read.
+    pub missing: bool,
     pub generation: Option<i64>,
     /// The failure to be retried soonest, which the loop's backoff
     /// retries: soon for one that goes away by itself, on the slow timer
@@ -47,12 +50,7 @@ impl Found {
     /// each may be taken by an object no watch of this controller reports,
     /// so it is looked at again on the slow timer (`--slow-retry`).
     pub fn looks_again(&self) -> bool {
-        let Tally {
-            selected,
-            synced,
-            failures,
-        } = &self.tally;
-        self.suspended && self.blocked.is_none() && synced + failures.len() < *selected
+        self.suspended && self.blocked.is_none() && self.missing
     }
 
     /// Nothing is copied: `selected` namespaces are counted (the spec
@@ -182,8 +180,13 @@ async fn sync_all<K: MirroredKind>(
             }
         }
     }
+    let mut missing = false;
     let outcomes: Vec<(String, Result<bool, Error>)> = match request.suspend {
-        true => suspended::compare(source, wanted, &request.target_name, ctx).await?,
+        true => {
+            let compared = suspended::compare(source, wanted, &request.target_name, ctx).await?;
+            missing = compared.missing;
+            compared.outcomes
+        }
         false => {
             stream::iter(wanted)
                 .map(|(namespace, copy)| async move {
@@ -200,6 +203,7 @@ async fn sync_all<K: MirroredKind>(
             ..Tally::default()
         },
         suspended: request.suspend,
+        missing,
         generation: request.generation,
         ..Found::default()
     };
