@@ -15,7 +15,7 @@ use crate::{
     cluster::api_client,
     cluster::api_probe,
     cluster::cluster_mirrors::ClusterMirrors,
-    cluster::report::EventPublisher,
+    cluster::events::EventPublisher,
     cluster::watches::{Namespaces, WatchSettings},
     contract::NeverCarried,
     decisions::consent::Consent,
@@ -28,7 +28,7 @@ use crate::{
     ops::metrics::Metrics,
     ops::shutdown::Shutdown,
     reconcile::backoff::{Backoffs, RetryPolicy},
-    reconcile::cluster_mirror::side::InstallClass,
+    reconcile::cluster_mirror::caches::InstallClass,
 };
 use kinds::Shared;
 

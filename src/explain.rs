@@ -6,7 +6,7 @@
 //! table and the JSON. A Secret's value is never printed.
 
 mod fetch;
-pub(crate) mod report;
+pub(crate) mod render;
 pub(crate) mod verdicts;
 
 use std::{io::Write, process::ExitCode, time::Duration};

@@ -80,7 +80,7 @@ pub trait MirroredKind:
     }
 
     /// Why this object may never be a source, whatever its labels, if so,
-    /// for what only its kind says (see `desired::never_a_source`).
+    /// for what only its kind says (see `desired_copy::never_a_source`).
     fn source_refusal(&self, _rules: &Self::SourceRules) -> Option<String> {
         None
     }

@@ -29,7 +29,7 @@
 //! 9. [`app`] wires them together;
 //! 10. `main`, the binary, runs it.
 //!
-//! Reading order for newcomers: [`contract`], [`decisions::desired`] (what
+//! Reading order for newcomers: [`contract`], [`decisions::desired_copy`] (what
 //! a source's copies should be), [`decisions::ownership`] (whose an
 //! existing object is), [`decisions::plan`] (what to write),
 //! [`reconcile::sync`] and [`reconcile::prune`] (the two reconcile loops),

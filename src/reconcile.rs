@@ -13,10 +13,12 @@ pub mod contest;
 pub(crate) mod context;
 pub(crate) mod controller;
 pub(crate) mod error;
-pub mod fresh_reads;
+pub(crate) mod pending;
 pub(crate) mod prune;
 pub(crate) mod resync;
-pub(crate) mod source_content;
+pub(crate) mod source_read;
 pub(crate) mod sync;
-pub(crate) mod woken;
 pub(crate) mod write;
+
+/// The coalesced fresh reads, public for the suite that drives them.
+pub use source_read::coalesced;

@@ -14,7 +14,7 @@ use kube::core::Status;
 use crate::{
     contract::MIRROR_OF_ANNOTATION,
     decisions::consent::{Consent, NamespaceFacts},
-    decisions::desired::desired_companion,
+    decisions::desired_copy::desired_companion,
     decisions::selector::Selector,
     decisions::targets::MIRROR_TO_ANNOTATION,
     kind::SourceId,

@@ -13,7 +13,7 @@ use crate::{
     cluster::cluster_mirrors::{Change, ClusterMirrors},
     cluster::cluster_sources::{ClusterSources, SourceChange},
     cluster::digest_key::{self, KeySecret},
-    cluster::report::EventPublisher,
+    cluster::events::EventPublisher,
     cluster::watches::{self, Namespaces, WatchSettings},
     contract::NeverCarried,
     decisions::cluster_mirror::cluster_consent,
@@ -29,13 +29,13 @@ use crate::{
     reconcile::backoff::{Backoffs, RetryPolicy},
     reconcile::cluster_mirror::{
         self,
-        side::{ClusterMirrorSide, InstallClass},
+        caches::{ClusterMirrorCaches, InstallClass},
     },
     reconcile::contest::Contests,
     reconcile::context::Context,
     reconcile::controller,
-    reconcile::fresh_reads::{self, FreshReads},
-    reconcile::woken::Woken,
+    reconcile::pending::PendingScopes,
+    reconcile::source_read::coalesced::{self, FreshReads},
 };
 
 /// What the kinds share.
@@ -108,14 +108,14 @@ pub async fn run<K: MirroredKind>(
         metrics: shared.metrics,
         backoffs: shared.backoffs,
         contests: Contests::default(),
-        woken: Woken::default(),
+        pending: PendingScopes::default(),
         retry_policy: shared.retry_policy,
         consent,
         source_selector: shared.source_selector,
         fresh_reads: FreshReads::new(
             shared.client.clone(),
             &shared.settings.selector,
-            fresh_reads::PAGE_SIZE,
+            coalesced::PAGE_SIZE,
         )
         .at_most_waiting(shared.concurrency.into()),
         namespace_warnings: Default::default(),
@@ -182,7 +182,7 @@ fn cluster_side<K: MirroredKind>(
     mirroring: bool,
 ) -> anyhow::Result<
     Option<(
-        ClusterMirrorSide<K>,
+        ClusterMirrorCaches<K>,
         (
             mpsc::UnboundedReceiver<Change>,
             futures::stream::BoxStream<'static, SourceChange>,
@@ -204,7 +204,7 @@ fn cluster_side<K: MirroredKind>(
         false => Vec::new(),
     };
     let consent = cluster_consent(&shared.protected, &shared.cluster_mirror_sources);
-    let side = ClusterMirrorSide::new(
+    let side = ClusterMirrorCaches::new(
         mirrors.clone(),
         sources,
         consent,

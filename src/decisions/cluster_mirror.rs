@@ -29,7 +29,7 @@ use crate::{
         mirror_of, never_carried,
     },
     decisions::consent::{Consent, NamespaceFacts},
-    decisions::desired::{Refusal, desired_mirror, mark_install, never_a_source},
+    decisions::desired_copy::{Refusal, desired_mirror, mark_install, never_a_source},
     decisions::patterns::{glob_matches, parse_patterns},
     decisions::selector::Selector,
     kind::MirroredKind,

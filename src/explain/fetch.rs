@@ -15,7 +15,7 @@ use kube::{
 };
 
 use super::{
-    report::{Is, Report, Subject},
+    render::{Is, Report, Subject},
     verdicts::{
         self, CopyScene, Explained, Install, NamespaceScene, Namespaces, Preview, Read, Row,
         SourceScene, Verdict, Warning, What,

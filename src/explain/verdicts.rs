@@ -5,7 +5,7 @@
 //! `source_refusal`), which namespaces it asks for and which consent
 //! ([`Targets`], [`wants_mirror`], [`Consent::verdict`]), whose an object
 //! at a copy's name is and what write it would need ([`plan::plan`]), and
-//! whether a copy is still wanted ([`wanted::copy_verdict`]). This module
+//! whether a copy is still wanted ([`prune_verdict::copy_verdict`]). This module
 //! only says, for each, why.
 //!
 //! A Secret copy's checksum is keyed with the install's digest key, which
@@ -34,16 +34,16 @@ use crate::{
     decisions::consent::{
         ACCEPT_MIRRORS_FROM_ANNOTATION, Consent, NamespaceFacts, NamespaceRefusal,
     },
-    decisions::desired::never_a_source,
-    decisions::desired::{Refusal, desired_companion, desired_mirror, finished},
+    decisions::desired_copy::never_a_source,
+    decisions::desired_copy::{Refusal, desired_companion, desired_mirror, finished},
     decisions::ownership::{claimed_source, outranked_mirror},
     decisions::patterns,
     decisions::plan::{self, Difference, NameTaken, Write},
+    decisions::prune_verdict::{self, CopyVerdict},
     decisions::selector::Selector,
     decisions::targets::{
         MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets, wants_mirror,
     },
-    decisions::wanted::{self, CopyVerdict},
     kind::SourceId,
     kind::secret::SecretSourceRules,
     kind::{MirroredKind, secret::DIGEST_PREFIX},

@@ -237,7 +237,7 @@ pub fn namespace_wakeups<K: MirroredKind>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decisions::desired;
+    use crate::decisions::desired_copy;
     use crate::test_fixtures::{SUFFIX, mk_source};
     use k8s_openapi::api::core::v1::ConfigMap;
 
@@ -259,7 +259,7 @@ mod tests {
     #[test]
     fn a_completed_list_asks_for_a_resync_and_its_objects_wake_nothing_alone() {
         let source = mk_source("colors", &[]);
-        let companion = desired::desired_companion(&source, SUFFIX, &()).unwrap();
+        let companion = desired_copy::desired_companion(&source, SUFFIX, &()).unwrap();
         assert!(
             source_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, &CopyIndex::default()).resync
         );
@@ -277,7 +277,7 @@ mod tests {
     #[test]
     fn a_deleted_companion_wakes_the_sync_of_its_source() {
         let source = mk_source("colors", &[]);
-        let companion = desired::desired_companion(&source, SUFFIX, &()).unwrap();
+        let companion = desired_copy::desired_companion(&source, SUFFIX, &()).unwrap();
         let wake = copy_wakeups(&Event::Delete(companion), SUFFIX, None);
         assert_eq!(
             wake.sync,

@@ -17,9 +17,9 @@
 //! (`--cluster-mirror-class`): for any other, nothing is written, and its
 //! copies are left alone.
 
+pub mod caches;
 pub mod prune;
-mod report;
-pub mod side;
+mod publish;
 mod suspended;
 mod sync;
 
@@ -51,7 +51,7 @@ use crate::{
     reconcile::error::{Error, Retry},
 };
 
-use side::ClusterMirrorSide;
+use caches::ClusterMirrorCaches;
 
 /// What wakes the ClusterMirrors of one kind.
 pub struct Inputs {
@@ -100,7 +100,7 @@ pub async fn run<K: MirroredKind>(
     .for_each(|outcome| {
         match outcome {
             Ok(_) | Err(controller::Error::ReconcilerFailed(..)) => {}
-            Err(controller::Error::ObjectNotFound(object)) => side.woken.forget(&object.name),
+            Err(controller::Error::ObjectNotFound(object)) => side.pending.forget(&object.name),
             Err(error) => {
                 tracing::warn!(controller = "clustermirror", %error, "controller error");
             }
@@ -151,7 +151,7 @@ fn wakeups<K: MirroredKind>(
             Some(side) => woken(&ctx, side, &prune, input)
                 .into_iter()
                 .map(|(name, reach)| {
-                    side.woken.taken(&name, Instant::now(), reach);
+                    side.pending.taken(&name, Instant::now(), reach);
                     name
                 })
                 .collect(),
@@ -168,7 +168,7 @@ fn wakeups<K: MirroredKind>(
 /// name.
 fn woken<K: MirroredKind>(
     ctx: &Context<K>,
-    side: &ClusterMirrorSide<K>,
+    side: &ClusterMirrorCaches<K>,
     prune: &mpsc::UnboundedSender<ObjectRef<K>>,
     input: Input,
 ) -> Vec<(String, Reach)> {
@@ -192,7 +192,7 @@ fn woken<K: MirroredKind>(
 
 fn names_woken<K: MirroredKind>(
     ctx: &Context<K>,
-    side: &ClusterMirrorSide<K>,
+    side: &ClusterMirrorCaches<K>,
     prune: &mpsc::UnboundedSender<ObjectRef<K>>,
     input: Input,
 ) -> Vec<String> {
@@ -223,7 +223,7 @@ fn names_woken<K: MirroredKind>(
             }
             of_class()
         }
-        Input::Change(Change::StatusWritten { name }) => report::status_written(&name, side, ctx)
+        Input::Change(Change::StatusWritten { name }) => publish::status_written(&name, side, ctx)
             .into_iter()
             .collect(),
         Input::Change(Change::Request { name, after }) => {
@@ -239,12 +239,12 @@ fn names_woken<K: MirroredKind>(
                 Some(after) if side.serves_request(&after) => vec![name],
                 // Handed over to another install: this one forgets it.
                 Some(after) if !after.served_by(&side.install.class) => {
-                    report::forget(&name, side, ctx);
+                    publish::forget(&name, side, ctx);
                     Vec::new()
                 }
                 Some(_) => Vec::new(),
                 None => {
-                    report::forget(&name, side, ctx);
+                    publish::forget(&name, side, ctx);
                     // An unreadable spec is reported by the kind that serves
                     // everything else, of the install of its class.
                     vec![name]
@@ -280,17 +280,17 @@ async fn reconcile<K: MirroredKind>(
         .unwrap_or_default();
     // Another install's: nothing of it is written here, not even a status.
     if !side.serves_class(&object) || !side.serves(kind) {
-        side.woken.forget(&object.name_any());
+        side.pending.forget(&object.name_any());
         return Ok(Action::await_change());
     }
     let key = BackoffKey::new(Loop::sync, &object.metadata);
-    let served = side.woken.reconcile_started(&object.name_any());
+    let served = side.pending.reconcile_started(&object.name_any());
     // When to run again without a wakeup: a status write that had to wait,
     // or a look on the slow timer at what no watch reports.
     let mut again = None;
     let work = async {
         let found = sync::sync(&object, served.scope, side, &ctx).await?;
-        let waiting = report::report(&object, &found, side, &ctx).await?;
+        let waiting = publish::report(&object, &found, side, &ctx).await?;
         again = waiting.or_else(|| found.looks_again().then_some(ctx.retry_policy.slowly.0));
         match found.retry {
             // A status write waiting its turn comes first: the reconcile
@@ -318,7 +318,7 @@ fn error_policy<K: MirroredKind>(
     if let Some(side) = &ctx.cluster_mirrors {
         // Its retry compares everything: nothing narrower builds on it.
         side.stand(&object.name_any(), None);
-        side.woken.retried(&object.name_any());
+        side.pending.retried(&object.name_any());
     }
     let new = ctx.backoffs.is_new_condition(&key, &error.to_string());
     match error.retry() {

@@ -16,7 +16,7 @@ use tracing::{Instrument, Span};
 use kube::runtime::{controller::Action, reflector::ObjectRef};
 
 use crate::{
-    cluster::report::EventPublisher,
+    cluster::events::EventPublisher,
     contract::NeverCarried,
     decisions::consent::Consent,
     decisions::selector::Selector,
@@ -26,11 +26,11 @@ use crate::{
     ops::metrics::{Loop, Metrics, Outcome},
     ops::shutdown::Shutdown,
     reconcile::backoff::{BackoffKey, Backoffs, RetryPolicy},
-    reconcile::cluster_mirror::side::ClusterMirrorSide,
+    reconcile::cluster_mirror::caches::ClusterMirrorCaches,
     reconcile::contest::Contests,
     reconcile::error::Error,
-    reconcile::fresh_reads::FreshReads,
-    reconcile::woken::Woken,
+    reconcile::pending::PendingScopes,
+    reconcile::source_read::coalesced::FreshReads,
 };
 
 pub struct Context<K: MirroredKind> {
@@ -53,7 +53,7 @@ pub struct Context<K: MirroredKind> {
     /// Recent writes of each copy, to tell a fight from following the source.
     pub contests: Contests,
     /// When each source's pending sync was asked for.
-    pub woken: Woken<ObjectRef<K>>,
+    pub pending: PendingScopes<ObjectRef<K>>,
     pub retry_policy: RetryPolicy,
     /// Which namespaces accept this kind's mirrors, and from where.
     pub consent: Consent,
@@ -72,7 +72,7 @@ pub struct Context<K: MirroredKind> {
     pub shutdown: Shutdown,
     /// The ClusterMirrors of this kind, when this install mirrors into
     /// other namespaces.
-    pub cluster_mirrors: Option<ClusterMirrorSide<K>>,
+    pub cluster_mirrors: Option<ClusterMirrorCaches<K>>,
 }
 
 impl<K: MirroredKind> Context<K> {

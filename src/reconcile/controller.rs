@@ -67,7 +67,7 @@ pub async fn run<K: MirroredKind>(
     )
     .map(move |(object, queued_at, reach)| {
         taken.metrics.trigger_taken(queued_at);
-        taken.woken.taken(&object, queued_at, reach);
+        taken.pending.taken(&object, queued_at, reach);
         object
     });
     let gone = ctx.clone();
@@ -83,7 +83,7 @@ pub async fn run<K: MirroredKind>(
         .run(sync::reconcile, sync::error_policy, ctx.clone())
         .for_each(move |result| {
             if let Err(controller::Error::ObjectNotFound(object)) = &result {
-                gone.woken.forget(&same_object(object));
+                gone.pending.forget(&same_object(object));
             }
             log_outcome("sync", result)
         });

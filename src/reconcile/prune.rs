@@ -17,10 +17,10 @@ use crate::{
     contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION, Operation},
     decisions::cache_form,
     decisions::cluster_mirror::CopyFate,
-    decisions::desired::never_a_source,
+    decisions::desired_copy::never_a_source,
     decisions::owner_ref::controlling_owner,
     decisions::plan::SeenVersion,
-    decisions::wanted::{self, CopyVerdict},
+    decisions::prune_verdict::{self, CopyVerdict},
     kind::MirroredKind,
     ops::metrics::Loop,
     reconcile::backoff::BackoffKey,
@@ -62,7 +62,9 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
     write::delete(ctx, &namespace, &copy.name_any(), seen).await?;
     let role = CopyRole::of(copy.meta());
     let why = match role {
-        CopyRole::Mirror if wanted::mirror_name_reserved(copy.meta(), &ctx.reserved_names) => {
+        CopyRole::Mirror
+            if prune_verdict::mirror_name_reserved(copy.meta(), &ctx.reserved_names) =>
+        {
             "its name is reserved"
         }
         CopyRole::Mirror => "no longer wanted in this namespace",
@@ -97,10 +99,10 @@ pub fn needs_prune<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> bool {
     }
 }
 
-/// The prune loop's verdict on a cached copy (see [`wanted::copy_verdict`]):
+/// The prune loop's verdict on a cached copy (see [`prune_verdict::copy_verdict`]):
 /// a refused source is no managed source, so its copies go.
 fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> CopyVerdict {
-    wanted::copy_verdict::<K, _>(
+    prune_verdict::copy_verdict::<K, _>(
         copy.meta(),
         &ctx.selector,
         &ctx.suffix,
@@ -125,7 +127,7 @@ fn managed_source<K: MirroredKind>(
 
 /// Whether the source no longer exists with the uid the copy records.
 async fn source_gone<K: MirroredKind>(
-    source: &wanted::SourceRef,
+    source: &prune_verdict::SourceRef,
     ctx: &Context<K>,
 ) -> Result<bool, Error> {
     let found = ctx

@@ -16,7 +16,7 @@ use crate::{
     contract::object_key,
     decisions::cache_form::CachedCopy,
     decisions::carried::{self, Lists},
-    decisions::desired::{self, Refusal, desired_companion, never_a_source},
+    decisions::desired_copy::{self, Refusal, desired_companion, never_a_source},
     decisions::ownership::outranked_mirror,
     decisions::plan::{self, NameTaken, Write},
     decisions::scope::Scope,
@@ -25,7 +25,7 @@ use crate::{
     reconcile::backoff::BackoffKey,
     reconcile::context::Context,
     reconcile::error::{Error, Retry, soonest},
-    reconcile::source_content::Source,
+    reconcile::source_read::Source,
     reconcile::write::{self, Performed},
 };
 
@@ -37,7 +37,7 @@ pub async fn reconcile<K: MirroredKind>(
 ) -> Result<Action, Error> {
     let key = BackoffKey::new(Loop::sync, source.meta());
     let served = ctx
-        .woken
+        .pending
         .reconcile_started(&ObjectRef::from_obj(source.as_ref()));
     let work = sync(source.as_ref(), &served.scope, &ctx);
     ctx.run_reconcile(Loop::sync, source.meta(), &key, served.woken_at, work)
@@ -92,7 +92,7 @@ fn companion_of<K: MirroredKind>(
 /// A built copy marked with this install's selector, carrying what the
 /// source's lists select.
 fn finished<K: MirroredKind>(copy: K, source: &K, ctx: &Context<K>) -> Result<K, Error> {
-    desired::finished(
+    desired_copy::finished(
         copy,
         source,
         &ctx.selector,
@@ -204,7 +204,7 @@ pub fn error_policy<K: MirroredKind>(
     // any reconcile; a failed write must be tried again by one that looks
     // at everything (`decisions::scope`).
     if error.retry() != Retry::OnChange {
-        ctx.woken.retried(&ObjectRef::from_obj(source.as_ref()));
+        ctx.pending.retried(&ObjectRef::from_obj(source.as_ref()));
     }
     let source_key = object_key(source.meta());
     let condition = format!("{}: {error}", error.metric_label());

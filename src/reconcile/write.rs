@@ -16,7 +16,7 @@ use crate::{
     reconcile::contest::{Fingerprint, WriteKind},
     reconcile::context::Context,
     reconcile::error::{ApiOutcome, Error, classify},
-    reconcile::source_content::Source,
+    reconcile::source_read::Source,
 };
 
 fn post_params() -> PostParams {

@@ -7,7 +7,7 @@ use crate::common::{SOURCE_LABEL, Scene, mk_source, mk_unmanaged};
 
 use std::collections::BTreeSet;
 
-use configmap_mirror::reconcile::fresh_reads::{
+use configmap_mirror::reconcile::coalesced::{
     FreshRead, FreshReads, Paging, list_pages, list_pages_until,
 };
 use futures::future::join_all;

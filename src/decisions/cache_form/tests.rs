@@ -2,7 +2,7 @@ use super::*;
 use crate::contract::{
     CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, content_checksum,
 };
-use crate::decisions::desired::desired_companion;
+use crate::decisions::desired_copy::desired_companion;
 use crate::decisions::plan::compare::merge_onto;
 use crate::kind::secret::SecretDigestKey;
 use crate::test_fixtures::{
@@ -371,8 +371,8 @@ fn a_cached_source_still_shows_that_it_is_a_helm_release_record() {
         labels.insert(key.into(), owner.into());
         slim_source(source);
     }
-    assert!(crate::decisions::desired::never_a_source(&record, &()).is_some());
-    assert!(crate::decisions::desired::never_a_source(&tiller, &()).is_some());
+    assert!(crate::decisions::desired_copy::never_a_source(&record, &()).is_some());
+    assert!(crate::decisions::desired_copy::never_a_source(&tiller, &()).is_some());
     let owner = team
         .metadata
         .labels

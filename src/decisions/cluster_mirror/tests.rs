@@ -314,7 +314,7 @@ fn a_clustermirror_takes_over_this_install_s_own_label_driven_mirror_only() {
         .desired_copy(&bound, "team-a", &(), "sel=1")
         .unwrap();
     desired.metadata.name = Some("colors".into());
-    let unmarked = crate::decisions::desired::desired_mirror(&source, "team-a", &()).unwrap();
+    let unmarked = crate::decisions::desired_copy::desired_mirror(&source, "team-a", &()).unwrap();
     let plan_over = |existing: &ConfigMap| {
         plan::plan(
             desired.clone(),
@@ -324,7 +324,7 @@ fn a_clustermirror_takes_over_this_install_s_own_label_driven_mirror_only() {
             &(),
         )
     };
-    let ours = crate::decisions::desired::mark_install(unmarked.clone(), "sel=1");
+    let ours = crate::decisions::desired_copy::mark_install(unmarked.clone(), "sel=1");
     match plan_over(&ours) {
         Ok(Write::Replace { copy, why }) => {
             assert_eq!(why, plan::Difference::TakenOver);
@@ -342,7 +342,7 @@ fn a_clustermirror_takes_over_this_install_s_own_label_driven_mirror_only() {
         matches!(plan_over(&frozen), Ok(Write::DeleteToRecreate { .. })),
         "an immutable one is recreated"
     );
-    let another_install = crate::decisions::desired::mark_install(unmarked.clone(), "sel=2");
+    let another_install = crate::decisions::desired_copy::mark_install(unmarked.clone(), "sel=2");
     for (existing, whose) in [
         (&unmarked, "an older release's, with no selector"),
         (&another_install, "another install's"),
@@ -380,7 +380,8 @@ fn a_clustermirror_takes_over_this_install_s_own_label_driven_mirror_only() {
         &(),
     );
     assert_eq!(ours, Ok(Write::Nothing));
-    let label_desired = crate::decisions::desired::desired_mirror(&source, "team-a", &()).unwrap();
+    let label_desired =
+        crate::decisions::desired_copy::desired_mirror(&source, "team-a", &()).unwrap();
     let taken = plan::plan(
         label_desired,
         Some(&CachedCopy::of(&desired)),

@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::contract::MIRROR_OF_ANNOTATION;
-use crate::decisions::desired::desired_mirror;
+use crate::decisions::desired_copy::desired_mirror;
 use crate::test_fixtures::{mk_companion_of, mk_map, mk_source};
 use k8s_openapi::api::core::v1::ConfigMap;
 

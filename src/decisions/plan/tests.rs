@@ -1,6 +1,6 @@
 use super::*;
 use crate::decisions::cache_form::CachedCopy;
-use crate::decisions::desired::{self, desired_companion};
+use crate::decisions::desired_copy::{self, desired_companion};
 use crate::decisions::owner_ref::owner_reference;
 use crate::decisions::ownership::claimed_source;
 use crate::test_fixtures::{
@@ -130,8 +130,8 @@ fn a_mirror_of_another_source_with_the_same_name_is_never_written() {
     let source = mk_mirrored_source("*");
     let mut rival = mk_mirrored_source("*");
     rival.metadata.namespace = Some("elsewhere".into());
-    let rivals_mirror = desired::desired_mirror(&rival, "team-a", &()).unwrap();
-    let desired = desired::desired_mirror(&source, "team-a", &()).unwrap();
+    let rivals_mirror = desired_copy::desired_mirror(&rival, "team-a", &()).unwrap();
+    let desired = desired_copy::desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(
         plan(
             desired,

@@ -13,7 +13,7 @@ use crate::{
     cluster::cluster_mirrors::resource,
     contract::CLUSTER_MIRROR_LABEL,
     decisions::cluster_mirror::{Request, class_of},
-    explain::report::Classes,
+    explain::render::Classes,
     explain::verdicts::{
         ClusterMirrorScene, class_words, explain_cluster_mirror, in_namespace, orphan_row,
         orphan_rows,

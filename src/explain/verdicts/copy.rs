@@ -111,7 +111,7 @@ pub(super) fn copy_itself<K: Explained>(
         (_, Err(_)) => None,
     };
     let managed_source = source.filter(|s| install.source_selector.matches(labels(s.meta())));
-    let verdict = wanted::copy_verdict::<K, _>(
+    let verdict = prune_verdict::copy_verdict::<K, _>(
         meta,
         &install.selector,
         &install.suffix,
@@ -131,7 +131,7 @@ pub(super) fn copy_itself<K: Explained>(
         CopyVerdict::Unwanted => {
             let why = match (what, managed_source) {
                 (What::Mirror, _)
-                    if wanted::mirror_name_reserved(meta, &install.reserved_names) =>
+                    if prune_verdict::mirror_name_reserved(meta, &install.reserved_names) =>
                 {
                     "its name is reserved".to_owned()
                 }

@@ -345,7 +345,7 @@ fn leftover_rows<K: Explained>(
         {
             continue;
         }
-        let verdict = wanted::copy_verdict::<K, _>(
+        let verdict = prune_verdict::copy_verdict::<K, _>(
             copy,
             &install.selector,
             &install.suffix,

@@ -12,7 +12,7 @@ use super::*;
 use crate::{
     contract::{MANAGED_BY_LABEL, MANAGER_NAME, SOURCE_SELECTOR_ANNOTATION},
     decisions::consent::{ACCEPT_MIRRORS_FROM_ANNOTATION, Consent, NamespaceFacts},
-    decisions::desired::{desired_companion, desired_mirror, finished},
+    decisions::desired_copy::{desired_companion, desired_mirror, finished},
     decisions::selector::Selector,
     decisions::targets::{self, MIRROR_TO_ANNOTATION, Targets, wants_mirror},
     kind::{MirroredKind, secret::SecretDigestKey},

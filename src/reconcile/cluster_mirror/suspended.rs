@@ -15,7 +15,7 @@ use crate::{
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::error::Error,
-    reconcile::source_content::Source,
+    reconcile::source_read::Source,
     reconcile::sync::{cached_copy, plan_copy},
 };
 

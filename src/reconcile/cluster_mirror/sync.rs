@@ -16,11 +16,11 @@ use crate::{
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::error::{Error, Retry},
-    reconcile::source_content::Source,
+    reconcile::source_read::Source,
     reconcile::sync::sync_copy,
 };
 
-use super::{side::ClusterMirrorSide, suspended};
+use super::{caches::ClusterMirrorCaches, suspended};
 
 /// How many copies of one ClusterMirror are written at once, as for a
 /// source's own mirrors.
@@ -76,7 +76,7 @@ impl Found {
 pub async fn sync<K: MirroredKind>(
     object: &DynamicObject,
     scope: Scope,
-    side: &ClusterMirrorSide<K>,
+    side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Result<Found, Error> {
     // A refused spec selects nothing (`Blocked::counts_selected`).
@@ -153,7 +153,7 @@ pub async fn sync<K: MirroredKind>(
 async fn blocked<K: MirroredKind>(
     request: &Request,
     why: Blocked,
-    side: &ClusterMirrorSide<K>,
+    side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Found {
     let selected = selected(request, side, ctx).await.len();
@@ -164,7 +164,7 @@ async fn blocked<K: MirroredKind>(
 async fn sync_all<K: MirroredKind>(
     request: &Request,
     source: &Source<'_, K>,
-    side: &ClusterMirrorSide<K>,
+    side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Result<Found, Error> {
     let bound = source.cached;
@@ -221,7 +221,7 @@ async fn sync_some<K: MirroredKind>(
     source: &Source<'_, K>,
     namespaces: &std::collections::BTreeSet<String>,
     mut standing: Standing,
-    side: &ClusterMirrorSide<K>,
+    side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Option<Found> {
     let mut wanted = Vec::with_capacity(namespaces.len());
@@ -267,7 +267,7 @@ async fn sync_some<K: MirroredKind>(
 fn still_selected<K: MirroredKind>(
     request: &Request,
     namespace: &str,
-    side: &ClusterMirrorSide<K>,
+    side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> bool {
     let Some(store) = &ctx.caches.namespaces else {
@@ -334,7 +334,7 @@ fn failure_reason(error: &Error) -> &'static str {
 /// The namespaces the request selects, in the namespace cache's order.
 async fn selected<K: MirroredKind>(
     request: &Request,
-    side: &ClusterMirrorSide<K>,
+    side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Vec<String> {
     let Some(store) = &ctx.caches.namespaces else {

@@ -10,13 +10,13 @@ use crate::{
     contract::warning,
     decisions::cluster_mirror::Request,
     decisions::consent::{Consent, NamespaceFacts, NamespaceRefusal},
-    decisions::desired::desired_mirror,
+    decisions::desired_copy::desired_mirror,
     decisions::scope::Scope,
     decisions::targets::Targets,
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::error::{Error, soonest},
-    reconcile::source_content::Source,
+    reconcile::source_read::Source,
 };
 
 /// How many mirrors of one source are written at once.

@@ -1,7 +1,7 @@
 use super::*;
 use crate::contract::MIRROR_OF_UID_ANNOTATION;
 use crate::decisions::cache_form::{copy_from_cache, slim_copy};
-use crate::decisions::desired::{desired_companion, desired_mirror};
+use crate::decisions::desired_copy::{desired_companion, desired_mirror};
 use crate::decisions::ownership::{Ownership, ownership};
 use crate::kind::secret::SecretDigestKey;
 use crate::test_fixtures::{

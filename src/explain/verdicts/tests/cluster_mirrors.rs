@@ -274,7 +274,7 @@ fn a_tenant_s_mirror_of_this_install_at_the_copy_s_name_is_taken_over() {
     let theirs = mirror_in(&tenant_source, "prod-a", &());
     let mut frozen = mirror_in(&tenant_source, "prod-b", &());
     frozen.immutable = Some(true);
-    let other_install = crate::decisions::desired::mark_install(
+    let other_install = crate::decisions::desired_copy::mark_install(
         mirror_in(&tenant_source, "prod-c", &()),
         "other=1",
     );

@@ -18,7 +18,7 @@ use std::{
 use crate::decisions::scope::{Reach, Scope};
 
 /// The pending wakeups of the objects one loop reconciles, by `Key`.
-pub struct Woken<Key> {
+pub struct PendingScopes<Key> {
     pending: Mutex<HashMap<Key, Pending>>,
 }
 
@@ -36,15 +36,15 @@ pub struct Served {
     pub scope: Scope,
 }
 
-impl<Key> Default for Woken<Key> {
+impl<Key> Default for PendingScopes<Key> {
     fn default() -> Self {
-        Woken {
+        PendingScopes {
             pending: Mutex::default(),
         }
     }
 }
 
-impl<Key: Hash + Eq + Clone> Woken<Key> {
+impl<Key: Hash + Eq + Clone> PendingScopes<Key> {
     /// The loop took a wakeup of `object` queued at `queued_at`, about
     /// `reach`.
     pub fn taken(&self, object: &Key, queued_at: Instant, reach: Reach) {
@@ -124,7 +124,7 @@ mod tests {
 
     #[test]
     fn a_reconcile_is_timed_from_the_earliest_wakeup_it_serves() {
-        let woken = Woken::<ObjectRef<ConfigMap>>::default();
+        let woken = PendingScopes::<ObjectRef<ConfigMap>>::default();
         let first = Instant::now() - Duration::from_secs(5);
         woken.taken(&colors(), first, Reach::Everything);
         woken.taken(&colors(), first + Duration::from_secs(2), Reach::Everything);
@@ -140,7 +140,7 @@ mod tests {
 
     #[test]
     fn a_wakeup_taken_during_a_reconcile_is_served_by_the_next() {
-        let woken = Woken::<ObjectRef<ConfigMap>>::default();
+        let woken = PendingScopes::<ObjectRef<ConfigMap>>::default();
         let first = Instant::now() - Duration::from_secs(5);
         woken.taken(&colors(), first, in_namespace("a"));
         assert_eq!(woken.reconcile_started(&colors()).woken_at, Some(first));
@@ -157,7 +157,7 @@ mod tests {
 
     #[test]
     fn an_object_gone_from_the_cache_is_forgotten() {
-        let woken = Woken::<ObjectRef<ConfigMap>>::default();
+        let woken = PendingScopes::<ObjectRef<ConfigMap>>::default();
         woken.taken(&colors(), Instant::now(), Reach::Everything);
         woken.forget(&colors());
         assert_eq!(woken.len(), 0);
@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn wakeups_about_copies_merge_into_the_namespaces_of_those_copies() {
-        let woken = Woken::<ObjectRef<ConfigMap>>::default();
+        let woken = PendingScopes::<ObjectRef<ConfigMap>>::default();
         let now = Instant::now();
         woken.taken(&colors(), now, in_namespace("a"));
         woken.taken(&colors(), now, in_namespace("b"));
@@ -180,7 +180,7 @@ mod tests {
 
     #[test]
     fn a_retry_compares_everything_even_when_a_copy_wakes_it_first() {
-        let woken = Woken::<ObjectRef<ConfigMap>>::default();
+        let woken = PendingScopes::<ObjectRef<ConfigMap>>::default();
         woken.retried(&colors());
         woken.taken(&colors(), Instant::now(), in_namespace("a"));
         assert_eq!(woken.reconcile_started(&colors()).scope, Scope::Everything);
@@ -191,7 +191,7 @@ mod tests {
 
     #[test]
     fn a_reconcile_without_a_wakeup_compares_everything() {
-        let woken = Woken::<ObjectRef<ConfigMap>>::default();
+        let woken = PendingScopes::<ObjectRef<ConfigMap>>::default();
         assert_eq!(
             woken.reconcile_started(&colors()),
             Served {

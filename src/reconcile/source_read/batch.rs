@@ -1,7 +1,7 @@
 //! The fresh reads of one namespace's sources, gathered into one batch:
 //! who waits for which source, how fresh the answer must be, and whether
 //! one LIST of the namespace or a GET per source answers them at less
-//! cost. Pure: the I/O is `reconcile::fresh_reads`.
+//! cost. Pure: the I/O is `reconcile::source_read::coalesced`.
 //!
 //! A LIST returns every source of the namespace, wanted or not, so it is
 //! cheaper than the GETs only while the namespace holds few sources more

@@ -24,7 +24,7 @@ use crate::{
     reconcile::error::Error,
 };
 
-use super::{side::ClusterMirrorSide, sync::Found};
+use super::{caches::ClusterMirrorCaches, sync::Found};
 
 /// The least time between two status writes of one ClusterMirror.
 pub const STATUS_WRITE_INTERVAL: Duration = Duration::from_secs(1);
@@ -34,7 +34,7 @@ pub const STATUS_WRITE_INTERVAL: Duration = Duration::from_secs(1);
 pub async fn report<K: MirroredKind>(
     object: &DynamicObject,
     found: &Found,
-    side: &ClusterMirrorSide<K>,
+    side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Result<Option<Duration>, Error> {
     let name = object.name_any();
@@ -90,7 +90,7 @@ pub async fn report<K: MirroredKind>(
 /// ends without metrics, Events or a status: the install now serving it
 /// reports, and this one has forgotten it. After a spec change, the
 /// reconcile the change queued reports instead.
-fn still_served<K: MirroredKind>(name: &str, found: &Found, side: &ClusterMirrorSide<K>) -> bool {
+fn still_served<K: MirroredKind>(name: &str, found: &Found, side: &ClusterMirrorCaches<K>) -> bool {
     let at = ObjectRef::new_with(name, side.mirrors.resource.clone());
     side.mirrors.store.get(&at).is_some_and(|current| {
         side.serves_class(&current) && current.metadata.generation == found.generation
@@ -111,7 +111,7 @@ fn stored_status(object: &DynamicObject) -> Option<ClusterMirrorStatus> {
 async fn write_status<K: MirroredKind>(
     name: &str,
     wanted: ClusterMirrorStatus,
-    side: &ClusterMirrorSide<K>,
+    side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Result<Option<Duration>, Error> {
     ctx.ensure_leading()?;
@@ -153,7 +153,7 @@ async fn write_status<K: MirroredKind>(
 /// it, and only while leading, looks.
 pub fn status_written<K: MirroredKind>(
     name: &str,
-    side: &ClusterMirrorSide<K>,
+    side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Option<String> {
     let at = ObjectRef::new_with(name, side.mirrors.resource.clone());
@@ -198,7 +198,7 @@ fn tell_conflicts<K: MirroredKind>(
     name: &str,
     object: &DynamicObject,
     others: Vec<String>,
-    side: &ClusterMirrorSide<K>,
+    side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) {
     for manager in others {
@@ -266,7 +266,7 @@ fn regarding(object: &DynamicObject) -> ObjectReference {
 }
 
 /// A ClusterMirror that is gone leaves nothing behind here.
-pub fn forget<K: MirroredKind>(name: &str, side: &ClusterMirrorSide<K>, ctx: &Context<K>) {
+pub fn forget<K: MirroredKind>(name: &str, side: &ClusterMirrorCaches<K>, ctx: &Context<K>) {
     side.reported().remove(name);
     side.stand(name, None);
     ctx.metrics.forget_cluster_mirror(name);

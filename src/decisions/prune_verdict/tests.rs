@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::decisions::desired::{self, desired_companion};
+use crate::decisions::desired_copy::{self, desired_companion};
 use crate::decisions::ownership::claimed_source;
 use crate::test_fixtures::{
     SUFFIX, mk_consent, mk_consenting_labels, mk_mirrored_source, mk_namespace, mk_source,
@@ -156,7 +156,7 @@ fn a_mirror_is_unwanted_once_its_namespace_stops_accepting_the_source_namespace(
 
 #[test]
 fn a_mirror_whose_name_became_reserved_is_no_longer_wanted() {
-    let mirror = desired::desired_mirror(&mk_mirrored_source("*"), "team-a", &()).unwrap();
+    let mirror = desired_copy::desired_mirror(&mk_mirrored_source("*"), "team-a", &()).unwrap();
     let name = mirror.metadata.name.clone().unwrap();
     assert!(mirror_name_reserved(
         &mirror.metadata,
@@ -186,7 +186,7 @@ fn an_unmarked_copy_names_its_source_only_in_the_shape_this_install_writes() {
         None,
         "another suffix"
     );
-    let mut mirror = desired::desired_mirror(&source, "team-a", &()).unwrap();
+    let mut mirror = desired_copy::desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(
         unmarked_copy_source::<ConfigMap>(&mirror.metadata, SUFFIX),
         Some(expected)

@@ -4,7 +4,7 @@
 //! together by the next, as one paged LIST of the namespace's sources
 //! (selected by the source selector), or, where the namespace holds many
 //! sources more than are waited for, by one GET each
-//! (`decisions::fresh_batch` decides).
+//! (`reconcile::source_read::batch` decides).
 //!
 //! A read with none in flight in its namespace is made at once, so a
 //! reconcile alone waits for no one; in a namespace too big for a LIST to
@@ -34,8 +34,10 @@ use tokio::sync::oneshot;
 
 use crate::{
     cluster::api_client,
-    decisions::fresh_batch::{Batch, ReadPlan, SOURCES_LISTED_PER_WAITER, Waiting, may_list},
     kind::MirroredKind,
+    reconcile::source_read::batch::{
+        Batch, ReadPlan, SOURCES_LISTED_PER_WAITER, Waiting, may_list,
+    },
 };
 
 /// Sources per page of a LIST: at most this many are held at once.

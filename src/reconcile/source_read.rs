@@ -9,16 +9,19 @@
 //! The read asks for the source no older than the cached one (its
 //! resourceVersion), which the API server answers from its watch cache
 //! rather than with a quorum read of etcd. The reads of one namespace
-//! waited for at the same time are made together (`fresh_reads`): one
+//! waited for at the same time are made together ([`coalesced`]): one
 //! LIST instead of a GET each where that costs less. Whatever is newer
 //! than the cache comes to the watch too and is compared again.
 
 use kube::ResourceExt;
 use tokio::sync::OnceCell;
 
+pub(crate) mod batch;
+pub mod coalesced;
+pub(crate) mod still_decides;
+
 use crate::{
     contract::object_key,
-    decisions::fresh,
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::error::{ApiOutcome, Error, classify},
@@ -86,7 +89,7 @@ impl<'a, K: MirroredKind> Source<'a, K> {
                         }
                     }
                     Ok(Some(source)) if source.uid() == self.cached.uid() => {
-                        let changed = fresh::changed_decision(
+                        let changed = still_decides::changed_decision(
                             self.cached.meta(),
                             source.meta(),
                             &ctx.source_selector,

@@ -17,10 +17,10 @@ use crate::{
     decisions::cluster_mirror::{Request, class_of, standing::Standing},
     decisions::consent::Consent,
     kind::MirroredKind,
-    reconcile::woken::Woken,
+    reconcile::pending::PendingScopes,
 };
 
-pub struct ClusterMirrorSide<K: MirroredKind> {
+pub struct ClusterMirrorCaches<K: MirroredKind> {
     pub mirrors: ClusterMirrors,
     pub sources: ClusterSources<K>,
     /// The protected namespaces and the allowed source namespaces.
@@ -36,7 +36,7 @@ pub struct ClusterMirrorSide<K: MirroredKind> {
     pub(super) reported: Mutex<HashMap<String, Reported>>,
     /// Per ClusterMirror: when the wakeups waiting for its next reconcile
     /// came and what they ask it to compare, as a source's.
-    pub(super) woken: Woken<String>,
+    pub(super) pending: PendingScopes<String>,
     /// Per ClusterMirror: where its copies stood after its last full
     /// comparison, for a narrower one to build on.
     standing: Mutex<HashMap<String, Standing>>,
@@ -60,22 +60,22 @@ pub(super) struct Reported {
     pub(super) conflicts_told: Vec<String>,
 }
 
-impl<K: MirroredKind> ClusterMirrorSide<K> {
+impl<K: MirroredKind> ClusterMirrorCaches<K> {
     pub fn new(
         mirrors: ClusterMirrors,
         sources: ClusterSources<K>,
         consent: Consent,
         reports_for: Vec<String>,
         install: InstallClass,
-    ) -> ClusterMirrorSide<K> {
-        ClusterMirrorSide {
+    ) -> ClusterMirrorCaches<K> {
+        ClusterMirrorCaches {
             mirrors,
             sources,
             consent,
             reports_for,
             install,
             reported: Mutex::default(),
-            woken: Woken::default(),
+            pending: PendingScopes::default(),
             standing: Mutex::default(),
         }
     }
