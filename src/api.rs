@@ -8,6 +8,7 @@ pub mod cluster_mirror;
 pub use cluster_mirror::{
     ClusterMirror, ClusterMirrorSpec, ClusterMirrorStatus, DeletionPolicy, Failure, SourceKind,
     SourceRef, Target,
+    stored::{StoredClusterMirror, StoredStatus, UnreadableSpec},
 };
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

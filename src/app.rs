@@ -12,6 +12,7 @@ use kube::Client;
 mod kinds;
 
 use crate::{
+    api::SourceKind,
     cluster::api_client,
     cluster::api_probe,
     cluster::cluster_mirrors::ClusterMirrors,
@@ -167,12 +168,15 @@ fn watch_cluster_mirrors(
 }
 
 /// The kinds this install does not mirror, as ClusterMirrors name them.
-fn unmirrored_kinds(config: &Config) -> Vec<String> {
-    [(Kind::Configmaps, "ConfigMap"), (Kind::Secrets, "Secret")]
-        .into_iter()
-        .filter(|(kind, _)| !config.mirrors(*kind))
-        .map(|(_, name)| name.to_owned())
-        .collect()
+fn unmirrored_kinds(config: &Config) -> Vec<SourceKind> {
+    [
+        (Kind::Configmaps, SourceKind::ConfigMap),
+        (Kind::Secrets, SourceKind::Secret),
+    ]
+    .into_iter()
+    .filter(|(kind, _)| !config.mirrors(*kind))
+    .map(|(_, kind)| kind)
+    .collect()
 }
 
 fn log_start(config: &Config, protected: &[String]) {

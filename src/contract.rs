@@ -30,13 +30,6 @@ pub const SOURCE_SELECTOR_ANNOTATION: &str = "workshop.io/source-selector";
 /// On a copy a ClusterMirror wrote: that ClusterMirror's name. A copy
 /// without it was asked for by its source's labels.
 pub const CLUSTER_MIRROR_LABEL: &str = "workshop.io/cluster-mirror";
-/// The API group, version and resource of ClusterMirrors.
-pub const CLUSTER_MIRROR_GROUP: &str = "mirror.workshop.io";
-pub const CLUSTER_MIRROR_VERSION: &str = "v1alpha1";
-pub const CLUSTER_MIRROR_KIND: &str = "ClusterMirror";
-pub const CLUSTER_MIRROR_PLURAL: &str = "clustermirrors";
-/// The name of the ClusterMirror CustomResourceDefinition.
-pub const CLUSTER_MIRROR_CRD: &str = "clustermirrors.mirror.workshop.io";
 
 /// The prefix of this controller's own label and annotation keys, which a
 /// copy never carries from its source.

@@ -16,7 +16,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::serde::{Serialize, de::DeserializeOwned};
 use kube::Resource;
 
-use crate::contract::{CHECKSUM_ANNOTATION, annotation};
+use crate::{
+    api::SourceKind,
+    contract::{CHECKSUM_ANNOTATION, annotation},
+};
 
 /// A kind of namespaced object whose content can be copied.
 pub trait MirroredKind:
@@ -50,6 +53,9 @@ pub trait MirroredKind:
     /// its message from the content) is passed on beyond the name of who
     /// refused it.
     const CONFIDENTIAL: bool;
+
+    /// The kind as a ClusterMirror's `spec.source.kind` names it.
+    const SOURCE_KIND: SourceKind;
 
     /// The watches of this kind's sources and copies, as logs, metrics and
     /// `/readyz` name them.

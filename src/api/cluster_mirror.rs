@@ -127,19 +127,6 @@ impl DeletionPolicy {
     fn is_default(&self) -> bool {
         *self == DeletionPolicy::Delete
     }
-
-    /// The policy a ClusterMirror's `spec` asks for, read leniently: a
-    /// spec that cannot be read otherwise still says what its deletion
-    /// does, and anything but `Orphan` deletes.
-    pub fn of_spec(spec: Option<&serde_json::Value>) -> DeletionPolicy {
-        match spec
-            .and_then(|s| s.get("deletionPolicy"))
-            .and_then(|p| p.as_str())
-        {
-            Some("Orphan") => DeletionPolicy::Orphan,
-            _ => DeletionPolicy::Delete,
-        }
-    }
 }
 
 /// The object a ClusterMirror copies.
@@ -160,6 +147,22 @@ pub struct SourceRef {
 pub enum SourceKind {
     ConfigMap,
     Secret,
+}
+
+impl SourceKind {
+    /// The kind's name, as the spec says it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::ConfigMap => "ConfigMap",
+            SourceKind::Secret => "Secret",
+        }
+    }
+}
+
+impl std::fmt::Display for SourceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Where a ClusterMirror's copies go.
@@ -290,5 +293,6 @@ fn is_false(value: &bool) -> bool {
 }
 
 pub mod rules;
+pub mod stored;
 #[cfg(test)]
 mod tests;

@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 
 use crate::{
+    api::SourceKind,
     cluster::api_client,
     cluster::cluster_mirrors::{Change, ClusterMirrors},
     cluster::cluster_sources::{ClusterSources, SourceChange},
@@ -66,7 +67,7 @@ pub struct Shared {
     pub protected: Vec<String>,
     /// The kinds this install does not mirror (their ClusterMirrors are
     /// told so by the ConfigMap loop).
-    pub unmirrored_kinds: Vec<String>,
+    pub unmirrored_kinds: Vec<SourceKind>,
 }
 
 /// Runs kind `K`'s watches and controllers until a stop is asked for and
@@ -199,7 +200,7 @@ fn cluster_side<K: MirroredKind>(
         let _ = changed.unbounded_send(change);
         futures::future::ready(())
     }));
-    let reports_for = match K::kind(&()) == "ConfigMap" {
+    let reports_for = match K::SOURCE_KIND == SourceKind::ConfigMap {
         true => shared.unmirrored_kinds.clone(),
         false => Vec::new(),
     };

@@ -35,8 +35,7 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
 use kube::{
-    Api, Client, ResourceExt,
-    api::{ApiResource, DynamicObject, GroupVersionKind},
+    Api, Client, CustomResourceExt, ResourceExt,
     core::PartialObjectMeta,
     runtime::{
         WatchStreamExt,
@@ -48,12 +47,8 @@ use kube::{
 use tokio::sync::watch;
 
 use crate::{
-    api::DeletionPolicy,
+    api::{ClusterMirror, StoredClusterMirror, StoredStatus},
     cluster::api_client,
-    contract::{
-        CLUSTER_MIRROR_CRD, CLUSTER_MIRROR_GROUP, CLUSTER_MIRROR_KIND, CLUSTER_MIRROR_PLURAL,
-        CLUSTER_MIRROR_VERSION,
-    },
     decisions::cluster_mirror::{Request, Witnessed, bound_cluster_mirror_uid},
     ops::metrics::Metrics,
 };
@@ -84,8 +79,7 @@ pub enum Change {
 /// The shared ClusterMirror cache.
 #[derive(Clone)]
 pub struct ClusterMirrors {
-    pub store: Store<DynamicObject>,
-    pub resource: ApiResource,
+    pub store: Store<StoredClusterMirror>,
     /// The parsed requests, by name; an unreadable spec is left out.
     requests: Arc<Mutex<HashMap<String, Arc<Request>>>>,
     listed: watch::Receiver<bool>,
@@ -93,15 +87,6 @@ pub struct ClusterMirrors {
     crd: watch::Receiver<CrdSeen>,
     crd_reads: CrdReads,
     deletions: Deletions,
-}
-
-pub fn resource() -> ApiResource {
-    let gvk = GroupVersionKind::gvk(
-        CLUSTER_MIRROR_GROUP,
-        CLUSTER_MIRROR_VERSION,
-        CLUSTER_MIRROR_KIND,
-    );
-    ApiResource::from_gvk_with_plural(&gvk, CLUSTER_MIRROR_PLURAL)
 }
 
 impl ClusterMirrors {
@@ -113,14 +98,12 @@ impl ClusterMirrors {
         metrics: Arc<Metrics>,
     ) -> anyhow::Result<(ClusterMirrors, impl Future<Output = ()> + Send + use<>)> {
         let watch_client = api_client::for_watch(config, || {})?;
-        let resource = resource();
-        let writer = reflector::store::Writer::new(resource.clone());
+        let writer = reflector::store::Writer::default();
         let store = writer.as_reader();
         let (listed_tx, listed) = watch::channel(false);
         let (crd_tx, crd) = watch::channel(None);
         let mirrors = ClusterMirrors {
             store,
-            resource: resource.clone(),
             requests: Arc::default(),
             listed,
             listeners: Arc::default(),
@@ -128,13 +111,16 @@ impl ClusterMirrors {
             crd_reads: CrdReads::new(client),
             deletions: Deletions::default(),
         };
-        let api = Api::<DynamicObject>::all_with(watch_client.clone(), &resource);
+        // Read leniently (see `StoredClusterMirror`): a ClusterMirror this
+        // version cannot read fails neither the watch nor the others.
+        let api = Api::<StoredClusterMirror>::all(watch_client.clone());
         // Backed off in `follow`, which retries at once when the CRD comes.
         let events = watcher::watcher(api, watcher::Config::default());
         let crd_api = Api::<PartialObjectMeta<CustomResourceDefinition>>::all(watch_client);
         let crd_events = watcher::watcher(
             crd_api,
-            watcher::Config::default().fields(&format!("metadata.name={CLUSTER_MIRROR_CRD}")),
+            watcher::Config::default()
+                .fields(&format!("metadata.name={}", ClusterMirror::crd_name())),
         )
         .default_backoff();
         let drive = {
@@ -213,8 +199,8 @@ impl ClusterMirrors {
 
     async fn follow(
         &self,
-        events: impl futures::Stream<Item = Result<Event<DynamicObject>, watcher::Error>>,
-        mut writer: reflector::store::Writer<DynamicObject>,
+        events: impl futures::Stream<Item = Result<Event<StoredClusterMirror>, watcher::Error>>,
+        mut writer: reflector::store::Writer<StoredClusterMirror>,
         listed: watch::Sender<bool>,
     ) {
         let mut backoff = watcher::DefaultBackoff::default();
@@ -243,10 +229,8 @@ impl ClusterMirrors {
             }
             let status_before = match &event {
                 Event::Apply(object) => {
-                    let at = reflector::ObjectRef::from_obj_with(object, self.resource.clone());
-                    self.store
-                        .get(&at)
-                        .map(|old| old.data.get("status").cloned())
+                    let at = reflector::ObjectRef::from_obj(object);
+                    self.store.get(&at).map(|old| old.status.clone())
                 }
                 _ => None,
             };
@@ -262,14 +246,14 @@ impl ClusterMirrors {
 
     /// Remembers the deletion of `object`, as the CRD watch says which CRD
     /// is live (waited for a moment if it has not reported yet).
-    async fn witness(&self, object: &DynamicObject) {
+    async fn witness(&self, object: &StoredClusterMirror) {
         let mut crd = self.crd.clone();
         let reported = crd.wait_for(Option::is_some);
         let crd_uid = match tokio::time::timeout(CRD_FIRST_REPORT, reported).await {
             Ok(Ok(seen)) => seen.clone().flatten(),
             _ => None,
         };
-        let policy = DeletionPolicy::of_spec(object.data.get("spec"));
+        let policy = object.deletion_policy();
         let name = object.name_any();
         match &object.metadata.uid {
             Some(uid) => {
@@ -286,14 +270,10 @@ impl ClusterMirrors {
     /// is an applied object's status as the cache held it, if it did.
     fn observe(
         &self,
-        event: &Event<DynamicObject>,
-        status_before: Option<Option<serde_json::Value>>,
+        event: &Event<StoredClusterMirror>,
+        status_before: Option<Option<StoredStatus>>,
     ) -> Vec<Change> {
-        let parse = |object: &DynamicObject| {
-            Request::of(&object.metadata, object.data.get("spec"))
-                .ok()
-                .map(Arc::new)
-        };
+        let parse = |object: &StoredClusterMirror| Request::of(object).ok().map(Arc::new);
         if let Event::Apply(object) | Event::InitApply(object) = event {
             self.deletions.appeared(&object.name_any());
         }
@@ -313,9 +293,11 @@ impl ClusterMirrors {
                 };
                 // A status write changes neither uid nor generation: the
                 // controller's own writes wake no reconcile (whose write it
-                // was is looked at, see `Change::StatusWritten`).
-                let status_written = status_before
-                    .is_some_and(|before| before.as_ref() != object.data.get("status"));
+                // was is looked at, see `Change::StatusWritten`). Compared
+                // as this version reads it: a write changing only fields
+                // it does not know of (a newer version's) changes nothing
+                // it acts on.
+                let status_written = status_before.is_some_and(|before| before != object.status);
                 match same {
                     true if status_written => vec![Change::StatusWritten { name }],
                     true => Vec::new(),

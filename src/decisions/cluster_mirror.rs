@@ -18,11 +18,9 @@ pub use fate::{CopyFate, Install, Seen, Witnessed, bound_cluster_mirror_uid, cop
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use k8s_openapi::serde::Deserialize;
-use serde_json::Value;
 
 use crate::{
-    api::{ClusterMirrorSpec, DeletionPolicy, SourceKind},
+    api::{DeletionPolicy, SourceKind, StoredClusterMirror},
     contract::{
         CARRIED_ANNOTATIONS_ANNOTATION, CARRIED_LABELS_ANNOTATION, CLUSTER_MIRROR_LABEL,
         CONTROLLER_KEY_PREFIX, MANAGED_BY_LABEL, NeverCarried, cluster_mirror_of, is_managed_by_us,
@@ -41,8 +39,7 @@ pub struct Request {
     pub name: String,
     pub uid: String,
     pub generation: Option<i64>,
-    /// `ConfigMap` or `Secret`.
-    pub kind: String,
+    pub kind: SourceKind,
     pub source_namespace: String,
     pub source_name: String,
     /// The name of every copy.
@@ -60,37 +57,25 @@ pub struct Request {
     pub deletion_policy: DeletionPolicy,
 }
 
-/// The class a ClusterMirror's spec names, read without the rest of the
-/// spec (which may not read): empty when it names none.
-pub fn class_of(spec: Option<&Value>) -> &str {
-    spec.and_then(|spec| spec.get("className"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
 impl Request {
-    /// Reads a ClusterMirror's metadata and spec through the API's own
-    /// types; an error says what of the spec cannot be read (the CRD's
-    /// schema and rules refuse most of it).
-    pub fn of(meta: &ObjectMeta, spec: Option<&Value>) -> Result<Request, String> {
-        let spec = spec.ok_or("it has no spec")?;
-        let spec = ClusterMirrorSpec::deserialize(spec).map_err(|e| format!("spec: {e}"))?;
+    /// Reads a ClusterMirror as stored; an error says what of its spec
+    /// cannot be read or acted on (the CRD's schema and rules refuse most
+    /// of it).
+    pub fn of(object: &StoredClusterMirror) -> Result<Request, String> {
+        let spec = object.spec.clone().map_err(|unreadable| unreadable.why)?;
+        let meta = &object.metadata;
         let selector = Selector::of_label_selector(spec.target.namespace_selector.clone())
             .map_err(|e| format!("spec.target.namespaceSelector: {e}"))?;
         let patterns = match spec.target.namespaces.is_empty() {
             true => Vec::new(),
             false => parse_patterns("spec.target.namespaces", &spec.target.namespaces.join(","))?,
         };
-        let kind = match spec.source.kind {
-            SourceKind::ConfigMap => "ConfigMap",
-            SourceKind::Secret => "Secret",
-        };
         Ok(Request {
             name: meta.name.clone().unwrap_or_default(),
             uid: meta.uid.clone().unwrap_or_default(),
             generation: meta.generation,
             target_name: spec.copy_name().to_owned(),
-            kind: kind.to_owned(),
+            kind: spec.source.kind,
             source_namespace: spec.source.namespace,
             source_name: spec.source.name,
             selector,

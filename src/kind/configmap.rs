@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use k8s_openapi::api::core::v1::ConfigMap;
 
 use super::{MirroredKind, SourceId};
-use crate::contract::checksum;
+use crate::{api::SourceKind, contract::checksum};
 
 impl MirroredKind for ConfigMap {
     type DigestKey = ();
@@ -17,6 +17,7 @@ impl MirroredKind for ConfigMap {
     type SourceRules = ();
 
     const CONFIDENTIAL: bool = false;
+    const SOURCE_KIND: SourceKind = SourceKind::ConfigMap;
 
     // Named before Secrets existed; users and alerts know them so.
     const SOURCES_WATCH: &'static str = "sources";

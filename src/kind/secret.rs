@@ -28,7 +28,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
 use super::{MirroredKind, SourceId, changes_immutable_content};
-use crate::contract::encode_map;
+use crate::{api::SourceKind, contract::encode_map};
 
 /// A type the API server gives no other object.
 pub const SERVICE_ACCOUNT_TOKEN_TYPE: &str = "kubernetes.io/service-account-token";
@@ -156,6 +156,7 @@ impl MirroredKind for Secret {
     type SourceRules = SecretSourceRules;
 
     const CONFIDENTIAL: bool = true;
+    const SOURCE_KIND: SourceKind = SourceKind::Secret;
 
     const SOURCES_WATCH: &'static str = "secret-sources";
     const COPIES_WATCH: &'static str = "secret-copies";

@@ -28,7 +28,6 @@ use std::{sync::Arc, time::Instant};
 use futures::{Stream, StreamExt, channel::mpsc, future, stream};
 use kube::{
     ResourceExt,
-    api::DynamicObject,
     runtime::{
         Controller,
         controller::{self, Action},
@@ -39,6 +38,7 @@ use kube::{
 use tokio::sync::watch;
 
 use crate::{
+    api::StoredClusterMirror,
     cluster::cluster_mirrors::Change,
     cluster::cluster_sources::SourceChange,
     contract,
@@ -84,14 +84,11 @@ pub async fn run<K: MirroredKind>(
         () = ready => {}
         _ = ctx.shutdown.requested() => return,
     }
-    let resource = side.mirrors.resource.clone();
-    let names = wakeups(ctx.clone(), inputs, prune)
-        .map(move |name| ObjectRef::new_with(&name, resource.clone()));
+    let names = wakeups(ctx.clone(), inputs, prune).map(|name| ObjectRef::new(&name));
     let config = controller::Config::default().concurrency(concurrency);
-    Controller::for_stream_with(
-        stream::pending::<Result<DynamicObject, watcher::Error>>(),
+    Controller::for_stream(
+        stream::pending::<Result<StoredClusterMirror, watcher::Error>>(),
         side.mirrors.store.clone(),
-        side.mirrors.resource.clone(),
     )
     .with_config(config)
     .reconcile_on(names)
@@ -173,7 +170,7 @@ fn woken<K: MirroredKind>(
     input: Input,
 ) -> Vec<(String, Reach)> {
     if let Input::Watch(ClusterWake::Copy { mirror, namespace }) = input {
-        let at = ObjectRef::new_with(&mirror, side.mirrors.resource.clone());
+        let at = ObjectRef::new(&mirror);
         let ours = side
             .mirrors
             .store
@@ -267,19 +264,14 @@ fn names_woken<K: MirroredKind>(
 }
 
 async fn reconcile<K: MirroredKind>(
-    object: Arc<DynamicObject>,
+    object: Arc<StoredClusterMirror>,
     ctx: Arc<Context<K>>,
 ) -> Result<Action, Error> {
     let Some(side) = &ctx.cluster_mirrors else {
         return Ok(Action::await_change());
     };
-    let kind = object
-        .data
-        .pointer("/spec/source/kind")
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or_default();
     // Another install's: nothing of it is written here, not even a status.
-    if !side.serves_class(&object) || !side.serves(kind) {
+    if !side.serves_class(&object) || !side.serves(object.source_kind()) {
         side.pending.forget(&object.name_any());
         return Ok(Action::await_change());
     }
@@ -310,7 +302,7 @@ async fn reconcile<K: MirroredKind>(
 }
 
 fn error_policy<K: MirroredKind>(
-    object: Arc<DynamicObject>,
+    object: Arc<StoredClusterMirror>,
     error: &Error,
     ctx: Arc<Context<K>>,
 ) -> Action {

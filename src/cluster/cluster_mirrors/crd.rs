@@ -12,7 +12,7 @@ use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::jiff::Timestamp;
 use kube::{
-    Api, Client,
+    Api, Client, CustomResourceExt,
     core::PartialObjectMeta,
     runtime::{
         utils::Backoff,
@@ -21,7 +21,7 @@ use kube::{
 };
 use tokio::sync::watch;
 
-use crate::{contract::CLUSTER_MIRROR_CRD, ops::metrics::Metrics};
+use crate::{api::ClusterMirror, ops::metrics::Metrics};
 
 /// What the CRD watch last said: None before it first reported; then the
 /// uid of the CRD while it exists and is not being deleted, else None.
@@ -79,7 +79,7 @@ impl CrdReads {
             return Ok(live.clone());
         }
         let api = Api::<CustomResourceDefinition>::all(self.client.clone());
-        let crd = api.get_metadata_opt(CLUSTER_MIRROR_CRD).await?;
+        let crd = api.get_metadata_opt(ClusterMirror::crd_name()).await?;
         let live = crd
             .filter(|crd| crd.metadata.deletion_timestamp.is_none())
             .and_then(|crd| {
@@ -149,7 +149,7 @@ pub async fn follow_crd(
             }
             Ok(Event::InitDone) => listing.take(),
             Err(error) => {
-                tracing::warn!(%error, crd = CLUSTER_MIRROR_CRD, "cannot watch the ClusterMirror CRD");
+                tracing::warn!(%error, crd = ClusterMirror::crd_name(), "cannot watch the ClusterMirror CRD");
                 continue;
             }
         };
@@ -157,11 +157,11 @@ pub async fn follow_crd(
         if present != Some(now_present) {
             match now_present {
                 true => tracing::info!(
-                    crd = CLUSTER_MIRROR_CRD,
+                    crd = ClusterMirror::crd_name(),
                     "the ClusterMirror CRD is installed"
                 ),
                 false => tracing::error!(
-                    crd = CLUSTER_MIRROR_CRD,
+                    crd = ClusterMirror::crd_name(),
                     "the ClusterMirror CRD is missing or being deleted: no ClusterMirror copy is removed; label-driven mirroring goes on"
                 ),
             }

@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::Request;
 use crate::{
-    api::DeletionPolicy,
+    api::{DeletionPolicy, SourceKind},
     contract::{
         CONTROLLER_KEY_PREFIX, MANAGED_BY_LABEL, MIRROR_OF_UID_ANNOTATION, annotation,
         written_under,
@@ -38,7 +38,7 @@ pub struct Witnessed {
 #[derive(Debug, Clone, Copy)]
 pub struct Install<'a> {
     /// The kind of the copy.
-    pub kind: &'a str,
+    pub kind: SourceKind,
     /// The install's source selector, which marks its copies.
     pub selector: &'a str,
     pub reserved_names: &'a [String],

@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use crate::api::DeletionPolicy;
+use crate::api::{DeletionPolicy, SourceKind, StoredClusterMirror};
 
 use super::*;
 use crate::contract::{MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION};
@@ -18,7 +18,13 @@ fn mk_request(spec: serde_json::Value) -> Request {
         generation: Some(3),
         ..ObjectMeta::default()
     };
-    Request::of(&meta, Some(&spec)).unwrap()
+    Request::of(&StoredClusterMirror::read(meta, Some(&spec), None)).unwrap()
+}
+
+/// What `Request::of` says of the spec `spec` (None: absent).
+fn why_not(spec: Option<serde_json::Value>) -> String {
+    let object = StoredClusterMirror::read(ObjectMeta::default(), spec.as_ref(), None);
+    Request::of(&object).unwrap_err()
 }
 
 fn prod_teams() -> Request {
@@ -80,20 +86,15 @@ fn a_namespace_leaving_the_selection_concerns_the_request_that_counted_it() {
 
 #[test]
 fn a_spec_that_cannot_be_read_says_what() {
-    let meta = ObjectMeta::default();
     let missing = json!({"source": {"kind": "Secret", "namespace": "ns"}, "target": {"namespaceSelector": {}}});
-    let why = Request::of(&meta, Some(&missing)).unwrap_err();
+    let why = why_not(Some(missing));
     assert!(why.contains("spec") && why.contains("`name`"), "{why}");
     let bad_glob = json!({
         "source": {"kind": "Secret", "namespace": "ns", "name": "a"},
         "target": {"namespaceSelector": {}, "namespaces": ["Team_A"]},
     });
-    assert!(
-        Request::of(&meta, Some(&bad_glob))
-            .unwrap_err()
-            .contains("Team_A")
-    );
-    assert!(Request::of(&meta, None).is_err());
+    assert!(why_not(Some(bad_glob)).contains("Team_A"));
+    assert_eq!(why_not(None), "it has no spec");
 }
 
 #[test]
@@ -150,7 +151,7 @@ fn a_copy_is_wanted_only_where_its_clustermirror_still_selects_it() {
     );
 }
 
-fn install<'a>(kind: &'a str, reserved: &'a [String], consent: &'a Consent) -> Install<'a> {
+fn install<'a>(kind: SourceKind, reserved: &'a [String], consent: &'a Consent) -> Install<'a> {
     Install {
         kind,
         selector: "sel=1",
@@ -184,14 +185,14 @@ fn a_suspended_clustermirror_keeps_every_copy_whatever_its_spec_becomes() {
     let unselected = mk_namespace("team-a", mk_map(&[]));
     let mut suspended = request.clone();
     suspended.suspend = true;
-    suspended.kind = "Secret".into();
+    suspended.kind = SourceKind::Secret;
     suspended.source_name = "other".into();
     suspended.target_name = "renamed".into();
     let fate = |request: &Request, reserved: &[String]| {
         copy_fate(
             &copy.metadata,
             Some(&unselected),
-            &install("ConfigMap", reserved, &consent),
+            &install(SourceKind::ConfigMap, reserved, &consent),
             &seen(Some(request), None),
         )
     };
@@ -202,7 +203,7 @@ fn a_suspended_clustermirror_keeps_every_copy_whatever_its_spec_becomes() {
     let selected = copy_fate(
         &copy.metadata,
         Some(&prod("team-a")),
-        &install("ConfigMap", &reserved, &consent),
+        &install(SourceKind::ConfigMap, &reserved, &consent),
         &seen(Some(&request), None),
     );
     assert_eq!(selected, CopyFate::Unwanted, "a name reserved later");
@@ -221,7 +222,7 @@ fn only_a_deletion_seen_with_its_crd_live_removes_copies_and_an_absence_orphans_
         .unwrap();
     assert_eq!(bound_cluster_mirror_uid(&copy.metadata), Some("cm-uid"));
     let consent = consent();
-    let rules = install("ConfigMap", &[], &consent);
+    let rules = install(SourceKind::ConfigMap, &[], &consent);
     let fate = |seen: Seen<'_>| copy_fate(&copy.metadata, Some(&prod("team-a")), &rules, &seen);
     let witnessed = |policy, crd_live| Witnessed { policy, crd_live };
     assert_eq!(fate(seen(None, None)), CopyFate::Orphaned, "absent, unseen");

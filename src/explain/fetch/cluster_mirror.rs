@@ -4,15 +4,12 @@
 //! ClusterMirror.
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube::api::DynamicObject;
-use serde::Deserialize;
 
 use super::*;
 use crate::{
-    api::ClusterMirrorStatus,
-    cluster::cluster_mirrors::resource,
+    api::{ClusterMirrorStatus, SourceKind, StoredClusterMirror},
     contract::CLUSTER_MIRROR_LABEL,
-    decisions::cluster_mirror::{Request, class_of},
+    decisions::cluster_mirror::Request,
     explain::render::Classes,
     explain::verdicts::{
         ClusterMirrorScene, class_words, explain_cluster_mirror, in_namespace, orphan_row,
@@ -20,18 +17,14 @@ use crate::{
     },
 };
 
-fn cluster_mirrors(client: &Client) -> Api<DynamicObject> {
-    Api::all_with(client.clone(), &resource())
+/// The ClusterMirrors, read leniently (see `StoredClusterMirror`): one
+/// whose spec this version cannot read is still explained.
+fn cluster_mirrors(client: &Client) -> Api<StoredClusterMirror> {
+    Api::all(client.clone())
 }
 
-/// Explains the ClusterMirror `name`.
-pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> Report {
-    let mut report = Report::about(Subject {
-        kind: "ClusterMirror",
-        namespace: None,
-        name: name.to_owned(),
-        is: Is::Unknown,
-    });
+/// Reads the ClusterMirror `name`; when it cannot, the row that says why.
+async fn read_cluster_mirror(client: &Client, name: &str) -> Result<StoredClusterMirror, Row> {
     let unread = |verdict, detail| Row {
         what: What::ClusterMirror,
         kind: "",
@@ -42,31 +35,44 @@ pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> R
         verdict,
         detail,
     };
-    let object = match cluster_mirrors(client).get_opt(name).await {
-        Ok(Some(object)) => object,
-        Ok(None) => {
-            let detail = format!("there is no ClusterMirror {name}");
-            report.rows.push(unread(Verdict::NotFound, detail));
-            return report;
-        }
+    match cluster_mirrors(client).get_opt(name).await {
+        Ok(Some(object)) => Ok(object),
+        Ok(None) => Err(unread(
+            Verdict::NotFound,
+            format!("there is no ClusterMirror {name}"),
+        )),
         // No CRD: the API server knows no such resource, and answers 404
         // without a Status (so without the reason NotFound).
-        Err(kube::Error::Api(status)) if status.code == 404 => {
-            let detail =
-                format!("there is no ClusterMirror {name}: the ClusterMirror CRD is not installed");
-            report.rows.push(unread(Verdict::NotFound, detail));
-            return report;
-        }
-        Err(error) => {
-            let detail = format!("cannot read it: {}", why(error));
-            report.rows.push(unread(Verdict::CannotRead, detail));
+        Err(kube::Error::Api(status)) if status.code == 404 => Err(unread(
+            Verdict::NotFound,
+            format!("there is no ClusterMirror {name}: the ClusterMirror CRD is not installed"),
+        )),
+        Err(error) => Err(unread(
+            Verdict::CannotRead,
+            format!("cannot read it: {}", why(error)),
+        )),
+    }
+}
+
+/// Explains the ClusterMirror `name`.
+pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> Report {
+    let mut report = Report::about(Subject {
+        kind: "ClusterMirror",
+        namespace: None,
+        name: name.to_owned(),
+        is: Is::Unknown,
+    });
+    let object = match read_cluster_mirror(client, name).await {
+        Ok(object) => object,
+        Err(row) => {
+            report.rows.push(row);
             return report;
         }
     };
     report.subject.is = Is::ClusterMirror;
-    let request = Request::of(&object.metadata, object.data.get("spec"));
-    let answer = match request.as_ref().map(|r| r.kind.as_str()) {
-        Ok("Secret") => {
+    let request = Request::of(&object);
+    let answer = match request.as_ref().map(|r| r.kind) {
+        Ok(SourceKind::Secret) => {
             let scene = scene::<Secret>(client, install, &object, request, None).await;
             explain_cluster_mirror(&scene, install, &Secret::comparison_key(), Timestamp::now())
         }
@@ -82,7 +88,7 @@ pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> R
     };
     report.notes.extend(status_differs(
         answer.status.as_ref(),
-        stored(&object).as_ref(),
+        object.stored_status(),
     ));
     if install.cluster_mirror_sources.is_empty() {
         report.notes.push(
@@ -94,7 +100,7 @@ pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> R
     report.status = answer.status;
     report.classes = Some(Classes {
         read_as: install.cluster_mirror_class.clone(),
-        class_name: class_of(object.data.get("spec")).to_owned(),
+        class_name: object.class().to_owned(),
     });
     // Events about a cluster-scoped object are recorded in `default`.
     report.warnings = warnings(
@@ -127,20 +133,12 @@ fn status_differs(
     })
 }
 
-/// The status a ClusterMirror holds, if this controller can read it.
-fn stored(object: &DynamicObject) -> Option<ClusterMirrorStatus> {
-    object
-        .data
-        .get("status")
-        .and_then(|status| ClusterMirrorStatus::deserialize(status).ok())
-}
-
 /// What a ClusterMirror's verdicts need, read in every namespace, or in
 /// `only`.
 async fn scene<K: Explained>(
     client: &Client,
     install: &Install,
-    object: &DynamicObject,
+    object: &StoredClusterMirror,
     request: Result<Request, String>,
     only: Option<&NamespaceFacts>,
 ) -> ClusterMirrorScene<K> {
@@ -149,15 +147,15 @@ async fn scene<K: Explained>(
         name: name.clone(),
         generation: object.metadata.generation,
         request: Err(String::new()),
-        class_name: class_of(object.data.get("spec")).to_owned(),
-        stored: stored(object),
+        class_name: object.class().to_owned(),
+        stored: object.stored_status().cloned(),
         source: Ok(None),
         namespaces: Ok(Vec::new()),
         at_name: Ok(Vec::new()),
         copies: Ok(Vec::new()),
     };
     // Another install's, or unreadable: nothing more is read.
-    let theirs = class_of(object.data.get("spec")) != install.cluster_mirror_class;
+    let theirs = object.class() != install.cluster_mirror_class;
     let spec = match &request {
         Ok(spec) if !theirs => spec,
         _ => return ClusterMirrorScene { request, ..empty() },
@@ -249,7 +247,7 @@ pub async fn in_a_namespace(
     }
     let (ours, theirs): (Vec<_>, Vec<_>) = objects
         .iter()
-        .partition(|o| class_of(o.data.get("spec")) == install.cluster_mirror_class);
+        .partition(|o| o.class() == install.cluster_mirror_class);
     if !theirs.is_empty() {
         notes.push(format!(
             "{} ClusterMirror(s) of another class than this install's ({}, \
@@ -259,8 +257,8 @@ pub async fn in_a_namespace(
         ));
     }
     for object in ours {
-        let request = Request::of(&object.metadata, object.data.get("spec"));
-        let secret = request.as_ref().is_ok_and(|r| r.kind == "Secret");
+        let request = Request::of(object);
+        let secret = request.as_ref().is_ok_and(|r| r.kind == SourceKind::Secret);
         match secret {
             true if kinds.secrets => {
                 let scene =
@@ -365,7 +363,7 @@ pub async fn copy_of<K: Explained>(
             return report;
         }
     };
-    let class = class_of(object.data.get("spec"));
+    let class = object.class();
     if class != install.cluster_mirror_class {
         let detail = format!(
             "its ClusterMirror {cluster_mirror} is of {}, served by another install: this one \
@@ -375,9 +373,9 @@ pub async fn copy_of<K: Explained>(
         report.rows.push(row(Verdict::OtherInstall, detail));
         return report;
     }
-    let request = Request::of(&object.metadata, object.data.get("spec"));
+    let request = Request::of(&object);
     if let Ok(request) = &request
-        && request.kind != K::NAME
+        && request.kind != K::SOURCE_KIND
     {
         let detail = format!(
             "its ClusterMirror copies a {} now: the controller removes it",

@@ -8,13 +8,11 @@ use std::{
     time::Instant,
 };
 
-use kube::api::DynamicObject;
-
 use crate::{
-    api::ClusterMirrorStatus,
+    api::{ClusterMirrorStatus, SourceKind, StoredClusterMirror},
     cluster::cluster_mirrors::ClusterMirrors,
     cluster::cluster_sources::ClusterSources,
-    decisions::cluster_mirror::{Request, class_of, standing::Standing},
+    decisions::cluster_mirror::{Request, standing::Standing},
     decisions::consent::Consent,
     kind::MirroredKind,
     reconcile::pending::PendingScopes,
@@ -27,7 +25,7 @@ pub struct ClusterMirrorCaches<K: MirroredKind> {
     pub consent: Consent,
     /// Kinds this install does not mirror, whose ClusterMirrors this
     /// kind's loop reports on (they are told why nothing is copied).
-    pub reports_for: Vec<String>,
+    pub reports_for: Vec<SourceKind>,
     /// The install's identity toward ClusterMirrors: the class it serves,
     /// and the field manager its status writes name it by.
     pub install: InstallClass,
@@ -65,7 +63,7 @@ impl<K: MirroredKind> ClusterMirrorCaches<K> {
         mirrors: ClusterMirrors,
         sources: ClusterSources<K>,
         consent: Consent,
-        reports_for: Vec<String>,
+        reports_for: Vec<SourceKind>,
         install: InstallClass,
     ) -> ClusterMirrorCaches<K> {
         ClusterMirrorCaches {
@@ -95,25 +93,25 @@ impl<K: MirroredKind> ClusterMirrorCaches<K> {
     }
 
     /// Whether this kind's loop reconciles ClusterMirrors of `kind`.
-    /// A ClusterMirror whose kind is neither is reported on by the
-    /// ConfigMap loop.
-    pub fn serves(&self, kind: &str) -> bool {
-        let known = kind == "ConfigMap" || kind == "Secret";
-        kind == K::kind(&())
-            || self.reports_for.iter().any(|k| k == kind)
-            || (!known && K::kind(&()) == "ConfigMap")
+    /// A ClusterMirror whose kind is neither (None: one this controller
+    /// does not know) is reported on by the ConfigMap loop.
+    pub fn serves(&self, kind: Option<SourceKind>) -> bool {
+        match kind {
+            Some(kind) => kind == K::SOURCE_KIND || self.reports_for.contains(&kind),
+            None => K::SOURCE_KIND == SourceKind::ConfigMap,
+        }
     }
 
     /// Whether this install serves the ClusterMirror `object` at all: its
     /// `spec.className` is the install's class (read even from a spec that
     /// does not read otherwise).
-    pub fn serves_class(&self, object: &DynamicObject) -> bool {
-        class_of(object.data.get("spec")) == self.install.class
+    pub fn serves_class(&self, object: &StoredClusterMirror) -> bool {
+        object.class() == self.install.class
     }
 
     /// Whether this kind's loop reconciles `request`: of its class and kind.
     pub fn serves_request(&self, request: &Request) -> bool {
-        request.served_by(&self.install.class) && self.serves(&request.kind)
+        request.served_by(&self.install.class) && self.serves(Some(request.kind))
     }
 
     pub(super) fn reported(&self) -> MutexGuard<'_, HashMap<String, Reported>> {

@@ -27,11 +27,7 @@ pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyFate
     let Some(side) = &ctx.cluster_mirrors else {
         return CopyFate::Keep;
     };
-    let exists = side
-        .mirrors
-        .store
-        .get(&ObjectRef::new_with(name, side.mirrors.resource.clone()))
-        .is_some();
+    let exists = side.mirrors.store.get(&ObjectRef::new(name)).is_some();
     let request = side.mirrors.request(name);
     // A copy of a ClusterMirror another install serves is that install's.
     if request
@@ -43,9 +39,8 @@ pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyFate
     let namespace = ctx
         .caches
         .namespace_facts(&copy.namespace().unwrap_or_default());
-    let kind = K::kind(&());
     let install = Install {
-        kind: &kind,
+        kind: K::SOURCE_KIND,
         selector: &ctx.selector,
         reserved_names: &ctx.reserved_names,
         consent: &side.consent,

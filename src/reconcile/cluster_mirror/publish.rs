@@ -7,15 +7,14 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::{api::core::v1::ObjectReference, jiff::Timestamp};
 use kube::{
-    Api, ResourceExt,
-    api::{DynamicObject, Patch, PatchParams},
+    Api, Resource, ResourceExt,
+    api::{Patch, PatchParams},
     runtime::reflector::ObjectRef,
 };
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::{
-    api::{ClusterMirrorStatus, cluster_mirror::reason},
+    api::{ClusterMirrorStatus, StoredClusterMirror, cluster_mirror::reason},
     contract::warning::CLUSTER_MIRROR_CLASS_CONFLICT,
     decisions::cluster_mirror::status::{self, ready_reason},
     decisions::cluster_mirror::status_writers::other_status_writers,
@@ -32,7 +31,7 @@ pub const STATUS_WRITE_INTERVAL: Duration = Duration::from_secs(1);
 /// Tells what `found` says of `object`. Returns how long to wait before a
 /// status write that had to wait for [`STATUS_WRITE_INTERVAL`], if one did.
 pub async fn report<K: MirroredKind>(
-    object: &DynamicObject,
+    object: &StoredClusterMirror,
     found: &Found,
     side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
@@ -41,8 +40,7 @@ pub async fn report<K: MirroredKind>(
     if !still_served(&name, found, side) {
         return Ok(None);
     }
-    let cached = stored_status(object);
-    let cached = cached.as_ref();
+    let cached = object.stored_status();
     let (last_written, written_at, told) = {
         let reported = side.reported();
         let entry = reported.get(&name);
@@ -91,19 +89,12 @@ pub async fn report<K: MirroredKind>(
 /// reports, and this one has forgotten it. After a spec change, the
 /// reconcile the change queued reports instead.
 fn still_served<K: MirroredKind>(name: &str, found: &Found, side: &ClusterMirrorCaches<K>) -> bool {
-    let at = ObjectRef::new_with(name, side.mirrors.resource.clone());
-    side.mirrors.store.get(&at).is_some_and(|current| {
-        side.serves_class(&current) && current.metadata.generation == found.generation
-    })
-}
-
-/// The status stored on `object`. One this controller cannot read is
-/// replaced, as if absent.
-fn stored_status(object: &DynamicObject) -> Option<ClusterMirrorStatus> {
-    object
-        .data
-        .get("status")
-        .and_then(|status| ClusterMirrorStatus::deserialize(status).ok())
+    side.mirrors
+        .store
+        .get(&ObjectRef::new(name))
+        .is_some_and(|current| {
+            side.serves_class(&current) && current.metadata.generation == found.generation
+        })
 }
 
 /// Writes `wanted` as the status of the ClusterMirror `name`, and keeps it
@@ -115,10 +106,12 @@ async fn write_status<K: MirroredKind>(
     ctx: &Context<K>,
 ) -> Result<Option<Duration>, Error> {
     ctx.ensure_leading()?;
-    let api = Api::<DynamicObject>::all_with(ctx.client.clone(), &side.mirrors.resource);
+    // Its answer is read leniently too: a spec this version cannot read
+    // makes no successful write look failed.
+    let api = Api::<StoredClusterMirror>::all(ctx.client.clone());
     let mut patch = json!({
-        "apiVersion": side.mirrors.resource.api_version,
-        "kind": side.mirrors.resource.kind,
+        "apiVersion": StoredClusterMirror::api_version(&()),
+        "kind": StoredClusterMirror::kind(&()),
         "status": wanted,
     });
     // Every field of the status, `failures` too when there are none: a
@@ -156,13 +149,8 @@ pub fn status_written<K: MirroredKind>(
     side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Option<String> {
-    let at = ObjectRef::new_with(name, side.mirrors.resource.clone());
-    let object = side.mirrors.store.get(&at)?;
-    let kind = object
-        .data
-        .pointer("/spec/source/kind")
-        .and_then(Value::as_str);
-    if !side.serves_class(&object) || !side.serves(kind.unwrap_or_default()) {
+    let object = side.mirrors.store.get(&ObjectRef::new(name))?;
+    if !side.serves_class(&object) || !side.serves(object.source_kind()) {
         return None;
     }
     if !ctx.is_leading() {
@@ -170,7 +158,7 @@ pub fn status_written<K: MirroredKind>(
     }
     let last_written = side.reported().get(name).and_then(|e| e.status.clone());
     let stored_is_not_own_write =
-        last_written.is_some_and(|own| stored_status(&object).as_ref() != Some(&own));
+        last_written.is_some_and(|own| object.stored_status() != Some(&own));
     let others = other_status_writers(
         &object.metadata,
         &side.install.field_manager,
@@ -179,8 +167,7 @@ pub fn status_written<K: MirroredKind>(
     if others.is_empty() {
         return None;
     }
-    let observed = object.data.pointer("/status/observedGeneration");
-    if observed.and_then(Value::as_i64) != object.metadata.generation {
+    if object.observed_generation() != object.metadata.generation {
         // This install's last write is no longer what is stored: forgotten,
         // so that the reconcile returned writes the status again.
         if let Some(entry) = side.reported().get_mut(name) {
@@ -196,7 +183,7 @@ pub fn status_written<K: MirroredKind>(
 /// ClusterMirror `name` for its current spec: two installs serve its class.
 fn tell_conflicts<K: MirroredKind>(
     name: &str,
-    object: &DynamicObject,
+    object: &StoredClusterMirror,
     others: Vec<String>,
     side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
@@ -227,7 +214,7 @@ fn tell_conflicts<K: MirroredKind>(
 
 /// One Event per distinct Ready condition, on the ClusterMirror.
 fn tell<K: MirroredKind>(
-    object: &DynamicObject,
+    object: &StoredClusterMirror,
     reason: &'static str,
     status: &ClusterMirrorStatus,
     ctx: &Context<K>,
@@ -251,14 +238,10 @@ fn tell<K: MirroredKind>(
 }
 
 /// The ClusterMirror, as its Events name it.
-fn regarding(object: &DynamicObject) -> ObjectReference {
+fn regarding(object: &StoredClusterMirror) -> ObjectReference {
     ObjectReference {
-        api_version: Some(format!(
-            "{}/{}",
-            crate::contract::CLUSTER_MIRROR_GROUP,
-            crate::contract::CLUSTER_MIRROR_VERSION
-        )),
-        kind: Some(crate::contract::CLUSTER_MIRROR_KIND.into()),
+        api_version: Some(StoredClusterMirror::api_version(&()).into_owned()),
+        kind: Some(StoredClusterMirror::kind(&()).into_owned()),
         name: Some(object.name_any()),
         uid: object.metadata.uid.clone(),
         ..ObjectReference::default()

@@ -3,9 +3,10 @@
 //! its status says of them.
 
 use futures::{StreamExt, stream};
-use kube::{ResourceExt, api::DynamicObject, runtime::reflector::ObjectRef};
+use kube::{ResourceExt, runtime::reflector::ObjectRef};
 
 use crate::{
+    api::{SourceKind, StoredClusterMirror},
     decisions::cluster_mirror::{
         Request,
         standing::{MadeFrom, Standing},
@@ -74,7 +75,7 @@ impl Found {
 /// key yet, the caches not ready) is an error; each namespace's outcome is
 /// in what it finds.
 pub async fn sync<K: MirroredKind>(
-    object: &DynamicObject,
+    object: &StoredClusterMirror,
     scope: Scope,
     side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
@@ -87,7 +88,7 @@ pub async fn sync<K: MirroredKind>(
             0,
         ))
     };
-    let request = match Request::of(&object.metadata, object.data.get("spec")) {
+    let request = match Request::of(object) {
         Ok(request) => request,
         Err(why) => return invalid(why),
     };
@@ -99,10 +100,13 @@ pub async fn sync<K: MirroredKind>(
     if let Some(why) = refused {
         return invalid(why);
     }
-    if request.kind != K::kind(&()) {
-        return match request.kind.as_str() {
-            "Secret" => Ok(blocked(&request, Blocked::SecretsDisabled, side, ctx).await),
-            kind => invalid(format!("spec.source.kind {kind:?} is not mirrored")),
+    if request.kind != K::SOURCE_KIND {
+        return match request.kind {
+            SourceKind::Secret => Ok(blocked(&request, Blocked::SecretsDisabled, side, ctx).await),
+            kind => invalid(format!(
+                "spec.source.kind {:?} is not mirrored",
+                kind.as_str()
+            )),
         };
     }
     let cached = side

@@ -199,7 +199,6 @@ impl<'a> ClusterMirrorClaims<'a> {
                 consent: None,
             };
         };
-        let kind = K::kind(&());
         let requests = side
             .mirrors
             .requests()
@@ -207,7 +206,7 @@ impl<'a> ClusterMirrorClaims<'a> {
             // Only this install's class: another install's ClusterMirror is
             // that install's to write, and takes no name from this one.
             .filter(|request| {
-                request.kind == kind
+                request.kind == K::SOURCE_KIND
                     && request.target_name == name
                     && request.served_by(&side.install.class)
             })

@@ -14,16 +14,8 @@ fn a_clustermirror_is_served_by_the_install_of_its_class_alone() {
         "source": {"kind": "ConfigMap", "namespace": "ns", "name": "colors"},
         "target": {"namespaceSelector": {}},
     });
-    assert_eq!(class_of(Some(&spec)), "platform");
     let platform = mk_request(spec);
     assert!(platform.served_by("platform") && !platform.served_by(""));
-    let empty = json!({"className": "", "source": {}, "target": {}});
-    assert_eq!(
-        class_of(Some(&empty)),
-        "",
-        "read even from a spec that does not"
-    );
-    assert_eq!(class_of(None), "");
 }
 
 #[test]

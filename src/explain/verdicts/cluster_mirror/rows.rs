@@ -158,7 +158,7 @@ fn held<K: Explained>(
 ) -> Row {
     let meta = copy.meta();
     let install_rules = CopyRules {
-        kind: K::NAME,
+        kind: K::SOURCE_KIND,
         selector: &install.selector,
         reserved_names: &install.reserved_names,
         consent: &install.cluster_consent,

@@ -4,7 +4,9 @@ use serde_json::json;
 
 use super::*;
 use crate::{
-    api::cluster_mirror::reason, contract::CLUSTER_MIRROR_LABEL, decisions::cluster_mirror::Request,
+    api::{StoredClusterMirror, cluster_mirror::reason},
+    contract::CLUSTER_MIRROR_LABEL,
+    decisions::cluster_mirror::Request,
 };
 
 fn request(namespace: &str, suspend: bool) -> Request {
@@ -19,7 +21,7 @@ fn request(namespace: &str, suspend: bool) -> Request {
         "target": {"namespaceSelector": {"matchLabels": {"env": "prod"}}},
         "suspend": suspend,
     });
-    Request::of(&meta, Some(&spec)).unwrap()
+    Request::of(&StoredClusterMirror::read(meta, Some(&spec), None)).unwrap()
 }
 
 fn source(namespace: &str) -> ConfigMap {
@@ -179,7 +181,7 @@ fn a_key_never_carry_adds_makes_the_spec_invalid_as_the_controller_reads_it() {
         "source": {"kind": "ConfigMap", "namespace": "admin", "name": "ca"},
         "target": {"namespaceSelector": {}, "labels": {"example.com/team": "a"}},
     });
-    let request = Request::of(&meta, Some(&spec)).unwrap();
+    let request = Request::of(&StoredClusterMirror::read(meta, Some(&spec), None)).unwrap();
     let scene = self::scene(request, vec![prod("prod-a")], vec![]);
     let mut never = install();
     never.never_carried = NeverCarried::new(&["example.com/*".to_owned()]);
@@ -229,7 +231,7 @@ fn a_label_of_the_source_selector_on_the_copies_makes_the_spec_invalid() {
         "source": {"kind": "ConfigMap", "namespace": "admin", "name": "ca"},
         "target": {"namespaceSelector": {}, "labels": {"team": "a"}},
     });
-    let request = Request::of(&meta, Some(&spec)).unwrap();
+    let request = Request::of(&StoredClusterMirror::read(meta, Some(&spec), None)).unwrap();
     let scene = self::scene(request, vec![prod("prod-a")], vec![]);
     let mut team = install();
     team.source_label_keys = vec!["team".into()];
