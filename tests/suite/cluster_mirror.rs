@@ -23,21 +23,19 @@ use std::time::Duration;
 use crate::common::{PATIENCE, TestKind};
 use crate::mirroring::World;
 use configmap_mirror::api::ClusterMirror;
-use configmap_mirror::contract::{CLUSTER_MIRROR_CRD, CLUSTER_MIRROR_LABEL, MIRROR_OF_ANNOTATION};
+use configmap_mirror::contract::{CLUSTER_MIRROR_LABEL, MIRROR_OF_ANNOTATION};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{
     Api, Client, CustomResourceExt, ResourceExt,
-    api::{
-        ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
-    },
+    api::{ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams},
 };
 use serde_json::{Value, json};
 
-/// The ClusterMirror resource.
+/// The ClusterMirror resource, as its Rust type says it: the tests write
+/// their specs as a person would, untyped (some of them invalid).
 pub(crate) fn resource() -> ApiResource {
-    let gvk = GroupVersionKind::gvk("mirror.workshop.io", "v1alpha1", "ClusterMirror");
-    ApiResource::from_gvk_with_plural(&gvk, "clustermirrors")
+    ApiResource::erase::<ClusterMirror>(&())
 }
 
 pub(crate) fn cluster_mirrors(client: &Client) -> Api<DynamicObject> {
@@ -58,7 +56,7 @@ pub(crate) async fn install_crd(client: &Client) {
     }
     let api = cluster_mirrors(client);
     testenv::wait_for("the ClusterMirror CRD to serve", PATIENCE, || async {
-        let crd = crds.get_opt(CLUSTER_MIRROR_CRD).await.ok()??;
+        let crd = crds.get_opt(ClusterMirror::crd_name()).await.ok()??;
         let serving = crd.metadata.deletion_timestamp.is_none();
         (serving && api.list(&Default::default()).await.is_ok()).then_some(())
     })
@@ -69,11 +67,11 @@ pub(crate) async fn install_crd(client: &Client) {
 /// Deletes the CRD and waits until it is gone.
 pub(crate) async fn delete_crd(client: &Client) {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    crds.delete(CLUSTER_MIRROR_CRD, &DeleteParams::default())
+    crds.delete(ClusterMirror::crd_name(), &DeleteParams::default())
         .await
         .expect("delete the ClusterMirror CRD");
     testenv::wait_for("the ClusterMirror CRD to go", PATIENCE, || async {
-        matches!(crds.get_opt(CLUSTER_MIRROR_CRD).await, Ok(None)).then_some(())
+        matches!(crds.get_opt(ClusterMirror::crd_name()).await, Ok(None)).then_some(())
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));

@@ -2,6 +2,8 @@
 //! a cluster: the CRD and its annotation, the roles, the source namespaces
 //! and the class the controller and the policy are given.
 
+use configmap_mirror::api::ClusterMirror;
+use kube::CustomResourceExt;
 use serde_json::{Value, json};
 
 use super::{CHART, run_ok};
@@ -25,7 +27,7 @@ fn named<'a>(objects: &'a [Value], kind: &str, name: &str) -> Option<&'a Value> 
 
 #[test]
 fn crds_enabled_and_keep_decide_the_crd_and_its_annotation() {
-    let crd = "clustermirrors.mirror.workshop.io";
+    let crd = ClusterMirror::crd_name();
     let objects = rendered(&[]);
     let kept = named(&objects, "CustomResourceDefinition", crd).expect("the CRD by default");
     assert_eq!(

@@ -25,9 +25,10 @@ async fn a_status_the_install_before_a_hand_over_writes_late_is_written_over() {
 
     let handed = hand_plain_over(&world, &second).await;
     let api = cluster_mirrors(&world.scene.client);
+    let resource = crate::cluster_mirror::resource();
     let late = json!({
-        "apiVersion": "mirror.workshop.io/v1alpha1",
-        "kind": "ClusterMirror",
+        "apiVersion": resource.api_version,
+        "kind": resource.kind,
         "status": stale,
     });
     api.patch_status(
