@@ -16,6 +16,7 @@ mod refusals;
 mod status;
 mod suspend;
 mod tenant;
+mod unreadable;
 mod walk;
 
 use std::time::Duration;
