@@ -301,6 +301,12 @@ pub mod warning {
     /// On a copy whose ClusterMirror is gone without its deletion having
     /// been seen: it is kept, as an orphan. Once per ClusterMirror name.
     pub const CLUSTER_MIRROR_COPY_ORPHANED: &str = "CopyOrphaned";
+    /// The keys copied leave out one the Secret's type requires (also `Ready`'s reason).
+    pub const KEYS_BREAK_TYPE: &str = "KeysBreakType";
+    /// An exact key to copy is not in the source (also a ClusterMirror failure).
+    pub const KEY_MISSING: &str = "KeyMissing";
+    /// A source's `workshop.io/mirror-keys` cannot be read: no copy changes.
+    pub const INVALID_MIRROR_KEYS: &str = "InvalidMirrorKeys";
 }
 
 /// What a copy is to its source: the companion in its namespace, or a
@@ -387,5 +393,7 @@ pub fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
 }
 
 pub mod install;
+mod keys;
+pub use keys::*;
 #[cfg(test)]
 mod tests;

@@ -104,6 +104,27 @@ pub trait MirroredKind:
     /// Whether the API server refuses changes of this object's content.
     fn is_immutable(&self) -> bool;
 
+    /// The content's keys, each with its value and the field a ConfigMap
+    /// holds it in, in key order: what a copy of chosen keys is shaped
+    /// from, without copying any value.
+    fn content_keys(&self) -> Vec<KeyValue<'_>>;
+
+    /// The part of the content that is not keys and that a copy of chosen
+    /// keys still holds: a Secret's type; None for a kind without one.
+    fn content_type(&self) -> Option<&str> {
+        None
+    }
+
+    /// An object holding exactly `keys` (under the names they carry) as
+    /// content, with `source`'s other content (immutability, and a type
+    /// unless `copy_type` names another), and no metadata. The values
+    /// copied are the only ones cloned.
+    fn content_from_keys<'a>(
+        source: &Self,
+        keys: impl Iterator<Item = KeyValue<'a>>,
+        copy_type: Option<&str>,
+    ) -> Self;
+
     /// Whether bringing `actual` to `desired` needs a delete and a create:
     /// the API server refuses the change in place. `actual_checksum` is the
     /// checksum of `actual`'s content as a copy of `desired`'s source.
@@ -123,6 +144,51 @@ pub fn changes_immutable_content<K: MirroredKind>(
     actual.is_immutable()
         && (Some(actual_checksum) != annotation(desired.meta(), CHECKSUM_ANNOTATION)
             || !desired.is_immutable())
+}
+
+/// Where a key's value is held, in the terms of a ConfigMap: `data` for
+/// text, `binaryData` for bytes that are not UTF-8. A Secret holds every
+/// value in `data`; its values are told apart the same way, so that a
+/// Secret's key copied into a ConfigMap lands where a ConfigMap would hold
+/// it, and its digest is the same on either side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Field {
+    Data,
+    BinaryData,
+}
+
+impl Field {
+    /// The field of a Secret's value once it is held by a ConfigMap.
+    pub fn of_bytes(value: &[u8]) -> Field {
+        match std::str::from_utf8(value) {
+            Ok(_) => Field::Data,
+            Err(_) => Field::BinaryData,
+        }
+    }
+
+    /// One byte that tells the fields apart in a digest.
+    pub fn tag(self) -> u8 {
+        match self {
+            Field::Data => b'd',
+            Field::BinaryData => b'b',
+        }
+    }
+
+    /// The field's name in a ConfigMap.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Field::Data => "data",
+            Field::BinaryData => "binaryData",
+        }
+    }
+}
+
+/// One key of a content, borrowed: its field, its name and its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyValue<'a> {
+    pub field: Field,
+    pub name: &'a str,
+    pub value: &'a [u8],
 }
 
 /// A source as a copy's checksum names it: a Secret copy's checksum covers

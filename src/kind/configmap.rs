@@ -8,7 +8,11 @@ use std::borrow::Cow;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 
-use super::{MirroredKind, SourceId};
+use std::collections::BTreeMap;
+
+use k8s_openapi::ByteString;
+
+use super::{Field, KeyValue, MirroredKind, SourceId};
 use crate::{api::SourceKind, contract::checksum};
 
 impl MirroredKind for ConfigMap {
@@ -45,6 +49,36 @@ impl MirroredKind for ConfigMap {
         }
     }
 
+    fn content_keys(&self) -> Vec<KeyValue<'_>> {
+        let text = self.data.iter().flatten().map(|(name, value)| KeyValue {
+            field: Field::Data,
+            name,
+            value: value.as_bytes(),
+        });
+        let binary = self
+            .binary_data
+            .iter()
+            .flatten()
+            .map(|(name, value)| KeyValue {
+                field: Field::BinaryData,
+                name,
+                value: &value.0,
+            });
+        let mut keys: Vec<KeyValue<'_>> = text.chain(binary).collect();
+        keys.sort_by_key(|key| key.name);
+        keys
+    }
+
+    fn content_from_keys<'a>(
+        source: &Self,
+        keys: impl Iterator<Item = KeyValue<'a>>,
+        _: Option<&str>,
+    ) -> Self {
+        let mut copy = configmap_of_keys(keys);
+        copy.immutable = source.immutable;
+        copy
+    }
+
     fn set_content(&mut self, other: &Self) {
         self.data = other.data.clone();
         self.binary_data = other.binary_data.clone();
@@ -58,5 +92,28 @@ impl MirroredKind for ConfigMap {
 
     fn is_immutable(&self) -> bool {
         self.immutable == Some(true)
+    }
+}
+
+/// A ConfigMap holding `keys`, each in its field. A value said to be text
+/// that is not UTF-8 (it cannot be, from a ConfigMap's `data` or from
+/// [`Field::of_bytes`]) goes to `binaryData`, so that no byte is lost.
+pub fn configmap_of_keys<'a>(keys: impl Iterator<Item = KeyValue<'a>>) -> ConfigMap {
+    let mut data = BTreeMap::new();
+    let mut binary_data = BTreeMap::new();
+    for key in keys {
+        match (key.field, std::str::from_utf8(key.value)) {
+            (Field::Data, Ok(text)) => {
+                data.insert(key.name.to_owned(), text.to_owned());
+            }
+            _ => {
+                binary_data.insert(key.name.to_owned(), ByteString(key.value.to_vec()));
+            }
+        }
+    }
+    ConfigMap {
+        data: (!data.is_empty()).then_some(data),
+        binary_data: (!binary_data.is_empty()).then_some(binary_data),
+        ..ConfigMap::default()
     }
 }

@@ -20,15 +20,18 @@
 //! changes the checksums, not what is cached, and copies are pruned while
 //! no key is known. That hash never leaves the process.
 
-use std::{borrow::Cow, fmt, sync::Arc};
+use std::{borrow::Cow, collections::BTreeMap, fmt, sync::Arc};
 
 use hmac::{Hmac, Mac};
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::{ByteString, api::core::v1::Secret};
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
-use super::{MirroredKind, SourceId, changes_immutable_content};
-use crate::{api::SourceKind, contract::encode_map};
+use super::{Field, KeyValue, MirroredKind, SourceId, changes_immutable_content};
+use crate::{
+    api::SourceKind,
+    contract::{KEYED_KEYS_CHECKSUM_PREFIX, KEYS_CHECKSUM_PREFIX, encode_map},
+};
 
 /// A type the API server gives no other object.
 pub const SERVICE_ACCOUNT_TOKEN_TYPE: &str = "kubernetes.io/service-account-token";
@@ -208,8 +211,14 @@ impl MirroredKind for Secret {
             b'c',
             [(&b"sha256"[..], content_hash.as_bytes())].into_iter(),
         );
+        // A copy of chosen keys says so in its checksum, so that its cache
+        // hashes it by key (see `decisions::key_shape::checksum`).
+        let prefix = match content_hash.starts_with(KEYS_CHECKSUM_PREFIX) {
+            true => KEYED_KEYS_CHECKSUM_PREFIX,
+            false => DIGEST_PREFIX,
+        };
         Cow::Owned(format!(
-            "{DIGEST_PREFIX}{}",
+            "{prefix}{}",
             hex::encode(mac.finalize().into_bytes())
         ))
     }
@@ -244,6 +253,39 @@ impl MirroredKind for Secret {
         Secret {
             data: source.data.clone(),
             type_: source.type_.clone(),
+            immutable: source.immutable,
+            ..Secret::default()
+        }
+    }
+
+    /// Each value's field is where a ConfigMap would hold it.
+    fn content_keys(&self) -> Vec<KeyValue<'_>> {
+        let data = self.data.iter().flatten();
+        data.map(|(name, value)| KeyValue {
+            field: Field::of_bytes(&value.0),
+            name,
+            value: &value.0,
+        })
+        .collect()
+    }
+
+    fn content_type(&self) -> Option<&str> {
+        Some(type_of(self))
+    }
+
+    fn content_from_keys<'a>(
+        source: &Self,
+        keys: impl Iterator<Item = KeyValue<'a>>,
+        copy_type: Option<&str>,
+    ) -> Self {
+        let data: BTreeMap<String, ByteString> = keys
+            .map(|key| (key.name.to_owned(), ByteString(key.value.to_vec())))
+            .collect();
+        Secret {
+            data: (!data.is_empty()).then_some(data),
+            type_: copy_type
+                .map(str::to_owned)
+                .or_else(|| source.type_.clone()),
             immutable: source.immutable,
             ..Secret::default()
         }
