@@ -1,0 +1,99 @@
+//! What a cached source keeps of its keys when its copies may hold chosen
+//! keys (see `decisions::key_shape::checksum`): each key's name, field and
+//! digest, after its content hash in the aside, one line each:
+//! `<hash>\n<tag><name> <digest>\n...`, the tag `d` or `b` for the field.
+//! Neither a hash, a digest nor a key (`[-._a-zA-Z0-9]`) holds a space or
+//! a line break. A source whose digests are kept has a line break after its
+//! hash even when it has no key, so that "no keys" and "not kept" differ.
+//!
+//! A label-path source keeps them only when it carries
+//! `workshop.io/mirror-keys`: the others' cached form does not grow.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::{
+    contract::{MIRROR_KEYS_ANNOTATION, annotation},
+    decisions::key_shape::{
+        KeyShape,
+        checksum::{CopyForm, KeyDigest, ShapedHash, key_digests, shaped_copy_hash},
+        secret_type::KeysBreakType,
+    },
+    kind::{Field, MirroredKind},
+};
+
+/// Whether a label-path source's cached form keeps its keys' digests.
+pub(super) fn keeps_digests(meta: &ObjectMeta) -> bool {
+    annotation(meta, MIRROR_KEYS_ANNOTATION).is_some()
+}
+
+/// `hash` and the digests of `content`'s keys, in the aside's form.
+pub(super) fn with_digests<K: MirroredKind>(hash: String, content: &K) -> String {
+    let mut aside = hash;
+    aside.push('\n');
+    for (at, key) in key_digests(content).into_iter().enumerate() {
+        if at > 0 {
+            aside.push('\n');
+        }
+        aside.push(key.field.tag() as char);
+        aside.push_str(&key.name);
+        aside.push(' ');
+        aside.push_str(&key.digest);
+    }
+    aside
+}
+
+/// The content hash in an aside, without the digests after it.
+pub(super) fn hash_part(aside: &str) -> &str {
+    aside.split_once('\n').map_or(aside, |(hash, _)| hash)
+}
+
+/// The digests an aside keeps; None when it keeps none.
+fn digests_in(aside: &str) -> Option<Vec<KeyDigest>> {
+    let (_, lines) = aside.split_once('\n')?;
+    let lines = lines.split('\n').filter(|line| !line.is_empty());
+    let digest = |line: &str| {
+        let field = match line.as_bytes().first()? {
+            b'd' => Field::Data,
+            b'b' => Field::BinaryData,
+            _ => return None,
+        };
+        let (name, digest) = line.get(1..)?.split_once(' ')?;
+        Some(KeyDigest {
+            field,
+            name: name.to_owned(),
+            digest: digest.to_owned(),
+        })
+    };
+    lines.map(digest).collect()
+}
+
+/// The content hash and key digests of `source`: as its cached form keeps
+/// them, or computed from a full object. None for a cached source that
+/// keeps no digests (a label-path source without `workshop.io/mirror-keys`,
+/// whose copies hold every key: see `source_checksum`).
+pub fn source_digests<K: MirroredKind>(source: &K) -> Option<(String, Vec<KeyDigest>)> {
+    match &source.meta().self_link {
+        Some(kept) => Some((hash_part(kept).to_owned(), digests_in(kept)?)),
+        None => Some((source.content_hash(), key_digests(source))),
+    }
+}
+
+/// What a copy of `source` (cached or full) under `shape` and `form`
+/// holds, and the hash its checksum is computed from
+/// ([`shaped_copy_hash`]); the checksum is [`MirroredKind::checksum`] of
+/// it under the source's kind. None when `source` is cached without its
+/// digests. The same from the cached form as from the full object.
+pub fn shaped_source_hash<K: MirroredKind>(
+    source: &K,
+    shape: &KeyShape,
+    form: CopyForm<'_>,
+) -> Option<Result<ShapedHash, KeysBreakType>> {
+    let (hash, digests) = source_digests(source)?;
+    Some(shaped_copy_hash(
+        &hash,
+        source.content_type(),
+        &digests,
+        shape,
+        form,
+    ))
+}

@@ -1,0 +1,146 @@
+//! Which keys a Secret of each type must hold for the API server to store
+//! it, and so whether a copy of chosen keys may keep its source's type.
+//!
+//! The rules are the API server's own, `ValidateSecret` in Kubernetes'
+//! `pkg/apis/core/validation/validation.go`: `kubernetes.io/dockercfg`
+//! needs `.dockercfg` and `kubernetes.io/dockerconfigjson` needs
+//! `.dockerconfigjson` (each also JSON, which a copied value still is);
+//! `kubernetes.io/basic-auth` needs `username` or `password` (present, even
+//! empty); `kubernetes.io/ssh-auth` needs a non-empty `ssh-privatekey`;
+//! `kubernetes.io/tls` needs `tls.crt` and `tls.key` (present). Values are
+//! copied unchanged, so a key the source holds passes the same checks in
+//! the copy: only which names the copy holds is checked here.
+//! (`kubernetes.io/service-account-token` needs an annotation, and is never
+//! copied.)
+//!
+//! Pure.
+
+/// The type of a Secret whose required keys are left out, and those keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeysBreakType {
+    pub type_: String,
+    /// For `kubernetes.io/basic-auth`, either of the two would do.
+    pub missing: Vec<String>,
+}
+
+impl KeysBreakType {
+    /// As a Warning Event, `explain` and a ClusterMirror's condition say it.
+    pub fn message(&self) -> String {
+        let either = self.type_ == BASIC_AUTH;
+        let joiner = if either { " or " } else { " and " };
+        format!(
+            "the keys copied leave out {}, which a Secret of type {} must hold, so the API \
+             server would refuse the copy: copy {} too",
+            self.missing.join(joiner),
+            self.type_,
+            if either { "one of them" } else { "them" },
+        )
+    }
+}
+
+/// What a ClusterMirror's refusal adds to [`KeysBreakType::message`]:
+/// only a ClusterMirror may drop the type.
+pub const OPAQUE_HINT: &str = ", or ask for an Opaque copy (spec.target.type: Opaque)";
+
+/// The type that drops a Secret's key rules.
+pub const OPAQUE: &str = "Opaque";
+const BASIC_AUTH: &str = "kubernetes.io/basic-auth";
+
+/// What a type requires of a Secret's keys.
+enum Required {
+    AllOf(&'static [&'static str]),
+    AnyOf(&'static [&'static str]),
+}
+
+fn required(type_: &str) -> Option<Required> {
+    Some(match type_ {
+        "kubernetes.io/tls" => Required::AllOf(&["tls.crt", "tls.key"]),
+        "kubernetes.io/dockerconfigjson" => Required::AllOf(&[".dockerconfigjson"]),
+        "kubernetes.io/dockercfg" => Required::AllOf(&[".dockercfg"]),
+        "kubernetes.io/ssh-auth" => Required::AllOf(&["ssh-privatekey"]),
+        BASIC_AUTH => Required::AnyOf(&["username", "password"]),
+        _ => return None,
+    })
+}
+
+/// The type a Secret copy holding the keys `names` gets: `copy_type` when
+/// the copy asks for one (only `Opaque`, which requires nothing), else
+/// `source_type` if the copy holds the keys it requires; else why not.
+pub fn copy_type<'a>(
+    source_type: &'a str,
+    copy_type: Option<&'a str>,
+    names: &[&str],
+) -> Result<&'a str, KeysBreakType> {
+    if let Some(asked) = copy_type {
+        return Ok(asked);
+    }
+    let holds = |key: &&str| names.contains(key);
+    let missing: Vec<&str> = match required(source_type) {
+        None => Vec::new(),
+        Some(Required::AllOf(keys)) => keys.iter().copied().filter(|k| !holds(k)).collect(),
+        Some(Required::AnyOf(keys)) if keys.iter().any(holds) => Vec::new(),
+        Some(Required::AnyOf(keys)) => keys.to_vec(),
+    };
+    match missing.is_empty() {
+        true => Ok(source_type),
+        false => Err(KeysBreakType {
+            type_: source_type.to_owned(),
+            missing: missing.into_iter().map(str::to_owned).collect(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tls_secret_keeps_its_type_only_with_both_its_keys() {
+        let tls = "kubernetes.io/tls";
+        assert_eq!(
+            copy_type(tls, None, &["tls.crt", "tls.key", "ca.crt"]),
+            Ok(tls)
+        );
+        let broken = copy_type(tls, None, &["ca.crt", "tls.crt"]).unwrap_err();
+        assert_eq!(broken.missing, ["tls.key"]);
+        assert!(broken.message().contains("tls.key"), "{}", broken.message());
+        let none = copy_type(tls, None, &["ca.crt"]).unwrap_err();
+        assert_eq!(none.missing, ["tls.crt", "tls.key"]);
+    }
+
+    #[test]
+    fn an_opaque_copy_requires_nothing() {
+        assert_eq!(
+            copy_type("kubernetes.io/tls", Some(OPAQUE), &["ca.crt"]),
+            Ok(OPAQUE)
+        );
+        assert_eq!(copy_type(OPAQUE, None, &[]), Ok(OPAQUE));
+        assert_eq!(
+            copy_type("example.com/custom", None, &[]),
+            Ok("example.com/custom")
+        );
+    }
+
+    #[test]
+    fn each_type_the_api_server_checks_names_its_keys() {
+        for (type_, keys) in [
+            ("kubernetes.io/dockerconfigjson", &[".dockerconfigjson"][..]),
+            ("kubernetes.io/dockercfg", &[".dockercfg"]),
+            ("kubernetes.io/ssh-auth", &["ssh-privatekey"]),
+        ] {
+            assert_eq!(copy_type(type_, None, keys), Ok(type_));
+            let broken = copy_type(type_, None, &["other"]).unwrap_err();
+            assert_eq!(broken.missing, keys);
+        }
+    }
+
+    #[test]
+    fn basic_auth_needs_a_username_or_a_password() {
+        let basic = BASIC_AUTH;
+        assert_eq!(copy_type(basic, None, &["username"]), Ok(basic));
+        assert_eq!(copy_type(basic, None, &["password"]), Ok(basic));
+        let broken = copy_type(basic, None, &["token"]).unwrap_err();
+        assert_eq!(broken.missing, ["username", "password"]);
+        assert!(broken.message().contains("username or password"));
+    }
+}
