@@ -6,8 +6,8 @@
 pub mod cluster_mirror;
 
 pub use cluster_mirror::{
-    ClusterMirror, ClusterMirrorSpec, ClusterMirrorStatus, DeletionPolicy, Failure, SourceKind,
-    SourceRef, Target,
+    ClusterMirror, ClusterMirrorSpec, ClusterMirrorStatus, CopyType, DeletionPolicy, Failure,
+    SourceKind, SourceRef, Target, TargetKey,
     stored::{StoredClusterMirror, StoredStatus, UnreadableSpec},
 };
 

@@ -78,6 +78,7 @@ use serde::{Deserialize, Serialize};
     )
 )]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = rules::copy_kind_and_type)]
 pub struct ClusterMirrorSpec {
     /// The install that serves this ClusterMirror: the one whose
     /// `--cluster-mirror-class` is this (empty or absent: the installs
@@ -168,6 +169,7 @@ impl std::fmt::Display for SourceKind {
 /// Where a ClusterMirror's copies go.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = rules::configmap_of_exact_keys)]
 pub struct Target {
     /// The copies' name (default: the source's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,6 +199,78 @@ pub struct Target {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(transform = rules::copy_metadata_keys)]
     pub annotations: BTreeMap<String, String>,
+
+    /// Which of the source's keys the copies hold, and under which names:
+    /// each entry an exact key or a `*` glob (`key`), and for an exact key
+    /// the name it is copied under (`as`, optional). Absent: every key.
+    /// Keys are matched across `data` and `binaryData`, and each keeps its
+    /// field. An exact key the source lacks is reported (`KeyMissing`) and
+    /// the copies are written without it; a glob that matches nothing is
+    /// not an error. A Secret copy keeps its source's type only when it
+    /// holds the keys that type requires (`kubernetes.io/tls`: `tls.crt`
+    /// and `tls.key`; `kubernetes.io/dockerconfigjson`: `.dockerconfigjson`;
+    /// `kubernetes.io/dockercfg`: `.dockercfg`; `kubernetes.io/ssh-auth`:
+    /// `ssh-privatekey`; `kubernetes.io/basic-auth`: `username` or
+    /// `password`); otherwise nothing is copied (`KeysBreakType`) unless
+    /// `type` is `Opaque`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = rules::copied_keys)]
+    pub keys: Vec<TargetKey>,
+
+    /// Keys the copies never hold, whatever `keys` says: exact keys or `*`
+    /// globs, matched against the source's key names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = rules::excluded_keys)]
+    pub exclude_keys: Vec<String>,
+
+    /// The copies' kind: `Secret` (the default) or `ConfigMap`, for a
+    /// Secret source only (a ConfigMap source is copied as a ConfigMap).
+    /// `ConfigMap` publishes the keys `keys` names, which must be exact
+    /// keys (no glob, so that a private key such as `tls.key` is never
+    /// published by a pattern), as a ConfigMap in every target namespace:
+    /// those keys become readable by whoever can read ConfigMaps there.
+    /// Such a copy's checksum stays keyed, as a Secret copy's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = rules::not_nullable)]
+    pub kind: Option<SourceKind>,
+
+    /// `Opaque`: the Secret copies' type, in place of the source's, so
+    /// that they need not hold the keys the source's type requires. Only
+    /// for a Secret copy.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = rules::not_nullable)]
+    pub type_: Option<CopyType>,
+}
+
+/// One entry of `target.keys`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[schemars(transform = rules::copied_key)]
+pub struct TargetKey {
+    /// A key of the source, or a `*` glob of keys.
+    pub key: String,
+    /// The name the key is copied under (default: its own). Only for an
+    /// exact key.
+    #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = rules::not_nullable)]
+    pub copy_as: Option<String>,
+}
+
+/// The type a Secret copy may be given in place of its source's: only
+/// `Opaque`, a Secret of no particular type, which requires no key. (A
+/// variant's own doc would make the schema a `oneOf` the field's doc is
+/// lost in.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+pub enum CopyType {
+    Opaque,
+}
+
+impl CopyType {
+    /// The type's name, as a Secret holds it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CopyType::Opaque => "Opaque",
+        }
+    }
 }
 
 impl ClusterMirrorSpec {
@@ -286,6 +360,11 @@ pub mod reason {
     /// A failure: the target name is held by an object this ClusterMirror
     /// did not create.
     pub const NAME_TAKEN: &str = "NameTaken";
+    /// `Ready` is False (and `Stalled`): the keys copied leave out one the
+    /// Secret's type requires.
+    pub const KEYS_BREAK_TYPE: &str = crate::contract::warning::KEYS_BREAK_TYPE;
+    /// A failure: an exact key of `target.keys` is not in the source.
+    pub const KEY_MISSING: &str = crate::contract::warning::KEY_MISSING;
 }
 
 fn is_false(value: &bool) -> bool {

@@ -31,14 +31,17 @@
 pub mod checksum;
 pub mod content;
 pub mod secret_type;
+pub mod spec;
 
-use crate::{contract::MIRROR_KEYS_ANNOTATION, decisions::patterns::glob_matches, kind::Field};
+use crate::{
+    api::cluster_mirror::rules, contract::MIRROR_KEYS_ANNOTATION,
+    decisions::patterns::glob_matches, kind::Field,
+};
 
-/// The most entries a shape holds, in the annotation as in a ClusterMirror
-/// (where it bounds what the API server's CEL cost estimate assumes).
-pub const MAX_KEY_ENTRIES: usize = 100;
+/// The most entries a shape holds, in the annotation as in a ClusterMirror.
+pub const MAX_KEY_ENTRIES: usize = rules::MAX_KEY_ENTRIES as usize;
 /// The longest key Kubernetes accepts in a ConfigMap or a Secret.
-pub const MAX_KEY_LEN: usize = 253;
+pub const MAX_KEY_LEN: usize = rules::MAX_KEY_LEN as usize;
 
 /// What a copy holds of its source's keys.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -180,3 +180,139 @@ fn add_rule(schema: &mut Schema, rule: Value) {
         rules.push(rule);
     }
 }
+
+/// A key a ConfigMap or Secret may hold, as the API server checks it
+/// (`IsConfigMapKey`), but for `.` and `..`, which a rule refuses.
+pub const KEY_PATTERN: &str = "^[-._a-zA-Z0-9]+$";
+/// A key, or a `*` glob of keys.
+pub const KEY_OR_GLOB_PATTERN: &str = "^[-._a-zA-Z0-9*]+$";
+/// The longest key.
+pub const MAX_KEY_LEN: u32 = 253;
+/// The most entries of `target.keys`, and of `target.excludeKeys`, as of
+/// `workshop.io/mirror-keys`: it bounds what the CEL cost estimate assumes.
+pub const MAX_KEY_ENTRIES: u32 = 100;
+
+/// A CEL expression true when the entries `a` and `b` of `target.keys`
+/// copy into one name (`as`, else `key`). `as` is a word CEL reserves, so
+/// a rule names the field `__as__`, as the API server escapes it.
+fn same_copied_name(a: &str, b: &str) -> String {
+    format!(
+        "(has({a}.__as__) ? (has({b}.__as__) ? {a}.__as__ == {b}.__as__ : {a}.__as__ == {b}.key) \
+         : (has({b}.__as__) ? {a}.key == {b}.__as__ : {a}.key == {b}.key))"
+    )
+}
+
+/// `target.keys`: no two exact entries copy into one name.
+pub fn copied_keys(schema: &mut Schema) {
+    schema.insert("maxItems".into(), json!(MAX_KEY_ENTRIES));
+    let same = same_copied_name("e", "f");
+    add_rule(
+        schema,
+        json!({
+            "rule": format!(
+                "self.all(e, e.key.contains('*') || self.exists_one(f, !f.key.contains('*') \
+                 && {same}))"
+            ),
+            "message": "two entries copy into one key name (two renamed to one name, a rename \
+                        onto a key another entry keeps, or one key listed twice): each name in \
+                        the copies comes from one entry",
+        }),
+    );
+}
+
+/// An entry of `target.keys`: `key` a key or a glob, `as` a key, and only
+/// with an exact key.
+pub fn copied_key(schema: &mut Schema) {
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        for (field, pattern) in [("key", KEY_OR_GLOB_PATTERN), ("as", KEY_PATTERN)] {
+            if let Some(Value::Object(property)) = properties.get_mut(field) {
+                property.insert("maxLength".into(), json!(MAX_KEY_LEN));
+                property.insert("pattern".into(), json!(pattern));
+            }
+        }
+    }
+    add_rule(
+        schema,
+        json!({
+            "rule": "!has(self.__as__) || !self.key.contains('*')",
+            "message": "as renames an exact key only, not a glob",
+            "fieldPath": ".as",
+        }),
+    );
+    for (field, rule) in [
+        ("key", "!(self.key in ['.', '..'])"),
+        ("as", "!has(self.__as__) || !(self.__as__ in ['.', '..'])"),
+    ] {
+        add_rule(
+            schema,
+            json!({
+                "rule": rule,
+                "message": "'.' and '..' are not keys",
+                "fieldPath": format!(".{field}"),
+            }),
+        );
+    }
+}
+
+/// `target.excludeKeys`: keys or globs.
+pub fn excluded_keys(schema: &mut Schema) {
+    schema.insert("maxItems".into(), json!(MAX_KEY_ENTRIES));
+    if let Some(items) = schema.get_mut("items").and_then(Value::as_object_mut) {
+        items.insert("maxLength".into(), json!(MAX_KEY_LEN));
+        items.insert("pattern".into(), json!(KEY_OR_GLOB_PATTERN));
+    }
+}
+
+/// `target`: a Secret's keys published as a ConfigMap are named by exact
+/// keys only, so that a private key is never published by a pattern.
+pub fn configmap_of_exact_keys(schema: &mut Schema) {
+    add_rule(
+        schema,
+        json!({
+            "rule": "!has(self.kind) || self.kind != 'ConfigMap' || (has(self.keys) \
+                     && size(self.keys) > 0 && self.keys.all(e, !e.key.contains('*')))",
+            "message": "kind: ConfigMap publishes only the exact keys keys names (no glob), \
+                        so that a private key is never published by a pattern",
+            "fieldPath": ".keys",
+        }),
+    );
+}
+
+/// `spec`: `target.kind` only for a Secret source (a ConfigMap is copied
+/// as a ConfigMap), `target.type` only for a Secret copy.
+pub fn copy_kind_and_type(schema: &mut Schema) {
+    add_rule(
+        schema,
+        json!({
+            "rule": "!has(self.target.kind) || self.source.kind == 'Secret'",
+            "message": "target.kind is for a Secret source only: a ConfigMap is copied as a \
+                        ConfigMap",
+            "fieldPath": ".target.kind",
+        }),
+    );
+    add_rule(
+        schema,
+        json!({
+            "rule": "!has(self.target.type) || (self.source.kind == 'Secret' \
+                     && (!has(self.target.kind) || self.target.kind == 'Secret'))",
+            "message": "target.type is for a Secret copy only",
+            "fieldPath": ".target.type",
+        }),
+    );
+}
+
+/// An optional field whose explicit `null` the API server prunes, so that
+/// CEL's `has()` and the controller read it alike (see [`class_name`]).
+pub fn not_nullable(schema: &mut Schema) {
+    schema.remove("nullable");
+    if let Some(Value::Array(types)) = schema.get_mut("type") {
+        types.retain(|type_| type_ != "null");
+        if let [only] = &types[..] {
+            let only = only.clone();
+            schema.insert("type".into(), only);
+        }
+    }
+    if let Some(Value::Array(values)) = schema.get_mut("enum") {
+        values.retain(|value| !value.is_null());
+    }
+}

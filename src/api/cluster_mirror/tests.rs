@@ -147,6 +147,27 @@ fn the_crd_carries_each_rule_where_it_applies() {
     assert_eq!(rules_at(&target["namespaces"]), Some(1));
     let requirement = &target["namespaceSelector"]["properties"]["matchExpressions"]["items"];
     assert_eq!(rules_at(requirement), Some(3));
+    let spec = &schema["properties"]["spec"];
+    assert_eq!(rules_at(spec), Some(2), "target.kind and target.type");
+    let target_object = &spec["properties"]["target"];
+    assert_eq!(
+        rules_at(target_object),
+        Some(1),
+        "a ConfigMap of exact keys"
+    );
+    assert_eq!(rules_at(&target["keys"]), Some(1), "one entry per name");
+    assert_eq!(rules_at(&target["keys"]["items"]), Some(3));
+    assert_eq!(
+        target["excludeKeys"]["items"]["pattern"],
+        json!(rules::KEY_OR_GLOB_PATTERN)
+    );
+    for optional in [
+        &target["kind"],
+        &target["type"],
+        &target["keys"]["items"]["properties"]["as"],
+    ] {
+        assert_eq!(optional.get("nullable"), None, "an explicit null is pruned");
+    }
     let conditions = &schema["properties"]["status"]["properties"]["conditions"];
     assert_eq!(conditions["x-kubernetes-list-map-keys"], json!(["type"]));
 }
