@@ -30,6 +30,8 @@ use tokio::sync::OnceCell;
 
 use crate::common::PATIENCE;
 
+mod shaped_copies;
+
 fn control_plane() -> &'static ControlPlane {
     static API_PLANE: LazyControlPlane = LazyControlPlane::new();
     API_PLANE.get()
