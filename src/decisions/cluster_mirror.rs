@@ -13,7 +13,7 @@ pub mod standing;
 pub mod status;
 pub mod status_writers;
 
-pub use fate::{CopyFate, Install, Seen, Witnessed, bound_cluster_mirror_uid, copy_fate, release};
+pub use fate::{Install, Seen, Witnessed, bound_cluster_mirror_uid, copy_fate, release};
 
 use std::collections::BTreeMap;
 

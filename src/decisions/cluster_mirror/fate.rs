@@ -20,6 +20,7 @@ use crate::{
         written_under,
     },
     decisions::consent::{Consent, NamespaceFacts},
+    decisions::prune_verdict::CopyVerdict,
 };
 
 /// A ClusterMirror's deletion as the controller saw it happen: a delete
@@ -61,21 +62,6 @@ pub struct Seen<'a> {
     pub deletion: Option<Witnessed>,
 }
 
-/// What becomes of a copy a ClusterMirror wrote.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CopyFate {
-    Keep,
-    /// Its ClusterMirror is there and no longer wants it: deleted.
-    Unwanted,
-    /// Its ClusterMirror was seen deleted: deleted (`Delete`) or released
-    /// (`Orphan`) once the CRD is read live since (unless the read
-    /// already said so: then `Witnessed::crd_live` is Some(true)).
-    Deleted(DeletionPolicy),
-    /// Its ClusterMirror is gone and nobody saw it go, or it went with its
-    /// CRD: kept as it is, counted and told as an orphan.
-    Orphaned,
-}
-
 /// The prune loop's verdict on `copy`, which a ClusterMirror wrote (its
 /// label names it), in `namespace` (None: gone, and the copy with it).
 /// Nothing is decided for a copy another install wrote.
@@ -84,20 +70,20 @@ pub fn copy_fate(
     namespace: Option<&NamespaceFacts>,
     install: &Install<'_>,
     seen: &Seen<'_>,
-) -> CopyFate {
+) -> CopyVerdict {
     let Some(namespace) = namespace else {
-        return CopyFate::Keep;
+        return CopyVerdict::Keep;
     };
     if !seen.listed || !written_under(copy, install.selector) {
-        return CopyFate::Keep;
+        return CopyVerdict::Keep;
     }
     match (seen.request, seen.deletion) {
         (Some(request), _) => asked(copy, namespace, request, install),
-        (None, _) if seen.exists => CopyFate::Keep,
+        (None, _) if seen.exists => CopyVerdict::Keep,
         (None, Some(witnessed)) if witnessed.crd_live != Some(false) => {
-            CopyFate::Deleted(witnessed.policy)
+            CopyVerdict::ClusterMirrorDeleted(witnessed.policy)
         }
-        (None, _) => CopyFate::Orphaned,
+        (None, _) => CopyVerdict::Orphaned,
     }
 }
 
@@ -109,9 +95,9 @@ fn asked(
     namespace: &NamespaceFacts,
     request: &Request,
     install: &Install<'_>,
-) -> CopyFate {
+) -> CopyVerdict {
     if request.suspend {
-        return CopyFate::Keep;
+        return CopyVerdict::Keep;
     }
     let reserved = copy
         .name
@@ -121,8 +107,8 @@ fn asked(
         && !reserved
         && request.wants(copy, namespace, install.consent)
     {
-        true => CopyFate::Keep,
-        false => CopyFate::Unwanted,
+        true => CopyVerdict::Keep,
+        false => CopyVerdict::Unwanted,
     }
 }
 

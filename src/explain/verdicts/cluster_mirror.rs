@@ -17,7 +17,7 @@ use super::*;
 use crate::{
     api::ClusterMirrorStatus,
     decisions::cluster_mirror::{
-        CopyFate, Request, copy_fate,
+        Request, copy_fate,
         status::{self, Blocked, Failure, Tally},
     },
 };

@@ -156,7 +156,8 @@ pub(super) fn copy_itself<K: Explained>(
                 ),
             };
         }
-        CopyVerdict::Keep => {}
+        // A ClusterMirror's copy is explained with its ClusterMirror.
+        CopyVerdict::Keep | CopyVerdict::ClusterMirrorDeleted(_) | CopyVerdict::Orphaned => {}
     }
     let Some(source) = managed_source else {
         return at(

@@ -359,7 +359,10 @@ fn leftover_rows<K: Explained>(
                 Verdict::Unwanted,
                 "a mirror the source no longer wants here: the controller removes it".into(),
             ),
-            CopyVerdict::UnwantedIfSourceGone(_) => continue,
+            // ClusterMirrors' copies are skipped above.
+            CopyVerdict::UnwantedIfSourceGone(_)
+            | CopyVerdict::ClusterMirrorDeleted(_)
+            | CopyVerdict::Orphaned => continue,
             CopyVerdict::Keep if !contract_written_under(copy, install) => continue,
             CopyVerdict::Keep => (
                 Verdict::InvalidTargets,

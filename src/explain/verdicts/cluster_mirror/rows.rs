@@ -178,11 +178,14 @@ fn held<K: Explained>(
                 whose(meta, install)
             ),
         ),
-        CopyFate::Keep => (
+        CopyVerdict::Keep => (
             Verdict::Unwanted,
             "not wanted here any more, but the ClusterMirror is suspended: kept until it resumes".into(),
         ),
-        CopyFate::Unwanted | CopyFate::Deleted(_) | CopyFate::Orphaned => (
+        CopyVerdict::Unwanted
+        | CopyVerdict::UnwantedIfSourceGone(_)
+        | CopyVerdict::ClusterMirrorDeleted(_)
+        | CopyVerdict::Orphaned => (
             Verdict::Unwanted,
             "the ClusterMirror no longer selects this namespace, or copies another source or name, or the name is reserved: the controller removes it".into(),
         ),
