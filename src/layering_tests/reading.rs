@@ -26,7 +26,7 @@ pub(super) struct Reading {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Token {
+pub(super) enum Token {
     Ident(String),
     PathSep,
     Punct(char),
@@ -35,7 +35,7 @@ enum Token {
 /// The tokens that matter for paths, each with its line: identifiers,
 /// `::` and punctuation. Comments, strings, chars, numbers and lifetimes
 /// are dropped.
-fn tokens(source: &str) -> Vec<(Token, usize)> {
+pub(super) fn tokens(source: &str) -> Vec<(Token, usize)> {
     let chars: Vec<char> = source.chars().collect();
     let mut out = Vec::new();
     let (mut i, mut line) = (0, 1);
