@@ -7,6 +7,7 @@
 
 mod function_lengths;
 mod reading;
+mod tokens;
 
 use std::{
     collections::BTreeMap,

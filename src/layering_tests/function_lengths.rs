@@ -2,7 +2,7 @@
 //! strings and chars do not count, so a brace in one neither opens nor
 //! closes a body.
 
-use super::reading::{Token, tokens};
+use super::tokens::{Token, tokens};
 
 /// One function with a body: its name, the line of its `fn` and how many
 /// lines it spans, from that line to the line of its closing brace.

@@ -274,3 +274,13 @@ fn declarations_without_bodies_and_function_types_are_no_functions() {
         .collect();
     assert_eq!(lengths, [("twice".to_owned(), 3)]);
 }
+
+#[test]
+fn a_string_continued_past_a_line_end_counts_its_lines() {
+    let source = "fn continued() {\n    let _ = \"one \\\n        two\";\n}\nfn after() {}";
+    let lines: Vec<(usize, usize)> = functions(source)
+        .into_iter()
+        .map(|function| (function.line, function.lines))
+        .collect();
+    assert_eq!(lines, [(1, 4), (5, 1)]);
+}
