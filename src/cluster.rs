@@ -11,6 +11,7 @@ pub(crate) mod cluster_mirrors;
 pub(crate) mod cluster_sources;
 pub(crate) mod digest_key;
 pub(crate) mod events;
+pub(crate) mod lease;
 pub(crate) mod ratelimit;
 pub(crate) mod relayed;
 pub(crate) mod watch_stream;
