@@ -18,10 +18,10 @@
 //! 5. [`index`]: what the controller knows, in memory, with no I/O: the
 //!    caches, the indexes of copies, sources and namespaces, and whom
 //!    each watch event wakes;
-//! 6. [`ops`]: operations: flags, health, leader election, metrics, the
-//!    HTTP listener, logs and shutdown;
+//! 6. [`ops`]: operations: flags, health, leader election's protocol,
+//!    metrics, the HTTP listener, logs and shutdown;
 //! 7. [`cluster`]: the cluster I/O: the API clients, the watches that fill
-//!    the index, Events;
+//!    the index, Events, leader election's Lease;
 //! 8. [`reconcile`]: the two reconcile loops and their bookkeeping; and
 //!    beside it [`explain`], the read-only `explain` subcommand: it reads
 //!    the cluster as its caller and says why copies are or are not where

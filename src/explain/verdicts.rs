@@ -295,16 +295,9 @@ fn row<K: Explained>(
     verdict: Verdict,
     detail: String,
 ) -> Row {
-    Row {
-        what,
-        kind: K::NAME,
-        namespace: meta.namespace.clone().unwrap_or_default(),
-        name: meta.name.clone().unwrap_or_default(),
-        source,
-        cluster_mirror: None,
-        verdict,
-        detail,
-    }
+    let namespace = meta.namespace.as_deref().unwrap_or_default();
+    let name = meta.name.as_deref().unwrap_or_default();
+    row_at::<K>(what, namespace, name, source, verdict, detail)
 }
 
 fn row_at<K: Explained>(

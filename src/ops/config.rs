@@ -6,9 +6,9 @@ use clap::ValueEnum;
 
 pub use leader::LeaderConfig;
 pub(crate) use parsers::{
-    parse_class, parse_lease_name, parse_namespace, parse_namespaced_name, parse_never_carry,
-    parse_object_name, parse_optional_namespace, parse_secret_type, parse_selector,
-    parse_source_selector, parse_suffix,
+    namespaced_name_of, parse_class, parse_lease_name, parse_namespace, parse_namespaced_name,
+    parse_never_carry, parse_object_name, parse_optional_namespace, parse_secret_type,
+    parse_selector, parse_source_selector, parse_suffix,
 };
 
 use crate::{

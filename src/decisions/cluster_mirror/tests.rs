@@ -152,8 +152,9 @@ fn a_copy_is_wanted_only_where_its_clustermirror_still_selects_it() {
     );
 }
 
-#[test]
-fn a_clustermirror_takes_over_this_install_s_own_label_driven_mirror_only() {
+/// The source `colors`, as bound to the ClusterMirror `corp-ca`, and the
+/// copy it wants in `team-a`, named as the label path would name a mirror.
+fn colors_wanted_in_team_a() -> (ConfigMap, ConfigMap, ConfigMap) {
     let request = prod_teams();
     let source = mk_source("colors", &[("a", "1")]);
     let bound = request.bound_source(&source);
@@ -161,18 +162,25 @@ fn a_clustermirror_takes_over_this_install_s_own_label_driven_mirror_only() {
         .desired_copy(&bound, "team-a", &(), "sel=1")
         .unwrap();
     desired.metadata.name = Some("colors".into());
+    (source, bound, desired)
+}
+
+/// The one write that makes `existing` the `desired` copy of `source`.
+fn plan_over(
+    desired: &ConfigMap,
+    existing: &ConfigMap,
+    source: &ConfigMap,
+) -> Result<Write<ConfigMap>, plan::NameTaken> {
+    let existing = CachedCopy::of(existing);
+    plan::plan(desired.clone(), Some(&existing), &source.metadata, &[], &())
+}
+
+#[test]
+fn a_clustermirror_takes_over_this_install_s_own_label_driven_mirror_only() {
+    let (source, bound, desired) = colors_wanted_in_team_a();
     let unmarked = crate::decisions::desired_copy::desired_mirror(&source, "team-a", &()).unwrap();
-    let plan_over = |existing: &ConfigMap| {
-        plan::plan(
-            desired.clone(),
-            Some(&CachedCopy::of(existing)),
-            &bound.metadata,
-            &[],
-            &(),
-        )
-    };
     let ours = crate::decisions::desired_copy::mark_install(unmarked.clone(), "sel=1");
-    match plan_over(&ours) {
+    match plan_over(&desired, &ours, &bound) {
         Ok(Write::Replace { copy, why }) => {
             assert_eq!(why, plan::Difference::TakenOver);
             assert_eq!(cluster_mirror_of(&copy.metadata), Some("corp-ca"));
@@ -186,7 +194,10 @@ fn a_clustermirror_takes_over_this_install_s_own_label_driven_mirror_only() {
     let mut frozen = ours.clone();
     frozen.immutable = Some(true);
     assert!(
-        matches!(plan_over(&frozen), Ok(Write::DeleteToRecreate { .. })),
+        matches!(
+            plan_over(&desired, &frozen, &bound),
+            Ok(Write::DeleteToRecreate { .. })
+        ),
         "an immutable one is recreated"
     );
     let another_install = crate::decisions::desired_copy::mark_install(unmarked.clone(), "sel=2");
@@ -195,11 +206,16 @@ fn a_clustermirror_takes_over_this_install_s_own_label_driven_mirror_only() {
         (&another_install, "another install's"),
     ] {
         assert_eq!(
-            plan_over(existing),
+            plan_over(&desired, existing, &bound),
             Err(plan::NameTaken),
             "{whose} label-driven mirror keeps its name"
         );
     }
+}
+
+#[test]
+fn a_clustermirror_s_copy_is_taken_by_neither_another_clustermirror_nor_the_label_path() {
+    let (source, bound, desired) = colors_wanted_in_team_a();
     let mut other = desired.clone();
     other
         .metadata
@@ -207,37 +223,16 @@ fn a_clustermirror_takes_over_this_install_s_own_label_driven_mirror_only() {
         .as_mut()
         .unwrap()
         .insert(CLUSTER_MIRROR_LABEL.into(), "another".into());
-    let taken = plan::plan(
-        desired.clone(),
-        Some(&CachedCopy::of(&other)),
-        &bound.metadata,
-        &[],
-        &(),
-    );
     assert_eq!(
-        taken,
+        plan_over(&desired, &other, &bound),
         Err(plan::NameTaken),
         "another ClusterMirror keeps its name"
     );
-    let ours = plan::plan(
-        desired.clone(),
-        Some(&CachedCopy::of(&desired)),
-        &bound.metadata,
-        &[],
-        &(),
-    );
-    assert_eq!(ours, Ok(Write::Nothing));
+    assert_eq!(plan_over(&desired, &desired, &bound), Ok(Write::Nothing));
     let label_desired =
         crate::decisions::desired_copy::desired_mirror(&source, "team-a", &()).unwrap();
-    let taken = plan::plan(
-        label_desired,
-        Some(&CachedCopy::of(&desired)),
-        &source.metadata,
-        &[],
-        &(),
-    );
     assert_eq!(
-        taken,
+        plan_over(&label_desired, &desired, &source),
         Err(plan::NameTaken),
         "the label path never takes a ClusterMirror's copy"
     );
