@@ -34,9 +34,10 @@ pub struct Witnessed {
     pub crd_live: Option<bool>,
 }
 
-/// The install's rules a copy's fate depends on.
+/// What of the install's settings a copy's fate depends on, besides its
+/// ClusterMirror: whose copies are whose, and where none may be.
 #[derive(Debug, Clone, Copy)]
-pub struct Install<'a> {
+pub struct PruneRules<'a> {
     /// The kind of the copy.
     pub kind: &'a str,
     /// The install's source selector, which marks its copies.
@@ -82,17 +83,17 @@ pub enum CopyFate {
 pub fn copy_fate(
     copy: &ObjectMeta,
     namespace: Option<&NamespaceFacts>,
-    install: &Install<'_>,
+    rules: &PruneRules<'_>,
     seen: &Seen<'_>,
 ) -> CopyFate {
     let Some(namespace) = namespace else {
         return CopyFate::Keep;
     };
-    if !seen.listed || !written_under(copy, install.selector) {
+    if !seen.listed || !written_under(copy, rules.selector) {
         return CopyFate::Keep;
     }
     match (seen.request, seen.deletion) {
-        (Some(request), _) => asked(copy, namespace, request, install),
+        (Some(request), _) => asked(copy, namespace, request, rules),
         (None, _) if seen.exists => CopyFate::Keep,
         (None, Some(witnessed)) if witnessed.crd_live != Some(false) => {
             CopyFate::Deleted(witnessed.policy)
@@ -108,7 +109,7 @@ fn asked(
     copy: &ObjectMeta,
     namespace: &NamespaceFacts,
     request: &Request,
-    install: &Install<'_>,
+    rules: &PruneRules<'_>,
 ) -> CopyFate {
     if request.suspend {
         return CopyFate::Keep;
@@ -116,11 +117,8 @@ fn asked(
     let reserved = copy
         .name
         .as_deref()
-        .is_some_and(|name| install.reserved_names.iter().any(|r| r == name));
-    match request.kind == install.kind
-        && !reserved
-        && request.wants(copy, namespace, install.consent)
-    {
+        .is_some_and(|name| rules.reserved_names.iter().any(|r| r == name));
+    match request.kind == rules.kind && !reserved && request.wants(copy, namespace, rules.consent) {
         true => CopyFate::Keep,
         false => CopyFate::Unwanted,
     }

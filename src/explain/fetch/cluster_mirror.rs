@@ -25,7 +25,7 @@ fn cluster_mirrors(client: &Client) -> Api<DynamicObject> {
 }
 
 /// Explains the ClusterMirror `name`.
-pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> Report {
+pub async fn cluster_mirror(client: &Client, install: &Rules, name: &str) -> Report {
     let mut report = Report::about(Subject {
         kind: "ClusterMirror",
         namespace: None,
@@ -139,7 +139,7 @@ fn stored(object: &DynamicObject) -> Option<ClusterMirrorStatus> {
 /// `only`.
 async fn scene<K: Explained>(
     client: &Client,
-    install: &Install,
+    install: &Rules,
     object: &DynamicObject,
     request: Result<Request, String>,
     only: Option<&NamespaceFacts>,
@@ -220,7 +220,7 @@ async fn live_namespaces(client: &Client) -> Read<Vec<NamespaceFacts>> {
 /// the ConfigMaps. No CRD means no ClusterMirror: nothing is said.
 pub async fn in_a_namespace(
     client: &Client,
-    install: &Install,
+    install: &Rules,
     namespace: &NamespaceFacts,
     kinds: Kinds,
     notes: &mut Vec<String>,
@@ -292,7 +292,7 @@ pub async fn in_a_namespace(
 /// are not among `present`.
 async fn orphans_in<K: Explained>(
     client: &Client,
-    install: &Install,
+    install: &Rules,
     namespace: &NamespaceFacts,
     present: &BTreeSet<String>,
     notes: &mut Vec<String>,
@@ -319,7 +319,7 @@ async fn orphans_in<K: Explained>(
 /// that ClusterMirror's row for it, as in `--namespace`.
 pub async fn copy_of<K: Explained>(
     client: &Client,
-    install: &Install,
+    install: &Rules,
     copy: K,
     cluster_mirror: &str,
 ) -> Report {

@@ -12,7 +12,7 @@ use crate::{
     api::DeletionPolicy,
     contract::{MANAGER_NAME, Operation, object_key, warning},
     decisions::cache_form,
-    decisions::cluster_mirror::{CopyFate, Install, Seen, copy_fate, release as release_marks},
+    decisions::cluster_mirror::{CopyFate, PruneRules, Seen, copy_fate, release as release_marks},
     decisions::plan::SeenVersion,
     kind::MirroredKind,
     reconcile::context::Context,
@@ -44,10 +44,10 @@ pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyFate
         .caches
         .namespace_facts(&copy.namespace().unwrap_or_default());
     let kind = K::kind(&());
-    let install = Install {
+    let rules = PruneRules {
         kind: &kind,
-        selector: &ctx.selector,
-        reserved_names: &ctx.reserved_names,
+        selector: &ctx.install.selector,
+        reserved_names: &ctx.install.reserved_names,
         consent: &side.consent,
     };
     let seen = Seen {
@@ -56,7 +56,7 @@ pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyFate
         request: request.as_deref(),
         deletion: side.mirrors.deletion_of(name, copy.meta()),
     };
-    copy_fate(copy.meta(), namespace.as_ref(), &install, &seen)
+    copy_fate(copy.meta(), namespace.as_ref(), &rules, &seen)
 }
 
 /// Carries out the fate of `copy`, written by the ClusterMirror `name`.
