@@ -10,9 +10,10 @@
 //! do the I/O.
 //!
 //! The measure of this module: a new option of what a copy holds (say,
-//! only some keys, renamed) changes [`desired`], its tests, the parsing of
-//! the annotation or API field that asks for it, and the docs, and no path
-//! that writes or explains copies.
+//! only some keys, renamed) changes this decision (its one content step,
+//! which [`desired`] and [`with_fresh_content`] share), its tests, the
+//! parsing of the annotation or API field that asks for it, and the docs,
+//! and no path that writes or explains copies.
 
 use std::collections::BTreeMap;
 
@@ -29,7 +30,7 @@ use crate::{
     decisions::carried::{Carried, Lists},
     decisions::install::Install,
     decisions::owner_ref::owner_reference,
-    kind::MirroredKind,
+    kind::{MirroredKind, SourceId},
 };
 
 /// Why a companion cannot be built for a source.
@@ -188,9 +189,33 @@ pub fn desired<K: MirroredKind>(
     let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
     annotations.insert(CHECKSUM_ANNOTATION.into(), source_checksum(source, key));
     annotations.insert(SOURCE_SELECTOR_ANNOTATION.into(), install.selector.clone());
+    Ok(content_under(meta, source))
+}
+
+/// `copy`, which [`desired`] built from a cached source (which keeps its
+/// content's hash, not its content), with its source's content as read
+/// now (`fresh`), and that content's checksum under the identity the copy
+/// names (`named`: for a ClusterMirror's copy, bound to the ClusterMirror
+/// too). A newer source only makes the copy newer.
+pub fn with_fresh_content<K: MirroredKind>(
+    mut copy: K,
+    fresh: &K,
+    named: &ObjectMeta,
+    key: &K::DigestKey,
+) -> K {
+    let checksum = K::checksum(&fresh.content_hash(), &SourceId::of(named), key).into_owned();
+    let mut meta = std::mem::take(copy.meta_mut());
+    let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
+    annotations.insert(CHECKSUM_ANNOTATION.into(), checksum);
+    content_under(meta, fresh)
+}
+
+/// What of `source` a copy holds, under `meta`: the one place the content
+/// of every copy is taken from its source.
+fn content_under<K: MirroredKind>(meta: ObjectMeta, source: &K) -> K {
     let mut copy = K::content_of(source);
     *copy.meta_mut() = meta;
-    Ok(copy)
+    copy
 }
 
 /// A companion's metadata: `<name><suffix>`, owned by its source.

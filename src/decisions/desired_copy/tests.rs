@@ -254,3 +254,16 @@ fn a_malformed_list_refuses_every_copy_of_the_label_path_but_no_name_before_it()
         "the name is told first, as before: {refusal:?}"
     );
 }
+
+#[test]
+fn a_copy_written_takes_its_source_s_content_as_read_now_and_its_checksum() {
+    let cached = mk_source("colors", &[("a", "1")]);
+    let built = mk_desired_mirror(&cached, "team-a", &()).unwrap();
+    let fresh = mk_source("colors", &[("a", "2")]);
+    let written = with_fresh_content(built, &fresh, &cached.metadata, &());
+    assert_eq!(
+        written,
+        mk_desired_mirror(&fresh, "team-a", &()).unwrap(),
+        "as if built from the source as read now"
+    );
+}
