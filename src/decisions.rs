@@ -11,6 +11,7 @@ pub(crate) mod carried;
 pub(crate) mod cluster_mirror;
 pub(crate) mod consent;
 pub(crate) mod desired_copy;
+pub(crate) mod install;
 pub(crate) mod key_secret;
 pub(crate) mod names;
 pub(crate) mod owner_ref;

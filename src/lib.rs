@@ -30,7 +30,7 @@
 //! 10. `main`, the binary, runs it.
 //!
 //! Reading order for newcomers: [`contract`], [`decisions::desired_copy`] (what
-//! a source's copies should be), [`decisions::ownership`] (whose an
+//! every copy should be, from a source and [`decisions::install`]), [`decisions::ownership`] (whose an
 //! existing object is), [`decisions::plan`] (what to write),
 //! [`reconcile::sync`] and [`reconcile::prune`] (the two reconcile loops),
 //! [`index::caches`] (what they read, in the forms of

@@ -13,6 +13,7 @@ pub(crate) use parsers::{
 
 use crate::{
     decisions::consent::Consent,
+    decisions::install::Install,
     decisions::names,
     decisions::selector::Selector,
     ops::duration,
@@ -353,6 +354,17 @@ impl Rules {
     /// The source selector, parsed.
     pub(crate) fn source_selector(&self) -> anyhow::Result<Selector> {
         selector_flag("selector", &self.selector)
+    }
+
+    /// The settings every copy is decided with.
+    pub(crate) fn install(&self) -> anyhow::Result<Install> {
+        Ok(Install::new(
+            self.selector.clone(),
+            self.source_selector()?,
+            self.suffix.clone(),
+            &self.never_carry,
+            &self.reserved_names,
+        ))
     }
 }
 

@@ -65,7 +65,7 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
     let role = CopyRole::of(copy.meta());
     let why = match role {
         CopyRole::Mirror
-            if prune_verdict::mirror_name_reserved(copy.meta(), &ctx.reserved_names) =>
+            if prune_verdict::mirror_name_reserved(copy.meta(), &ctx.install.reserved_names) =>
         {
             "its name is reserved"
         }
@@ -107,9 +107,9 @@ fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> CopyVerdict {
     }
     prune_verdict::copy_verdict::<K, _>(
         copy.meta(),
-        &ctx.selector,
-        &ctx.suffix,
-        &ctx.reserved_names,
+        &ctx.install.selector,
+        &ctx.install.suffix,
+        &ctx.install.reserved_names,
         &ctx.consent,
         |namespace, name| managed_source(ctx, namespace, name),
         |namespace| ctx.caches.namespace_facts(namespace),

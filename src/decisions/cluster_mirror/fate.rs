@@ -35,9 +35,10 @@ pub struct Witnessed {
     pub crd_live: Option<bool>,
 }
 
-/// The install's rules a copy's fate depends on.
+/// What of the install's settings a copy's fate depends on, besides its
+/// ClusterMirror: whose copies are whose, and where none may be.
 #[derive(Debug, Clone, Copy)]
-pub struct Install<'a> {
+pub struct PruneRules<'a> {
     /// The kind of the copy.
     pub kind: SourceKind,
     /// The install's source selector, which marks its copies.
@@ -68,17 +69,17 @@ pub struct Seen<'a> {
 pub fn copy_fate(
     copy: &ObjectMeta,
     namespace: Option<&NamespaceFacts>,
-    install: &Install<'_>,
+    rules: &PruneRules<'_>,
     seen: &Seen<'_>,
 ) -> CopyVerdict {
     let Some(namespace) = namespace else {
         return CopyVerdict::Keep;
     };
-    if !seen.listed || !written_under(copy, install.selector) {
+    if !seen.listed || !written_under(copy, rules.selector) {
         return CopyVerdict::Keep;
     }
     match (seen.request, seen.deletion) {
-        (Some(request), _) => asked(copy, namespace, request, install),
+        (Some(request), _) => asked(copy, namespace, request, rules),
         (None, _) if seen.exists => CopyVerdict::Keep,
         (None, Some(witnessed)) if witnessed.crd_live != Some(false) => {
             CopyVerdict::ClusterMirrorDeleted(witnessed.policy)
@@ -94,7 +95,7 @@ fn asked(
     copy: &ObjectMeta,
     namespace: &NamespaceFacts,
     request: &Request,
-    install: &Install<'_>,
+    rules: &PruneRules<'_>,
 ) -> CopyVerdict {
     if request.suspend {
         return CopyVerdict::Keep;
@@ -102,11 +103,8 @@ fn asked(
     let reserved = copy
         .name
         .as_deref()
-        .is_some_and(|name| install.reserved_names.iter().any(|r| r == name));
-    match request.kind == install.kind
-        && !reserved
-        && request.wants(copy, namespace, install.consent)
-    {
+        .is_some_and(|name| rules.reserved_names.iter().any(|r| r == name));
+    match request.kind == rules.kind && !reserved && request.wants(copy, namespace, rules.consent) {
         true => CopyVerdict::Keep,
         false => CopyVerdict::Unwanted,
     }

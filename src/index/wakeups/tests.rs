@@ -1,6 +1,6 @@
 use super::*;
-use crate::decisions::desired_copy;
-use crate::test_fixtures::{SUFFIX, mk_source};
+
+use crate::test_fixtures::{SUFFIX, mk_desired_companion, mk_source};
 use k8s_openapi::api::core::v1::ConfigMap;
 
 #[test]
@@ -21,7 +21,7 @@ fn a_deleted_source_wakes_the_prune_of_its_companion() {
 #[test]
 fn a_completed_list_asks_for_a_resync_and_its_objects_wake_nothing_alone() {
     let source = mk_source("colors", &[]);
-    let companion = desired_copy::desired_companion(&source, SUFFIX, &()).unwrap();
+    let companion = mk_desired_companion(&source, &()).unwrap();
     assert!(source_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, &CopyIndex::default()).resync);
     assert!(copy_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, None).resync);
     assert_eq!(
@@ -37,7 +37,7 @@ fn a_completed_list_asks_for_a_resync_and_its_objects_wake_nothing_alone() {
 #[test]
 fn a_deleted_companion_wakes_the_sync_of_its_source() {
     let source = mk_source("colors", &[]);
-    let companion = desired_copy::desired_companion(&source, SUFFIX, &()).unwrap();
+    let companion = mk_desired_companion(&source, &()).unwrap();
     let wake = copy_wakeups(&Event::Delete(companion), SUFFIX, None);
     assert_eq!(
         wake.sync,

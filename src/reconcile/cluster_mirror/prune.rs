@@ -12,7 +12,7 @@ use crate::{
     api::DeletionPolicy,
     contract::{MANAGER_NAME, Operation, object_key, warning},
     decisions::cache_form,
-    decisions::cluster_mirror::{Install, Seen, copy_fate, release as release_marks},
+    decisions::cluster_mirror::{PruneRules, Seen, copy_fate, release as release_marks},
     decisions::plan::SeenVersion,
     decisions::prune_verdict::CopyVerdict,
     kind::MirroredKind,
@@ -40,10 +40,10 @@ pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyVerd
     let namespace = ctx
         .caches
         .namespace_facts(&copy.namespace().unwrap_or_default());
-    let install = Install {
+    let rules = PruneRules {
         kind: K::SOURCE_KIND,
-        selector: &ctx.selector,
-        reserved_names: &ctx.reserved_names,
+        selector: &ctx.install.selector,
+        reserved_names: &ctx.install.reserved_names,
         consent: &side.consent,
     };
     let seen = Seen {
@@ -52,7 +52,7 @@ pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyVerd
         request: request.as_deref(),
         deletion: side.mirrors.deletion_of(name, copy.meta()),
     };
-    copy_fate(copy.meta(), namespace.as_ref(), &install, &seen)
+    copy_fate(copy.meta(), namespace.as_ref(), &rules, &seen)
 }
 
 /// Carries out `verdict` (its [`fate`]) on `copy`, written by the

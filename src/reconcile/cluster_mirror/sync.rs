@@ -12,6 +12,7 @@ use crate::{
         status::{Blocked, Failure, Tally},
     },
     decisions::consent::NamespaceFacts,
+    decisions::desired_copy::desired,
     decisions::scope::Scope,
     kind::MirroredKind,
     reconcile::context::Context,
@@ -88,8 +89,8 @@ pub async fn sync<K: MirroredKind>(
     // The CRD's rules know only the built-in list, and no install's
     // source selector.
     let refused = request
-        .sets_never_carried(&ctx.never_carried)
-        .or_else(|| request.sets_selector_keys(&ctx.source_label_keys));
+        .sets_never_carried(&ctx.install.never_carried)
+        .or_else(|| request.sets_selector_keys(&ctx.install.source_label_keys));
     if let Some(why) = refused {
         return invalid(why);
     }
@@ -110,7 +111,7 @@ pub async fn sync<K: MirroredKind>(
         allowed,
         cached.as_deref(),
         &ctx.source_rules,
-        &ctx.reserved_names,
+        &ctx.install.reserved_names,
     );
     let cached = match (why_blocked, cached) {
         (None, Some(cached)) => cached,
@@ -168,7 +169,12 @@ async fn sync_all<K: MirroredKind>(
     let namespaces = selected(request, side, ctx).await;
     let mut wanted = Vec::with_capacity(namespaces.len());
     for namespace in &namespaces {
-        match request.desired_copy(bound, namespace, &source.key, &ctx.selector) {
+        match desired(
+            bound,
+            &request.copy_in(namespace),
+            &ctx.install,
+            &source.key,
+        ) {
             Ok(copy) => wanted.push((namespace.clone(), copy)),
             // Never for a stored source, which is not a copy (checked above).
             Err(refusal) => {
@@ -218,9 +224,8 @@ async fn sync_some<K: MirroredKind>(
         if !still_selected(request, namespace, side, ctx) {
             return None;
         }
-        let copy = request
-            .desired_copy(source.cached, namespace, &source.key, &ctx.selector)
-            .ok()?;
+        let asked = request.copy_in(namespace);
+        let copy = desired(source.cached, &asked, &ctx.install, &source.key).ok()?;
         wanted.push((namespace.clone(), copy));
     }
     let outcomes = fan_out::write_copies(source, wanted, ctx).await;

@@ -4,12 +4,11 @@
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::ResourceExt;
 
-use super::finished;
 use crate::{
     contract::warning,
     decisions::cluster_mirror::Request,
     decisions::consent::{Consent, NamespaceFacts, NamespaceRefusal},
-    decisions::desired_copy::desired_mirror,
+    decisions::desired_copy::{Asked, Refusal, desired},
     decisions::scope::Scope,
     decisions::targets::Targets,
     kind::MirroredKind,
@@ -34,7 +33,7 @@ pub(super) async fn sync_mirrors<K: MirroredKind>(
         return Ok(());
     };
     let name = cached.name_any();
-    if ctx.reserved_names.contains(&name) {
+    if ctx.install.reserved_names.contains(&name) {
         return Err(Error::ReservedName { name });
     }
     let source_namespace = cached.namespace().unwrap_or_default();
@@ -96,10 +95,16 @@ fn wanted_mirror<K: MirroredKind>(
     ctx: &Context<K>,
 ) -> Result<Option<K>, Error> {
     match ctx.consent.verdict(source_namespace, namespace) {
-        Ok(()) => match desired_mirror(source.cached, &namespace.name, &source.key) {
-            Ok(mirror) => finished(mirror, source.cached, ctx).map(Some),
-            Err(_) => Ok(None),
-        },
+        Ok(()) => {
+            let asked = Asked::Mirror {
+                namespace: &namespace.name,
+            };
+            match desired(source.cached, &asked, &ctx.install, &source.key) {
+                Ok(mirror) => Ok(Some(mirror)),
+                Err(Refusal::InvalidCopyList(why)) => Err(Error::InvalidCopyList(why)),
+                Err(_) => Ok(None),
+            }
+        }
         Err(NamespaceRefusal::MalformedAcceptFrom(why)) => {
             warn_namespace(ctx, namespace, &why);
             Ok(None)

@@ -4,8 +4,12 @@
 use super::*;
 use crate::decisions::prune_verdict::CopyVerdict;
 
-fn install<'a>(kind: SourceKind, reserved: &'a [String], consent: &'a Consent) -> Install<'a> {
-    Install {
+fn prune_rules<'a>(
+    kind: SourceKind,
+    reserved: &'a [String],
+    consent: &'a Consent,
+) -> PruneRules<'a> {
+    PruneRules {
         kind,
         selector: "sel=1",
         reserved_names: reserved,
@@ -25,14 +29,12 @@ fn seen(request: Option<&Request>, deletion: Option<Witnessed>) -> Seen<'_> {
 #[test]
 fn a_suspended_clustermirror_keeps_every_copy_whatever_its_spec_becomes() {
     let request = prod_teams();
-    let copy = request
-        .desired_copy(
-            &request.bound_source(&mk_source("colors", &[("a", "1")])),
-            "team-a",
-            &(),
-            "sel=1",
-        )
-        .unwrap();
+    let copy = copy_of(
+        &request,
+        &mk_source("colors", &[("a", "1")]),
+        "team-a",
+        "sel=1",
+    );
     let consent = consent();
     let reserved = ["shared".to_owned()];
     let unselected = mk_namespace("team-a", mk_map(&[]));
@@ -45,7 +47,7 @@ fn a_suspended_clustermirror_keeps_every_copy_whatever_its_spec_becomes() {
         copy_fate(
             &copy.metadata,
             Some(&unselected),
-            &install(SourceKind::ConfigMap, reserved, &consent),
+            &prune_rules(SourceKind::ConfigMap, reserved, &consent),
             &seen(Some(request), None),
         )
     };
@@ -56,7 +58,7 @@ fn a_suspended_clustermirror_keeps_every_copy_whatever_its_spec_becomes() {
     let selected = copy_fate(
         &copy.metadata,
         Some(&prod("team-a")),
-        &install(SourceKind::ConfigMap, &reserved, &consent),
+        &prune_rules(SourceKind::ConfigMap, &reserved, &consent),
         &seen(Some(&request), None),
     );
     assert_eq!(selected, CopyVerdict::Unwanted, "a name reserved later");
@@ -65,17 +67,15 @@ fn a_suspended_clustermirror_keeps_every_copy_whatever_its_spec_becomes() {
 #[test]
 fn only_a_deletion_seen_with_its_crd_live_removes_copies_and_an_absence_orphans_them() {
     let request = prod_teams();
-    let copy = request
-        .desired_copy(
-            &request.bound_source(&mk_source("colors", &[("a", "1")])),
-            "team-a",
-            &(),
-            "sel=1",
-        )
-        .unwrap();
+    let copy = copy_of(
+        &request,
+        &mk_source("colors", &[("a", "1")]),
+        "team-a",
+        "sel=1",
+    );
     assert_eq!(bound_cluster_mirror_uid(&copy.metadata), Some("cm-uid"));
     let consent = consent();
-    let rules = install(SourceKind::ConfigMap, &[], &consent);
+    let rules = prune_rules(SourceKind::ConfigMap, &[], &consent);
     let fate = |seen: Seen<'_>| copy_fate(&copy.metadata, Some(&prod("team-a")), &rules, &seen);
     let witnessed = |policy, crd_live| Witnessed { policy, crd_live };
     assert_eq!(
@@ -130,14 +130,12 @@ fn only_a_deletion_seen_with_its_crd_live_removes_copies_and_an_absence_orphans_
 #[test]
 fn a_released_copy_keeps_its_content_and_the_labels_it_was_given_and_loses_every_mark() {
     let request = prod_teams();
-    let mut copy = request
-        .desired_copy(
-            &request.bound_source(&mk_source("colors", &[("a", "1")])),
-            "team-a",
-            &(),
-            "sel=1",
-        )
-        .unwrap();
+    let mut copy = copy_of(
+        &request,
+        &mk_source("colors", &[("a", "1")]),
+        "team-a",
+        "sel=1",
+    );
     copy.metadata
         .annotations
         .as_mut()
