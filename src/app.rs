@@ -17,15 +17,14 @@ use crate::{
     cluster::api_probe,
     cluster::cluster_mirrors::ClusterMirrors,
     cluster::events::EventPublisher,
+    cluster::lease::{ElectionReport, Elector},
     cluster::watches::{Namespaces, WatchSettings},
-    contract::NeverCarried,
     decisions::consent::Consent,
-    decisions::targets,
     kind::secret::SecretSourceRules,
     ops::config::{Config, Kind},
     ops::health::Health,
     ops::http,
-    ops::leader::{self, ElectionReport, Elector, Leadership},
+    ops::leader::{self, Leadership},
     ops::metrics::Metrics,
     ops::shutdown::Shutdown,
     reconcile::backoff::{Backoffs, RetryPolicy},
@@ -34,7 +33,7 @@ use crate::{
 use kinds::Shared;
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
-    let source_selector = config.rules.source_selector()?;
+    let install = config.rules.install()?;
     let protected = config.protected_namespaces();
     let configmap_consent = config.rules.consent(Kind::Configmaps, &protected)?;
     let secret_consent = config.rules.consent(Kind::Secrets, &protected)?;
@@ -74,11 +73,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         health,
         metrics,
         backoffs,
-        source_label_keys: source_selector.keys(),
-        never_carried: NeverCarried::new(&config.rules.never_carry),
-        source_selector,
+        install,
         retry_policy: RetryPolicy::new(config.slow_retry),
-        reserved_names: targets::reserved_names(&config.rules.reserved_names),
         leadership,
         shutdown: shutdown.clone(),
         concurrency: config.concurrency,

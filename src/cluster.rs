@@ -2,7 +2,7 @@
 //! bounded by one deadline), the watches that fill the caches of
 //! [`crate::index`], the probe that tells an outage from a wedge,
 //! the key of Secret digests, what of the API server's answers may be told
-//! (`relayed`), and the Events.
+//! (`relayed`), the Events, and leader election's Lease (`lease`).
 
 pub(crate) mod api_client;
 pub(crate) mod api_probe;
@@ -11,6 +11,7 @@ pub(crate) mod cluster_mirrors;
 pub(crate) mod cluster_sources;
 pub(crate) mod digest_key;
 pub(crate) mod events;
+pub(crate) mod lease;
 pub(crate) mod ratelimit;
 pub(crate) mod relayed;
 pub(crate) mod watch_stream;

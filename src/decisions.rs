@@ -11,6 +11,7 @@ pub(crate) mod carried;
 pub(crate) mod cluster_mirror;
 pub(crate) mod consent;
 pub(crate) mod desired_copy;
+pub(crate) mod install;
 pub(crate) mod key_secret;
 // Copies of chosen keys: the desired copy, the caches and `explain` read it
 // once it is wired into the one copy pipeline; until then only its tests do.

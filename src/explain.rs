@@ -15,14 +15,12 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 
 use crate::{
     cluster::api_client,
-    contract::NeverCarried,
     decisions::cluster_mirror::cluster_consent,
-    decisions::targets,
     kind::secret::SecretSourceRules,
     ops::cli::{ExplainArgs, ObjectKind, Output},
     ops::config::Kind,
 };
-use verdicts::{Install, Preview};
+use verdicts::{Preview, Rules};
 
 /// Longest wait for one read.
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
@@ -31,8 +29,8 @@ const READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// is in place, 1 when something is not, 2 on bad input (flags, or a
 /// kubeconfig that cannot be used).
 pub async fn run(args: ExplainArgs) -> ExitCode {
-    let install = match install(&args) {
-        Ok(install) => install,
+    let rules = match rules(&args) {
+        Ok(rules) => rules,
         Err(error) => return bad_input(error),
     };
     let client = match client(&args).await {
@@ -51,15 +49,14 @@ pub async fn run(args: ExplainArgs) -> ExitCode {
             ));
         }
         (Some((_, name)), _) if args.cluster_mirror().is_some() => {
-            fetch::cluster_mirror(&client, &install, name).await
+            fetch::cluster_mirror(&client, &rules, name).await
         }
         (Some((namespace, name)), _) => match args.kind.unwrap_or(ObjectKind::Configmap) {
             ObjectKind::Configmap => {
-                fetch::object::<ConfigMap>(&client, &install, namespace, name, preview.as_ref())
-                    .await
+                fetch::object::<ConfigMap>(&client, &rules, namespace, name, preview.as_ref()).await
             }
             ObjectKind::Secret => {
-                fetch::object::<Secret>(&client, &install, namespace, name, preview.as_ref()).await
+                fetch::object::<Secret>(&client, &rules, namespace, name, preview.as_ref()).await
             }
         },
         (None, Some(namespace)) => {
@@ -67,7 +64,7 @@ pub async fn run(args: ExplainArgs) -> ExitCode {
                 configmaps: args.kind != Some(ObjectKind::Secret),
                 secrets: args.kind != Some(ObjectKind::Configmap),
             };
-            fetch::namespace(&client, &install, namespace, kinds).await
+            fetch::namespace(&client, &rules, namespace, kinds).await
         }
         (None, None) => return bad_input(anyhow::anyhow!("give NAMESPACE/NAME or --namespace")),
     };
@@ -87,7 +84,7 @@ fn bad_input(error: anyhow::Error) -> ExitCode {
 
 /// The install's rules, from the controller's own flags. Its own
 /// namespaces are protected, as the controller protects them.
-fn install(args: &ExplainArgs) -> anyhow::Result<Install> {
+fn rules(args: &ExplainArgs) -> anyhow::Result<Rules> {
     let rules = &args.rules;
     // The controller's default is the namespace it runs in: the install's.
     let cluster_mirror_sources = match rules.cluster_mirror_source_namespaces.is_empty() {
@@ -98,16 +95,10 @@ fn install(args: &ExplainArgs) -> anyhow::Result<Install> {
     protected.extend(args.install_namespaces.iter().cloned());
     protected.extend(args.leader_election_namespace.iter().cloned());
     protected.extend(cluster_mirror_sources.iter().cloned());
-    let source_selector = rules.source_selector()?;
-    Ok(Install {
-        selector: rules.selector.clone(),
-        source_label_keys: source_selector.keys(),
-        never_carried: NeverCarried::new(&rules.never_carry),
-        source_selector,
-        suffix: rules.suffix.clone(),
+    Ok(Rules {
+        install: rules.install()?,
         configmaps: rules.consent(Kind::Configmaps, &protected)?,
         secrets: rules.consent(Kind::Secrets, &protected)?,
-        reserved_names: targets::reserved_names(&rules.reserved_names),
         secret_rules: args.digest_key_places().into_iter().fold(
             SecretSourceRules::new(&rules.refused_secret_types),
             SecretSourceRules::with_own_secret,

@@ -1,17 +1,20 @@
 //! The floors stay floors: each module reads only the floors beneath its
-//! own, and no files read one another in a circle. And no file grows past
-//! what a reader takes in at once.
+//! own, and no files read one another in a circle. And no file or function
+//! grows past what a reader takes in at once.
 //!
 //! [`FLOORS`] is the one statement of their order; the crate guide
 //! (`lib.rs`) and the architecture section of the docs name it.
 
+mod function_lengths;
 mod reading;
+mod tokens;
 
 use std::{
     collections::BTreeMap,
     path::{Path, PathBuf},
 };
 
+use function_lengths::functions;
 use reading::{Named, read};
 
 /// The floors, ground first (docs/contributing/architecture.md says what
@@ -325,6 +328,42 @@ fn no_source_file_is_over_400_lines() {
         .collect();
     long.sort();
     assert!(long.is_empty(), "over {MOST_LINES} lines: {long:#?}");
+}
+
+/// The most lines a function of `src/` may have, from the line of its
+/// `fn` to that of its closing brace, tests included: one that would have
+/// more is split along what it does.
+const MOST_FUNCTION_LINES: usize = 80;
+
+/// The functions of `source`, the file shown as `shown`, longer than
+/// [`MOST_FUNCTION_LINES`], as messages naming file, line, function and
+/// length.
+fn long_functions(shown: &str, source: &str) -> Vec<String> {
+    functions(source)
+        .into_iter()
+        .filter(|function| function.lines > MOST_FUNCTION_LINES)
+        .map(|function| {
+            format!(
+                "{shown}:{} fn {}: {} lines",
+                function.line, function.name, function.lines
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn no_function_is_over_80_lines() {
+    let long: Vec<String> = crate_files(&src())
+        .iter()
+        .flat_map(|file| {
+            let source = std::fs::read_to_string(&file.path).expect("read a source file");
+            long_functions(&file.shown(), &source)
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "functions over {MOST_FUNCTION_LINES} lines: {long:#?}"
+    );
 }
 
 mod tests;

@@ -18,10 +18,10 @@
 //! 5. [`index`]: what the controller knows, in memory, with no I/O: the
 //!    caches, the indexes of copies, sources and namespaces, and whom
 //!    each watch event wakes;
-//! 6. [`ops`]: operations: flags, health, leader election, metrics, the
-//!    HTTP listener, logs and shutdown;
+//! 6. [`ops`]: operations: flags, health, leader election's protocol,
+//!    metrics, the HTTP listener, logs and shutdown;
 //! 7. [`cluster`]: the cluster I/O: the API clients, the watches that fill
-//!    the index, Events;
+//!    the index, Events, leader election's Lease;
 //! 8. [`reconcile`]: the two reconcile loops and their bookkeeping; and
 //!    beside it [`explain`], the read-only `explain` subcommand: it reads
 //!    the cluster as its caller and says why copies are or are not where
@@ -30,7 +30,7 @@
 //! 10. `main`, the binary, runs it.
 //!
 //! Reading order for newcomers: [`contract`], [`decisions::desired_copy`] (what
-//! a source's copies should be), [`decisions::ownership`] (whose an
+//! every copy should be, from a source and [`decisions::install`]), [`decisions::ownership`] (whose an
 //! existing object is), [`decisions::plan`] (what to write),
 //! [`reconcile::sync`] and [`reconcile::prune`] (the two reconcile loops),
 //! [`index::caches`] (what they read, in the forms of

@@ -1,6 +1,7 @@
 //! Operations: the command line and flags, logs, health and readiness,
-//! leader election, metrics and the HTTP listener that serves them,
-//! shutdown, and the `probe` subcommand.
+//! leader election's protocol (its Lease I/O is `cluster::lease`),
+//! metrics and the HTTP listener that serves them, shutdown, and the
+//! `probe` subcommand.
 
 pub mod cli;
 pub mod config;

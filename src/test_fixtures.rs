@@ -14,10 +14,11 @@ use kube::core::Status;
 use crate::{
     contract::MIRROR_OF_ANNOTATION,
     decisions::consent::{Consent, NamespaceFacts},
-    decisions::desired_copy::desired_companion,
+    decisions::desired_copy::{Asked, Refusal, desired},
+    decisions::install::Install,
     decisions::selector::Selector,
     decisions::targets::MIRROR_TO_ANNOTATION,
-    kind::SourceId,
+    kind::{MirroredKind, SourceId},
 };
 
 /// The companion suffix of a default install.
@@ -63,6 +64,37 @@ pub(crate) fn with_annotations(mut cm: ConfigMap, annotations: &[(&str, &str)]) 
 /// The label keys of the default source selector (`workshop.io/managed=true`).
 pub(crate) fn source_keys() -> Vec<String> {
     vec!["workshop.io/managed".into()]
+}
+
+/// The source selector of a default install.
+pub(crate) const SELECTOR: &str = "workshop.io/managed=true";
+
+/// The settings of a default install.
+pub(crate) fn mk_install() -> Install {
+    Install::new(
+        SELECTOR.into(),
+        Selector::parse(SELECTOR).unwrap(),
+        SUFFIX.into(),
+        &[],
+        &[],
+    )
+}
+
+/// The companion of `source`, as a default install decides it.
+pub(crate) fn mk_desired_companion<K: MirroredKind>(
+    source: &K,
+    key: &K::DigestKey,
+) -> Result<K, Refusal> {
+    desired(source, &Asked::Companion, &mk_install(), key)
+}
+
+/// The mirror of `source` in `namespace`, as a default install decides it.
+pub(crate) fn mk_desired_mirror<K: MirroredKind>(
+    source: &K,
+    namespace: &str,
+    key: &K::DigestKey,
+) -> Result<K, Refusal> {
+    desired(source, &Asked::Mirror { namespace }, &mk_install(), key)
 }
 
 /// A stored source in namespace `ns` (uid `uid-1`). Besides the selector's
@@ -132,7 +164,7 @@ pub(crate) fn mk_mirrored_source(to: &str) -> ConfigMap {
 /// a uid (`companion-uid`) and a resourceVersion (`42`) of its own, which a
 /// write must name (delete by uid) or keep (replace only that version).
 pub(crate) fn mk_companion_of(source: &ConfigMap) -> ConfigMap {
-    let mut companion = desired_companion(source, SUFFIX, &()).unwrap();
+    let mut companion = mk_desired_companion(source, &()).unwrap();
     companion.metadata.uid = Some("companion-uid".into());
     companion.metadata.resource_version = Some("42".into());
     companion

@@ -16,10 +16,10 @@ use crate::{
     cluster::digest_key::{self, KeySecret},
     cluster::events::EventPublisher,
     cluster::watches::{self, Namespaces, WatchSettings},
-    contract::NeverCarried,
     decisions::cluster_mirror::cluster_consent,
     decisions::consent::Consent,
-    decisions::selector::Selector,
+    decisions::install::Install,
+    index::caches::Caches,
     kind::MirroredKind,
     kind::secret::{SecretSourceRules, SharedDigestKey},
     ops::config::InitialList,
@@ -50,11 +50,8 @@ pub struct Shared {
     pub metrics: Arc<Metrics>,
     pub backoffs: Arc<Backoffs>,
     pub events: EventPublisher,
-    pub source_label_keys: Vec<String>,
-    pub never_carried: NeverCarried,
-    pub source_selector: Selector,
+    pub install: Install,
     pub retry_policy: RetryPolicy,
-    pub reserved_names: Vec<String>,
     pub leadership: Leadership,
     pub shutdown: Shutdown,
     pub concurrency: u16,
@@ -96,15 +93,63 @@ pub async fn run<K: MirroredKind>(
         Some((side, inputs)) => (Some(side), Some(inputs)),
         None => (None, None),
     };
-    let ctx = Arc::new(Context {
+    let (concurrency, leadership, shutdown) = (
+        shared.concurrency,
+        shared.leadership.clone(),
+        shared.shutdown.clone(),
+    );
+    let ctx = context(shared, caches, consent, key, source_rules, side);
+    count_orphans_of_cluster_mirrors(&ctx);
+    let (more_prunes, prunes) = mpsc::unbounded();
+    // Taken whether or not there is a ClusterMirror loop to hear them, so
+    // that without one they are dropped, not queued.
+    let from_watches = std::mem::replace(&mut wakeups.cluster, mpsc::unbounded().1);
+    let cluster_loop = cluster_inputs.map(|(changes, sources)| {
+        let inputs = cluster_mirror::Inputs {
+            changes,
+            sources,
+            from_watches,
+            resync: wakeups.resync.clone(),
+        };
+        let stop = shutdown.requested();
+        cluster_mirror::run(ctx.clone(), inputs, more_prunes, concurrency, async move {
+            stop.await;
+        })
+    });
+    let stop = shutdown.requested();
+    let controllers = controller::run(ctx, wakeups, concurrency, leadership, prunes, async move {
+        stop.await;
+    });
+    let controllers = async {
+        futures::join!(controllers, async {
+            if let Some(cluster_loop) = cluster_loop {
+                cluster_loop.await;
+            }
+        });
+    };
+    tokio::select! {
+        () = controllers => Ok(()),
+        () = watches => anyhow::bail!("the {} watches ended unexpectedly", K::kind(&())),
+    }
+}
+
+/// What kind `K`'s reconciles share: what the kinds share, with the
+/// kind's own caches, consent, digest key, source rules and ClusterMirror
+/// side.
+fn context<K: MirroredKind>(
+    shared: Shared,
+    caches: Caches<K>,
+    consent: Consent,
+    key: K::KeyHandle,
+    source_rules: K::SourceRules,
+    cluster_mirrors: Option<ClusterMirrorCaches<K>>,
+) -> Arc<Context<K>> {
+    Arc::new(Context {
         client: shared.client.clone(),
         caches,
-        suffix: shared.settings.suffix.clone(),
+        install: shared.install,
         digest_key: key,
         source_rules,
-        selector: shared.settings.selector.clone(),
-        source_label_keys: shared.source_label_keys,
-        never_carried: shared.never_carried,
         events: shared.events,
         metrics: shared.metrics,
         backoffs: shared.backoffs,
@@ -112,7 +157,6 @@ pub async fn run<K: MirroredKind>(
         pending: PendingScopes::default(),
         retry_policy: shared.retry_policy,
         consent,
-        source_selector: shared.source_selector,
         fresh_reads: FreshReads::new(
             shared.client.clone(),
             &shared.settings.selector,
@@ -120,58 +164,24 @@ pub async fn run<K: MirroredKind>(
         )
         .at_most_waiting(shared.concurrency.into()),
         namespace_warnings: Default::default(),
-        reserved_names: shared.reserved_names,
-        leadership: shared.leadership.clone(),
-        shutdown: shared.shutdown.clone(),
-        cluster_mirrors: side,
-    });
-    if ctx.cluster_mirrors.is_some() {
-        let counted = Arc::downgrade(&ctx);
-        ctx.metrics.count_orphans_with(Box::new(move |counts| {
-            if let Some(ctx) = counted.upgrade() {
-                cluster_mirror::prune::count_orphans(&ctx, counts);
-            }
-        }));
+        leadership: shared.leadership,
+        shutdown: shared.shutdown,
+        cluster_mirrors,
+    })
+}
+
+/// With a ClusterMirror side, the orphans metric also counts the copies
+/// of ClusterMirrors no longer there.
+fn count_orphans_of_cluster_mirrors<K: MirroredKind>(ctx: &Arc<Context<K>>) {
+    if ctx.cluster_mirrors.is_none() {
+        return;
     }
-    let stop = shared.shutdown.requested();
-    let cluster_stop = shared.shutdown.requested();
-    let (more_prunes, prunes) = mpsc::unbounded();
-    let from_watches = std::mem::replace(&mut wakeups.cluster, mpsc::unbounded().1);
-    let resync = wakeups.resync.clone();
-    let cluster_loop = {
-        let ctx = ctx.clone();
-        async move {
-            if let Some((changes, sources)) = cluster_inputs {
-                let inputs = cluster_mirror::Inputs {
-                    changes,
-                    sources,
-                    from_watches,
-                    resync,
-                };
-                let stop = async move {
-                    cluster_stop.await;
-                };
-                cluster_mirror::run(ctx, inputs, more_prunes, shared.concurrency, stop).await;
-            }
+    let counted = Arc::downgrade(ctx);
+    ctx.metrics.count_orphans_with(Box::new(move |counts| {
+        if let Some(ctx) = counted.upgrade() {
+            cluster_mirror::prune::count_orphans(&ctx, counts);
         }
-    };
-    let controllers = controller::run(
-        ctx,
-        wakeups,
-        shared.concurrency,
-        shared.leadership,
-        prunes,
-        async move {
-            stop.await;
-        },
-    );
-    let controllers = async {
-        futures::join!(controllers, cluster_loop);
-    };
-    tokio::select! {
-        () = controllers => Ok(()),
-        () = watches => anyhow::bail!("the {} watches ended unexpectedly", K::kind(&())),
-    }
+    }));
 }
 
 /// The ClusterMirror side of kind `K`, and what wakes its loop, when this

@@ -170,6 +170,26 @@ impl Namespaces {
         futures::join!(forward, announce);
     }
 
+    /// When namespaces are watched, kind `K`'s caches and wakeups follow
+    /// them, under the kind's `consent`.
+    fn follow_for<K: MirroredKind>(
+        &self,
+        caches: &Caches<K>,
+        consent: Consent,
+        forwarder: &Forwarder<K>,
+    ) {
+        if self.store.is_some() {
+            self.join(Box::new(KindNamespaces {
+                follower: NamespaceFollower {
+                    caches: caches.clone(),
+                    consent,
+                    seen: HashMap::new(),
+                },
+                forwarder: forwarder.clone(),
+            }));
+        }
+    }
+
     /// Under the lock, so that every event the listener has not seen in
     /// the cache when it joins is delivered to it.
     fn join(&self, mut listener: Box<dyn NamespaceListener>) {
@@ -210,27 +230,15 @@ pub fn watch<K: MirroredKind, R: Stream<Item = ()> + Send + 'static>(
     Wakeups<K>,
     impl Future<Output = ()> + Send + use<K, R>,
 )> {
-    let scope = settings.namespace.as_deref();
+    let events = |watch, labels: &str| events_of::<K>(config, &settings, &health, watch, labels);
     let (sources, source_writer) = reflector::store();
-    let source_events = watch_stream::events(
-        api_in::<K>(client_for(config, &health, K::SOURCES_WATCH)?, scope),
-        watcher::Config::default().labels(&settings.selector),
-        settings.initial_list,
-        K::SOURCES_WATCH,
-        health.clone(),
-    )
-    .modify(cache_form::slim_source::<K>)
-    .reflect(source_writer);
+    let source_events = events(K::SOURCES_WATCH, &settings.selector)?
+        .modify(cache_form::slim_source::<K>)
+        .reflect(source_writer);
     let (copies, copy_writer) = reflector::store();
-    let copy_events = watch_stream::events(
-        api_in::<K>(client_for(config, &health, K::COPIES_WATCH)?, scope),
-        watcher::Config::default().labels(&contract::copy_selector()),
-        settings.initial_list,
-        K::COPIES_WATCH,
-        health.clone(),
-    )
-    .modify(cache_form::slim_copy::<K>)
-    .reflect(copy_writer);
+    let copy_events = events(K::COPIES_WATCH, &contract::copy_selector())?
+        .modify(cache_form::slim_copy::<K>)
+        .reflect(copy_writer);
 
     let (ready_tx, ready) = watch::channel(false);
     let namespaces_listed = namespaces
@@ -247,29 +255,8 @@ pub fn watch<K: MirroredKind, R: Stream<Item = ()> + Send + 'static>(
         ready,
     };
     let (forwarder, wakeups) = Forwarder::new(health.clone(), metrics.clone());
-    let index = caches.index.clone();
-    let source_follower = SourceFollower {
-        caches: caches.clone(),
-        metrics,
-        on_deleted: on_deleted.clone(),
-        index: index.clone(),
-        suffix: settings.suffix.clone(),
-    };
-    let copy_follower = CopyFollower {
-        on_deleted,
-        index,
-        suffix: settings.suffix,
-    };
-    if namespaces.store.is_some() {
-        namespaces.join(Box::new(KindNamespaces {
-            follower: NamespaceFollower {
-                caches: caches.clone(),
-                consent,
-                seen: HashMap::new(),
-            },
-            forwarder: forwarder.clone(),
-        }));
-    }
+    let (source_follower, copy_follower) = followers(&caches, metrics, on_deleted, settings.suffix);
+    namespaces.follow_for(&caches, consent, &forwarder);
     let drive = {
         let caches = caches.clone();
         async move {
@@ -292,6 +279,50 @@ pub fn watch<K: MirroredKind, R: Stream<Item = ()> + Send + 'static>(
         }
     };
     Ok((caches, wakeups, drive))
+}
+
+/// The events of kind `K`'s watch `watch` (of its sources, or of its
+/// copies), of the objects with `labels`, in the watched namespace or in
+/// all of them.
+fn events_of<K: MirroredKind>(
+    config: &kube::Config,
+    settings: &WatchSettings,
+    health: &Arc<Health>,
+    watch: &'static str,
+    labels: &str,
+) -> anyhow::Result<impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + use<K>> {
+    Ok(watch_stream::events(
+        api_in::<K>(
+            client_for(config, health, watch)?,
+            settings.namespace.as_deref(),
+        ),
+        watcher::Config::default().labels(labels),
+        settings.initial_list,
+        watch,
+        health.clone(),
+    ))
+}
+
+/// What follows the events of the sources' watch, and of the copies'.
+fn followers<K: MirroredKind>(
+    caches: &Caches<K>,
+    metrics: Arc<Metrics>,
+    on_deleted: OnDeleted,
+    suffix: String,
+) -> (SourceFollower<K>, CopyFollower<K>) {
+    let source_follower = SourceFollower {
+        caches: caches.clone(),
+        metrics,
+        on_deleted: on_deleted.clone(),
+        index: caches.index.clone(),
+        suffix: suffix.clone(),
+    };
+    let copy_follower = CopyFollower {
+        on_deleted,
+        index: caches.index.clone(),
+        suffix,
+    };
+    (source_follower, copy_follower)
 }
 
 /// A client for one watch, which tells `health` when the watch reconnects.

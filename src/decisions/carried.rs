@@ -13,12 +13,17 @@
 //! and the label keys of the source
 //! selector (a copy must never become a source). A list that asks for one of
 //! the former, by name or by a prefix that matches one the source has, is
-//! [`refused`]: the source is told, and its copies are written without it.
+//! refused ([`Carried::refused`]): the source is told, and its copies are
+//! written without it.
 //! The controller's own keys and kubectl's record of the last apply, which
 //! a source may have whatever its owner means, are skipped without a word
 //! when only a prefix matches them.
+//!
+//! A ClusterMirror's copies carry what its `spec.target` sets instead
+//! ([`Carried::Given`]), under the same rules and with the same record; a
+//! spec that sets a key never carried is refused as a whole.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -138,7 +143,7 @@ fn selected(
 
 /// The source's labels and annotations its lists select: what the source's
 /// cache must keep of them. Keys never carried are kept too (but those
-/// skipped silently), so that its reconcile can name them in [`refused`].
+/// skipped silently), so that its reconcile can name them in [`Carried::refused`].
 pub fn selected_of(source: &ObjectMeta, lists: &Lists) -> [BTreeMap<String, String>; 2] {
     let keep = |key: &str| !skipped_silently(key);
     [
@@ -147,70 +152,139 @@ pub fn selected_of(source: &ObjectMeta, lists: &Lists) -> [BTreeMap<String, Stri
     ]
 }
 
-/// What a source's lists ask for that is never carried, as the Warning
-/// says it; None when nothing. A key counts when a list names it exactly,
-/// or when a prefix entry matches a key the source has (but those skipped
-/// silently): then the owner means something the copies will not have.
-pub fn refused(source: &ObjectMeta, lists: &Lists, never: &NeverCarried) -> Option<String> {
-    let refused_in =
-        |annotation_key: &str, list: &Allowlist, map: Option<&BTreeMap<String, String>>| {
-            let named = list.exact.iter().filter(|key| never.contains(key));
-            let matched = map.into_iter().flatten().map(|(key, _)| key).filter(|key| {
-                list.prefixes.iter().any(|p| key.starts_with(p))
-                    && never.contains(key)
-                    && !skipped_silently(key)
-            });
-            let keys: std::collections::BTreeSet<&String> = named.chain(matched).collect();
-            (!keys.is_empty()).then(|| {
-                let keys: Vec<&str> = keys.into_iter().map(String::as_str).collect();
-                format!("{annotation_key} asks for {}", keys.join(", "))
-            })
-        };
-    let parts: Vec<String> = [
-        refused_in(
-            COPY_LABELS_ANNOTATION,
-            &lists.labels,
-            source.labels.as_ref(),
-        ),
-        refused_in(
-            COPY_ANNOTATIONS_ANNOTATION,
-            &lists.annotations,
-            source.annotations.as_ref(),
-        ),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    (!parts.is_empty()).then(|| parts.join("; "))
+/// What a copy is asked to carry besides its own labels and annotations.
+#[derive(Debug, Clone, Copy)]
+pub enum Carried<'a> {
+    /// What a source's lists select of its own labels and annotations.
+    Listed {
+        source: &'a ObjectMeta,
+        lists: &'a Lists,
+    },
+    /// What a ClusterMirror's `spec.target.labels` and
+    /// `spec.target.annotations` set.
+    Given {
+        labels: &'a BTreeMap<String, String>,
+        annotations: &'a BTreeMap<String, String>,
+    },
 }
 
-/// `copy` (a built copy) carrying what `lists` select of `source`, with a
-/// record of the carried keys. Nothing is added when nothing is carried, so
-/// the copies of a source without lists stay as they were.
-pub fn carry(
-    mut copy: ObjectMeta,
-    source: &ObjectMeta,
-    lists: &Lists,
-    never: &NeverCarried,
-    source_label_keys: &[String],
-) -> ObjectMeta {
-    // None of the copy's own keys is carriable, so they always win.
-    let carriable = |key: &str| carriable(key, never, source_label_keys);
-    let labels = selected(source.labels.as_ref(), &lists.labels, carriable);
-    let annotations = selected(source.annotations.as_ref(), &lists.annotations, carriable);
-    let records = [
-        (CARRIED_LABELS_ANNOTATION, record(&labels)),
-        (CARRIED_ANNOTATIONS_ANNOTATION, record(&annotations)),
-    ];
-    copy.labels.get_or_insert_with(BTreeMap::new).extend(labels);
-    let copy_annotations = copy.annotations.get_or_insert_with(BTreeMap::new);
-    copy_annotations.extend(annotations);
-    for (key, record) in records {
-        if let Some(record) = record {
-            copy_annotations.insert(key.into(), record);
-        }
+impl Carried<'_> {
+    /// What is asked for that `never` refuses, as the Warning (or the
+    /// ClusterMirror's refusal) says it; None when nothing. A list counts
+    /// a key it names exactly, or one the source has that a prefix entry
+    /// matches (but those skipped silently): then the owner means
+    /// something the copies will not have.
+    pub fn refused(&self, never: &NeverCarried) -> Option<String> {
+        let asked = match *self {
+            Carried::Listed { source, lists } => [
+                (
+                    format!("{COPY_LABELS_ANNOTATION} asks for"),
+                    listed_refused(&lists.labels, source.labels.as_ref(), never),
+                ),
+                (
+                    format!("{COPY_ANNOTATIONS_ANNOTATION} asks for"),
+                    listed_refused(&lists.annotations, source.annotations.as_ref(), never),
+                ),
+            ],
+            Carried::Given {
+                labels,
+                annotations,
+            } => [
+                (
+                    "spec.target.labels sets".to_owned(),
+                    given_refused(labels, never),
+                ),
+                (
+                    "spec.target.annotations sets".to_owned(),
+                    given_refused(annotations, never),
+                ),
+            ],
+        };
+        let parts: Vec<String> = asked
+            .into_iter()
+            .filter(|(_, keys)| !keys.is_empty())
+            .map(|(asks, keys)| {
+                let keys: Vec<&str> = keys.into_iter().collect();
+                format!("{asks} {}", keys.join(", "))
+            })
+            .collect();
+        let said = (!parts.is_empty()).then(|| parts.join("; "))?;
+        Some(match self {
+            Carried::Listed { .. } => said,
+            Carried::Given { .. } => format!(
+                "{said}: never carried by this install (--never-carry, or the built-in list)"
+            ),
+        })
     }
-    copy
+
+    /// `copy` (a built copy) carrying what is asked for, but the keys never
+    /// carried (`never`, and the label keys of the source selector, which
+    /// would make a copy a source), with a record of the carried keys.
+    /// Nothing is added when nothing is carried, so the copies of a source
+    /// without lists stay as they were.
+    pub fn onto(
+        &self,
+        mut copy: ObjectMeta,
+        never: &NeverCarried,
+        source_label_keys: &[String],
+    ) -> ObjectMeta {
+        // None of the copy's own keys is carriable, so they always win.
+        let carriable = |key: &str| carriable(key, never, source_label_keys);
+        let (labels, annotations) = match *self {
+            Carried::Listed { source, lists } => (
+                selected(source.labels.as_ref(), &lists.labels, carriable),
+                selected(source.annotations.as_ref(), &lists.annotations, carriable),
+            ),
+            Carried::Given {
+                labels,
+                annotations,
+            } => (given(labels, carriable), given(annotations, carriable)),
+        };
+        let records = [
+            (CARRIED_LABELS_ANNOTATION, record(&labels)),
+            (CARRIED_ANNOTATIONS_ANNOTATION, record(&annotations)),
+        ];
+        copy.labels.get_or_insert_with(BTreeMap::new).extend(labels);
+        let copy_annotations = copy.annotations.get_or_insert_with(BTreeMap::new);
+        copy_annotations.extend(annotations);
+        for (key, record) in records {
+            if let Some(record) = record {
+                copy_annotations.insert(key.into(), record);
+            }
+        }
+        copy
+    }
+}
+
+/// The keys never carried that `list` names exactly, or that a prefix of
+/// it matches in `map` (but those skipped silently).
+fn listed_refused<'m>(
+    list: &'m Allowlist,
+    map: Option<&'m BTreeMap<String, String>>,
+    never: &NeverCarried,
+) -> BTreeSet<&'m str> {
+    let named = list.exact.iter().filter(|key| never.contains(key));
+    let matched = map.into_iter().flatten().map(|(key, _)| key).filter(|key| {
+        list.prefixes.iter().any(|p| key.starts_with(p))
+            && never.contains(key)
+            && !skipped_silently(key)
+    });
+    named.chain(matched).map(String::as_str).collect()
+}
+
+/// The keys of `map` never carried.
+fn given_refused<'m>(map: &'m BTreeMap<String, String>, never: &NeverCarried) -> BTreeSet<&'m str> {
+    map.keys()
+        .map(String::as_str)
+        .filter(|key| never.contains(key))
+        .collect()
+}
+
+fn given(map: &BTreeMap<String, String>, keep: impl Fn(&str) -> bool) -> BTreeMap<String, String> {
+    map.iter()
+        .filter(|(key, _)| keep(key))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 /// The keys in a record, sorted and comma-separated; None for none.

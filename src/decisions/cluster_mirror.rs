@@ -1,8 +1,9 @@
-//! A ClusterMirror as a mirror request: which namespaces it selects, what
-//! its copy in each must look like, and whether a copy it wrote is still
-//! wanted. Pure, like `desired`; the ClusterMirror reconcile reads the
-//! caches and carries out what these functions decide, with the same
-//! plan and writes as a source's own mirrors.
+//! A ClusterMirror as a mirror request: which namespaces it selects, which
+//! copy it asks for in each (what that copy holds is `desired_copy`'s to
+//! decide, as for every copy), and whether a copy it wrote is still
+//! wanted. Pure; the ClusterMirror reconcile reads the caches and carries
+//! out what these functions decide, with the same plan and writes as a
+//! source's own mirrors.
 //!
 //! The admin's selector is the consent: no tenant label is asked for. A
 //! protected namespace (which includes every namespace ClusterMirror
@@ -13,7 +14,7 @@ pub mod standing;
 pub mod status;
 pub mod status_writers;
 
-pub use fate::{CopyFate, Install, Seen, Witnessed, bound_cluster_mirror_uid, copy_fate, release};
+pub use fate::{PruneRules, Seen, Witnessed, bound_cluster_mirror_uid, copy_fate, release};
 
 use std::collections::BTreeMap;
 
@@ -21,13 +22,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     api::{DeletionPolicy, SourceKind, StoredClusterMirror},
-    contract::{
-        CARRIED_ANNOTATIONS_ANNOTATION, CARRIED_LABELS_ANNOTATION, CLUSTER_MIRROR_LABEL,
-        CONTROLLER_KEY_PREFIX, MANAGED_BY_LABEL, NeverCarried, cluster_mirror_of, is_managed_by_us,
-        mirror_of, never_carried,
-    },
+    contract::{NeverCarried, cluster_mirror_of, is_managed_by_us, mirror_of},
+    decisions::carried::Carried,
     decisions::consent::{Consent, NamespaceFacts},
-    decisions::desired_copy::{Refusal, desired_mirror, mark_install, never_a_source},
+    decisions::desired_copy::{Asked, ClusterMirrorCopy, never_a_source},
     decisions::patterns::{glob_matches, parse_patterns},
     decisions::selector::Selector,
     kind::MirroredKind,
@@ -118,27 +116,15 @@ impl Request {
     /// What `target.labels` and `target.annotations` set that `never`
     /// refuses, as the refusal says it; None when nothing.
     pub fn sets_never_carried(&self, never: &NeverCarried) -> Option<String> {
-        let refused = |field: &str, map: &BTreeMap<String, String>| {
-            let keys: Vec<&str> = map
-                .keys()
-                .map(String::as_str)
-                .filter(|k| never.contains(k))
-                .collect();
-            (!keys.is_empty()).then(|| format!("spec.target.{field} sets {}", keys.join(", ")))
-        };
-        let parts: Vec<String> = [
-            refused("labels", &self.labels),
-            refused("annotations", &self.annotations),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        (!parts.is_empty()).then(|| {
-            format!(
-                "{}: never carried by this install (--never-carry, or the built-in list)",
-                parts.join("; ")
-            )
-        })
+        self.carried().refused(never)
+    }
+
+    /// What its copies are asked to carry.
+    fn carried(&self) -> Carried<'_> {
+        Carried::Given {
+            labels: &self.labels,
+            annotations: &self.annotations,
+        }
     }
 
     /// Whether the spec asks for `namespace`: its selector AND (when it
@@ -222,55 +208,16 @@ impl Request {
         bound
     }
 
-    /// The copy `bound` (from [`Request::bound_source`]) should have in
-    /// `namespace`, marked with the install's `selector`.
-    pub fn desired_copy<K: MirroredKind>(
-        &self,
-        bound: &K,
-        namespace: &str,
-        key: &K::DigestKey,
-        selector: &str,
-    ) -> Result<K, Refusal> {
-        let mut copy = desired_mirror(bound, namespace, key)?;
-        let meta = copy.meta_mut();
-        meta.name = Some(self.target_name.clone());
-        let own = |key: &String| !is_controller_key(key);
-        let labels: BTreeMap<_, _> = self
-            .labels
-            .clone()
-            .into_iter()
-            .filter(|(k, _)| own(k))
-            .collect();
-        let annotations: BTreeMap<_, _> = self
-            .annotations
-            .clone()
-            .into_iter()
-            .filter(|(k, _)| own(k))
-            .collect();
-        let record = |keys: Vec<&String>| {
-            keys.into_iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        let records = [
-            (CARRIED_LABELS_ANNOTATION, record(labels.keys().collect())),
-            (
-                CARRIED_ANNOTATIONS_ANNOTATION,
-                record(annotations.keys().collect()),
-            ),
-        ];
-        let meta_labels = meta.labels.get_or_insert_with(BTreeMap::new);
-        meta_labels.extend(labels);
-        meta_labels.insert(CLUSTER_MIRROR_LABEL.into(), self.name.clone());
-        let meta_annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
-        meta_annotations.extend(annotations);
-        for (key, record) in records {
-            if !record.is_empty() {
-                meta_annotations.insert(key.into(), record);
-            }
-        }
-        Ok(mark_install(copy, selector))
+    /// Its copy in `namespace`, as [`desired`](crate::decisions::desired_copy::desired) takes it (with the source
+    /// from [`Request::bound_source`]).
+    pub fn copy_in<'a>(&'a self, namespace: &'a str) -> Asked<'a> {
+        Asked::ClusterMirror(ClusterMirrorCopy {
+            namespace,
+            name: &self.target_name,
+            cluster_mirror: &self.name,
+            labels: &self.labels,
+            annotations: &self.annotations,
+        })
     }
 
     /// Whether a copy this ClusterMirror wrote (its label names it) in a
@@ -284,12 +231,6 @@ impl Request {
             && same_source
             && self.selects(namespace, consent)
     }
-}
-
-/// Keys a ClusterMirror may not set on its copies: the controller's own
-/// and the never-carried ones (the CRD's rules refuse them too).
-fn is_controller_key(key: &str) -> bool {
-    key.starts_with(CONTROLLER_KEY_PREFIX) || key == MANAGED_BY_LABEL || never_carried(key)
 }
 
 /// Which namespaces no ClusterMirror writes into: the protected ones, and

@@ -1,10 +1,19 @@
-//! The desired state: what the copies of a source must look like.
+//! The desired state: what a copy of a source must look like, decided in
+//! one place for every copy there is, a source's companion, its mirrors,
+//! and a ClusterMirror's copies, for the reconcilers and for `explain`.
 //!
-//! Everything here is pure, and the same for every kind. Given a source it
-//! says what its
-//! companion's and its mirrors' name, content, labels, annotations and owner
-//! must be. Whether an existing object is one of them is `ownership`'s
-//! question, how it differs is `plan`'s; the reconcilers do the I/O.
+//! Everything here is pure, and the same for every kind. Given a source,
+//! the copy asked for ([`Asked`]) and the install's settings ([`Install`]),
+//! [`desired`] says what the copy's name, content, checksum, labels,
+//! annotations and owner must be. Whether an existing object is that copy
+//! is `ownership`'s question, how it differs is `plan`'s; the reconcilers
+//! do the I/O.
+//!
+//! The measure of this module: a new option of what a copy holds (say,
+//! only some keys, renamed) changes this decision (its one content step,
+//! which [`desired`] and [`with_fresh_content`] share), its tests, the
+//! parsing of the annotation or API field that asks for it, and the docs,
+//! and no path that writes or explains copies.
 
 use std::collections::BTreeMap;
 
@@ -12,15 +21,16 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     contract::{
-        CHECKSUM_ANNOTATION, HELM_STORAGE_LABEL, MANAGED_BY_LABEL, MANAGER_NAME, MAX_NAME_LEN,
-        MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, NeverCarried, SOURCE_SELECTOR_ANNOTATION,
-        TILLER_STORAGE_LABEL, companion_name, helm_storage_label, install::INSTALL_OWNED_LABEL,
-        is_managed_by_us,
+        CHECKSUM_ANNOTATION, CLUSTER_MIRROR_LABEL, HELM_STORAGE_LABEL, MANAGED_BY_LABEL,
+        MANAGER_NAME, MAX_NAME_LEN, MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION,
+        SOURCE_SELECTOR_ANNOTATION, TILLER_STORAGE_LABEL, companion_name, helm_storage_label,
+        install::INSTALL_OWNED_LABEL, is_managed_by_us,
     },
     decisions::cache_form::source_checksum,
-    decisions::carried::{self, Lists},
+    decisions::carried::{Carried, Lists},
+    decisions::install::Install,
     decisions::owner_ref::owner_reference,
-    kind::MirroredKind,
+    kind::{MirroredKind, SourceId},
 };
 
 /// Why a companion cannot be built for a source.
@@ -34,6 +44,9 @@ pub enum Refusal {
     SourceIsCompanion,
     /// The source is being deleted: new copies would only be garbage.
     BeingDeleted,
+    /// One of the source's lists of keys to carry is malformed (as it
+    /// says): nothing of the source is written until it is fixed.
+    InvalidCopyList(String),
 }
 
 /// The name prefix of Helm's release records, which its storage drivers
@@ -104,13 +117,114 @@ fn identity<K: MirroredKind>(object: &K) -> Result<(&str, &str, &str), Refusal> 
     }
 }
 
-/// The companion a source should have, built from the source alone.
-pub fn desired_companion<K: MirroredKind>(
+/// The copy asked for, of one source.
+#[derive(Debug, Clone, Copy)]
+pub enum Asked<'a> {
+    /// Its companion: `<name><suffix>` in its own namespace, owned by it.
+    Companion,
+    /// Its mirror in `namespace`, under its own name. A namespace cannot
+    /// own objects in another, so instead of an owner reference it names
+    /// its source in annotations, and the prune loop removes it when the
+    /// source no longer wants it.
+    Mirror { namespace: &'a str },
+    /// A ClusterMirror's copy.
+    ClusterMirror(ClusterMirrorCopy<'a>),
+}
+
+/// A ClusterMirror's copy in one namespace, as its spec asks for it: a
+/// mirror of its source under the target name, labeled with the
+/// ClusterMirror's name, carrying what `spec.target` sets (never what its
+/// source's own lists select). Its source is the one the ClusterMirror
+/// binds its copies to (`Request::bound_source`), whose uid the copy's
+/// checksum and `mirror-of-uid` name.
+#[derive(Debug, Clone, Copy)]
+pub struct ClusterMirrorCopy<'a> {
+    pub namespace: &'a str,
+    /// `spec.target.name`, or the source's name.
+    pub name: &'a str,
+    /// The ClusterMirror's name.
+    pub cluster_mirror: &'a str,
+    /// `spec.target.labels`.
+    pub labels: &'a BTreeMap<String, String>,
+    /// `spec.target.annotations`.
+    pub annotations: &'a BTreeMap<String, String>,
+}
+
+/// The copy `asked` of `source`, as `install` writes it: the source's
+/// content under the copy's name, its checksum, the labels and annotations
+/// that mark it as this install's copy and name its source, and what it
+/// carries (with the record of the carried keys).
+pub fn desired<K: MirroredKind>(
     source: &K,
-    suffix: &str,
+    asked: &Asked<'_>,
+    install: &Install,
     key: &K::DigestKey,
 ) -> Result<K, Refusal> {
     let (name, namespace, uid) = identity(source)?;
+    let meta = match asked {
+        Asked::Companion => companion_meta::<K>(name, namespace, uid, &install.suffix)?,
+        Asked::Mirror { namespace: target } => mirror_meta(name, namespace, uid, target, name),
+        Asked::ClusterMirror(copy) => {
+            let mut meta = mirror_meta(name, namespace, uid, copy.namespace, copy.name);
+            let labels = meta.labels.get_or_insert_with(BTreeMap::new);
+            labels.insert(CLUSTER_MIRROR_LABEL.into(), copy.cluster_mirror.into());
+            meta
+        }
+    };
+    let lists;
+    let carried = match asked {
+        Asked::ClusterMirror(copy) => Carried::Given {
+            labels: copy.labels,
+            annotations: copy.annotations,
+        },
+        Asked::Companion | Asked::Mirror { .. } => {
+            lists = Lists::of(source.meta()).map_err(Refusal::InvalidCopyList)?;
+            Carried::Listed {
+                source: source.meta(),
+                lists: &lists,
+            }
+        }
+    };
+    let mut meta = carried.onto(meta, &install.never_carried, &install.source_label_keys);
+    let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
+    annotations.insert(CHECKSUM_ANNOTATION.into(), source_checksum(source, key));
+    annotations.insert(SOURCE_SELECTOR_ANNOTATION.into(), install.selector.clone());
+    Ok(content_under(meta, source))
+}
+
+/// `copy`, which [`desired`] built from a cached source (which keeps its
+/// content's hash, not its content), with its source's content as read
+/// now (`fresh`), and that content's checksum under the identity the copy
+/// names (`named`: for a ClusterMirror's copy, bound to the ClusterMirror
+/// too). A newer source only makes the copy newer.
+pub fn with_fresh_content<K: MirroredKind>(
+    mut copy: K,
+    fresh: &K,
+    named: &ObjectMeta,
+    key: &K::DigestKey,
+) -> K {
+    let checksum = K::checksum(&fresh.content_hash(), &SourceId::of(named), key).into_owned();
+    let mut meta = std::mem::take(copy.meta_mut());
+    let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
+    annotations.insert(CHECKSUM_ANNOTATION.into(), checksum);
+    content_under(meta, fresh)
+}
+
+/// What of `source` a copy holds, under `meta`: the one place the content
+/// of every copy is taken from its source.
+fn content_under<K: MirroredKind>(meta: ObjectMeta, source: &K) -> K {
+    let mut copy = K::content_of(source);
+    *copy.meta_mut() = meta;
+    copy
+}
+
+/// A companion's metadata: `<name><suffix>`, owned by its source.
+fn companion_meta<K: MirroredKind>(
+    name: &str,
+    namespace: &str,
+    uid: &str,
+    suffix: &str,
+) -> Result<ObjectMeta, Refusal> {
     let companion = companion_name(name, suffix);
     if companion.len() > MAX_NAME_LEN {
         let len = companion.len();
@@ -119,84 +233,38 @@ pub fn desired_companion<K: MirroredKind>(
             len,
         });
     }
-    Ok(copy_with(
-        source,
-        ObjectMeta {
-            name: Some(companion),
-            namespace: Some(namespace.into()),
-            labels: Some(managed_by_us()),
-            annotations: Some(BTreeMap::from([(
-                CHECKSUM_ANNOTATION.into(),
-                source_checksum(source, key),
-            )])),
-            owner_references: Some(vec![owner_reference::<K>(name, uid)]),
-            ..ObjectMeta::default()
-        },
-    ))
+    Ok(ObjectMeta {
+        name: Some(companion),
+        namespace: Some(namespace.into()),
+        labels: Some(managed_by_us()),
+        annotations: Some(BTreeMap::new()),
+        owner_references: Some(vec![owner_reference::<K>(name, uid)]),
+        ..ObjectMeta::default()
+    })
 }
 
-/// The mirror of a source in namespace `target`: the companion's content
-/// under the source's own name. A namespace cannot own objects in another,
-/// so instead of an owner reference it names its source in annotations, and
-/// the prune loop removes it when the source no longer wants it.
-pub fn desired_mirror<K: MirroredKind>(
-    source: &K,
+/// A mirror's metadata: `copy_name` in `target`, naming its source.
+fn mirror_meta(
+    name: &str,
+    namespace: &str,
+    uid: &str,
     target: &str,
-    key: &K::DigestKey,
-) -> Result<K, Refusal> {
-    let (name, namespace, uid) = identity(source)?;
-    Ok(copy_with(
-        source,
-        ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some(target.into()),
-            labels: Some(managed_by_us()),
-            annotations: Some(BTreeMap::from([
-                (CHECKSUM_ANNOTATION.into(), source_checksum(source, key)),
-                (MIRROR_OF_ANNOTATION.into(), format!("{namespace}/{name}")),
-                (MIRROR_OF_UID_ANNOTATION.into(), uid.into()),
-            ])),
-            ..ObjectMeta::default()
-        },
-    ))
-}
-
-/// `source`'s content under `metadata`.
-fn copy_with<K: MirroredKind>(source: &K, metadata: ObjectMeta) -> K {
-    let mut copy = K::content_of(source);
-    *copy.meta_mut() = metadata;
-    copy
+    copy_name: &str,
+) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(copy_name.into()),
+        namespace: Some(target.into()),
+        labels: Some(managed_by_us()),
+        annotations: Some(BTreeMap::from([
+            (MIRROR_OF_ANNOTATION.into(), format!("{namespace}/{name}")),
+            (MIRROR_OF_UID_ANNOTATION.into(), uid.into()),
+        ])),
+        ..ObjectMeta::default()
+    }
 }
 
 fn managed_by_us() -> BTreeMap<String, String> {
     BTreeMap::from([(MANAGED_BY_LABEL.into(), MANAGER_NAME.into())])
-}
-
-/// A built copy as the install writes it: carrying what the source's lists
-/// select (never a key of `never`, nor the source selector's label keys),
-/// and marked with the
-/// install's source `selector`. An error names a malformed list: then
-/// nothing of the source is written.
-pub fn finished<K: MirroredKind>(
-    mut copy: K,
-    source: &K,
-    selector: &str,
-    never: &NeverCarried,
-    source_label_keys: &[String],
-) -> Result<K, String> {
-    let lists = Lists::of(source.meta())?;
-    let meta = std::mem::take(copy.meta_mut());
-    *copy.meta_mut() = carried::carry(meta, source.meta(), &lists, never, source_label_keys);
-    Ok(mark_install(copy, selector))
-}
-
-/// Marks a copy as written by the install with this source selector.
-pub fn mark_install<K: MirroredKind>(mut copy: K, selector: &str) -> K {
-    copy.meta_mut()
-        .annotations
-        .get_or_insert_with(BTreeMap::new)
-        .insert(SOURCE_SELECTOR_ANNOTATION.into(), selector.into());
-    copy
 }
 
 #[cfg(test)]

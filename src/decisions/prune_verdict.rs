@@ -6,6 +6,7 @@ use std::borrow::Borrow;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
+    api::DeletionPolicy,
     contract::{self, companion_name},
     decisions::consent::{Consent, NamespaceFacts},
     decisions::owner_ref::{controlling_owner, controlling_source},
@@ -107,17 +108,30 @@ pub fn should_prune<K: MirroredKind>(
     companion_name(owner, suffix) == name && !is_managed_source(owner)
 }
 
-/// What becomes of a copy.
+/// What becomes of a copy: the prune loop's verdict on a source's own
+/// copy ([`copy_verdict`]) and on a ClusterMirror's
+/// ([`copy_fate`](crate::decisions::cluster_mirror::copy_fate)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CopyVerdict {
     Keep,
-    /// Nothing wants it: a mirror its source or its namespace no longer
-    /// asks for, or a companion of no managed source.
+    /// Nothing wants it: deleted. A mirror its source or its namespace no
+    /// longer asks for, a companion of no managed source, or a
+    /// ClusterMirror's copy its ClusterMirror, there, no longer asks for.
     Unwanted,
-    /// Written by a release that did not mark copies with their install,
-    /// for a source this install does not manage: it goes only once that
-    /// source is gone, which no install can want copies of.
+    /// A source's own copy written by a release that did not mark copies
+    /// with their install, for a source this install does not manage: it
+    /// goes only once that source is gone, which no install can want
+    /// copies of.
     UnwantedIfSourceGone(SourceRef),
+    /// A ClusterMirror's copy whose ClusterMirror was seen deleted:
+    /// deleted (`Delete`) or released (`Orphan`) once the CRD is read live
+    /// since (unless the read already said so: then
+    /// `Witnessed::crd_live` is Some(true)).
+    ClusterMirrorDeleted(DeletionPolicy),
+    /// A ClusterMirror's copy whose ClusterMirror is gone and nobody saw
+    /// it go, or it went with its CRD: kept as it is, counted and told as
+    /// an orphan.
+    Orphaned,
 }
 
 /// The prune loop's verdict on a copy of the install with source

@@ -17,7 +17,7 @@ use kube::{
 use super::{
     render::{Is, Report, Subject},
     verdicts::{
-        self, CopyScene, Explained, Install, NamespaceScene, Namespaces, Preview, Read, Row,
+        self, CopyScene, Explained, NamespaceScene, Namespaces, Preview, Read, Row, Rules,
         SourceScene, Verdict, Warning, What,
     },
 };
@@ -55,7 +55,7 @@ fn subject<K: Explained>(namespace: &str, name: &str, is: Is) -> Subject {
 /// Explains the object `namespace/name` of kind K: a source, or a copy.
 pub async fn object<K: Explained>(
     client: &Client,
-    install: &Install,
+    rules: &Rules,
     namespace: &str,
     name: &str,
     preview: Option<&Preview>,
@@ -96,7 +96,7 @@ pub async fn object<K: Explained>(
     };
     let companion_of = match contract::is_managed_by_us(object.meta()) {
         true => None,
-        false => verdicts::companion_source_name(name, install),
+        false => verdicts::companion_source_name(name, rules),
     };
     let existing_source = match companion_of {
         Some(source) => api.get_opt(&source).await.ok().flatten().is_some(),
@@ -106,17 +106,17 @@ pub async fn object<K: Explained>(
         && contract::is_managed_by_us(object.meta())
     {
         let cluster_mirror = cluster_mirror.to_owned();
-        return cluster_mirror::copy_of(client, install, object, &cluster_mirror).await;
+        return cluster_mirror::copy_of(client, rules, object, &cluster_mirror).await;
     }
-    match verdicts::is_copy(&object, install, existing_source) {
-        true => copy::<K>(client, install, object, preview.is_some()).await,
-        false => source::<K>(client, install, object, preview).await,
+    match verdicts::is_copy(&object, rules, existing_source) {
+        true => copy::<K>(client, rules, object, preview.is_some()).await,
+        false => source::<K>(client, rules, object, preview).await,
     }
 }
 
 async fn source<K: Explained>(
     client: &Client,
-    install: &Install,
+    rules: &Rules,
     object: K,
     preview: Option<&Preview>,
 ) -> Report {
@@ -129,11 +129,11 @@ async fn source<K: Explained>(
     };
     let api: Api<K> = Api::namespaced(client.clone(), &namespace);
     let companion = api
-        .get_opt(&verdicts::companion_of(&meta, install))
+        .get_opt(&verdicts::companion_of(&meta, rules))
         .await
         .map_err(why);
     let namespaces = namespaces(client, &verdicts::named_namespaces(&source)).await;
-    let wanted = verdicts::mirror_namespaces(&source, &namespaces, install);
+    let wanted = verdicts::mirror_namespaces(&source, &namespaces, rules);
     let at_name = objects_at(client, &wanted, &name).await;
     let mut notes = Vec::new();
     let all: Api<K> = Api::all(client.clone());
@@ -162,7 +162,7 @@ async fn source<K: Explained>(
     Report {
         subject: subject::<K>(&namespace, &name, Is::Source),
         preview: preview.cloned(),
-        rows: verdicts::explain_source(&scene, install, &key),
+        rows: verdicts::explain_source(&scene, rules, &key),
         warnings,
         notes,
         status: None,
@@ -170,12 +170,7 @@ async fn source<K: Explained>(
     }
 }
 
-async fn copy<K: Explained>(
-    client: &Client,
-    install: &Install,
-    copy: K,
-    previewed: bool,
-) -> Report {
+async fn copy<K: Explained>(client: &Client, rules: &Rules, copy: K, previewed: bool) -> Report {
     let meta = copy.meta().clone();
     let namespace = meta.namespace.clone().unwrap_or_default();
     let name = meta.name.clone().unwrap_or_default();
@@ -183,8 +178,8 @@ async fn copy<K: Explained>(
     if previewed {
         notes.push("--mirror-to and --mirror-to-selector preview a source; this is a copy".into());
     }
-    let claimed = claimed_source::<K>(&meta, &install.suffix).or_else(|| {
-        verdicts::companion_source_name(&name, install).map(|source| (namespace.clone(), source))
+    let claimed = claimed_source::<K>(&meta, &rules.install.suffix).or_else(|| {
+        verdicts::companion_source_name(&name, rules).map(|source| (namespace.clone(), source))
     });
     let source = match &claimed {
         Some((source_namespace, source_name)) => {
@@ -207,7 +202,7 @@ async fn copy<K: Explained>(
     Report {
         subject: subject::<K>(&namespace, &name, Is::Copy),
         preview: None,
-        rows: verdicts::explain_copy(&scene, install, &key),
+        rows: verdicts::explain_copy(&scene, rules, &key),
         warnings,
         notes,
         status: None,
@@ -217,7 +212,7 @@ async fn copy<K: Explained>(
 
 /// Explains a namespace: its consent, and for each kind its mirrors and
 /// the sources that ask for it.
-pub async fn namespace(client: &Client, install: &Install, name: &str, kinds: Kinds) -> Report {
+pub async fn namespace(client: &Client, rules: &Rules, name: &str, kinds: Kinds) -> Report {
     let mut report = Report::about(Subject {
         kind: "Namespace",
         namespace: None,
@@ -252,18 +247,18 @@ pub async fn namespace(client: &Client, install: &Install, name: &str, kinds: Ki
         Ok(Some(facts)) => facts,
     };
     report.subject.is = Is::Namespace;
-    report.rows = verdicts::consent_rows(&facts, install);
+    report.rows = verdicts::consent_rows(&facts, rules);
     if kinds.configmaps {
         let rows =
-            namespace_kind::<k8s_openapi::api::core::v1::ConfigMap>(client, install, &facts).await;
+            namespace_kind::<k8s_openapi::api::core::v1::ConfigMap>(client, rules, &facts).await;
         report.rows.extend(rows);
     }
     if kinds.secrets {
         let rows =
-            namespace_kind::<k8s_openapi::api::core::v1::Secret>(client, install, &facts).await;
+            namespace_kind::<k8s_openapi::api::core::v1::Secret>(client, rules, &facts).await;
         report.rows.extend(rows);
     }
-    let rows = cluster_mirror::in_a_namespace(client, install, &facts, kinds, &mut report.notes);
+    let rows = cluster_mirror::in_a_namespace(client, rules, &facts, kinds, &mut report.notes);
     report.rows.extend(rows.await);
     // Events about a cluster-scoped object are recorded in `default`.
     report.warnings = warnings(
@@ -285,7 +280,7 @@ pub struct Kinds {
 
 async fn namespace_kind<K: Explained>(
     client: &Client,
-    install: &Install,
+    rules: &Rules,
     namespace: &NamespaceFacts,
 ) -> Vec<Row> {
     let in_namespace: Api<K> = Api::namespaced(client.clone(), &namespace.name);
@@ -307,7 +302,7 @@ async fn namespace_kind<K: Explained>(
     };
     let all: Api<K> = Api::all(client.clone());
     let sources: Read<Vec<ObjectMeta>> = all
-        .list_metadata(&ListParams::default().labels(&install.selector))
+        .list_metadata(&ListParams::default().labels(&rules.install.selector))
         .await
         .map(|list| list.items.into_iter().map(|s| s.metadata).collect())
         .map_err(why);
@@ -321,7 +316,7 @@ async fn namespace_kind<K: Explained>(
     };
     let mut names = Vec::new();
     if let Ok(sources) = &sources {
-        for (source, refused) in verdicts::sources_asking::<K>(namespace, sources, install) {
+        for (source, refused) in verdicts::sources_asking::<K>(namespace, sources, rules) {
             if refused.is_none() && !mirrored.contains(&contract::object_key(source)) {
                 names.extend(source.name.clone());
             }
@@ -343,7 +338,7 @@ async fn namespace_kind<K: Explained>(
         sources,
         at_name,
     };
-    verdicts::explain_namespace(namespace, &scene, install, &K::comparison_key())
+    verdicts::explain_namespace(namespace, &scene, rules, &K::comparison_key())
 }
 
 /// A mirror found in `namespace`, with its source read.

@@ -1,7 +1,7 @@
 //! `explain`'s verdicts, built from objects already read: no I/O.
 //!
 //! Every verdict comes from the functions the controller decides with:
-//! whether an object is a source ([`desired_companion`] and the kind's
+//! whether an object is a source ([`desired`] and the kind's
 //! `source_refusal`), which namespaces it asks for and which consent
 //! ([`Targets`], [`wants_mirror`], [`Consent::verdict`]), whose an object
 //! at a copy's name is and what write it would need ([`plan::plan`]), and
@@ -23,7 +23,6 @@ use k8s_openapi::{
 };
 
 use crate::{
-    contract::NeverCarried,
     contract::{
         CHECKSUM_ANNOTATION, CopyRole, MANAGED_BY_LABEL, MANAGER_NAME, SOURCE_SELECTOR_ANNOTATION,
         annotation, cluster_mirror_of, companion_name, is_managed_by_us, mirror_of, object_key,
@@ -34,8 +33,8 @@ use crate::{
     decisions::consent::{
         ACCEPT_MIRRORS_FROM_ANNOTATION, Consent, NamespaceFacts, NamespaceRefusal,
     },
-    decisions::desired_copy::never_a_source,
-    decisions::desired_copy::{Refusal, desired_companion, desired_mirror, finished},
+    decisions::desired_copy::{Asked, Refusal, desired, never_a_source},
+    decisions::install::Install,
     decisions::ownership::{claimed_source, outranked_mirror},
     decisions::patterns,
     decisions::plan::{self, Difference, NameTaken, Write},
@@ -50,18 +49,14 @@ use crate::{
 };
 
 /// What the install decides with: its flags, parsed as the controller
-/// parses them.
+/// parses them. Besides the settings every copy is decided with, the rules
+/// the controller keeps per kind (and for ClusterMirrors), here for both
+/// kinds at once.
 #[derive(Debug, Clone)]
-pub struct Install {
-    /// The source selector as configured: copies are marked with it.
-    pub selector: String,
-    pub source_selector: Selector,
-    pub source_label_keys: Vec<String>,
-    pub never_carried: NeverCarried,
-    pub suffix: String,
+pub struct Rules {
+    pub install: Install,
     pub configmaps: Consent,
     pub secrets: Consent,
-    pub reserved_names: Vec<String>,
     /// The Secrets refused as sources besides the built-in types: the
     /// types the install adds, and its own Secrets (its digest key).
     pub secret_rules: SecretSourceRules,
@@ -86,10 +81,10 @@ pub trait Explained: MirroredKind {
     const KEYED: Option<&'static str>;
 
     /// This kind's consent rules, and the other kind's.
-    fn consent(install: &Install) -> &Consent;
-    fn other_consent(install: &Install) -> &Consent;
+    fn consent(rules: &Rules) -> &Consent;
+    fn other_consent(rules: &Rules) -> &Consent;
     /// What the install refuses as sources of this kind.
-    fn source_rules(install: &Install) -> Self::SourceRules;
+    fn source_rules(rules: &Rules) -> Self::SourceRules;
     /// The other kind, as rows name it.
     const OTHER: &'static str;
     /// The key explain compares contents with.
@@ -101,15 +96,15 @@ impl Explained for ConfigMap {
     const KEYED: Option<&'static str> = None;
     const OTHER: &'static str = "Secret";
 
-    fn consent(install: &Install) -> &Consent {
-        &install.configmaps
+    fn consent(rules: &Rules) -> &Consent {
+        &rules.configmaps
     }
 
-    fn other_consent(install: &Install) -> &Consent {
-        &install.secrets
+    fn other_consent(rules: &Rules) -> &Consent {
+        &rules.secrets
     }
 
-    fn source_rules(_: &Install) {}
+    fn source_rules(_: &Rules) {}
 
     fn comparison_key() {}
 }
@@ -119,16 +114,16 @@ impl Explained for Secret {
     const KEYED: Option<&'static str> = Some(DIGEST_PREFIX);
     const OTHER: &'static str = "ConfigMap";
 
-    fn consent(install: &Install) -> &Consent {
-        &install.secrets
+    fn consent(rules: &Rules) -> &Consent {
+        &rules.secrets
     }
 
-    fn other_consent(install: &Install) -> &Consent {
-        &install.configmaps
+    fn other_consent(rules: &Rules) -> &Consent {
+        &rules.configmaps
     }
 
-    fn source_rules(install: &Install) -> SecretSourceRules {
-        install.secret_rules.clone()
+    fn source_rules(rules: &Rules) -> SecretSourceRules {
+        rules.secret_rules.clone()
     }
 
     /// Any key compares contents alike; a random one makes whatever
@@ -188,8 +183,8 @@ impl Preview {
 
 /// The source a companion-shaped name belongs to, if its name has that
 /// shape: explain reads such an object as a copy of that source.
-pub fn companion_source_name(name: &str, install: &Install) -> Option<String> {
-    crate::contract::source_name_of(name, &install.suffix)
+pub fn companion_source_name(name: &str, rules: &Rules) -> Option<String> {
+    crate::contract::source_name_of(name, &rules.install.suffix)
 }
 
 pub(super) fn labels(meta: &ObjectMeta) -> &BTreeMap<String, String> {
@@ -206,27 +201,21 @@ enum Managed<K> {
     Yes { companion: Result<K, String> },
 }
 
-fn managed<K: Explained>(source: &K, install: &Install, key: &K::DigestKey) -> Managed<K> {
+fn managed<K: Explained>(source: &K, rules: &Rules, key: &K::DigestKey) -> Managed<K> {
     let meta = source.meta();
-    if !install.source_selector.matches(labels(meta)) {
+    if !rules.install.source_selector.matches(labels(meta)) {
         return Managed::No(
             Verdict::NotSelected,
             format!(
                 "its labels do not match the source selector {}: this install ignores it",
-                install.selector
+                rules.install.selector
             ),
         );
     }
     if let Err(why) = Lists::of(meta) {
-        return Managed::No(
-            Verdict::InvalidCopyList,
-            format!(
-                "{why}: nothing of it is written until it is fixed (Warning {})",
-                warning::INVALID_COPY_LIST
-            ),
-        );
+        return invalid_copy_list(why);
     }
-    if let Some(reason) = never_a_source(source, &K::source_rules(install)) {
+    if let Some(reason) = never_a_source(source, &K::source_rules(rules)) {
         return Managed::No(
             Verdict::RefusedType,
             format!(
@@ -235,54 +224,51 @@ fn managed<K: Explained>(source: &K, install: &Install, key: &K::DigestKey) -> M
             ),
         );
     }
-    let companion = match desired_companion(source, &install.suffix, key) {
-        Ok(companion) => companion,
-        Err(Refusal::NameTooLong { name, len }) => {
-            return Managed::Yes {
-                companion: Err(format!(
-                    "its companion's name {name} would be {len} characters long, over the limit of 253: it has no companion (Warning {}); its mirrors are written",
-                    warning::COMPANION_NAME_TOO_LONG
-                )),
-            };
-        }
-        Err(Refusal::SourceIsCompanion) => {
-            return Managed::No(
-                Verdict::IsACopy,
-                format!(
-                    "it carries {MANAGED_BY_LABEL}={MANAGER_NAME}, the label of a copy: a copy is never a source"
-                ),
-            );
-        }
-        Err(Refusal::BeingDeleted) => {
-            return Managed::No(
-                Verdict::BeingDeleted,
-                "it is being deleted: no copy is written for it".into(),
-            );
-        }
-        Err(Refusal::Incomplete) => {
-            return Managed::No(Verdict::NotFound, "it is not stored yet".into());
-        }
-    };
-    Managed::Yes {
-        companion: finished(
-            companion,
-            source,
-            &install.selector,
-            &install.never_carried,
-            &install.source_label_keys,
+    match desired(source, &Asked::Companion, &rules.install, key) {
+        Ok(companion) => Managed::Yes {
+            companion: Ok(companion),
+        },
+        Err(Refusal::NameTooLong { name, len }) => Managed::Yes {
+            companion: Err(format!(
+                "its companion's name {name} would be {len} characters long, over the limit of 253: it has no companion (Warning {}); its mirrors are written",
+                warning::COMPANION_NAME_TOO_LONG
+            )),
+        },
+        Err(Refusal::SourceIsCompanion) => Managed::No(
+            Verdict::IsACopy,
+            format!(
+                "it carries {MANAGED_BY_LABEL}={MANAGER_NAME}, the label of a copy: a copy is never a source"
+            ),
         ),
+        Err(Refusal::BeingDeleted) => Managed::No(
+            Verdict::BeingDeleted,
+            "it is being deleted: no copy is written for it".into(),
+        ),
+        Err(Refusal::Incomplete) => Managed::No(Verdict::NotFound, "it is not stored yet".into()),
+        Err(Refusal::InvalidCopyList(why)) => invalid_copy_list(why),
     }
 }
 
+/// A source whose list of keys to carry is malformed.
+fn invalid_copy_list<K>(why: String) -> Managed<K> {
+    Managed::No(
+        Verdict::InvalidCopyList,
+        format!(
+            "{why}: nothing of it is written until it is fixed (Warning {})",
+            warning::INVALID_COPY_LIST
+        ),
+    )
+}
+
 /// The row saying whether the install manages `source`.
-fn source_row<K: Explained>(source: &K, managed: &Managed<K>, install: &Install) -> Row {
+fn source_row<K: Explained>(source: &K, managed: &Managed<K>, rules: &Rules) -> Row {
     let (verdict, detail) = match managed {
         Managed::No(verdict, detail) => (*verdict, detail.clone()),
         Managed::Yes {
             companion: Err(why),
         } => (Verdict::NameTooLong, why.clone()),
         Managed::Yes { companion: Ok(_) } => {
-            (Verdict::Managed, managed_detail(source.meta(), install))
+            (Verdict::Managed, managed_detail(source.meta(), rules))
         }
     };
     row::<K>(What::Source, source.meta(), None, verdict, detail)
@@ -295,16 +281,9 @@ fn row<K: Explained>(
     verdict: Verdict,
     detail: String,
 ) -> Row {
-    Row {
-        what,
-        kind: K::NAME,
-        namespace: meta.namespace.clone().unwrap_or_default(),
-        name: meta.name.clone().unwrap_or_default(),
-        source,
-        cluster_mirror: None,
-        verdict,
-        detail,
-    }
+    let namespace = meta.namespace.as_deref().unwrap_or_default();
+    let name = meta.name.as_deref().unwrap_or_default();
+    row_at::<K>(what, namespace, name, source, verdict, detail)
 }
 
 fn row_at<K: Explained>(

@@ -4,9 +4,10 @@
 //! |------------------------------|----------------------------------------|
 //! | source created or changed    | sync of that source, all its copies    |
 //! | source deleted or unlabeled  | prune of its companion and of its mirrors (from the mirror index) |
-//! | copy changed or deleted      | sync of its source, that copy only (and of the source an edit took it from); prune of itself |
+//! | copy changed or deleted      | sync of its source, that copy only (and of the source an edit took it from); prune of itself; its ClusterMirror, that copy only |
 //! | namespace's labels changed   | sync of the sources that want a mirror in it, that mirror only; prune of the mirrors in it; the ClusterMirrors that asked for it before or ask for it now |
 //! | namespace deleted            | prune of the mirrors in it (its companions go with their sources); the ClusterMirrors that asked for it |
+//! | a ClusterMirror's source created, changed or deleted | the ClusterMirrors that copy it |
 //! | any list (re)completed       | a resync of both loops ([`crate::reconcile::resync`]) |
 //!
 //! Objects delivered by a (re)list wake nothing one by one: the resync that
@@ -16,9 +17,11 @@
 //! and the sync controller cannot run for an object no longer in its cache;
 //! that is why unlabeling is handled from the companion's side, by prune.
 //!
-//! No I/O: `watches` sends what these functions decide.
+//! No I/O: `watches` sends what these functions decide, and the
+//! ClusterMirror loop wakes the ClusterMirrors they name
+//! ([`ClusterWake::woken`], [`cluster_mirrors_copying`]).
 
-use std::collections::HashMap;
+use std::{borrow::Borrow, collections::HashMap};
 
 use kube::{
     ResourceExt,
@@ -27,6 +30,7 @@ use kube::{
 
 use crate::{
     contract,
+    decisions::cluster_mirror::Request,
     decisions::consent::{Consent, NamespaceFacts},
     decisions::ownership,
     decisions::scope::Reach,
@@ -60,6 +64,41 @@ pub enum ClusterWake {
         before: Option<NamespaceFacts>,
         after: Option<NamespaceFacts>,
     },
+}
+
+impl ClusterWake {
+    /// The names of the ClusterMirrors that look again, of the `served`
+    /// ones for a namespace: one leaving the selection wakes those that
+    /// counted it, whatever they held there (a failure, or nothing while
+    /// suspended).
+    pub fn woken<R: Borrow<Request>>(&self, served: impl IntoIterator<Item = R>) -> Vec<String> {
+        match self {
+            ClusterWake::Copy { mirror, .. } => vec![mirror.clone()],
+            ClusterWake::Namespace { before, after } => served
+                .into_iter()
+                .filter(|r| r.borrow().concerned_by(before.as_ref(), after.as_ref()))
+                .map(|r| r.borrow().name.clone())
+                .collect(),
+        }
+    }
+}
+
+/// The names of the ClusterMirrors, of the `served` ones, that copy the
+/// object at `namespace`/`name`: its creation, change or deletion wakes
+/// them.
+pub fn cluster_mirrors_copying<R: Borrow<Request>>(
+    served: impl IntoIterator<Item = R>,
+    namespace: &str,
+    name: &str,
+) -> Vec<String> {
+    served
+        .into_iter()
+        .filter(|r| {
+            let request = r.borrow();
+            request.source_namespace == namespace && request.source_name == name
+        })
+        .map(|r| r.borrow().name.clone())
+        .collect()
 }
 
 impl<K: MirroredKind> Default for Wake<K> {
@@ -235,153 +274,4 @@ pub fn namespace_wakeups<K: MirroredKind>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::decisions::desired_copy;
-    use crate::test_fixtures::{SUFFIX, mk_source};
-    use k8s_openapi::api::core::v1::ConfigMap;
-
-    #[test]
-    fn a_deleted_source_wakes_the_prune_of_its_companion() {
-        let wake = source_wakeups(
-            &Event::Delete(mk_source("colors", &[])),
-            SUFFIX,
-            &CopyIndex::default(),
-        );
-        assert_eq!(
-            wake.prune,
-            vec![ObjectRef::new("colors-synced").within("ns")]
-        );
-        assert!(wake.sync.is_empty());
-        assert!(!wake.resync, "no mirrors to look for");
-    }
-
-    #[test]
-    fn a_completed_list_asks_for_a_resync_and_its_objects_wake_nothing_alone() {
-        let source = mk_source("colors", &[]);
-        let companion = desired_copy::desired_companion(&source, SUFFIX, &()).unwrap();
-        assert!(
-            source_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, &CopyIndex::default()).resync
-        );
-        assert!(copy_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, None).resync);
-        assert_eq!(
-            source_wakeups(&Event::InitApply(source), SUFFIX, &CopyIndex::default()),
-            Wake::default()
-        );
-        assert_eq!(
-            copy_wakeups(&Event::InitApply(companion), SUFFIX, None),
-            Wake::default()
-        );
-    }
-
-    #[test]
-    fn a_deleted_companion_wakes_the_sync_of_its_source() {
-        let source = mk_source("colors", &[]);
-        let companion = desired_copy::desired_companion(&source, SUFFIX, &()).unwrap();
-        let wake = copy_wakeups(&Event::Delete(companion), SUFFIX, None);
-        assert_eq!(
-            wake.sync,
-            vec![(
-                ObjectRef::new("colors").within("ns"),
-                Reach::Namespace("ns".to_owned())
-            )],
-            "only the companion is compared again"
-        );
-    }
-
-    #[test]
-    fn a_changed_mirror_wakes_its_source_for_that_namespace_and_a_changed_source_for_everything() {
-        let mirror = crate::test_fixtures::mk_mirror("team-a", "home/colors");
-        let wake = copy_wakeups(&Event::Apply(mirror), SUFFIX, None);
-        assert_eq!(
-            wake.sync,
-            vec![(
-                ObjectRef::new("colors").within("home"),
-                Reach::Namespace("team-a".to_owned())
-            )]
-        );
-        let wake = source_wakeups(
-            &Event::Apply(mk_source("colors", &[])),
-            SUFFIX,
-            &CopyIndex::default(),
-        );
-        assert_eq!(
-            wake.sync,
-            vec![(ObjectRef::new("colors").within("ns"), Reach::Everything)]
-        );
-    }
-
-    fn namespace(name: &str, labels: &[(&str, &str)]) -> NamespaceMeta {
-        NamespaceMeta {
-            metadata: kube::api::ObjectMeta {
-                name: Some(name.to_owned()),
-                labels: Some(crate::test_fixtures::mk_map(labels)),
-                ..Default::default()
-            },
-            ..NamespaceMeta::default()
-        }
-    }
-
-    fn caches() -> Caches<ConfigMap> {
-        use kube::runtime::reflector::store;
-        Caches {
-            sources: store().0,
-            copies: store().0,
-            namespaces: Some(store().0),
-            mirroring: Default::default(),
-            index: CopyIndex::default(),
-            admitting: Default::default(),
-            ready: tokio::sync::watch::channel(true).1,
-        }
-    }
-
-    #[test]
-    fn a_namespace_relabelled_or_deleted_tells_the_cluster_mirrors_what_it_was() {
-        let (caches, consent) = (caches(), crate::test_fixtures::mk_consent());
-        let mut seen = HashMap::new();
-        let prod = namespace("team-a", &[("env", "prod")]);
-        let plain = namespace("team-a", &[]);
-        namespace_wakeups(
-            &Event::InitApply(prod.clone()),
-            &caches,
-            &consent,
-            &mut seen,
-        );
-        let facts = |ns: &NamespaceMeta| Some(NamespaceFacts::of(&ns.metadata));
-        let relabelled =
-            namespace_wakeups(&Event::Apply(plain.clone()), &caches, &consent, &mut seen);
-        assert_eq!(
-            relabelled.cluster,
-            vec![ClusterWake::Namespace {
-                before: facts(&prod),
-                after: facts(&plain),
-            }]
-        );
-        let again = namespace_wakeups(&Event::Apply(plain.clone()), &caches, &consent, &mut seen);
-        assert!(again.cluster.is_empty(), "nothing selection reads changed");
-        let deleted =
-            namespace_wakeups(&Event::Delete(plain.clone()), &caches, &consent, &mut seen);
-        assert_eq!(
-            deleted.cluster,
-            vec![ClusterWake::Namespace {
-                before: facts(&plain),
-                after: None,
-            }]
-        );
-    }
-
-    #[test]
-    fn a_mirror_edited_to_name_another_source_wakes_the_source_it_was_taken_from() {
-        let edited = crate::test_fixtures::mk_mirror("team-a", "other/colors");
-        let taken_from = Some(("home".to_owned(), "colors".to_owned()));
-        let wake = copy_wakeups(&Event::Apply(edited), SUFFIX, taken_from);
-        let in_team_a = Reach::Namespace("team-a".to_owned());
-        assert_eq!(
-            wake.sync,
-            vec![
-                (ObjectRef::new("colors").within("other"), in_team_a.clone()),
-                (ObjectRef::new("colors").within("home"), in_team_a),
-            ]
-        );
-    }
-}
+mod tests;

@@ -3,6 +3,8 @@
 //! `super`, renamed, globs) and every path written in code
 //! (`crate::x::y()`, `super::Z`), each with the module it is written in.
 
+use super::tokens::{Token, tokens};
+
 /// One path a file names, from where it is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Named {
@@ -23,124 +25,6 @@ pub(super) struct Named {
 pub(super) struct Reading {
     pub(super) named: Vec<Named>,
     pub(super) test_children: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Token {
-    Ident(String),
-    PathSep,
-    Punct(char),
-}
-
-/// The tokens that matter for paths, each with its line: identifiers,
-/// `::` and punctuation. Comments, strings, chars, numbers and lifetimes
-/// are dropped.
-fn tokens(source: &str) -> Vec<(Token, usize)> {
-    let chars: Vec<char> = source.chars().collect();
-    let mut out = Vec::new();
-    let (mut i, mut line) = (0, 1);
-    let ident_char = |c: char| c.is_alphanumeric() || c == '_';
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if c == '\n' {
-            line += 1;
-            i += 1;
-        } else if c.is_whitespace() {
-            i += 1;
-        } else if c == '/' && next == Some('/') {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if c == '/' && next == Some('*') {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    i += 2;
-                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    line += usize::from(chars[i] == '\n');
-                    i += 1;
-                }
-            }
-        } else if c == '"' || ((c == 'b' || c == 'c') && next == Some('"')) {
-            i += if c == '"' { 1 } else { 2 };
-            while i < chars.len() && chars[i] != '"' {
-                line += usize::from(chars[i] == '\n');
-                i += if chars[i] == '\\' { 2 } else { 1 };
-            }
-            i += 1;
-        } else if let Some(hashes) = raw_string_start(&chars[i..]) {
-            // r"..", r#".."#, br#".."#: ends at a quote and as many #.
-            i += hashes.1;
-            let end: Vec<char> = std::iter::once('"')
-                .chain(std::iter::repeat_n('#', hashes.0))
-                .collect();
-            while i < chars.len() && !chars[i..].starts_with(&end) {
-                line += usize::from(chars[i] == '\n');
-                i += 1;
-            }
-            i += end.len();
-        } else if c == '\'' {
-            // A char literal ('a', '\n', '\''), else a lifetime or label.
-            if next == Some('\\') {
-                i += 2;
-                while i < chars.len() && chars[i] != '\'' {
-                    i += 1;
-                }
-                i += 1;
-            } else if chars.get(i + 2) == Some(&'\'') {
-                i += 3;
-            } else {
-                i += 1;
-                while i < chars.len() && ident_char(chars[i]) {
-                    i += 1;
-                }
-            }
-        } else if c == ':' && next == Some(':') {
-            out.push((Token::PathSep, line));
-            i += 2;
-        } else if c.is_ascii_digit() {
-            while i < chars.len() && ident_char(chars[i]) {
-                i += 1;
-            }
-        } else if ident_char(c) {
-            let start = if c == 'r' && next == Some('#') {
-                i + 2
-            } else {
-                i
-            };
-            i = start;
-            while i < chars.len() && ident_char(chars[i]) {
-                i += 1;
-            }
-            out.push((Token::Ident(chars[start..i].iter().collect()), line));
-        } else {
-            out.push((Token::Punct(c), line));
-            i += 1;
-        }
-    }
-    out
-}
-
-/// At the start of a raw (byte) string: how many `#` it has and how many
-/// characters its opening takes.
-fn raw_string_start(at: &[char]) -> Option<(usize, usize)> {
-    let prefix = if at.starts_with(&['b', 'r']) || at.starts_with(&['c', 'r']) {
-        2
-    } else if at.first() == Some(&'r') {
-        1
-    } else {
-        return None;
-    };
-    let hashes = at[prefix..].iter().take_while(|c| **c == '#').count();
-    (at.get(prefix + hashes) == Some(&'"')).then_some((hashes, prefix + hashes + 1))
 }
 
 fn ident(tokens: &[(Token, usize)], at: usize) -> Option<&str> {
@@ -229,95 +113,137 @@ fn use_tree(
 
 /// Everything `source`, the file of module `module`, names.
 pub(super) fn read(source: &str, module: &[String], crate_names: &[&str]) -> Reading {
-    let tokens = tokens(source);
-    let mut reading = Reading::default();
-    let mut test_until: Option<usize> = None;
-    // Inline modules open here, each with the brace depth it closes at.
-    let mut inline: Vec<(String, usize)> = Vec::new();
-    let mut depth = 0usize;
+    let mut reader = Reader {
+        tokens: tokens(source),
+        module,
+        crate_names,
+        reading: Reading::default(),
+        test_until: None,
+        inline: Vec::new(),
+        depth: 0,
+    };
     let mut at = 0;
-    while at < tokens.len() {
-        if test_until.is_some_and(|end| at > end) {
-            test_until = None;
+    while at < reader.tokens.len() {
+        if reader.test_until.is_some_and(|end| at > end) {
+            reader.test_until = None;
         }
-        let within = || {
-            let mut within = module.to_vec();
-            within.extend(inline.iter().map(|(name, _)| name.clone()));
-            within
-        };
-        let (token, line) = &tokens[at];
-        match token {
-            Token::Punct('#')
-                if is(&tokens, at + 1, &Token::Punct('['))
-                    && ident(&tokens, at + 2) == Some("cfg")
-                    && is(&tokens, at + 3, &Token::Punct('('))
-                    && ident(&tokens, at + 4) == Some("test")
-                    && is(&tokens, at + 5, &Token::Punct(')')) =>
-            {
-                let end = item_end(&tokens, at + 7);
-                test_until = Some(test_until.map_or(end, |until| until.max(end)));
-                let name = (at + 7..end).find(|i| ident(&tokens, *i) == Some("mod"));
-                if let Some(name) = name.and_then(|i| ident(&tokens, i + 1))
-                    && is(&tokens, end, &Token::Punct(';'))
-                {
-                    reading.test_children.push(name.to_owned());
+        at = reader.token(at);
+    }
+    reader.reading
+}
+
+/// Reads one file's tokens in order, knowing where it is.
+struct Reader<'a> {
+    tokens: Vec<(Token, usize)>,
+    module: &'a [String],
+    crate_names: &'a [&'a str],
+    reading: Reading,
+    /// The last token of the `#[cfg(test)]` item being read, if any.
+    test_until: Option<usize>,
+    /// Inline modules open here, each with the brace depth it closes at.
+    inline: Vec<(String, usize)>,
+    depth: usize,
+}
+
+impl Reader<'_> {
+    /// Reads the token at `at`; where to read on.
+    fn token(&mut self, at: usize) -> usize {
+        let tokens = &self.tokens;
+        match &tokens[at].0 {
+            Token::Punct('#') if self.is_cfg_test(at) => self.cfg_test_item(at),
+            Token::Punct('{') => self.depth += 1,
+            Token::Punct('}') => self.close_brace(),
+            Token::Ident(word) if word == "mod" && is(tokens, at + 2, &Token::Punct('{')) => {
+                if let Some(name) = ident(tokens, at + 1) {
+                    self.inline.push((name.to_owned(), self.depth));
                 }
             }
-            Token::Punct('{') => depth += 1,
-            Token::Punct('}') => {
-                depth = depth.saturating_sub(1);
-                if inline
-                    .last()
-                    .is_some_and(|(_, at_depth)| *at_depth == depth)
-                {
-                    inline.pop();
-                }
-            }
-            Token::Ident(word) if word == "mod" && is(&tokens, at + 2, &Token::Punct('{')) => {
-                if let Some(name) = ident(&tokens, at + 1) {
-                    inline.push((name.to_owned(), depth));
-                }
-            }
-            Token::Ident(word) if word == "use" => {
-                let (paths, end) = use_tree(&tokens, at + 1, &[]);
-                let within = within();
-                for path in paths {
-                    reading.named.push(Named {
-                        within: within.clone(),
-                        path,
-                        line: *line,
-                        test: test_until.is_some(),
-                    });
-                }
-                at = end;
-                continue;
-            }
-            Token::Ident(word)
-                if (["crate", "self", "super"].contains(&word.as_str())
-                    || crate_names.contains(&word.as_str()))
-                    && is(&tokens, at + 1, &Token::PathSep)
-                    && !(at > 0 && is(&tokens, at - 1, &Token::PathSep)) =>
-            {
-                let mut path = vec![word.clone()];
-                let mut next = at + 1;
-                while is(&tokens, next, &Token::PathSep)
-                    && let Some(word) = ident(&tokens, next + 1)
-                {
-                    path.push(word.to_owned());
-                    next += 2;
-                }
-                reading.named.push(Named {
-                    within: within(),
-                    path,
-                    line: *line,
-                    test: test_until.is_some(),
-                });
-                at = next;
-                continue;
-            }
+            Token::Ident(word) if word == "use" => return self.use_item(at),
+            Token::Ident(word) if self.starts_path(at, word) => return self.code_path(at),
             _ => {}
         }
-        at += 1;
+        at + 1
     }
-    reading
+
+    /// At `#[cfg(test)]`.
+    fn is_cfg_test(&self, at: usize) -> bool {
+        let tokens = &self.tokens;
+        is(tokens, at + 1, &Token::Punct('['))
+            && ident(tokens, at + 2) == Some("cfg")
+            && is(tokens, at + 3, &Token::Punct('('))
+            && ident(tokens, at + 4) == Some("test")
+            && is(tokens, at + 5, &Token::Punct(')'))
+    }
+
+    /// The item under the `#[cfg(test)]` at `at` is test code; a module it
+    /// declares (`mod tests;`) is a file of test code.
+    fn cfg_test_item(&mut self, at: usize) {
+        let tokens = &self.tokens;
+        let end = item_end(tokens, at + 7);
+        self.test_until = Some(self.test_until.map_or(end, |until| until.max(end)));
+        let name = (at + 7..end).find(|i| ident(tokens, *i) == Some("mod"));
+        if let Some(name) = name.and_then(|i| ident(tokens, i + 1))
+            && is(tokens, end, &Token::Punct(';'))
+        {
+            self.reading.test_children.push(name.to_owned());
+        }
+    }
+
+    fn close_brace(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+        if self
+            .inline
+            .last()
+            .is_some_and(|(_, at_depth)| *at_depth == self.depth)
+        {
+            self.inline.pop();
+        }
+    }
+
+    /// The `use` at `at`: each path its tree names. Returns where it ends.
+    fn use_item(&mut self, at: usize) -> usize {
+        let (paths, end) = use_tree(&self.tokens, at + 1, &[]);
+        let line = self.tokens[at].1;
+        for path in paths {
+            self.name(path, line);
+        }
+        end
+    }
+
+    /// `word` at `at` starts a path from the crate (`crate::`, `self::`,
+    /// `super::`, the crate's name), not one in the middle of another.
+    fn starts_path(&self, at: usize, word: &str) -> bool {
+        (["crate", "self", "super"].contains(&word) || self.crate_names.contains(&word))
+            && is(&self.tokens, at + 1, &Token::PathSep)
+            && !(at > 0 && is(&self.tokens, at - 1, &Token::PathSep))
+    }
+
+    /// The path written in code at `at`. Returns where it ends.
+    fn code_path(&mut self, at: usize) -> usize {
+        let tokens = &self.tokens;
+        let mut path = Vec::new();
+        path.extend(ident(tokens, at).map(str::to_owned));
+        let mut next = at + 1;
+        while is(tokens, next, &Token::PathSep)
+            && let Some(word) = ident(tokens, next + 1)
+        {
+            path.push(word.to_owned());
+            next += 2;
+        }
+        let line = tokens[at].1;
+        self.name(path, line);
+        next
+    }
+
+    /// Records `path`, written on `line` in the module being read.
+    fn name(&mut self, path: Vec<String>, line: usize) {
+        let mut within = self.module.to_vec();
+        within.extend(self.inline.iter().map(|(name, _)| name.clone()));
+        self.reading.named.push(Named {
+            within,
+            path,
+            line,
+            test: self.test_until.is_some(),
+        });
+    }
 }

@@ -190,3 +190,97 @@ fn a_child_module_reading_its_parent_is_no_circle() {
     let edges = [edge(0, 1, false), edge(1, 0, false)];
     assert!(circles(&files, &edges).is_empty());
 }
+
+/// A function `fn name` spanning `lines` lines, its body padded with
+/// statements.
+fn function_of(name: &str, lines: usize) -> String {
+    let body = "    let _ = 1;\n".repeat(lines - 2);
+    format!("fn {name}() {{\n{body}}}\n")
+}
+
+#[test]
+fn a_function_of_80_lines_passes_and_one_of_81_is_named_with_its_length() {
+    let source = format!(
+        "//! A file.\n{}\n{}",
+        function_of("fits", 80),
+        function_of("too_long", 81)
+    );
+    let lengths: Vec<(String, usize)> = functions(&source)
+        .into_iter()
+        .map(|function| (function.name, function.lines))
+        .collect();
+    assert_eq!(
+        lengths,
+        [("fits".to_owned(), 80), ("too_long".to_owned(), 81)]
+    );
+    assert_eq!(
+        long_functions("src/x.rs", &source),
+        ["src/x.rs:83 fn too_long: 81 lines"]
+    );
+}
+
+#[test]
+fn braces_in_strings_comments_and_chars_neither_open_nor_close_a_body() {
+    let source = "fn quoted() -> char {\n\
+                  let _ = \"{ {\";\n\
+                  let _ = r#\"}\"#;\n\
+                  // }\n\
+                  /* { */\n\
+                  let _ = b'}';\n\
+                  '{'\n\
+                  }\n\
+                  fn next<'a>(x: &'a str) -> &'a str { x }";
+    let lengths: Vec<(String, usize, usize)> = functions(source)
+        .into_iter()
+        .map(|function| (function.name, function.line, function.lines))
+        .collect();
+    assert_eq!(
+        lengths,
+        [("quoted".to_owned(), 1, 8), ("next".to_owned(), 9, 1)]
+    );
+}
+
+#[test]
+fn a_nested_function_is_measured_alone_and_inside_its_outer_one_as_closures_are() {
+    let source = "fn outer() {\n\
+                  let add = |a: u8| {\n\
+                      a + 1\n\
+                  };\n\
+                  fn inner(x: [u8; 2]) -> u8 {\n\
+                      x[0]\n\
+                  }\n\
+                  let _ = (add, inner);\n\
+                  }";
+    let lengths: Vec<(String, usize)> = functions(source)
+        .into_iter()
+        .map(|function| (function.name, function.lines))
+        .collect();
+    assert_eq!(lengths, [("outer".to_owned(), 9), ("inner".to_owned(), 3)]);
+}
+
+#[test]
+fn declarations_without_bodies_and_function_types_are_no_functions() {
+    let source = "trait Reads {\n\
+                  fn read(&self, at: [u8; 4]) -> u8;\n\
+                  fn twice(&self) -> u8 where Self: Sized {\n\
+                      self.read([0; 4]) * 2\n\
+                  }\n\
+                  }\n\
+                  type Callback = fn(u8) -> u8;\n\
+                  macro_rules! m { ($name:ident) => { fn $name() {} }; }";
+    let lengths: Vec<(String, usize)> = functions(source)
+        .into_iter()
+        .map(|function| (function.name, function.lines))
+        .collect();
+    assert_eq!(lengths, [("twice".to_owned(), 3)]);
+}
+
+#[test]
+fn a_string_continued_past_a_line_end_counts_its_lines() {
+    let source = "fn continued() {\n    let _ = \"one \\\n        two\";\n}\nfn after() {}";
+    let lines: Vec<(usize, usize)> = functions(source)
+        .into_iter()
+        .map(|function| (function.line, function.lines))
+        .collect();
+    assert_eq!(lines, [(1, 4), (5, 1)]);
+}

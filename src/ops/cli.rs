@@ -11,11 +11,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     api,
-    decisions::names,
     decisions::targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets},
     ops::config::{
-        Config, DIGEST_KEY_NAME_SUFFIX, KubeconfigArgs, Rules, parse_lease_name, parse_namespace,
-        parse_namespaced_name, parse_optional_namespace,
+        Config, DIGEST_KEY_NAME_SUFFIX, KubeconfigArgs, Rules, namespaced_name_of,
+        parse_lease_name, parse_namespace, parse_namespaced_name, parse_optional_namespace,
     },
     ops::probe::ProbeArgs,
 };
@@ -292,13 +291,7 @@ fn is_plugin(program: Option<&OsString>) -> bool {
 
 /// `NAMESPACE/NAME`, each checked as Kubernetes checks it.
 fn parse_object_ref(value: &str) -> Result<(String, String), String> {
-    let (namespace, name) = value
-        .split_once('/')
-        .ok_or_else(|| format!("{value:?} is not NAMESPACE/NAME"))?;
-    if !names::is_dns_subdomain(name) {
-        return Err(format!("{name:?} is not an object name"));
-    }
-    Ok((parse_namespace(namespace)?, name.to_owned()))
+    namespaced_name_of(value, "an object")
 }
 
 /// Checked as the controller reads the annotation.

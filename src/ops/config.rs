@@ -6,13 +6,14 @@ use clap::ValueEnum;
 
 pub use leader::LeaderConfig;
 pub(crate) use parsers::{
-    parse_class, parse_lease_name, parse_namespace, parse_namespaced_name, parse_never_carry,
-    parse_object_name, parse_optional_namespace, parse_secret_type, parse_selector,
-    parse_source_selector, parse_suffix,
+    namespaced_name_of, parse_class, parse_lease_name, parse_namespace, parse_namespaced_name,
+    parse_never_carry, parse_object_name, parse_optional_namespace, parse_secret_type,
+    parse_selector, parse_source_selector, parse_suffix,
 };
 
 use crate::{
     decisions::consent::Consent,
+    decisions::install::Install,
     decisions::names,
     decisions::selector::Selector,
     ops::duration,
@@ -353,6 +354,17 @@ impl Rules {
     /// The source selector, parsed.
     pub(crate) fn source_selector(&self) -> anyhow::Result<Selector> {
         selector_flag("selector", &self.selector)
+    }
+
+    /// The settings every copy is decided with.
+    pub(crate) fn install(&self) -> anyhow::Result<Install> {
+        Ok(Install::new(
+            self.selector.clone(),
+            self.source_selector()?,
+            self.suffix.clone(),
+            &self.never_carry,
+            &self.reserved_names,
+        ))
     }
 }
 

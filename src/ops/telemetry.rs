@@ -146,27 +146,20 @@ mod tests {
     fn logs(level: &str, target_is_kube: bool, event_level: Level) -> bool {
         let subscriber = tracing_subscriber::registry().with(level_filter(level).unwrap());
         tracing::subscriber::with_default(subscriber, || {
-            // The target of an `enabled!` must be a literal.
-            match (target_is_kube, event_level) {
-                (false, Level::DEBUG) => {
-                    tracing::enabled!(target: "configmap_mirror::app", Level::DEBUG)
-                }
-                (false, Level::INFO) => {
-                    tracing::enabled!(target: "configmap_mirror::app", Level::INFO)
-                }
-                (false, Level::WARN) => {
-                    tracing::enabled!(target: "configmap_mirror::app", Level::WARN)
-                }
-                (true, Level::DEBUG) => {
-                    tracing::enabled!(target: "kube_client::client", Level::DEBUG)
-                }
-                (true, Level::INFO) => {
-                    tracing::enabled!(target: "kube_client::client", Level::INFO)
-                }
-                (true, Level::WARN) => {
-                    tracing::enabled!(target: "kube_client::client", Level::WARN)
-                }
-                _ => unreachable!("not asked"),
+            // The target and level of an `enabled!` must be constants.
+            macro_rules! enabled_for {
+                ($target:literal) => {
+                    match event_level {
+                        Level::DEBUG => tracing::enabled!(target: $target, Level::DEBUG),
+                        Level::INFO => tracing::enabled!(target: $target, Level::INFO),
+                        Level::WARN => tracing::enabled!(target: $target, Level::WARN),
+                        _ => unreachable!("not asked"),
+                    }
+                };
+            }
+            match target_is_kube {
+                false => enabled_for!("configmap_mirror::app"),
+                true => enabled_for!("kube_client::client"),
             }
         })
     }

@@ -43,7 +43,7 @@ use crate::{
     cluster::cluster_sources::SourceChange,
     contract,
     decisions::scope::Reach,
-    index::wakeups::ClusterWake,
+    index::wakeups::{self, ClusterWake},
     kind::MirroredKind,
     ops::metrics::Loop,
     reconcile::backoff::BackoffKey,
@@ -249,17 +249,10 @@ fn names_woken<K: MirroredKind>(
             }
         }
         Input::Source(SourceChange::Listed) => served().map(|r| r.name.clone()).collect(),
-        Input::Source(SourceChange::Object { namespace, name }) => served()
-            .filter(|r| r.source_namespace == namespace && r.source_name == name)
-            .map(|r| r.name.clone())
-            .collect(),
-        Input::Watch(ClusterWake::Copy { mirror, .. }) => vec![mirror],
-        // One leaving the selection wakes those that counted it, whatever
-        // they held there (a failure, or nothing while suspended).
-        Input::Watch(ClusterWake::Namespace { before, after }) => served()
-            .filter(|r| r.concerned_by(before.as_ref(), after.as_ref()))
-            .map(|r| r.name.clone())
-            .collect(),
+        Input::Source(SourceChange::Object { namespace, name }) => {
+            wakeups::cluster_mirrors_copying(served(), &namespace, &name)
+        }
+        Input::Watch(wake) => wake.woken(served()),
     }
 }
 

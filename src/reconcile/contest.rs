@@ -197,26 +197,21 @@ mod tests {
         allowed
     }
 
+    /// How many of ten writes of the companion holding `data`, each as
+    /// `kind`, are allowed before it is contested.
+    fn ten_writes(data: &str, kind: WriteKind) -> usize {
+        let copy = Fingerprint::of(&companion(data));
+        fight(&Contests::default(), copy, &[kind; 10], Instant::now())
+    }
+
     #[test]
     fn writing_the_same_copy_again_and_again_is_a_fight() {
-        let contests = Contests::default();
-        let copy = Fingerprint::of(&companion("1"));
-        let writes = [WriteKind::Replace; 10];
-        assert_eq!(
-            fight(&contests, copy, &writes, Instant::now()),
-            CONTEST_LIMIT + 1
-        );
+        assert_eq!(ten_writes("1", WriteKind::Replace), CONTEST_LIMIT + 1);
     }
 
     #[test]
     fn a_copy_deleted_over_and_over_is_a_fight_though_each_create_is_new() {
-        let contests = Contests::default();
-        let copy = Fingerprint::of(&companion("1"));
-        let writes = [WriteKind::Create; 10];
-        assert_eq!(
-            fight(&contests, copy, &writes, Instant::now()),
-            CONTEST_LIMIT + 1
-        );
+        assert_eq!(ten_writes("1", WriteKind::Create), CONTEST_LIMIT + 1);
     }
 
     #[test]
@@ -258,13 +253,7 @@ mod tests {
         // The older copy is consistent (its data under its own checksum):
         // it looks like a source change, but the controller already wrote
         // the newer fingerprint, so writing it again is a restore.
-        let contests = Contests::default();
-        let newer = Fingerprint::of(&companion("2"));
-        let writes = [WriteKind::Replace; 10];
-        assert_eq!(
-            fight(&contests, newer, &writes, Instant::now()),
-            CONTEST_LIMIT + 1
-        );
+        assert_eq!(ten_writes("2", WriteKind::Replace), CONTEST_LIMIT + 1);
     }
 
     #[test]

@@ -17,9 +17,8 @@ use kube::runtime::{controller::Action, reflector::ObjectRef};
 
 use crate::{
     cluster::events::EventPublisher,
-    contract::NeverCarried,
     decisions::consent::Consent,
-    decisions::selector::Selector,
+    decisions::install::Install,
     index::caches::Caches,
     kind::MirroredKind,
     ops::leader::Leadership,
@@ -36,17 +35,12 @@ use crate::{
 pub struct Context<K: MirroredKind> {
     pub client: Client,
     pub caches: Caches<K>,
-    pub suffix: String,
+    /// The install's settings, which every copy is decided with.
+    pub install: Install,
     /// Where the key of this kind's checksums is read, once per reconcile.
     pub digest_key: K::KeyHandle,
     /// Which objects of this kind the install refuses as sources.
     pub source_rules: K::SourceRules,
-    /// The source selector as configured; every copy is marked with it.
-    pub selector: String,
-    /// Label keys of the source selector; a companion must not carry them.
-    pub source_label_keys: Vec<String>,
-    /// Keys no copy carries, built-in and `--never-carry`'s.
-    pub never_carried: NeverCarried,
     pub events: EventPublisher,
     pub metrics: Arc<Metrics>,
     pub backoffs: Arc<Backoffs>,
@@ -57,17 +51,12 @@ pub struct Context<K: MirroredKind> {
     pub retry_policy: RetryPolicy,
     /// Which namespaces accept this kind's mirrors, and from where.
     pub consent: Consent,
-    /// The label selector of sources, parsed: a source read fresh must
-    /// still match it before anything is written from it.
-    pub source_selector: Selector,
     /// Where a write's source is read afresh, batched with the other
     /// reads of its namespace.
     pub fresh_reads: FreshReads<K>,
     /// Namespaces already told that their `accept-mirrors-from` cannot be
     /// read, with the value they were told about: once per value.
     pub namespace_warnings: NamespaceWarnings,
-    /// Names never mirrored into other namespaces.
-    pub reserved_names: Vec<String>,
     pub leadership: Leadership,
     pub shutdown: Shutdown,
     /// The ClusterMirrors of this kind, when this install mirrors into

@@ -185,12 +185,7 @@ pub fn soonest(outcomes: impl IntoIterator<Item = Result<(), Error>>) -> Result<
             error => vec![error],
         })
         .collect();
-    let Some(chosen) = errors
-        .iter()
-        .enumerate()
-        .min_by_key(|(at, error)| (error.retry().urgency(), *at))
-        .map(|(at, _)| at)
-    else {
+    let Some(chosen) = soonest_at(&errors) else {
         return Ok(());
     };
     if errors[chosen].event_reason().is_none() {
@@ -204,6 +199,16 @@ pub fn soonest(outcomes: impl IntoIterator<Item = Result<(), Error>>) -> Result<
         1 => told.remove(0),
         _ => Error::Several(told),
     })
+}
+
+/// Where in `errors` the one to be retried soonest is: the first of the
+/// most urgent. None when there is none.
+pub fn soonest_at(errors: &[Error]) -> Option<usize> {
+    errors
+        .iter()
+        .enumerate()
+        .min_by_key(|(at, error)| (error.retry().urgency(), *at))
+        .map(|(at, _)| at)
 }
 
 impl Error {

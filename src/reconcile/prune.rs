@@ -16,7 +16,6 @@ use crate::{
     contract::object_key,
     contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION, Operation},
     decisions::cache_form,
-    decisions::cluster_mirror::CopyFate,
     decisions::desired_copy::never_a_source,
     decisions::owner_ref::controlling_owner,
     decisions::plan::SeenVersion,
@@ -46,12 +45,15 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
     // Never before the source cache is complete: an incomplete cache would
     // make every source look unmanaged.
     ctx.caches_ready().await?;
+    let verdict = verdict(copy, ctx);
     if let Some(cluster_mirror) = contract::cluster_mirror_of(copy.meta()) {
         let cluster_mirror = cluster_mirror.to_owned();
-        return cluster_mirror::prune::prune(copy, &cluster_mirror, ctx).await;
+        return cluster_mirror::prune::prune(copy, &cluster_mirror, verdict, ctx).await;
     }
-    let unwanted = match verdict(copy, ctx) {
-        CopyVerdict::Keep => false,
+    let unwanted = match verdict {
+        // Only a ClusterMirror's copy is kept or released for its
+        // ClusterMirror's sake.
+        CopyVerdict::Keep | CopyVerdict::ClusterMirrorDeleted(_) | CopyVerdict::Orphaned => false,
         CopyVerdict::Unwanted => true,
         CopyVerdict::UnwantedIfSourceGone(source) => source_gone(&source, ctx).await?,
     };
@@ -63,7 +65,7 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
     let role = CopyRole::of(copy.meta());
     let why = match role {
         CopyRole::Mirror
-            if prune_verdict::mirror_name_reserved(copy.meta(), &ctx.reserved_names) =>
+            if prune_verdict::mirror_name_reserved(copy.meta(), &ctx.install.reserved_names) =>
         {
             "its name is reserved"
         }
@@ -87,26 +89,27 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
 /// Whether this cached copy's reconcile would delete it now (see `resync`).
 pub fn needs_prune<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> bool {
     let copy = cache_form::copy_from_cache(cached);
-    let copy = copy.object();
-    match contract::cluster_mirror_of(copy.meta()) {
-        // An orphan is kept: its reconcile only tells of it, which the
-        // ClusterMirror loop asks for after each list.
-        Some(name) => !matches!(
-            cluster_mirror::prune::fate(copy, name, ctx),
-            CopyFate::Keep | CopyFate::Orphaned
-        ),
-        None => verdict(copy, ctx) != CopyVerdict::Keep,
-    }
+    // An orphan is kept: its reconcile only tells of it, which the
+    // ClusterMirror loop asks for after each list.
+    !matches!(
+        verdict(copy.object(), ctx),
+        CopyVerdict::Keep | CopyVerdict::Orphaned
+    )
 }
 
-/// The prune loop's verdict on a cached copy (see [`prune_verdict::copy_verdict`]):
-/// a refused source is no managed source, so its copies go.
+/// The prune loop's verdict on a cached copy: its ClusterMirror's
+/// ([`cluster_mirror::prune::fate`]) for a ClusterMirror's copy, else its
+/// source's ([`prune_verdict::copy_verdict`]), where a refused source is no
+/// managed source, so its copies go.
 fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> CopyVerdict {
+    if let Some(name) = contract::cluster_mirror_of(copy.meta()) {
+        return cluster_mirror::prune::fate(copy, name, ctx);
+    }
     prune_verdict::copy_verdict::<K, _>(
         copy.meta(),
-        &ctx.selector,
-        &ctx.suffix,
-        &ctx.reserved_names,
+        &ctx.install.selector,
+        &ctx.install.suffix,
+        &ctx.install.reserved_names,
         &ctx.consent,
         |namespace, name| managed_source(ctx, namespace, name),
         |namespace| ctx.caches.namespace_facts(namespace),

@@ -92,7 +92,7 @@ impl<'a, K: MirroredKind> Source<'a, K> {
                         let changed = still_decides::changed_decision(
                             self.cached.meta(),
                             source.meta(),
-                            &ctx.source_selector,
+                            &ctx.install.source_selector,
                         );
                         match changed {
                             None => Ok(source),

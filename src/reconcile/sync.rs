@@ -15,8 +15,8 @@ use kube::{
 use crate::{
     contract::object_key,
     decisions::cache_form::CachedCopy,
-    decisions::carried::{self, Lists},
-    decisions::desired_copy::{self, Refusal, desired_companion, never_a_source},
+    decisions::carried::{Carried, Lists},
+    decisions::desired_copy::{Asked, Refusal, desired, never_a_source},
     decisions::ownership::outranked_mirror,
     decisions::plan::{self, NameTaken, Write},
     decisions::scope::Scope,
@@ -58,7 +58,11 @@ async fn sync<K: MirroredKind>(cached: &K, scope: &Scope, ctx: &Context<K>) -> R
     let mirrors = mirrors::sync_mirrors(&source, scope, ctx).await;
     // A key that is never carried is left off the copies, which are written
     // all the same: the owner is told once, and nothing else is held back.
-    let refused_keys = match carried::refused(cached.meta(), &lists, &ctx.never_carried) {
+    let carried = Carried::Listed {
+        source: cached.meta(),
+        lists: &lists,
+    };
+    let refused_keys = match carried.refused(&ctx.install.never_carried) {
         Some(keys) => Err(Error::CopyKeyRefused(keys)),
         None => Ok(()),
     };
@@ -82,24 +86,12 @@ fn companion_of<K: MirroredKind>(
     key: &K::DigestKey,
     ctx: &Context<K>,
 ) -> Result<Option<K>, Error> {
-    match desired_companion(source, &ctx.suffix, key) {
-        Ok(desired) => Ok(Some(finished(desired, source, ctx)?)),
+    match desired(source, &Asked::Companion, &ctx.install, key) {
+        Ok(desired) => Ok(Some(desired)),
         Err(Refusal::NameTooLong { name, len }) => Err(Error::NameTooLong { name, len }),
+        Err(Refusal::InvalidCopyList(why)) => Err(Error::InvalidCopyList(why)),
         Err(Refusal::SourceIsCompanion | Refusal::Incomplete | Refusal::BeingDeleted) => Ok(None),
     }
-}
-
-/// A built copy marked with this install's selector, carrying what the
-/// source's lists select.
-fn finished<K: MirroredKind>(copy: K, source: &K, ctx: &Context<K>) -> Result<K, Error> {
-    desired_copy::finished(
-        copy,
-        source,
-        &ctx.selector,
-        &ctx.never_carried,
-        &ctx.source_label_keys,
-    )
-    .map_err(Error::InvalidCopyList)
 }
 
 /// Compares one copy (companion or mirror) with the cache; one write at
@@ -166,8 +158,14 @@ pub(crate) fn plan_copy<K: MirroredKind>(
         desired.namespace().unwrap_or_default(),
         desired.name_any()
     );
-    plan::plan(desired, actual, source.meta(), &ctx.source_label_keys, key)
-        .map_err(|NameTaken| Error::NameTaken { name })
+    plan::plan(
+        desired,
+        actual,
+        source.meta(),
+        &ctx.install.source_label_keys,
+        key,
+    )
+    .map_err(|NameTaken| Error::NameTaken { name })
 }
 
 /// Whether this source's reconcile would do anything now (see `resync`):

@@ -9,10 +9,11 @@ use kube::{
 
 use crate::{
     contract::object_key,
-    contract::{CHECKSUM_ANNOTATION, CopyRole, MANAGER_NAME, Operation},
+    contract::{CopyRole, MANAGER_NAME, Operation},
     decisions::cache_form::CachedCopy,
+    decisions::desired_copy::with_fresh_content,
     decisions::plan::{Difference, SeenVersion, Write},
-    kind::{MirroredKind, SourceId},
+    kind::MirroredKind,
     reconcile::contest::{Fingerprint, WriteKind},
     reconcile::context::Context,
     reconcile::error::{ApiOutcome, Error, classify},
@@ -144,29 +145,19 @@ async fn create<K: MirroredKind>(
 
 /// `copy` with the source's content as the API server holds it now, and
 /// that content's checksum: the cache holds only a hash, which the plan
-/// compared, and a newer source only makes the copy newer.
+/// compared.
 async fn with_content<K: MirroredKind>(
     ctx: &Context<K>,
     source: &Source<'_, K>,
-    mut copy: K,
+    copy: K,
 ) -> Result<K, Error> {
     let content = source.read(ctx).await?;
-    copy.set_content(content);
-    copy.meta_mut()
-        .annotations
-        .get_or_insert_with(Default::default)
-        .insert(
-            CHECKSUM_ANNOTATION.into(),
-            // Under the identity the copy names, which for a ClusterMirror's
-            // copy is bound to the ClusterMirror too.
-            K::checksum(
-                &content.content_hash(),
-                &SourceId::of(source.cached.meta()),
-                &source.key,
-            )
-            .into_owned(),
-        );
-    Ok(copy)
+    Ok(with_fresh_content(
+        copy,
+        content,
+        source.cached.meta(),
+        &source.key,
+    ))
 }
 
 /// Deletes a copy as it was seen, guarded by its uid and resourceVersion:

@@ -2,11 +2,10 @@ use super::*;
 use crate::contract::{
     CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, content_checksum,
 };
-use crate::decisions::desired_copy::desired_companion;
 use crate::decisions::plan::compare::merge_onto;
 use crate::kind::secret::SecretDigestKey;
 use crate::test_fixtures::{
-    SUFFIX, colors_id, mk_companion_of, mk_full_source, mk_map, source_keys,
+    colors_id, mk_companion_of, mk_desired_companion, mk_full_source, mk_map, source_keys,
 };
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -43,8 +42,8 @@ fn a_cached_source_keeps_what_the_reconcilers_read() {
     assert_eq!(slim.metadata.owner_references, None);
     assert_eq!(slim.metadata.finalizers, None);
     let (from_slim, mut from_full) = (
-        desired_companion(&slim, SUFFIX, &()).unwrap(),
-        desired_companion(&full, SUFFIX, &()).unwrap(),
+        mk_desired_companion(&slim, &()).unwrap(),
+        mk_desired_companion(&full, &()).unwrap(),
     );
     from_full.drop_content();
     assert_eq!(
@@ -62,7 +61,7 @@ fn a_cached_source_still_shows_that_it_is_a_copy() {
         .get_or_insert_with(BTreeMap::new)
         .insert(MANAGED_BY_LABEL.into(), MANAGER_NAME.into());
     slim_source(&mut copy_as_source);
-    assert!(desired_companion(&copy_as_source, SUFFIX, &()).is_err());
+    assert!(mk_desired_companion(&copy_as_source, &()).is_err());
 }
 
 #[test]
@@ -182,7 +181,10 @@ fn a_cached_mirror_keeps_its_other_annotations_in_place() {
     slim_copy(&mut mirror);
     assert_eq!(
         mirror.metadata.annotations,
-        Some(mk_map(&[(MIRROR_OF_ANNOTATION, "ns/src")]))
+        Some(mk_map(&[
+            (MIRROR_OF_ANNOTATION, "ns/src"),
+            (SOURCE_SELECTOR_ANNOTATION, "workshop.io/managed=true")
+        ]))
     );
     assert_eq!(
         copy_from_cache(&mirror).object().metadata.annotations,
@@ -193,7 +195,7 @@ fn a_cached_mirror_keeps_its_other_annotations_in_place() {
 #[test]
 fn an_edited_cached_copy_keeps_the_hash_of_what_it_holds() {
     let source = mk_full_source(&[("a", "1")]);
-    let mut edited = desired_companion(&source, SUFFIX, &()).unwrap();
+    let mut edited = mk_desired_companion(&source, &()).unwrap();
     edited.data = Some(mk_map(&[("a", "tampered")]));
     let held = content_checksum(&edited);
     slim_copy(&mut edited);
@@ -203,7 +205,7 @@ fn an_edited_cached_copy_keeps_the_hash_of_what_it_holds() {
 
 #[test]
 fn a_cached_copy_reads_back_with_its_label_and_other_peoples_labels() {
-    let mut companion = desired_companion(&mk_full_source(&[("a", "1")]), SUFFIX, &()).unwrap();
+    let mut companion = mk_desired_companion(&mk_full_source(&[("a", "1")]), &()).unwrap();
     let labels = companion.metadata.labels.as_mut().unwrap();
     labels.insert("team".into(), "blue".into());
     let full = companion.clone();
@@ -296,7 +298,7 @@ fn a_copy_read_from_the_cache_keeps_its_version_so_a_replace_is_a_compare_and_sw
     let full = mk_companion_of(&source);
     let mut slim = full.clone();
     slim_copy(&mut slim);
-    let changed = desired_companion(&mk_full_source(&[("a", "2")]), SUFFIX, &()).unwrap();
+    let changed = mk_desired_companion(&mk_full_source(&[("a", "2")]), &()).unwrap();
     let merged = merge_onto(&copy_from_cache(&slim), &changed, &source_keys());
     assert_eq!(
         merged.metadata.resource_version, full.metadata.resource_version,
@@ -329,7 +331,7 @@ fn what_is_cached_of_a_secret_needs_no_key_and_gives_each_key_its_checksums() {
     let source = secret_source("hunter2");
     let mut slim_source_secret = source.clone();
     slim_source(&mut slim_source_secret);
-    let mut companion = desired_companion(&source, SUFFIX, &key(1)).unwrap();
+    let mut companion = mk_desired_companion(&source, &key(1)).unwrap();
     companion.metadata.uid = Some("companion-uid".into());
     let mut slim = companion.clone();
     slim_copy(&mut slim);

@@ -12,6 +12,22 @@ fn source(labels: &[(&str, &str)], annotations: &[(&str, &str)]) -> ObjectMeta {
 const SELECTOR_KEYS: &[String] = &[];
 const BUILT_IN: NeverCarried = NeverCarried::BUILT_IN;
 
+/// `copy` carrying what `source`'s lists select.
+fn carry(
+    copy: ObjectMeta,
+    source: &ObjectMeta,
+    lists: &Lists,
+    never: &NeverCarried,
+    source_label_keys: &[String],
+) -> ObjectMeta {
+    Carried::Listed { source, lists }.onto(copy, never, source_label_keys)
+}
+
+/// What `source`'s lists ask for that `never` refuses.
+fn refused(source: &ObjectMeta, lists: &Lists, never: &NeverCarried) -> Option<String> {
+    Carried::Listed { source, lists }.refused(never)
+}
+
 #[test]
 fn listed_keys_and_prefixes_are_carried_with_a_record() {
     let source = source(
@@ -307,4 +323,44 @@ fn keys_never_carry_adds_are_never_carried_and_named_when_asked_for() {
     assert!(prefixes.contains("example.com/tier") && prefixes.added_names("example.com/x"));
     assert!(prefixes.contains("argocd.argoproj.io/instance"));
     assert!(!prefixes.added_names("argocd.argoproj.io/instance"));
+}
+
+#[test]
+fn a_clustermirror_setting_keys_never_carried_is_told_which_by_field() {
+    let labels = mk_map(&[("example.com/team", "a"), ("tier", "1")]);
+    let annotations = mk_map(&[("argocd.argoproj.io/instance", "x"), ("note", "n")]);
+    let given = Carried::Given {
+        labels: &labels,
+        annotations: &annotations,
+    };
+    let never = NeverCarried::new(&["example.com/*".to_owned()]);
+    assert_eq!(
+        given.refused(&never).as_deref(),
+        Some(
+            "spec.target.labels sets example.com/team; spec.target.annotations sets \
+             argocd.argoproj.io/instance: never carried by this install (--never-carry, or the \
+             built-in list)"
+        )
+    );
+    let fine = mk_map(&[("tier", "1")]);
+    let harmless = Carried::Given {
+        labels: &fine,
+        annotations: &fine,
+    };
+    assert_eq!(harmless.refused(&never), None);
+}
+
+#[test]
+fn a_clustermirror_s_labels_and_annotations_are_carried_with_a_record_but_keys_never_carried() {
+    let labels = mk_map(&[("tier", "1"), ("team", "a"), (MANAGED_BY_LABEL, "x")]);
+    let annotations = mk_map(&[("note", "n")]);
+    let given = Carried::Given {
+        labels: &labels,
+        annotations: &annotations,
+    };
+    let copy = given.onto(ObjectMeta::default(), &BUILT_IN, &["team".to_owned()]);
+    assert_eq!(copy.labels, Some(mk_map(&[("tier", "1")])));
+    let annotations = copy.annotations.unwrap();
+    assert_eq!(annotations[CARRIED_LABELS_ANNOTATION], "tier");
+    assert_eq!(annotations[CARRIED_ANNOTATIONS_ANNOTATION], "note");
 }

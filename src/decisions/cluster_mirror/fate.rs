@@ -20,6 +20,7 @@ use crate::{
         written_under,
     },
     decisions::consent::{Consent, NamespaceFacts},
+    decisions::prune_verdict::CopyVerdict,
 };
 
 /// A ClusterMirror's deletion as the controller saw it happen: a delete
@@ -34,9 +35,10 @@ pub struct Witnessed {
     pub crd_live: Option<bool>,
 }
 
-/// The install's rules a copy's fate depends on.
+/// What of the install's settings a copy's fate depends on, besides its
+/// ClusterMirror: whose copies are whose, and where none may be.
 #[derive(Debug, Clone, Copy)]
-pub struct Install<'a> {
+pub struct PruneRules<'a> {
     /// The kind of the copy.
     pub kind: SourceKind,
     /// The install's source selector, which marks its copies.
@@ -61,43 +63,28 @@ pub struct Seen<'a> {
     pub deletion: Option<Witnessed>,
 }
 
-/// What becomes of a copy a ClusterMirror wrote.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CopyFate {
-    Keep,
-    /// Its ClusterMirror is there and no longer wants it: deleted.
-    Unwanted,
-    /// Its ClusterMirror was seen deleted: deleted (`Delete`) or released
-    /// (`Orphan`) once the CRD is read live since (unless the read
-    /// already said so: then `Witnessed::crd_live` is Some(true)).
-    Deleted(DeletionPolicy),
-    /// Its ClusterMirror is gone and nobody saw it go, or it went with its
-    /// CRD: kept as it is, counted and told as an orphan.
-    Orphaned,
-}
-
 /// The prune loop's verdict on `copy`, which a ClusterMirror wrote (its
 /// label names it), in `namespace` (None: gone, and the copy with it).
 /// Nothing is decided for a copy another install wrote.
 pub fn copy_fate(
     copy: &ObjectMeta,
     namespace: Option<&NamespaceFacts>,
-    install: &Install<'_>,
+    rules: &PruneRules<'_>,
     seen: &Seen<'_>,
-) -> CopyFate {
+) -> CopyVerdict {
     let Some(namespace) = namespace else {
-        return CopyFate::Keep;
+        return CopyVerdict::Keep;
     };
-    if !seen.listed || !written_under(copy, install.selector) {
-        return CopyFate::Keep;
+    if !seen.listed || !written_under(copy, rules.selector) {
+        return CopyVerdict::Keep;
     }
     match (seen.request, seen.deletion) {
-        (Some(request), _) => asked(copy, namespace, request, install),
-        (None, _) if seen.exists => CopyFate::Keep,
+        (Some(request), _) => asked(copy, namespace, request, rules),
+        (None, _) if seen.exists => CopyVerdict::Keep,
         (None, Some(witnessed)) if witnessed.crd_live != Some(false) => {
-            CopyFate::Deleted(witnessed.policy)
+            CopyVerdict::ClusterMirrorDeleted(witnessed.policy)
         }
-        (None, _) => CopyFate::Orphaned,
+        (None, _) => CopyVerdict::Orphaned,
     }
 }
 
@@ -108,21 +95,18 @@ fn asked(
     copy: &ObjectMeta,
     namespace: &NamespaceFacts,
     request: &Request,
-    install: &Install<'_>,
-) -> CopyFate {
+    rules: &PruneRules<'_>,
+) -> CopyVerdict {
     if request.suspend {
-        return CopyFate::Keep;
+        return CopyVerdict::Keep;
     }
     let reserved = copy
         .name
         .as_deref()
-        .is_some_and(|name| install.reserved_names.iter().any(|r| r == name));
-    match request.kind == install.kind
-        && !reserved
-        && request.wants(copy, namespace, install.consent)
-    {
-        true => CopyFate::Keep,
-        false => CopyFate::Unwanted,
+        .is_some_and(|name| rules.reserved_names.iter().any(|r| r == name));
+    match request.kind == rules.kind && !reserved && request.wants(copy, namespace, rules.consent) {
+        true => CopyVerdict::Keep,
+        false => CopyVerdict::Unwanted,
     }
 }
 

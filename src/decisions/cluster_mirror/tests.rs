@@ -3,13 +3,19 @@ use serde_json::json;
 use crate::api::{DeletionPolicy, SourceKind, StoredClusterMirror};
 
 use super::*;
-use crate::contract::{MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION};
+use crate::contract::{
+    CLUSTER_MIRROR_LABEL, MANAGED_BY_LABEL, MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION,
+};
 use crate::decisions::cache_form::CachedCopy;
+use crate::decisions::desired_copy::desired;
+use crate::decisions::install::Install;
 use crate::decisions::plan::{self, Write};
-use crate::test_fixtures::{mk_map, mk_namespace, mk_source};
+use crate::test_fixtures::{mk_install, mk_map, mk_namespace, mk_source};
 use k8s_openapi::api::core::v1::ConfigMap;
 
 mod classes;
+mod fate;
+mod takeover;
 
 fn mk_request(spec: serde_json::Value) -> Request {
     let meta = ObjectMeta {
@@ -38,6 +44,31 @@ fn prod_teams() -> Request {
             "annotations": {"note": "from the platform team"},
         },
     }))
+}
+
+/// The settings of an install whose source selector is `selector`.
+fn install_of(selector: &str) -> Install {
+    Install {
+        selector: selector.into(),
+        ..mk_install()
+    }
+}
+
+/// The request's copy of `source` in `namespace`, as the install of
+/// `selector` writes it.
+fn copy_of(request: &Request, source: &ConfigMap, namespace: &str, selector: &str) -> ConfigMap {
+    let bound = request.bound_source(source);
+    let asked = request.copy_in(namespace);
+    desired(&bound, &asked, &install_of(selector), &()).unwrap()
+}
+
+/// The label-driven mirror of `source` in `team-a`, as the install of
+/// `selector` writes it.
+fn mirror_of_by(source: &ConfigMap, selector: &str) -> ConfigMap {
+    let asked = Asked::Mirror {
+        namespace: "team-a",
+    };
+    desired(source, &asked, &install_of(selector), &()).unwrap()
 }
 
 fn consent() -> Consent {
@@ -98,45 +129,14 @@ fn a_spec_that_cannot_be_read_says_what() {
 }
 
 #[test]
-fn a_copy_names_its_source_and_its_clustermirror_and_carries_only_allowed_keys() {
-    let request = prod_teams();
-    let bound = request.bound_source(&mk_source("colors", &[("a", "1")]));
-    let copy = request
-        .desired_copy(&bound, "team-a", &(), "sel=1")
-        .unwrap();
-    let meta = &copy.metadata;
-    assert_eq!(meta.name.as_deref(), Some("shared"));
-    assert_eq!(meta.namespace.as_deref(), Some("team-a"));
-    let labels = meta.labels.as_ref().unwrap();
-    assert_eq!(
-        labels.get(CLUSTER_MIRROR_LABEL).map(String::as_str),
-        Some("corp-ca")
-    );
-    assert_eq!(labels.get("tier").map(String::as_str), Some("platform"));
-    assert!(
-        !labels.contains_key("workshop.io/managed"),
-        "a controller key is never set"
-    );
-    assert!(
-        !labels.contains_key("team"),
-        "the source's own labels stay home"
-    );
-    let annotations = meta.annotations.as_ref().unwrap();
-    assert_eq!(annotations[MIRROR_OF_ANNOTATION], "ns/colors");
-    assert_eq!(annotations[MIRROR_OF_UID_ANNOTATION], "uid-1.cm-uid");
-    assert_eq!(annotations[SOURCE_SELECTOR_ANNOTATION], "sel=1");
-    assert_eq!(annotations["note"], "from the platform team");
-    assert_eq!(annotations[CARRIED_LABELS_ANNOTATION], "tier");
-    assert_eq!(copy.data, Some(mk_map(&[("a", "1")])));
-}
-
-#[test]
 fn a_copy_is_wanted_only_where_its_clustermirror_still_selects_it() {
     let request = prod_teams();
-    let bound = request.bound_source(&mk_source("colors", &[("a", "1")]));
-    let copy = request
-        .desired_copy(&bound, "team-a", &(), "sel=1")
-        .unwrap();
+    let copy = copy_of(
+        &request,
+        &mk_source("colors", &[("a", "1")]),
+        "team-a",
+        "sel=1",
+    );
     assert!(request.wants(&copy.metadata, &prod("team-a"), &consent()));
     assert!(!request.wants(
         &copy.metadata,
@@ -148,251 +148,5 @@ fn a_copy_is_wanted_only_where_its_clustermirror_still_selects_it() {
     assert!(
         !request.wants(&renamed, &prod("team-a"), &consent()),
         "the target name changed"
-    );
-}
-
-fn install<'a>(kind: SourceKind, reserved: &'a [String], consent: &'a Consent) -> Install<'a> {
-    Install {
-        kind,
-        selector: "sel=1",
-        reserved_names: reserved,
-        consent,
-    }
-}
-
-fn seen(request: Option<&Request>, deletion: Option<Witnessed>) -> Seen<'_> {
-    Seen {
-        listed: true,
-        exists: request.is_some(),
-        request,
-        deletion,
-    }
-}
-
-#[test]
-fn a_suspended_clustermirror_keeps_every_copy_whatever_its_spec_becomes() {
-    let request = prod_teams();
-    let copy = request
-        .desired_copy(
-            &request.bound_source(&mk_source("colors", &[("a", "1")])),
-            "team-a",
-            &(),
-            "sel=1",
-        )
-        .unwrap();
-    let consent = consent();
-    let reserved = ["shared".to_owned()];
-    let unselected = mk_namespace("team-a", mk_map(&[]));
-    let mut suspended = request.clone();
-    suspended.suspend = true;
-    suspended.kind = SourceKind::Secret;
-    suspended.source_name = "other".into();
-    suspended.target_name = "renamed".into();
-    let fate = |request: &Request, reserved: &[String]| {
-        copy_fate(
-            &copy.metadata,
-            Some(&unselected),
-            &install(SourceKind::ConfigMap, reserved, &consent),
-            &seen(Some(request), None),
-        )
-    };
-    assert_eq!(fate(&suspended, &reserved), CopyFate::Keep);
-    let mut resumed = suspended.clone();
-    resumed.suspend = false;
-    assert_eq!(fate(&resumed, &[]), CopyFate::Unwanted);
-    let selected = copy_fate(
-        &copy.metadata,
-        Some(&prod("team-a")),
-        &install(SourceKind::ConfigMap, &reserved, &consent),
-        &seen(Some(&request), None),
-    );
-    assert_eq!(selected, CopyFate::Unwanted, "a name reserved later");
-}
-
-#[test]
-fn only_a_deletion_seen_with_its_crd_live_removes_copies_and_an_absence_orphans_them() {
-    let request = prod_teams();
-    let copy = request
-        .desired_copy(
-            &request.bound_source(&mk_source("colors", &[("a", "1")])),
-            "team-a",
-            &(),
-            "sel=1",
-        )
-        .unwrap();
-    assert_eq!(bound_cluster_mirror_uid(&copy.metadata), Some("cm-uid"));
-    let consent = consent();
-    let rules = install(SourceKind::ConfigMap, &[], &consent);
-    let fate = |seen: Seen<'_>| copy_fate(&copy.metadata, Some(&prod("team-a")), &rules, &seen);
-    let witnessed = |policy, crd_live| Witnessed { policy, crd_live };
-    assert_eq!(fate(seen(None, None)), CopyFate::Orphaned, "absent, unseen");
-    assert_eq!(
-        fate(seen(None, Some(witnessed(DeletionPolicy::Delete, None)))),
-        CopyFate::Deleted(DeletionPolicy::Delete)
-    );
-    assert_eq!(
-        fate(seen(
-            None,
-            Some(witnessed(DeletionPolicy::Orphan, Some(true)))
-        )),
-        CopyFate::Deleted(DeletionPolicy::Orphan)
-    );
-    assert_eq!(
-        fate(seen(
-            None,
-            Some(witnessed(DeletionPolicy::Delete, Some(false)))
-        )),
-        CopyFate::Orphaned,
-        "gone with its CRD"
-    );
-    let unlisted = Seen {
-        listed: false,
-        ..seen(None, None)
-    };
-    assert_eq!(fate(unlisted), CopyFate::Keep);
-    let unreadable = Seen {
-        exists: true,
-        ..seen(None, None)
-    };
-    assert_eq!(fate(unreadable), CopyFate::Keep, "there, if unreadable");
-    let mut other_install = copy.metadata.clone();
-    other_install
-        .annotations
-        .as_mut()
-        .unwrap()
-        .insert(SOURCE_SELECTOR_ANNOTATION.into(), "sel=2".into());
-    let theirs = copy_fate(
-        &other_install,
-        Some(&prod("team-a")),
-        &rules,
-        &seen(None, None),
-    );
-    assert_eq!(theirs, CopyFate::Keep);
-}
-
-#[test]
-fn a_released_copy_keeps_its_content_and_the_labels_it_was_given_and_loses_every_mark() {
-    let request = prod_teams();
-    let mut copy = request
-        .desired_copy(
-            &request.bound_source(&mk_source("colors", &[("a", "1")])),
-            "team-a",
-            &(),
-            "sel=1",
-        )
-        .unwrap();
-    copy.metadata
-        .annotations
-        .as_mut()
-        .unwrap()
-        .insert("workshop.io/future".into(), "x".into());
-    copy.metadata
-        .labels
-        .as_mut()
-        .unwrap()
-        .insert(MANAGED_BY_LABEL.into(), "configmap-mirror".into());
-    let data = copy.data.clone();
-    release(&mut copy.metadata);
-    let keys: Vec<&String> = copy
-        .metadata
-        .labels
-        .iter()
-        .flatten()
-        .chain(copy.metadata.annotations.iter().flatten())
-        .map(|(key, _)| key)
-        .collect();
-    assert_eq!(keys, ["tier", "note"], "only what the spec asked for");
-    assert_eq!(copy.data, data, "the content is not touched");
-    assert_eq!(copy.metadata.name.as_deref(), Some("shared"));
-}
-
-#[test]
-fn a_clustermirror_takes_over_this_install_s_own_label_driven_mirror_only() {
-    let request = prod_teams();
-    let source = mk_source("colors", &[("a", "1")]);
-    let bound = request.bound_source(&source);
-    let mut desired = request
-        .desired_copy(&bound, "team-a", &(), "sel=1")
-        .unwrap();
-    desired.metadata.name = Some("colors".into());
-    let unmarked = crate::decisions::desired_copy::desired_mirror(&source, "team-a", &()).unwrap();
-    let plan_over = |existing: &ConfigMap| {
-        plan::plan(
-            desired.clone(),
-            Some(&CachedCopy::of(existing)),
-            &bound.metadata,
-            &[],
-            &(),
-        )
-    };
-    let ours = crate::decisions::desired_copy::mark_install(unmarked.clone(), "sel=1");
-    match plan_over(&ours) {
-        Ok(Write::Replace { copy, why }) => {
-            assert_eq!(why, plan::Difference::TakenOver);
-            assert_eq!(cluster_mirror_of(&copy.metadata), Some("corp-ca"));
-            assert_eq!(
-                copy.metadata.annotations.as_ref().unwrap()[MIRROR_OF_UID_ANNOTATION],
-                "uid-1.cm-uid"
-            );
-        }
-        other => panic!("this install's label-driven mirror is taken over: {other:?}"),
-    }
-    let mut frozen = ours.clone();
-    frozen.immutable = Some(true);
-    assert!(
-        matches!(plan_over(&frozen), Ok(Write::DeleteToRecreate { .. })),
-        "an immutable one is recreated"
-    );
-    let another_install = crate::decisions::desired_copy::mark_install(unmarked.clone(), "sel=2");
-    for (existing, whose) in [
-        (&unmarked, "an older release's, with no selector"),
-        (&another_install, "another install's"),
-    ] {
-        assert_eq!(
-            plan_over(existing),
-            Err(plan::NameTaken),
-            "{whose} label-driven mirror keeps its name"
-        );
-    }
-    let mut other = desired.clone();
-    other
-        .metadata
-        .labels
-        .as_mut()
-        .unwrap()
-        .insert(CLUSTER_MIRROR_LABEL.into(), "another".into());
-    let taken = plan::plan(
-        desired.clone(),
-        Some(&CachedCopy::of(&other)),
-        &bound.metadata,
-        &[],
-        &(),
-    );
-    assert_eq!(
-        taken,
-        Err(plan::NameTaken),
-        "another ClusterMirror keeps its name"
-    );
-    let ours = plan::plan(
-        desired.clone(),
-        Some(&CachedCopy::of(&desired)),
-        &bound.metadata,
-        &[],
-        &(),
-    );
-    assert_eq!(ours, Ok(Write::Nothing));
-    let label_desired =
-        crate::decisions::desired_copy::desired_mirror(&source, "team-a", &()).unwrap();
-    let taken = plan::plan(
-        label_desired,
-        Some(&CachedCopy::of(&desired)),
-        &source.metadata,
-        &[],
-        &(),
-    );
-    assert_eq!(
-        taken,
-        Err(plan::NameTaken),
-        "the label path never takes a ClusterMirror's copy"
     );
 }

@@ -1,15 +1,26 @@
-//! What the copies of a source should be, and which sources get none.
+//! What the copies of a source should be (its companion, its mirrors and a
+//! ClusterMirror's copies, one decision for all three), and which sources
+//! get none.
 
 use super::*;
-use crate::contract::{content_checksum, mirror_of};
-use crate::test_fixtures::{SUFFIX, mk_binary, mk_companion_of, mk_source};
+use crate::contract::{
+    CARRIED_ANNOTATIONS_ANNOTATION, CARRIED_LABELS_ANNOTATION, COPY_ANNOTATIONS_ANNOTATION,
+    COPY_LABELS_ANNOTATION, NeverCarried, content_checksum, mirror_of,
+};
+use crate::test_fixtures::{
+    SELECTOR, SUFFIX, mk_binary, mk_companion_of, mk_desired_companion, mk_desired_mirror,
+    mk_install, mk_map, mk_source, with_annotations,
+};
+use k8s_openapi::api::core::v1::ConfigMap;
+
+mod cluster_mirror_copy;
 
 #[test]
 fn desired_companion_copies_content_and_immutability_exactly() {
     let mut source = mk_source("colors", &[("a", "1"), ("b", "2")]);
     source.binary_data = Some(mk_binary(&[("blob", &[0, 159, 146, 150, 255])]));
     source.immutable = Some(true);
-    let companion = desired_companion(&source, SUFFIX, &()).unwrap();
+    let companion = mk_desired_companion(&source, &()).unwrap();
     assert_eq!(companion.metadata.name.as_deref(), Some("colors-synced"));
     assert_eq!(companion.metadata.namespace.as_deref(), Some("ns"));
     assert_eq!(companion.data, source.data);
@@ -18,8 +29,8 @@ fn desired_companion_copies_content_and_immutability_exactly() {
 }
 
 #[test]
-fn desired_companion_carries_no_label_or_annotation_of_the_source() {
-    let companion = desired_companion(&mk_source("colors", &[("a", "1")]), SUFFIX, &()).unwrap();
+fn desired_companion_carries_no_label_or_annotation_of_the_source_unasked() {
+    let companion = mk_desired_companion(&mk_source("colors", &[("a", "1")]), &()).unwrap();
     let labels = companion.metadata.labels.unwrap();
     assert_eq!(labels.len(), 1);
     assert_eq!(
@@ -27,13 +38,14 @@ fn desired_companion_carries_no_label_or_annotation_of_the_source() {
         Some(MANAGER_NAME)
     );
     let annotations = companion.metadata.annotations.unwrap();
-    assert_eq!(annotations.len(), 1);
-    assert!(annotations.contains_key(CHECKSUM_ANNOTATION));
+    let keys: Vec<&str> = annotations.keys().map(String::as_str).collect();
+    assert_eq!(keys, [CHECKSUM_ANNOTATION, SOURCE_SELECTOR_ANNOTATION]);
+    assert_eq!(annotations[SOURCE_SELECTOR_ANNOTATION], SELECTOR);
 }
 
 #[test]
 fn desired_companion_has_one_controller_reference_to_its_source() {
-    let companion = desired_companion(&mk_source("colors", &[]), SUFFIX, &()).unwrap();
+    let companion = mk_desired_companion(&mk_source("colors", &[]), &()).unwrap();
     let refs = companion.metadata.owner_references.unwrap();
     assert_eq!(refs.len(), 1);
     let owner = &refs[0];
@@ -53,9 +65,9 @@ fn desired_companion_has_one_controller_reference_to_its_source() {
 #[test]
 fn a_name_that_would_exceed_253_characters_is_refused() {
     let longest_allowed = "a".repeat(MAX_NAME_LEN - SUFFIX.len());
-    assert!(desired_companion(&mk_source(&longest_allowed, &[]), SUFFIX, &()).is_ok());
+    assert!(mk_desired_companion(&mk_source(&longest_allowed, &[]), &()).is_ok());
     let too_long = "a".repeat(MAX_NAME_LEN - SUFFIX.len() + 1);
-    let refusal = desired_companion(&mk_source(&too_long, &[]), SUFFIX, &()).unwrap_err();
+    let refusal = mk_desired_companion(&mk_source(&too_long, &[]), &()).unwrap_err();
     assert!(matches!(refusal, Refusal::NameTooLong { len: 254, .. }));
 }
 
@@ -64,7 +76,7 @@ fn a_companion_is_never_treated_as_a_source() {
     let source = mk_source("colors", &[("a", "1")]);
     let companion = mk_companion_of(&source);
     assert_eq!(
-        desired_companion(&companion, SUFFIX, &()).unwrap_err(),
+        mk_desired_companion(&companion, &()).unwrap_err(),
         Refusal::SourceIsCompanion
     );
 }
@@ -76,11 +88,11 @@ fn a_source_being_deleted_gets_no_copies() {
         k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()),
     );
     assert_eq!(
-        desired_companion(&source, "-synced", &()),
+        mk_desired_companion(&source, &()),
         Err(Refusal::BeingDeleted)
     );
     assert_eq!(
-        desired_mirror(&source, "b", &()),
+        mk_desired_mirror(&source, "b", &()),
         Err(Refusal::BeingDeleted)
     );
 }
@@ -88,7 +100,7 @@ fn a_source_being_deleted_gets_no_copies() {
 #[test]
 fn a_mirror_names_its_source_instead_of_an_owner() {
     let source = mk_source("colors", &[("a", "1")]);
-    let mirror = desired_mirror(&source, "team-a", &()).unwrap();
+    let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(mirror.metadata.name.as_deref(), Some("colors"));
     assert_eq!(mirror.metadata.namespace.as_deref(), Some("team-a"));
     assert_eq!(mirror.metadata.owner_references, None);
@@ -152,4 +164,106 @@ fn what_an_install_keeps_for_itself_is_never_a_source() {
     let mut slim = key.clone();
     crate::decisions::cache_form::slim_source(&mut slim);
     assert!(never_a_source(&slim, &()).is_some());
+}
+
+/// A source (named `colors`) whose lists ask its copies to carry `team`
+/// and the source selector's own label, and the annotation `note`.
+fn listing_source() -> ConfigMap {
+    with_annotations(
+        mk_source("colors", &[("a", "1")]),
+        &[
+            (COPY_LABELS_ANNOTATION, "team,workshop.io/managed"),
+            (COPY_ANNOTATIONS_ANNOTATION, "note"),
+        ],
+    )
+}
+
+#[test]
+fn a_companion_and_a_mirror_carry_what_the_source_lists_with_a_record_and_the_install_s_mark() {
+    let source = listing_source();
+    let companion = mk_desired_companion(&source, &()).unwrap();
+    let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
+    for copy in [&companion, &mirror] {
+        let meta = &copy.metadata;
+        let labels = meta.labels.as_ref().unwrap();
+        assert_eq!(labels.get("team").map(String::as_str), Some("blue"));
+        assert!(
+            !labels.contains_key("workshop.io/managed"),
+            "a copy never carries the source selector's keys"
+        );
+        let annotations = meta.annotations.as_ref().unwrap();
+        assert_eq!(annotations["note"], "hi");
+        assert_eq!(annotations[CARRIED_LABELS_ANNOTATION], "team");
+        assert_eq!(annotations[CARRIED_ANNOTATIONS_ANNOTATION], "note");
+        assert_eq!(annotations[SOURCE_SELECTOR_ANNOTATION], SELECTOR);
+        assert_eq!(annotations[CHECKSUM_ANNOTATION], content_checksum(&source));
+        assert_eq!(copy.data, source.data);
+    }
+}
+
+#[test]
+fn keys_never_carry_adds_are_left_off_every_copy_of_the_label_path() {
+    let source = listing_source();
+    let install = Install {
+        never_carried: NeverCarried::new(&["team".to_owned()]),
+        ..mk_install()
+    };
+    for asked in [
+        Asked::Companion,
+        Asked::Mirror {
+            namespace: "team-a",
+        },
+    ] {
+        let copy = desired(&source, &asked, &install, &()).unwrap();
+        let labels = copy.metadata.labels.unwrap();
+        assert!(!labels.contains_key("team"), "{asked:?}");
+        let annotations = copy.metadata.annotations.unwrap();
+        assert!(
+            !annotations.contains_key(CARRIED_LABELS_ANNOTATION),
+            "{asked:?}"
+        );
+    }
+}
+
+#[test]
+fn a_malformed_list_refuses_every_copy_of_the_label_path_but_no_name_before_it() {
+    let source = with_annotations(
+        mk_source("colors", &[]),
+        &[(COPY_LABELS_ANNOTATION, "not a key")],
+    );
+    for asked in [
+        Asked::Companion,
+        Asked::Mirror {
+            namespace: "team-a",
+        },
+    ] {
+        let refusal = desired(&source, &asked, &mk_install(), &()).unwrap_err();
+        assert!(
+            matches!(&refusal, Refusal::InvalidCopyList(why) if why.contains(COPY_LABELS_ANNOTATION)),
+            "{refusal:?}"
+        );
+    }
+    let long = "a".repeat(MAX_NAME_LEN);
+    let both = with_annotations(
+        mk_source(&long, &[]),
+        &[(COPY_LABELS_ANNOTATION, "not a key")],
+    );
+    let refusal = desired(&both, &Asked::Companion, &mk_install(), &()).unwrap_err();
+    assert!(
+        matches!(refusal, Refusal::NameTooLong { .. }),
+        "the name is told first, as before: {refusal:?}"
+    );
+}
+
+#[test]
+fn a_copy_written_takes_its_source_s_content_as_read_now_and_its_checksum() {
+    let cached = mk_source("colors", &[("a", "1")]);
+    let built = mk_desired_mirror(&cached, "team-a", &()).unwrap();
+    let fresh = mk_source("colors", &[("a", "2")]);
+    let written = with_fresh_content(built, &fresh, &cached.metadata, &());
+    assert_eq!(
+        written,
+        mk_desired_mirror(&fresh, "team-a", &()).unwrap(),
+        "as if built from the source as read now"
+    );
 }

@@ -2,8 +2,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::contract::MIRROR_OF_ANNOTATION;
-use crate::decisions::desired_copy::desired_mirror;
-use crate::test_fixtures::{mk_companion_of, mk_map, mk_source};
+use crate::test_fixtures::{mk_companion_of, mk_desired_mirror, mk_map, mk_source};
 use k8s_openapi::api::core::v1::ConfigMap;
 
 /// What a mirror for a source's own request is compared with: a desired
@@ -86,7 +85,7 @@ fn a_companion_edited_by_hand_and_without_owner_is_not_adopted() {
 #[test]
 fn a_mirror_is_never_a_companion_and_a_companion_never_a_mirror() {
     let tenant_source = mk_source("app-synced", &[("k", "evil")]);
-    let mut mirror = desired_mirror(&tenant_source, "b", &()).unwrap();
+    let mut mirror = mk_desired_mirror(&tenant_source, "b", &()).unwrap();
     mirror.metadata.namespace = Some("b".into());
     assert_eq!(
         ownership(
@@ -164,7 +163,7 @@ fn a_configmap_controlled_by_something_else_is_foreign_even_with_our_label() {
 #[test]
 fn a_mirror_is_ours_only_for_the_source_it_names() {
     let source = mk_source("colors", &[]);
-    let mirror = desired_mirror(&source, "team-a", &()).unwrap();
+    let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(
         mirror_ownership(&CachedCopy::of(&mirror), &source.metadata, &own_request()),
         Ownership::Ours
@@ -236,7 +235,7 @@ fn a_copy_claims_the_source_its_owner_reference_or_mirror_annotations_name() {
     ownerless.metadata.owner_references = None;
     assert_eq!(claimed_identity::<ConfigMap>(&ownerless.metadata), None);
 
-    let mirror = desired_mirror(&source, "team-a", &()).unwrap();
+    let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(
         claimed_identity::<ConfigMap>(&mirror.metadata),
         Some(SourceId {

@@ -55,7 +55,7 @@ async fn read_cluster_mirror(client: &Client, name: &str) -> Result<StoredCluste
 }
 
 /// Explains the ClusterMirror `name`.
-pub async fn cluster_mirror(client: &Client, install: &Install, name: &str) -> Report {
+pub async fn cluster_mirror(client: &Client, install: &Rules, name: &str) -> Report {
     let mut report = Report::about(Subject {
         kind: "ClusterMirror",
         namespace: None,
@@ -137,7 +137,7 @@ fn status_differs(
 /// `only`.
 async fn scene<K: Explained>(
     client: &Client,
-    install: &Install,
+    install: &Rules,
     object: &StoredClusterMirror,
     request: Result<Request, String>,
     only: Option<&NamespaceFacts>,
@@ -218,7 +218,7 @@ async fn live_namespaces(client: &Client) -> Read<Vec<NamespaceFacts>> {
 /// the ConfigMaps. No CRD means no ClusterMirror: nothing is said.
 pub async fn in_a_namespace(
     client: &Client,
-    install: &Install,
+    install: &Rules,
     namespace: &NamespaceFacts,
     kinds: Kinds,
     notes: &mut Vec<String>,
@@ -290,7 +290,7 @@ pub async fn in_a_namespace(
 /// are not among `present`.
 async fn orphans_in<K: Explained>(
     client: &Client,
-    install: &Install,
+    install: &Rules,
     namespace: &NamespaceFacts,
     present: &BTreeSet<String>,
     notes: &mut Vec<String>,
@@ -317,7 +317,7 @@ async fn orphans_in<K: Explained>(
 /// that ClusterMirror's row for it, as in `--namespace`.
 pub async fn copy_of<K: Explained>(
     client: &Client,
-    install: &Install,
+    install: &Rules,
     copy: K,
     cluster_mirror: &str,
 ) -> Report {

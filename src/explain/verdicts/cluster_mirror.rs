@@ -4,7 +4,7 @@
 //!
 //! The decisions are the controller's: [`Request::blocked`] for what stops
 //! the whole request, [`Request::selects`] and the cluster consent for the
-//! namespaces, [`Request::desired_copy`] and the plan (through
+//! namespaces, [`desired`] of [`Request::copy_in`] and the plan (through
 //! [`compare`]) for each copy, [`copy_fate`] for the copies it holds
 //! elsewhere, and [`status::status`] for its conditions.
 
@@ -17,7 +17,7 @@ use super::*;
 use crate::{
     api::ClusterMirrorStatus,
     decisions::cluster_mirror::{
-        CopyFate, Request, copy_fate,
+        Request, copy_fate,
         status::{self, Blocked, Failure, Tally},
     },
 };
@@ -59,43 +59,43 @@ pub struct ClusterMirrorAnswer {
 /// The rows and status of the ClusterMirror in `scene`.
 pub fn explain_cluster_mirror<K: Explained>(
     scene: &ClusterMirrorScene<K>,
-    install: &Install,
+    rules: &Rules,
     key: &K::DigestKey,
     now: Timestamp,
 ) -> ClusterMirrorAnswer {
-    if scene.class_name != install.cluster_mirror_class {
-        return other_class(scene, install);
+    if scene.class_name != rules.cluster_mirror_class {
+        return other_class(scene, rules);
     }
     // As the controller reads it: the CRD's rules know only the built-in
     // never-carried keys, and no install's source selector.
     let invalid = match &scene.request {
         Err(why) => Some(why.clone()),
         Ok(request) => request
-            .sets_never_carried(&install.never_carried)
-            .or_else(|| request.sets_selector_keys(&install.source_label_keys)),
+            .sets_never_carried(&rules.install.never_carried)
+            .or_else(|| request.sets_selector_keys(&rules.install.source_label_keys)),
     };
     let (Ok(request), None) = (&scene.request, invalid.as_ref()) else {
         let blocked = Blocked::InvalidSpec(invalid.unwrap_or_default());
         return finish(scene, None, Some(&blocked), Tally::default(), vec![], now);
     };
     let source = &scene.source;
-    let allowed = install
+    let allowed = rules
         .cluster_mirror_sources
         .contains(&request.source_namespace);
     let blocked = match source {
-        _ if !install.kinds.contains(&K::NAME) => Some(match K::NAME {
+        _ if !rules.kinds.contains(&K::NAME) => Some(match K::NAME {
             "Secret" => Blocked::SecretsDisabled,
             kind => Blocked::InvalidSpec(format!("spec.source.kind {kind:?} is not mirrored")),
         }),
         Err(why) if allowed => {
             return unread(scene, request, format!("cannot read its source: {why}"));
         }
-        Err(_) => request.blocked::<K>(false, None, &K::source_rules(install), &[]),
+        Err(_) => request.blocked::<K>(false, None, &K::source_rules(rules), &[]),
         Ok(source) => request.blocked(
             allowed,
             source.as_ref(),
-            &K::source_rules(install),
-            &install.reserved_names,
+            &K::source_rules(rules),
+            &rules.install.reserved_names,
         ),
     };
     let (namespaces, at_name, copies) = match (&scene.namespaces, &scene.at_name, &scene.copies) {
@@ -120,14 +120,7 @@ pub fn explain_cluster_mirror<K: Explained>(
         at_name,
         copies,
     };
-    let (tally, rows) = namespace_rows(
-        request,
-        bound.as_ref(),
-        blocked.as_ref(),
-        seen,
-        install,
-        key,
-    );
+    let (tally, rows) = namespace_rows(request, bound.as_ref(), blocked.as_ref(), seen, rules, key);
     finish(scene, Some(request), blocked.as_ref(), tally, rows, now)
 }
 
@@ -204,14 +197,14 @@ fn own_row<K: Explained>(
 pub fn in_namespace<K: Explained>(
     scene: &ClusterMirrorScene<K>,
     namespace: &str,
-    install: &Install,
+    rules: &Rules,
     key: &K::DigestKey,
 ) -> Vec<Row> {
     // Another install's: what it puts here is that install's to say.
-    if scene.class_name != install.cluster_mirror_class {
+    if scene.class_name != rules.cluster_mirror_class {
         return Vec::new();
     }
-    let answer = explain_cluster_mirror(scene, install, key, Timestamp::now());
+    let answer = explain_cluster_mirror(scene, rules, key, Timestamp::now());
     if !answer.namespaces.is_empty() {
         return answer.namespaces;
     }

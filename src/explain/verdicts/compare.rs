@@ -9,7 +9,7 @@ pub(super) fn compare<K: Explained>(
     desired: K,
     actual: &K,
     source: &ObjectMeta,
-    install: &Install,
+    rules: &Rules,
     key: &K::DigestKey,
 ) -> (Verdict, String) {
     let actual = match K::KEYED {
@@ -21,10 +21,10 @@ pub(super) fn compare<K: Explained>(
         copy.checksum_as_copy_of(&SourceId::of(source), key)
             .as_ref(),
     ) == annotation(desired.meta(), CHECKSUM_ANNOTATION);
-    match plan::plan(desired, Some(&copy), source, &install.source_label_keys, key) {
+    match plan::plan(desired, Some(&copy), source, &rules.install.source_label_keys, key) {
         Err(NameTaken) => (
             Verdict::NameTaken,
-            format!("the name is taken by {}; it is left untouched", whose(actual.meta(), install)),
+            format!("the name is taken by {}; it is left untouched", whose(actual.meta(), rules)),
         ),
         Ok(Write::Nothing) if K::KEYED.is_some() => (
             Verdict::InSyncUnverified,

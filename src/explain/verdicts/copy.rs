@@ -15,24 +15,25 @@ pub struct CopyScene<K> {
 /// Whether an object is to be explained as a copy: it carries the
 /// managed-by label, or is named as the companion of `existing_source`
 /// (an object that exists) without being a source itself.
-pub fn is_copy<K: MirroredKind>(object: &K, install: &Install, existing_source: bool) -> bool {
+pub fn is_copy<K: MirroredKind>(object: &K, rules: &Rules, existing_source: bool) -> bool {
     let meta = object.meta();
-    is_managed_by_us(meta) || (existing_source && !install.source_selector.matches(labels(meta)))
+    is_managed_by_us(meta)
+        || (existing_source && !rules.install.source_selector.matches(labels(meta)))
 }
 
 /// The rows of a copy (or of an object at a companion's name): whose it
 /// is, whether it is still wanted and in sync, and its source's row.
 pub fn explain_copy<K: Explained>(
     scene: &CopyScene<K>,
-    install: &Install,
+    rules: &Rules,
     key: &K::DigestKey,
 ) -> Vec<Row> {
     let meta = scene.copy.meta();
-    let mut rows = vec![copy_itself(scene, install, key)];
+    let mut rows = vec![copy_itself(scene, rules, key)];
     if let Some(Ok(Some(source))) = &scene.source {
-        rows.push(source_row(source, &managed(source, install, key), install));
+        rows.push(source_row(source, &managed(source, rules, key), rules));
     }
-    if install.source_selector.matches(labels(meta)) && is_managed_by_us(meta) {
+    if rules.install.source_selector.matches(labels(meta)) && is_managed_by_us(meta) {
         rows.push(row::<K>(
             What::Source,
             meta,
@@ -40,7 +41,7 @@ pub fn explain_copy<K: Explained>(
             Verdict::IsACopy,
             format!(
                 "it matches the source selector {}, but carries the label of a copy: a copy is never a source",
-                install.selector
+                rules.install.selector
             ),
         ));
     }
@@ -49,179 +50,252 @@ pub fn explain_copy<K: Explained>(
 
 pub(super) fn copy_itself<K: Explained>(
     scene: &CopyScene<K>,
-    install: &Install,
+    rules: &Rules,
     key: &K::DigestKey,
 ) -> Row {
-    let copy = &scene.copy;
-    let meta = copy.meta();
+    let meta = scene.copy.meta();
     let namespace = meta.namespace.clone().unwrap_or_default();
     let name = meta.name.clone().unwrap_or_default();
     let what = match CopyRole::of(meta) {
         CopyRole::Mirror => What::Mirror,
         CopyRole::Companion => What::Companion,
     };
-    let claimed = claimed_source::<K>(meta, &install.suffix)
-        .or_else(|| companion_source_name(&name, install).map(|n| (namespace.clone(), n)));
+    let claimed = claimed_source::<K>(meta, &rules.install.suffix)
+        .or_else(|| companion_source_name(&name, rules).map(|n| (namespace, n)));
     let source_key = claimed.as_ref().map(|(ns, n)| format!("{ns}/{n}"));
-    let at = |verdict, detail| row::<K>(what, meta, source_key.clone(), verdict, detail);
-    if !is_managed_by_us(meta) {
-        return at(
-            Verdict::NotACopy,
-            format!(
-                "{}, named as a companion: the controller leaves it alone, and its source has no companion while it is there",
-                whose(meta, install)
-            ),
-        );
+    match judged(scene, what, claimed, rules, key) {
+        Ok(row) => row,
+        Err((verdict, detail)) => row::<K>(what, meta, source_key, verdict, detail),
     }
-    if let Some(selector) = annotation(meta, SOURCE_SELECTOR_ANNOTATION)
-        && selector != install.selector
-    {
-        return at(
-            Verdict::OtherInstall,
-            format!(
-                "{}: this install leaves it alone (explain it with --selector {selector:?})",
-                whose(meta, install)
-            ),
-        );
+}
+
+/// A row's verdict and what it says.
+type Said = (Verdict, String);
+
+/// The row of a copy of `claimed` (the source it names) compared with
+/// what its source wants; else why there is nothing to compare.
+fn judged<K: Explained>(
+    scene: &CopyScene<K>,
+    what: What,
+    claimed: Option<(String, String)>,
+    rules: &Rules,
+    key: &K::DigestKey,
+) -> Result<Row, Said> {
+    let copy = &scene.copy;
+    let meta = copy.meta();
+    if let Some(said) = not_this_installs(meta, rules) {
+        return Err(said);
     }
-    let Some((source_namespace, source_name)) = claimed else {
-        return at(
+    let Some(claimed) = claimed else {
+        return Err((
             Verdict::NoSource,
             "it names no source (no workshop.io/mirror-of, no controller owner, not a companion's name): the controller leaves it alone".into(),
-        );
+        ));
     };
-    let source = match &scene.source {
-        None => None,
-        Some(Err(why)) => {
-            return at(
-                Verdict::CannotRead,
-                format!("cannot read its source: {why}"),
-            );
-        }
-        Some(Ok(source)) => source.as_ref(),
+    let (source, facts) = read(scene, what)?;
+    let managed_source = source.filter(|s| rules.install.source_selector.matches(labels(s.meta())));
+    let seen = Seen {
+        what,
+        claimed: &claimed,
+        source,
+        managed_source,
+        facts: facts.as_ref(),
     };
-    let facts = match (what, &scene.namespace) {
-        (What::Mirror, Err(why)) => {
-            return at(
-                Verdict::CannotRead,
-                format!("cannot read its namespace: {why}"),
-            );
-        }
-        (_, Ok(facts)) => facts.clone(),
-        (_, Err(_)) => None,
-    };
-    let managed_source = source.filter(|s| install.source_selector.matches(labels(s.meta())));
-    let verdict = prune_verdict::copy_verdict::<K, _>(
-        meta,
-        &install.selector,
-        &install.suffix,
-        &install.reserved_names,
-        K::consent(install),
-        |ns, n| managed_source.filter(|_| ns == source_namespace && n == source_name),
-        |_| facts.clone(),
-    );
-    let gone = |source: Option<&K>| match source {
-        None => "its source is gone".to_owned(),
-        Some(_) => format!(
-            "its source no longer matches the source selector {}",
-            install.selector
-        ),
-    };
-    match verdict {
-        CopyVerdict::Unwanted => {
-            let why = match (what, managed_source) {
-                (What::Mirror, _)
-                    if prune_verdict::mirror_name_reserved(meta, &install.reserved_names) =>
-                {
-                    "its name is reserved".to_owned()
-                }
-                (_, None) => gone(source),
-                (_, Some(source)) => unwanted_mirror_why::<K>(source, facts.as_ref(), install),
-            };
-            return at(
-                Verdict::Unwanted,
-                format!("{why}: the controller removes it"),
-            );
-        }
-        CopyVerdict::UnwantedIfSourceGone(recorded) => {
-            let same = source.and_then(|s| s.meta().uid.as_deref()) == Some(recorded.uid.as_str());
-            return match same {
-                true => at(
-                    Verdict::Unmarked,
-                    "written by a release that did not mark copies with their install, for a source this install does not manage: it stays while that source exists".into(),
-                ),
-                false => at(
-                    Verdict::Unwanted,
-                    "written by a release that did not mark copies with their install, and its source is gone: the controller removes it".into(),
-                ),
-            };
-        }
-        CopyVerdict::Keep => {}
+    if let Some(said) = unwanted(meta, &seen, rules) {
+        return Err(said);
     }
     let Some(source) = managed_source else {
-        return at(
+        return Err((
             Verdict::NoSource,
             format!(
                 "{}; the controller cannot prove it is its own, and leaves it alone",
-                gone(source)
+                gone(source, rules)
             ),
-        );
+        ));
     };
-    let desired = match what {
-        What::Mirror => desired_mirror(source, &namespace, key),
-        _ => desired_companion(source, &install.suffix, key),
-    };
-    let desired = match desired {
-        Ok(desired) => finished(
-            desired,
-            source,
-            &install.selector,
-            &install.never_carried,
-            &install.source_label_keys,
-        ),
-        Err(_) => {
-            let (verdict, detail) = match managed(source, install, key) {
-                Managed::No(verdict, detail) => (verdict, detail),
-                Managed::Yes {
-                    companion: Err(why),
-                } => (Verdict::NameTooLong, why),
-                Managed::Yes { companion: Ok(_) } => (Verdict::NoSource, String::new()),
-            };
-            return at(verdict, format!("its source is not copied: {detail}"));
-        }
-    };
-    let desired = match desired {
-        Ok(desired) => desired,
-        Err(why) => {
-            return at(
-                Verdict::InvalidCopyList,
-                format!("{why}: nothing of its source is written until it is fixed"),
-            );
-        }
-    };
+    let namespace = meta.namespace.clone().unwrap_or_default();
+    let desired = desired_of(source, what, &namespace, rules, key)?;
     if what == What::Mirror && Targets::of(source.meta()).is_err() {
-        return at(
+        return Err((
             Verdict::InvalidTargets,
             "its source's mirror annotations are malformed: kept as it is until they are fixed"
                 .into(),
-        );
+        ));
     }
-    let compared = compare(desired, copy, source.meta(), install, key);
-    copy_row::<K>(
+    let compared = compare(desired, copy, source.meta(), rules, key);
+    let name = meta.name.clone().unwrap_or_default();
+    Ok(copy_row::<K>(
         what,
         &namespace,
         &name,
         source.meta(),
         compared,
         &scene.contested,
-    )
+    ))
+}
+
+/// Why this install leaves a copy alone before looking at its source: it
+/// is none of the controller's, or another install's.
+fn not_this_installs(meta: &ObjectMeta, rules: &Rules) -> Option<Said> {
+    if !is_managed_by_us(meta) {
+        return Some((
+            Verdict::NotACopy,
+            format!(
+                "{}, named as a companion: the controller leaves it alone, and its source has no companion while it is there",
+                whose(meta, rules)
+            ),
+        ));
+    }
+    let selector = annotation(meta, SOURCE_SELECTOR_ANNOTATION)
+        .filter(|selector| *selector != rules.install.selector)?;
+    Some((
+        Verdict::OtherInstall,
+        format!(
+            "{}: this install leaves it alone (explain it with --selector {selector:?})",
+            whose(meta, rules)
+        ),
+    ))
+}
+
+/// The copy's source as read (None: it names none, or it is gone), and
+/// its namespace, which a mirror's verdict needs.
+#[allow(clippy::type_complexity)]
+fn read<K: Explained>(
+    scene: &CopyScene<K>,
+    what: What,
+) -> Result<(Option<&K>, Option<NamespaceFacts>), Said> {
+    let source = match &scene.source {
+        None => None,
+        Some(Err(why)) => {
+            return Err((
+                Verdict::CannotRead,
+                format!("cannot read its source: {why}"),
+            ));
+        }
+        Some(Ok(source)) => source.as_ref(),
+    };
+    let facts = match (what, &scene.namespace) {
+        (What::Mirror, Err(why)) => {
+            return Err((
+                Verdict::CannotRead,
+                format!("cannot read its namespace: {why}"),
+            ));
+        }
+        (_, Ok(facts)) => facts.clone(),
+        (_, Err(_)) => None,
+    };
+    Ok((source, facts))
+}
+
+/// What was read of a copy's source and namespace.
+struct Seen<'a, K> {
+    what: What,
+    /// The source it names: namespace and name.
+    claimed: &'a (String, String),
+    source: Option<&'a K>,
+    /// The source, when this install manages it.
+    managed_source: Option<&'a K>,
+    facts: Option<&'a NamespaceFacts>,
+}
+
+/// Why the prune loop removes the copy (or keeps it only while its
+/// source exists), if it does.
+fn unwanted<K: Explained>(meta: &ObjectMeta, seen: &Seen<'_, K>, rules: &Rules) -> Option<Said> {
+    let (source_namespace, source_name) = seen.claimed;
+    let verdict = prune_verdict::copy_verdict::<K, _>(
+        meta,
+        &rules.install.selector,
+        &rules.install.suffix,
+        &rules.install.reserved_names,
+        K::consent(rules),
+        |ns, n| {
+            seen.managed_source
+                .filter(|_| ns == source_namespace && n == source_name)
+        },
+        |_| seen.facts.cloned(),
+    );
+    match verdict {
+        CopyVerdict::Unwanted => {
+            let why = match (seen.what, seen.managed_source) {
+                (What::Mirror, _)
+                    if prune_verdict::mirror_name_reserved(meta, &rules.install.reserved_names) =>
+                {
+                    "its name is reserved".to_owned()
+                }
+                (_, None) => gone(seen.source, rules),
+                (_, Some(source)) => unwanted_mirror_why::<K>(source, seen.facts, rules),
+            };
+            Some((
+                Verdict::Unwanted,
+                format!("{why}: the controller removes it"),
+            ))
+        }
+        CopyVerdict::UnwantedIfSourceGone(recorded) => {
+            let uid = seen.source.and_then(|s| s.meta().uid.as_deref());
+            Some(match uid == Some(recorded.uid.as_str()) {
+                true => (
+                    Verdict::Unmarked,
+                    "written by a release that did not mark copies with their install, for a source this install does not manage: it stays while that source exists".into(),
+                ),
+                false => (
+                    Verdict::Unwanted,
+                    "written by a release that did not mark copies with their install, and its source is gone: the controller removes it".into(),
+                ),
+            })
+        }
+        // A ClusterMirror's copy is explained with its ClusterMirror.
+        CopyVerdict::Keep | CopyVerdict::ClusterMirrorDeleted(_) | CopyVerdict::Orphaned => None,
+    }
+}
+
+/// Why a copy's source no longer wants it: gone, or no longer selected.
+fn gone<K: Explained>(source: Option<&K>, rules: &Rules) -> String {
+    match source {
+        None => "its source is gone".to_owned(),
+        Some(_) => format!(
+            "its source no longer matches the source selector {}",
+            rules.install.selector
+        ),
+    }
+}
+
+/// The copy `source` wants where this one is, as the controller decides
+/// it; else why it wants none.
+fn desired_of<K: Explained>(
+    source: &K,
+    what: What,
+    namespace: &str,
+    rules: &Rules,
+    key: &K::DigestKey,
+) -> Result<K, Said> {
+    let asked = match what {
+        What::Mirror => Asked::Mirror { namespace },
+        _ => Asked::Companion,
+    };
+    match desired(source, &asked, &rules.install, key) {
+        Ok(desired) => Ok(desired),
+        Err(Refusal::InvalidCopyList(why)) => Err((
+            Verdict::InvalidCopyList,
+            format!("{why}: nothing of its source is written until it is fixed"),
+        )),
+        Err(_) => {
+            let (verdict, detail) = match managed(source, rules, key) {
+                Managed::No(verdict, detail) => (verdict, detail),
+                Managed::Yes {
+                    companion: Err(why),
+                } => (Verdict::NameTooLong, why),
+                Managed::Yes { companion: Ok(_) } => (Verdict::NoSource, String::new()),
+            };
+            Err((verdict, format!("its source is not copied: {detail}")))
+        }
+    }
 }
 
 /// Why a mirror of a managed source is not wanted in its namespace.
 fn unwanted_mirror_why<K: Explained>(
     source: &K,
     namespace: Option<&NamespaceFacts>,
-    install: &Install,
+    rules: &Rules,
 ) -> String {
     let meta = source.meta();
     let Some(namespace) = namespace else {
@@ -235,7 +309,7 @@ fn unwanted_mirror_why<K: Explained>(
         _ => {}
     }
     let source_namespace = meta.namespace.as_deref().unwrap_or_default();
-    match K::consent(install).verdict(source_namespace, namespace) {
+    match K::consent(rules).verdict(source_namespace, namespace) {
         Err(refusal) => format!("the namespace refuses it: {refusal}"),
         Ok(()) => "the source no longer wants it here".into(),
     }

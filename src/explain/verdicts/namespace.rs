@@ -15,10 +15,10 @@ pub struct NamespaceScene<K> {
 }
 
 /// A namespace's consent, kind by kind, and where it accepts from.
-pub fn consent_rows(namespace: &NamespaceFacts, install: &Install) -> Vec<Row> {
+pub fn consent_rows(namespace: &NamespaceFacts, rules: &Rules) -> Vec<Row> {
     let mut rows = vec![
-        consent_row::<ConfigMap>(namespace, install),
-        consent_row::<Secret>(namespace, install),
+        consent_row::<ConfigMap>(namespace, rules),
+        consent_row::<Secret>(namespace, rules),
     ];
     let (verdict, detail) = match namespace.accept_from.as_deref() {
         None => (
@@ -52,8 +52,8 @@ pub fn consent_rows(namespace: &NamespaceFacts, install: &Install) -> Vec<Row> {
     rows
 }
 
-fn consent_row<K: Explained>(namespace: &NamespaceFacts, install: &Install) -> Row {
-    let consent = K::consent(install);
+fn consent_row<K: Explained>(namespace: &NamespaceFacts, rules: &Rules) -> Row {
+    let consent = K::consent(rules);
     let (verdict, detail) = if consent.is_protected(&namespace.name) {
         (
             Verdict::ProtectedNamespace,
@@ -81,19 +81,19 @@ fn consent_row<K: Explained>(namespace: &NamespaceFacts, install: &Install) -> R
 pub fn sources_asking<'a, K: Explained>(
     namespace: &NamespaceFacts,
     sources: &'a [ObjectMeta],
-    install: &Install,
+    rules: &Rules,
 ) -> Vec<(&'a ObjectMeta, Option<(Verdict, String)>)> {
     sources
         .iter()
         .filter(|source| source.namespace.as_deref() != Some(&namespace.name))
-        .filter(|source| install.source_selector.matches(labels(source)))
+        .filter(|source| rules.install.source_selector.matches(labels(source)))
         .filter_map(|source| {
             let targets = Targets::of(source).ok()??;
             if !targets.includes(&namespace.name, &namespace.labels) {
                 return None;
             }
             let name = source.name.clone().unwrap_or_default();
-            if install.reserved_names.contains(&name) {
+            if rules.install.reserved_names.contains(&name) {
                 return Some((
                     source,
                     Some((
@@ -102,7 +102,7 @@ pub fn sources_asking<'a, K: Explained>(
                     )),
                 ));
             }
-            Some((source, refusal::<K>(&targets, source, namespace, install)))
+            Some((source, refusal::<K>(&targets, source, namespace, rules)))
         })
         .collect()
 }
@@ -112,7 +112,7 @@ pub fn sources_asking<'a, K: Explained>(
 pub fn explain_namespace<K: Explained>(
     namespace: &NamespaceFacts,
     scene: &NamespaceScene<K>,
-    install: &Install,
+    rules: &Rules,
     key: &K::DigestKey,
 ) -> Vec<Row> {
     let mut rows = Vec::new();
@@ -129,7 +129,7 @@ pub fn explain_namespace<K: Explained>(
         Ok(mirrors) => {
             for mirror in mirrors {
                 mirrored.extend(mirror_of(mirror.copy.meta()).map(|(ns, n)| format!("{ns}/{n}")));
-                rows.push(copy_itself(mirror, install, key));
+                rows.push(copy_itself(mirror, rules, key));
             }
         }
     }
@@ -147,7 +147,7 @@ pub fn explain_namespace<K: Explained>(
         }
         Ok(sources) => sources,
     };
-    for (source, refused) in sources_asking::<K>(namespace, sources, install) {
+    for (source, refused) in sources_asking::<K>(namespace, sources, rules) {
         let source_key = object_key(source);
         if mirrored.contains(&source_key) {
             continue;
@@ -166,7 +166,7 @@ pub fn explain_namespace<K: Explained>(
                     Verdict::NameTaken,
                     format!(
                         "the name is taken by {}; it is left untouched",
-                        whose(actual.meta(), install)
+                        whose(actual.meta(), rules)
                     ),
                 ),
             },

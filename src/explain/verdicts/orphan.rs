@@ -26,13 +26,13 @@ pub fn orphan_row(kind: &'static str, copy: &ObjectMeta, cluster_mirror: &str) -
 pub fn orphan_rows(
     kind: &'static str,
     copies: &[ObjectMeta],
-    install: &Install,
+    rules: &Rules,
     present: &BTreeSet<String>,
 ) -> Vec<Row> {
     copies
         .iter()
         .filter(|copy| {
-            is_managed_by_us(copy) && crate::contract::written_under(copy, &install.selector)
+            is_managed_by_us(copy) && crate::contract::written_under(copy, &rules.install.selector)
         })
         .filter_map(|copy| {
             let name = cluster_mirror_of(copy)?;

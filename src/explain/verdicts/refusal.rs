@@ -8,9 +8,9 @@ pub(super) fn refusal<K: Explained>(
     targets: &Targets,
     source: &ObjectMeta,
     namespace: &NamespaceFacts,
-    install: &Install,
+    rules: &Rules,
 ) -> Option<(Verdict, String)> {
-    let consent = K::consent(install);
+    let consent = K::consent(rules);
     let source_namespace = source.namespace.as_deref().unwrap_or_default();
     if wants_mirror(targets, source_namespace, namespace, consent) {
         return None;
@@ -29,9 +29,7 @@ pub(super) fn refusal<K: Explained>(
             ),
         ),
         Err(NamespaceRefusal::NotConsenting)
-            if K::other_consent(install)
-                .selector
-                .matches(&namespace.labels) =>
+            if K::other_consent(rules).selector.matches(&namespace.labels) =>
         {
             (
                 Verdict::KindNotAccepted,
@@ -74,10 +72,14 @@ pub(super) fn refusal<K: Explained>(
 
 /// Why the install manages a source, and what of it its copies never carry
 /// that its lists ask for (as the controller's Warning says it).
-pub(super) fn managed_detail(source: &ObjectMeta, install: &Install) -> String {
-    let matches = format!("it matches the source selector {}", install.selector);
+pub(super) fn managed_detail(source: &ObjectMeta, rules: &Rules) -> String {
+    let matches = format!("it matches the source selector {}", rules.install.selector);
     let lists = Lists::of(source).unwrap_or_default();
-    match crate::decisions::carried::refused(source, &lists, &install.never_carried) {
+    let carried = crate::decisions::carried::Carried::Listed {
+        source,
+        lists: &lists,
+    };
+    match carried.refused(&rules.install.never_carried) {
         Some(keys) => format!(
             "{matches}; {keys}: never carried (Warning {})",
             warning::COPY_KEY_REFUSED

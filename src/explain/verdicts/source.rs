@@ -3,6 +3,9 @@
 
 use super::*;
 
+mod unmatched;
+use unmatched::unmatched_rows;
+
 /// The namespaces as far as they could be read.
 #[derive(Debug, Clone, Default)]
 pub struct Namespaces {
@@ -44,7 +47,7 @@ fn companion_row<K: Explained>(
     source: &K,
     desired: &K,
     actual: &Read<Option<K>>,
-    install: &Install,
+    rules: &Rules,
     key: &K::DigestKey,
     contested: &BTreeSet<String>,
 ) -> Row {
@@ -56,7 +59,7 @@ fn companion_row<K: Explained>(
             Verdict::Missing,
             "it does not exist: the controller creates it".into(),
         ),
-        Ok(Some(actual)) => compare(desired.clone(), actual, source.meta(), install, key),
+        Ok(Some(actual)) => compare(desired.clone(), actual, source.meta(), rules, key),
     };
     copy_row::<K>(
         What::Companion,
@@ -75,21 +78,21 @@ fn companion_row<K: Explained>(
 pub fn mirror_namespaces<K: Explained>(
     source: &K,
     namespaces: &Namespaces,
-    install: &Install,
+    rules: &Rules,
 ) -> Vec<String> {
     let meta = source.meta();
     let Ok(Some(targets)) = Targets::of(meta) else {
         return Vec::new();
     };
     let name = meta.name.clone().unwrap_or_default();
-    if install.reserved_names.contains(&name) {
+    if rules.install.reserved_names.contains(&name) {
         return Vec::new();
     }
     let source_namespace = meta.namespace.as_deref().unwrap_or_default();
     namespaces
         .known
         .iter()
-        .filter(|ns| wants_mirror(&targets, source_namespace, ns, K::consent(install)))
+        .filter(|ns| wants_mirror(&targets, source_namespace, ns, K::consent(rules)))
         .map(|ns| ns.name.clone())
         .collect()
 }
@@ -109,12 +112,12 @@ pub fn named_namespaces<K: MirroredKind>(source: &K) -> Vec<String> {
 /// namespace it asks for, and the mirrors it has where it no longer should.
 pub fn explain_source<K: Explained>(
     scene: &SourceScene<K>,
-    install: &Install,
+    rules: &Rules,
     key: &K::DigestKey,
 ) -> Vec<Row> {
     let source = &scene.source;
-    let managed = managed(source, install, key);
-    let mut rows = vec![source_row(source, &managed, install)];
+    let managed = managed(source, rules, key);
+    let mut rows = vec![source_row(source, &managed, rules)];
     let Managed::Yes { companion } = &managed else {
         return rows;
     };
@@ -123,28 +126,27 @@ pub fn explain_source<K: Explained>(
             source,
             desired,
             &scene.companion,
-            install,
+            rules,
             key,
             &scene.contested,
         ));
     }
-    rows.extend(mirror_rows(scene, install, key));
+    rows.extend(mirror_rows(scene, rules, key));
     rows
 }
 
 fn mirror_rows<K: Explained>(
     scene: &SourceScene<K>,
-    install: &Install,
+    rules: &Rules,
     key: &K::DigestKey,
 ) -> Vec<Row> {
     let source = &scene.source;
     let meta = source.meta();
     let name = meta.name.clone().unwrap_or_default();
-    let source_namespace = meta.namespace.clone().unwrap_or_default();
     let source_key = object_key(meta);
     let targets = match Targets::of(meta) {
         Ok(Some(targets)) => targets,
-        Ok(None) => return leftover_rows(scene, install, &BTreeSet::new()),
+        Ok(None) => return leftover_rows(scene, rules, &BTreeSet::new()),
         Err(why) => {
             let mut rows = vec![row_at::<K>(
                 What::Mirror,
@@ -157,169 +159,104 @@ fn mirror_rows<K: Explained>(
                     warning::INVALID_MIRROR_TARGETS
                 ),
             )];
-            rows.extend(leftover_rows(scene, install, &BTreeSet::new()));
+            rows.extend(leftover_rows(scene, rules, &BTreeSet::new()));
             return rows;
         }
     };
     let mut rows = Vec::new();
     let mut asked = BTreeSet::new();
-    let reserved = install.reserved_names.contains(&name);
     for namespace in &scene.namespaces.known {
         if !targets.includes(&namespace.name, &namespace.labels) {
             continue;
         }
         asked.insert(namespace.name.clone());
-        let at = |verdict, detail| {
-            row_at::<K>(
-                What::Mirror,
-                &namespace.name,
-                &name,
-                Some(source_key.clone()),
-                verdict,
-                detail,
-            )
-        };
-        if reserved && namespace.name != source_namespace {
-            rows.push(at(
-                Verdict::ReservedName,
-                format!(
-                    "{name} is reserved (published by Kubernetes into every namespace, or listed by --reserved-names): never mirrored (Warning {})",
-                    warning::MIRROR_NAME_RESERVED
-                ),
-            ));
-            continue;
-        }
-        if let Some((verdict, detail)) = refusal::<K>(&targets, meta, namespace, install) {
-            rows.push(at(verdict, detail));
-            continue;
-        }
-        let compared = match scene.at_name.get(&namespace.name) {
-            None => (Verdict::CannotRead, "it was not read".into()),
-            Some(Err(why)) => (Verdict::CannotRead, format!("cannot read it: {why}")),
-            Some(Ok(None)) if scene.preview => (
-                Verdict::WouldReceive,
-                "it consents: the mirror is written once the annotation is".into(),
-            ),
-            Some(Ok(None)) => (
-                Verdict::Missing,
-                "it consents, and has no mirror yet: the controller writes it".into(),
-            ),
-            Some(Ok(Some(actual))) => {
-                match desired_mirror(source, &namespace.name, key).and_then(|mirror| {
-                    finished(
-                        mirror,
-                        source,
-                        &install.selector,
-                        &install.never_carried,
-                        &install.source_label_keys,
-                    )
-                    .map_err(|_| Refusal::Incomplete)
-                }) {
-                    Ok(desired) => compare(desired, actual, meta, install, key),
-                    Err(_) => (Verdict::NoSource, "no mirror can be built of it".into()),
-                }
-            }
-        };
-        rows.push(copy_row::<K>(
-            What::Mirror,
-            &namespace.name,
-            &name,
-            meta,
-            compared,
-            &scene.contested,
-        ));
+        rows.push(asked_row(scene, &targets, namespace, rules, key));
     }
     rows.extend(unmatched_rows::<K>(meta, &targets, scene, &asked, &name));
-    rows.extend(leftover_rows(scene, install, &asked));
+    rows.extend(leftover_rows(scene, rules, &asked));
     rows
 }
 
-/// Rows for what the source asks for that no namespace read answers: a
-/// name or glob matching no namespace, a selector matching none, and the
-/// namespaces that could not be read.
-fn unmatched_rows<K: Explained>(
-    meta: &ObjectMeta,
-    targets: &Targets,
+/// The row of a namespace the source asks for: refused, or its mirror
+/// there compared with the one the source wants.
+fn asked_row<K: Explained>(
     scene: &SourceScene<K>,
-    asked: &BTreeSet<String>,
-    name: &str,
-) -> Vec<Row> {
-    let source_key = object_key(meta);
-    let at = |namespace: &str, verdict, detail| {
+    targets: &Targets,
+    namespace: &NamespaceFacts,
+    rules: &Rules,
+    key: &K::DigestKey,
+) -> Row {
+    let meta = scene.source.meta();
+    let name = meta.name.clone().unwrap_or_default();
+    let at = |verdict, detail| {
         row_at::<K>(
             What::Mirror,
-            namespace,
-            name,
-            Some(source_key.clone()),
+            &namespace.name,
+            &name,
+            Some(object_key(meta)),
             verdict,
             detail,
         )
     };
-    let mut rows = Vec::new();
-    for (namespace, why) in &scene.namespaces.unreadable {
-        // Its own namespace needs no reading to be told apart.
-        rows.push(
-            match Some(namespace.as_str()) == meta.namespace.as_deref() {
-                true => at(
-                    namespace,
-                    Verdict::SourceNamespace,
-                    "the source's own namespace: it holds the companion".into(),
-                ),
-                false => at(
-                    namespace,
-                    Verdict::CannotRead,
-                    format!("cannot read the namespace: {why}"),
-                ),
-            },
+    let reserved = rules.install.reserved_names.contains(&name);
+    if reserved && namespace.name != meta.namespace.as_deref().unwrap_or_default() {
+        return at(
+            Verdict::ReservedName,
+            format!(
+                "{name} is reserved (published by Kubernetes into every namespace, or listed by --reserved-names): never mirrored (Warning {})",
+                warning::MIRROR_NAME_RESERVED
+            ),
         );
     }
-    if let Some(why) = &scene.namespaces.list_error {
-        let asks_more = targets.exact_names().is_none();
-        if asks_more {
-            rows.push(at(
-                "*",
-                Verdict::CannotRead,
-                format!("cannot list the namespaces, so those its globs or selector match are unknown: {why}"),
-            ));
+    if let Some((verdict, detail)) = refusal::<K>(targets, meta, namespace, rules) {
+        return at(verdict, detail);
+    }
+    let compared = mirror_compared(scene, &namespace.name, rules, key);
+    copy_row::<K>(
+        What::Mirror,
+        &namespace.name,
+        &name,
+        meta,
+        compared,
+        &scene.contested,
+    )
+}
+
+/// The object at the source's name in a namespace that consents,
+/// compared with the mirror the source wants there.
+fn mirror_compared<K: Explained>(
+    scene: &SourceScene<K>,
+    namespace: &str,
+    rules: &Rules,
+    key: &K::DigestKey,
+) -> (Verdict, String) {
+    let source = &scene.source;
+    match scene.at_name.get(namespace) {
+        None => (Verdict::CannotRead, "it was not read".into()),
+        Some(Err(why)) => (Verdict::CannotRead, format!("cannot read it: {why}")),
+        Some(Ok(None)) if scene.preview => (
+            Verdict::WouldReceive,
+            "it consents: the mirror is written once the annotation is".into(),
+        ),
+        Some(Ok(None)) => (
+            Verdict::Missing,
+            "it consents, and has no mirror yet: the controller writes it".into(),
+        ),
+        Some(Ok(Some(actual))) => {
+            let asked = Asked::Mirror { namespace };
+            match desired(source, &asked, &rules.install, key) {
+                Ok(desired) => compare(desired, actual, source.meta(), rules, key),
+                Err(_) => (Verdict::NoSource, "no mirror can be built of it".into()),
+            }
         }
     }
-    let patterns = annotation(meta, MIRROR_TO_ANNOTATION)
-        .and_then(|text| patterns::parse_patterns(MIRROR_TO_ANNOTATION, text).ok())
-        .unwrap_or_default();
-    for pattern in patterns {
-        let matched = asked.iter().any(|ns| patterns::glob_matches(&pattern, ns));
-        let unknown = scene.namespaces.unreadable.contains_key(&pattern)
-            || (pattern.contains('*') && scene.namespaces.list_error.is_some());
-        if !matched && !unknown {
-            rows.push(at(
-                &pattern,
-                Verdict::NoSuchNamespace,
-                format!("{MIRROR_TO_ANNOTATION} names {pattern}, which matches no namespace"),
-            ));
-        }
-    }
-    if let Some(selector) = annotation(meta, MIRROR_TO_SELECTOR_ANNOTATION) {
-        let matched = scene
-            .namespaces
-            .known
-            .iter()
-            .any(|ns| Selector::parse(selector).is_ok_and(|s| s.matches(&ns.labels)));
-        if !matched && scene.namespaces.list_error.is_none() {
-            rows.push(at(
-                "",
-                Verdict::NoSuchNamespace,
-                format!("{MIRROR_TO_SELECTOR_ANNOTATION} {selector} matches no namespace"),
-            ));
-        }
-    }
-    rows
 }
 
 /// Mirrors of the source in namespaces it does not (or no longer) ask for,
 /// with the prune loop's verdict on each.
 fn leftover_rows<K: Explained>(
     scene: &SourceScene<K>,
-    install: &Install,
+    rules: &Rules,
     asked: &BTreeSet<String>,
 ) -> Vec<Row> {
     let Some(copies) = &scene.copies else {
@@ -332,7 +269,7 @@ fn leftover_rows<K: Explained>(
     );
     let managed_source = |namespace: &str, name: &str| {
         ((namespace, name) == (source_ref.0.as_str(), source_ref.1.as_str())
-            && install.source_selector.matches(labels(meta)))
+            && rules.install.source_selector.matches(labels(meta)))
         .then_some(&scene.source)
     };
     let mut rows = Vec::new();
@@ -347,10 +284,10 @@ fn leftover_rows<K: Explained>(
         }
         let verdict = prune_verdict::copy_verdict::<K, _>(
             copy,
-            &install.selector,
-            &install.suffix,
-            &install.reserved_names,
-            K::consent(install),
+            &rules.install.selector,
+            &rules.install.suffix,
+            &rules.install.reserved_names,
+            K::consent(rules),
             managed_source,
             |namespace| scene.namespaces.get(namespace).cloned(),
         );
@@ -359,8 +296,11 @@ fn leftover_rows<K: Explained>(
                 Verdict::Unwanted,
                 "a mirror the source no longer wants here: the controller removes it".into(),
             ),
-            CopyVerdict::UnwantedIfSourceGone(_) => continue,
-            CopyVerdict::Keep if !contract_written_under(copy, install) => continue,
+            // ClusterMirrors' copies are skipped above.
+            CopyVerdict::UnwantedIfSourceGone(_)
+            | CopyVerdict::ClusterMirrorDeleted(_)
+            | CopyVerdict::Orphaned => continue,
+            CopyVerdict::Keep if !contract_written_under(copy, rules) => continue,
             CopyVerdict::Keep => (
                 Verdict::InvalidTargets,
                 "a mirror written before: kept until the source's mirror annotations are fixed"
@@ -378,11 +318,14 @@ fn leftover_rows<K: Explained>(
     rows
 }
 
-fn contract_written_under(copy: &ObjectMeta, install: &Install) -> bool {
-    crate::contract::written_under(copy, &install.selector)
+fn contract_written_under(copy: &ObjectMeta, rules: &Rules) -> bool {
+    crate::contract::written_under(copy, &rules.install.selector)
 }
 
 /// The desired companion's name of a source, as the install names it.
-pub fn companion_of(source: &ObjectMeta, install: &Install) -> String {
-    companion_name(source.name.as_deref().unwrap_or_default(), &install.suffix)
+pub fn companion_of(source: &ObjectMeta, rules: &Rules) -> String {
+    companion_name(
+        source.name.as_deref().unwrap_or_default(),
+        &rules.install.suffix,
+    )
 }

@@ -12,34 +12,29 @@ use super::*;
 use crate::{
     contract::{MANAGED_BY_LABEL, MANAGER_NAME, SOURCE_SELECTOR_ANNOTATION},
     decisions::consent::{ACCEPT_MIRRORS_FROM_ANNOTATION, Consent, NamespaceFacts},
-    decisions::desired_copy::{desired_companion, desired_mirror, finished},
     decisions::selector::Selector,
     decisions::targets::{self, MIRROR_TO_ANNOTATION, Targets, wants_mirror},
     kind::{MirroredKind, secret::SecretDigestKey},
     test_fixtures::{
-        SUFFIX, mk_configmap, mk_consenting_labels, mk_map, mk_mirrored_source, mk_source,
-        source_keys, with_annotations,
+        mk_configmap, mk_consenting_labels, mk_desired_companion, mk_desired_mirror, mk_install,
+        mk_map, mk_mirrored_source, mk_source, with_annotations,
     },
 };
 
-const SELECTOR: &str = "workshop.io/managed=true";
-
-fn install() -> Install {
+fn rules() -> Rules {
     let consent = |selector| {
         Consent::new(
             Selector::parse(selector).unwrap(),
             ["kube-system".to_owned()],
         )
     };
-    Install {
-        selector: SELECTOR.into(),
-        source_selector: Selector::parse(SELECTOR).unwrap(),
-        source_label_keys: source_keys(),
-        never_carried: Default::default(),
-        suffix: SUFFIX.into(),
+    Rules {
+        install: Install {
+            reserved_names: targets::reserved_names(&["reserved".to_owned()]),
+            ..mk_install()
+        },
         configmaps: consent("workshop.io/accept-mirrors=true"),
         secrets: consent("workshop.io/accept-secret-mirrors=true"),
-        reserved_names: targets::reserved_names(&["reserved".to_owned()]),
         secret_rules: Default::default(),
         kinds: vec!["ConfigMap"],
         cluster_mirror_sources: vec!["admin".into()],
@@ -69,31 +64,11 @@ fn consenting(name: &str) -> NamespaceFacts {
 
 /// As the controller writes them.
 fn companion_of<K: MirroredKind>(source: &K, key: &K::DigestKey) -> K {
-    let companion = desired_companion(source, SUFFIX, key).unwrap();
-    stored(
-        finished(
-            companion,
-            source,
-            SELECTOR,
-            &Default::default(),
-            &source_keys(),
-        )
-        .unwrap(),
-    )
+    stored(mk_desired_companion(source, key).unwrap())
 }
 
 fn mirror_in<K: MirroredKind>(source: &K, namespace: &str, key: &K::DigestKey) -> K {
-    let mirror = desired_mirror(source, namespace, key).unwrap();
-    stored(
-        finished(
-            mirror,
-            source,
-            SELECTOR,
-            &Default::default(),
-            &source_keys(),
-        )
-        .unwrap(),
-    )
+    stored(mk_desired_mirror(source, namespace, key).unwrap())
 }
 
 fn stored<K: MirroredKind>(mut object: K) -> K {

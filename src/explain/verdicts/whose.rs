@@ -3,14 +3,14 @@
 use super::*;
 
 /// Whose an object at a copy's name is, in words.
-pub fn whose(meta: &ObjectMeta, install: &Install) -> String {
+pub fn whose(meta: &ObjectMeta, rules: &Rules) -> String {
     match labels(meta).get(MANAGED_BY_LABEL) {
         None => format!("an object of someone else (no {MANAGED_BY_LABEL} label)"),
         Some(manager) if manager != MANAGER_NAME => {
             format!("an object of another tool ({MANAGED_BY_LABEL}={manager})")
         }
         Some(_) => match annotation(meta, SOURCE_SELECTOR_ANNOTATION) {
-            Some(selector) if selector != install.selector => {
+            Some(selector) if selector != rules.install.selector => {
                 format!("a copy of another install (source selector {selector})")
             }
             _ => match (cluster_mirror_of(meta), mirror_of(meta)) {

@@ -3,13 +3,19 @@
 
 use crate::{decisions::names, decisions::selector::Selector};
 
-/// `NAMESPACE/NAME`, each checked as Kubernetes checks it.
+/// `NAMESPACE/NAME` of a Secret, each checked as Kubernetes checks it.
 pub(crate) fn parse_namespaced_name(value: &str) -> Result<(String, String), String> {
+    namespaced_name_of(value, "a Secret")
+}
+
+/// `NAMESPACE/NAME` of `what` (`a Secret`, `an object`), each checked as
+/// Kubernetes checks it.
+pub(crate) fn namespaced_name_of(value: &str, what: &str) -> Result<(String, String), String> {
     let (namespace, name) = value
         .split_once('/')
         .ok_or_else(|| format!("{value:?} is not NAMESPACE/NAME"))?;
     if !names::is_dns_subdomain(name) {
-        return Err(format!("{name:?} is not a Secret name"));
+        return Err(format!("{name:?} is not {what} name"));
     }
     Ok((parse_namespace(namespace)?, name.to_owned()))
 }
@@ -53,9 +59,14 @@ pub(crate) fn parse_selector(value: &str) -> Result<String, String> {
 }
 
 pub(crate) fn parse_namespace(value: &str) -> Result<String, String> {
-    match names::is_dns_label(value) {
+    valid_name(value, names::is_dns_label, "a namespace name (a DNS label)")
+}
+
+/// `value`, if `valid` says it is a name; else why not: it is not `what`.
+fn valid_name(value: &str, valid: fn(&str) -> bool, what: &str) -> Result<String, String> {
+    match valid(value) {
         true => Ok(value.to_owned()),
-        false => Err(format!("{value:?} is not a namespace name (a DNS label)")),
+        false => Err(format!("{value:?} is not {what}")),
     }
 }
 
@@ -83,19 +94,18 @@ pub(crate) fn parse_optional_namespace(value: &str) -> Result<String, String> {
 }
 
 pub(crate) fn parse_lease_name(value: &str) -> Result<String, String> {
-    match names::is_dns_subdomain(value) {
-        true => Ok(value.to_owned()),
-        false => Err(format!("{value:?} is not a Lease name (a DNS subdomain)")),
-    }
+    valid_name(
+        value,
+        names::is_dns_subdomain,
+        "a Lease name (a DNS subdomain)",
+    )
 }
 
 /// A name; an empty one (`a,,b`, or an empty variable) stands for none.
 pub(crate) fn parse_object_name(value: &str) -> Result<String, String> {
     let value = value.trim();
-    match value.is_empty() || names::is_dns_subdomain(value) {
-        true => Ok(value.to_owned()),
-        false => Err(format!("{value:?} is not a ConfigMap name")),
-    }
+    let empty_or_name = |value: &str| value.is_empty() || names::is_dns_subdomain(value);
+    valid_name(value, empty_or_name, "a ConfigMap name")
 }
 
 /// A Secret type, as the API server takes it (at most 253 characters, no

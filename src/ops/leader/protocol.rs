@@ -1,26 +1,31 @@
 //! The Lease protocol's decisions, client-go's: whom a record belongs to,
 //! when a candidate may take it and when it may start leading, what a
-//! round's outcome is, and which refusals no retry fixes. Pure.
+//! round's outcome is, what a claim writes, and which refusals no retry
+//! fixes. Pure.
 
 use std::time::{Duration, Instant};
 
-use k8s_openapi::{api::coordination::v1::Lease, jiff::Timestamp};
+use k8s_openapi::{
+    api::coordination::v1::{Lease, LeaseSpec},
+    apimachinery::pkg::apis::meta::v1::MicroTime,
+    jiff::Timestamp,
+};
 
 /// The Lease record as a candidate last saw it, and when it first saw it.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Observed {
+pub struct Observed {
     /// None: the Lease did not exist.
-    pub(super) record: Option<Record>,
-    pub(super) seen_at: Instant,
+    pub record: Option<Record>,
+    pub seen_at: Instant,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Record {
-    pub(super) holder: Option<String>,
-    pub(super) renew_time: Option<Timestamp>,
-    pub(super) resource_version: Option<String>,
+pub struct Record {
+    pub holder: Option<String>,
+    pub renew_time: Option<Timestamp>,
+    pub resource_version: Option<String>,
     /// `leaseDurationSeconds` as stored.
-    pub(super) duration: Option<Duration>,
+    pub duration: Option<Duration>,
 }
 
 /// What a candidate may do with the Lease as it is now.
@@ -62,7 +67,7 @@ pub fn lead_at(
 
 /// The outcome of one round of the protocol.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Round {
+pub enum Round {
     /// We hold the Lease; a candidate may lead from `lead_at`.
     Held { lead_at: Instant },
     /// Another holder keeps it fresh.
@@ -87,7 +92,7 @@ pub fn refusal(error: &kube::Error) -> Option<String> {
     }
 }
 
-pub(super) fn record_of(lease: &Lease) -> Record {
+pub fn record_of(lease: &Lease) -> Record {
     let spec = lease.spec.as_ref();
     Record {
         holder: spec.and_then(|s| s.holder_identity.clone()),
@@ -97,6 +102,39 @@ pub(super) fn record_of(lease: &Lease) -> Record {
             .and_then(|s| s.lease_duration_seconds)
             .and_then(|secs| u64::try_from(secs).ok())
             .map(Duration::from_secs),
+    }
+}
+
+/// The spec of a Lease claimed by `identity` at `now`, for
+/// `lease_duration`, over the one it had (`previous`): a renewal keeps
+/// when it was acquired, a take counts a transition if someone held it.
+pub fn claimed_spec(
+    previous: Option<&LeaseSpec>,
+    decision: Claim,
+    identity: &str,
+    lease_duration: Duration,
+    now: MicroTime,
+) -> LeaseSpec {
+    let transitions = previous.and_then(|p| p.lease_transitions).unwrap_or(0);
+    let (acquire_time, lease_transitions) = match decision {
+        Claim::Renew => (previous.and_then(|p| p.acquire_time.clone()), transitions),
+        Claim::Take | Claim::Wait => {
+            let taken_from_someone = previous.and_then(|p| p.holder_identity.as_ref()).is_some();
+            (
+                Some(now.clone()),
+                transitions + i32::from(taken_from_someone),
+            )
+        }
+    };
+    LeaseSpec {
+        holder_identity: Some(identity.to_owned()),
+        lease_duration_seconds: Some(
+            i32::try_from(lease_duration.as_secs().max(1)).unwrap_or(i32::MAX),
+        ),
+        acquire_time,
+        renew_time: Some(now),
+        lease_transitions: Some(lease_transitions),
+        ..previous.cloned().unwrap_or_default()
     }
 }
 
@@ -151,5 +189,29 @@ mod tests {
             seen + Duration::from_secs(1)
         );
         assert_eq!(lead_at(seen, None, own), seen + own);
+    }
+
+    #[test]
+    fn a_renewal_keeps_its_acquire_time_and_a_take_from_another_counts_a_transition() {
+        let then = MicroTime(Timestamp::UNIX_EPOCH);
+        let now = MicroTime(Timestamp::now());
+        let held = LeaseSpec {
+            holder_identity: Some("other".into()),
+            acquire_time: Some(then.clone()),
+            lease_transitions: Some(2),
+            ..LeaseSpec::default()
+        };
+        let renewed = claimed_spec(Some(&held), Claim::Renew, "me", DURATION, now.clone());
+        assert_eq!(renewed.acquire_time, Some(then));
+        assert_eq!(renewed.lease_transitions, Some(2));
+        assert_eq!(renewed.holder_identity.as_deref(), Some("me"));
+        assert_eq!(renewed.lease_duration_seconds, Some(15));
+        let taken = claimed_spec(Some(&held), Claim::Take, "me", DURATION, now.clone());
+        assert_eq!(taken.acquire_time, Some(now.clone()));
+        assert_eq!(taken.lease_transitions, Some(3));
+        let created = claimed_spec(None, Claim::Take, "me", Duration::ZERO, now.clone());
+        assert_eq!(created.lease_transitions, Some(0));
+        assert_eq!(created.lease_duration_seconds, Some(1), "at least a second");
+        assert_eq!(created.renew_time, Some(now));
     }
 }

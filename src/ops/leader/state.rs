@@ -60,7 +60,7 @@ impl ElectionState {
 
     /// The state after `round`, which started at `started` and ended at
     /// `now`.
-    pub(super) fn step(self, round: &Round, started: Instant, now: Instant, t: Timings) -> Step {
+    pub fn step(self, round: &Round, started: Instant, now: Instant, t: Timings) -> Step {
         let mut state = self;
         let mut publish = None;
         let mut became_leader = false;

@@ -18,6 +18,25 @@ use prometheus_client::{
 /// USER_HZ, which is 100 on every architecture's user-space ABI.
 const TICKS_PER_SECOND: f64 = 100.0;
 
+/// The gauges, by name and help, in the order [`Collector::encode`]
+/// reads their values.
+const GAUGES: [(&str, &str); 5] = [
+    (
+        "process_start_time_seconds",
+        "Start time of the process since unix epoch in seconds",
+    ),
+    (
+        "process_resident_memory_bytes",
+        "Resident memory size in bytes",
+    ),
+    (
+        "process_virtual_memory_bytes",
+        "Virtual memory size in bytes",
+    ),
+    ("process_open_fds", "Number of open file descriptors"),
+    ("process_max_fds", "Maximum number of open file descriptors"),
+];
+
 #[derive(Debug, Default)]
 pub struct ProcessCollector;
 
@@ -66,34 +85,15 @@ impl Collector for ProcessCollector {
                 counter.metric_type(),
             )?)?;
         }
-        let gauges = [
-            (
-                "process_start_time_seconds",
-                "Start time of the process since unix epoch in seconds",
-                now.start_time_seconds,
-            ),
-            (
-                "process_resident_memory_bytes",
-                "Resident memory size in bytes",
-                now.resident_bytes.map(|b| b as f64),
-            ),
-            (
-                "process_virtual_memory_bytes",
-                "Virtual memory size in bytes",
-                now.virtual_bytes.map(|b| b as f64),
-            ),
-            (
-                "process_open_fds",
-                "Number of open file descriptors",
-                now.open_fds.map(|n| n as f64),
-            ),
-            (
-                "process_max_fds",
-                "Maximum number of open file descriptors",
-                now.max_fds.map(|n| n as f64),
-            ),
+        let float = |n: Option<i64>| n.map(|n| n as f64);
+        let values = [
+            now.start_time_seconds,
+            float(now.resident_bytes),
+            float(now.virtual_bytes),
+            float(now.open_fds),
+            float(now.max_fds),
         ];
-        for (name, help, value) in gauges {
+        for ((name, help), value) in GAUGES.into_iter().zip(values) {
             if let Some(value) = value {
                 let gauge = ConstGauge::new(value);
                 gauge.encode(encoder.encode_descriptor(

@@ -12,8 +12,9 @@ use crate::{
     api::DeletionPolicy,
     contract::{MANAGER_NAME, Operation, object_key, warning},
     decisions::cache_form,
-    decisions::cluster_mirror::{CopyFate, Install, Seen, copy_fate, release as release_marks},
+    decisions::cluster_mirror::{PruneRules, Seen, copy_fate, release as release_marks},
     decisions::plan::SeenVersion,
+    decisions::prune_verdict::CopyVerdict,
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::error::{ApiOutcome, Error, classify},
@@ -23,9 +24,9 @@ use crate::{
 /// The fate of `copy`, written by the ClusterMirror `name`, as the caches
 /// say; Keep when this install has no ClusterMirrors (one namespace only),
 /// or when its ClusterMirror is of another install's class.
-pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyFate {
+pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyVerdict {
     let Some(side) = &ctx.cluster_mirrors else {
-        return CopyFate::Keep;
+        return CopyVerdict::Keep;
     };
     let exists = side.mirrors.store.get(&ObjectRef::new(name)).is_some();
     let request = side.mirrors.request(name);
@@ -34,15 +35,15 @@ pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyFate
         .as_ref()
         .is_some_and(|r| !r.served_by(&side.install.class))
     {
-        return CopyFate::Keep;
+        return CopyVerdict::Keep;
     }
     let namespace = ctx
         .caches
         .namespace_facts(&copy.namespace().unwrap_or_default());
-    let install = Install {
+    let rules = PruneRules {
         kind: K::SOURCE_KIND,
-        selector: &ctx.selector,
-        reserved_names: &ctx.reserved_names,
+        selector: &ctx.install.selector,
+        reserved_names: &ctx.install.reserved_names,
         consent: &side.consent,
     };
     let seen = Seen {
@@ -51,17 +52,25 @@ pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyFate
         request: request.as_deref(),
         deletion: side.mirrors.deletion_of(name, copy.meta()),
     };
-    copy_fate(copy.meta(), namespace.as_ref(), &install, &seen)
+    copy_fate(copy.meta(), namespace.as_ref(), &rules, &seen)
 }
 
-/// Carries out the fate of `copy`, written by the ClusterMirror `name`.
-pub async fn prune<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> Result<(), Error> {
-    match fate(copy, name, ctx) {
-        CopyFate::Keep => Ok(()),
-        CopyFate::Unwanted => {
+/// Carries out `verdict` (its [`fate`]) on `copy`, written by the
+/// ClusterMirror `name`.
+pub async fn prune<K: MirroredKind>(
+    copy: &K,
+    name: &str,
+    verdict: CopyVerdict,
+    ctx: &Context<K>,
+) -> Result<(), Error> {
+    match verdict {
+        CopyVerdict::Keep => Ok(()),
+        // A source's own copy's verdict, never a ClusterMirror's.
+        CopyVerdict::UnwantedIfSourceGone(_) => Ok(()),
+        CopyVerdict::Unwanted => {
             delete(copy, name, ctx, "no longer wanted by its ClusterMirror").await
         }
-        CopyFate::Deleted(policy) => {
+        CopyVerdict::ClusterMirrorDeleted(policy) => {
             if !deleted_by_someone(copy, ctx).await? {
                 orphaned(copy, name, ctx);
                 return Ok(());
@@ -73,7 +82,7 @@ pub async fn prune<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> R
                 DeletionPolicy::Orphan => release(copy, name, ctx).await,
             }
         }
-        CopyFate::Orphaned => {
+        CopyVerdict::Orphaned => {
             orphaned(copy, name, ctx);
             Ok(())
         }
@@ -186,7 +195,7 @@ pub fn count_orphans<K: MirroredKind>(ctx: &Context<K>, counts: &mut BTreeMap<St
             continue;
         };
         let copy = cache_form::copy_from_cache(cached.as_ref());
-        if fate(copy.object(), name, ctx) == CopyFate::Orphaned {
+        if fate(copy.object(), name, ctx) == CopyVerdict::Orphaned {
             *counts.entry(name.to_owned()).or_default() += 1;
         }
     }

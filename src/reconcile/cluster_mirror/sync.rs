@@ -2,7 +2,6 @@
 //! plan and writes as a source's own mirrors (`reconcile::sync`), and what
 //! its status says of them.
 
-use futures::{StreamExt, stream};
 use kube::{ResourceExt, runtime::reflector::ObjectRef};
 
 use crate::{
@@ -13,21 +12,16 @@ use crate::{
         status::{Blocked, Failure, Tally},
     },
     decisions::consent::NamespaceFacts,
+    decisions::desired_copy::desired,
     decisions::scope::Scope,
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::error::{Error, Retry},
+    reconcile::fan_out::{self, Outcomes},
     reconcile::source_read::Source,
-    reconcile::sync::sync_copy,
 };
 
 use super::{caches::ClusterMirrorCaches, suspended};
-
-/// How many copies of one ClusterMirror are written at once, as for a
-/// source's own mirrors.
-const WRITES_AT_ONCE: usize = 16;
-/// How many namespaces are compared before the rest of the process runs.
-const NAMESPACES_BETWEEN_YIELDS: usize = 256;
 
 /// What one reconcile found.
 #[derive(Debug, Default)]
@@ -95,8 +89,8 @@ pub async fn sync<K: MirroredKind>(
     // The CRD's rules know only the built-in list, and no install's
     // source selector.
     let refused = request
-        .sets_never_carried(&ctx.never_carried)
-        .or_else(|| request.sets_selector_keys(&ctx.source_label_keys));
+        .sets_never_carried(&ctx.install.never_carried)
+        .or_else(|| request.sets_selector_keys(&ctx.install.source_label_keys));
     if let Some(why) = refused {
         return invalid(why);
     }
@@ -117,7 +111,7 @@ pub async fn sync<K: MirroredKind>(
         allowed,
         cached.as_deref(),
         &ctx.source_rules,
-        &ctx.reserved_names,
+        &ctx.install.reserved_names,
     );
     let cached = match (why_blocked, cached) {
         (None, Some(cached)) => cached,
@@ -175,7 +169,12 @@ async fn sync_all<K: MirroredKind>(
     let namespaces = selected(request, side, ctx).await;
     let mut wanted = Vec::with_capacity(namespaces.len());
     for namespace in &namespaces {
-        match request.desired_copy(bound, namespace, &source.key, &ctx.selector) {
+        match desired(
+            bound,
+            &request.copy_in(namespace),
+            &ctx.install,
+            &source.key,
+        ) {
             Ok(copy) => wanted.push((namespace.clone(), copy)),
             // Never for a stored source, which is not a copy (checked above).
             Err(refusal) => {
@@ -185,36 +184,28 @@ async fn sync_all<K: MirroredKind>(
         }
     }
     let mut missing = false;
-    let outcomes: Vec<(String, Result<bool, Error>)> = match request.suspend {
+    let outcomes = match request.suspend {
         true => {
             let compared = suspended::compare(source, wanted, &request.target_name, ctx).await?;
             missing = compared.missing;
-            compared.outcomes
+            Outcomes::fold(compared.outcomes)
         }
-        false => {
-            stream::iter(wanted)
-                .map(|(namespace, copy)| async move {
-                    (namespace, sync_copy(source, copy, ctx).await.map(|()| true))
-                })
-                .buffer_unordered(WRITES_AT_ONCE)
-                .collect()
-                .await
-        }
+        false => fan_out::write_copies(source, wanted, ctx).await,
     };
-    let mut found = Found {
-        tally: Tally {
-            selected: namespaces.len(),
-            ..Tally::default()
-        },
+    let tally = Tally {
+        // A namespace being deleted is no target any more.
+        selected: namespaces.len() - outcomes.terminating,
+        synced: outcomes.in_sync.len(),
+        failures: failures(&outcomes),
+    };
+    Ok(Found {
+        tally,
         suspended: request.suspend,
         missing,
         generation: request.generation,
+        retry: outcomes.into_retry(),
         ..Found::default()
-    };
-    for (namespace, outcome) in outcomes {
-        found.count(namespace, outcome);
-    }
-    Ok(found)
+    })
 }
 
 /// Compares the copies in `namespaces` alone, and counts the others as
@@ -233,32 +224,24 @@ async fn sync_some<K: MirroredKind>(
         if !still_selected(request, namespace, side, ctx) {
             return None;
         }
-        let copy = request
-            .desired_copy(source.cached, namespace, &source.key, &ctx.selector)
-            .ok()?;
+        let asked = request.copy_in(namespace);
+        let copy = desired(source.cached, &asked, &ctx.install, &source.key).ok()?;
         wanted.push((namespace.clone(), copy));
     }
-    let outcomes: Vec<(String, Result<(), Error>)> = stream::iter(wanted)
-        .map(|(namespace, copy)| async move { (namespace, sync_copy(source, copy, ctx).await) })
-        .buffer_unordered(WRITES_AT_ONCE)
-        .collect()
-        .await;
-    let mut retry = None;
-    for (namespace, outcome) in outcomes {
-        match outcome {
-            Ok(()) => standing.compared(&namespace, None),
-            Err(Error::NamespaceTerminating) => return None,
-            Err(error) => {
-                let failure = failure(namespace.clone(), &error);
-                keep_soonest(&mut retry, error);
-                standing.compared(&namespace, Some(failure));
-            }
-        }
+    let outcomes = fan_out::write_copies(source, wanted, ctx).await;
+    if outcomes.terminating > 0 {
+        return None;
+    }
+    for namespace in &outcomes.in_sync {
+        standing.compared(namespace, None);
+    }
+    for failure in failures(&outcomes) {
+        standing.compared(&failure.namespace.clone(), Some(failure));
     }
     let found = Found {
         tally: standing.tally(),
         generation: request.generation,
-        retry,
+        retry: outcomes.into_retry(),
         ..Found::default()
     };
     // A copy out of sync makes the next wakeup compare all.
@@ -283,33 +266,13 @@ fn still_selected<K: MirroredKind>(
     })
 }
 
-impl Found {
-    fn count(&mut self, namespace: String, outcome: Result<bool, Error>) {
-        let error = match outcome {
-            Ok(true) => {
-                self.tally.synced += 1;
-                return;
-            }
-            Ok(false) => return,
-            // Everything in it is going away: it is no target any more.
-            Err(Error::NamespaceTerminating) => {
-                self.tally.selected -= 1;
-                return;
-            }
-            Err(error) => error,
-        };
-        self.tally.failures.push(failure(namespace, &error));
-        keep_soonest(&mut self.retry, error);
-    }
-}
-
-/// Keeps in `retry` whichever of it and `error` is retried sooner (the
-/// first of equals); a failure that waits for a change is not retried.
-fn keep_soonest(retry: &mut Option<Error>, error: Error) {
-    let kept = retry.as_ref().map_or(Retry::OnChange, Error::retry);
-    if error.retry().urgency() < kept.urgency() {
-        *retry = Some(error);
-    }
+/// How the status tells each failed copy, in the order found.
+fn failures(outcomes: &Outcomes) -> Vec<Failure> {
+    outcomes
+        .failed
+        .iter()
+        .map(|(namespace, error)| failure(namespace.clone(), error))
+        .collect()
 }
 
 /// The copy in `namespace` failed with `error`: how the status tells it.
@@ -346,9 +309,7 @@ async fn selected<K: MirroredKind>(
     };
     let mut selected = Vec::new();
     for (checked, namespace) in store.state().iter().enumerate() {
-        if checked % NAMESPACES_BETWEEN_YIELDS == NAMESPACES_BETWEEN_YIELDS - 1 {
-            tokio::task::yield_now().await;
-        }
+        fan_out::let_others_run(checked).await;
         let facts = NamespaceFacts::of(&namespace.metadata);
         if namespace.metadata.deletion_timestamp.is_none() && request.selects(&facts, &side.consent)
         {

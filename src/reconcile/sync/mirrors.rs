@@ -1,29 +1,22 @@
 //! A source's mirrors in other namespaces: which namespaces get one, the
 //! writes, and how their outcomes become one condition of the source.
 
-use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::ResourceExt;
 
-use super::{finished, sync_copy};
 use crate::{
     contract::warning,
     decisions::cluster_mirror::Request,
     decisions::consent::{Consent, NamespaceFacts, NamespaceRefusal},
-    decisions::desired_copy::desired_mirror,
+    decisions::desired_copy::{Asked, Refusal, desired},
     decisions::scope::Scope,
     decisions::targets::Targets,
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::error::{Error, soonest},
+    reconcile::fan_out::{self, Outcomes},
     reconcile::source_read::Source,
 };
-
-/// How many mirrors of one source are written at once.
-const MIRROR_WRITES_AT_ONCE: usize = 16;
-/// How many namespaces a mirroring source's reconcile compares before it
-/// lets the rest of the process run.
-const NAMESPACES_BETWEEN_YIELDS: usize = 256;
 
 /// One copy in each namespace the source asks for and that consents, of
 /// those `scope` names: all of them, or for a reconcile woken by changes in
@@ -40,7 +33,7 @@ pub(super) async fn sync_mirrors<K: MirroredKind>(
         return Ok(());
     };
     let name = cached.name_any();
-    if ctx.reserved_names.contains(&name) {
+    if ctx.install.reserved_names.contains(&name) {
         return Err(Error::ReservedName { name });
     }
     let source_namespace = cached.namespace().unwrap_or_default();
@@ -48,29 +41,29 @@ pub(super) async fn sync_mirrors<K: MirroredKind>(
     let mut wanted = Vec::new();
     let mut claimed = Vec::new();
     for (checked, namespace) in candidates(&targets, scope, ctx).into_iter().enumerate() {
-        // Other reconciles, and the Lease renewal, share this thread.
-        if checked % NAMESPACES_BETWEEN_YIELDS == NAMESPACES_BETWEEN_YIELDS - 1 {
-            tokio::task::yield_now().await;
-        }
+        fan_out::let_others_run(checked).await;
         let Some(mirror) = wanted_mirror(source, &source_namespace, &namespace, ctx)? else {
             continue;
         };
         match claims.by(&namespace) {
-            Some(cluster_mirror) => claimed.push(Err(Error::NameClaimed {
-                name: format!("{}/{name}", namespace.name),
-                cluster_mirror,
-            })),
-            None => wanted.push(mirror),
+            Some(cluster_mirror) => {
+                let error = Error::NameClaimed {
+                    name: format!("{}/{name}", namespace.name),
+                    cluster_mirror,
+                };
+                claimed.push((namespace.name, error));
+            }
+            None => wanted.push((namespace.name, mirror)),
         }
     }
-    let mut results = write_mirrors(source, wanted, ctx).await;
-    results.extend(claimed);
+    let mut outcomes = fan_out::write_copies(source, wanted, ctx).await;
+    outcomes.failed.extend(claimed);
     // Protected namespaces are told of by a reconcile that looks at all.
     let protected = match scope {
         Scope::Everything => protected_targets(&targets, &source_namespace, ctx),
         Scope::Namespaces(_) => Vec::new(),
     };
-    mirror_outcome(results, protected)
+    mirror_outcome(outcomes, protected)
 }
 
 /// The namespaces of `scope` that `targets` asks for and that admit the
@@ -102,28 +95,22 @@ fn wanted_mirror<K: MirroredKind>(
     ctx: &Context<K>,
 ) -> Result<Option<K>, Error> {
     match ctx.consent.verdict(source_namespace, namespace) {
-        Ok(()) => match desired_mirror(source.cached, &namespace.name, &source.key) {
-            Ok(mirror) => finished(mirror, source.cached, ctx).map(Some),
-            Err(_) => Ok(None),
-        },
+        Ok(()) => {
+            let asked = Asked::Mirror {
+                namespace: &namespace.name,
+            };
+            match desired(source.cached, &asked, &ctx.install, &source.key) {
+                Ok(mirror) => Ok(Some(mirror)),
+                Err(Refusal::InvalidCopyList(why)) => Err(Error::InvalidCopyList(why)),
+                Err(_) => Ok(None),
+            }
+        }
         Err(NamespaceRefusal::MalformedAcceptFrom(why)) => {
             warn_namespace(ctx, namespace, &why);
             Ok(None)
         }
         Err(_) => Ok(None),
     }
-}
-
-async fn write_mirrors<K: MirroredKind>(
-    source: &Source<'_, K>,
-    wanted: Vec<K>,
-    ctx: &Context<K>,
-) -> Vec<Result<(), Error>> {
-    stream::iter(wanted)
-        .map(|mirror| sync_copy(source, mirror, ctx))
-        .buffer_unordered(MIRROR_WRITES_AT_ONCE)
-        .collect()
-        .await
 }
 
 /// The protected namespaces `targets` asks for that consent to the kind:
@@ -232,19 +219,18 @@ impl<'a> ClusterMirrorClaims<'a> {
 /// protected namespaces asked for; a namespace being deleted needs no
 /// mirror; of what is left, the failure to be retried soonest stands for
 /// the rest, with every condition a person must hear of (`soonest`).
-fn mirror_outcome(results: Vec<Result<(), Error>>, protected: Vec<String>) -> Result<(), Error> {
+fn mirror_outcome(outcomes: Outcomes, protected: Vec<String>) -> Result<(), Error> {
     let mut taken = Vec::new();
     let mut claimed = Vec::new();
     let mut others = Vec::new();
-    for result in results {
-        match result {
-            Ok(()) | Err(Error::NamespaceTerminating) => {}
-            Err(Error::NameTaken { name }) => taken.push(name),
-            Err(Error::NameClaimed {
+    for (_, error) in outcomes.failed {
+        match error {
+            Error::NameTaken { name } => taken.push(name),
+            Error::NameClaimed {
                 name,
                 cluster_mirror,
-            }) => claimed.push((name, cluster_mirror)),
-            Err(error) => others.push(Err(error)),
+            } => claimed.push((name, cluster_mirror)),
+            error => others.push(Err(error)),
         }
     }
     taken.sort();

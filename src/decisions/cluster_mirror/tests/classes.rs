@@ -35,11 +35,7 @@ fn a_copy_another_install_wrote_for_the_same_clustermirror_is_taken_over_in_plac
     let request = prod_teams();
     let source = mk_source("colors", &[("a", "1")]);
     let bound = request.bound_source(&source);
-    let desired = |selector| {
-        request
-            .desired_copy(&bound, "team-a", &(), selector)
-            .unwrap()
-    };
+    let desired = |selector| copy_of(&request, &source, "team-a", selector);
     let before = desired("sel=old");
     let planned = plan::plan(
         desired("sel=new"),

@@ -1,12 +1,11 @@
 use super::*;
-use crate::contract::MIRROR_OF_UID_ANNOTATION;
+use crate::contract::{MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION};
 use crate::decisions::cache_form::{copy_from_cache, slim_copy};
-use crate::decisions::desired_copy::{desired_companion, desired_mirror};
 use crate::decisions::ownership::{Ownership, ownership};
 use crate::kind::secret::SecretDigestKey;
 use crate::test_fixtures::{
-    SUFFIX, colors_id, mk_binary, mk_companion_of, mk_full_source, mk_map, mk_secret_source,
-    mk_source, source_keys,
+    colors_id, mk_binary, mk_companion_of, mk_desired_companion, mk_desired_mirror, mk_full_source,
+    mk_map, mk_secret_source, mk_source, source_keys,
 };
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::{ByteString, api::core::v1::Secret};
@@ -14,7 +13,7 @@ use k8s_openapi::{ByteString, api::core::v1::Secret};
 #[test]
 fn an_up_to_date_companion_needs_no_write() {
     let source = mk_source("colors", &[("a", "1")]);
-    let desired = desired_companion(&source, SUFFIX, &()).unwrap();
+    let desired = mk_desired_companion(&source, &()).unwrap();
     let mut actual = mk_companion_of(&source);
     actual
         .metadata
@@ -38,7 +37,7 @@ fn a_changed_source_is_told_apart_from_a_hand_edit() {
     let before = mk_source("colors", &[("a", "1")]);
     let actual = mk_companion_of(&before);
     let after = mk_source("colors", &[("a", "2")]);
-    let desired = desired_companion(&after, SUFFIX, &()).unwrap();
+    let desired = mk_desired_companion(&after, &()).unwrap();
     assert_eq!(
         difference(
             &CachedCopy::of(&actual),
@@ -52,7 +51,7 @@ fn a_changed_source_is_told_apart_from_a_hand_edit() {
 
     let mut edited = mk_companion_of(&before);
     edited.data = Some(mk_map(&[("a", "1"), ("extra", "by hand")]));
-    let desired_before = desired_companion(&before, SUFFIX, &()).unwrap();
+    let desired_before = mk_desired_companion(&before, &()).unwrap();
     assert_eq!(
         difference(
             &CachedCopy::of(&edited),
@@ -68,7 +67,7 @@ fn a_changed_source_is_told_apart_from_a_hand_edit() {
 #[test]
 fn edits_to_owned_metadata_count_as_drift() {
     let source = mk_source("colors", &[("a", "1")]);
-    let desired = desired_companion(&source, SUFFIX, &()).unwrap();
+    let desired = mk_desired_companion(&source, &()).unwrap();
     let edits: Vec<fn(&mut ConfigMap)> = vec![
         |c| {
             c.metadata.annotations = None;
@@ -108,7 +107,7 @@ fn edits_to_owned_metadata_count_as_drift() {
 #[test]
 fn merge_restores_owned_fields_and_keeps_foreign_metadata() {
     let source = mk_source("colors", &[("a", "1")]);
-    let desired = desired_companion(&source, SUFFIX, &()).unwrap();
+    let desired = mk_desired_companion(&source, &()).unwrap();
     let mut actual = mk_companion_of(&source);
     actual.data = Some(mk_map(&[("a", "tampered"), ("extra", "x")]));
     actual.metadata.owner_references = None;
@@ -144,7 +143,7 @@ fn an_immutable_companion_with_other_content_must_be_recreated() {
     source.immutable = Some(true);
     let actual = mk_companion_of(&source);
     source.data = Some(mk_map(&[("a", "2")]));
-    let desired = desired_companion(&source, SUFFIX, &()).unwrap();
+    let desired = mk_desired_companion(&source, &()).unwrap();
     assert!(needs_recreate(
         &CachedCopy::of(&actual),
         &desired,
@@ -158,7 +157,7 @@ fn an_immutable_companion_with_other_content_must_be_recreated() {
     unchanged.immutable = Some(true);
     assert!(!needs_recreate(
         &CachedCopy::of(&metadata_only),
-        &desired_companion(&unchanged, SUFFIX, &()).unwrap(),
+        &mk_desired_companion(&unchanged, &()).unwrap(),
         &colors_id(),
         &()
     ));
@@ -167,7 +166,7 @@ fn an_immutable_companion_with_other_content_must_be_recreated() {
 #[test]
 fn a_mirror_whose_source_annotations_were_edited_has_drifted() {
     let source = mk_source("colors", &[("a", "1")]);
-    let desired = desired_mirror(&source, "team-a", &()).unwrap();
+    let desired = mk_desired_mirror(&source, "team-a", &()).unwrap();
     let mut actual = desired.clone();
     actual
         .metadata
@@ -199,7 +198,7 @@ fn a_mirror_whose_source_annotations_were_edited_has_drifted() {
 #[test]
 fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
     let source = mk_full_source(&[("a", "1")]);
-    let desired = desired_companion(&source, SUFFIX, &()).unwrap();
+    let desired = mk_desired_companion(&source, &()).unwrap();
     let mut slim = mk_companion_of(&source);
     slim_copy(&mut slim);
     let cached = copy_from_cache(&slim);
@@ -210,21 +209,28 @@ fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
     assert_eq!(ownership(&cached, &colors_id(), &()), Ownership::Ours);
 
     let changed = mk_full_source(&[("a", "2")]);
-    let desired_changed = desired_companion(&changed, SUFFIX, &()).unwrap();
+    let desired_changed = mk_desired_companion(&changed, &()).unwrap();
     assert_eq!(
         difference(&cached, &desired_changed, &colors_id(), &source_keys(), &()),
         Difference::SourceChanged
     );
     let merged = merge_onto(&cached, &desired_changed, &source_keys());
     assert_eq!(merged.data, changed.data);
+    let keys: Vec<&String> = merged
+        .metadata
+        .annotations
+        .iter()
+        .flatten()
+        .map(|(k, _)| k)
+        .collect();
     assert_eq!(
-        merged.metadata.annotations.as_ref().unwrap().len(),
-        1,
+        keys,
+        [CHECKSUM_ANNOTATION, SOURCE_SELECTOR_ANNOTATION],
         "the digest is never written"
     );
     assert_eq!(merged.metadata.labels, desired.metadata.labels);
 
-    let mut edited = desired_companion(&source, SUFFIX, &()).unwrap();
+    let mut edited = mk_desired_companion(&source, &()).unwrap();
     edited.data = Some(mk_map(&[("a", "tampered")]));
     slim_copy(&mut edited);
     assert_eq!(
@@ -261,7 +267,7 @@ fn another_source_s_checksum_on_a_copy_says_nothing_of_that_source_s_value() {
     let victim = mk_secret_source("victim", "uid-v", "hunter2");
     let tenant = mk_secret_source("tenant", "uid-t", "mine");
     let victims_checksum = victim.content_digest(&key);
-    let desired = desired_companion(&tenant, SUFFIX, &key).unwrap();
+    let desired = mk_desired_companion(&tenant, &key).unwrap();
     let tenant_id = SourceId::of(&tenant.metadata);
     let [right, wrong] = ["hunter2", "wrong guess"].map(|guess| {
         let forged = CachedCopy::of(&forged_companion(&desired, guess, &victims_checksum));
@@ -283,10 +289,10 @@ fn another_source_s_checksum_on_a_copy_says_nothing_of_that_source_s_value() {
 fn a_secret_copy_untouched_since_written_is_told_from_an_edited_one() {
     let key = SecretDigestKey::from_bytes(&[9; SecretDigestKey::LEN]).unwrap();
     let before = mk_secret_source("db", "uid-1", "old");
-    let mut written = desired_companion(&before, SUFFIX, &key).unwrap();
+    let mut written = mk_desired_companion(&before, &key).unwrap();
     written.metadata.uid = Some("companion-uid".into());
     let after = mk_secret_source("db", "uid-1", "new");
-    let desired = desired_companion(&after, SUFFIX, &key).unwrap();
+    let desired = mk_desired_companion(&after, &key).unwrap();
     let id = SourceId::of(&after.metadata);
     assert_eq!(
         difference(

@@ -8,13 +8,13 @@ use super::*;
 /// is this install's to write, so nothing is compared.
 pub(super) fn other_class<K: Explained>(
     scene: &ClusterMirrorScene<K>,
-    install: &Install,
+    rules: &Rules,
 ) -> ClusterMirrorAnswer {
     let detail = format!(
         "its spec.className names {}, and this install (--cluster-mirror-class) serves {}: \
          another install serves it; this one writes nothing for it, and leaves its copies alone",
         class_words(&scene.class_name),
-        class_words(&install.cluster_mirror_class)
+        class_words(&rules.cluster_mirror_class)
     );
     ClusterMirrorAnswer {
         own: own_row::<K>(

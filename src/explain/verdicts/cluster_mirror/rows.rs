@@ -2,7 +2,7 @@
 //! or asks for, and one per copy it holds elsewhere.
 
 use super::*;
-use crate::decisions::cluster_mirror::{Install as CopyRules, Seen as SeenBy};
+use crate::decisions::cluster_mirror::{PruneRules, Seen as SeenBy};
 
 /// What was read of the namespaces a ClusterMirror may copy into.
 pub(super) struct Seen<'a, K> {
@@ -19,7 +19,7 @@ pub(super) fn namespace_rows<K: Explained>(
     bound: Option<&K>,
     blocked: Option<&Blocked>,
     seen: Seen<'_, K>,
-    install: &Install,
+    rules: &Rules,
     key: &K::DigestKey,
 ) -> (Tally, Vec<Row>) {
     let mut tally = Tally::default();
@@ -33,16 +33,14 @@ pub(super) fn namespace_rows<K: Explained>(
             .iter()
             .filter(here)
             .find(|object| object.meta().name.as_deref() == Some(&request.target_name));
-        let selected = request.selects(namespace, &install.cluster_consent);
+        let selected = request.selects(namespace, &rules.cluster_consent);
         if selected {
             if blocked.is_none_or(Blocked::counts_selected) {
                 tally.selected += 1;
             }
             let row = match bound {
-                Some(bound) => {
-                    selected_row(request, bound, namespace, at, install, key, &mut tally)
-                }
-                None => not_copied(request, blocked, namespace, at, install),
+                Some(bound) => selected_row(request, bound, namespace, at, rules, key, &mut tally),
+                None => not_copied(request, blocked, namespace, at, rules),
             };
             rows.push(row);
         } else if request.asks_for(namespace) {
@@ -51,7 +49,7 @@ pub(super) fn namespace_rows<K: Explained>(
         for copy in seen.copies.iter().filter(here) {
             let at_target = copy.meta().name.as_deref() == Some(&request.target_name);
             if !(selected && at_target) {
-                rows.push(held(request, copy, namespace, install));
+                rows.push(held(request, copy, namespace, rules));
             }
         }
     }
@@ -66,11 +64,12 @@ fn selected_row<K: Explained>(
     bound: &K,
     namespace: &NamespaceFacts,
     actual: Option<&K>,
-    install: &Install,
+    rules: &Rules,
     key: &K::DigestKey,
     tally: &mut Tally,
 ) -> Row {
-    let desired = request.desired_copy(bound, &namespace.name, key, &install.selector);
+    let asked = request.copy_in(&namespace.name);
+    let desired = desired(bound, &asked, &rules.install, key);
     let (verdict, detail) = match (desired, actual) {
         (Err(refusal), _) => (
             Verdict::NotCopied,
@@ -80,7 +79,7 @@ fn selected_row<K: Explained>(
             Verdict::Missing,
             "it does not exist: the controller writes it".into(),
         ),
-        (Ok(desired), Some(actual)) => compare(desired, actual, bound.meta(), install, key),
+        (Ok(desired), Some(actual)) => compare(desired, actual, bound.meta(), rules, key),
     };
     if verdict.ok() {
         tally.synced += 1;
@@ -110,18 +109,18 @@ fn not_copied<K: Explained>(
     blocked: Option<&Blocked>,
     namespace: &NamespaceFacts,
     at: Option<&K>,
-    install: &Install,
+    rules: &Rules,
 ) -> Row {
     let why = blocked.map_or_else(|| "its source cannot be read".into(), Blocked::message);
     let here = match at {
         None => "there is no copy here".to_owned(),
         Some(object) if cluster_mirror_of(object.meta()) == Some(request.name.as_str()) => {
-            match !request.suspend && install.reserved_names.contains(&request.target_name) {
+            match !request.suspend && rules.install.reserved_names.contains(&request.target_name) {
                 true => "its copy here is removed: the name is reserved".into(),
                 false => "its copy here is kept as it is".into(),
             }
         }
-        Some(object) => format!("the name is held by {}", whose(object.meta(), install)),
+        Some(object) => format!("the name is held by {}", whose(object.meta(), rules)),
     };
     namespace_row::<K>(
         request,
@@ -154,14 +153,14 @@ fn held<K: Explained>(
     request: &Request,
     copy: &K,
     namespace: &NamespaceFacts,
-    install: &Install,
+    rules: &Rules,
 ) -> Row {
     let meta = copy.meta();
-    let install_rules = CopyRules {
+    let prune_rules = PruneRules {
         kind: K::SOURCE_KIND,
-        selector: &install.selector,
-        reserved_names: &install.reserved_names,
-        consent: &install.cluster_consent,
+        selector: &rules.install.selector,
+        reserved_names: &rules.install.reserved_names,
+        consent: &rules.cluster_consent,
     };
     let seen = SeenBy {
         listed: true,
@@ -169,20 +168,23 @@ fn held<K: Explained>(
         request: Some(request),
         deletion: None,
     };
-    let fate = copy_fate(meta, Some(namespace), &install_rules, &seen);
+    let fate = copy_fate(meta, Some(namespace), &prune_rules, &seen);
     let (verdict, detail) = match fate {
-        _ if !crate::contract::written_under(meta, &install.selector) => (
+        _ if !crate::contract::written_under(meta, &rules.install.selector) => (
             Verdict::OtherInstall,
             format!(
                 "{}: this install leaves it alone",
-                whose(meta, install)
+                whose(meta, rules)
             ),
         ),
-        CopyFate::Keep => (
+        CopyVerdict::Keep => (
             Verdict::Unwanted,
             "not wanted here any more, but the ClusterMirror is suspended: kept until it resumes".into(),
         ),
-        CopyFate::Unwanted | CopyFate::Deleted(_) | CopyFate::Orphaned => (
+        CopyVerdict::Unwanted
+        | CopyVerdict::UnwantedIfSourceGone(_)
+        | CopyVerdict::ClusterMirrorDeleted(_)
+        | CopyVerdict::Orphaned => (
             Verdict::Unwanted,
             "the ClusterMirror no longer selects this namespace, or copies another source or name, or the name is reserved: the controller removes it".into(),
         ),

@@ -38,11 +38,8 @@ fn prod(name: &str) -> NamespaceFacts {
 /// The copy the controller writes in `namespace`.
 fn copy_in(request: &Request, namespace: &str) -> ConfigMap {
     let bound = request.bound_source(&source(&request.source_namespace));
-    stored(
-        request
-            .desired_copy(&bound, namespace, &(), SELECTOR)
-            .unwrap(),
-    )
+    let asked = request.copy_in(namespace);
+    stored(desired(&bound, &asked, &mk_install(), &()).unwrap())
 }
 
 fn scene(
@@ -92,7 +89,7 @@ fn each_namespace_gets_the_controller_s_verdict_and_the_status_counts_them() {
         ],
         vec![copy_in(&request, "prod-synced"), tenant, left],
     );
-    let answer = explain_cluster_mirror(&scene, &install(), &(), Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &rules(), &(), Timestamp::now());
     let rows = &answer.namespaces;
     assert_eq!(of(rows, "prod-synced"), Verdict::InSync);
     assert_eq!(of(rows, "prod-missing"), Verdict::Missing);
@@ -116,7 +113,7 @@ fn what_blocks_the_whole_request_is_its_verdict_and_each_namespace_s() {
         vec![prod("prod-a")],
         vec![copy_in(&elsewhere, "prod-a")],
     );
-    let answer = explain_cluster_mirror(&scene, &install(), &(), Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &rules(), &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::SourceNamespaceNotAllowed);
     assert_eq!(of(&answer.namespaces, "prod-a"), Verdict::NotCopied);
     assert!(answer.namespaces[0].detail.contains("kept as it is"));
@@ -129,11 +126,11 @@ fn what_blocks_the_whole_request_is_its_verdict_and_each_namespace_s() {
     let namespaces = vec![prod("prod-a"), prod("prod-b"), prod("admin")];
     let mut missing = self::scene(request("admin", false), namespaces, vec![]);
     missing.source = Ok(None);
-    let answer = explain_cluster_mirror(&missing, &install(), &(), Timestamp::now());
+    let answer = explain_cluster_mirror(&missing, &rules(), &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::SourceNotFound);
     assert_eq!(counts(&answer), (2, 0, 0), "selected by the spec alone");
 
-    let mut no_kind = install();
+    let mut no_kind = rules();
     no_kind.kinds = vec!["Secret"];
     let scene = self::scene(request("admin", false), vec![prod("prod-a")], vec![]);
     let answer = explain_cluster_mirror(&scene, &no_kind, &(), Timestamp::now());
@@ -151,7 +148,7 @@ fn a_suspended_mirror_keeps_what_it_no_longer_wants() {
         vec![prod("prod-a"), namespace("team-left", &[], None)],
         vec![left],
     );
-    let answer = explain_cluster_mirror(&scene, &install(), &(), Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &rules(), &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::Suspended);
     assert_eq!(of(&answer.namespaces, "prod-a"), Verdict::Missing);
     let kept = &answer.namespaces[1];
@@ -166,7 +163,7 @@ fn a_namespace_left_out_is_said_so_in_its_own_view() {
         vec![namespace("team-plain", &[], None)],
         vec![],
     );
-    let rows = in_namespace(&scene, "team-plain", &install(), &());
+    let rows = in_namespace(&scene, "team-plain", &rules(), &());
     assert_eq!(of(&rows, "team-plain"), Verdict::NotTargeted);
     assert!(rows[0].verdict.ok());
 }
@@ -183,8 +180,8 @@ fn a_key_never_carry_adds_makes_the_spec_invalid_as_the_controller_reads_it() {
     });
     let request = Request::of(&StoredClusterMirror::read(meta, Some(&spec), None)).unwrap();
     let scene = self::scene(request, vec![prod("prod-a")], vec![]);
-    let mut never = install();
-    never.never_carried = NeverCarried::new(&["example.com/*".to_owned()]);
+    let mut never = rules();
+    never.install.never_carried = crate::contract::NeverCarried::new(&["example.com/*".to_owned()]);
     let answer = explain_cluster_mirror(&scene, &never, &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::InvalidSpec);
     assert!(
@@ -192,7 +189,7 @@ fn a_key_never_carry_adds_makes_the_spec_invalid_as_the_controller_reads_it() {
         "{}",
         answer.own.detail
     );
-    let answer = explain_cluster_mirror(&scene, &install(), &(), Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &rules(), &(), Timestamp::now());
     assert_ne!(answer.own.verdict, Verdict::InvalidSpec);
 }
 
@@ -200,7 +197,7 @@ fn a_key_never_carry_adds_makes_the_spec_invalid_as_the_controller_reads_it() {
 fn a_clustermirror_of_another_class_is_another_install_s_and_nothing_is_compared() {
     let mut scene = scene(request("admin", false), vec![prod("prod-a")], vec![]);
     scene.class_name = "platform".into();
-    let answer = explain_cluster_mirror(&scene, &install(), &(), Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &rules(), &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::OtherClass);
     assert!(
         answer.own.detail.contains(r#"class "platform""#),
@@ -213,9 +210,9 @@ fn a_clustermirror_of_another_class_is_another_install_s_and_nothing_is_compared
         answer.own.detail
     );
     assert!(answer.namespaces.is_empty() && answer.status.is_none());
-    assert!(in_namespace(&scene, "prod-a", &install(), &()).is_empty());
+    assert!(in_namespace(&scene, "prod-a", &rules(), &()).is_empty());
     // Read as that class, it is this install's.
-    let mut platform = install();
+    let mut platform = rules();
     platform.cluster_mirror_class = "platform".into();
     let answer = explain_cluster_mirror(&scene, &platform, &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::PartiallySynced);
@@ -233,8 +230,8 @@ fn a_label_of_the_source_selector_on_the_copies_makes_the_spec_invalid() {
     });
     let request = Request::of(&StoredClusterMirror::read(meta, Some(&spec), None)).unwrap();
     let scene = self::scene(request, vec![prod("prod-a")], vec![]);
-    let mut team = install();
-    team.source_label_keys = vec!["team".into()];
+    let mut team = rules();
+    team.install.source_label_keys = vec!["team".into()];
     let answer = explain_cluster_mirror(&scene, &team, &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::InvalidSpec);
     assert!(
@@ -256,7 +253,7 @@ fn a_copy_of_a_clustermirror_that_is_gone_is_an_orphan_of_this_install_only() {
         .unwrap()
         .insert(SOURCE_SELECTOR_ANNOTATION.into(), "other=true".into());
     let copies = [orphan.metadata.clone(), other_install.metadata];
-    let gone = orphan_rows("ConfigMap", &copies, &install(), &BTreeSet::new());
+    let gone = orphan_rows("ConfigMap", &copies, &rules(), &BTreeSet::new());
     assert_eq!(gone.len(), 1, "{gone:?}");
     assert_eq!(gone[0].verdict, Verdict::Orphaned);
     assert_eq!(gone[0].namespace, "team-a");
@@ -264,7 +261,7 @@ fn a_copy_of_a_clustermirror_that_is_gone_is_an_orphan_of_this_install_only() {
     assert_eq!(gone[0].cluster_mirror.as_deref(), Some("corp-ca"));
     assert!(gone[0].detail.contains("apply ClusterMirror corp-ca again"));
     let present = BTreeSet::from(["corp-ca".to_owned()]);
-    assert!(orphan_rows("ConfigMap", &copies, &install(), &present).is_empty());
+    assert!(orphan_rows("ConfigMap", &copies, &rules(), &present).is_empty());
 }
 
 #[test]
@@ -276,16 +273,19 @@ fn a_tenant_s_mirror_of_this_install_at_the_copy_s_name_is_taken_over() {
     let theirs = mirror_in(&tenant_source, "prod-a", &());
     let mut frozen = mirror_in(&tenant_source, "prod-b", &());
     frozen.immutable = Some(true);
-    let other_install = crate::decisions::desired_copy::mark_install(
-        mirror_in(&tenant_source, "prod-c", &()),
-        "other=1",
-    );
+    let mut other_install = mirror_in(&tenant_source, "prod-c", &());
+    other_install
+        .metadata
+        .annotations
+        .as_mut()
+        .unwrap()
+        .insert(SOURCE_SELECTOR_ANNOTATION.into(), "other=1".into());
     let scene = scene(
         request,
         vec![prod("prod-a"), prod("prod-b"), prod("prod-c")],
         vec![theirs, frozen, other_install],
     );
-    let answer = explain_cluster_mirror(&scene, &install(), &(), Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &rules(), &(), Timestamp::now());
     let rows = &answer.namespaces;
     assert_eq!(of(rows, "prod-a"), Verdict::TakenOver);
     assert_eq!(of(rows, "prod-b"), Verdict::TakenOver);

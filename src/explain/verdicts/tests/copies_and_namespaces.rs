@@ -17,12 +17,12 @@ fn copy_scene<K: MirroredKind>(
 
 #[test]
 fn a_copy_says_whose_it_is_and_whether_it_is_wanted() {
-    let install = install();
+    let rules = rules();
     let source = mk_mirrored_source("in");
     let mirror = mirror_in(&source, "in", &());
     let rows = explain_copy(
         &copy_scene(mirror.clone(), Some(source.clone()), Some(consenting("in"))),
-        &install,
+        &rules,
         &(),
     );
     assert_eq!(rows[0].verdict, Verdict::InSync);
@@ -32,7 +32,7 @@ fn a_copy_says_whose_it_is_and_whether_it_is_wanted() {
     let withdrawn = namespace("in", &[], None);
     let rows = explain_copy(
         &copy_scene(mirror.clone(), Some(source.clone()), Some(withdrawn)),
-        &install,
+        &rules,
         &(),
     );
     assert_eq!(rows[0].verdict, Verdict::Unwanted);
@@ -40,7 +40,7 @@ fn a_copy_says_whose_it_is_and_whether_it_is_wanted() {
 
     let rows = explain_copy(
         &copy_scene(mirror.clone(), None, Some(consenting("in"))),
-        &install,
+        &rules,
         &(),
     );
     assert_eq!(rows[0].verdict, Verdict::Unwanted);
@@ -53,7 +53,7 @@ fn a_copy_says_whose_it_is_and_whether_it_is_wanted() {
         .insert(SOURCE_SELECTOR_ANNOTATION.into(), "team=b".into());
     let rows = explain_copy(
         &copy_scene(other, Some(source.clone()), Some(consenting("in"))),
-        &install,
+        &rules,
         &(),
     );
     assert_eq!(rows[0].verdict, Verdict::OtherInstall);
@@ -67,7 +67,7 @@ fn a_copy_says_whose_it_is_and_whether_it_is_wanted() {
     unlabeled.metadata.labels = None;
     let rows = explain_copy(
         &copy_scene(unmarked, Some(unlabeled), Some(consenting("in"))),
-        &install,
+        &rules,
         &(),
     );
     assert_eq!(rows[0].verdict, Verdict::Unmarked);
@@ -75,13 +75,13 @@ fn a_copy_says_whose_it_is_and_whether_it_is_wanted() {
 
 #[test]
 fn an_object_of_someone_else_at_a_companion_s_name_is_not_a_copy() {
-    let install = install();
+    let rules = rules();
     let source = mk_source("colors", &[("a", "1")]);
     let mut theirs = mk_configmap("ns", "colors-synced");
     theirs.metadata.labels = Some(mk_map(&[(MANAGED_BY_LABEL, "helm")]));
-    assert!(is_copy(&theirs, &install, true));
-    assert!(!is_copy(&source, &install, true));
-    let rows = explain_copy(&copy_scene(theirs, Some(source), None), &install, &());
+    assert!(is_copy(&theirs, &rules, true));
+    assert!(!is_copy(&source, &rules, true));
+    let rows = explain_copy(&copy_scene(theirs, Some(source), None), &rules, &());
     assert_eq!(rows[0].verdict, Verdict::NotACopy);
     assert!(rows[0].detail.contains("helm"), "{}", rows[0].detail);
     assert_eq!(rows[0].source.as_deref(), Some("ns/colors"));
@@ -89,24 +89,24 @@ fn an_object_of_someone_else_at_a_companion_s_name_is_not_a_copy() {
 
 #[test]
 fn a_namespace_says_what_it_accepts_and_which_sources_it_refuses() {
-    let install = install();
+    let rules = rules();
     let picky = namespace(
         "picky",
         &[("workshop.io/accept-mirrors", "true")],
         Some("platform-*"),
     );
-    let rows = consent_rows(&picky, &install);
+    let rows = consent_rows(&picky, &rules);
     assert_eq!(rows[0].verdict, Verdict::Accepts);
     assert_eq!(rows[1].verdict, Verdict::DoesNotAccept);
     assert_eq!(rows[2].verdict, Verdict::FromListed);
     let mut broken = picky.clone();
     broken.accept_from = Some("Bad_Name".into());
     assert_eq!(
-        consent_rows(&broken, &install)[2].verdict,
+        consent_rows(&broken, &rules)[2].verdict,
         Verdict::InvalidAcceptMirrorsFrom
     );
     assert_eq!(
-        consent_rows(&consenting("kube-system"), &install)[0].verdict,
+        consent_rows(&consenting("kube-system"), &rules)[0].verdict,
         Verdict::ProtectedNamespace
     );
 
@@ -126,7 +126,7 @@ fn a_namespace_says_what_it_accepts_and_which_sources_it_refuses() {
         sources: Ok(sources),
         at_name: BTreeMap::from([("colors".to_owned(), Ok(None))]),
     };
-    let rows = explain_namespace(&picky, &scene, &install, &());
+    let rows = explain_namespace(&picky, &scene, &rules, &());
     assert_eq!(rows.len(), 2, "{rows:#?}");
     let of = |source: &str| {
         rows.iter()
@@ -144,7 +144,7 @@ fn a_namespace_says_what_it_accepts_and_which_sources_it_refuses() {
 
 #[test]
 fn a_namespace_s_mirrors_are_explained_as_copies() {
-    let install = install();
+    let rules = rules();
     let source = mk_mirrored_source("in");
     let mut stale = mirror_in(&source, "in", &());
     stale.data = Some(mk_map(&[("a", "hacked")]));
@@ -157,7 +157,7 @@ fn a_namespace_s_mirrors_are_explained_as_copies() {
         sources: Ok(vec![source.metadata.clone()]),
         at_name: BTreeMap::new(),
     };
-    let rows = explain_namespace(&consenting("in"), &scene, &install, &());
+    let rows = explain_namespace(&consenting("in"), &scene, &rules, &());
     assert_eq!(rows.len(), 1, "one row per source: {rows:#?}");
     assert_eq!(rows[0].verdict, Verdict::Drifted);
 }
@@ -175,7 +175,7 @@ fn namespaces_that_cannot_be_read_are_said_so() {
         .namespaces
         .unreadable
         .insert("ns".into(), "forbidden: cannot get it".into());
-    let rows = explain_source(&scene, &install(), &());
+    let rows = explain_source(&scene, &rules(), &());
     assert_eq!(verdict(&rows, What::Mirror, "ns"), Verdict::SourceNamespace);
     assert_eq!(verdict(&rows, What::Mirror, "named"), Verdict::CannotRead);
     assert_eq!(verdict(&rows, What::Mirror, "*"), Verdict::CannotRead);

@@ -4,7 +4,7 @@ use super::*;
 
 #[test]
 fn a_secret_copy_s_keyed_checksum_is_not_claimed_checked() {
-    let install = install();
+    let rules = rules();
     let source = secret("db", &[("password", "hunter2")]);
     let in_secrets = namespace("in", &[("workshop.io/accept-secret-mirrors", "true")], None);
     // Written by the install under its key, which explain does not hold.
@@ -19,7 +19,7 @@ fn a_secret_copy_s_keyed_checksum_is_not_claimed_checked() {
             Some(companion.clone()),
             vec![("in", Some(mirror))],
         ),
-        &install,
+        &rules,
         &explain_key,
     );
     assert_eq!(
@@ -40,7 +40,7 @@ fn a_secret_copy_s_keyed_checksum_is_not_claimed_checked() {
     changed.data = secret("db", &[("password", "other")]).data;
     let rows = explain_source(
         &scene(source.clone(), vec![], Some(changed), vec![]),
-        &install,
+        &rules,
         &explain_key,
     );
     assert_eq!(verdict(&rows, What::Companion, "ns"), Verdict::Differs);
@@ -49,7 +49,7 @@ fn a_secret_copy_s_keyed_checksum_is_not_claimed_checked() {
     relabeled.metadata.labels = None;
     let rows = explain_source(
         &scene(source, vec![], Some(relabeled), vec![]),
-        &install,
+        &rules,
         &explain_key,
     );
     assert_eq!(verdict(&rows, What::Companion, "ns"), Verdict::Drifted);
@@ -57,13 +57,13 @@ fn a_secret_copy_s_keyed_checksum_is_not_claimed_checked() {
 
 #[test]
 fn no_row_about_a_secret_holds_its_value() {
-    let install = install();
+    let rules = rules();
     let source = secret("db", &[("password", "hunter2")]);
     let mut drifted = companion_of(&source, &key());
     drifted.data = secret("db", &[("password", "swordfish")]).data;
     let mut scene = scene(source.clone(), vec![], Some(drifted), vec![]);
     scene.namespaces.list_error = Some("forbidden".into());
-    let rows = explain_source(&scene, &install, &Secret::comparison_key());
+    let rows = explain_source(&scene, &rules, &Secret::comparison_key());
     let text = format!("{rows:?}");
     for value in ["hunter2", "swordfish", "aHVudGVyMg", "c3dvcmRmaXNo"] {
         assert!(!text.contains(value), "a row holds a Secret's value");

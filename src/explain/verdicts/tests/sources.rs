@@ -4,7 +4,7 @@ use super::*;
 
 #[test]
 fn each_namespace_a_source_asks_for_gets_the_controller_s_verdict() {
-    let install = install();
+    let rules = rules();
     let source = mk_mirrored_source("*");
     let namespaces = vec![
         namespace("ns", &[("workshop.io/accept-mirrors", "true")], None),
@@ -40,7 +40,7 @@ fn each_namespace_a_source_asks_for_gets_the_controller_s_verdict() {
             ("taken", Some(theirs)),
         ],
     );
-    let rows = explain_source(&scene, &install, &());
+    let rows = explain_source(&scene, &rules, &());
     assert_eq!(verdict(&rows, What::Source, "ns"), Verdict::Managed);
     assert_eq!(verdict(&rows, What::Companion, "ns"), Verdict::InSync);
     for (namespace, expected) in [
@@ -63,7 +63,7 @@ fn each_namespace_a_source_asks_for_gets_the_controller_s_verdict() {
     // Where a mirror should be is what the controller's own test says.
     let targets = Targets::of(&source.metadata).unwrap().unwrap();
     for facts in &namespaces {
-        let should = wants_mirror(&targets, "ns", facts, &install.configmaps);
+        let should = wants_mirror(&targets, "ns", facts, &rules.configmaps);
         let said = verdict(&rows, What::Mirror, &facts.name);
         let refused = matches!(
             said,
@@ -77,7 +77,7 @@ fn each_namespace_a_source_asks_for_gets_the_controller_s_verdict() {
         assert_eq!(should, !refused, "{}: {said:?}", facts.name);
     }
     assert_eq!(
-        mirror_namespaces(&source, &scene.namespaces, &install),
+        mirror_namespaces(&source, &scene.namespaces, &rules),
         ["in", "gone", "taken"]
     );
 }
@@ -91,7 +91,7 @@ fn a_name_or_glob_matching_no_namespace_is_said() {
         None,
         vec![("in", None)],
     );
-    let rows = explain_source(&scene, &install(), &());
+    let rows = explain_source(&scene, &rules(), &());
     assert_eq!(
         verdict(&rows, What::Mirror, "missing"),
         Verdict::NoSuchNamespace
@@ -106,7 +106,7 @@ fn a_name_or_glob_matching_no_namespace_is_said() {
 
 #[test]
 fn a_source_the_install_does_not_manage_says_why_and_nothing_else() {
-    let install = install();
+    let rules = rules();
     let mut unlabeled = mk_mirrored_source("*");
     unlabeled.metadata.labels = None;
     let mut copy = mk_mirrored_source("*");
@@ -125,7 +125,7 @@ fn a_source_the_install_does_not_manage_says_why_and_nothing_else() {
     ] {
         let rows = explain_source(
             &scene(source, vec![consenting("in")], None, vec![]),
-            &install,
+            &rules,
             &(),
         );
         assert_eq!(rows.len(), 1, "{rows:#?}");
@@ -137,7 +137,7 @@ fn a_source_the_install_does_not_manage_says_why_and_nothing_else() {
 fn a_service_account_token_is_refused_as_the_kind_refuses_it() {
     let mut token = secret("token", &[("token", "value")]);
     token.type_ = Some("kubernetes.io/service-account-token".into());
-    let rows = explain_source(&scene(token, vec![], None, vec![]), &install(), &key());
+    let rows = explain_source(&scene(token, vec![], None, vec![]), &rules(), &key());
     assert_eq!(rows[0].verdict, Verdict::RefusedType);
     assert!(
         rows[0].detail.contains("SourceNotCopyable"),
@@ -157,7 +157,7 @@ fn a_name_too_long_for_a_companion_still_has_its_mirrors() {
         None,
         vec![("in", None)],
     );
-    let rows = explain_source(&scene, &install(), &());
+    let rows = explain_source(&scene, &rules(), &());
     assert_eq!(rows[0].verdict, Verdict::NameTooLong);
     assert!(rows.iter().all(|row| row.what != What::Companion));
     assert_eq!(verdict(&rows, What::Mirror, "in"), Verdict::Missing);
@@ -168,9 +168,9 @@ fn a_reserved_name_is_never_mirrored() {
     let mut source = mk_mirrored_source("in");
     source.metadata.name = Some("reserved".into());
     let scene = scene(source.clone(), vec![consenting("in")], None, vec![]);
-    let install = install();
-    assert!(mirror_namespaces(&source, &scene.namespaces, &install).is_empty());
-    let rows = explain_source(&scene, &install, &());
+    let rules = rules();
+    assert!(mirror_namespaces(&source, &scene.namespaces, &rules).is_empty());
+    let rows = explain_source(&scene, &rules, &());
     assert_eq!(verdict(&rows, What::Mirror, "in"), Verdict::ReservedName);
 }
 
@@ -180,7 +180,7 @@ fn malformed_targets_keep_the_mirrors_written_before() {
     let old_source = mk_mirrored_source("in");
     let mut scene = scene(source.clone(), vec![consenting("in")], None, vec![]);
     scene.copies = Some(vec![mirror_in(&old_source, "in", &()).metadata]);
-    let rows = explain_source(&scene, &install(), &());
+    let rows = explain_source(&scene, &rules(), &());
     assert_eq!(verdict(&rows, What::Mirror, ""), Verdict::InvalidTargets);
     assert_eq!(verdict(&rows, What::Mirror, "in"), Verdict::InvalidTargets);
 }
@@ -198,7 +198,7 @@ fn a_mirror_where_the_source_no_longer_asks_is_unwanted() {
         mirror_in(&source, "in", &()).metadata,
         mirror_in(&source, "old", &()).metadata,
     ]);
-    let rows = explain_source(&scene, &install(), &());
+    let rows = explain_source(&scene, &rules(), &());
     assert_eq!(verdict(&rows, What::Mirror, "in"), Verdict::InSync);
     assert_eq!(verdict(&rows, What::Mirror, "old"), Verdict::Unwanted);
 }
@@ -215,26 +215,26 @@ fn a_preview_shows_who_would_receive_before_the_annotation_is_written() {
         known: vec![consenting("in"), namespace("refusing", &[], None)],
         ..Namespaces::default()
     };
-    let install = install();
-    assert_eq!(mirror_namespaces(&previewed, &namespaces, &install), ["in"]);
+    let rules = rules();
+    assert_eq!(mirror_namespaces(&previewed, &namespaces, &rules), ["in"]);
     let mut scene = scene(previewed, namespaces.known, None, vec![("in", None)]);
     scene.preview = true;
-    let rows = explain_source(&scene, &install, &());
+    let rows = explain_source(&scene, &rules, &());
     assert_eq!(verdict(&rows, What::Mirror, "in"), Verdict::WouldReceive);
     assert_eq!(
         verdict(&rows, What::Mirror, "refusing"),
         Verdict::NotConsenting
     );
-    assert!(mirror_namespaces(&source, &scene.namespaces, &install).is_empty());
+    assert!(mirror_namespaces(&source, &scene.namespaces, &rules).is_empty());
 }
 
 #[test]
 fn a_companion_behind_its_source_differs_from_one_edited_by_hand() {
-    let install = install();
+    let rules = rules();
     let old = mk_source("colors", &[("a", "old")]);
     let new = mk_source("colors", &[("a", "new")]);
     let behind = scene(new.clone(), vec![], Some(companion_of(&old, &())), vec![]);
-    let rows = explain_source(&behind, &install, &());
+    let rows = explain_source(&behind, &rules, &());
     assert_eq!(
         verdict(&rows, What::Companion, "ns"),
         Verdict::SourceChanged
@@ -243,13 +243,13 @@ fn a_companion_behind_its_source_differs_from_one_edited_by_hand() {
     edited.data = Some(mk_map(&[("a", "hacked")]));
     let rows = explain_source(
         &scene(new.clone(), vec![], Some(edited), vec![]),
-        &install,
+        &rules,
         &(),
     );
     assert_eq!(verdict(&rows, What::Companion, "ns"), Verdict::Drifted);
     let mut frozen = companion_of(&old, &());
     frozen.immutable = Some(true);
-    let rows = explain_source(&scene(new, vec![], Some(frozen), vec![]), &install, &());
+    let rows = explain_source(&scene(new, vec![], Some(frozen), vec![]), &rules, &());
     assert_eq!(verdict(&rows, What::Companion, "ns"), Verdict::MustRecreate);
 }
 
@@ -268,7 +268,7 @@ fn a_contested_copy_out_of_place_is_said_to_be_contested() {
         last_seen: Some(now - SignedDuration::from_mins(2)),
     }];
     scene.contested = contested_copies(&warnings, now);
-    let rows = explain_source(&scene, &install(), &());
+    let rows = explain_source(&scene, &rules(), &());
     assert_eq!(verdict(&rows, What::Companion, "ns"), Verdict::Contested);
     let later = now + CONTESTED_RECENTLY;
     assert!(contested_copies(&warnings, later).is_empty());

@@ -1,6 +1,17 @@
 use super::*;
 use crate::reconcile::error::soonest;
 
+/// The outcomes of writes to one namespace each, folded as the fan-out
+/// folds them.
+fn written(results: Vec<Result<(), Error>>) -> Outcomes {
+    Outcomes::fold(
+        results
+            .into_iter()
+            .enumerate()
+            .map(|(at, result)| (format!("ns-{at}"), result.map(|()| true))),
+    )
+}
+
 fn reasons(outcome: Result<(), Error>) -> Vec<&'static str> {
     let error = outcome.expect_err("a failure");
     error
@@ -15,7 +26,7 @@ fn a_taken_mirror_name_does_not_hide_a_protected_namespace() {
     let taken = Err(Error::NameTaken {
         name: "team-a/settings".into(),
     });
-    let outcome = mirror_outcome(vec![Ok(()), taken], vec!["kube-system".into()]);
+    let outcome = mirror_outcome(written(vec![Ok(()), taken]), vec!["kube-system".into()]);
     assert_eq!(
         reasons(outcome),
         [
@@ -28,10 +39,10 @@ fn a_taken_mirror_name_does_not_hide_a_protected_namespace() {
 #[test]
 fn a_transient_failure_is_retried_soon_and_tells_nothing_yet() {
     let outcome = mirror_outcome(
-        vec![
+        written(vec![
             Err(Error::Stale("conflict".into())),
             Err(Error::NameTaken { name: "b/s".into() }),
-        ],
+        ]),
         vec!["kube-system".into()],
     );
     assert!(matches!(outcome, Err(Error::Stale(_))));
@@ -39,7 +50,7 @@ fn a_transient_failure_is_retried_soon_and_tells_nothing_yet() {
 
 #[test]
 fn a_refused_key_is_told_beside_the_mirrors_conditions() {
-    let mirrors = mirror_outcome(vec![], vec!["kube-system".into()]);
+    let mirrors = mirror_outcome(written(vec![]), vec!["kube-system".into()]);
     let outcome = soonest([Ok(()), mirrors, Err(Error::CopyKeyRefused("app".into()))]);
     assert_eq!(
         reasons(outcome),
@@ -53,7 +64,7 @@ fn a_refused_key_is_told_beside_the_mirrors_conditions() {
 #[test]
 fn names_held_by_others_and_names_a_clustermirror_wants_are_one_condition() {
     let outcome = mirror_outcome(
-        vec![
+        written(vec![
             Err(Error::NameClaimed {
                 name: "prod/corp-ca".into(),
                 cluster_mirror: "corp-ca".into(),
@@ -62,7 +73,7 @@ fn names_held_by_others_and_names_a_clustermirror_wants_are_one_condition() {
             Err(Error::NameTaken {
                 name: "team-a/corp-ca".into(),
             }),
-        ],
+        ]),
         vec![],
     );
     let error = outcome.expect_err("a failure");
