@@ -13,9 +13,6 @@ pub(crate) mod consent;
 pub(crate) mod desired_copy;
 pub(crate) mod install;
 pub(crate) mod key_secret;
-// Copies of chosen keys: the desired copy, the caches and `explain` read it
-// once it is wired into the one copy pipeline; until then only its tests do.
-#[allow(dead_code)]
 pub(crate) mod key_shape;
 pub(crate) mod names;
 pub(crate) mod owner_ref;

@@ -48,7 +48,7 @@ impl<K: MirroredKind> ClusterSources<K> {
             let api = Api::<K>::namespaced(client.clone(), namespace);
             let events = watcher::watcher(api, watcher::Config::default())
                 .default_backoff()
-                .modify(cache_form::slim_source::<K>)
+                .modify(cache_form::slim_cluster_source::<K>)
                 .reflect(writer)
                 .filter_map(|event| async move {
                     match event {

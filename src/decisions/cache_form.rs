@@ -62,9 +62,6 @@ use crate::{
     kind::{MirroredKind, SourceId, secret::SecretDigestKey},
 };
 
-// Read by the caches and the desired copy once copies of chosen keys are
-// wired into the one copy pipeline; until then only the tests read it.
-#[allow(dead_code)]
 pub mod key_digests;
 
 /// Where a copy in the cache keeps the hash of its content in place of
@@ -91,7 +88,6 @@ pub fn slim_source<K: MirroredKind>(source: &mut K) {
     slim_source_keeping(source, keeps_digests);
 }
 
-#[allow(dead_code)] // The ClusterMirror sources' cache takes it once wired.
 /// [`slim_source`] for the caches of ClusterMirror sources: every source
 /// keeps its keys' digests, as the cache cannot know which ClusterMirror
 /// copies chosen keys of it.

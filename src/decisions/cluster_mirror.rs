@@ -22,10 +22,15 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     api::{DeletionPolicy, SourceKind, StoredClusterMirror},
-    contract::{NeverCarried, cluster_mirror_of, is_managed_by_us, mirror_of},
+    contract::{MANAGER_NAME, NeverCarried, cluster_mirror_of, is_managed_by_us, mirror_of},
     decisions::carried::Carried,
     decisions::consent::{Consent, NamespaceFacts},
     decisions::desired_copy::{Asked, ClusterMirrorCopy, never_a_source},
+    decisions::key_shape::{
+        KeyShape,
+        checksum::CopyForm,
+        spec::{copy_form, key_shape},
+    },
     decisions::patterns::{glob_matches, parse_patterns},
     decisions::selector::Selector,
     kind::MirroredKind,
@@ -47,6 +52,10 @@ pub struct Request {
     patterns: Vec<String>,
     labels: BTreeMap<String, String>,
     annotations: BTreeMap<String, String>,
+    /// `spec.target.keys` and `spec.target.excludeKeys`.
+    pub shape: KeyShape,
+    /// `spec.target.kind` and `spec.target.type`.
+    pub form: CopyForm<'static>,
     pub suspend: bool,
     /// The class of the install that serves it (`spec.className`); empty
     /// for none.
@@ -68,7 +77,17 @@ impl Request {
             true => Vec::new(),
             false => parse_patterns("spec.target.namespaces", &spec.target.namespaces.join(","))?,
         };
+        let shape = key_shape(&spec.target)?;
+        let form = copy_form(&spec)?;
+        if form.as_configmap {
+            return Err(format!(
+                "spec.target.kind ConfigMap (a Secret's keys published as a ConfigMap) is not \
+                 supported by this version of {MANAGER_NAME} yet: nothing is written"
+            ));
+        }
         Ok(Request {
+            shape,
+            form,
             name: meta.name.clone().unwrap_or_default(),
             uid: meta.uid.clone().unwrap_or_default(),
             generation: meta.generation,
@@ -217,6 +236,8 @@ impl Request {
             cluster_mirror: &self.name,
             labels: &self.labels,
             annotations: &self.annotations,
+            shape: &self.shape,
+            form: self.form,
         })
     }
 

@@ -15,20 +15,26 @@
 //! parsing of the annotation or API field that asks for it, and the docs,
 //! and no path that writes or explains copies.
 
-use std::collections::BTreeMap;
+use std::{borrow::Cow, collections::BTreeMap};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     contract::{
         CHECKSUM_ANNOTATION, CLUSTER_MIRROR_LABEL, HELM_STORAGE_LABEL, MANAGED_BY_LABEL,
-        MANAGER_NAME, MAX_NAME_LEN, MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION,
-        SOURCE_SELECTOR_ANNOTATION, TILLER_STORAGE_LABEL, companion_name, helm_storage_label,
-        install::INSTALL_OWNED_LABEL, is_managed_by_us,
+        MANAGER_NAME, MAX_NAME_LEN, MIRROR_KEYS_ANNOTATION, MIRROR_OF_ANNOTATION,
+        MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, TILLER_STORAGE_LABEL, annotation,
+        companion_name, helm_storage_label, install::INSTALL_OWNED_LABEL, is_managed_by_us,
     },
-    decisions::cache_form::source_checksum,
+    decisions::cache_form::{key_digests::shaped_source_hash, source_checksum},
     decisions::carried::{Carried, Lists},
     decisions::install::Install,
+    decisions::key_shape::{
+        KeyShape,
+        checksum::{CopyForm, ShapedHash, shaped_copy_hash_of},
+        content::shaped_content,
+        secret_type::KeysBreakType,
+    },
     decisions::owner_ref::owner_reference,
     kind::{MirroredKind, SourceId},
 };
@@ -47,6 +53,12 @@ pub enum Refusal {
     /// One of the source's lists of keys to carry is malformed (as it
     /// says): nothing of the source is written until it is fixed.
     InvalidCopyList(String),
+    /// The source's `workshop.io/mirror-keys` cannot be read (as it says):
+    /// no copy of it changes until it is fixed.
+    InvalidMirrorKeys(String),
+    /// The keys copied leave out one the Secret's type requires, and no
+    /// other type is asked for: the API server would refuse the copy.
+    KeysBreakType(KeysBreakType),
 }
 
 /// The name prefix of Helm's release records, which its storage drivers
@@ -148,6 +160,10 @@ pub struct ClusterMirrorCopy<'a> {
     pub labels: &'a BTreeMap<String, String>,
     /// `spec.target.annotations`.
     pub annotations: &'a BTreeMap<String, String>,
+    /// `spec.target.keys` and `spec.target.excludeKeys`.
+    pub shape: &'a KeyShape,
+    /// `spec.target.kind` and `spec.target.type`.
+    pub form: CopyForm<'a>,
 }
 
 /// The copy `asked` of `source`, as `install` writes it: the source's
@@ -185,11 +201,61 @@ pub fn desired<K: MirroredKind>(
             }
         }
     };
+    let (shape, form) = shape_asked(source, asked)?;
+    let checksum = match copy_keys(source, &shape, form)? {
+        None => source_checksum(source, key),
+        Some(keys) => K::checksum(&keys.hash, &SourceId::of(source.meta()), key).into_owned(),
+    };
     let mut meta = carried.onto(meta, &install.never_carried, &install.source_label_keys);
     let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
-    annotations.insert(CHECKSUM_ANNOTATION.into(), source_checksum(source, key));
+    annotations.insert(CHECKSUM_ANNOTATION.into(), checksum);
     annotations.insert(SOURCE_SELECTOR_ANNOTATION.into(), install.selector.clone());
-    Ok(content_under(meta, source))
+    Ok(content_under(meta, source, &shape, form))
+}
+
+/// Which keys the copy `asked` of `source` holds, and in which form: a
+/// ClusterMirror's spec says; a source's own copies follow its
+/// `workshop.io/mirror-keys` (absent: every key, as it is).
+pub fn shape_asked<'a, K: MirroredKind>(
+    source: &K,
+    asked: &Asked<'a>,
+) -> Result<(Cow<'a, KeyShape>, CopyForm<'a>), Refusal> {
+    match asked {
+        Asked::ClusterMirror(copy) => Ok((Cow::Borrowed(copy.shape), copy.form)),
+        Asked::Companion | Asked::Mirror { .. } => {
+            let shape = annotated_shape(source.meta()).map_err(Refusal::InvalidMirrorKeys)?;
+            Ok((Cow::Owned(shape), CopyForm::default()))
+        }
+    }
+}
+
+/// The key shape a source's `workshop.io/mirror-keys` asks for; every key
+/// when it has none.
+pub fn annotated_shape(source: &ObjectMeta) -> Result<KeyShape, String> {
+    match annotation(source, MIRROR_KEYS_ANNOTATION) {
+        Some(text) => KeyShape::parse_annotation(text),
+        None => Ok(KeyShape::EVERY_KEY),
+    }
+}
+
+/// What a copy of `source` (cached or full) under `shape` and `form`
+/// holds of its keys, and the hash its checksum covers; None for a copy
+/// of every key, as it is, whose checksum is the source's as ever.
+pub fn copy_keys<K: MirroredKind>(
+    source: &K,
+    shape: &KeyShape,
+    form: CopyForm<'_>,
+) -> Result<Option<ShapedHash>, Refusal> {
+    if shape.is_every_key() && form == CopyForm::default() {
+        return Ok(None);
+    }
+    match shaped_source_hash(source, shape, form) {
+        Some(shaped) => shaped.map(Some).map_err(Refusal::KeysBreakType),
+        // Never for a stored source: a source's cached form keeps its keys'
+        // digests whenever it carries the annotation, a ClusterMirror
+        // source's always.
+        None => Err(Refusal::Incomplete),
+    }
 }
 
 /// `copy`, which [`desired`] built from a cached source (which keeps its
@@ -197,23 +263,41 @@ pub fn desired<K: MirroredKind>(
 /// now (`fresh`), and that content's checksum under the identity the copy
 /// names (`named`: for a ClusterMirror's copy, bound to the ClusterMirror
 /// too). A newer source only makes the copy newer.
+///
+/// The keys it holds are those `shape` and `form` choose of the fresh
+/// content: a change since the cache that leaves out a key the Secret's
+/// type requires is refused.
 pub fn with_fresh_content<K: MirroredKind>(
     mut copy: K,
     fresh: &K,
     named: &ObjectMeta,
     key: &K::DigestKey,
-) -> K {
-    let checksum = K::checksum(&fresh.content_hash(), &SourceId::of(named), key).into_owned();
+    shape: &KeyShape,
+    form: CopyForm<'_>,
+) -> Result<K, KeysBreakType> {
+    let hash = match shape.is_every_key() && form == CopyForm::default() {
+        true => fresh.content_hash(),
+        false => shaped_copy_hash_of(fresh, shape, form)?.hash,
+    };
+    let checksum = K::checksum(&hash, &SourceId::of(named), key).into_owned();
     let mut meta = std::mem::take(copy.meta_mut());
     let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
     annotations.insert(CHECKSUM_ANNOTATION.into(), checksum);
-    content_under(meta, fresh)
+    Ok(content_under(meta, fresh, shape, form))
 }
 
 /// What of `source` a copy holds, under `meta`: the one place the content
 /// of every copy is taken from its source.
-fn content_under<K: MirroredKind>(meta: ObjectMeta, source: &K) -> K {
-    let mut copy = K::content_of(source);
+fn content_under<K: MirroredKind>(
+    meta: ObjectMeta,
+    source: &K,
+    shape: &KeyShape,
+    form: CopyForm<'_>,
+) -> K {
+    let mut copy = match shape.is_every_key() && form == CopyForm::default() {
+        true => K::content_of(source),
+        false => shaped_content(source, shape, form.copy_type).0,
+    };
     *copy.meta_mut() = meta;
     copy
 }

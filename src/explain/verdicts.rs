@@ -246,6 +246,21 @@ fn managed<K: Explained>(source: &K, rules: &Rules, key: &K::DigestKey) -> Manag
         ),
         Err(Refusal::Incomplete) => Managed::No(Verdict::NotFound, "it is not stored yet".into()),
         Err(Refusal::InvalidCopyList(why)) => invalid_copy_list(why),
+        Err(Refusal::InvalidMirrorKeys(why)) => Managed::No(
+            Verdict::InvalidMirrorKeys,
+            format!(
+                "{why}: its copies are left as they are until it is fixed (Warning {})",
+                warning::INVALID_MIRROR_KEYS
+            ),
+        ),
+        Err(Refusal::KeysBreakType(breaks)) => Managed::No(
+            Verdict::KeysBreakType,
+            format!(
+                "{}: nothing of it is written (Warning {})",
+                breaks.message(),
+                warning::KEYS_BREAK_TYPE
+            ),
+        ),
     }
 }
 

@@ -75,6 +75,22 @@ pub enum Error {
     )]
     CopyKeyRefused(String),
 
+    /// The source's `workshop.io/mirror-keys` cannot be understood; its
+    /// copies are left as they are until it is fixed.
+    #[error("invalid list of keys to mirror: {0}; its copies are left as they are")]
+    InvalidMirrorKeys(String),
+
+    /// The keys copied would break the Secret's type; nothing is written.
+    #[error("{0}; its copies are left as they are")]
+    KeysBreakType(String),
+
+    /// Exact keys to copy that the source lacks; the copies are written
+    /// without them.
+    #[error(
+        "{0}: named by the keys to copy but not in the source; the copies are written without them"
+    )]
+    KeyMissing(String),
+
     /// The source's mirror annotations cannot be understood.
     #[error("invalid mirror targets: {0}")]
     InvalidTargets(String),
@@ -223,6 +239,9 @@ impl Error {
             Error::InvalidTargets(_) => "invalid_targets",
             Error::InvalidCopyList(_) => "invalid_copy_list",
             Error::CopyKeyRefused(_) => "copy_key_refused",
+            Error::InvalidMirrorKeys(_) => "invalid_mirror_keys",
+            Error::KeysBreakType(_) => "keys_break_type",
+            Error::KeyMissing(_) => "key_missing",
             Error::ReservedName { .. } => "reserved_name",
             Error::Contested { .. } => "contested",
             Error::Rejected(_) => "rejected",
@@ -250,6 +269,9 @@ impl Error {
             Error::InvalidTargets(_) => Some(warning::INVALID_MIRROR_TARGETS),
             Error::InvalidCopyList(_) => Some(warning::INVALID_COPY_LIST),
             Error::CopyKeyRefused(_) => Some(warning::COPY_KEY_REFUSED),
+            Error::InvalidMirrorKeys(_) => Some(warning::INVALID_MIRROR_KEYS),
+            Error::KeysBreakType(_) => Some(warning::KEYS_BREAK_TYPE),
+            Error::KeyMissing(_) => Some(warning::KEY_MISSING),
             Error::ReservedName { .. } => Some(warning::MIRROR_NAME_RESERVED),
             Error::Contested { .. } => Some(warning::COPY_CONTESTED),
             Error::Rejected(_) => Some(warning::COMPANION_REJECTED),
@@ -287,6 +309,9 @@ impl Error {
             | Error::InvalidTargets(_)
             | Error::InvalidCopyList(_)
             | Error::CopyKeyRefused(_)
+            | Error::InvalidMirrorKeys(_)
+            | Error::KeysBreakType(_)
+            | Error::KeyMissing(_)
             | Error::ReservedName { .. }
             | Error::ShuttingDown
             | Error::NotLeading

@@ -13,6 +13,8 @@
 //! LIST instead of a GET each where that costs less. Whatever is newer
 //! than the cache comes to the watch too and is compared again.
 
+use std::borrow::Cow;
+
 use kube::ResourceExt;
 use tokio::sync::OnceCell;
 
@@ -22,6 +24,8 @@ pub(crate) mod still_decides;
 
 use crate::{
     contract::object_key,
+    decisions::desired_copy::annotated_shape,
+    decisions::key_shape::{KeyShape, checksum::CopyForm},
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::error::{ApiOutcome, Error, classify},
@@ -39,6 +43,9 @@ pub struct Source<'a, K: MirroredKind> {
     /// carries the uid its copies are bound to (`decisions::cluster_mirror`),
     /// and the request, not the source's labels, decides what is copied.
     requested_uid: Option<String>,
+    /// For a ClusterMirror's request, the keys its copies hold and their
+    /// form, as its spec says; a source's own copies follow the source.
+    requested_shape: Option<(&'a KeyShape, CopyForm<'a>)>,
 }
 
 impl<'a, K: MirroredKind> Source<'a, K> {
@@ -48,14 +55,22 @@ impl<'a, K: MirroredKind> Source<'a, K> {
             key,
             content: OnceCell::new(),
             requested_uid: None,
+            requested_shape: None,
         }
     }
 
     /// The source of a ClusterMirror's copies: `bound` is the cached source
     /// under the uid its copies are bound to, `uid` its own.
-    pub fn requested(bound: &'a K, key: K::DigestKey, uid: String) -> Source<'a, K> {
+    pub fn requested(
+        bound: &'a K,
+        key: K::DigestKey,
+        uid: String,
+        shape: &'a KeyShape,
+        form: CopyForm<'a>,
+    ) -> Source<'a, K> {
         Source {
             requested_uid: Some(uid),
+            requested_shape: Some((shape, form)),
             ..Source::new(bound, key)
         }
     }
@@ -64,6 +79,18 @@ impl<'a, K: MirroredKind> Source<'a, K> {
     /// a ClusterMirror's copies, whose ClusterMirror reports them as a whole.
     pub fn tells_each_copy(&self) -> bool {
         self.requested_uid.is_none()
+    }
+
+    /// Which keys the copies of `fresh` (this source, read now) hold, and
+    /// in which form.
+    pub fn shape_of(&self, fresh: &K) -> Result<(Cow<'a, KeyShape>, CopyForm<'a>), Error> {
+        match self.requested_shape {
+            Some((shape, form)) => Ok((Cow::Borrowed(shape), form)),
+            None => {
+                let shape = annotated_shape(fresh.meta()).map_err(Error::InvalidMirrorKeys)?;
+                Ok((Cow::Owned(shape), CopyForm::default()))
+            }
+        }
     }
 
     /// The source as the API server holds it now: the same object (by

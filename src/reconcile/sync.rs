@@ -16,7 +16,10 @@ use crate::{
     contract::object_key,
     decisions::cache_form::CachedCopy,
     decisions::carried::{Carried, Lists},
-    decisions::desired_copy::{Asked, Refusal, desired, never_a_source},
+    decisions::desired_copy::{
+        Asked, Refusal, annotated_shape, copy_keys, desired, never_a_source,
+    },
+    decisions::key_shape::checksum::CopyForm,
     decisions::ownership::outranked_mirror,
     decisions::plan::{self, NameTaken, Write},
     decisions::scope::Scope,
@@ -52,6 +55,8 @@ async fn sync<K: MirroredKind>(cached: &K, scope: &Scope, ctx: &Context<K>) -> R
     // A malformed list of keys to carry stops every write of this source:
     // a typo must not strip labels that tools rely on from its copies.
     let lists = Lists::of(cached.meta()).map_err(Error::InvalidCopyList)?;
+    // So does a malformed or type-breaking list of keys to mirror.
+    let missing_keys = keys_missing(cached)?;
     let key = K::current_key(&ctx.digest_key).ok_or(Error::NoDigestKey)?;
     let source = Source::new(cached, key);
     let companion = sync_companion(&source, ctx).await;
@@ -66,7 +71,23 @@ async fn sync<K: MirroredKind>(cached: &K, scope: &Scope, ctx: &Context<K>) -> R
         Some(keys) => Err(Error::CopyKeyRefused(keys)),
         None => Ok(()),
     };
-    soonest([companion, mirrors, refused_keys])
+    soonest([companion, mirrors, refused_keys, missing_keys])
+}
+
+/// What the source's `workshop.io/mirror-keys` names that it lacks, as the
+/// outcome to tell (its copies are written without them); an error when
+/// the list cannot be read or would break the Secret's type.
+fn keys_missing<K: MirroredKind>(cached: &K) -> Result<Result<(), Error>, Error> {
+    let shape = annotated_shape(cached.meta()).map_err(Error::InvalidMirrorKeys)?;
+    let missing = match copy_keys(cached, &shape, CopyForm::default()) {
+        Ok(keys) => keys.map(|keys| keys.shaped.missing).unwrap_or_default(),
+        Err(Refusal::KeysBreakType(breaks)) => return Err(Error::KeysBreakType(breaks.message())),
+        Err(_) => Vec::new(),
+    };
+    Ok(match missing.is_empty() {
+        true => Ok(()),
+        false => Err(Error::KeyMissing(missing.join(", "))),
+    })
 }
 
 async fn sync_companion<K: MirroredKind>(
@@ -90,6 +111,8 @@ fn companion_of<K: MirroredKind>(
         Ok(desired) => Ok(Some(desired)),
         Err(Refusal::NameTooLong { name, len }) => Err(Error::NameTooLong { name, len }),
         Err(Refusal::InvalidCopyList(why)) => Err(Error::InvalidCopyList(why)),
+        Err(Refusal::InvalidMirrorKeys(why)) => Err(Error::InvalidMirrorKeys(why)),
+        Err(Refusal::KeysBreakType(breaks)) => Err(Error::KeysBreakType(breaks.message())),
         Err(Refusal::SourceIsCompanion | Refusal::Incomplete | Refusal::BeingDeleted) => Ok(None),
     }
 }

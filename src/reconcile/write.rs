@@ -152,12 +152,10 @@ async fn with_content<K: MirroredKind>(
     copy: K,
 ) -> Result<K, Error> {
     let content = source.read(ctx).await?;
-    Ok(with_fresh_content(
-        copy,
-        content,
-        source.cached.meta(),
-        &source.key,
-    ))
+    let (shape, form) = source.shape_of(content)?;
+    let named = source.cached.meta();
+    with_fresh_content(copy, content, named, &source.key, &shape, form)
+        .map_err(|breaks| Error::KeysBreakType(breaks.message()))
 }
 
 /// Deletes a copy as it was seen, guarded by its uid and resourceVersion:

@@ -13,6 +13,7 @@ mod names;
 mod orphans;
 mod prune_reads;
 mod refusals;
+mod shaped;
 mod status;
 mod suspend;
 mod tenant;

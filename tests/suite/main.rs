@@ -32,5 +32,6 @@ mod monitoring;
 mod not_ours;
 mod refused;
 mod secrets;
+mod shaped_copies;
 mod source_lifecycle;
 mod stale_cache;

@@ -850,7 +850,7 @@ async fn the_work_follows_what_changed() {
 }
 
 /// The metric once it has not moved for a second.
-async fn settled(controller: &ControllerProcess, name: &str) -> f64 {
+pub(crate) async fn settled(controller: &ControllerProcess, name: &str) -> f64 {
     testenv::wait_for(&format!("{name} to settle"), PATIENCE, || async {
         let before = controller.metric(name, "").await;
         tokio::time::sleep(Duration::from_secs(1)).await;

@@ -29,6 +29,8 @@ pub enum Blocked {
     SourceNotCopyable(String),
     /// A Secret source while the install mirrors no Secrets.
     SecretsDisabled,
+    /// The keys copied would break the source's Secret type (as it says).
+    KeysBreakType(String),
 }
 
 impl Blocked {
@@ -39,6 +41,7 @@ impl Blocked {
             Blocked::SourceNotFound => reason::SOURCE_NOT_FOUND,
             Blocked::SourceNotCopyable(_) => reason::SOURCE_NOT_COPYABLE,
             Blocked::SecretsDisabled => reason::SECRETS_DISABLED,
+            Blocked::KeysBreakType(_) => reason::KEYS_BREAK_TYPE,
         }
     }
 
@@ -62,6 +65,7 @@ impl Blocked {
             Blocked::SecretsDisabled => {
                 "the source is a Secret and this install mirrors no Secrets (--kinds)".into()
             }
+            Blocked::KeysBreakType(why) => format!("{why}; nothing is written"),
         }
     }
 }

@@ -13,6 +13,7 @@ use crate::test_fixtures::{
 };
 use k8s_openapi::api::core::v1::ConfigMap;
 
+mod chosen_keys;
 mod cluster_mirror_copy;
 
 #[test]
@@ -260,10 +261,17 @@ fn a_copy_written_takes_its_source_s_content_as_read_now_and_its_checksum() {
     let cached = mk_source("colors", &[("a", "1")]);
     let built = mk_desired_mirror(&cached, "team-a", &()).unwrap();
     let fresh = mk_source("colors", &[("a", "2")]);
-    let written = with_fresh_content(built, &fresh, &cached.metadata, &());
+    let written = with_fresh_content(
+        built,
+        &fresh,
+        &cached.metadata,
+        &(),
+        &KeyShape::EVERY_KEY,
+        CopyForm::default(),
+    );
     assert_eq!(
         written,
-        mk_desired_mirror(&fresh, "team-a", &()).unwrap(),
+        Ok(mk_desired_mirror(&fresh, "team-a", &()).unwrap()),
         "as if built from the source as read now"
     );
 }

@@ -43,7 +43,8 @@ impl KeysBreakType {
 pub const OPAQUE_HINT: &str = ", or ask for an Opaque copy (spec.target.type: Opaque)";
 
 /// The type that drops a Secret's key rules.
-pub const OPAQUE: &str = "Opaque";
+#[cfg(test)]
+const OPAQUE: &str = "Opaque";
 const BASIC_AUTH: &str = "kubernetes.io/basic-auth";
 
 /// What a type requires of a Secret's keys.

@@ -74,6 +74,8 @@ verdicts! {
     BeingDeleted => "being-deleted", false;
     NameTooLong => "name-too-long", false;
     InvalidCopyList => "invalid-copy-list", false;
+    InvalidMirrorKeys => "invalid-mirror-keys", false;
+    KeysBreakType => "keys-break-type", false;
     // A copy, where it should be.
     InSync => "in-sync", true;
     InSyncUnverified => "in-sync-unverified", true;

@@ -12,7 +12,8 @@ use crate::{
         status::{Blocked, Failure, Tally},
     },
     decisions::consent::NamespaceFacts,
-    decisions::desired_copy::desired,
+    decisions::desired_copy::{Refusal, copy_keys, desired},
+    decisions::key_shape::secret_type::OPAQUE_HINT,
     decisions::scope::Scope,
     kind::MirroredKind,
     reconcile::context::Context,
@@ -103,28 +104,14 @@ pub async fn sync<K: MirroredKind>(
             )),
         };
     }
-    let cached = side
-        .sources
-        .get(&request.source_namespace, &request.source_name);
-    let allowed = side.sources.allows(&request.source_namespace);
-    let why_blocked = request.blocked(
-        allowed,
-        cached.as_deref(),
-        &ctx.source_rules,
-        &ctx.install.reserved_names,
-    );
-    let cached = match (why_blocked, cached) {
-        (None, Some(cached)) => cached,
-        // A missing source is blocked: the second arm never falls back.
-        (why, _) => {
-            let why = why.unwrap_or(Blocked::SourceNotFound);
-            return Ok(blocked(&request, why, side, ctx).await);
-        }
+    let (cached, missing) = match cached_source(&request, side, ctx) {
+        Ok(found) => found,
+        Err(why) => return Ok(blocked(&request, why, side, ctx).await),
     };
     let key = K::current_key(&ctx.digest_key).ok_or(Error::NoDigestKey)?;
     let bound = request.bound_source(cached.as_ref());
     let uid = cached.meta().uid.clone().unwrap_or_default();
-    let source = Source::requested(&bound, key, uid);
+    let source = Source::requested(&bound, key, uid, &request.shape, request.form);
     let made_from = MadeFrom {
         uid: request.uid.clone(),
         generation: request.generation,
@@ -135,16 +122,58 @@ pub async fn sync<K: MirroredKind>(
     if let Scope::Namespaces(some) = &scope
         && !request.suspend
         && let Some(standing) = side.standing(&name).filter(|s| s.holds_for(&made_from))
-        && let Some(found) = sync_some(&request, &source, some, standing, side, ctx).await
+        && let Some(found) = sync_some(&request, &source, some, standing, &missing, side, ctx).await
     {
         return Ok(found);
     }
-    let found = sync_all(&request, &source, side, ctx).await?;
+    let found = sync_all(&request, &source, &missing, side, ctx).await?;
     let standing = (!request.suspend && found.blocked.is_none())
         .then(|| Standing::after_full(made_from, &found.tally))
         .flatten();
     side.stand(&name, standing);
     Ok(found)
+}
+
+/// The request's source as cached, and the exact keys of
+/// `spec.target.keys` it lacks; else what blocks the whole request.
+fn cached_source<K: MirroredKind>(
+    request: &Request,
+    side: &ClusterMirrorCaches<K>,
+    ctx: &Context<K>,
+) -> Result<(std::sync::Arc<K>, Vec<String>), Blocked> {
+    let cached = side
+        .sources
+        .get(&request.source_namespace, &request.source_name);
+    let allowed = side.sources.allows(&request.source_namespace);
+    let keys = cached
+        .as_deref()
+        .map(|source| keys_missing(request, source));
+    let why_blocked = request
+        .blocked(
+            allowed,
+            cached.as_deref(),
+            &ctx.source_rules,
+            &ctx.install.reserved_names,
+        )
+        .or_else(|| keys.as_ref()?.as_ref().err().cloned());
+    match (why_blocked, cached, keys) {
+        (None, Some(cached), Some(Ok(missing))) => Ok((cached, missing)),
+        // A missing source is blocked: the second arm never falls back.
+        (why, ..) => Err(why.unwrap_or(Blocked::SourceNotFound)),
+    }
+}
+
+/// The exact keys of `spec.target.keys` the source lacks; blocked when
+/// the keys copied would break the source's Secret type.
+fn keys_missing<K: MirroredKind>(request: &Request, bound: &K) -> Result<Vec<String>, Blocked> {
+    match copy_keys(bound, &request.shape, request.form) {
+        Ok(keys) => Ok(keys.map(|keys| keys.shaped.missing).unwrap_or_default()),
+        Err(Refusal::KeysBreakType(breaks)) => Err(Blocked::KeysBreakType(format!(
+            "{}{OPAQUE_HINT}",
+            breaks.message()
+        ))),
+        Err(_) => Ok(Vec::new()),
+    }
 }
 
 /// What a reconcile finds while `why` blocks the whole request.
@@ -162,6 +191,7 @@ async fn blocked<K: MirroredKind>(
 async fn sync_all<K: MirroredKind>(
     request: &Request,
     source: &Source<'_, K>,
+    missing: &[String],
     side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Result<Found, Error> {
@@ -183,15 +213,16 @@ async fn sync_all<K: MirroredKind>(
             }
         }
     }
-    let mut missing = false;
-    let outcomes = match request.suspend {
+    let mut copies_missing = false;
+    let mut outcomes = match request.suspend {
         true => {
             let compared = suspended::compare(source, wanted, &request.target_name, ctx).await?;
-            missing = compared.missing;
+            copies_missing = compared.missing;
             Outcomes::fold(compared.outcomes)
         }
         false => fan_out::write_copies(source, wanted, ctx).await,
     };
+    written_without(&mut outcomes, missing);
     let tally = Tally {
         // A namespace being deleted is no target any more.
         selected: namespaces.len() - outcomes.terminating,
@@ -201,7 +232,7 @@ async fn sync_all<K: MirroredKind>(
     Ok(Found {
         tally,
         suspended: request.suspend,
-        missing,
+        missing: copies_missing,
         generation: request.generation,
         retry: outcomes.into_retry(),
         ..Found::default()
@@ -216,6 +247,7 @@ async fn sync_some<K: MirroredKind>(
     source: &Source<'_, K>,
     namespaces: &std::collections::BTreeSet<String>,
     mut standing: Standing,
+    missing: &[String],
     side: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Option<Found> {
@@ -228,7 +260,8 @@ async fn sync_some<K: MirroredKind>(
         let copy = desired(source.cached, &asked, &ctx.install, &source.key).ok()?;
         wanted.push((namespace.clone(), copy));
     }
-    let outcomes = fan_out::write_copies(source, wanted, ctx).await;
+    let mut outcomes = fan_out::write_copies(source, wanted, ctx).await;
+    written_without(&mut outcomes, missing);
     if outcomes.terminating > 0 {
         return None;
     }
@@ -248,6 +281,19 @@ async fn sync_some<K: MirroredKind>(
     let keep = found.tally.failures.is_empty().then_some(standing);
     side.stand(&request.name, keep);
     Some(found)
+}
+
+/// A copy written without the exact keys its source lacks (`missing`)
+/// does not hold what the spec asks for: each counts as failed, as
+/// `KeyMissing`, until the source has them or the spec stops naming them.
+fn written_without(outcomes: &mut Outcomes, missing: &[String]) {
+    if missing.is_empty() {
+        return;
+    }
+    let keys = missing.join(", ");
+    let written = std::mem::take(&mut outcomes.in_sync).into_iter();
+    let failed = written.map(|namespace| (namespace, Error::KeyMissing(keys.clone())));
+    outcomes.failed.extend(failed);
 }
 
 /// Whether `namespace` is selected by the request now, and not being deleted.

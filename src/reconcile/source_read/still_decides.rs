@@ -7,7 +7,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
-    contract::is_managed_by_us,
+    contract::{MIRROR_KEYS_ANNOTATION, annotation, is_managed_by_us},
     decisions::carried::{self, Lists},
     decisions::selector::Selector,
     decisions::targets::Targets,
@@ -33,6 +33,9 @@ pub fn changed_decision(
     }
     if Targets::of(fresh) != Targets::of(cached) {
         return Some("the namespaces it asks for changed");
+    }
+    if annotation(fresh, MIRROR_KEYS_ANNOTATION) != annotation(cached, MIRROR_KEYS_ANNOTATION) {
+        return Some("the keys its copies hold changed");
     }
     let lists = Lists::of(fresh);
     if lists != Lists::of(cached) {
@@ -106,6 +109,17 @@ mod tests {
             .labels
             .get_or_insert_with(Default::default)
             .insert("team".into(), "b".into());
+        assert!(changed_decision(&cached, &fresh, &selector()).is_some());
+    }
+
+    #[test]
+    fn a_change_of_the_keys_to_mirror_decides_otherwise() {
+        let cached = source("1");
+        let mut fresh = source("2");
+        fresh
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(MIRROR_KEYS_ANNOTATION.into(), "a".into());
         assert!(changed_decision(&cached, &fresh, &selector()).is_some());
     }
 }

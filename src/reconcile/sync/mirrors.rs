@@ -102,6 +102,8 @@ fn wanted_mirror<K: MirroredKind>(
             match desired(source.cached, &asked, &ctx.install, &source.key) {
                 Ok(mirror) => Ok(Some(mirror)),
                 Err(Refusal::InvalidCopyList(why)) => Err(Error::InvalidCopyList(why)),
+                Err(Refusal::InvalidMirrorKeys(why)) => Err(Error::InvalidMirrorKeys(why)),
+                Err(Refusal::KeysBreakType(breaks)) => Err(Error::KeysBreakType(breaks.message())),
                 Err(_) => Ok(None),
             }
         }

@@ -3,6 +3,8 @@
 
 use super::*;
 
+static EVERY_KEY: KeyShape = KeyShape::EVERY_KEY;
+
 /// What the ClusterMirror `corp-ca` (uid `cm-uid`) asks for in `team-a`.
 fn corp_ca<'a>(
     labels: &'a BTreeMap<String, String>,
@@ -14,6 +16,8 @@ fn corp_ca<'a>(
         cluster_mirror: "corp-ca",
         labels,
         annotations,
+        shape: &EVERY_KEY,
+        form: CopyForm::default(),
     })
 }
 

@@ -1,0 +1,239 @@
+//! A ClusterMirror's copies of chosen keys: `spec.target.keys` and
+//! `excludeKeys` choose, rename and exclude; a change of a key no copy
+//! holds writes nothing; a Secret's type that the keys would break stalls
+//! the ClusterMirror unless it asks for an Opaque copy; an exact key the
+//! source lacks is a failure of each copy, written without it; a Secret
+//! published as a ConfigMap is refused by this version. A Secret's values
+//! are never printed: the tests compare keys and checksums.
+
+use std::collections::BTreeSet;
+
+use super::*;
+use configmap_mirror::contract::{
+    CHECKSUM_ANNOTATION, KEYED_KEYS_CHECKSUM_PREFIX, KEYS_CHECKSUM_PREFIX,
+};
+use k8s_openapi::api::core::v1::Secret;
+
+const RECONCILES: &str = "controller_runtime_reconcile_total";
+const SYNC_SUCCESS: &str = "loop=\"sync\",result=\"success\"";
+
+crate::for_each_kind!(
+    a_clustermirror_s_copies_hold_the_keys_its_spec_chooses,
+    a_change_of_a_key_no_clustermirror_copy_holds_writes_nothing,
+    a_key_the_source_lacks_fails_each_copy_which_is_written_without_it,
+);
+
+fn keys_of<K: TestKind>(copy: &K) -> BTreeSet<String> {
+    let keys = copy.content_keys().into_iter();
+    keys.map(|key| key.name.to_owned()).collect()
+}
+
+/// Waits until `name` in `namespace` holds exactly `keys`, and returns it.
+async fn holding<K: TestKind>(world: &World<K>, namespace: &str, name: &str, keys: &[&str]) -> K {
+    let api: Api<K> = world.api(namespace);
+    let wanted: BTreeSet<String> = keys.iter().map(|key| (*key).to_owned()).collect();
+    testenv::wait_for(
+        &format!("{namespace}/{name} to hold the keys {keys:?}"),
+        PATIENCE,
+        || async {
+            let copy = api.get_opt(name).await.ok()??;
+            (keys_of(&copy) == wanted).then_some(copy)
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()))
+}
+
+/// The spec copying `source` into the test's namespaces labelled
+/// `env=prod`, with `target` merged into its target.
+fn spec_with<K: TestKind>(world: &World<K>, source: &str, target: Value) -> Value {
+    let mut spec = json!({
+        "source": {"kind": K::kind(&()), "namespace": world.prefix, "name": source},
+        "target": {
+            "namespaceSelector": {"matchLabels": {"env": "prod"}},
+            "namespaces": [format!("{}-*", world.prefix)],
+        },
+    });
+    for (key, value) in target.as_object().cloned().unwrap_or_default() {
+        spec["target"][key] = value;
+    }
+    spec
+}
+
+async fn a_clustermirror_s_copies_hold_the_keys_its_spec_chooses<K: TestKind>() {
+    let world = super::world::<K>("cs-choose").await;
+    let data = [
+        ("a", "1"),
+        ("b", "2"),
+        ("c", "3"),
+        ("keep.me", "4"),
+        ("skip.me", "5"),
+    ];
+    world
+        .objects()
+        .create(&K::with_data("app", &data, false))
+        .await;
+    let prod = world.namespace("prod", false, &[("env", "prod")]).await;
+    let target = json!({
+        "keys": [{"key": "a"}, {"key": "b", "as": "bee"}, {"key": "*.me"}],
+        "excludeKeys": ["skip.*"],
+    });
+    create_with(&world, "chosen", spec_with(&world, "app", target)).await;
+    ready(&world, "chosen", "Synced").await;
+    let copy = holding(&world, &prod, "app", &["a", "bee", "keep.me"]).await;
+    let prefix = match K::kind(&()).as_ref() {
+        "Secret" => KEYED_KEYS_CHECKSUM_PREFIX,
+        _ => KEYS_CHECKSUM_PREFIX,
+    };
+    let checksum = copy.annotations().get(CHECKSUM_ANNOTATION).cloned();
+    assert!(
+        checksum.is_some_and(|c| c.starts_with(prefix)),
+        "the copy records a checksum of the keys it holds"
+    );
+    if K::kind(&()) == "ConfigMap" {
+        assert_eq!(copy.value("bee").as_deref(), Some("2"), "b copied as bee");
+    }
+
+    // Every key once the spec names none.
+    patch_spec(
+        &world,
+        "chosen",
+        json!({"target": {"keys": null, "excludeKeys": null}}),
+    )
+    .await;
+    copy_in_sync(&world, &prod, "app", "chosen").await;
+    clean_up(world, &["chosen"]).await;
+}
+
+async fn a_change_of_a_key_no_clustermirror_copy_holds_writes_nothing<K: TestKind>() {
+    let world = super::world::<K>("cs-quiet").await;
+    world
+        .objects()
+        .create(&K::with_data("app", &[("a", "1"), ("b", "2")], false))
+        .await;
+    let prod = world.namespace("prod", false, &[("env", "prod")]).await;
+    let target = json!({"keys": [{"key": "a"}]});
+    create_with(&world, "quiet", spec_with(&world, "app", target)).await;
+    ready(&world, "quiet", "Synced").await;
+    let copy = holding(&world, &prod, "app", &["a"]).await;
+    let controller = world.controller();
+    let writes =
+        crate::mirroring::settled(controller, "configmap_mirror_companion_writes_total").await;
+    let successes = controller.metric(RECONCILES, SYNC_SUCCESS).await;
+
+    world.objects().set_data("app", &[("b", Some("22"))]).await;
+    controller
+        .metric_reaching(RECONCILES, SYNC_SUCCESS, successes + 1.0)
+        .await;
+    let now = world.api(&prod).get("app").await.expect("the copy");
+    assert_eq!(
+        now.resource_version(),
+        copy.resource_version(),
+        "the copy is not written for a key it does not hold"
+    );
+    assert_eq!(controller.writes().await, writes, "nothing written");
+
+    world.objects().set_data("app", &[("a", Some("11"))]).await;
+    testenv::wait_for("the copy to change", PATIENCE, || async {
+        let then = world.api(&prod).get_opt("app").await.ok()??;
+        (then.resource_version() != copy.resource_version()).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    clean_up(world, &["quiet"]).await;
+}
+
+async fn a_key_the_source_lacks_fails_each_copy_which_is_written_without_it<K: TestKind>() {
+    let world = super::world::<K>("cs-missing").await;
+    world
+        .objects()
+        .create(&K::with_data("app", &[("a", "1")], false))
+        .await;
+    let prod = world.namespace("prod", false, &[("env", "prod")]).await;
+    let target = json!({"keys": [{"key": "a"}, {"key": "nope"}, {"key": "other.*"}]});
+    create_with(&world, "lacking", spec_with(&world, "app", target)).await;
+    holding(&world, &prod, "app", &["a"]).await;
+    let object = counted(&world, "lacking", (1, 0, 1)).await;
+    let failure = &object.data["status"]["failures"][0];
+    assert_eq!(failure["reason"], "KeyMissing");
+    assert_eq!(failure["namespace"], prod.as_str());
+    let message = failure["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("nope") && !message.contains("other"),
+        "{message}"
+    );
+
+    // The key arrives: copied, and the ClusterMirror is Ready.
+    world
+        .objects()
+        .set_data("app", &[("nope", Some("2"))])
+        .await;
+    holding(&world, &prod, "app", &["a", "nope"]).await;
+    ready(&world, "lacking", "Synced").await;
+    clean_up(world, &["lacking"]).await;
+}
+
+/// A TLS Secret's copy of its CA alone would not be a TLS Secret: the
+/// ClusterMirror is stalled until it asks for an Opaque copy.
+#[tokio::test]
+async fn a_secret_copy_that_would_break_its_type_stalls_the_clustermirror_unless_opaque() {
+    let world = super::world::<Secret>("cs-type").await;
+    let data = [("tls.crt", "crt"), ("tls.key", "key"), ("ca.crt", "ca")];
+    let mut tls = Secret::with_data("cert", &data, false);
+    tls.type_ = Some("kubernetes.io/tls".into());
+    world.objects().create(&tls).await;
+    let prod = world.namespace("prod", false, &[("env", "prod")]).await;
+    let target = json!({"keys": [{"key": "ca.crt"}]});
+    create_with(&world, "ca", spec_with(&world, "cert", target)).await;
+    let stalled = ready(&world, "ca", "KeysBreakType").await;
+    assert_eq!(
+        condition(&stalled, "Stalled").map(|c| &c["status"]),
+        Some(&json!("True"))
+    );
+    let message = condition(&stalled, "Ready").map(|c| c["message"].to_string());
+    let message = message.unwrap_or_default();
+    assert!(
+        message.contains("tls.key") && message.contains("Opaque"),
+        "{message}"
+    );
+    world.no_mirror(&prod, "cert").await;
+
+    patch_spec(&world, "ca", json!({"target": {"type": "Opaque"}})).await;
+    ready(&world, "ca", "Synced").await;
+    let copy = holding(&world, &prod, "cert", &["ca.crt"]).await;
+    assert_eq!(copy.type_.as_deref(), Some("Opaque"));
+
+    // The same keys with the type's own: a TLS copy.
+    let both = json!({"target": {"type": null, "keys": [{"key": "tls.crt"}, {"key": "tls.key"}]}});
+    patch_spec(&world, "ca", both).await;
+    ready(&world, "ca", "Synced").await;
+    testenv::wait_for("a TLS copy", PATIENCE, || async {
+        let copy = world.api(&prod).get_opt("cert").await.ok()??;
+        (copy.type_.as_deref() == Some("kubernetes.io/tls")).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    holding(&world, &prod, "cert", &["tls.crt", "tls.key"]).await;
+    clean_up(world, &["ca"]).await;
+}
+
+/// `spec.target.kind: ConfigMap` (a Secret's public part as a ConfigMap)
+/// is refused as InvalidSpec by this version: never the whole Secret.
+#[tokio::test]
+async fn a_secret_published_as_a_configmap_is_refused_by_this_version() {
+    let world = super::world::<Secret>("cs-public").await;
+    let data = [("tls.crt", "crt"), ("tls.key", "key"), ("ca.crt", "ca")];
+    let mut tls = Secret::with_data("cert", &data, false);
+    tls.type_ = Some("kubernetes.io/tls".into());
+    world.objects().create(&tls).await;
+    let prod = world.namespace("prod", false, &[("env", "prod")]).await;
+    let target = json!({"kind": "ConfigMap", "keys": [{"key": "ca.crt"}]});
+    create_with(&world, "public", spec_with(&world, "cert", target)).await;
+    let refused = ready(&world, "public", "InvalidSpec").await;
+    let message = condition(&refused, "Ready").map(|c| c["message"].to_string());
+    assert!(message.unwrap_or_default().contains("not supported"));
+    world.no_mirror(&prod, "cert").await;
+    let configmaps: Api<ConfigMap> = Api::namespaced(world.scene.client.clone(), &prod);
+    assert!(configmaps.get_opt("cert").await.expect("get").is_none());
+    clean_up(world, &["public"]).await;
+}
