@@ -25,10 +25,11 @@ use crate::{
     contract::{MANAGER_NAME, NeverCarried, cluster_mirror_of, is_managed_by_us, mirror_of},
     decisions::carried::Carried,
     decisions::consent::{Consent, NamespaceFacts},
-    decisions::desired_copy::{Asked, ClusterMirrorCopy, never_a_source},
+    decisions::desired_copy::{Asked, ClusterMirrorCopy, Refusal, copy_keys, never_a_source},
     decisions::key_shape::{
         KeyShape,
         checksum::CopyForm,
+        secret_type::OPAQUE_HINT,
         spec::{copy_form, key_shape},
     },
     decisions::patterns::{glob_matches, parse_patterns},
@@ -216,6 +217,23 @@ impl Request {
                     .then(|| format!("the copy's name {} is reserved", self.target_name))
             });
         refused.map(Blocked::SourceNotCopyable)
+    }
+
+    /// The exact keys of `spec.target.keys` that `source` lacks (its copies
+    /// are written without them, each a `KeyMissing` failure); blocked
+    /// when the keys copied would break its Secret type.
+    pub fn keys_missing<K: MirroredKind>(
+        &self,
+        source: &K,
+    ) -> Result<Vec<String>, status::Blocked> {
+        match copy_keys(source, &self.shape, self.form) {
+            Ok(keys) => Ok(keys.map(|keys| keys.shaped.missing).unwrap_or_default()),
+            Err(Refusal::KeysBreakType(breaks)) => Err(status::Blocked::KeysBreakType(format!(
+                "{}{OPAQUE_HINT}",
+                breaks.message()
+            ))),
+            Err(_) => Ok(Vec::new()),
+        }
     }
 
     /// The source as this request's copies name it: its identity bound to

@@ -33,8 +33,9 @@ use crate::{
     decisions::consent::{
         ACCEPT_MIRRORS_FROM_ANNOTATION, Consent, NamespaceFacts, NamespaceRefusal,
     },
-    decisions::desired_copy::{Asked, Refusal, desired, never_a_source},
+    decisions::desired_copy::{Asked, Refusal, annotated_shape, desired, never_a_source},
     decisions::install::Install,
+    decisions::key_shape::checksum::CopyForm,
     decisions::ownership::{claimed_source, outranked_mirror},
     decisions::patterns,
     decisions::plan::{self, Difference, NameTaken, Write},
@@ -283,7 +284,13 @@ fn source_row<K: Explained>(source: &K, managed: &Managed<K>, rules: &Rules) -> 
             companion: Err(why),
         } => (Verdict::NameTooLong, why.clone()),
         Managed::Yes { companion: Ok(_) } => {
-            (Verdict::Managed, managed_detail(source.meta(), rules))
+            let matches = managed_detail(source.meta(), rules);
+            let shape = annotated_shape(source.meta()).unwrap_or_default();
+            let detail = match keys::keys_held(source, &shape, CopyForm::default()) {
+                Some((held, _)) => format!("{matches}; {held}"),
+                None => matches,
+            };
+            (Verdict::Managed, detail)
         }
     };
     row::<K>(What::Source, source.meta(), None, verdict, detail)
@@ -325,6 +332,7 @@ mod cluster_mirror;
 mod compare;
 mod contested;
 mod copy;
+mod keys;
 mod namespace;
 mod orphan;
 mod refusal;

@@ -21,6 +21,8 @@ use serde_json::json;
 use crate::common::{ControllerProcess, PATIENCE, TestKind};
 use crate::mirroring::{World, settled, to};
 
+mod explain;
+
 const RECONCILES: &str = "controller_runtime_reconcile_total";
 const SYNC_SUCCESS: &str = "loop=\"sync\",result=\"success\"";
 

@@ -91,12 +91,14 @@ pub fn explain_cluster_mirror<K: Explained>(
             return unread(scene, request, format!("cannot read its source: {why}"));
         }
         Err(_) => request.blocked::<K>(false, None, &K::source_rules(rules), &[]),
-        Ok(source) => request.blocked(
-            allowed,
-            source.as_ref(),
-            &K::source_rules(rules),
-            &rules.install.reserved_names,
-        ),
+        Ok(source) => request
+            .blocked(
+                allowed,
+                source.as_ref(),
+                &K::source_rules(rules),
+                &rules.install.reserved_names,
+            )
+            .or_else(|| request.keys_missing(source.as_ref()?).err()),
     };
     let (namespaces, at_name, copies) = match (&scene.namespaces, &scene.at_name, &scene.copies) {
         (Ok(namespaces), Ok(at_name), Ok(copies)) => (namespaces, at_name, copies),

@@ -2,6 +2,9 @@
 //! plan.
 
 use super::*;
+use crate::{
+    contract::KEYED_KEYS_CHECKSUM_PREFIX, decisions::key_shape::checksum::copy_content_hash,
+};
 
 /// How the copy `actual` compares with the `desired` copy of `source`:
 /// what the controller's plan would write, in words.
@@ -94,13 +97,14 @@ pub(super) fn with_checksum_assumed<K: MirroredKind>(
     key: &K::DigestKey,
 ) -> K {
     let mut copy = copy.clone();
-    let digest = K::checksum(&copy.content_hash(), &SourceId::of(source), key).into_owned();
+    let hash = copy_content_hash(&copy);
+    let digest = K::checksum(&hash, &SourceId::of(source), key).into_owned();
     if let Some(checksum) = copy
         .meta_mut()
         .annotations
         .as_mut()
         .and_then(|annotations| annotations.get_mut(CHECKSUM_ANNOTATION))
-        && checksum.starts_with(prefix)
+        && (checksum.starts_with(prefix) || checksum.starts_with(KEYED_KEYS_CHECKSUM_PREFIX))
     {
         *checksum = digest;
     }

@@ -12,8 +12,7 @@ use crate::{
         status::{Blocked, Failure, Tally},
     },
     decisions::consent::NamespaceFacts,
-    decisions::desired_copy::{Refusal, copy_keys, desired},
-    decisions::key_shape::secret_type::OPAQUE_HINT,
+    decisions::desired_copy::desired,
     decisions::scope::Scope,
     kind::MirroredKind,
     reconcile::context::Context,
@@ -145,9 +144,7 @@ fn cached_source<K: MirroredKind>(
         .sources
         .get(&request.source_namespace, &request.source_name);
     let allowed = side.sources.allows(&request.source_namespace);
-    let keys = cached
-        .as_deref()
-        .map(|source| keys_missing(request, source));
+    let keys = cached.as_deref().map(|source| request.keys_missing(source));
     let why_blocked = request
         .blocked(
             allowed,
@@ -160,19 +157,6 @@ fn cached_source<K: MirroredKind>(
         (None, Some(cached), Some(Ok(missing))) => Ok((cached, missing)),
         // A missing source is blocked: the second arm never falls back.
         (why, ..) => Err(why.unwrap_or(Blocked::SourceNotFound)),
-    }
-}
-
-/// The exact keys of `spec.target.keys` the source lacks; blocked when
-/// the keys copied would break the source's Secret type.
-fn keys_missing<K: MirroredKind>(request: &Request, bound: &K) -> Result<Vec<String>, Blocked> {
-    match copy_keys(bound, &request.shape, request.form) {
-        Ok(keys) => Ok(keys.map(|keys| keys.shaped.missing).unwrap_or_default()),
-        Err(Refusal::KeysBreakType(breaks)) => Err(Blocked::KeysBreakType(format!(
-            "{}{OPAQUE_HINT}",
-            breaks.message()
-        ))),
-        Err(_) => Ok(Vec::new()),
     }
 }
 

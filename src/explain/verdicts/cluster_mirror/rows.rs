@@ -81,9 +81,26 @@ fn selected_row<K: Explained>(
         ),
         (Ok(desired), Some(actual)) => compare(desired, actual, bound.meta(), rules, key),
     };
-    if verdict.ok() {
-        tally.synced += 1;
+    let keys = super::super::keys::keys_held(bound, &request.shape, request.form);
+    let (held, missing) = keys.unwrap_or_default();
+    match (verdict.ok(), missing.is_empty()) {
+        (true, true) => tally.synced += 1,
+        // Written without them, as the controller counts it: failed.
+        (true, false) => tally.failures.push(Failure {
+            namespace: namespace.name.clone(),
+            reason: crate::api::cluster_mirror::reason::KEY_MISSING,
+            message: format!(
+                "{}: named by the keys to copy but not in the source; the copies are written without them",
+                missing.join(", ")
+            ),
+            retried: false,
+        }),
+        (false, _) => {}
     }
+    let detail = match held.is_empty() {
+        true => detail,
+        false => format!("{detail}; {held}"),
+    };
     if verdict == Verdict::NameTaken {
         // The controller's words, so that the status is the one it writes.
         tally.failures.push(Failure {
