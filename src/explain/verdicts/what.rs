@@ -142,6 +142,7 @@ impl Verdict {
             r::SOURCE_NOT_COPYABLE => Verdict::SourceNotCopyable,
             r::SOURCE_NAMESPACE_NOT_ALLOWED => Verdict::SourceNamespaceNotAllowed,
             r::SECRETS_DISABLED => Verdict::SecretsDisabled,
+            r::KEYS_BREAK_TYPE => Verdict::KeysBreakType,
             r::SUSPENDED => Verdict::Suspended,
             _ => Verdict::InvalidSpec,
         }
