@@ -8,7 +8,9 @@
 
 use std::collections::BTreeSet;
 
+use super::explain::explain_as_admin;
 use super::*;
+use crate::explain::{row, verdict};
 use configmap_mirror::contract::{
     CHECKSUM_ANNOTATION, KEYED_KEYS_CHECKSUM_PREFIX, KEYS_CHECKSUM_PREFIX,
 };
@@ -162,6 +164,17 @@ async fn a_key_the_source_lacks_fails_each_copy_which_is_written_without_it<K: T
         message.contains("nope") && !message.contains("other"),
         "{message}"
     );
+    let json = explain_as_admin(&world, &["clustermirror/lacking", "-o", "json"]).json();
+    let detail = row(&json, "clustermirror-copy", &prod)["detail"].clone();
+    let detail = detail.as_str().unwrap_or_default();
+    assert!(
+        detail.contains("its copies hold a") && detail.contains("not in the source: nope"),
+        "explain says which keys the copy holds and which it lacks"
+    );
+    assert_eq!(
+        json["clusterMirror"]["status"]["failed"], 1,
+        "as the controller counts"
+    );
 
     // The key arrives: copied, and the ClusterMirror is Ready.
     world
@@ -197,6 +210,8 @@ async fn a_secret_copy_that_would_break_its_type_stalls_the_clustermirror_unless
         "{message}"
     );
     world.no_mirror(&prod, "cert").await;
+    let json = explain_as_admin(&world, &["clustermirror/ca", "-o", "json"]).json();
+    assert_eq!(verdict(&json, "clustermirror", ""), "keys-break-type");
 
     patch_spec(&world, "ca", json!({"target": {"type": "Opaque"}})).await;
     ready(&world, "ca", "Synced").await;
