@@ -22,6 +22,7 @@ use crate::common::{ControllerProcess, PATIENCE, TestKind};
 use crate::mirroring::{World, settled, to};
 
 mod explain;
+mod restart;
 
 const RECONCILES: &str = "controller_runtime_reconcile_total";
 const SYNC_SUCCESS: &str = "loop=\"sync\",result=\"success\"";
