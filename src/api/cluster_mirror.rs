@@ -229,7 +229,9 @@ pub struct Target {
     /// keys (no glob, so that a private key such as `tls.key` is never
     /// published by a pattern), as a ConfigMap in every target namespace:
     /// those keys become readable by whoever can read ConfigMaps there.
-    /// Such a copy's checksum stays keyed, as a Secret copy's.
+    /// Such a copy's checksum stays keyed, as a Secret copy's. Not
+    /// supported by this version yet: a ClusterMirror asking for it is
+    /// refused (Ready False, InvalidSpec) and writes nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = rules::not_nullable)]
     pub kind: Option<SourceKind>,
