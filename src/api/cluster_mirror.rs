@@ -77,7 +77,7 @@ use serde::{Deserialize, Serialize};
         json_path = ".metadata.creationTimestamp"
     )
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClusterMirrorSpec {
     /// The install that serves this ClusterMirror: the one whose
     /// `--cluster-mirror-class` is this (empty or absent: the installs
@@ -131,6 +131,7 @@ impl DeletionPolicy {
 
 /// The object a ClusterMirror copies.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SourceRef {
     /// `ConfigMap` or `Secret`.
     pub kind: SourceKind,
@@ -167,7 +168,7 @@ impl std::fmt::Display for SourceKind {
 
 /// Where a ClusterMirror's copies go.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Target {
     /// The copies' name (default: the source's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -6,7 +6,11 @@
 //! decoded whole, so one object whose spec or status this version cannot
 //! read (written under an older or newer CRD, with a kind or a field it
 //! does not know) would fail every list: the watch would stop, and every
-//! other ClusterMirror with it. Here such a spec is kept as why it does not
+//! other ClusterMirror with it. A field of `spec`, `spec.source` or
+//! `spec.target` it does not know makes the spec unreadable rather than
+//! being ignored (the spec types deny unknown fields): a newer version's
+//! field may ask for less (some keys only, say), and the spec read without
+//! it would copy more than was asked. Here such a spec is kept as why it does not
 //! read, beside what is read of it apart (its class, kind and deletion
 //! policy), so that the install of its class still reports it
 //! (`InvalidSpec`) and its deletion still does what it asked; a status that
