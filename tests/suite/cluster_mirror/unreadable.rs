@@ -4,10 +4,67 @@
 
 use super::*;
 use k8s_openapi::api::core::v1::ConfigMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use testenv::ControlPlane;
+
+/// A newer CRD than this version's in place: whatever way the test ends,
+/// when dropped it deletes the ClusterMirrors `made` and puts back the CRD
+/// this version ships, so that no later test meets either.
+struct NewerCrd {
+    control_plane: &'static ControlPlane,
+    made: Vec<String>,
+}
+
+impl Drop for NewerCrd {
+    fn drop(&mut self) {
+        // A drop cannot await: kubectl, as the other guards of the suite.
+        let mut delete = self.control_plane.kubectl();
+        delete
+            .args([
+                "delete",
+                "clustermirrors",
+                "--ignore-not-found",
+                "--wait=false",
+            ])
+            .args(&self.made);
+        let deleted = output(delete, None);
+        let shipped = serde_json::to_string(&ClusterMirror::crd()).expect("the CRD as JSON");
+        let mut replace = self.control_plane.kubectl();
+        replace.args(["replace", "-f", "-"]);
+        let replaced = output(replace, Some(&shipped));
+        for (what, ran) in [
+            ("delete the ClusterMirrors", deleted),
+            ("put the CRD back", replaced),
+        ] {
+            assert!(ran.is_ok() || std::thread::panicking(), "{what}: {ran:?}");
+        }
+    }
+}
+
+/// Runs `command` with `stdin`; its stderr when it fails.
+fn output(mut command: Command, stdin: Option<&str>) -> Result<(), String> {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+    }
+    let done = child.wait_with_output().map_err(|e| e.to_string())?;
+    match done.status.success() {
+        true => Ok(()),
+        false => Err(String::from_utf8_lossy(&done.stderr).into_owned()),
+    }
+}
 
 /// Lets the CRD's schema accept `kind` as a source kind, as a newer CRD
-/// naming a kind this version does not know would.
-async fn accept_source_kind(client: &Client, kind: &str) {
+/// naming a kind this version does not know would; put back when the
+/// guard returned drops.
+async fn accept_source_kind<K: TestKind>(world: &World<K>, kind: &str) -> NewerCrd {
+    let client = &world.scene.client;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let mut crd = serde_json::to_value(crds.get(ClusterMirror::crd_name()).await.unwrap()).unwrap();
     let schema = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/source";
@@ -17,12 +74,16 @@ async fn accept_source_kind(client: &Client, kind: &str) {
         .expect("the source kinds of the CRD");
     kinds.push(json!(kind));
     let crd: CustomResourceDefinition = serde_json::from_value(crd).unwrap();
+    let newer = NewerCrd {
+        control_plane: world.scene.control_plane,
+        made: Vec::new(),
+    };
     crds.replace(ClusterMirror::crd_name(), &PostParams::default(), &crd)
         .await
         .expect("replace the CRD");
     // The CRD reads back changed a moment before the API server validates
     // by it: only a create it accepts says it does.
-    let mut probe = DynamicObject::new("accepts-a-newer-kind", &resource());
+    let mut probe = DynamicObject::new(&format!("{}-probe", world.prefix), &resource());
     probe.data = json!({"spec": {
         "source": {"kind": kind, "namespace": "default", "name": "probe"},
         "target": {"namespaceSelector": {}},
@@ -37,16 +98,7 @@ async fn accept_source_kind(client: &Client, kind: &str) {
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
-}
-
-/// Puts back the CRD this version ships.
-async fn restore_crd(client: &Client) {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let mut crd = crds.get(ClusterMirror::crd_name()).await.unwrap();
-    crd.spec = ClusterMirror::crd().spec;
-    crds.replace(ClusterMirror::crd_name(), &PostParams::default(), &crd)
-        .await
-        .expect("put the CRD back");
+    newer
 }
 
 #[tokio::test]
@@ -57,7 +109,9 @@ async fn a_clustermirror_this_version_cannot_read_is_told_and_hides_no_other() {
         .create(&ConfigMap::with_data("colors", &[("k", "v")], false))
         .await;
     let prod = world.namespace("a", false, &[("env", "prod")]).await;
-    accept_source_kind(&world.scene.client, "Job").await;
+    let mut newer_crd = accept_source_kind(&world, "Job").await;
+    let [newer, readable] = ["newer", "readable"].map(|name| format!("{}-{name}", world.prefix));
+    newer_crd.made = vec![newer.clone(), readable.clone()];
     let spec = |kind: &str| {
         json!({
             "source": {"kind": kind, "namespace": world.prefix, "name": "colors"},
@@ -67,13 +121,13 @@ async fn a_clustermirror_this_version_cannot_read_is_told_and_hides_no_other() {
             },
         })
     };
-    create_with(&world, "newer", spec("Job")).await;
-    create_with(&world, "readable", spec("ConfigMap")).await;
-    let refused = ready(&world, "newer", "InvalidSpec").await;
+    create_with(&world, &newer, spec("Job")).await;
+    create_with(&world, &readable, spec("ConfigMap")).await;
+    let refused = ready(&world, &newer, "InvalidSpec").await;
     let message = condition(&refused, "Ready").unwrap()["message"].to_string();
     assert!(message.contains("Job"), "{message}");
-    copy_in_sync(&world, &prod, "colors", "readable").await;
-    ready(&world, "readable", "Synced").await;
+    copy_in_sync(&world, &prod, "colors", &readable).await;
+    ready(&world, &readable, "Synced").await;
 
     // A controller starting lists both: the readable one is still served.
     world.stop();
@@ -85,15 +139,13 @@ async fn a_clustermirror_this_version_cannot_read_is_told_and_hides_no_other() {
     world
         .start_with(&["--cluster-mirror-source-namespaces", &sources])
         .await;
-    let copy = copy_in_sync(&world, &prod, "colors", "readable").await;
+    let copy = copy_in_sync(&world, &prod, "colors", &readable).await;
     assert_eq!(
         copy.data.unwrap_or_default()["k"],
         "changed while stopped",
         "{}",
         world.controller().log_text()
     );
-    let api = cluster_mirrors(&world.scene.client);
-    let _ = api.delete("newer", &DeleteParams::default()).await;
-    restore_crd(&world.scene.client).await;
-    clean_up(world, &["readable"]).await;
+    drop(newer_crd);
+    world.clean_up().await;
 }
