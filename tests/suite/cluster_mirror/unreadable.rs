@@ -4,90 +4,27 @@
 
 use super::*;
 use k8s_openapi::api::core::v1::ConfigMap;
-use std::io::Write;
-use std::process::{Command, Stdio};
-use testenv::ControlPlane;
-
-/// A newer CRD than this version's in place: whatever way the test ends,
-/// when dropped it deletes the ClusterMirrors `made` and puts back the CRD
-/// this version ships, so that no later test meets either.
-struct NewerCrd {
-    control_plane: &'static ControlPlane,
-    made: Vec<String>,
-}
-
-impl Drop for NewerCrd {
-    fn drop(&mut self) {
-        // A drop cannot await: kubectl, as the other guards of the suite.
-        let mut delete = self.control_plane.kubectl();
-        delete
-            .args([
-                "delete",
-                "clustermirrors",
-                "--ignore-not-found",
-                "--wait=false",
-            ])
-            .args(&self.made);
-        let deleted = output(delete, None);
-        let shipped = serde_json::to_string(&ClusterMirror::crd()).expect("the CRD as JSON");
-        let mut replace = self.control_plane.kubectl();
-        replace.args(["replace", "-f", "-"]);
-        let replaced = output(replace, Some(&shipped));
-        for (what, ran) in [
-            ("delete the ClusterMirrors", deleted),
-            ("put the CRD back", replaced),
-        ] {
-            assert!(ran.is_ok() || std::thread::panicking(), "{what}: {ran:?}");
-        }
-    }
-}
-
-/// Runs `command` with `stdin`; its stderr when it fails.
-fn output(mut command: Command, stdin: Option<&str>) -> Result<(), String> {
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        pipe.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
-    }
-    let done = child.wait_with_output().map_err(|e| e.to_string())?;
-    match done.status.success() {
-        true => Ok(()),
-        false => Err(String::from_utf8_lossy(&done.stderr).into_owned()),
-    }
-}
 
 /// Lets the CRD's schema accept `kind` as a source kind and a list of
 /// strings as `spec.target.keys`, as a newer CRD naming a kind and a field
 /// this version does not know would; put back when the guard returned
 /// drops.
 async fn accept_newer_specs<K: TestKind>(world: &World<K>, kind: &str) -> NewerCrd {
-    let client = &world.scene.client;
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let mut crd = serde_json::to_value(crds.get(ClusterMirror::crd_name()).await.unwrap()).unwrap();
     let spec = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties";
-    let kinds = crd
-        .pointer_mut(&format!("{spec}/source/properties/kind/enum"))
-        .and_then(Value::as_array_mut)
-        .expect("the source kinds of the CRD");
-    kinds.push(json!(kind));
-    let target = crd
-        .pointer_mut(&format!("{spec}/target/properties"))
-        .and_then(Value::as_object_mut)
-        .expect("the target fields of the CRD");
-    let keys = json!({"type": "array", "items": {"type": "string"}});
-    target.insert("keys".into(), keys);
-    let crd: CustomResourceDefinition = serde_json::from_value(crd).unwrap();
-    let newer = NewerCrd {
-        control_plane: world.scene.control_plane,
-        made: Vec::new(),
-    };
-    crds.replace(ClusterMirror::crd_name(), &PostParams::default(), &crd)
-        .await
-        .expect("replace the CRD");
+    let newer = install_newer_crd(world, |crd| {
+        let kinds = crd
+            .pointer_mut(&format!("{spec}/source/properties/kind/enum"))
+            .and_then(Value::as_array_mut)
+            .expect("the source kinds of the CRD");
+        kinds.push(json!(kind));
+        let target = crd
+            .pointer_mut(&format!("{spec}/target/properties"))
+            .and_then(Value::as_object_mut)
+            .expect("the target fields of the CRD");
+        let keys = json!({"type": "array", "items": {"type": "string"}});
+        target.insert("keys".into(), keys);
+    })
+    .await;
     // The CRD reads back changed a moment before the API server validates
     // and prunes by it: only a create it accepts, keeping the new field,
     // says it does.
@@ -100,7 +37,7 @@ async fn accept_newer_specs<K: TestKind>(world: &World<K>, kind: &str) -> NewerC
         dry_run: true,
         ..PostParams::default()
     };
-    let api = cluster_mirrors(client);
+    let api = cluster_mirrors(&world.scene.client);
     testenv::wait_for(
         "the API server to accept the kind and field",
         PATIENCE,
