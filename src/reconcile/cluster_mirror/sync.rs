@@ -97,6 +97,8 @@ pub async fn sync<K: MirroredKind>(
     if request.kind != K::SOURCE_KIND {
         return match request.kind {
             SourceKind::Secret => Ok(blocked(&request, Blocked::SecretsDisabled, side, ctx).await),
+            // Reached by no loop (`ClusterMirrorCaches::serves`); kept, as
+            // `SecretsDisabled` would be false of any other kind.
             kind => invalid(format!(
                 "spec.source.kind {:?} is not mirrored",
                 kind.as_str()
