@@ -151,11 +151,15 @@ pub enum SourceKind {
 }
 
 impl SourceKind {
-    /// The kind's name, as the spec says it.
+    /// The kind's name, as the spec says it: the API's.
     pub fn as_str(self) -> &'static str {
+        use k8s_openapi::{
+            Resource,
+            api::core::v1::{ConfigMap, Secret},
+        };
         match self {
-            SourceKind::ConfigMap => "ConfigMap",
-            SourceKind::Secret => "Secret",
+            SourceKind::ConfigMap => ConfigMap::KIND,
+            SourceKind::Secret => Secret::KIND,
         }
     }
 }

@@ -57,7 +57,7 @@ async fn read_cluster_mirror(client: &Client, name: &str) -> Result<StoredCluste
 /// Explains the ClusterMirror `name`.
 pub async fn cluster_mirror(client: &Client, install: &Rules, name: &str) -> Report {
     let mut report = Report::about(Subject {
-        kind: "ClusterMirror",
+        kind: <StoredClusterMirror as kube::Resource>::kind(&()),
         namespace: None,
         name: name.to_owned(),
         is: Is::Unknown,
@@ -106,7 +106,10 @@ pub async fn cluster_mirror(client: &Client, install: &Rules, name: &str) -> Rep
     report.warnings = warnings(
         client,
         "default",
-        &format!("involvedObject.kind=ClusterMirror,involvedObject.name={name},type=Warning"),
+        &format!(
+            "involvedObject.kind={},involvedObject.name={name},type=Warning",
+            <StoredClusterMirror as kube::Resource>::kind(&())
+        ),
         &mut report.notes,
     )
     .await;
