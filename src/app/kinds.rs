@@ -81,6 +81,7 @@ pub async fn run<K: MirroredKind>(
     let (caches, mut wakeups, watches) = watches::watch::<K, _>(
         &shared.kube_config,
         shared.settings.clone(),
+        &shared.install,
         consent.clone(),
         &shared.namespaces,
         new_keys,
@@ -144,6 +145,12 @@ fn context<K: MirroredKind>(
     source_rules: K::SourceRules,
     cluster_mirrors: Option<ClusterMirrorCaches<K>>,
 ) -> Arc<Context<K>> {
+    let fresh_reads = FreshReads::new(
+        shared.client.clone(),
+        &shared.install.selector,
+        coalesced::PAGE_SIZE,
+    )
+    .at_most_waiting(shared.concurrency.into());
     Arc::new(Context {
         client: shared.client.clone(),
         caches,
@@ -157,12 +164,7 @@ fn context<K: MirroredKind>(
         pending: PendingScopes::default(),
         retry_policy: shared.retry_policy,
         consent,
-        fresh_reads: FreshReads::new(
-            shared.client.clone(),
-            &shared.settings.selector,
-            coalesced::PAGE_SIZE,
-        )
-        .at_most_waiting(shared.concurrency.into()),
+        fresh_reads,
         namespace_warnings: Default::default(),
         leadership: shared.leadership,
         shutdown: shared.shutdown,
