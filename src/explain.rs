@@ -2,7 +2,7 @@
 //! asks, what a copy is, and what a namespace receives and refuses. It
 //! reads the cluster as the caller (their kubeconfig and rights, get and
 //! list only) and decides with the controller's own rules
-//! ([`verdicts`], no I/O); [`fetch`] does the reading, [`report`] the
+//! ([`verdicts`], no I/O); [`fetch`] does the reading, [`render`] the
 //! table and the JSON. A Secret's value is never printed.
 
 mod fetch;

@@ -1,6 +1,6 @@
 //! ClusterMirrors as mirror requests of one kind: each is reconciled with
 //! the kind's caches, plan and writes (`sync`), its copies are pruned by
-//! the kind's prune loop (`prune`), and what it found is told (`report`).
+//! the kind's prune loop (`prune`), and what it found is told (`publish`).
 //! The queue is keyed by ClusterMirror, so that each has one status, one
 //! retry state and one Event per condition.
 //!

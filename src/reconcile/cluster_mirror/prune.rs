@@ -42,8 +42,7 @@ pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyVerd
         .namespace_facts(&copy.namespace().unwrap_or_default());
     let rules = PruneRules {
         kind: K::SOURCE_KIND,
-        selector: &ctx.install.selector,
-        reserved_names: &ctx.install.reserved_names,
+        install: &ctx.install,
         consent: &side.consent,
     };
     let seen = Seen {
@@ -100,12 +99,13 @@ async fn delete<K: MirroredKind>(
     };
     let namespace = copy.namespace().unwrap_or_default();
     write::delete(ctx, &namespace, &copy.name_any(), seen).await?;
-    tracing::info!(
-        clustermirror = name,
-        "deleted copy {} ({why})",
-        object_key(copy.meta())
+    done(
+        copy,
+        name,
+        ctx,
+        Operation::Delete,
+        ("deleted", &format!(" ({why})")),
     );
-    ctx.metrics.copy_written(Operation::Delete);
     Ok(())
 }
 
@@ -135,13 +135,26 @@ async fn release<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> Res
         Err(kube::Error::Api(status)) if status.is_not_found() => return Ok(()),
         Err(err) => return Err(failed::<K>(err)),
     }
+    let after = " (its ClusterMirror was deleted with deletionPolicy Orphan): it stays, a plain object the controller no longer keeps";
+    done(copy, name, ctx, Operation::Update, ("released", after));
+    Ok(())
+}
+
+/// Logs and counts the write `operation` made of `copy`, of the
+/// ClusterMirror `name`: "`verb` copy namespace/name`after`".
+fn done<K: MirroredKind>(
+    copy: &K,
+    name: &str,
+    ctx: &Context<K>,
+    operation: Operation,
+    (verb, after): (&str, &str),
+) {
     tracing::info!(
         clustermirror = name,
-        "released copy {} (its ClusterMirror was deleted with deletionPolicy Orphan): it stays, a plain object the controller no longer keeps",
+        "{verb} copy {}{after}",
         object_key(copy.meta())
     );
-    ctx.metrics.copy_written(Operation::Update);
-    Ok(())
+    ctx.metrics.copy_written(operation);
 }
 
 fn failed<K: MirroredKind>(err: kube::Error) -> Error {

@@ -1,5 +1,5 @@
 //! One ClusterMirror's copies made what they should be, with the same
-//! plan and writes as a source's own mirrors (`reconcile::sync`), and what
+//! plan and writes as a source's own mirrors (`reconcile::copy`), and what
 //! its status says of them.
 
 use kube::{ResourceExt, runtime::reflector::ObjectRef};
