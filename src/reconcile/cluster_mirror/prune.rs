@@ -25,15 +25,19 @@ use crate::{
 /// say; Keep when this install has no ClusterMirrors (one namespace only),
 /// or when its ClusterMirror is of another install's class.
 pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyVerdict {
-    let Some(side) = &ctx.cluster_mirrors else {
+    let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
         return CopyVerdict::Keep;
     };
-    let exists = side.mirrors.store.get(&ObjectRef::new(name)).is_some();
-    let request = side.mirrors.request(name);
+    let exists = cluster_mirrors
+        .mirrors
+        .store
+        .get(&ObjectRef::new(name))
+        .is_some();
+    let request = cluster_mirrors.mirrors.request(name);
     // A copy of a ClusterMirror another install serves is that install's.
     if request
         .as_ref()
-        .is_some_and(|r| !r.served_by(&side.install.class))
+        .is_some_and(|r| !r.served_by(&cluster_mirrors.install.class))
     {
         return CopyVerdict::Keep;
     }
@@ -43,13 +47,13 @@ pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyVerd
     let rules = PruneRules {
         kind: K::SOURCE_KIND,
         install: &ctx.install,
-        consent: &side.consent,
+        consent: &cluster_mirrors.consent,
     };
     let seen = Seen {
-        listed: side.mirrors.is_listed(),
+        listed: cluster_mirrors.mirrors.is_listed(),
         exists,
         request: request.as_deref(),
-        deletion: side.mirrors.deletion_of(name, copy.meta()),
+        deletion: cluster_mirrors.mirrors.deletion_of(name, copy.meta()),
     };
     copy_fate(copy.meta(), namespace.as_ref(), &rules, &seen)
 }
@@ -167,10 +171,11 @@ fn failed<K: MirroredKind>(err: kube::Error) -> Error {
 /// Whether the ClusterMirror `copy` is bound to was deleted by someone
 /// while its CRD was live, read since the deletion.
 async fn deleted_by_someone<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<bool, Error> {
-    let Some(side) = &ctx.cluster_mirrors else {
+    let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
         return Ok(false);
     };
-    side.mirrors
+    cluster_mirrors
+        .mirrors
         .deleted_by_someone(copy.meta())
         .await
         .map_err(Error::Transient)
@@ -179,10 +184,10 @@ async fn deleted_by_someone<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Resu
 /// `copy` is an orphan: told once per ClusterMirror name, in the log and
 /// as a Warning Event about the copy.
 fn orphaned<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) {
-    let Some(side) = &ctx.cluster_mirrors else {
+    let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
         return;
     };
-    if !side.mirrors.first_orphaned(name) {
+    if !cluster_mirrors.mirrors.first_orphaned(name) {
         return;
     }
     let message = format!(
@@ -197,10 +202,10 @@ fn orphaned<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) {
 /// ClusterMirror name. None while the ClusterMirror cache is not listed or
 /// the CRD is missing: then no absence means anything.
 pub fn count_orphans<K: MirroredKind>(ctx: &Context<K>, counts: &mut BTreeMap<String, u64>) {
-    let Some(side) = &ctx.cluster_mirrors else {
+    let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
         return;
     };
-    if !side.mirrors.is_listed() || !side.mirrors.crd_live() {
+    if !cluster_mirrors.mirrors.is_listed() || !cluster_mirrors.mirrors.crd_live() {
         return;
     }
     for cached in ctx.caches.copies.state() {
