@@ -108,8 +108,6 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 fn watch_settings(config: &Config) -> WatchSettings {
     WatchSettings {
         namespace: config.namespace.clone(),
-        selector: config.rules.selector.clone(),
-        suffix: config.rules.suffix.clone(),
         initial_list: config.initial_list,
     }
 }

@@ -2,7 +2,7 @@
 //! asks, what a copy is, and what a namespace receives and refuses. It
 //! reads the cluster as the caller (their kubeconfig and rights, get and
 //! list only) and decides with the controller's own rules
-//! ([`verdicts`], no I/O); [`fetch`] does the reading, [`report`] the
+//! ([`verdicts`], no I/O); [`fetch`] does the reading, [`render`] the
 //! table and the JSON. A Secret's value is never printed.
 
 mod fetch;
@@ -124,4 +124,23 @@ async fn client(args: &ExplainArgs) -> anyhow::Result<kube::Client> {
     )
     .await?;
     api_client::calls(&config, READ_TIMEOUT)
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::Resource;
+
+    use super::*;
+    use verdicts::Explained;
+
+    #[test]
+    fn each_kind_is_named_alike_by_the_api_the_clustermirror_spec_and_explain() {
+        fn names<K: Explained + Resource>() -> [&'static str; 3] {
+            [K::KIND, K::SOURCE_KIND.as_str(), K::NAME]
+        }
+        assert_eq!(names::<ConfigMap>(), ["ConfigMap"; 3]);
+        assert_eq!(names::<Secret>(), ["Secret"; 3]);
+        assert_eq!(<ConfigMap as Explained>::OTHER, Secret::KIND);
+        assert_eq!(<Secret as Explained>::OTHER, ConfigMap::KIND);
+    }
 }

@@ -20,9 +20,13 @@
 //!    each watch event wakes;
 //! 6. [`ops`]: operations: flags, health, leader election's protocol,
 //!    metrics, the HTTP listener, logs and shutdown;
-//! 7. [`cluster`]: the cluster I/O: the API clients, the watches that fill
-//!    the index, Events, leader election's Lease;
-//! 8. [`reconcile`]: the two reconcile loops and their bookkeeping; and
+//! 7. [`cluster`]: the cluster I/O that is not a reconcile's: the API
+//!    clients, the watches that fill the index, Events, the key of Secret
+//!    digests, leader election's Lease;
+//! 8. [`reconcile`]: the three reconcile loops (sync, prune, ClusterMirror)
+//!    and their bookkeeping, with the I/O only a reconcile makes (the
+//!    writes of copies, the fresh reads of sources, a ClusterMirror's
+//!    status); and
 //!    beside it [`explain`], the read-only `explain` subcommand: it reads
 //!    the cluster as its caller and says why copies are or are not where
 //!    their sources ask, with the decisions' own functions;
@@ -32,7 +36,8 @@
 //! Reading order for newcomers: [`contract`], [`decisions::desired_copy`] (what
 //! every copy should be, from a source and [`decisions::install`]), [`decisions::ownership`] (whose an
 //! existing object is), [`decisions::plan`] (what to write),
-//! [`reconcile::sync`] and [`reconcile::prune`] (the two reconcile loops),
+//! [`reconcile::sync`] and [`reconcile::prune`] (the label path's two
+//! reconcile loops; [`reconcile::cluster_mirror`] is the third),
 //! [`index::caches`] (what they read, in the forms of
 //! [`decisions::cache_form`]), [`index::wakeups`] (what wakes them),
 //! [`cluster::watches`] (what fills the caches and sends the wakeups), then

@@ -1,18 +1,24 @@
-//! The two reconcile loops and their bookkeeping: what each reconcile is
-//! handed (`context`), the sync of a source and the prune of a copy, the
-//! one write each makes, the writes of many copies at once and what their
-//! outcomes come to (`fan_out`), the full comparison after a list
-//! (`resync`), the one error type, the source's content read when a write needs it
-//! (`source_content`), those reads batched by namespace (`fresh_reads`),
-//! the per-object retry state (`backoff`) and the fights
-//! over a copy (`contest`), and when each pending sync was asked for
-//! (`woken`).
+//! The three reconcile loops and their bookkeeping: the sync of a source
+//! (`sync`) and the prune of a copy (`prune`), run by `controller`, and
+//! the reconcile of a ClusterMirror (`cluster_mirror`); what each
+//! reconcile is handed (`context`), one copy made what it should be
+//! (`copy`), the one write each makes (`write`), the writes of many
+//! copies at once and what their outcomes come to (`fan_out`), the full
+//! comparison after a list (`resync`), the one error type (`error`), the
+//! source's content read fresh when a write needs it, those reads
+//! coalesced by namespace (`source_read`), the per-object retry state
+//! (`backoff`), the fights over a copy (`contest`), and when each pending
+//! reconcile was asked for and what it must compare (`pending`).
+//!
+//! The I/O a reconcile makes is made here, not in `cluster`: the writes
+//! of copies, the fresh reads of sources, and a ClusterMirror's status.
 
 pub(crate) mod backoff;
 pub(crate) mod cluster_mirror;
 pub mod contest;
 pub(crate) mod context;
 pub(crate) mod controller;
+pub(crate) mod copy;
 pub(crate) mod error;
 pub(crate) mod fan_out;
 pub(crate) mod pending;

@@ -77,7 +77,7 @@ use serde::{Deserialize, Serialize};
         json_path = ".metadata.creationTimestamp"
     )
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(transform = rules::copy_kind_and_type)]
 pub struct ClusterMirrorSpec {
     /// The install that serves this ClusterMirror: the one whose
@@ -132,6 +132,7 @@ impl DeletionPolicy {
 
 /// The object a ClusterMirror copies.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SourceRef {
     /// `ConfigMap` or `Secret`.
     pub kind: SourceKind,
@@ -151,11 +152,15 @@ pub enum SourceKind {
 }
 
 impl SourceKind {
-    /// The kind's name, as the spec says it.
+    /// The kind's name, as the spec says it: the API's.
     pub fn as_str(self) -> &'static str {
+        use k8s_openapi::{
+            Resource,
+            api::core::v1::{ConfigMap, Secret},
+        };
         match self {
-            SourceKind::ConfigMap => "ConfigMap",
-            SourceKind::Secret => "Secret",
+            SourceKind::ConfigMap => ConfigMap::KIND,
+            SourceKind::Secret => Secret::KIND,
         }
     }
 }
@@ -168,7 +173,7 @@ impl std::fmt::Display for SourceKind {
 
 /// Where a ClusterMirror's copies go.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(transform = rules::configmap_of_exact_keys)]
 pub struct Target {
     /// The copies' name (default: the source's name).

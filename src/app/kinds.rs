@@ -81,6 +81,7 @@ pub async fn run<K: MirroredKind>(
     let (caches, mut wakeups, watches) = watches::watch::<K, _>(
         &shared.kube_config,
         shared.settings.clone(),
+        &shared.install,
         consent.clone(),
         &shared.namespaces,
         new_keys,
@@ -88,9 +89,9 @@ pub async fn run<K: MirroredKind>(
         shared.metrics.clone(),
         Arc::new(move |uid: &str| backoffs.forget(uid)),
     )?;
-    let cluster = cluster_side::<K>(&shared, caches.namespaces.is_some())?;
-    let (side, cluster_inputs) = match cluster {
-        Some((side, inputs)) => (Some(side), Some(inputs)),
+    let cluster = cluster_mirror_caches::<K>(&shared, caches.namespaces.is_some())?;
+    let (cluster_mirrors, cluster_inputs) = match cluster {
+        Some((cluster_mirrors, inputs)) => (Some(cluster_mirrors), Some(inputs)),
         None => (None, None),
     };
     let (concurrency, leadership, shutdown) = (
@@ -98,7 +99,7 @@ pub async fn run<K: MirroredKind>(
         shared.leadership.clone(),
         shared.shutdown.clone(),
     );
-    let ctx = context(shared, caches, consent, key, source_rules, side);
+    let ctx = context(shared, caches, consent, key, source_rules, cluster_mirrors);
     count_orphans_of_cluster_mirrors(&ctx);
     let (more_prunes, prunes) = mpsc::unbounded();
     // Taken whether or not there is a ClusterMirror loop to hear them, so
@@ -134,8 +135,8 @@ pub async fn run<K: MirroredKind>(
 }
 
 /// What kind `K`'s reconciles share: what the kinds share, with the
-/// kind's own caches, consent, digest key, source rules and ClusterMirror
-/// side.
+/// kind's own caches, consent, digest key, source rules and what it knows
+/// of the ClusterMirrors.
 fn context<K: MirroredKind>(
     shared: Shared,
     caches: Caches<K>,
@@ -144,6 +145,12 @@ fn context<K: MirroredKind>(
     source_rules: K::SourceRules,
     cluster_mirrors: Option<ClusterMirrorCaches<K>>,
 ) -> Arc<Context<K>> {
+    let fresh_reads = FreshReads::new(
+        shared.client.clone(),
+        &shared.install.selector,
+        coalesced::PAGE_SIZE,
+    )
+    .at_most_waiting(shared.concurrency.into());
     Arc::new(Context {
         client: shared.client.clone(),
         caches,
@@ -157,12 +164,7 @@ fn context<K: MirroredKind>(
         pending: PendingScopes::default(),
         retry_policy: shared.retry_policy,
         consent,
-        fresh_reads: FreshReads::new(
-            shared.client.clone(),
-            &shared.settings.selector,
-            coalesced::PAGE_SIZE,
-        )
-        .at_most_waiting(shared.concurrency.into()),
+        fresh_reads,
         namespace_warnings: Default::default(),
         leadership: shared.leadership,
         shutdown: shared.shutdown,
@@ -170,7 +172,7 @@ fn context<K: MirroredKind>(
     })
 }
 
-/// With a ClusterMirror side, the orphans metric also counts the copies
+/// With a ClusterMirror loop, the orphans metric also counts the copies
 /// of ClusterMirrors no longer there.
 fn count_orphans_of_cluster_mirrors<K: MirroredKind>(ctx: &Arc<Context<K>>) {
     if ctx.cluster_mirrors.is_none() {
@@ -184,11 +186,11 @@ fn count_orphans_of_cluster_mirrors<K: MirroredKind>(ctx: &Arc<Context<K>>) {
     }));
 }
 
-/// The ClusterMirror side of kind `K`, and what wakes its loop, when this
-/// install mirrors into other namespaces. Its sources' watches run from
+/// What kind `K`'s loops know of the ClusterMirrors, and what wakes its
+/// ClusterMirror loop, when this install mirrors into other namespaces. Its sources' watches run from
 /// now on, whether or not the ClusterMirror CRD is there.
 #[allow(clippy::type_complexity)]
-fn cluster_side<K: MirroredKind>(
+fn cluster_mirror_caches<K: MirroredKind>(
     shared: &Shared,
     mirroring: bool,
 ) -> anyhow::Result<
@@ -215,14 +217,17 @@ fn cluster_side<K: MirroredKind>(
         false => Vec::new(),
     };
     let consent = cluster_consent(&shared.protected, &shared.cluster_mirror_sources);
-    let side = ClusterMirrorCaches::new(
+    let caches = ClusterMirrorCaches::new(
         mirrors.clone(),
         sources,
         consent,
         reports_for,
         shared.cluster_mirror_install.clone(),
     );
-    Ok(Some((side, (mirrors.subscribe(), source_changes.boxed()))))
+    Ok(Some((
+        caches,
+        (mirrors.subscribe(), source_changes.boxed()),
+    )))
 }
 
 /// Secrets, with the digest key their watch keeps: copies are written

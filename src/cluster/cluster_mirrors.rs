@@ -294,10 +294,14 @@ impl ClusterMirrors {
                 // A status write changes neither uid nor generation: the
                 // controller's own writes wake no reconcile (whose write it
                 // was is looked at, see `Change::StatusWritten`). Compared
-                // as this version reads it: a write changing only fields
-                // it does not know of (a newer version's) changes nothing
-                // it acts on.
-                let status_written = status_before.is_some_and(|before| before != object.status);
+                // as stored, not as this version reads it: another
+                // install's write of only fields this version does not
+                // know (a newer version's) is a write all the same.
+                let fingerprint = |status: &Option<StoredStatus>| {
+                    status.as_ref().map(|status| status.fingerprint)
+                };
+                let status_written = status_before
+                    .is_some_and(|before| fingerprint(&before) != fingerprint(&object.status));
                 match same {
                     true if status_written => vec![Change::StatusWritten { name }],
                     true => Vec::new(),
@@ -337,3 +341,6 @@ impl ClusterMirrors {
         self.requests.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -33,6 +33,7 @@ use crate::{
     contract,
     decisions::cache_form,
     decisions::consent::{self, Consent},
+    decisions::install::Install,
     decisions::scope::Reach,
     index::admitting_namespaces::AdmittingNamespaces,
     index::admitting_namespaces::NamespaceMeta,
@@ -66,13 +67,12 @@ pub struct Wakeups<K: MirroredKind> {
     pub cluster: mpsc::UnboundedReceiver<ClusterWake>,
 }
 
-/// What the watches need to know.
+/// Where the watches look, and how they list. What they select and how
+/// companions are named is the install's ([`Install`]).
 #[derive(Clone)]
 pub struct WatchSettings {
     /// Watch only this namespace; mirroring into others is then off.
     pub namespace: Option<String>,
-    pub selector: String,
-    pub suffix: String,
     pub initial_list: InitialList,
 }
 
@@ -210,7 +210,8 @@ impl Namespaces {
 }
 
 /// Starts nothing yet: returns one kind's caches, its wakeups, and the
-/// future that drives its two watches (it runs until they end). Each watch
+/// future that drives its two watches (it runs until they end): its
+/// sources, as `install` selects them, and its copies. Each watch
 /// has a client of its own, which tells `health` when the watch reconnects.
 /// The kind's caches and wakeups follow `namespaces` too, under the kind's
 /// `consent`, and each item of `resyncs` (such as a new digest key) asks
@@ -219,6 +220,7 @@ impl Namespaces {
 pub fn watch<K: MirroredKind, R: Stream<Item = ()> + Send + 'static>(
     config: &kube::Config,
     settings: WatchSettings,
+    install: &Install,
     consent: Consent,
     namespaces: &Namespaces,
     resyncs: R,
@@ -232,7 +234,7 @@ pub fn watch<K: MirroredKind, R: Stream<Item = ()> + Send + 'static>(
 )> {
     let events = |watch, labels: &str| events_of::<K>(config, &settings, &health, watch, labels);
     let (sources, source_writer) = reflector::store();
-    let source_events = events(K::SOURCES_WATCH, &settings.selector)?
+    let source_events = events(K::SOURCES_WATCH, &install.selector)?
         .modify(cache_form::slim_source::<K>)
         .reflect(source_writer);
     let (copies, copy_writer) = reflector::store();
@@ -255,7 +257,8 @@ pub fn watch<K: MirroredKind, R: Stream<Item = ()> + Send + 'static>(
         ready,
     };
     let (forwarder, wakeups) = Forwarder::new(health.clone(), metrics.clone());
-    let (source_follower, copy_follower) = followers(&caches, metrics, on_deleted, settings.suffix);
+    let (source_follower, copy_follower) =
+        followers(&caches, metrics, on_deleted, install.suffix.clone());
     namespaces.follow_for(&caches, consent, &forwarder);
     let drive = {
         let caches = caches.clone();

@@ -9,7 +9,7 @@
 //!   install's own object is refused too), this controller's own annotations and
 //!   the hash of its content ([`MirroredKind::content_hash`]) in place of
 //!   the content, which a reconcile reads from the API server only when it
-//!   writes (`source_content`). So memory does not follow what the sources
+//!   writes (`reconcile::source_read`). So memory does not follow what the sources
 //!   hold, and no Secret value is kept. Its other labels are vouched for by
 //!   the watch's label selector, and nothing reads the rest;
 //! - a copy keeps everything but its content, which is replaced by its

@@ -70,7 +70,10 @@ impl Request {
     /// cannot be read or acted on (the CRD's schema and rules refuse most
     /// of it).
     pub fn of(object: &StoredClusterMirror) -> Result<Request, String> {
-        let spec = object.spec.clone().map_err(|unreadable| unreadable.why)?;
+        let spec = object
+            .spec
+            .as_ref()
+            .map_err(|unreadable| unreadable.why.clone())?;
         let meta = &object.metadata;
         let selector = Selector::of_label_selector(spec.target.namespace_selector.clone())
             .map_err(|e| format!("spec.target.namespaceSelector: {e}"))?;
@@ -79,7 +82,7 @@ impl Request {
             false => parse_patterns("spec.target.namespaces", &spec.target.namespaces.join(","))?,
         };
         let shape = key_shape(&spec.target)?;
-        let form = copy_form(&spec)?;
+        let form = copy_form(spec)?;
         if form.as_configmap {
             return Err(format!(
                 "spec.target.kind ConfigMap (a Secret's keys published as a ConfigMap) is not \
@@ -94,14 +97,14 @@ impl Request {
             generation: meta.generation,
             target_name: spec.copy_name().to_owned(),
             kind: spec.source.kind,
-            source_namespace: spec.source.namespace,
-            source_name: spec.source.name,
+            source_namespace: spec.source.namespace.clone(),
+            source_name: spec.source.name.clone(),
             selector,
             patterns,
-            labels: spec.target.labels,
-            annotations: spec.target.annotations,
+            labels: spec.target.labels.clone(),
+            annotations: spec.target.annotations.clone(),
             suspend: spec.suspend,
-            class_name: spec.class_name.unwrap_or_default(),
+            class_name: spec.class().to_owned(),
             deletion_policy: spec.deletion_policy,
         })
     }

@@ -9,6 +9,7 @@ use crate::{
     api::DeletionPolicy,
     contract::{self, companion_name},
     decisions::consent::{Consent, NamespaceFacts},
+    decisions::install::Install,
     decisions::owner_ref::{controlling_owner, controlling_source},
     decisions::targets::{Targets, wants_mirror},
     kind::MirroredKind,
@@ -134,35 +135,33 @@ pub enum CopyVerdict {
     Orphaned,
 }
 
-/// The prune loop's verdict on a copy of the install with source
-/// `selector`, `suffix` and `reserved_names`, given `managed_source` (the
+/// The prune loop's verdict on a copy of `install` (its source selector,
+/// suffix and reserved names decide), given `managed_source` (the
 /// managed source at a namespace and name, if any) and `namespace_facts`
 /// (what consent reads of a namespace, None if it is gone). Only a copy
 /// this install wrote is ever unwanted: one marked with another install's
 /// selector belongs to someone else.
 pub fn copy_verdict<K: MirroredKind, S: Borrow<K>>(
     copy: &ObjectMeta,
-    selector: &str,
-    suffix: &str,
-    reserved_names: &[String],
+    install: &Install,
     consent: &Consent,
     managed_source: impl Fn(&str, &str) -> Option<S>,
     namespace_facts: impl FnOnce(&str) -> Option<NamespaceFacts>,
 ) -> CopyVerdict {
     let namespace = copy.namespace.as_deref().unwrap_or_default();
     if contract::annotation(copy, contract::SOURCE_SELECTOR_ANNOTATION).is_none() {
-        return match unmarked_copy_source::<K>(copy, suffix) {
+        return match unmarked_copy_source::<K>(copy, &install.suffix) {
             Some(source) if managed_source(&source.namespace, &source.name).is_none() => {
                 CopyVerdict::UnwantedIfSourceGone(source)
             }
             _ => CopyVerdict::Keep,
         };
     }
-    if !contract::written_under(copy, selector) {
+    if !contract::written_under(copy, &install.selector) {
         return CopyVerdict::Keep;
     }
     let unwanted = match contract::mirror_of(copy) {
-        Some(_) if mirror_name_reserved(copy, reserved_names) => true,
+        Some(_) if mirror_name_reserved(copy, &install.reserved_names) => true,
         Some((source_namespace, source_name)) => {
             let source = managed_source(&source_namespace, &source_name);
             let facts = namespace_facts(namespace);
@@ -172,7 +171,7 @@ pub fn copy_verdict<K: MirroredKind, S: Borrow<K>>(
                 consent,
             )
         }
-        None => should_prune::<K>(copy, suffix, |source| {
+        None => should_prune::<K>(copy, &install.suffix, |source| {
             managed_source(namespace, source).is_some()
         }),
     };

@@ -45,7 +45,7 @@ fn why(error: kube::Error) -> String {
 
 fn subject<K: Explained>(namespace: &str, name: &str, is: Is) -> Subject {
     Subject {
-        kind: K::NAME,
+        kind: K::NAME.into(),
         namespace: Some(namespace.to_owned()),
         name: name.to_owned(),
         is,
@@ -214,7 +214,7 @@ async fn copy<K: Explained>(client: &Client, rules: &Rules, copy: K, previewed: 
 /// the sources that ask for it.
 pub async fn namespace(client: &Client, rules: &Rules, name: &str, kinds: Kinds) -> Report {
     let mut report = Report::about(Subject {
-        kind: "Namespace",
+        kind: <Namespace as k8s_openapi::Resource>::KIND.into(),
         namespace: None,
         name: name.to_owned(),
         is: Is::Unknown,
@@ -264,7 +264,10 @@ pub async fn namespace(client: &Client, rules: &Rules, name: &str, kinds: Kinds)
     report.warnings = warnings(
         client,
         "default",
-        &format!("involvedObject.kind=Namespace,involvedObject.name={name},type=Warning"),
+        &format!(
+            "involvedObject.kind={},involvedObject.name={name},type=Warning",
+            <Namespace as k8s_openapi::Resource>::KIND
+        ),
         &mut report.notes,
     )
     .await;

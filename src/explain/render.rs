@@ -2,6 +2,8 @@
 //! JSON for programs (schema version [`SCHEMA_VERSION`], documented in
 //! docs/user/explain.md). Pure.
 
+use std::borrow::Cow;
+
 use serde_json::{Value, json};
 
 use super::verdicts::{Preview, Row, Warning};
@@ -14,8 +16,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// What was asked about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subject {
-    /// `ConfigMap`, `Secret`, `Namespace` or `ClusterMirror`.
-    pub kind: &'static str,
+    /// `ConfigMap`, `Secret`, `Namespace` or `ClusterMirror`, as its type
+    /// names it.
+    pub kind: Cow<'static, str>,
     pub namespace: Option<String>,
     pub name: String,
     pub is: Is,

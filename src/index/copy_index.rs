@@ -24,19 +24,12 @@ use crate::{contract, kind::MirroredKind};
 /// `(namespace, name)` of a source.
 pub type SourceKey = (String, String);
 
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct CopyIndex<K: MirroredKind> {
     inner: Arc<Mutex<Maps<K>>>,
 }
 
-impl<K: MirroredKind> Default for CopyIndex<K> {
-    fn default() -> Self {
-        CopyIndex {
-            inner: Arc::default(),
-        }
-    }
-}
-
+#[derive(Default)]
 struct Maps<K: MirroredKind> {
     /// The mirrors, by their namespace.
     by_namespace: HashMap<String, HashSet<ObjectRef<K>>>,
@@ -46,17 +39,6 @@ struct Maps<K: MirroredKind> {
     source_of: HashMap<ObjectRef<K>, SourceKey>,
     /// The index being rebuilt during a re-list.
     relisting: Option<Box<Maps<K>>>,
-}
-
-impl<K: MirroredKind> Default for Maps<K> {
-    fn default() -> Self {
-        Maps {
-            by_namespace: HashMap::new(),
-            by_source: HashMap::new(),
-            source_of: HashMap::new(),
-            relisting: None,
-        }
-    }
 }
 
 impl<K: MirroredKind> CopyIndex<K> {

@@ -25,19 +25,12 @@ use crate::{
     kind::MirroredKind,
 };
 
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct MirroringSources<K: MirroredKind> {
     inner: Arc<Mutex<Index<K>>>,
 }
 
-impl<K: MirroredKind> Default for MirroringSources<K> {
-    fn default() -> Self {
-        MirroringSources {
-            inner: Arc::default(),
-        }
-    }
-}
-
+#[derive(Default)]
 struct Index<K: MirroredKind> {
     /// Every source with valid mirror annotations: its namespace and targets.
     targets: HashMap<ObjectRef<K>, (String, Arc<Targets>)>,
@@ -49,18 +42,6 @@ struct Index<K: MirroredKind> {
     by_selector: HashSet<ObjectRef<K>>,
     /// The index being rebuilt during a re-list.
     relisting: Option<Box<Index<K>>>,
-}
-
-impl<K: MirroredKind> Default for Index<K> {
-    fn default() -> Self {
-        Index {
-            targets: HashMap::new(),
-            by_name: HashMap::new(),
-            by_prefix: HashMap::new(),
-            by_selector: HashSet::new(),
-            relisting: None,
-        }
-    }
 }
 
 impl<K: MirroredKind> MirroringSources<K> {

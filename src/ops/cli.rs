@@ -186,9 +186,14 @@ pub enum ObjectKind {
     Secret,
 }
 
-/// The words before the slash that name a ClusterMirror, as kubectl names
-/// the resource.
-pub const CLUSTER_MIRROR_WORDS: [&str; 3] = ["clustermirror", "clustermirrors", "cmir"];
+/// Whether `word`, before the slash, names a ClusterMirror as kubectl
+/// names the resource: its kind lower-cased, its plural or a short name.
+fn names_cluster_mirror(word: &str) -> bool {
+    use kube::{CustomResourceExt, Resource};
+    let resource = api::ClusterMirror::kind(&()).to_lowercase() == word
+        || api::ClusterMirror::plural(&()) == word;
+    resource || api::ClusterMirror::shortnames().contains(&word)
+}
 
 impl ExplainArgs {
     /// Where the install's digest key may be: `--digest-key-secret`, or
@@ -215,8 +220,7 @@ impl ExplainArgs {
     /// namespace of that name, as a NAMESPACE/NAME always was.
     pub fn cluster_mirror(&self) -> Option<&str> {
         let (prefix, name) = self.object.as_ref()?;
-        (self.kind.is_none() && CLUSTER_MIRROR_WORDS.contains(&prefix.as_str()))
-            .then_some(name.as_str())
+        (self.kind.is_none() && names_cluster_mirror(prefix)).then_some(name.as_str())
     }
 }
 

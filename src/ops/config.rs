@@ -133,8 +133,10 @@ pub struct Rules {
 
     /// The kinds mirrored: `configmaps`, and `secrets` when its RBAC is
     /// granted (see docs/user/secrets.md). The same label, names and rules apply to
-    /// each. A ClusterMirror of a kind left out copies nothing
-    /// (`SecretsDisabled`).
+    /// each. A ClusterMirror of a Secret while `secrets` is left out copies
+    /// nothing (`SecretsDisabled`); with `secrets` alone, a ClusterMirror of
+    /// a ConfigMap, of a kind not known or with a spec that does not read
+    /// gets no status at all (see docs/user/clustermirror.md).
     #[arg(
         long,
         env = "MIRROR_KINDS",

@@ -1,10 +1,13 @@
 //! Prometheus metrics, under the names controller-runtime uses, so existing
-//! dashboards and alerts work. No label carries an object's name or
-//! namespace: the number of series stays flat as the cluster grows.
+//! dashboards and alerts work. No label carries the name or namespace of
+//! a source or a copy: the number of series stays flat as the cluster
+//! grows (a ClusterMirror, an admin's object few per cluster, is named).
 //!
 //! One module per thing measured: [`reconciles`], the sync loop's
 //! [`queue`] and its [`queue_times`], the [`copies`], the [`leader`], the
-//! [`objects`] held, the [`watches`] and the [`process`].
+//! [`objects`] held, the [`cluster_mirrors`] and their [`orphans`], the
+//! [`watches`] and the [`process`]; each registers its series as one
+//! table ([`series`]).
 
 mod cluster_mirrors;
 mod copies;
@@ -15,6 +18,7 @@ mod process;
 mod queue;
 mod queue_times;
 mod reconciles;
+mod series;
 mod watches;
 
 use std::{borrow::Cow, sync::Arc, time::Instant};

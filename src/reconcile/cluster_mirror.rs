@@ -1,6 +1,6 @@
 //! ClusterMirrors as mirror requests of one kind: each is reconciled with
 //! the kind's caches, plan and writes (`sync`), its copies are pruned by
-//! the kind's prune loop (`prune`), and what it found is told (`report`).
+//! the kind's prune loop (`prune`), and what it found is told (`publish`).
 //! The queue is keyed by ClusterMirror, so that each has one status, one
 //! retry state and one Event per condition.
 //!
@@ -70,15 +70,15 @@ pub async fn run<K: MirroredKind>(
     concurrency: u16,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let Some(side) = &ctx.cluster_mirrors else {
+    let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
         return;
     };
     // Nothing is compared before every cache it reads is complete; the
     // ClusterMirror cache is not until the CRD is there.
     let ready = async {
         ctx.caches.wait_ready().await;
-        side.sources.wait_ready().await;
-        side.mirrors.wait_listed().await;
+        cluster_mirrors.sources.wait_ready().await;
+        cluster_mirrors.mirrors.wait_listed().await;
     };
     tokio::select! {
         () = ready => {}
@@ -88,7 +88,7 @@ pub async fn run<K: MirroredKind>(
     let config = controller::Config::default().concurrency(concurrency);
     Controller::for_stream(
         stream::pending::<Result<StoredClusterMirror, watcher::Error>>(),
-        side.mirrors.store.clone(),
+        cluster_mirrors.mirrors.store.clone(),
     )
     .with_config(config)
     .reconcile_on(names)
@@ -97,7 +97,9 @@ pub async fn run<K: MirroredKind>(
     .for_each(|outcome| {
         match outcome {
             Ok(_) | Err(controller::Error::ReconcilerFailed(..)) => {}
-            Err(controller::Error::ObjectNotFound(object)) => side.pending.forget(&object.name),
+            Err(controller::Error::ObjectNotFound(object)) => {
+                cluster_mirrors.pending.forget(&object.name)
+            }
             Err(error) => {
                 tracing::warn!(controller = "clustermirror", %error, "controller error");
             }
@@ -145,10 +147,10 @@ fn wakeups<K: MirroredKind>(
     ]);
     inputs.flat_map(move |input| {
         let names: Vec<String> = match &ctx.cluster_mirrors {
-            Some(side) => woken(&ctx, side, &prune, input)
+            Some(cluster_mirrors) => woken(&ctx, cluster_mirrors, &prune, input)
                 .into_iter()
                 .map(|(name, reach)| {
-                    side.pending.taken(&name, Instant::now(), reach);
+                    cluster_mirrors.pending.taken(&name, Instant::now(), reach);
                     name
                 })
                 .collect(),
@@ -165,23 +167,23 @@ fn wakeups<K: MirroredKind>(
 /// name.
 fn woken<K: MirroredKind>(
     ctx: &Context<K>,
-    side: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
     prune: &mpsc::UnboundedSender<ObjectRef<K>>,
     input: Input,
 ) -> Vec<(String, Reach)> {
     if let Input::Watch(ClusterWake::Copy { mirror, namespace }) = input {
         let at = ObjectRef::new(&mirror);
-        let ours = side
+        let ours = cluster_mirrors
             .mirrors
             .store
             .get(&at)
-            .is_some_and(|o| side.serves_class(&o));
+            .is_some_and(|o| cluster_mirrors.serves_class(&o));
         return match ours {
             true => vec![(mirror, Reach::Namespace(namespace))],
             false => Vec::new(),
         };
     }
-    names_woken(ctx, side, prune, input)
+    names_woken(ctx, cluster_mirrors, prune, input)
         .into_iter()
         .map(|name| (name, Reach::Everything))
         .collect()
@@ -189,23 +191,25 @@ fn woken<K: MirroredKind>(
 
 fn names_woken<K: MirroredKind>(
     ctx: &Context<K>,
-    side: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
     prune: &mpsc::UnboundedSender<ObjectRef<K>>,
     input: Input,
 ) -> Vec<String> {
     let served = || {
-        side.mirrors
+        cluster_mirrors
+            .mirrors
             .requests()
             .into_iter()
-            .filter(|r| side.serves_request(r))
+            .filter(|r| cluster_mirrors.serves_request(r))
     };
     // Every ClusterMirror of this install's class, readable or not.
     let of_class = || {
-        side.mirrors
+        cluster_mirrors
+            .mirrors
             .store
             .state()
             .iter()
-            .filter(|o| side.serves_class(o))
+            .filter(|o| cluster_mirrors.serves_class(o))
             .map(|o| o.name_any())
             .collect()
     };
@@ -220,9 +224,11 @@ fn names_woken<K: MirroredKind>(
             }
             of_class()
         }
-        Input::Change(Change::StatusWritten { name }) => publish::status_written(&name, side, ctx)
-            .into_iter()
-            .collect(),
+        Input::Change(Change::StatusWritten { name }) => {
+            publish::status_written(&name, cluster_mirrors, ctx)
+                .into_iter()
+                .collect()
+        }
         Input::Change(Change::Request { name, after }) => {
             // Every copy it wrote, whatever source, name or kind it asked
             // for when it wrote it (a suspended one may have changed its
@@ -233,15 +239,15 @@ fn names_woken<K: MirroredKind>(
                 }
             }
             match after {
-                Some(after) if side.serves_request(&after) => vec![name],
+                Some(after) if cluster_mirrors.serves_request(&after) => vec![name],
                 // Handed over to another install: this one forgets it.
-                Some(after) if !after.served_by(&side.install.class) => {
-                    publish::forget(&name, side, ctx);
+                Some(after) if !after.served_by(&cluster_mirrors.install.class) => {
+                    publish::forget(&name, cluster_mirrors, ctx);
                     Vec::new()
                 }
                 Some(_) => Vec::new(),
                 None => {
-                    publish::forget(&name, side, ctx);
+                    publish::forget(&name, cluster_mirrors, ctx);
                     // An unreadable spec is reported by the kind that serves
                     // everything else, of the install of its class.
                     vec![name]
@@ -260,22 +266,24 @@ async fn reconcile<K: MirroredKind>(
     object: Arc<StoredClusterMirror>,
     ctx: Arc<Context<K>>,
 ) -> Result<Action, Error> {
-    let Some(side) = &ctx.cluster_mirrors else {
+    let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
         return Ok(Action::await_change());
     };
     // Another install's: nothing of it is written here, not even a status.
-    if !side.serves_class(&object) || !side.serves(object.source_kind()) {
-        side.pending.forget(&object.name_any());
+    if !cluster_mirrors.serves_class(&object) || !cluster_mirrors.serves(object.source_kind()) {
+        cluster_mirrors.pending.forget(&object.name_any());
         return Ok(Action::await_change());
     }
     let key = BackoffKey::new(Loop::sync, &object.metadata);
-    let served = side.pending.reconcile_started(&object.name_any());
+    let served = cluster_mirrors
+        .pending
+        .reconcile_started(&object.name_any());
     // When to run again without a wakeup: a status write that had to wait,
     // or a look on the slow timer at what no watch reports.
     let mut again = None;
     let work = async {
-        let found = sync::sync(&object, served.scope, side, &ctx).await?;
-        let waiting = publish::report(&object, &found, side, &ctx).await?;
+        let found = sync::sync(&object, served.scope, cluster_mirrors, &ctx).await?;
+        let waiting = publish::report(&object, &found, cluster_mirrors, &ctx).await?;
         again = waiting.or_else(|| found.looks_again().then_some(ctx.retry_policy.slowly.0));
         match found.retry {
             // A status write waiting its turn comes first: the reconcile
@@ -300,10 +308,10 @@ fn error_policy<K: MirroredKind>(
     ctx: Arc<Context<K>>,
 ) -> Action {
     let key = BackoffKey::new(Loop::sync, &object.metadata);
-    if let Some(side) = &ctx.cluster_mirrors {
+    if let Some(cluster_mirrors) = &ctx.cluster_mirrors {
         // Its retry compares everything: nothing narrower builds on it.
-        side.stand(&object.name_any(), None);
-        side.pending.retried(&object.name_any());
+        cluster_mirrors.stand(&object.name_any(), None);
+        cluster_mirrors.pending.retried(&object.name_any());
     }
     let new = ctx.backoffs.is_new_condition(&key, &error.to_string());
     match error.retry() {

@@ -1,4 +1,5 @@
-//! Wires the caches to the two controllers and runs them.
+//! Wires the caches to the label path's two controllers and runs them
+//! (the third loop, a ClusterMirror's, is `cluster_mirror`'s).
 //!
 //! - sync: one reconcile per managed source, keeping its companion exact;
 //! - prune: one reconcile per copy, deleting those no longer wanted.

@@ -8,9 +8,9 @@ use futures::{StreamExt, stream};
 use crate::{
     kind::MirroredKind,
     reconcile::context::Context,
+    reconcile::copy::sync_copy,
     reconcile::error::{Error, Retry, soonest_at},
     reconcile::source_read::Source,
-    reconcile::sync::sync_copy,
 };
 
 /// How many copies of one source, or of one ClusterMirror, are written at

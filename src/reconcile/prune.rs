@@ -107,9 +107,7 @@ fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> CopyVerdict {
     }
     prune_verdict::copy_verdict::<K, _>(
         copy.meta(),
-        &ctx.install.selector,
-        &ctx.install.suffix,
-        &ctx.install.reserved_names,
+        &ctx.install,
         &ctx.consent,
         |namespace, name| managed_source(ctx, namespace, name),
         |namespace| ctx.caches.namespace_facts(namespace),

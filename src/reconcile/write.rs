@@ -84,14 +84,8 @@ async fn apply<K: MirroredKind>(
                 Difference::TakenOver => "took over",
                 Difference::None | Difference::Drifted => "restored",
             };
-            let message = format!(
-                "{verb} {} {} ({})",
-                CopyRole::of(copy.meta()),
-                object_key(copy.meta()),
-                why.reason()
-            );
-            done(ctx, source, &copy, Operation::Update, message);
-            Ok(Performed::Done)
+            let why = format!(" ({})", why.reason());
+            Ok(done(ctx, source, &copy, Operation::Update, (verb, &why)))
         }
         Write::DeleteToRecreate { copy, seen } => {
             delete(
@@ -101,13 +95,8 @@ async fn apply<K: MirroredKind>(
                 seen,
             )
             .await?;
-            let message = format!(
-                "deleted immutable {} {} to recreate it (content changed)",
-                CopyRole::of(copy.meta()),
-                object_key(copy.meta())
-            );
-            done(ctx, source, &copy, Operation::Recreate, message);
-            Ok(Performed::Done)
+            let told = ("deleted immutable", " to recreate it (content changed)");
+            Ok(done(ctx, source, &copy, Operation::Recreate, told))
         }
     }
 }
@@ -121,15 +110,7 @@ async fn create<K: MirroredKind>(
     let name = copy.name_any();
     ctx.ensure_leading()?;
     match api.create(&post_params(), &copy).await {
-        Ok(_) => {
-            let message = format!(
-                "created {} {}",
-                CopyRole::of(copy.meta()),
-                object_key(copy.meta())
-            );
-            done(ctx, source, &copy, Operation::Create, message);
-            Ok(Performed::Done)
-        }
+        Ok(_) => Ok(done(ctx, source, &copy, Operation::Create, ("created", ""))),
         Err(err) if is_already_exists(&err) => {
             let existing = api_call::<K, _>(api.get_opt(&name)).await?;
             let Some(existing) = existing else {
@@ -205,24 +186,31 @@ fn is_already_exists(err: &kube::Error) -> bool {
     matches!(err, kube::Error::Api(status) if status.is_already_exists())
 }
 
+/// Logs, counts and (where the source tells each copy) records as an
+/// Event the write `operation` made of `copy`: "`verb` companion|mirror
+/// namespace/name`after`".
 fn done<K: MirroredKind>(
     ctx: &Context<K>,
     source: &Source<'_, K>,
     copy: &K,
     operation: Operation,
-    message: String,
-) {
+    (verb, after): (&str, &str),
+) -> Performed<K> {
+    let message = format!(
+        "{verb} {} {}{after}",
+        CopyRole::of(copy.meta()),
+        object_key(copy.meta())
+    );
     tracing::info!(source = %object_key(source.cached.meta()), "{message}");
     ctx.metrics.copy_written(operation);
-    if !source.tells_each_copy() {
-        return;
+    if source.tells_each_copy() {
+        ctx.events.normal(
+            source.cached,
+            CopyRole::of(copy.meta()).event_reason(operation),
+            message,
+        );
     }
-    let source = source.cached;
-    ctx.events.normal(
-        source,
-        CopyRole::of(copy.meta()).event_reason(operation),
-        message,
-    );
+    Performed::Done
 }
 
 #[cfg(test)]

@@ -20,6 +20,8 @@ mod tenant;
 mod unreadable;
 mod walk;
 
+use std::io::Write;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::common::{PATIENCE, TestKind};
@@ -33,6 +35,7 @@ use kube::{
     api::{ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams},
 };
 use serde_json::{Value, json};
+use testenv::ControlPlane;
 
 /// The ClusterMirror resource, as its Rust type says it: the tests write
 /// their specs as a person would, untyped (some of them invalid).
@@ -77,6 +80,83 @@ pub(crate) async fn delete_crd(client: &Client) {
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
+}
+
+/// A newer CRD than this version's in place (see [`install_newer_crd`]):
+/// whatever way the test ends,
+/// when dropped it deletes the ClusterMirrors `made` and puts back the CRD
+/// this version ships, so that no later test meets either.
+pub(crate) struct NewerCrd {
+    control_plane: &'static ControlPlane,
+    pub(crate) made: Vec<String>,
+}
+
+impl Drop for NewerCrd {
+    fn drop(&mut self) {
+        // A drop cannot await: kubectl, as the other guards of the suite.
+        let mut delete = self.control_plane.kubectl();
+        delete
+            .args([
+                "delete",
+                "clustermirrors",
+                "--ignore-not-found",
+                "--wait=false",
+            ])
+            .args(&self.made);
+        let deleted = output(delete, None);
+        let shipped = serde_json::to_string(&ClusterMirror::crd()).expect("the CRD as JSON");
+        let mut replace = self.control_plane.kubectl();
+        replace.args(["replace", "-f", "-"]);
+        let replaced = output(replace, Some(&shipped));
+        for (what, ran) in [
+            ("delete the ClusterMirrors", deleted),
+            ("put the CRD back", replaced),
+        ] {
+            assert!(ran.is_ok() || std::thread::panicking(), "{what}: {ran:?}");
+        }
+    }
+}
+
+/// Runs `command` with `stdin`; its stderr when it fails.
+fn output(mut command: Command, stdin: Option<&str>) -> Result<(), String> {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+    }
+    let done = child.wait_with_output().map_err(|e| e.to_string())?;
+    match done.status.success() {
+        true => Ok(()),
+        false => Err(String::from_utf8_lossy(&done.stderr).into_owned()),
+    }
+}
+
+/// Replaces the CRD with this version's as `newer` changes it, as a newer
+/// version's CRD would be; put back when the guard returned drops. The
+/// API server validates and prunes by it a moment after it reads back
+/// changed: the caller waits until a dry run says it does.
+pub(crate) async fn install_newer_crd<K: TestKind>(
+    world: &World<K>,
+    newer: impl FnOnce(&mut Value),
+) -> NewerCrd {
+    let crds: Api<CustomResourceDefinition> = Api::all(world.scene.client.clone());
+    let mut crd = crds.get(ClusterMirror::crd_name()).await.unwrap();
+    crd.spec = ClusterMirror::crd().spec;
+    let mut crd = serde_json::to_value(crd).unwrap();
+    newer(&mut crd);
+    let crd: CustomResourceDefinition = serde_json::from_value(crd).unwrap();
+    let guard = NewerCrd {
+        control_plane: world.scene.control_plane,
+        made: Vec::new(),
+    };
+    crds.replace(ClusterMirror::crd_name(), &PostParams::default(), &crd)
+        .await
+        .expect("replace the CRD");
+    guard
 }
 
 /// A world for ClusterMirror tests: the CRD installed, the controller

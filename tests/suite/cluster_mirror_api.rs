@@ -21,7 +21,7 @@ use k8s_openapi::{
     jiff::Timestamp,
 };
 use kube::{
-    Api, Client, CustomResourceExt,
+    Api, Client, CustomResourceExt, Resource,
     api::{Patch, PatchParams, PostParams},
 };
 use serde_json::{Value, json};
@@ -96,6 +96,7 @@ pub async fn wait_established(client: &Client) {
 
 /// A ClusterMirror `name` with this `target` (JSON, as a user writes it).
 fn cluster_mirror(name: &str, target: Value) -> ClusterMirror {
+    // Spelled out: the manifest a user writes, the contract pinned.
     serde_json::from_value(json!({
         "apiVersion": "mirror.workshop.io/v1alpha1",
         "kind": "ClusterMirror",
@@ -300,6 +301,7 @@ async fn a_good_cluster_mirror_is_stored_as_written() {
     ] {
         let raw: Api<kube::api::DynamicObject> =
             Api::all_with(api.clone().into_client(), &ClusterMirror::api_resource());
+        // Spelled out: the manifest a user writes, the contract pinned.
         let object = serde_json::from_value(json!({
             "apiVersion": "mirror.workshop.io/v1alpha1",
             "kind": "ClusterMirror",
@@ -338,8 +340,8 @@ async fn kubectl_get_cmir_shows_the_printer_columns() {
         "columns",
         &PatchParams::apply("cluster-mirror-api-test").force(),
         &Patch::Apply(json!({
-            "apiVersion": "mirror.workshop.io/v1alpha1",
-            "kind": "ClusterMirror",
+            "apiVersion": ClusterMirror::api_version(&()),
+            "kind": ClusterMirror::kind(&()),
             "status": status,
         })),
     )

@@ -137,6 +137,7 @@ fn as_user(user: &str) -> Api<ClusterMirror> {
 }
 
 fn mirror_of(name: &str, kind: &str, namespace: &str) -> ClusterMirror {
+    // Spelled out: the manifest a user writes, the contract pinned.
     serde_json::from_value(json!({
         "apiVersion": "mirror.workshop.io/v1alpha1",
         "kind": "ClusterMirror",

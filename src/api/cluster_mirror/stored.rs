@@ -6,13 +6,20 @@
 //! decoded whole, so one object whose spec or status this version cannot
 //! read (written under an older or newer CRD, with a kind or a field it
 //! does not know) would fail every list: the watch would stop, and every
-//! other ClusterMirror with it. Here such a spec is kept as why it does not
+//! other ClusterMirror with it. A field of `spec`, `spec.source` or
+//! `spec.target` it does not know makes the spec unreadable rather than
+//! being ignored (the spec types deny unknown fields): a newer version's
+//! field may ask for less (some keys only, say), and the spec read without
+//! it would copy more than was asked. Here such a spec is kept as why it does not
 //! read, beside what is read of it apart (its class, kind and deletion
 //! policy), so that the install of its class still reports it
 //! (`InvalidSpec`) and its deletion still does what it asked; a status that
 //! does not read is replaced, as if absent.
 
-use std::borrow::Cow;
+use std::{
+    borrow::Cow,
+    hash::{DefaultHasher, Hasher},
+};
 
 use k8s_openapi::{ClusterResourceScope, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kube::Resource;
@@ -51,6 +58,11 @@ pub struct StoredStatus {
     pub readable: Option<ClusterMirrorStatus>,
     /// `observedGeneration`, read apart from the rest, which may not read.
     pub observed_generation: Option<i64>,
+    /// A hash of the status as stored, every field of it: a write that
+    /// changes only fields this version does not read (another install's,
+    /// of a newer version), or one unreadable status for another, changes
+    /// it too.
+    pub fingerprint: u64,
 }
 
 impl StoredClusterMirror {
@@ -99,9 +111,30 @@ impl StoredClusterMirror {
             status: status.map(|status| StoredStatus {
                 readable: ClusterMirrorStatus::deserialize(status).ok(),
                 observed_generation: status.get("observedGeneration").and_then(Value::as_i64),
+                fingerprint: fingerprint(status),
             }),
         }
     }
+}
+
+/// The hash of `value` as JSON (its keys sorted, so the same status
+/// hashes the same however it was sent).
+fn fingerprint(value: &Value) -> u64 {
+    /// Feeds the JSON written to the hasher, with no string built.
+    struct Hashing(DefaultHasher);
+    impl std::io::Write for Hashing {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.write(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut hashing = Hashing(DefaultHasher::new());
+    // Writing a `Value` to memory cannot fail.
+    let _ = serde_json::to_writer(&mut hashing, value);
+    hashing.0.finish()
 }
 
 fn read_spec(spec: Option<&Value>) -> Result<ClusterMirrorSpec, UnreadableSpec> {

@@ -20,7 +20,8 @@ use crate::{
         written_under,
     },
     decisions::consent::{Consent, NamespaceFacts},
-    decisions::prune_verdict::CopyVerdict,
+    decisions::install::Install,
+    decisions::prune_verdict::{CopyVerdict, mirror_name_reserved},
 };
 
 /// A ClusterMirror's deletion as the controller saw it happen: a delete
@@ -41,9 +42,9 @@ pub struct Witnessed {
 pub struct PruneRules<'a> {
     /// The kind of the copy.
     pub kind: SourceKind,
-    /// The install's source selector, which marks its copies.
-    pub selector: &'a str,
-    pub reserved_names: &'a [String],
+    /// The install: its source selector marks its copies, and its
+    /// reserved names are never written.
+    pub install: &'a Install,
     /// The namespaces no ClusterMirror writes into.
     pub consent: &'a Consent,
 }
@@ -75,7 +76,7 @@ pub fn copy_fate(
     let Some(namespace) = namespace else {
         return CopyVerdict::Keep;
     };
-    if !seen.listed || !written_under(copy, rules.selector) {
+    if !seen.listed || !written_under(copy, &rules.install.selector) {
         return CopyVerdict::Keep;
     }
     match (seen.request, seen.deletion) {
@@ -100,10 +101,7 @@ fn asked(
     if request.suspend {
         return CopyVerdict::Keep;
     }
-    let reserved = copy
-        .name
-        .as_deref()
-        .is_some_and(|name| rules.reserved_names.iter().any(|r| r == name));
+    let reserved = mirror_name_reserved(copy, &rules.install.reserved_names);
     match request.kind == rules.kind && !reserved && request.wants(copy, namespace, rules.consent) {
         true => CopyVerdict::Keep,
         false => CopyVerdict::Unwanted,

@@ -57,7 +57,7 @@ async fn read_cluster_mirror(client: &Client, name: &str) -> Result<StoredCluste
 /// Explains the ClusterMirror `name`.
 pub async fn cluster_mirror(client: &Client, install: &Rules, name: &str) -> Report {
     let mut report = Report::about(Subject {
-        kind: "ClusterMirror",
+        kind: <StoredClusterMirror as kube::Resource>::kind(&()),
         namespace: None,
         name: name.to_owned(),
         is: Is::Unknown,
@@ -106,7 +106,10 @@ pub async fn cluster_mirror(client: &Client, install: &Rules, name: &str) -> Rep
     report.warnings = warnings(
         client,
         "default",
-        &format!("involvedObject.kind=ClusterMirror,involvedObject.name={name},type=Warning"),
+        &format!(
+            "involvedObject.kind={},involvedObject.name={name},type=Warning",
+            <StoredClusterMirror as kube::Resource>::kind(&())
+        ),
         &mut report.notes,
     )
     .await;
@@ -261,29 +264,29 @@ pub async fn in_a_namespace(
         let secret = request.as_ref().is_ok_and(|r| r.kind == SourceKind::Secret);
         match secret {
             true if kinds.secrets => {
-                let scene =
-                    scene::<Secret>(client, install, object, request, Some(namespace)).await;
-                rows.extend(in_namespace(
-                    &scene,
-                    &namespace.name,
-                    install,
-                    &Secret::comparison_key(),
-                ));
+                rows.extend(rows_in::<Secret>(client, install, object, request, namespace).await);
             }
             false if kinds.configmaps => {
-                let scene =
-                    scene::<ConfigMap>(client, install, object, request, Some(namespace)).await;
-                rows.extend(in_namespace(
-                    &scene,
-                    &namespace.name,
-                    install,
-                    &ConfigMap::comparison_key(),
-                ));
+                rows.extend(
+                    rows_in::<ConfigMap>(client, install, object, request, namespace).await,
+                );
             }
             _ => {}
         }
     }
     rows
+}
+
+/// The rows of ClusterMirror `object`, of kind K, in `namespace`.
+async fn rows_in<K: Explained>(
+    client: &Client,
+    install: &Rules,
+    object: &StoredClusterMirror,
+    request: Result<Request, String>,
+    namespace: &NamespaceFacts,
+) -> Vec<Row> {
+    let scene = scene::<K>(client, install, object, request, Some(namespace)).await;
+    in_namespace(&scene, &namespace.name, install, &K::comparison_key())
 }
 
 /// The orphans of kind K in `namespace`: copies of ClusterMirrors that

@@ -19,7 +19,7 @@ fn row(what: What, name: &str, verdict: Verdict) -> Row {
 fn report(rows: Vec<Row>) -> Report {
     Report {
         subject: Subject {
-            kind: "ConfigMap",
+            kind: "ConfigMap".into(),
             namespace: Some("team-a".into()),
             name: "colors".into(),
             is: Is::Source,
@@ -113,7 +113,7 @@ fn a_clustermirror_s_classes_are_named_in_its_json_and_when_set_in_its_table() {
         Verdict::OtherClass,
     )]);
     answer.subject = Subject {
-        kind: "ClusterMirror",
+        kind: "ClusterMirror".into(),
         namespace: None,
         name: "corp-ca".into(),
         is: Is::ClusterMirror,

@@ -204,9 +204,7 @@ fn unwanted<K: Explained>(meta: &ObjectMeta, seen: &Seen<'_, K>, rules: &Rules) 
     let (source_namespace, source_name) = seen.claimed;
     let verdict = prune_verdict::copy_verdict::<K, _>(
         meta,
-        &rules.install.selector,
-        &rules.install.suffix,
-        &rules.install.reserved_names,
+        &rules.install,
         K::consent(rules),
         |ns, n| {
             seen.managed_source

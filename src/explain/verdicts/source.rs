@@ -284,9 +284,7 @@ fn leftover_rows<K: Explained>(
         }
         let verdict = prune_verdict::copy_verdict::<K, _>(
             copy,
-            &rules.install.selector,
-            &rules.install.suffix,
-            &rules.install.reserved_names,
+            &rules.install,
             K::consent(rules),
             managed_source,
             |namespace| scene.namespaces.get(namespace).cloned(),

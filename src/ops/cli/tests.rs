@@ -68,7 +68,8 @@ fn explain_finds_the_digest_key_where_the_controller_keeps_it() {
 
 #[test]
 fn clustermirror_names_a_cluster_mirror_unless_a_kind_is_given() {
-    for word in CLUSTER_MIRROR_WORDS {
+    // The words a user types, as kubectl names the resource.
+    for word in ["clustermirror", "clustermirrors", "cmir"] {
         let object = format!("{word}/corp-ca");
         let Ok(Invocation::Explain(args)) = parse(&["configmap-mirror", "explain", &object]) else {
             panic!("not explain");

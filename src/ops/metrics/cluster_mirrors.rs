@@ -8,6 +8,8 @@ use prometheus_client::{
     registry::Registry,
 };
 
+use super::series::register_all;
+
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct TargetLabels {
     clustermirror: String,
@@ -25,15 +27,20 @@ pub(super) struct ClusterMirrors {
 
 impl ClusterMirrors {
     pub(super) fn register(&self, root: &mut Registry) {
-        root.register(
-            "configmap_mirror_clustermirror_targets",
-            "Namespaces each ClusterMirror selects, holds an in-sync copy in, and failed in",
-            self.targets.clone(),
-        );
-        root.register(
-            "configmap_mirror_clustermirror_crd_present",
-            "1 while the ClusterMirror CRD is installed and not being deleted; at 0, no ClusterMirror copy is removed",
-            self.crd_present.clone(),
+        register_all(
+            root,
+            [
+                (
+                    "configmap_mirror_clustermirror_targets",
+                    "Namespaces each ClusterMirror selects, holds an in-sync copy in, and failed in",
+                    Box::new(self.targets.clone()),
+                ),
+                (
+                    "configmap_mirror_clustermirror_crd_present",
+                    "1 while the ClusterMirror CRD is installed and not being deleted; at 0, no ClusterMirror copy is removed",
+                    Box::new(self.crd_present.clone()),
+                ),
+            ],
         );
     }
 

@@ -14,6 +14,8 @@ use prometheus_client::{
     registry::Registry,
 };
 
+use super::series::register_all;
+
 use crate::contract::Operation;
 
 impl EncodeLabelValue for Operation {
@@ -44,22 +46,27 @@ impl Copies {
     }
 
     pub(super) fn register(&self, root: &mut Registry) {
-        root.register(
-            // Named before there were mirrors; it counts theirs too, and
-            // keeps its name for the dashboards and alerts that use it.
-            "configmap_mirror_companion_writes",
-            "Companion writes by operation",
-            self.writes.clone(),
-        );
-        root.register(
-            "configmap_mirror_contested_restores",
-            "Restores of a copy held back because someone else keeps undoing it (Warning CopyContested)",
-            self.contested_restores.clone(),
-        );
-        root.register(
-            "configmap_mirror_heal_duration_seconds",
-            "Time from a wakeup reaching the sync loop or the ClusterMirror loop (a change of a source, of a copy, of a namespace or of a ClusterMirror seen by a watch, or a resync) to the end of the successful reconcile it woke: how long copies take to heal or to follow their source",
-            self.heal_duration.clone(),
+        register_all(
+            root,
+            [
+                // Named before there were mirrors; it counts theirs too, and
+                // keeps its name for the dashboards and alerts that use it.
+                (
+                    "configmap_mirror_companion_writes",
+                    "Companion writes by operation",
+                    Box::new(self.writes.clone()),
+                ),
+                (
+                    "configmap_mirror_contested_restores",
+                    "Restores of a copy held back because someone else keeps undoing it (Warning CopyContested)",
+                    Box::new(self.contested_restores.clone()),
+                ),
+                (
+                    "configmap_mirror_heal_duration_seconds",
+                    "Time from a wakeup reaching the sync loop or the ClusterMirror loop (a change of a source, of a copy, of a namespace or of a ClusterMirror seen by a watch, or a resync) to the end of the successful reconcile it woke: how long copies take to heal or to follow their source",
+                    Box::new(self.heal_duration.clone()),
+                ),
+            ],
         );
     }
 

@@ -8,6 +8,7 @@ use prometheus_client::{
 };
 
 use super::reconciles::Loop;
+use super::series::register_all;
 
 /// What a resync did with one cached object.
 #[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
@@ -37,20 +38,25 @@ pub(super) struct Objects {
 
 impl Objects {
     pub(super) fn register(&self, root: &mut Registry) {
-        root.register(
-            "configmap_mirror_managed_sources",
-            "Managed sources in the cache, by kind",
-            self.managed_sources.clone(),
-        );
-        root.register(
-            "configmap_mirror_failing_objects",
-            "Objects whose last reconcile failed, for which retry state is kept",
-            self.failing.clone(),
-        );
-        root.register(
-            "configmap_mirror_resync_objects",
-            "Cached objects compared after a (re)list or a change of leader, by whether their reconcile was queued",
-            self.resynced.clone(),
+        register_all(
+            root,
+            [
+                (
+                    "configmap_mirror_managed_sources",
+                    "Managed sources in the cache, by kind",
+                    Box::new(self.managed_sources.clone()),
+                ),
+                (
+                    "configmap_mirror_failing_objects",
+                    "Objects whose last reconcile failed, for which retry state is kept",
+                    Box::new(self.failing.clone()),
+                ),
+                (
+                    "configmap_mirror_resync_objects",
+                    "Cached objects compared after a (re)list or a change of leader, by whether their reconcile was queued",
+                    Box::new(self.resynced.clone()),
+                ),
+            ],
         );
     }
 

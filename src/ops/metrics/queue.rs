@@ -10,6 +10,7 @@ use prometheus_client::{
 };
 
 use super::queue_times::QueueTimes;
+use super::series::register_all;
 
 pub(super) struct Queue {
     depth: Gauge,
@@ -31,20 +32,25 @@ impl Queue {
     /// Registers every series in `queue`, the registry labeled with the
     /// queue's name.
     pub(super) fn register(&self, queue: &mut Registry) {
-        queue.register(
-            "workqueue_depth",
-            "Triggers waiting to be taken into the controller's queue",
-            self.depth.clone(),
-        );
-        queue.register(
-            "workqueue_adds",
-            "Triggers handed to the controller's queue",
-            self.adds.clone(),
-        );
-        queue.register(
-            "workqueue_retries",
-            "Reconciliations requeued after an error",
-            self.retries.clone(),
+        register_all(
+            queue,
+            [
+                (
+                    "workqueue_depth",
+                    "Triggers waiting to be taken into the controller's queue",
+                    Box::new(self.depth.clone()),
+                ),
+                (
+                    "workqueue_adds",
+                    "Triggers handed to the controller's queue",
+                    Box::new(self.adds.clone()),
+                ),
+                (
+                    "workqueue_retries",
+                    "Reconciliations requeued after an error",
+                    Box::new(self.retries.clone()),
+                ),
+            ],
         );
         self.times.register(queue);
     }

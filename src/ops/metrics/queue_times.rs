@@ -26,6 +26,8 @@ use prometheus_client::{
     registry::Registry,
 };
 
+use super::series::register_all;
+
 /// The reconciles running now, by an id each gets when it starts.
 #[derive(Debug, Default)]
 struct Running {
@@ -61,15 +63,20 @@ impl QueueTimes {
     /// Registers every series in `queue`, the registry labeled with the
     /// queue's name.
     pub fn register(&self, queue: &mut Registry) {
-        queue.register(
-            "workqueue_queue_duration_seconds",
-            "How long a wakeup waits at the sync loop's door before it is taken",
-            self.queue_duration.clone(),
-        );
-        queue.register(
-            "workqueue_work_duration_seconds",
-            "How long a reconcile takes",
-            self.work_duration.clone(),
+        register_all(
+            queue,
+            [
+                (
+                    "workqueue_queue_duration_seconds",
+                    "How long a wakeup waits at the sync loop's door before it is taken",
+                    Box::new(self.queue_duration.clone()),
+                ),
+                (
+                    "workqueue_work_duration_seconds",
+                    "How long a reconcile takes",
+                    Box::new(self.work_duration.clone()),
+                ),
+            ],
         );
         queue.register_collector(Box::new(RunningWork(self.running.clone())));
     }

@@ -16,6 +16,7 @@ use prometheus_client::{
 };
 
 use super::queue_times::{QueueTimes, Work};
+use super::series::register_all;
 
 /// The outcome label of `controller_runtime_reconcile_total`.
 #[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
@@ -25,7 +26,8 @@ pub enum Outcome {
     error,
 }
 
-/// The two reconcile loops.
+/// The `loop` label of the reconcile metrics. A ClusterMirror's
+/// reconciles count as syncs.
 #[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
 #[allow(non_camel_case_types)]
 pub enum Loop {
@@ -96,35 +98,40 @@ impl Reconciles {
     /// Registers every series in `runtime`, the registry labeled with the
     /// controller's name.
     pub(super) fn register(&self, runtime: &mut Registry) {
-        runtime.register(
-            "controller_runtime_reconcile",
-            "Reconciliations by loop and result",
-            self.counts.clone(),
-        );
-        runtime.register(
-            "controller_runtime_reconcile_errors",
-            "Reconciliations that failed, by loop",
-            self.errors.clone(),
-        );
-        runtime.register(
-            "controller_runtime_terminal_reconcile_errors",
-            "Reconciliations that failed in a way retrying cannot fix, by loop",
-            self.terminal_errors.clone(),
-        );
-        runtime.register(
-            "controller_runtime_reconcile_time_seconds",
-            "Time per reconciliation",
-            self.time.clone(),
-        );
-        runtime.register(
-            "controller_runtime_max_concurrent_reconciles",
-            "Most reconciliations run at once",
-            self.max_concurrent.clone(),
-        );
-        runtime.register(
-            "controller_runtime_active_workers",
-            "Reconciliations running now",
-            self.active_workers.clone(),
+        register_all(
+            runtime,
+            [
+                (
+                    "controller_runtime_reconcile",
+                    "Reconciliations by loop and result",
+                    Box::new(self.counts.clone()),
+                ),
+                (
+                    "controller_runtime_reconcile_errors",
+                    "Reconciliations that failed, by loop",
+                    Box::new(self.errors.clone()),
+                ),
+                (
+                    "controller_runtime_terminal_reconcile_errors",
+                    "Reconciliations that failed in a way retrying cannot fix, by loop",
+                    Box::new(self.terminal_errors.clone()),
+                ),
+                (
+                    "controller_runtime_reconcile_time_seconds",
+                    "Time per reconciliation",
+                    Box::new(self.time.clone()),
+                ),
+                (
+                    "controller_runtime_max_concurrent_reconciles",
+                    "Most reconciliations run at once",
+                    Box::new(self.max_concurrent.clone()),
+                ),
+                (
+                    "controller_runtime_active_workers",
+                    "Reconciliations running now",
+                    Box::new(self.active_workers.clone()),
+                ),
+            ],
         );
     }
 

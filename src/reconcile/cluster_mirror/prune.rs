@@ -25,15 +25,19 @@ use crate::{
 /// say; Keep when this install has no ClusterMirrors (one namespace only),
 /// or when its ClusterMirror is of another install's class.
 pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyVerdict {
-    let Some(side) = &ctx.cluster_mirrors else {
+    let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
         return CopyVerdict::Keep;
     };
-    let exists = side.mirrors.store.get(&ObjectRef::new(name)).is_some();
-    let request = side.mirrors.request(name);
+    let exists = cluster_mirrors
+        .mirrors
+        .store
+        .get(&ObjectRef::new(name))
+        .is_some();
+    let request = cluster_mirrors.mirrors.request(name);
     // A copy of a ClusterMirror another install serves is that install's.
     if request
         .as_ref()
-        .is_some_and(|r| !r.served_by(&side.install.class))
+        .is_some_and(|r| !r.served_by(&cluster_mirrors.install.class))
     {
         return CopyVerdict::Keep;
     }
@@ -42,15 +46,14 @@ pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyVerd
         .namespace_facts(&copy.namespace().unwrap_or_default());
     let rules = PruneRules {
         kind: K::SOURCE_KIND,
-        selector: &ctx.install.selector,
-        reserved_names: &ctx.install.reserved_names,
-        consent: &side.consent,
+        install: &ctx.install,
+        consent: &cluster_mirrors.consent,
     };
     let seen = Seen {
-        listed: side.mirrors.is_listed(),
+        listed: cluster_mirrors.mirrors.is_listed(),
         exists,
         request: request.as_deref(),
-        deletion: side.mirrors.deletion_of(name, copy.meta()),
+        deletion: cluster_mirrors.mirrors.deletion_of(name, copy.meta()),
     };
     copy_fate(copy.meta(), namespace.as_ref(), &rules, &seen)
 }
@@ -100,12 +103,13 @@ async fn delete<K: MirroredKind>(
     };
     let namespace = copy.namespace().unwrap_or_default();
     write::delete(ctx, &namespace, &copy.name_any(), seen).await?;
-    tracing::info!(
-        clustermirror = name,
-        "deleted copy {} ({why})",
-        object_key(copy.meta())
+    done(
+        copy,
+        name,
+        ctx,
+        Operation::Delete,
+        ("deleted", &format!(" ({why})")),
     );
-    ctx.metrics.copy_written(Operation::Delete);
     Ok(())
 }
 
@@ -135,13 +139,26 @@ async fn release<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> Res
         Err(kube::Error::Api(status)) if status.is_not_found() => return Ok(()),
         Err(err) => return Err(failed::<K>(err)),
     }
+    let after = " (its ClusterMirror was deleted with deletionPolicy Orphan): it stays, a plain object the controller no longer keeps";
+    done(copy, name, ctx, Operation::Update, ("released", after));
+    Ok(())
+}
+
+/// Logs and counts the write `operation` made of `copy`, of the
+/// ClusterMirror `name`: "`verb` copy namespace/name`after`".
+fn done<K: MirroredKind>(
+    copy: &K,
+    name: &str,
+    ctx: &Context<K>,
+    operation: Operation,
+    (verb, after): (&str, &str),
+) {
     tracing::info!(
         clustermirror = name,
-        "released copy {} (its ClusterMirror was deleted with deletionPolicy Orphan): it stays, a plain object the controller no longer keeps",
+        "{verb} copy {}{after}",
         object_key(copy.meta())
     );
-    ctx.metrics.copy_written(Operation::Update);
-    Ok(())
+    ctx.metrics.copy_written(operation);
 }
 
 fn failed<K: MirroredKind>(err: kube::Error) -> Error {
@@ -154,10 +171,11 @@ fn failed<K: MirroredKind>(err: kube::Error) -> Error {
 /// Whether the ClusterMirror `copy` is bound to was deleted by someone
 /// while its CRD was live, read since the deletion.
 async fn deleted_by_someone<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<bool, Error> {
-    let Some(side) = &ctx.cluster_mirrors else {
+    let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
         return Ok(false);
     };
-    side.mirrors
+    cluster_mirrors
+        .mirrors
         .deleted_by_someone(copy.meta())
         .await
         .map_err(Error::Transient)
@@ -166,10 +184,10 @@ async fn deleted_by_someone<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Resu
 /// `copy` is an orphan: told once per ClusterMirror name, in the log and
 /// as a Warning Event about the copy.
 fn orphaned<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) {
-    let Some(side) = &ctx.cluster_mirrors else {
+    let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
         return;
     };
-    if !side.mirrors.first_orphaned(name) {
+    if !cluster_mirrors.mirrors.first_orphaned(name) {
         return;
     }
     let message = format!(
@@ -184,10 +202,10 @@ fn orphaned<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) {
 /// ClusterMirror name. None while the ClusterMirror cache is not listed or
 /// the CRD is missing: then no absence means anything.
 pub fn count_orphans<K: MirroredKind>(ctx: &Context<K>, counts: &mut BTreeMap<String, u64>) {
-    let Some(side) = &ctx.cluster_mirrors else {
+    let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
         return;
     };
-    if !side.mirrors.is_listed() || !side.mirrors.crd_live() {
+    if !cluster_mirrors.mirrors.is_listed() || !cluster_mirrors.mirrors.crd_live() {
         return;
     }
     for cached in ctx.caches.copies.state() {

@@ -33,16 +33,16 @@ pub const STATUS_WRITE_INTERVAL: Duration = Duration::from_secs(1);
 pub async fn report<K: MirroredKind>(
     object: &StoredClusterMirror,
     found: &Found,
-    side: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Result<Option<Duration>, Error> {
     let name = object.name_any();
-    if !still_served(&name, found, side) {
+    if !still_served(&name, found, cluster_mirrors) {
         return Ok(None);
     }
     let cached = object.stored_status();
     let (last_written, written_at, told) = {
-        let reported = side.reported();
+        let reported = cluster_mirrors.reported();
         let entry = reported.get(&name);
         (
             entry.and_then(|e| e.status.clone()),
@@ -68,7 +68,11 @@ pub async fn report<K: MirroredKind>(
     let reason = ready_reason(tally, found.blocked.as_ref(), found.suspended);
     if told != Some(reason) {
         tell(object, reason, &wanted, ctx);
-        side.reported().entry(name.clone()).or_default().told = Some(reason);
+        cluster_mirrors
+            .reported()
+            .entry(name.clone())
+            .or_default()
+            .told = Some(reason);
     }
     if status::unchanged(cached, &wanted) || status::unchanged(last_written.as_ref(), &wanted) {
         return Ok(None);
@@ -79,7 +83,7 @@ pub async fn report<K: MirroredKind>(
             return Ok(Some(STATUS_WRITE_INTERVAL - since));
         }
     }
-    write_status(&name, wanted, side, ctx).await
+    write_status(&name, wanted, cluster_mirrors, ctx).await
 }
 
 /// Whether the ClusterMirror a reconcile began on is, as the cache holds it
@@ -88,12 +92,18 @@ pub async fn report<K: MirroredKind>(
 /// ends without metrics, Events or a status: the install now serving it
 /// reports, and this one has forgotten it. After a spec change, the
 /// reconcile the change queued reports instead.
-fn still_served<K: MirroredKind>(name: &str, found: &Found, side: &ClusterMirrorCaches<K>) -> bool {
-    side.mirrors
+fn still_served<K: MirroredKind>(
+    name: &str,
+    found: &Found,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
+) -> bool {
+    cluster_mirrors
+        .mirrors
         .store
         .get(&ObjectRef::new(name))
         .is_some_and(|current| {
-            side.serves_class(&current) && current.metadata.generation == found.generation
+            cluster_mirrors.serves_class(&current)
+                && current.metadata.generation == found.generation
         })
 }
 
@@ -102,7 +112,7 @@ fn still_served<K: MirroredKind>(name: &str, found: &Found, side: &ClusterMirror
 async fn write_status<K: MirroredKind>(
     name: &str,
     wanted: ClusterMirrorStatus,
-    side: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Result<Option<Duration>, Error> {
     ctx.ensure_leading()?;
@@ -123,14 +133,14 @@ async fn write_status<K: MirroredKind>(
     }
     // Named after the install: whose write a status is shows in its
     // managedFields (see `status_written`).
-    let params = PatchParams::apply(&side.install.field_manager).force();
+    let params = PatchParams::apply(&cluster_mirrors.install.field_manager).force();
     match api.patch_status(name, &params, &Patch::Apply(&patch)).await {
         Ok(_) => {}
         // Deleted meanwhile: nothing to report on.
         Err(kube::Error::Api(status)) if status.is_not_found() => return Ok(None),
         Err(error) => return Err(Error::Transient(error)),
     }
-    let mut reported = side.reported();
+    let mut reported = cluster_mirrors.reported();
     let entry = reported.entry(name.to_owned()).or_default();
     entry.status = Some(wanted);
     entry.written_at = Some(Instant::now());
@@ -146,22 +156,25 @@ async fn write_status<K: MirroredKind>(
 /// it, and only while leading, looks.
 pub fn status_written<K: MirroredKind>(
     name: &str,
-    side: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Option<String> {
-    let object = side.mirrors.store.get(&ObjectRef::new(name))?;
-    if !side.serves_class(&object) || !side.serves(object.source_kind()) {
+    let object = cluster_mirrors.mirrors.store.get(&ObjectRef::new(name))?;
+    if !cluster_mirrors.serves_class(&object) || !cluster_mirrors.serves(object.source_kind()) {
         return None;
     }
     if !ctx.is_leading() {
         return None;
     }
-    let last_written = side.reported().get(name).and_then(|e| e.status.clone());
+    let last_written = cluster_mirrors
+        .reported()
+        .get(name)
+        .and_then(|e| e.status.clone());
     let stored_is_not_own_write =
         last_written.is_some_and(|own| object.stored_status() != Some(&own));
     let others = other_status_writers(
         &object.metadata,
-        &side.install.field_manager,
+        &cluster_mirrors.install.field_manager,
         stored_is_not_own_write,
     );
     if others.is_empty() {
@@ -170,12 +183,12 @@ pub fn status_written<K: MirroredKind>(
     if object.observed_generation() != object.metadata.generation {
         // This install's last write is no longer what is stored: forgotten,
         // so that the reconcile returned writes the status again.
-        if let Some(entry) = side.reported().get_mut(name) {
+        if let Some(entry) = cluster_mirrors.reported().get_mut(name) {
             entry.status = None;
         }
         return Some(name.to_owned());
     }
-    tell_conflicts(name, &object, others, side, ctx);
+    tell_conflicts(name, &object, others, cluster_mirrors, ctx);
     None
 }
 
@@ -185,18 +198,18 @@ fn tell_conflicts<K: MirroredKind>(
     name: &str,
     object: &StoredClusterMirror,
     others: Vec<String>,
-    side: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) {
     for manager in others {
-        let mut reported = side.reported();
+        let mut reported = cluster_mirrors.reported();
         let told = &mut reported.entry(name.to_owned()).or_default().conflicts_told;
         if told.contains(&manager) {
             continue;
         }
         told.push(manager.clone());
         drop(reported);
-        let class = match side.install.class.as_str() {
+        let class = match cluster_mirrors.install.class.as_str() {
             "" => "no class".to_owned(),
             class => format!("class {class:?}"),
         };
@@ -249,8 +262,12 @@ fn regarding(object: &StoredClusterMirror) -> ObjectReference {
 }
 
 /// A ClusterMirror that is gone leaves nothing behind here.
-pub fn forget<K: MirroredKind>(name: &str, side: &ClusterMirrorCaches<K>, ctx: &Context<K>) {
-    side.reported().remove(name);
-    side.stand(name, None);
+pub fn forget<K: MirroredKind>(
+    name: &str,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
+    ctx: &Context<K>,
+) {
+    cluster_mirrors.reported().remove(name);
+    cluster_mirrors.stand(name, None);
     ctx.metrics.forget_cluster_mirror(name);
 }

@@ -14,9 +14,9 @@ use crate::{
     decisions::plan::Write,
     kind::MirroredKind,
     reconcile::context::Context,
+    reconcile::copy::{cached_copy, plan_copy},
     reconcile::error::Error,
     reconcile::source_read::Source,
-    reconcile::sync::{cached_copy, plan_copy},
 };
 
 /// What a suspended comparison found.

@@ -1,5 +1,5 @@
 //! One ClusterMirror's copies made what they should be, with the same
-//! plan and writes as a source's own mirrors (`reconcile::sync`), and what
+//! plan and writes as a source's own mirrors (`reconcile::copy`), and what
 //! its status says of them.
 
 use kube::{ResourceExt, runtime::reflector::ObjectRef};
@@ -71,41 +71,16 @@ impl Found {
 pub async fn sync<K: MirroredKind>(
     object: &StoredClusterMirror,
     scope: Scope,
-    side: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Result<Found, Error> {
-    // A refused spec selects nothing (`Blocked::counts_selected`).
-    let invalid = |why| {
-        Ok(Found::blocked(
-            object.metadata.generation,
-            Blocked::InvalidSpec(why),
-            0,
-        ))
-    };
-    let request = match Request::of(object) {
+    let request = match served_request(object, cluster_mirrors, ctx).await {
         Ok(request) => request,
-        Err(why) => return invalid(why),
+        Err(found) => return Ok(*found),
     };
-    // The CRD's rules know only the built-in list, and no install's
-    // source selector.
-    let refused = request
-        .sets_never_carried(&ctx.install.never_carried)
-        .or_else(|| request.sets_selector_keys(&ctx.install.source_label_keys));
-    if let Some(why) = refused {
-        return invalid(why);
-    }
-    if request.kind != K::SOURCE_KIND {
-        return match request.kind {
-            SourceKind::Secret => Ok(blocked(&request, Blocked::SecretsDisabled, side, ctx).await),
-            kind => invalid(format!(
-                "spec.source.kind {:?} is not mirrored",
-                kind.as_str()
-            )),
-        };
-    }
-    let (cached, missing) = match cached_source(&request, side, ctx) {
+    let (cached, missing) = match cached_source(&request, cluster_mirrors, ctx) {
         Ok(found) => found,
-        Err(why) => return Ok(blocked(&request, why, side, ctx).await),
+        Err(why) => return Ok(blocked(&request, why, cluster_mirrors, ctx).await),
     };
     let key = K::current_key(&ctx.digest_key).ok_or(Error::NoDigestKey)?;
     let bound = request.bound_source(cached.as_ref());
@@ -120,16 +95,27 @@ pub async fn sync<K: MirroredKind>(
     let name = object.name_any();
     if let Scope::Namespaces(some) = &scope
         && !request.suspend
-        && let Some(standing) = side.standing(&name).filter(|s| s.holds_for(&made_from))
-        && let Some(found) = sync_some(&request, &source, some, standing, &missing, side, ctx).await
+        && let Some(standing) = cluster_mirrors
+            .standing(&name)
+            .filter(|s| s.holds_for(&made_from))
+        && let Some(found) = sync_some(
+            &request,
+            &source,
+            some,
+            standing,
+            &missing,
+            cluster_mirrors,
+            ctx,
+        )
+        .await
     {
         return Ok(found);
     }
-    let found = sync_all(&request, &source, &missing, side, ctx).await?;
+    let found = sync_all(&request, &source, &missing, cluster_mirrors, ctx).await?;
     let standing = (!request.suspend && found.blocked.is_none())
         .then(|| Standing::after_full(made_from, &found.tally))
         .flatten();
-    side.stand(&name, standing);
+    cluster_mirrors.stand(&name, standing);
     Ok(found)
 }
 
@@ -137,13 +123,13 @@ pub async fn sync<K: MirroredKind>(
 /// `spec.target.keys` it lacks; else what blocks the whole request.
 fn cached_source<K: MirroredKind>(
     request: &Request,
-    side: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Result<(std::sync::Arc<K>, Vec<String>), Blocked> {
-    let cached = side
+    let cached = cluster_mirrors
         .sources
         .get(&request.source_namespace, &request.source_name);
-    let allowed = side.sources.allows(&request.source_namespace);
+    let allowed = cluster_mirrors.sources.allows(&request.source_namespace);
     let keys = cached.as_deref().map(|source| request.keys_missing(source));
     let why_blocked = request
         .blocked(
@@ -160,14 +146,58 @@ fn cached_source<K: MirroredKind>(
     }
 }
 
+/// The request `object` makes of this kind's loop; else what its
+/// reconcile finds: a spec that does not read or asks for what this
+/// install never writes, or a kind this loop does not copy.
+async fn served_request<K: MirroredKind>(
+    object: &StoredClusterMirror,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
+    ctx: &Context<K>,
+) -> Result<Request, Box<Found>> {
+    // A refused spec selects nothing (`Blocked::counts_selected`).
+    let invalid = |why| {
+        Err(Box::new(Found::blocked(
+            object.metadata.generation,
+            Blocked::InvalidSpec(why),
+            0,
+        )))
+    };
+    let request = match Request::of(object) {
+        Ok(request) => request,
+        Err(why) => return invalid(why),
+    };
+    // The CRD's rules know only the built-in list, and no install's
+    // source selector.
+    let refused = request
+        .sets_never_carried(&ctx.install.never_carried)
+        .or_else(|| request.sets_selector_keys(&ctx.install.source_label_keys));
+    if let Some(why) = refused {
+        return invalid(why);
+    }
+    if request.kind != K::SOURCE_KIND {
+        return match request.kind {
+            SourceKind::Secret => Err(Box::new(
+                blocked(&request, Blocked::SecretsDisabled, cluster_mirrors, ctx).await,
+            )),
+            // Reached by no loop (`ClusterMirrorCaches::serves`); kept, as
+            // `SecretsDisabled` would be false of any other kind.
+            kind => invalid(format!(
+                "spec.source.kind {:?} is not mirrored",
+                kind.as_str()
+            )),
+        };
+    }
+    Ok(request)
+}
+
 /// What a reconcile finds while `why` blocks the whole request.
 async fn blocked<K: MirroredKind>(
     request: &Request,
     why: Blocked,
-    side: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Found {
-    let selected = selected(request, side, ctx).await.len();
+    let selected = selected(request, cluster_mirrors, ctx).await.len();
     Found::blocked(request.generation, why, selected)
 }
 
@@ -176,11 +206,11 @@ async fn sync_all<K: MirroredKind>(
     request: &Request,
     source: &Source<'_, K>,
     missing: &[String],
-    side: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Result<Found, Error> {
     let bound = source.cached;
-    let namespaces = selected(request, side, ctx).await;
+    let namespaces = selected(request, cluster_mirrors, ctx).await;
     let mut wanted = Vec::with_capacity(namespaces.len());
     for namespace in &namespaces {
         match desired(
@@ -232,12 +262,12 @@ async fn sync_some<K: MirroredKind>(
     namespaces: &std::collections::BTreeSet<String>,
     mut standing: Standing,
     missing: &[String],
-    side: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Option<Found> {
     let mut wanted = Vec::with_capacity(namespaces.len());
     for namespace in namespaces {
-        if !still_selected(request, namespace, side, ctx) {
+        if !still_selected(request, namespace, cluster_mirrors, ctx) {
             return None;
         }
         let asked = request.copy_in(namespace);
@@ -263,7 +293,7 @@ async fn sync_some<K: MirroredKind>(
     };
     // A copy out of sync makes the next wakeup compare all.
     let keep = found.tally.failures.is_empty().then_some(standing);
-    side.stand(&request.name, keep);
+    cluster_mirrors.stand(&request.name, keep);
     Some(found)
 }
 
@@ -284,7 +314,7 @@ fn written_without(outcomes: &mut Outcomes, missing: &[String]) {
 fn still_selected<K: MirroredKind>(
     request: &Request,
     namespace: &str,
-    side: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> bool {
     let Some(store) = &ctx.caches.namespaces else {
@@ -292,7 +322,10 @@ fn still_selected<K: MirroredKind>(
     };
     store.get(&ObjectRef::new(namespace)).is_some_and(|object| {
         object.metadata.deletion_timestamp.is_none()
-            && request.selects(&NamespaceFacts::of(&object.metadata), &side.consent)
+            && request.selects(
+                &NamespaceFacts::of(&object.metadata),
+                &cluster_mirrors.consent,
+            )
     })
 }
 
@@ -331,7 +364,7 @@ fn failure_reason(error: &Error) -> &'static str {
 /// The namespaces the request selects, in the namespace cache's order.
 async fn selected<K: MirroredKind>(
     request: &Request,
-    side: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Vec<String> {
     let Some(store) = &ctx.caches.namespaces else {
@@ -341,7 +374,8 @@ async fn selected<K: MirroredKind>(
     for (checked, namespace) in store.state().iter().enumerate() {
         fan_out::let_others_run(checked).await;
         let facts = NamespaceFacts::of(&namespace.metadata);
-        if namespace.metadata.deletion_timestamp.is_none() && request.selects(&facts, &side.consent)
+        if namespace.metadata.deletion_timestamp.is_none()
+            && request.selects(&facts, &cluster_mirrors.consent)
         {
             selected.push(facts.name);
         }

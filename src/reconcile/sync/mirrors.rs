@@ -182,13 +182,13 @@ struct ClusterMirrorClaims<'a> {
 
 impl<'a> ClusterMirrorClaims<'a> {
     fn of<K: MirroredKind>(name: &str, ctx: &'a Context<K>) -> ClusterMirrorClaims<'a> {
-        let Some(side) = &ctx.cluster_mirrors else {
+        let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
             return ClusterMirrorClaims {
                 requests: Vec::new(),
                 consent: None,
             };
         };
-        let requests = side
+        let requests = cluster_mirrors
             .mirrors
             .requests()
             .into_iter()
@@ -197,12 +197,12 @@ impl<'a> ClusterMirrorClaims<'a> {
             .filter(|request| {
                 request.kind == K::SOURCE_KIND
                     && request.target_name == name
-                    && request.served_by(&side.install.class)
+                    && request.served_by(&cluster_mirrors.install.class)
             })
             .collect();
         ClusterMirrorClaims {
             requests,
-            consent: Some(&side.consent),
+            consent: Some(&cluster_mirrors.consent),
         }
     }
 

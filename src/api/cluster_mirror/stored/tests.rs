@@ -40,7 +40,7 @@ fn an_unreadable_spec_still_says_its_class_kind_and_deletion_policy() {
             "className": "platform",
             "deletionPolicy": "Orphan",
             "source": {"kind": "Secret", "namespace": "ns"},
-            "target": {"namespaceSelector": {}, "unknownToThisVersion": 1},
+            "target": {"namespaceSelector": {}},
         },
     }));
     assert!(object.spec.is_err(), "the source has no name");
@@ -50,6 +50,36 @@ fn an_unreadable_spec_still_says_its_class_kind_and_deletion_policy() {
     let bare = stored(json!({"metadata": {}, "spec": {"className": 7, "source": {}}}));
     assert_eq!(bare.class(), "", "a class that is no string names none");
     assert_eq!(bare.deletion_policy(), DeletionPolicy::Delete);
+}
+
+#[test]
+fn a_field_this_version_does_not_know_makes_the_spec_unreadable() {
+    let spec = json!({
+        "className": "platform",
+        "source": {"kind": "Secret", "namespace": "ns", "name": "corp-ca"},
+        "target": {"namespaceSelector": {}},
+    });
+    let readable = stored(json!({"metadata": {"name": "a"}, "spec": spec}));
+    assert!(readable.spec.is_ok(), "{:?}", readable.spec);
+    // A newer version's field may ask for less than the spec without it.
+    for (at, field) in [
+        ("", "copyAll"),
+        ("/source", "uid"),
+        ("/target", "publishAs"),
+    ] {
+        let mut newer = spec.clone();
+        newer
+            .pointer_mut(at)
+            .unwrap()
+            .as_object_mut()
+            .unwrap()
+            .insert(field.into(), json!(["k"]));
+        let object = stored(json!({"metadata": {"name": "a"}, "spec": newer}));
+        let why = &object.spec.as_ref().unwrap_err().why;
+        assert!(why.contains(&format!("unknown field `{field}`")), "{why}");
+        assert_eq!(object.class(), "platform");
+        assert_eq!(object.source_kind(), Some(SourceKind::Secret));
+    }
 }
 
 #[test]

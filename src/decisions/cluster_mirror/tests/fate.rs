@@ -4,16 +4,19 @@
 use super::*;
 use crate::decisions::prune_verdict::CopyVerdict;
 
-fn prune_rules<'a>(
-    kind: SourceKind,
-    reserved: &'a [String],
-    consent: &'a Consent,
-) -> PruneRules<'a> {
+fn prune_rules<'a>(kind: SourceKind, install: &'a Install, consent: &'a Consent) -> PruneRules<'a> {
     PruneRules {
         kind,
-        selector: "sel=1",
-        reserved_names: reserved,
+        install,
         consent,
+    }
+}
+
+/// The install of selector `sel=1` whose reserved names are `reserved`.
+fn install_reserving(reserved: &[&str]) -> Install {
+    Install {
+        reserved_names: reserved.iter().map(|&name| name.to_owned()).collect(),
+        ..install_of("sel=1")
     }
 }
 
@@ -36,29 +39,30 @@ fn a_suspended_clustermirror_keeps_every_copy_whatever_its_spec_becomes() {
         "sel=1",
     );
     let consent = consent();
-    let reserved = ["shared".to_owned()];
+    let reserving = install_reserving(&["shared"]);
+    let reserving_none = install_reserving(&[]);
     let unselected = mk_namespace("team-a", mk_map(&[]));
     let mut suspended = request.clone();
     suspended.suspend = true;
     suspended.kind = SourceKind::Secret;
     suspended.source_name = "other".into();
     suspended.target_name = "renamed".into();
-    let fate = |request: &Request, reserved: &[String]| {
+    let fate = |request: &Request, install: &Install| {
         copy_fate(
             &copy.metadata,
             Some(&unselected),
-            &prune_rules(SourceKind::ConfigMap, reserved, &consent),
+            &prune_rules(SourceKind::ConfigMap, install, &consent),
             &seen(Some(request), None),
         )
     };
-    assert_eq!(fate(&suspended, &reserved), CopyVerdict::Keep);
+    assert_eq!(fate(&suspended, &reserving), CopyVerdict::Keep);
     let mut resumed = suspended.clone();
     resumed.suspend = false;
-    assert_eq!(fate(&resumed, &[]), CopyVerdict::Unwanted);
+    assert_eq!(fate(&resumed, &reserving_none), CopyVerdict::Unwanted);
     let selected = copy_fate(
         &copy.metadata,
         Some(&prod("team-a")),
-        &prune_rules(SourceKind::ConfigMap, &reserved, &consent),
+        &prune_rules(SourceKind::ConfigMap, &reserving, &consent),
         &seen(Some(&request), None),
     );
     assert_eq!(selected, CopyVerdict::Unwanted, "a name reserved later");
@@ -75,7 +79,8 @@ fn only_a_deletion_seen_with_its_crd_live_removes_copies_and_an_absence_orphans_
     );
     assert_eq!(bound_cluster_mirror_uid(&copy.metadata), Some("cm-uid"));
     let consent = consent();
-    let rules = prune_rules(SourceKind::ConfigMap, &[], &consent);
+    let install = install_reserving(&[]);
+    let rules = prune_rules(SourceKind::ConfigMap, &install, &consent);
     let fate = |seen: Seen<'_>| copy_fate(&copy.metadata, Some(&prod("team-a")), &rules, &seen);
     let witnessed = |policy, crd_live| Witnessed { policy, crd_live };
     assert_eq!(

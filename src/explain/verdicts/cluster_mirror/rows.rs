@@ -175,8 +175,7 @@ fn held<K: Explained>(
     let meta = copy.meta();
     let prune_rules = PruneRules {
         kind: K::SOURCE_KIND,
-        selector: &rules.install.selector,
-        reserved_names: &rules.install.reserved_names,
+        install: &rules.install,
         consent: &rules.cluster_consent,
     };
     let seen = SeenBy {

@@ -121,3 +121,103 @@ async fn two_installs_of_one_class_are_told_so_in_a_warning() {
     assert!(second.stop().success());
     clean_up(world, &["fought"]).await;
 }
+
+/// An install of the same class and of a newer version may write only the
+/// status fields this version does not read: a write all the same, two
+/// installs serving one class, told of.
+#[tokio::test]
+async fn a_newer_install_writing_only_status_fields_this_version_does_not_read_is_told_of() {
+    let mut world = crate::mirroring::World::<ConfigMap>::new_stopped("cmir-newer-status").await;
+    install_crd(&world.scene.client).await;
+    let own = field_manager("configmap-mirror");
+    let newer_install = field_manager(&format!("{}-newer", world.prefix));
+    let name = format!("{}-shared", world.prefix);
+    let status = "/spec/versions/0/schema/openAPIV3Schema/properties/status/properties";
+    let mut newer_crd = install_newer_crd(&world, |crd| {
+        let fields = crd
+            .pointer_mut(status)
+            .and_then(Value::as_object_mut)
+            .expect("the status fields of the CRD");
+        fields.insert("keysCopied".into(), json!({"type": "integer"}));
+    })
+    .await;
+    newer_crd.made = vec![name.clone()];
+    world
+        .objects()
+        .create(&ConfigMap::with_data("colors", &[("k", "v")], false))
+        .await;
+    world.namespace("a", false, &[("env", "prod")]).await;
+    create_with(&world, &name, spec(&world, "colors", None)).await;
+
+    let api = cluster_mirrors(&world.scene.client);
+    let resource = crate::cluster_mirror::resource();
+    let theirs = json!({
+        "apiVersion": resource.api_version,
+        "kind": resource.kind,
+        "status": {"keysCopied": 1},
+    });
+    let write = PatchParams::apply(&newer_install).force();
+    // The API server prunes by the newer CRD a moment after it reads back
+    // changed: a dry run keeping the field says it does.
+    testenv::wait_for("the API server to keep keysCopied", PATIENCE, || async {
+        let dry_run = write.clone().dry_run();
+        let kept = api
+            .patch_status(&name, &dry_run, &Patch::Apply(&theirs))
+            .await
+            .ok()?;
+        kept.data["status"].get("keysCopied").map(drop)
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    // The controller watches from the newer CRD on: the watches of the CRD
+    // before are ended, and the list that follows takes in whatever was
+    // written meanwhile, as no write.
+    let sources = world.prefix.clone();
+    world
+        .start_with(&["--cluster-mirror-source-namespaces", &sources])
+        .await;
+    ready(&world, &name, "Synced").await;
+    let ours = status_written_by(&world, &name, &own).await;
+    // managedFields times are whole seconds: a write of the same second as
+    // this install's own is not known to be later.
+    let own_second = ours
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .find(|e| e.subresource.as_deref() == Some("status") && e.manager.as_deref() == Some(&own))
+        .and_then(|e| e.time.as_ref())
+        .map(|t| t.0.as_second())
+        .expect("the time of its own status write");
+    testenv::wait_for("a second after its own write", PATIENCE, || async {
+        (k8s_openapi::jiff::Timestamp::now().as_second() > own_second).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    let written = api
+        .patch_status(&name, &write, &Patch::Apply(&theirs))
+        .await
+        .expect("the newer install's status write");
+    assert_eq!(
+        written.data["status"]["synced"], ours.data["status"]["synced"],
+        "a write of only the fields this version does not read"
+    );
+    let events: Api<Event> = Api::namespaced(world.scene.client.clone(), "default");
+    let conflict = testenv::wait_for(
+        &format!("a ClusterMirrorClassConflict Warning on {name}"),
+        PATIENCE,
+        || async {
+            let listed = events.list(&ListParams::default()).await.ok()?;
+            listed.items.into_iter().find(|e| {
+                e.reason.as_deref() == Some("ClusterMirrorClassConflict")
+                    && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(&name)
+            })
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()));
+    let note = conflict.note.unwrap_or_default();
+    assert!(note.contains(&newer_install), "{note}");
+    drop(newer_crd);
+    clean_up(world, &[]).await;
+}
