@@ -38,7 +38,8 @@ use crate::{
     decisions::patterns::glob_matches, kind::Field,
 };
 
-/// The most entries a shape holds, in the annotation as in a ClusterMirror.
+/// The most entries of each list of a ClusterMirror's shape, and of the
+/// whole annotation.
 pub const MAX_KEY_ENTRIES: usize = rules::MAX_KEY_ENTRIES as usize;
 /// The longest key Kubernetes accepts in a ConfigMap or a Secret.
 pub const MAX_KEY_LEN: usize = rules::MAX_KEY_LEN as usize;
@@ -141,11 +142,14 @@ impl KeyShape {
     /// ClusterMirror's rules check them; an error names the entry and why.
     /// No includes: every key.
     pub fn new(includes: Vec<Include>, excludes: Vec<String>) -> Result<KeyShape, String> {
-        let count = includes.len() + excludes.len();
-        if count > MAX_KEY_ENTRIES {
-            return Err(format!(
-                "{count} entries, over the limit of {MAX_KEY_ENTRIES}"
-            ));
+        // Each list has its own limit, as the CRD has; the annotation's one
+        // limit over both is checked where it is parsed.
+        for (list, count) in [("keys", includes.len()), ("excludeKeys", excludes.len())] {
+            if count > MAX_KEY_ENTRIES {
+                return Err(format!(
+                    "{count} entries in {list}, over the limit of {MAX_KEY_ENTRIES}"
+                ));
+            }
         }
         for include in &includes {
             check_include(include)?;

@@ -52,6 +52,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::decisions::key_shape::MAX_KEY_ENTRIES;
 
     fn spec(source_kind: &str, target: serde_json::Value) -> ClusterMirrorSpec {
         let mut target = target;
@@ -102,6 +103,37 @@ mod tests {
         ] {
             assert!(copy_form(&refused).is_err(), "{:?}", refused.target);
         }
+    }
+
+    #[test]
+    fn each_list_may_hold_as_many_entries_as_the_crd_allows_it() {
+        let entries = |prefix: &str, count: usize| -> Vec<String> {
+            (0..count).map(|n| format!("{prefix}{n}")).collect()
+        };
+        let keys = |count| -> serde_json::Value {
+            entries("k", count)
+                .iter()
+                .map(|key| json!({"key": key}))
+                .collect()
+        };
+        let both_full = spec(
+            "Secret",
+            json!({"keys": keys(MAX_KEY_ENTRIES), "excludeKeys": entries("x", MAX_KEY_ENTRIES)}),
+        );
+        assert!(key_shape(&both_full.target).is_ok());
+        let keys_over = spec("Secret", json!({"keys": keys(MAX_KEY_ENTRIES + 1)}));
+        let error = key_shape(&keys_over.target).unwrap_err();
+        assert!(error.contains("in keys, over the limit"), "{error}");
+        let excludes_over = spec(
+            "Secret",
+            json!({"excludeKeys": entries("x", MAX_KEY_ENTRIES + 1)}),
+        );
+        let error = key_shape(&excludes_over.target).unwrap_err();
+        assert!(error.contains("in excludeKeys, over the limit"), "{error}");
+        let half = MAX_KEY_ENTRIES / 2 + 10;
+        let annotation = [entries("k", half), entries("!x", half)].concat().join(",");
+        let error = KeyShape::parse_annotation(&annotation).unwrap_err();
+        assert!(error.contains("over the limit of 100"), "{error}");
     }
 
     #[test]
