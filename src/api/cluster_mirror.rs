@@ -251,6 +251,7 @@ pub struct Target {
 
 /// One entry of `target.keys`.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 #[schemars(transform = rules::copied_key)]
 pub struct TargetKey {
     /// A key of the source, or a `*` glob of keys.

@@ -57,7 +57,7 @@ fn a_field_this_version_does_not_know_makes_the_spec_unreadable() {
     let spec = json!({
         "className": "platform",
         "source": {"kind": "Secret", "namespace": "ns", "name": "corp-ca"},
-        "target": {"namespaceSelector": {}},
+        "target": {"namespaceSelector": {}, "keys": [{"key": "ca.crt"}]},
     });
     let readable = stored(json!({"metadata": {"name": "a"}, "spec": spec}));
     assert!(readable.spec.is_ok(), "{:?}", readable.spec);
@@ -66,6 +66,7 @@ fn a_field_this_version_does_not_know_makes_the_spec_unreadable() {
         ("", "copyAll"),
         ("/source", "uid"),
         ("/target", "publishAs"),
+        ("/target/keys/0", "ifPresent"),
     ] {
         let mut newer = spec.clone();
         newer
