@@ -212,7 +212,8 @@ pub struct Target {
     /// field. An exact key the source lacks is reported (`KeyMissing`) and
     /// the copies are written without it; a glob that matches nothing is
     /// not an error. A Secret copy keeps its source's type only when it
-    /// holds the keys that type requires (`kubernetes.io/tls`: `tls.crt`
+    /// holds the keys that type requires, each from the source's key of
+    /// that name, not another renamed onto it (`kubernetes.io/tls`: `tls.crt`
     /// and `tls.key`; `kubernetes.io/dockerconfigjson`: `.dockerconfigjson`;
     /// `kubernetes.io/dockercfg`: `.dockercfg`; `kubernetes.io/ssh-auth`:
     /// `ssh-privatekey`; `kubernetes.io/basic-auth`: `username` or

@@ -126,6 +126,7 @@ impl<V> Shaped<V> {
     }
 
     /// The names the copy holds.
+    #[cfg(test)]
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.copied.iter().map(|key| key.name.as_str())
     }

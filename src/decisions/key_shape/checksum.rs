@@ -168,9 +168,8 @@ pub fn shaped_copy_hash(
         value: d.digest.as_str(),
     });
     let shaped = shape.shape(keys);
-    let names: Vec<&str> = shaped.names().collect();
     let copy_type = match (form.as_configmap, source_type) {
-        (false, Some(source_type)) => Some(copy_type(source_type, form.copy_type, &names)?),
+        (false, Some(source_type)) => Some(copy_type(source_type, form.copy_type, &shaped.copied)?),
         _ => None,
     };
     let as_is = !form.as_configmap && copy_type == source_type && shaped.holds_every_key_as_is();

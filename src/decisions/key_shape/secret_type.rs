@@ -7,13 +7,18 @@
 //! `.dockerconfigjson` (each also JSON, which a copied value still is);
 //! `kubernetes.io/basic-auth` needs `username` or `password` (present, even
 //! empty); `kubernetes.io/ssh-auth` needs a non-empty `ssh-privatekey`;
-//! `kubernetes.io/tls` needs `tls.crt` and `tls.key` (present). Values are
-//! copied unchanged, so a key the source holds passes the same checks in
-//! the copy: only which names the copy holds is checked here.
+//! `kubernetes.io/tls` needs `tls.crt` and `tls.key` (present). Those
+//! checks look at values too (JSON, non-empty), so a copy keeps its type
+//! only when each required key holds the source's key of that name,
+//! copied unchanged and not renamed: a source the API server stored passes
+//! them, and a value renamed onto a required key (`*,cfg=.dockerconfigjson`)
+//! need not.
 //! (`kubernetes.io/service-account-token` needs an annotation, and is never
 //! copied.)
 //!
 //! Pure.
+
+use super::CopiedKey;
 
 /// The type of a Secret whose required keys are left out, and those keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,8 +34,9 @@ impl KeysBreakType {
         let either = self.type_ == BASIC_AUTH;
         let joiner = if either { " or " } else { " and " };
         format!(
-            "the keys copied leave out {}, which a Secret of type {} must hold, so the API \
-             server would refuse the copy: copy {} too",
+            "the keys copied leave out {} (from the source's key of that name), which a \
+             Secret of type {} must hold, so the API server would refuse the copy: copy {} \
+             too, not renamed",
             self.missing.join(joiner),
             self.type_,
             if either { "one of them" } else { "them" },
@@ -64,18 +70,20 @@ fn required(type_: &str) -> Option<Required> {
     })
 }
 
-/// The type a Secret copy holding the keys `names` gets: `copy_type` when
+/// The type a Secret copy holding the keys `copied` gets: `copy_type` when
 /// the copy asks for one (only `Opaque`, which requires nothing), else
-/// `source_type` if the copy holds the keys it requires; else why not.
-pub fn copy_type<'a>(
+/// `source_type` if the copy holds each key it requires from the source's
+/// key of that name; else why not.
+pub fn copy_type<'a, V>(
     source_type: &'a str,
     copy_type: Option<&'a str>,
-    names: &[&str],
+    copied: &[CopiedKey<V>],
 ) -> Result<&'a str, KeysBreakType> {
     if let Some(asked) = copy_type {
         return Ok(asked);
     }
-    let holds = |key: &&str| names.contains(key);
+    let holds =
+        |key: &&str| (copied.iter()).any(|held| held.name == *key && held.renamed_from.is_none());
     let missing: Vec<&str> = match required(source_type) {
         None => Vec::new(),
         Some(Required::AllOf(keys)) => keys.iter().copied().filter(|k| !holds(k)).collect(),
@@ -94,30 +102,61 @@ pub fn copy_type<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{
+        decisions::key_shape::{KeyShape, SourceKey},
+        kind::Field,
+    };
+
+    /// What the annotation `shape` copies of a source holding `keys`.
+    fn shaped(shape: &str, keys: &[&'static str]) -> Vec<CopiedKey<()>> {
+        let keys = keys.iter().map(|key| SourceKey {
+            field: Field::Data,
+            key,
+            value: (),
+        });
+        KeyShape::parse_annotation(shape)
+            .unwrap()
+            .shape(keys)
+            .copied
+    }
+
+    /// Keys copied under their own names.
+    fn as_is(names: &[&str]) -> Vec<CopiedKey<()>> {
+        names.iter().map(|name| copied(name, None)).collect()
+    }
+
+    fn copied(name: &str, renamed_from: Option<&str>) -> CopiedKey<()> {
+        CopiedKey {
+            field: Field::Data,
+            name: name.to_owned(),
+            renamed_from: renamed_from.map(str::to_owned),
+            value: (),
+        }
+    }
 
     #[test]
     fn a_tls_secret_keeps_its_type_only_with_both_its_keys() {
         let tls = "kubernetes.io/tls";
         assert_eq!(
-            copy_type(tls, None, &["tls.crt", "tls.key", "ca.crt"]),
+            copy_type(tls, None, &as_is(&["tls.crt", "tls.key", "ca.crt"])),
             Ok(tls)
         );
-        let broken = copy_type(tls, None, &["ca.crt", "tls.crt"]).unwrap_err();
+        let broken = copy_type(tls, None, &as_is(&["ca.crt", "tls.crt"])).unwrap_err();
         assert_eq!(broken.missing, ["tls.key"]);
         assert!(broken.message().contains("tls.key"), "{}", broken.message());
-        let none = copy_type(tls, None, &["ca.crt"]).unwrap_err();
+        let none = copy_type(tls, None, &as_is(&["ca.crt"])).unwrap_err();
         assert_eq!(none.missing, ["tls.crt", "tls.key"]);
     }
 
     #[test]
     fn an_opaque_copy_requires_nothing() {
         assert_eq!(
-            copy_type("kubernetes.io/tls", Some(OPAQUE), &["ca.crt"]),
+            copy_type("kubernetes.io/tls", Some(OPAQUE), &as_is(&["ca.crt"])),
             Ok(OPAQUE)
         );
-        assert_eq!(copy_type(OPAQUE, None, &[]), Ok(OPAQUE));
+        assert_eq!(copy_type(OPAQUE, None, &as_is(&[])), Ok(OPAQUE));
         assert_eq!(
-            copy_type("example.com/custom", None, &[]),
+            copy_type("example.com/custom", None, &as_is(&[])),
             Ok("example.com/custom")
         );
     }
@@ -129,8 +168,8 @@ mod tests {
             ("kubernetes.io/dockercfg", &[".dockercfg"]),
             ("kubernetes.io/ssh-auth", &["ssh-privatekey"]),
         ] {
-            assert_eq!(copy_type(type_, None, keys), Ok(type_));
-            let broken = copy_type(type_, None, &["other"]).unwrap_err();
+            assert_eq!(copy_type(type_, None, &as_is(keys)), Ok(type_));
+            let broken = copy_type(type_, None, &as_is(&["other"])).unwrap_err();
             assert_eq!(broken.missing, keys);
         }
     }
@@ -138,10 +177,39 @@ mod tests {
     #[test]
     fn basic_auth_needs_a_username_or_a_password() {
         let basic = BASIC_AUTH;
-        assert_eq!(copy_type(basic, None, &["username"]), Ok(basic));
-        assert_eq!(copy_type(basic, None, &["password"]), Ok(basic));
-        let broken = copy_type(basic, None, &["token"]).unwrap_err();
+        assert_eq!(copy_type(basic, None, &as_is(&["username"])), Ok(basic));
+        assert_eq!(copy_type(basic, None, &as_is(&["password"])), Ok(basic));
+        let broken = copy_type(basic, None, &as_is(&["token"])).unwrap_err();
         assert_eq!(broken.missing, ["username", "password"]);
         assert!(broken.message().contains("username or password"));
+    }
+
+    #[test]
+    fn a_required_key_renamed_away_or_renamed_onto_breaks_the_type() {
+        let tls = "kubernetes.io/tls";
+        let source = ["tls.crt", "tls.key", "ca.crt", "cert.pem"];
+        let away = copy_type(tls, None, &shaped("tls.crt=cert.pem,tls.key", &source[..3]));
+        assert_eq!(away.unwrap_err().missing, ["tls.crt"]);
+        let onto = copy_type(tls, None, &shaped("cert.pem=tls.crt,tls.key", &source));
+        assert_eq!(onto.unwrap_err().missing, ["tls.crt"]);
+        let kept = copy_type(
+            tls,
+            None,
+            &shaped("tls.crt,tls.crt=cert.pem,tls.key", &source),
+        );
+        assert_eq!(kept, Ok(tls));
+        let docker = "kubernetes.io/dockerconfigjson";
+        let onto = copy_type(docker, None, &shaped("*,cfg=.dockerconfigjson", &["cfg"]));
+        assert_eq!(onto.unwrap_err().missing, [".dockerconfigjson"]);
+        let ssh = "kubernetes.io/ssh-auth";
+        let onto = copy_type(ssh, None, &shaped("empty=ssh-privatekey", &["empty"]));
+        assert_eq!(onto.unwrap_err().missing, ["ssh-privatekey"]);
+        let basic = BASIC_AUTH;
+        let onto = copy_type(basic, None, &shaped("user=username", &["user", "password"]));
+        assert_eq!(onto.unwrap_err().missing, ["username", "password"]);
+        assert_eq!(
+            copy_type(basic, Some(OPAQUE), &shaped("user=username", &["user"])),
+            Ok(OPAQUE)
+        );
     }
 }

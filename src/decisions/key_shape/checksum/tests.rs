@@ -203,6 +203,16 @@ fn a_shape_that_breaks_the_type_is_refused_unless_the_copy_is_opaque() {
     assert_eq!(shaped.copy_type.as_deref(), Some("Opaque"));
 }
 
+#[test]
+fn a_key_renamed_onto_one_the_type_requires_is_refused() {
+    let secret = tls_secret("kubernetes.io/tls", "KEY");
+    let form = CopyForm::default();
+    let onto = shaped_copy_hash_of(&secret, &shape("ca.crt=tls.crt,tls.key"), form).unwrap_err();
+    assert_eq!(onto.missing, ["tls.crt"]);
+    let away = shaped_copy_hash_of(&secret, &shape("tls.crt=cert.pem,tls.key"), form).unwrap_err();
+    assert_eq!(away.missing, ["tls.crt"]);
+}
+
 /// Written and read back through the copies' cache, a built copy compares
 /// in sync with the checksum its source's cached form gives.
 #[test]
