@@ -29,7 +29,6 @@ use crate::{
     decisions::key_shape::{
         KeyShape,
         checksum::CopyForm,
-        secret_type::OPAQUE_HINT,
         spec::{copy_form, key_shape},
     },
     decisions::patterns::{glob_matches, parse_patterns},
@@ -231,10 +230,9 @@ impl Request {
     ) -> Result<Vec<String>, status::Blocked> {
         match copy_keys(source, &self.shape, self.form) {
             Ok(keys) => Ok(keys.map(|keys| keys.shaped.missing).unwrap_or_default()),
-            Err(Refusal::KeysBreakType(breaks)) => Err(status::Blocked::KeysBreakType(format!(
-                "{}{OPAQUE_HINT}",
-                breaks.message()
-            ))),
+            Err(Refusal::KeysBreakType(breaks)) => Err(status::Blocked::KeysBreakType(
+                breaks.cluster_mirror_message(),
+            )),
             Err(_) => Ok(Vec::new()),
         }
     }

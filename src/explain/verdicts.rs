@@ -257,8 +257,8 @@ fn managed<K: Explained>(source: &K, rules: &Rules, key: &K::DigestKey) -> Manag
         Err(Refusal::KeysBreakType(breaks)) => Managed::No(
             Verdict::KeysBreakType,
             format!(
-                "{}: nothing of it is written (Warning {})",
-                breaks.message(),
+                "{} (Warning {})",
+                breaks.label_path_message(),
                 warning::KEYS_BREAK_TYPE
             ),
         ),

@@ -76,7 +76,9 @@ fn keys_missing<K: MirroredKind>(cached: &K) -> Result<Result<(), Error>, Error>
     let shape = annotated_shape(cached.meta()).map_err(Error::InvalidMirrorKeys)?;
     let missing = match copy_keys(cached, &shape, CopyForm::default()) {
         Ok(keys) => keys.map(|keys| keys.shaped.missing).unwrap_or_default(),
-        Err(Refusal::KeysBreakType(breaks)) => return Err(Error::KeysBreakType(breaks.message())),
+        Err(Refusal::KeysBreakType(breaks)) => {
+            return Err(Error::KeysBreakType(breaks.label_path_message()));
+        }
         Err(_) => Vec::new(),
     };
     Ok(match missing.is_empty() {
@@ -107,7 +109,9 @@ fn companion_of<K: MirroredKind>(
         Err(Refusal::NameTooLong { name, len }) => Err(Error::NameTooLong { name, len }),
         Err(Refusal::InvalidCopyList(why)) => Err(Error::InvalidCopyList(why)),
         Err(Refusal::InvalidMirrorKeys(why)) => Err(Error::InvalidMirrorKeys(why)),
-        Err(Refusal::KeysBreakType(breaks)) => Err(Error::KeysBreakType(breaks.message())),
+        Err(Refusal::KeysBreakType(breaks)) => {
+            Err(Error::KeysBreakType(breaks.label_path_message()))
+        }
         Err(Refusal::SourceIsCompanion | Refusal::Incomplete | Refusal::BeingDeleted) => Ok(None),
     }
 }

@@ -135,8 +135,12 @@ async fn with_content<K: MirroredKind>(
     let content = source.read(ctx).await?;
     let (shape, form) = source.shape_of(content)?;
     let named = source.cached.meta();
-    with_fresh_content(copy, content, named, &source.key, &shape, form)
-        .map_err(|breaks| Error::KeysBreakType(breaks.message()))
+    with_fresh_content(copy, content, named, &source.key, &shape, form).map_err(|breaks| {
+        Error::KeysBreakType(match source.tells_each_copy() {
+            true => breaks.label_path_message(),
+            false => breaks.cluster_mirror_message(),
+        })
+    })
 }
 
 /// Deletes a copy as it was seen, guarded by its uid and resourceVersion:

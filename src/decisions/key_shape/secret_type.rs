@@ -19,6 +19,7 @@
 //! Pure.
 
 use super::CopiedKey;
+use crate::decisions::targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION};
 
 /// The type of a Secret whose required keys are left out, and those keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,24 +30,43 @@ pub struct KeysBreakType {
 }
 
 impl KeysBreakType {
-    /// As a Warning Event, `explain` and a ClusterMirror's condition say it.
-    pub fn message(&self) -> String {
-        let either = self.type_ == BASIC_AUTH;
-        let joiner = if either { " or " } else { " and " };
+    /// Which keys are left out, and why the API server would refuse it.
+    fn why(&self) -> String {
+        let joiner = if self.either() { " or " } else { " and " };
         format!(
             "the keys copied leave out {} (from the source's key of that name), which a \
-             Secret of type {} must hold, so the API server would refuse the copy: copy {} \
-             too, not renamed",
+             Secret of type {} must hold, so the API server would refuse the copy",
             self.missing.join(joiner),
             self.type_,
-            if either { "one of them" } else { "them" },
+        )
+    }
+
+    fn either(&self) -> bool {
+        self.type_ == BASIC_AUTH
+    }
+
+    /// As the source's Warning Event and `explain` say it: its copies
+    /// written before still hold what they held, and adding a key such as
+    /// `tls.key` to them is not the way out.
+    pub fn label_path_message(&self) -> String {
+        format!(
+            "{}: nothing of the source is written, so its copies are left as they are; to \
+             withdraw them, remove {MIRROR_TO_ANNOTATION} and {MIRROR_TO_SELECTOR_ANNOTATION} \
+             (its mirrors in other namespaces) or its managed label (every copy)",
+            self.why()
+        )
+    }
+
+    /// As a ClusterMirror's condition says it: only a ClusterMirror may
+    /// drop the type.
+    pub fn cluster_mirror_message(&self) -> String {
+        format!(
+            "{}: copy {} too, not renamed, or ask for an Opaque copy (spec.target.type: Opaque)",
+            self.why(),
+            if self.either() { "one of them" } else { "them" },
         )
     }
 }
-
-/// What a ClusterMirror's refusal adds to [`KeysBreakType::message`]:
-/// only a ClusterMirror may drop the type.
-pub const OPAQUE_HINT: &str = ", or ask for an Opaque copy (spec.target.type: Opaque)";
 
 /// The type that drops a Secret's key rules.
 #[cfg(test)]
@@ -143,7 +163,11 @@ mod tests {
         );
         let broken = copy_type(tls, None, &as_is(&["ca.crt", "tls.crt"])).unwrap_err();
         assert_eq!(broken.missing, ["tls.key"]);
-        assert!(broken.message().contains("tls.key"), "{}", broken.message());
+        assert!(
+            broken.label_path_message().contains("tls.key"),
+            "{}",
+            broken.label_path_message()
+        );
         let none = copy_type(tls, None, &as_is(&["ca.crt"])).unwrap_err();
         assert_eq!(none.missing, ["tls.crt", "tls.key"]);
     }
@@ -181,7 +205,7 @@ mod tests {
         assert_eq!(copy_type(basic, None, &as_is(&["password"])), Ok(basic));
         let broken = copy_type(basic, None, &as_is(&["token"])).unwrap_err();
         assert_eq!(broken.missing, ["username", "password"]);
-        assert!(broken.message().contains("username or password"));
+        assert!(broken.label_path_message().contains("username or password"));
     }
 
     #[test]
@@ -211,5 +235,23 @@ mod tests {
             copy_type(basic, Some(OPAQUE), &shaped("user=username", &["user"])),
             Ok(OPAQUE)
         );
+    }
+
+    #[test]
+    fn the_label_path_says_how_to_withdraw_the_copies_and_a_cluster_mirror_how_to_fix_it() {
+        let broken = copy_type("kubernetes.io/tls", None, &as_is(&["ca.crt"])).unwrap_err();
+        let label_path = broken.label_path_message();
+        assert!(!label_path.contains("copy them"), "{label_path}");
+        for said in [
+            "left as they are",
+            "remove workshop.io/mirror-to",
+            "managed label",
+        ] {
+            assert!(label_path.contains(said), "{label_path}");
+        }
+        let cluster_mirror = broken.cluster_mirror_message();
+        for said in ["copy them too", "spec.target.type: Opaque"] {
+            assert!(cluster_mirror.contains(said), "{cluster_mirror}");
+        }
     }
 }

@@ -103,7 +103,9 @@ fn wanted_mirror<K: MirroredKind>(
                 Ok(mirror) => Ok(Some(mirror)),
                 Err(Refusal::InvalidCopyList(why)) => Err(Error::InvalidCopyList(why)),
                 Err(Refusal::InvalidMirrorKeys(why)) => Err(Error::InvalidMirrorKeys(why)),
-                Err(Refusal::KeysBreakType(breaks)) => Err(Error::KeysBreakType(breaks.message())),
+                Err(Refusal::KeysBreakType(breaks)) => {
+                    Err(Error::KeysBreakType(breaks.label_path_message()))
+                }
                 Err(_) => Ok(None),
             }
         }
