@@ -5,11 +5,7 @@
 
 use crate::{
     contract::warning,
-    decisions::key_shape::{
-        KeyShape, LeftOut,
-        checksum::CopyForm,
-        content::{shaped_content, source_keys},
-    },
+    decisions::key_shape::{KeyShape, LeftOut, checksum::CopyForm, content::source_keys},
     kind::{Field, MirroredKind},
 };
 
@@ -57,9 +53,8 @@ pub(super) fn keys_held<K: MirroredKind>(
             warning::KEY_MISSING
         ));
     }
-    // The content is built only to say the copy's type, as it is written.
-    let (content, _) = shaped_content(source, shape, form.copy_type);
-    if let Some(type_) = content.content_type() {
+    // As the copy is written: of the type it asks for, else its source's.
+    if let Some(type_) = form.copy_type.or(source.content_type()) {
         said.push_str(&format!("; of type {type_}"));
     }
     Some((said, shaped.missing))
