@@ -254,3 +254,27 @@ async fn a_secret_published_as_a_configmap_is_refused_by_this_version() {
     assert!(configmaps.get_opt("cert").await.expect("get").is_none());
     clean_up(world, &["public"]).await;
 }
+
+/// The CRD allows 100 entries in each list: a spec of 60 keys and 60
+/// exclusions is stored, so it is served.
+#[tokio::test]
+async fn a_clustermirror_with_many_keys_and_many_exclusions_is_served() {
+    let world = super::world::<ConfigMap>("cs-many").await;
+    world
+        .objects()
+        .create(&ConfigMap::with_data(
+            "app",
+            &[("a", "1"), ("b", "2")],
+            false,
+        ))
+        .await;
+    let prod = world.namespace("prod", false, &[("env", "prod")]).await;
+    let mut keys = vec![json!({"key": "a"})];
+    keys.extend((1..60).map(|n| json!({"key": format!("g{n}-*")})));
+    let excluded: Vec<String> = (0..60).map(|n| format!("x{n}-*")).collect();
+    let target = json!({"keys": keys, "excludeKeys": excluded});
+    create_with(&world, "many", spec_with(&world, "app", target)).await;
+    ready(&world, "many", "Synced").await;
+    holding(&world, &prod, "app", &["a"]).await;
+    clean_up(world, &["many"]).await;
+}
