@@ -278,3 +278,23 @@ async fn a_clustermirror_with_many_keys_and_many_exclusions_is_served() {
     holding(&world, &prod, "app", &["a"]).await;
     clean_up(world, &["many"]).await;
 }
+
+/// A key renamed onto one a TLS Secret's type requires does not keep the
+/// type: the API server checks more than a name.
+#[tokio::test]
+async fn a_clustermirror_renaming_a_key_onto_a_tls_key_is_stalled() {
+    let world = super::world::<Secret>("cs-onto").await;
+    let data = [("tls.crt", "crt"), ("tls.key", "key"), ("ca.crt", "ca")];
+    let mut tls = Secret::with_data("cert", &data, false);
+    tls.type_ = Some("kubernetes.io/tls".into());
+    world.objects().create(&tls).await;
+    let prod = world.namespace("prod", false, &[("env", "prod")]).await;
+    let target = json!({"keys": [{"key": "ca.crt", "as": "tls.crt"}, {"key": "tls.key"}]});
+    create_with(&world, "onto", spec_with(&world, "cert", target)).await;
+    let stalled = ready(&world, "onto", "KeysBreakType").await;
+    let message = condition(&stalled, "Ready").map(|c| c["message"].to_string());
+    let message = message.unwrap_or_default();
+    assert!(message.contains("tls.crt"), "{message}");
+    world.no_mirror(&prod, "cert").await;
+    clean_up(world, &["onto"]).await;
+}
