@@ -12,6 +12,7 @@ mod lifecycle;
 mod names;
 mod orphans;
 mod prune_reads;
+mod published;
 mod refusals;
 mod shaped;
 mod status;
@@ -162,12 +163,17 @@ pub(crate) async fn install_newer_crd<K: TestKind>(
 /// A world for ClusterMirror tests: the CRD installed, the controller
 /// allowed to copy from the test's own namespace.
 pub(crate) async fn world<K: TestKind>(tag: &str) -> World<K> {
+    world_with(tag, &[]).await
+}
+
+/// [`world`], its controller started with the flags `extra` too.
+pub(crate) async fn world_with<K: TestKind>(tag: &str, extra: &[&str]) -> World<K> {
     let mut world = World::<K>::new_stopped(tag).await;
     install_crd(&world.scene.client).await;
     let sources = world.prefix.clone();
-    world
-        .start_with(&["--cluster-mirror-source-namespaces", &sources])
-        .await;
+    let mut args = vec!["--cluster-mirror-source-namespaces", &sources];
+    args.extend_from_slice(extra);
+    world.start_with(&args).await;
     world
 }
 

@@ -42,6 +42,20 @@ async fn apply_cluster_mirror<K: TestKind>(
 /// The world's target namespace, selected by the ClusterMirrors of
 /// [`apply_cluster_mirror`], and a source `name` in the release's namespace.
 async fn set_up<K: TestKind>(world: &World<K>, name: &str) {
+    select_targets(world).await;
+    world
+        .api(RELEASE_NAMESPACE)
+        .create(
+            &PostParams::default(),
+            &K::with_data(name, &[("key", VALUE)], false),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("create the source {name}: {e}"));
+}
+
+/// Labels the world's target namespace as the ClusterMirrors of
+/// [`apply_cluster_mirror`] select it.
+async fn select_targets<K: TestKind>(world: &World<K>) {
     let label = json!({"metadata": {"labels": {"cmir-target": world.targets}}});
     Api::<Namespace>::all(world.client.clone())
         .patch(
@@ -51,14 +65,6 @@ async fn set_up<K: TestKind>(world: &World<K>, name: &str) {
         )
         .await
         .expect("label the target namespace");
-    world
-        .api(RELEASE_NAMESPACE)
-        .create(
-            &PostParams::default(),
-            &K::with_data(name, &[("key", VALUE)], false),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("create the source {name}: {e}"));
 }
 
 /// Waits until the target namespace holds `name` that `check` accepts.
@@ -184,6 +190,82 @@ async fn deletion_policy_orphan_releases_copies_an_admin_may_then_edit_and_delet
         .delete(&name, &DeleteParams::default())
         .await
         .expect("delete the source");
+    world.finish().await;
+}
+
+/// A TLS Secret's `ca.crt` published as a ConfigMap is a copy to the
+/// policy as any other: an admin may neither edit nor delete it.
+#[tokio::test]
+async fn a_published_configmap_is_guarded_as_any_copy() {
+    let mut world = World::<ConfigMap>::new("vap-cmir-pub").await;
+    world.start().await;
+    select_targets(&world).await;
+    let name = format!("{}-tls", world.sources);
+    let data = [("tls.crt", "crt"), ("tls.key", VALUE), ("ca.crt", "ca")];
+    let mut tls = Secret::with_data(&name, &data, false);
+    tls.type_ = Some("kubernetes.io/tls".into());
+    let secrets: Api<Secret> = Api::namespaced(world.client.clone(), RELEASE_NAMESPACE);
+    secrets
+        .create(&PostParams::default(), &tls)
+        .await
+        .unwrap_or_else(|e| panic!("create the TLS Secret {name}: {e}"));
+    let mut object = DynamicObject::new(&name, &crate::cluster_mirror::resource());
+    object.data = json!({"spec": {
+        "source": {"kind": "Secret", "namespace": RELEASE_NAMESPACE, "name": name},
+        "target": {
+            "kind": "ConfigMap",
+            "keys": [{"key": "ca.crt"}],
+            "namespaceSelector": {"matchLabels": {"cmir-target": world.targets}},
+        },
+    }});
+    cluster_mirrors(&world.client)
+        .create(&PostParams::default(), &object)
+        .await
+        .unwrap_or_else(|e| panic!("create ClusterMirror {name}: {e}"));
+    target_copy(&world, &name, |c| {
+        of_cluster_mirror(c, &name) && c.value("ca.crt").as_deref() == Some("ca")
+    })
+    .await;
+
+    let source = format!("{RELEASE_NAMESPACE}/{name}");
+    let edits: [Edit; 2] = [
+        (
+            "a changed value",
+            ConfigMap::data_patch(&[("ca.crt", Some("edited"))]),
+        ),
+        (
+            "an added key",
+            ConfigMap::data_patch(&[("tls.key", Some("added"))]),
+        ),
+    ];
+    for edit in &edits {
+        world
+            .refused_edit(&world.targets, &name, edit, &source)
+            .await;
+    }
+    let copy = world
+        .api(&world.targets)
+        .get(&name)
+        .await
+        .expect("the copy");
+    refused(
+        world
+            .api(&world.targets)
+            .delete(&name, &DeleteParams::default())
+            .await
+            .map(|_| copy.clone()),
+        "deleting a published ConfigMap",
+    );
+
+    cluster_mirrors(&world.client)
+        .delete(&name, &DeleteParams::default())
+        .await
+        .expect("delete the ClusterMirror");
+    world.wait_gone(&world.targets, &name).await;
+    secrets
+        .delete(&name, &DeleteParams::default())
+        .await
+        .expect("delete the Secret");
     world.finish().await;
 }
 

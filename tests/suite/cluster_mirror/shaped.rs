@@ -2,9 +2,9 @@
 //! `excludeKeys` choose, rename and exclude; a change of a key no copy
 //! holds writes nothing; a Secret's type that the keys would break stalls
 //! the ClusterMirror unless it asks for an Opaque copy; an exact key the
-//! source lacks is a failure of each copy, written without it; a Secret
-//! published as a ConfigMap is refused by this version. A Secret's values
-//! are never printed: the tests compare keys and checksums.
+//! source lacks is a failure of each copy, written without it (`published`
+//! holds a Secret's keys published as a ConfigMap). A Secret's values are
+//! never printed: the tests compare keys and checksums.
 
 use std::collections::BTreeSet;
 
@@ -45,7 +45,7 @@ async fn holding<K: TestKind>(world: &World<K>, namespace: &str, name: &str, key
 
 /// The spec copying `source` into the test's namespaces labelled
 /// `env=prod`, with `target` merged into its target.
-fn spec_with<K: TestKind>(world: &World<K>, source: &str, target: Value) -> Value {
+pub(super) fn spec_with<K: TestKind>(world: &World<K>, source: &str, target: Value) -> Value {
     let mut spec = json!({
         "source": {"kind": K::kind(&()), "namespace": world.prefix, "name": source},
         "target": {
@@ -232,27 +232,6 @@ async fn a_secret_copy_that_would_break_its_type_stalls_the_clustermirror_unless
     .unwrap_or_else(|e| panic!("{e:#}"));
     holding(&world, &prod, "cert", &["tls.crt", "tls.key"]).await;
     clean_up(world, &["ca"]).await;
-}
-
-/// `spec.target.kind: ConfigMap` (a Secret's public part as a ConfigMap)
-/// is refused as InvalidSpec by this version: never the whole Secret.
-#[tokio::test]
-async fn a_secret_published_as_a_configmap_is_refused_by_this_version() {
-    let world = super::world::<Secret>("cs-public").await;
-    let data = [("tls.crt", "crt"), ("tls.key", "key"), ("ca.crt", "ca")];
-    let mut tls = Secret::with_data("cert", &data, false);
-    tls.type_ = Some("kubernetes.io/tls".into());
-    world.objects().create(&tls).await;
-    let prod = world.namespace("prod", false, &[("env", "prod")]).await;
-    let target = json!({"kind": "ConfigMap", "keys": [{"key": "ca.crt"}]});
-    create_with(&world, "public", spec_with(&world, "cert", target)).await;
-    let refused = ready(&world, "public", "InvalidSpec").await;
-    let message = condition(&refused, "Ready").map(|c| c["message"].to_string());
-    assert!(message.unwrap_or_default().contains("not supported"));
-    world.no_mirror(&prod, "cert").await;
-    let configmaps: Api<ConfigMap> = Api::namespaced(world.scene.client.clone(), &prod);
-    assert!(configmaps.get_opt("cert").await.expect("get").is_none());
-    clean_up(world, &["public"]).await;
 }
 
 /// The CRD allows 100 entries in each list: a spec of 60 keys and 60
