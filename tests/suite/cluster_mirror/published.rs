@@ -192,8 +192,8 @@ async fn a_tls_secret_s_ca_is_published_as_a_configmap_holding_only_ca_crt() {
     let (world, targets) = with_a_tls_secret("pub-ca", &["a", "b"]).await;
     let (a, b) = (&targets[0], &targets[1]);
     publish_ca(&world, "corp-ca").await;
-    let synced = ready(&world, "corp-ca", "Synced").await;
-    assert_eq!(counts(&synced), (2, 2, 0, vec![]));
+    counted(&world, "corp-ca", (2, 2, 0)).await;
+    ready(&world, "corp-ca", "Synced").await;
     let secret = world.objects().get("corp-tls").await.expect("the Secret");
     let bound = format!("{}.", secret.uid().expect("a stored Secret has a uid"));
     let mut copies = Vec::new();

@@ -60,8 +60,10 @@ async fn a_tenant_s_configmap_at_the_published_name_stays_theirs() {
         &[("ca.crt", "ca.crt")],
     )
     .await;
-    let partial = ready(&world, "taken", "PartiallySynced").await;
-    assert_eq!(counts(&partial), (2, 1, 1, vec![taken.clone()]));
+    let partial = counted(&world, "taken", (2, 1, 1)).await;
+    assert_eq!(counts(&partial).3, vec![taken.to_owned()]);
+    let reason = condition(&partial, "Ready").map(|c| c["reason"].clone());
+    assert_eq!(reason, Some(json!("PartiallySynced")));
     assert_eq!(partial.data["status"]["failures"][0]["reason"], "NameTaken");
     let untouched = configmaps(&world, taken)
         .get("corp-tls")
