@@ -2,9 +2,9 @@
 //! `excludeKeys` choose, rename and exclude; a change of a key no copy
 //! holds writes nothing; a Secret's type that the keys would break stalls
 //! the ClusterMirror unless it asks for an Opaque copy; an exact key the
-//! source lacks is a failure of each copy, written without it; a Secret
-//! published as a ConfigMap is refused by this version. A Secret's values
-//! are never printed: the tests compare keys and checksums.
+//! source lacks is a failure of each copy, written without it; a Secret's
+//! chosen keys are published as a ConfigMap. A Secret's values are never
+//! printed: the tests compare keys and checksums.
 
 use std::collections::BTreeSet;
 
@@ -234,10 +234,11 @@ async fn a_secret_copy_that_would_break_its_type_stalls_the_clustermirror_unless
     clean_up(world, &["ca"]).await;
 }
 
-/// `spec.target.kind: ConfigMap` (a Secret's public part as a ConfigMap)
-/// is refused as InvalidSpec by this version: never the whole Secret.
+/// `spec.target.kind: ConfigMap`: a TLS Secret's `ca.crt` published as a
+/// ConfigMap that holds that key alone, its checksum keyed as a Secret
+/// copy's; no Secret is copied.
 #[tokio::test]
-async fn a_secret_published_as_a_configmap_is_refused_by_this_version() {
+async fn a_tls_secret_s_ca_is_published_as_a_configmap_holding_only_ca_crt() {
     let world = super::world::<Secret>("cs-public").await;
     let data = [("tls.crt", "crt"), ("tls.key", "key"), ("ca.crt", "ca")];
     let mut tls = Secret::with_data("cert", &data, false);
@@ -246,12 +247,19 @@ async fn a_secret_published_as_a_configmap_is_refused_by_this_version() {
     let prod = world.namespace("prod", false, &[("env", "prod")]).await;
     let target = json!({"kind": "ConfigMap", "keys": [{"key": "ca.crt"}]});
     create_with(&world, "public", spec_with(&world, "cert", target)).await;
-    let refused = ready(&world, "public", "InvalidSpec").await;
-    let message = condition(&refused, "Ready").map(|c| c["message"].to_string());
-    assert!(message.unwrap_or_default().contains("not supported"));
-    world.no_mirror(&prod, "cert").await;
+    ready(&world, "public", "Synced").await;
     let configmaps: Api<ConfigMap> = Api::namespaced(world.scene.client.clone(), &prod);
-    assert!(configmaps.get_opt("cert").await.expect("get").is_none());
+    let published = configmaps.get_opt("cert").await.expect("get");
+    let published = published.expect("the published ConfigMap");
+    assert_eq!(keys_of(&published), BTreeSet::from(["ca.crt".to_owned()]));
+    let annotations = published.metadata.annotations.unwrap_or_default();
+    let checksum = annotations.get(CHECKSUM_ANNOTATION);
+    assert!(
+        checksum.is_some_and(|c| c.starts_with(KEYED_KEYS_CHECKSUM_PREFIX)),
+        "keyed: {checksum:?}"
+    );
+    assert_eq!(published.data.unwrap_or_default()["ca.crt"], "ca");
+    world.no_mirror(&prod, "cert").await;
     clean_up(world, &["public"]).await;
 }
 
