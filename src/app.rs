@@ -6,7 +6,8 @@
 use std::{sync::Arc, time::Instant};
 
 use anyhow::Context as _;
-use k8s_openapi::api::core::v1::ConfigMap;
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Client;
 
 mod kinds;
@@ -16,11 +17,13 @@ use crate::{
     cluster::api_client,
     cluster::api_probe,
     cluster::cluster_mirrors::ClusterMirrors,
+    cluster::cluster_sources::ClusterSources,
+    cluster::digest_key,
     cluster::events::EventPublisher,
     cluster::lease::{ElectionReport, Elector},
     cluster::watches::{Namespaces, WatchSettings},
     decisions::consent::Consent,
-    kind::secret::SecretSourceRules,
+    kind::secret::{SecretSourceRules, SharedDigestKey},
     ops::config::{Config, Kind},
     ops::health::Health,
     ops::http,
@@ -28,7 +31,7 @@ use crate::{
     ops::metrics::Metrics,
     ops::shutdown::Shutdown,
     reconcile::backoff::{Backoffs, RetryPolicy},
-    reconcile::cluster_mirror::caches::InstallClass,
+    reconcile::cluster_mirror::caches::{InstallClass, PublishedSecrets},
 };
 use kinds::Shared;
 
@@ -194,37 +197,82 @@ async fn mirror_kinds(
     configmap_consent: Consent,
     secret_consent: Consent,
 ) -> anyhow::Result<()> {
+    let secrets = config.mirrors(Kind::Secrets).then(|| {
+        // The key is the install's own: never a source, on any path.
+        let rules = SecretSourceRules::new(&config.rules.refused_secret_types)
+            .with_own_secret(config.digest_key_secret());
+        (SharedDigestKey::default(), rules)
+    });
+    let (configmap_sources, secret_sources) = cluster_sources(config, shared)?;
+    let published = match (&secret_sources, &secrets) {
+        (Some(sources), Some((key, rules))) => Some(PublishedSecrets {
+            sources: sources.clone(),
+            key: key.clone(),
+            rules: rules.clone(),
+        }),
+        _ => None,
+    };
     let configmaps = async {
-        match config.mirrors(Kind::Configmaps) {
-            true => {
-                let no_new_keys = futures::stream::pending();
-                kinds::run::<ConfigMap>(shared.clone(), configmap_consent, (), (), no_new_keys)
-                    .await
-            }
-            false => Ok(()),
+        if !config.mirrors(Kind::Configmaps) {
+            return Ok(());
         }
+        // A new key changes the checksums of the ConfigMaps that publish
+        // Secrets' keys.
+        let new_keys = match &published {
+            Some(published) => digest_key::new_keys(&published.key).boxed(),
+            None => futures::stream::pending().boxed(),
+        };
+        kinds::run::<ConfigMap>(
+            shared.clone(),
+            configmap_consent,
+            (),
+            (),
+            new_keys,
+            configmap_sources,
+            published,
+        )
+        .await
     };
     let secrets = async {
-        match config.mirrors(Kind::Secrets) {
-            true => {
-                let key_secret = config.digest_key_secret();
-                // The key is the install's own: never a source, on either path.
-                let rules = SecretSourceRules::new(&config.rules.refused_secret_types)
-                    .with_own_secret(key_secret.clone());
-                kinds::run_secrets(
-                    shared.clone(),
-                    secret_consent,
-                    key_secret,
-                    rules,
-                    config.initial_list,
-                )
-                .await
-            }
-            false => Ok(()),
-        }
+        let Some((key, rules)) = secrets else {
+            return Ok(());
+        };
+        kinds::run_secrets(
+            shared.clone(),
+            secret_consent,
+            config.digest_key_secret(),
+            key,
+            rules,
+            config.initial_list,
+            secret_sources,
+        )
+        .await
     };
     futures::future::try_join(configmaps, secrets).await?;
     Ok(())
+}
+
+/// The objects of each kind this install mirrors that ClusterMirrors may
+/// copy, watched once for every loop that reads them; none when it does
+/// not mirror into other namespaces.
+#[allow(clippy::type_complexity)]
+fn cluster_sources(
+    config: &Config,
+    shared: &Shared,
+) -> anyhow::Result<(
+    Option<ClusterSources<ConfigMap>>,
+    Option<ClusterSources<Secret>>,
+)> {
+    if shared.cluster_mirrors.is_none() {
+        return Ok((None, None));
+    }
+    let client = api_client::for_watch(&shared.kube_config, || {})?;
+    let namespaces = &shared.cluster_mirror_sources;
+    let configmaps = (config.mirrors(Kind::Configmaps))
+        .then(|| ClusterSources::<ConfigMap>::start(&client, namespaces));
+    let secrets = (config.mirrors(Kind::Secrets))
+        .then(|| ClusterSources::<Secret>::start(&client, namespaces));
+    Ok((configmaps, secrets))
 }
 
 /// Ends once shutdown was requested and two thirds of the shutdown time

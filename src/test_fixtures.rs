@@ -18,8 +18,11 @@ use crate::{
     decisions::install::Install,
     decisions::selector::Selector,
     decisions::targets::MIRROR_TO_ANNOTATION,
-    kind::{MirroredKind, SourceId},
+    kind::{MirroredKind, SourceId, configmap::ConfigMapDigestKey},
 };
+
+/// The key of every copy of a ConfigMap: none.
+pub(crate) const NO_KEY: ConfigMapDigestKey = ConfigMapDigestKey::PLAIN;
 
 /// The companion suffix of a default install.
 pub(crate) const SUFFIX: &str = "-synced";
@@ -164,7 +167,7 @@ pub(crate) fn mk_mirrored_source(to: &str) -> ConfigMap {
 /// a uid (`companion-uid`) and a resourceVersion (`42`) of its own, which a
 /// write must name (delete by uid) or keep (replace only that version).
 pub(crate) fn mk_companion_of(source: &ConfigMap) -> ConfigMap {
-    let mut companion = mk_desired_companion(source, &()).unwrap();
+    let mut companion = mk_desired_companion(source, &NO_KEY).unwrap();
     companion.metadata.uid = Some("companion-uid".into());
     companion.metadata.resource_version = Some("42".into());
     companion

@@ -235,9 +235,10 @@ pub struct Target {
     /// keys (no glob, so that a private key such as `tls.key` is never
     /// published by a pattern), as a ConfigMap in every target namespace:
     /// those keys become readable by whoever can read ConfigMaps there.
-    /// Such a copy's checksum stays keyed, as a Secret copy's. Not
-    /// supported by this version yet: a ClusterMirror asking for it is
-    /// refused (Ready False, InvalidSpec) and writes nothing.
+    /// Such a copy is an ordinary ConfigMap copy (healed, guarded,
+    /// pruned), a value that is not UTF-8 in `binaryData`; its checksum
+    /// stays keyed, as a Secret copy's. It needs an install that mirrors
+    /// Secrets (else `SecretsDisabled`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = rules::not_nullable)]
     pub kind: Option<SourceKind>,
@@ -286,6 +287,15 @@ impl ClusterMirrorSpec {
     /// The name of the copies: the target's, else the source's.
     pub fn copy_name(&self) -> &str {
         self.target.name.as_deref().unwrap_or(&self.source.name)
+    }
+
+    /// The kind of the copies: `target.kind` for a Secret source, else the
+    /// source's (a ConfigMap is only ever copied as a ConfigMap).
+    pub fn copy_kind(&self) -> SourceKind {
+        match (self.source.kind, self.target.kind) {
+            (SourceKind::Secret, Some(kind)) => kind,
+            (kind, _) => kind,
+        }
     }
 
     /// The class of the install that serves it; empty for none.

@@ -10,7 +10,6 @@ use kube::Client;
 
 use crate::{
     api::SourceKind,
-    cluster::api_client,
     cluster::cluster_mirrors::{Change, ClusterMirrors},
     cluster::cluster_sources::{ClusterSources, SourceChange},
     cluster::digest_key::{self, KeySecret},
@@ -30,7 +29,7 @@ use crate::{
     reconcile::backoff::{Backoffs, RetryPolicy},
     reconcile::cluster_mirror::{
         self,
-        caches::{ClusterMirrorCaches, InstallClass},
+        caches::{ClusterMirrorCaches, InstallClass, PublishedSecrets},
     },
     reconcile::contest::Contests,
     reconcile::context::Context,
@@ -70,12 +69,17 @@ pub struct Shared {
 /// Runs kind `K`'s watches and controllers until a stop is asked for and
 /// its in-flight reconciles are done; an error if its watches end first.
 /// Each item of `new_keys` (a new digest key) compares every source again.
+/// `cluster_sources`, when this install mirrors into other namespaces, are
+/// the objects of the kind ClusterMirrors may copy; `published`, for the
+/// ConfigMap loop, the Secrets whose keys it may publish.
 pub async fn run<K: MirroredKind>(
     shared: Shared,
     consent: Consent,
     key: K::KeyHandle,
     source_rules: K::SourceRules,
     new_keys: impl Stream<Item = ()> + Send + 'static,
+    cluster_sources: Option<ClusterSources<K>>,
+    published: Option<PublishedSecrets>,
 ) -> anyhow::Result<()> {
     let backoffs = shared.backoffs.clone();
     let (caches, mut wakeups, watches) = watches::watch::<K, _>(
@@ -89,7 +93,7 @@ pub async fn run<K: MirroredKind>(
         shared.metrics.clone(),
         Arc::new(move |uid: &str| backoffs.forget(uid)),
     )?;
-    let cluster = cluster_mirror_caches::<K>(&shared, caches.namespaces.is_some())?;
+    let cluster = cluster_mirror_caches::<K>(&shared, cluster_sources, published);
     let (cluster_mirrors, cluster_inputs) = match cluster {
         Some((cluster_mirrors, inputs)) => (Some(cluster_mirrors), Some(inputs)),
         None => (None, None),
@@ -187,31 +191,29 @@ fn count_orphans_of_cluster_mirrors<K: MirroredKind>(ctx: &Arc<Context<K>>) {
 }
 
 /// What kind `K`'s loops know of the ClusterMirrors, and what wakes its
-/// ClusterMirror loop, when this install mirrors into other namespaces. Its sources' watches run from
-/// now on, whether or not the ClusterMirror CRD is there.
+/// ClusterMirror loop, when this install mirrors into other namespaces
+/// (then `sources` are there, their watches running whether or not the
+/// ClusterMirror CRD is).
 #[allow(clippy::type_complexity)]
 fn cluster_mirror_caches<K: MirroredKind>(
     shared: &Shared,
-    mirroring: bool,
-) -> anyhow::Result<
-    Option<(
-        ClusterMirrorCaches<K>,
-        (
-            mpsc::UnboundedReceiver<Change>,
-            futures::stream::BoxStream<'static, SourceChange>,
-        ),
-    )>,
-> {
-    let Some(mirrors) = shared.cluster_mirrors.clone().filter(|_| mirroring) else {
-        return Ok(None);
+    sources: Option<ClusterSources<K>>,
+    published: Option<PublishedSecrets>,
+) -> Option<(
+    ClusterMirrorCaches<K>,
+    (
+        mpsc::UnboundedReceiver<Change>,
+        futures::stream::BoxStream<'static, SourceChange>,
+    ),
+)> {
+    let mirrors = shared.cluster_mirrors.clone()?;
+    let sources = sources?;
+    let changes = match &published {
+        Some(published) => {
+            futures::stream::select(sources.subscribe(), published.sources.subscribe()).boxed()
+        }
+        None => sources.subscribe().boxed(),
     };
-    let client = api_client::for_watch(&shared.kube_config, || {})?;
-    let (sources, changes) = ClusterSources::<K>::new(&client, &shared.cluster_mirror_sources);
-    let (changed, source_changes) = mpsc::unbounded();
-    tokio::spawn(changes.for_each(move |change| {
-        let _ = changed.unbounded_send(change);
-        futures::future::ready(())
-    }));
     let reports_for = match K::SOURCE_KIND == SourceKind::ConfigMap {
         true => shared.unmirrored_kinds.clone(),
         false => Vec::new(),
@@ -220,27 +222,27 @@ fn cluster_mirror_caches<K: MirroredKind>(
     let caches = ClusterMirrorCaches::new(
         mirrors.clone(),
         sources,
+        published,
         consent,
         reports_for,
         shared.cluster_mirror_install.clone(),
     );
-    Ok(Some((
-        caches,
-        (mirrors.subscribe(), source_changes.boxed()),
-    )))
+    Some((caches, (mirrors.subscribe(), changes)))
 }
 
-/// Secrets, with the digest key their watch keeps: copies are written
-/// while there is a key to use, and removed when no longer wanted whether
-/// or not there is.
+/// Secrets, with the digest key their watch keeps (`key`, which the
+/// ConfigMap loop reads too when it publishes Secrets' keys): copies are
+/// written while there is a key to use, and removed when no longer wanted
+/// whether or not there is.
 pub async fn run_secrets(
     shared: Shared,
     consent: Consent,
     key_secret: KeySecret,
+    key: SharedDigestKey,
     source_rules: SecretSourceRules,
     initial_list: InitialList,
+    cluster_sources: Option<ClusterSources<Secret>>,
 ) -> anyhow::Result<()> {
-    let key = SharedDigestKey::default();
     let new_keys = digest_key::new_keys(&key);
     let keeper = digest_key::keep(
         &shared.kube_config,
@@ -250,8 +252,17 @@ pub async fn run_secrets(
         initial_list,
         shared.health.clone(),
     );
+    let secrets = run::<Secret>(
+        shared.clone(),
+        consent,
+        key,
+        source_rules,
+        new_keys,
+        cluster_sources,
+        None,
+    );
     tokio::select! {
-        ran = run::<Secret>(shared.clone(), consent, key, source_rules, new_keys) => ran,
+        ran = secrets => ran,
         kept = keeper => {
             kept?;
             anyhow::bail!("the watch of the digest key ended unexpectedly")

@@ -1,11 +1,17 @@
 //! The objects of one kind that ClusterMirrors may copy: every object in
 //! the namespaces ClusterMirror sources may come from (no label asked
 //! for), cached in the sources' slim form (`cache_form`), one watch per
-//! namespace. Each change wakes the ClusterMirrors that name the object.
+//! namespace. Each change wakes the ClusterMirrors that name the object,
+//! in every loop that copies it (a Secret's: the Secret loop, and the
+//! ConfigMap loop, which publishes Secrets' keys as ConfigMaps), so the
+//! one watch tells each loop that subscribes.
 
-use std::{collections::HashMap, sync::Arc};
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, PoisonError},
+};
 
-use futures::{Stream, StreamExt, stream};
+use futures::{StreamExt, channel::mpsc, stream};
 use kube::{
     Api, Client,
     runtime::{
@@ -15,13 +21,17 @@ use kube::{
     },
 };
 
-use crate::{decisions::cache_form, kind::MirroredKind};
+use crate::{api::SourceKind, decisions::cache_form, kind::MirroredKind};
 
 /// What a change of a ClusterMirror source asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceChange {
-    /// The object at (namespace, name) changed, appeared or went.
-    Object { namespace: String, name: String },
+    /// The object of `kind` at (namespace, name) changed, appeared or went.
+    Object {
+        kind: SourceKind,
+        namespace: String,
+        name: String,
+    },
     /// A namespace's cache was listed (again): look at every ClusterMirror.
     Listed,
 }
@@ -29,18 +39,13 @@ pub enum SourceChange {
 #[derive(Clone)]
 pub struct ClusterSources<K: MirroredKind> {
     stores: Arc<HashMap<String, Store<K>>>,
+    listeners: Arc<Mutex<Vec<mpsc::UnboundedSender<SourceChange>>>>,
 }
 
 impl<K: MirroredKind> ClusterSources<K> {
-    /// Starts nothing yet: the caches of `namespaces`, and the stream of
-    /// their changes, which runs their watches as it is read.
-    pub fn new(
-        client: &Client,
-        namespaces: &[String],
-    ) -> (
-        ClusterSources<K>,
-        impl Stream<Item = SourceChange> + Send + use<K>,
-    ) {
+    /// Starts the watches of `namespaces`, in a task of their own, which
+    /// fill the caches and tell every subscriber of their changes.
+    pub fn start(client: &Client, namespaces: &[String]) -> ClusterSources<K> {
         let mut stores = HashMap::new();
         let mut watches = Vec::new();
         for namespace in namespaces {
@@ -64,8 +69,25 @@ impl<K: MirroredKind> ClusterSources<K> {
         }
         let sources = ClusterSources {
             stores: Arc::new(stores),
+            listeners: Arc::default(),
         };
-        (sources, stream::select_all(watches))
+        let listeners = sources.listeners.clone();
+        tokio::spawn(stream::select_all(watches).for_each(move |change| {
+            let mut listeners = listeners.lock().unwrap_or_else(PoisonError::into_inner);
+            listeners.retain(|listener| listener.unbounded_send(change.clone()).is_ok());
+            futures::future::ready(())
+        }));
+        sources
+    }
+
+    /// Every change from now on.
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<SourceChange> {
+        let (tx, rx) = mpsc::unbounded();
+        self.listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(tx);
+        rx
     }
 
     /// Whether ClusterMirror sources may come from `namespace`.
@@ -91,6 +113,7 @@ impl<K: MirroredKind> ClusterSources<K> {
 fn changed<K: MirroredKind>(event: &Event<K>) -> Option<SourceChange> {
     match event {
         Event::Apply(object) | Event::Delete(object) => Some(SourceChange::Object {
+            kind: K::SOURCE_KIND,
             namespace: object.meta().namespace.clone().unwrap_or_default(),
             name: object.meta().name.clone().unwrap_or_default(),
         }),

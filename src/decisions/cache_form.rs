@@ -47,7 +47,7 @@
 
 use std::{borrow::Cow, collections::BTreeMap};
 
-use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     contract::{
@@ -59,7 +59,7 @@ use crate::{
     decisions::key_shape::checksum::copy_content_hash,
     decisions::owner_ref::owner_reference,
     decisions::targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION},
-    kind::{MirroredKind, SourceId, secret::SecretDigestKey},
+    kind::{MirroredKind, SourceId},
 };
 
 pub mod key_digests;
@@ -272,18 +272,6 @@ impl<K: MirroredKind> CachedCopy<K> {
     /// record it.
     pub fn checksum_as_copy_of(&self, source: &SourceId<'_>, key: &K::DigestKey) -> Cow<'_, str> {
         K::checksum(&self.hash, source, key)
-    }
-
-    #[allow(dead_code)] // Read once a Secret's keys are published as a ConfigMap.
-    /// The checksum of the copy's content as a copy of a Secret `source`
-    /// would record it: for a ConfigMap that publishes a Secret's keys,
-    /// whose checksum is keyed as the Secret's copies' are.
-    pub fn keyed_checksum_as_copy_of(
-        &self,
-        source: &SourceId<'_>,
-        key: &SecretDigestKey,
-    ) -> String {
-        <Secret as MirroredKind>::checksum(&self.hash, source, key).into_owned()
     }
 }
 

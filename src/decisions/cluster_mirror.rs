@@ -22,7 +22,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     api::{DeletionPolicy, SourceKind, StoredClusterMirror},
-    contract::{MANAGER_NAME, NeverCarried, cluster_mirror_of, is_managed_by_us, mirror_of},
+    contract::{NeverCarried, cluster_mirror_of, is_managed_by_us, mirror_of},
     decisions::carried::Carried,
     decisions::consent::{Consent, NamespaceFacts},
     decisions::desired_copy::{Asked, ClusterMirrorCopy, Refusal, copy_keys, never_a_source},
@@ -82,12 +82,6 @@ impl Request {
         };
         let shape = key_shape(&spec.target)?;
         let form = copy_form(spec)?;
-        if form.as_configmap {
-            return Err(format!(
-                "spec.target.kind ConfigMap (a Secret's keys published as a ConfigMap) is not \
-                 supported by this version of {MANAGER_NAME} yet: nothing is written"
-            ));
-        }
         Ok(Request {
             shape,
             form,
@@ -106,6 +100,20 @@ impl Request {
             class_name: spec.class().to_owned(),
             deletion_policy: spec.deletion_policy,
         })
+    }
+
+    /// The kind of its copies: a ConfigMap for a Secret whose keys it
+    /// publishes (`target.kind: ConfigMap`), else its source's kind.
+    pub fn copy_kind(&self) -> SourceKind {
+        match self.form.as_configmap {
+            true => SourceKind::ConfigMap,
+            false => self.kind,
+        }
+    }
+
+    /// Whether it publishes a Secret's keys as ConfigMaps.
+    pub fn publishes_secret(&self) -> bool {
+        self.form.as_configmap
     }
 
     /// Whether the install of class `class` (`--cluster-mirror-class`)

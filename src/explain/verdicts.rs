@@ -45,6 +45,7 @@ use crate::{
         MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets, wants_mirror,
     },
     kind::SourceId,
+    kind::configmap::ConfigMapDigestKey,
     kind::secret::SecretSourceRules,
     kind::{MirroredKind, secret::DIGEST_PREFIX},
 };
@@ -107,7 +108,9 @@ impl Explained for ConfigMap {
 
     fn source_rules(_: &Rules) {}
 
-    fn comparison_key() {}
+    fn comparison_key() -> ConfigMapDigestKey {
+        ConfigMapDigestKey::PLAIN
+    }
 }
 
 impl Explained for Secret {

@@ -29,6 +29,7 @@ use kube::{
 };
 
 use crate::{
+    api::SourceKind,
     contract,
     decisions::cluster_mirror::Request,
     decisions::consent::{Consent, NamespaceFacts},
@@ -88,6 +89,7 @@ impl ClusterWake {
 /// them.
 pub fn cluster_mirrors_copying<R: Borrow<Request>>(
     served: impl IntoIterator<Item = R>,
+    kind: SourceKind,
     namespace: &str,
     name: &str,
 ) -> Vec<String> {
@@ -95,7 +97,9 @@ pub fn cluster_mirrors_copying<R: Borrow<Request>>(
         .into_iter()
         .filter(|r| {
             let request = r.borrow();
-            request.source_namespace == namespace && request.source_name == name
+            request.kind == kind
+                && request.source_namespace == namespace
+                && request.source_name == name
         })
         .map(|r| r.borrow().name.clone())
         .collect()

@@ -2,21 +2,48 @@
 //!
 //! A ConfigMap copy's checksum is the plain SHA-256 of its content
 //! (`contract::checksum`), the same for every source of that content: the
-//! content is no secret, and anyone may check a copy against it.
+//! content is no secret, and anyone may check a copy against it. The one
+//! exception is a ConfigMap that publishes a Secret's keys (a
+//! ClusterMirror's `target.kind: ConfigMap`): its content came from a
+//! Secret, so its checksum is keyed and bound to that Secret as the
+//! Secret's own copies' are ([`ConfigMapDigestKey`]).
 
 use std::borrow::Cow;
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 
-use super::{Field, KeyValue, MirroredKind, SourceId};
+use super::{Field, KeyValue, MirroredKind, SourceId, secret::SecretDigestKey};
 use crate::{api::SourceKind, contract::checksum};
 
+/// What a ConfigMap copy's checksum is computed under: nothing for a copy
+/// of a ConfigMap; for a ConfigMap that publishes a Secret's keys, the
+/// install's Secret key, so that its checksum is keyed and bound to the
+/// Secret as a Secret copy's is (see `kind::secret`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConfigMapDigestKey {
+    published_secret: Option<SecretDigestKey>,
+}
+
+impl ConfigMapDigestKey {
+    /// The key of every copy of a ConfigMap: none.
+    pub const PLAIN: ConfigMapDigestKey = ConfigMapDigestKey {
+        published_secret: None,
+    };
+
+    /// The key of a ConfigMap publishing a Secret's keys: the Secrets'.
+    pub fn of_published_secret(key: SecretDigestKey) -> ConfigMapDigestKey {
+        ConfigMapDigestKey {
+            published_secret: Some(key),
+        }
+    }
+}
+
 impl MirroredKind for ConfigMap {
-    type DigestKey = ();
+    type DigestKey = ConfigMapDigestKey;
     type KeyHandle = ();
     type SourceRules = ();
 
@@ -27,17 +54,33 @@ impl MirroredKind for ConfigMap {
     const SOURCES_WATCH: &'static str = "sources";
     const COPIES_WATCH: &'static str = "companions";
 
-    fn current_key((): &()) -> Option<()> {
-        Some(())
+    fn current_key((): &()) -> Option<ConfigMapDigestKey> {
+        Some(ConfigMapDigestKey::PLAIN)
     }
 
     fn content_hash(&self) -> String {
         checksum(self.data.as_ref(), self.binary_data.as_ref())
     }
 
-    /// The content's own hash: no key, and no source.
-    fn checksum<'h>(content_hash: &'h str, _: &SourceId<'_>, (): &()) -> Cow<'h, str> {
-        Cow::Borrowed(content_hash)
+    /// The content's own hash, with no key and no source; for a ConfigMap
+    /// publishing a Secret's keys, keyed and bound as a Secret copy's.
+    fn checksum<'h>(
+        content_hash: &'h str,
+        source: &SourceId<'_>,
+        key: &ConfigMapDigestKey,
+    ) -> Cow<'h, str> {
+        match &key.published_secret {
+            Some(key) => <Secret as MirroredKind>::checksum(content_hash, source, key),
+            None => Cow::Borrowed(content_hash),
+        }
+    }
+
+    fn from_configmap(configmap: ConfigMap) -> Option<ConfigMap> {
+        Some(configmap)
+    }
+
+    fn published_key(key: SecretDigestKey) -> Option<ConfigMapDigestKey> {
+        Some(ConfigMapDigestKey::of_published_secret(key))
     }
 
     fn content_of(source: &Self) -> Self {

@@ -20,6 +20,7 @@
 pub mod caches;
 pub mod prune;
 mod publish;
+mod source;
 mod suspended;
 mod sync;
 
@@ -78,6 +79,9 @@ pub async fn run<K: MirroredKind>(
     let ready = async {
         ctx.caches.wait_ready().await;
         cluster_mirrors.sources.wait_ready().await;
+        if let Some(published) = &cluster_mirrors.published {
+            published.sources.wait_ready().await;
+        }
         cluster_mirrors.mirrors.wait_listed().await;
     };
     tokio::select! {
@@ -255,9 +259,11 @@ fn names_woken<K: MirroredKind>(
             }
         }
         Input::Source(SourceChange::Listed) => served().map(|r| r.name.clone()).collect(),
-        Input::Source(SourceChange::Object { namespace, name }) => {
-            wakeups::cluster_mirrors_copying(served(), &namespace, &name)
-        }
+        Input::Source(SourceChange::Object {
+            kind,
+            namespace,
+            name,
+        }) => wakeups::cluster_mirrors_copying(served(), kind, &namespace, &name),
         Input::Watch(wake) => wake.woken(served()),
     }
 }
@@ -270,7 +276,7 @@ async fn reconcile<K: MirroredKind>(
         return Ok(Action::await_change());
     };
     // Another install's: nothing of it is written here, not even a status.
-    if !cluster_mirrors.serves_class(&object) || !cluster_mirrors.serves(object.source_kind()) {
+    if !cluster_mirrors.serves_class(&object) || !cluster_mirrors.serves(object.copy_kind()) {
         cluster_mirrors.pending.forget(&object.name_any());
         return Ok(Action::await_change());
     }

@@ -15,7 +15,8 @@
 
 use std::borrow::Cow;
 
-use kube::ResourceExt;
+use k8s_openapi::api::core::v1::Secret;
+use kube::{Api, ResourceExt, api::GetParams};
 use tokio::sync::OnceCell;
 
 pub(crate) mod batch;
@@ -25,7 +26,7 @@ pub(crate) mod still_decides;
 use crate::{
     contract::object_key,
     decisions::desired_copy::annotated_shape,
-    decisions::key_shape::{KeyShape, checksum::CopyForm},
+    decisions::key_shape::{KeyShape, checksum::CopyForm, content::secret_published},
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::error::{ApiOutcome, Error, classify},
@@ -93,6 +94,13 @@ impl<'a, K: MirroredKind> Source<'a, K> {
         }
     }
 
+    /// The keys asked for, when the source is a Secret whose keys its
+    /// copies publish as ConfigMaps (`target.kind: ConfigMap`).
+    fn publishes_secret(&self) -> Option<&'a KeyShape> {
+        let (shape, form) = self.requested_shape?;
+        form.as_configmap.then_some(shape)
+    }
+
     /// The source as the API server holds it now: the same object (by
     /// uid) as the cached one, with its content, and still deciding what
     /// the cached one decided (else the cache is stale, and the reconcile
@@ -103,10 +111,16 @@ impl<'a, K: MirroredKind> Source<'a, K> {
                 let namespace = self.cached.namespace().unwrap_or_default();
                 let name = self.cached.name_any();
                 let cached_version = self.cached.meta().resource_version.as_deref();
-                let read = ctx
-                    .fresh_reads
-                    .read(&namespace, &name, cached_version)
-                    .await;
+                let read = match self.publishes_secret() {
+                    Some(shape) => {
+                        published_secret(ctx, &namespace, &name, cached_version, shape).await
+                    }
+                    None => ctx
+                        .fresh_reads
+                        .read(&namespace, &name, cached_version)
+                        .await
+                        .map_err(classified::<K>),
+                };
                 let gone = || Error::Stale(format!("{} is gone", object_key(self.cached.meta())));
                 match read {
                     Ok(Some(source)) if self.requested_uid.is_some() => {
@@ -130,12 +144,41 @@ impl<'a, K: MirroredKind> Source<'a, K> {
                         }
                     }
                     Ok(_) => Err(gone()),
-                    Err(error) => match classify::<K>(error) {
-                        ApiOutcome::Failed(error) => Err(error),
-                        ApiOutcome::NamespaceTerminating => Err(Error::NamespaceTerminating),
-                    },
+                    Err(error) => Err(error),
                 }
             })
             .await
+    }
+}
+
+/// The Secret `namespace/name`, no older than `cached_version`, as the
+/// ConfigMap that publishes the keys `shape` copies (its other values are
+/// dropped as it is read); None when the API server no longer holds it.
+/// An error of the read is told as a Secret's: nothing the API server
+/// says of it is passed on beyond who refused it.
+async fn published_secret<K: MirroredKind>(
+    ctx: &Context<K>,
+    namespace: &str,
+    name: &str,
+    cached_version: Option<&str>,
+    shape: &KeyShape,
+) -> Result<Option<K>, Error> {
+    let api = Api::<Secret>::namespaced(ctx.client.clone(), namespace);
+    let not_older = match cached_version {
+        Some(version) => GetParams::at(version),
+        None => GetParams::default(),
+    };
+    match api.get_with(name, &not_older).await {
+        Ok(secret) => Ok(K::from_configmap(secret_published(&secret, shape))),
+        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(None),
+        Err(error) => Err(classified::<Secret>(error)),
+    }
+}
+
+/// A failed read of an object of kind `K`, as a reconcile is told it.
+fn classified<K: MirroredKind>(error: kube::Error) -> Error {
+    match classify::<K>(error) {
+        ApiOutcome::Failed(error) => error,
+        ApiOutcome::NamespaceTerminating => Error::NamespaceTerminating,
     }
 }

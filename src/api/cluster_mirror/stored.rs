@@ -75,10 +75,11 @@ impl StoredClusterMirror {
         }
     }
 
-    /// The kind it copies, if it names one this controller knows.
-    pub fn source_kind(&self) -> Option<SourceKind> {
+    /// The kind of its copies, if it names one this controller knows (a
+    /// spec that does not read: its source's kind).
+    pub fn copy_kind(&self) -> Option<SourceKind> {
         match &self.spec {
-            Ok(spec) => Some(spec.source.kind),
+            Ok(spec) => Some(spec.copy_kind()),
             Err(unreadable) => unreadable.kind,
         }
     }

@@ -102,7 +102,10 @@ fn asked(
         return CopyVerdict::Keep;
     }
     let reserved = mirror_name_reserved(copy, &rules.install.reserved_names);
-    match request.kind == rules.kind && !reserved && request.wants(copy, namespace, rules.consent) {
+    match request.copy_kind() == rules.kind
+        && !reserved
+        && request.wants(copy, namespace, rules.consent)
+    {
         true => CopyVerdict::Keep,
         false => CopyVerdict::Unwanted,
     }

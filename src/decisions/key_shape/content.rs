@@ -61,14 +61,22 @@ pub fn shaped_content<K: MirroredKind>(
     (content, without_values(shaped))
 }
 
-/// The ConfigMap that publishes `source`'s keys under `shape` (a
-/// ClusterMirror's `target.kind: ConfigMap`): text in `data`, other bytes
-/// in `binaryData`, immutable when the source is; and what the shape made
-/// of its keys.
-#[allow(dead_code)] // Written by the copies of `spec.target.kind: ConfigMap`, not yet supported.
-pub fn secret_as_configmap(source: &Secret, shape: &KeyShape) -> (ConfigMap, Shaped<()>) {
-    let shaped = shape.shape(source_keys(source));
-    let mut content = configmap_of_keys(shaped.copied.iter().map(as_key_value));
-    content.immutable = source.immutable;
-    (content, without_values(shaped))
+/// A Secret as the source of the ConfigMaps that publish its keys (a
+/// ClusterMirror's `target.kind: ConfigMap`): its metadata (for a cached
+/// Secret, its keys' digests with it), and of its content only the keys
+/// `shape` copies, under their own names, each in the field a ConfigMap
+/// holds it in, immutable when it is. The copies are then shaped from it
+/// as from any ConfigMap source, with the same digests as the Secret's
+/// keys; its other values (a `tls.key`) are never held in it.
+pub fn secret_published(secret: &Secret, shape: &KeyShape) -> ConfigMap {
+    let shaped = shape.shape(source_keys(secret));
+    let copied = shaped.copied.iter().map(|key| KeyValue {
+        field: key.field,
+        name: key.renamed_from.as_deref().unwrap_or(&key.name),
+        value: key.value,
+    });
+    let mut published = configmap_of_keys(copied);
+    published.metadata = secret.metadata.clone();
+    published.immutable = secret.immutable;
+    published
 }

@@ -4,6 +4,7 @@ use super::*;
 use crate::decisions::desired_copy::{Asked, desired};
 use crate::decisions::install::Install;
 use crate::decisions::ownership::claimed_source;
+use crate::test_fixtures::NO_KEY;
 use crate::test_fixtures::{
     SUFFIX, mk_consent, mk_consenting_labels, mk_desired_companion, mk_desired_mirror, mk_install,
     mk_mirrored_source, mk_namespace, mk_source,
@@ -12,7 +13,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 
 #[test]
 fn a_companion_whose_source_is_no_longer_managed_is_pruned() {
-    let companion = mk_desired_companion(&mk_source("a", &[("key", "v")]), &()).unwrap();
+    let companion = mk_desired_companion(&mk_source("a", &[("key", "v")]), &NO_KEY).unwrap();
     assert!(should_prune::<ConfigMap>(
         &companion.metadata,
         SUFFIX,
@@ -32,13 +33,13 @@ fn a_copy_under_another_name_is_never_pruned() {
         ..mk_install()
     };
     let source = mk_source("a", &[("key", "v")]);
-    let companion = desired(&source, &Asked::Companion, &install, &()).unwrap();
+    let companion = desired(&source, &Asked::Companion, &install, &NO_KEY).unwrap();
     assert!(!should_prune::<ConfigMap>(
         &companion.metadata,
         SUFFIX,
         |_| false
     ));
-    let mut backup = mk_desired_companion(&mk_source("a", &[("key", "v")]), &()).unwrap();
+    let mut backup = mk_desired_companion(&mk_source("a", &[("key", "v")]), &NO_KEY).unwrap();
     backup.metadata.name = Some("a-backup".into());
     assert!(!should_prune::<ConfigMap>(&backup.metadata, SUFFIX, |_| {
         false
@@ -63,7 +64,7 @@ fn consent_withdrawn_removes_a_mirror_even_while_the_annotation_is_malformed() {
 
 #[test]
 fn a_companion_without_a_controlling_owner_is_never_pruned() {
-    let mut companion = mk_desired_companion(&mk_source("a", &[("key", "v")]), &()).unwrap();
+    let mut companion = mk_desired_companion(&mk_source("a", &[("key", "v")]), &NO_KEY).unwrap();
     companion.metadata.owner_references = None;
     assert!(!should_prune::<ConfigMap>(
         &companion.metadata,
@@ -163,7 +164,7 @@ fn a_mirror_is_unwanted_once_its_namespace_stops_accepting_the_source_namespace(
 
 #[test]
 fn a_mirror_whose_name_became_reserved_is_no_longer_wanted() {
-    let mirror = mk_desired_mirror(&mk_mirrored_source("*"), "team-a", &()).unwrap();
+    let mirror = mk_desired_mirror(&mk_mirrored_source("*"), "team-a", &NO_KEY).unwrap();
     let name = mirror.metadata.name.clone().unwrap();
     assert!(mirror_name_reserved(
         &mirror.metadata,
@@ -178,7 +179,7 @@ fn a_mirror_whose_name_became_reserved_is_no_longer_wanted() {
 #[test]
 fn an_unmarked_copy_names_its_source_only_in_the_shape_this_install_writes() {
     let source = mk_mirrored_source("*");
-    let companion = mk_desired_companion(&source, &()).unwrap();
+    let companion = mk_desired_companion(&source, &NO_KEY).unwrap();
     let expected = SourceRef {
         namespace: source.metadata.namespace.clone().unwrap(),
         name: source.metadata.name.clone().unwrap(),
@@ -193,7 +194,7 @@ fn an_unmarked_copy_names_its_source_only_in_the_shape_this_install_writes() {
         None,
         "another suffix"
     );
-    let mut mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
+    let mut mirror = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
     assert_eq!(
         unmarked_copy_source::<ConfigMap>(&mirror.metadata, SUFFIX),
         Some(expected)

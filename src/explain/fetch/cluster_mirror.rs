@@ -5,11 +5,16 @@
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 
+mod in_namespace;
+
+pub use in_namespace::in_a_namespace;
+
 use super::*;
 use crate::{
     api::{ClusterMirrorStatus, SourceKind, StoredClusterMirror},
     contract::CLUSTER_MIRROR_LABEL,
     decisions::cluster_mirror::Request,
+    decisions::key_shape::content::secret_published,
     explain::render::Classes,
     explain::verdicts::{
         ClusterMirrorScene, class_words, explain_cluster_mirror, in_namespace, orphan_row,
@@ -71,19 +76,16 @@ pub async fn cluster_mirror(client: &Client, install: &Rules, name: &str) -> Rep
     };
     report.subject.is = Is::ClusterMirror;
     let request = Request::of(&object);
-    let answer = match request.as_ref().map(|r| r.kind) {
+    let answer = match request.as_ref().map(Request::copy_kind) {
         Ok(SourceKind::Secret) => {
+            let key = comparison_key::<Secret>(&request);
             let scene = scene::<Secret>(client, install, &object, request, None).await;
-            explain_cluster_mirror(&scene, install, &Secret::comparison_key(), Timestamp::now())
+            explain_cluster_mirror(&scene, install, &key, Timestamp::now())
         }
         _ => {
+            let key = comparison_key::<ConfigMap>(&request);
             let scene = scene::<ConfigMap>(client, install, &object, request, None).await;
-            explain_cluster_mirror(
-                &scene,
-                install,
-                &ConfigMap::comparison_key(),
-                Timestamp::now(),
-            )
+            explain_cluster_mirror(&scene, install, &key, Timestamp::now())
         }
     };
     report.notes.extend(status_differs(
@@ -114,6 +116,15 @@ pub async fn cluster_mirror(client: &Client, install: &Rules, name: &str) -> Rep
     )
     .await;
     report
+}
+
+/// The key explain compares a ClusterMirror's copies of kind `K` under:
+/// the kind's, or for a Secret's keys published as ConfigMaps, a Secret's.
+fn comparison_key<K: Explained>(request: &Result<Request, String>) -> K::DigestKey {
+    match request.as_ref().is_ok_and(Request::publishes_secret) {
+        true => K::published_key(Secret::comparison_key()).unwrap_or_else(K::comparison_key),
+        false => K::comparison_key(),
+    }
 }
 
 /// A note when the status a ClusterMirror holds and the one computed from
@@ -153,6 +164,7 @@ async fn scene<K: Explained>(
         class_name: object.class().to_owned(),
         stored: object.stored_status().cloned(),
         source: Ok(None),
+        published: None,
         namespaces: Ok(Vec::new()),
         at_name: Ok(Vec::new()),
         copies: Ok(Vec::new()),
@@ -163,8 +175,7 @@ async fn scene<K: Explained>(
         Ok(spec) if !theirs => spec,
         _ => return ClusterMirrorScene { request, ..empty() },
     };
-    let sources: Api<K> = Api::namespaced(client.clone(), &spec.source_namespace);
-    let source = sources.get_opt(&spec.source_name).await.map_err(why);
+    let (source, published) = read_source::<K>(client, spec).await;
     let labelled = ListParams::default().labels(&format!("{CLUSTER_MIRROR_LABEL}={name}"));
     let (namespaces, at_name, copies) = match only {
         Some(namespace) => {
@@ -193,12 +204,37 @@ async fn scene<K: Explained>(
     };
     ClusterMirrorScene {
         source,
+        published,
         namespaces,
         at_name,
         copies,
         request,
         ..empty()
     }
+}
+
+/// The source `request` copies, of kind `K`; for a Secret whose keys are
+/// published as ConfigMaps, the ConfigMap that publishes them, with the
+/// Secret as read.
+async fn read_source<K: Explained>(
+    client: &Client,
+    request: &Request,
+) -> (Read<Option<K>>, Option<Read<Option<Secret>>>) {
+    let namespace = &request.source_namespace;
+    if !request.publishes_secret() {
+        let sources: Api<K> = Api::namespaced(client.clone(), namespace);
+        return (
+            sources.get_opt(&request.source_name).await.map_err(why),
+            None,
+        );
+    }
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let secret = secrets.get_opt(&request.source_name).await.map_err(why);
+    let published = |secret: &Secret| K::from_configmap(secret_published(secret, &request.shape));
+    let source = secret
+        .as_ref()
+        .map(|found| found.as_ref().and_then(published));
+    (source.map_err(Clone::clone), Some(secret))
 }
 
 /// The namespaces not being deleted.
@@ -214,106 +250,6 @@ async fn live_namespaces(client: &Client) -> Read<Vec<NamespaceFacts>> {
         .filter(|ns| ns.metadata.deletion_timestamp.is_none())
         .map(|ns| NamespaceFacts::of(&ns.metadata))
         .collect())
-}
-
-/// What the ClusterMirrors put in `namespace` (or would, or cannot), for
-/// the kinds asked; a ClusterMirror whose kind is unreadable is shown with
-/// the ConfigMaps. No CRD means no ClusterMirror: nothing is said.
-pub async fn in_a_namespace(
-    client: &Client,
-    install: &Rules,
-    namespace: &NamespaceFacts,
-    kinds: Kinds,
-    notes: &mut Vec<String>,
-) -> Vec<Row> {
-    let objects = match cluster_mirrors(client).list(&ListParams::default()).await {
-        Ok(list) => list.items,
-        Err(kube::Error::Api(status)) if status.code == 404 => return Vec::new(),
-        Err(error) => {
-            notes.push(format!(
-                "cannot list the ClusterMirrors, so what they put here is not shown: {}",
-                why(error)
-            ));
-            return Vec::new();
-        }
-    };
-    let present: BTreeSet<String> = objects
-        .iter()
-        .filter_map(|object| object.metadata.name.clone())
-        .collect();
-    let mut rows = Vec::new();
-    if kinds.configmaps {
-        rows.extend(orphans_in::<ConfigMap>(client, install, namespace, &present, notes).await);
-    }
-    if kinds.secrets {
-        rows.extend(orphans_in::<Secret>(client, install, namespace, &present, notes).await);
-    }
-    let (ours, theirs): (Vec<_>, Vec<_>) = objects
-        .iter()
-        .partition(|o| o.class() == install.cluster_mirror_class);
-    if !theirs.is_empty() {
-        notes.push(format!(
-            "{} ClusterMirror(s) of another class than this install's ({}, \
-             --cluster-mirror-class) are not shown: other installs serve them",
-            theirs.len(),
-            class_words(&install.cluster_mirror_class)
-        ));
-    }
-    for object in ours {
-        let request = Request::of(object);
-        let secret = request.as_ref().is_ok_and(|r| r.kind == SourceKind::Secret);
-        match secret {
-            true if kinds.secrets => {
-                rows.extend(rows_in::<Secret>(client, install, object, request, namespace).await);
-            }
-            false if kinds.configmaps => {
-                rows.extend(
-                    rows_in::<ConfigMap>(client, install, object, request, namespace).await,
-                );
-            }
-            _ => {}
-        }
-    }
-    rows
-}
-
-/// The rows of ClusterMirror `object`, of kind K, in `namespace`.
-async fn rows_in<K: Explained>(
-    client: &Client,
-    install: &Rules,
-    object: &StoredClusterMirror,
-    request: Result<Request, String>,
-    namespace: &NamespaceFacts,
-) -> Vec<Row> {
-    let scene = scene::<K>(client, install, object, request, Some(namespace)).await;
-    in_namespace(&scene, &namespace.name, install, &K::comparison_key())
-}
-
-/// The orphans of kind K in `namespace`: copies of ClusterMirrors that
-/// are not among `present`.
-async fn orphans_in<K: Explained>(
-    client: &Client,
-    install: &Rules,
-    namespace: &NamespaceFacts,
-    present: &BTreeSet<String>,
-    notes: &mut Vec<String>,
-) -> Vec<Row> {
-    let api: Api<K> = Api::namespaced(client.clone(), &namespace.name);
-    let labelled = ListParams::default().labels(CLUSTER_MIRROR_LABEL);
-    match api.list_metadata(&labelled).await {
-        Ok(list) => {
-            let copies: Vec<_> = list.items.into_iter().map(|copy| copy.metadata).collect();
-            orphan_rows(K::NAME, &copies, install, present)
-        }
-        Err(error) => {
-            notes.push(format!(
-                "cannot list the {}s of ClusterMirrors here, so orphans are not shown: {}",
-                K::NAME,
-                why(error)
-            ));
-            Vec::new()
-        }
-    }
 }
 
 /// Explains a copy carrying the label of ClusterMirror `cluster_mirror`:
@@ -378,17 +314,18 @@ pub async fn copy_of<K: Explained>(
     }
     let request = Request::of(&object);
     if let Ok(request) = &request
-        && request.kind != K::SOURCE_KIND
+        && request.copy_kind() != K::SOURCE_KIND
     {
         let detail = format!(
-            "its ClusterMirror copies a {} now: the controller removes it",
-            request.kind
+            "its ClusterMirror's copies are {}s now: the controller removes it",
+            request.copy_kind()
         );
         report.rows.push(row(Verdict::Unwanted, detail));
         return report;
     }
+    let key = comparison_key::<K>(&request);
     let scene = scene::<K>(client, install, &object, request, Some(&facts)).await;
-    let rows = in_namespace(&scene, &namespace, install, &K::comparison_key());
+    let rows = in_namespace(&scene, &namespace, install, &key);
     report.rows.extend(
         rows.into_iter()
             .filter(|row| row.name == name || row.verdict == Verdict::CannotRead),

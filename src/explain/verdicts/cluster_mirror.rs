@@ -36,6 +36,11 @@ pub struct ClusterMirrorScene<K> {
     /// The status it holds: its conditions' transition times are kept.
     pub stored: Option<ClusterMirrorStatus>,
     pub source: Read<Option<K>>,
+    /// For a Secret whose keys are published as ConfigMaps
+    /// (`target.kind: ConfigMap`): the Secret as read, which is checked as
+    /// the controller checks it; `source` then holds the ConfigMap that
+    /// publishes its keys.
+    pub published: Option<Read<Option<Secret>>>,
     /// The namespaces looked at (every one, or the one explained), less
     /// those being deleted, which the controller no longer writes to.
     pub namespaces: Read<Vec<NamespaceFacts>>,
@@ -79,26 +84,9 @@ pub fn explain_cluster_mirror<K: Explained>(
         return finish(scene, None, Some(&blocked), Tally::default(), vec![], now);
     };
     let source = &scene.source;
-    let allowed = rules
-        .cluster_mirror_sources
-        .contains(&request.source_namespace);
-    let blocked = match source {
-        _ if !rules.kinds.contains(&K::NAME) => Some(match K::NAME {
-            "Secret" => Blocked::SecretsDisabled,
-            kind => Blocked::InvalidSpec(format!("spec.source.kind {kind:?} is not mirrored")),
-        }),
-        Err(why) if allowed => {
-            return unread(scene, request, format!("cannot read its source: {why}"));
-        }
-        Err(_) => request.blocked::<K>(false, None, &K::source_rules(rules), &[]),
-        Ok(source) => request
-            .blocked(
-                allowed,
-                source.as_ref(),
-                &K::source_rules(rules),
-                &rules.install.reserved_names,
-            )
-            .or_else(|| request.keys_missing(source.as_ref()?).err()),
+    let blocked = match source_blocked(scene, request, rules) {
+        Ok(blocked) => blocked,
+        Err(why) => return unread(scene, request, format!("cannot read its source: {why}")),
     };
     let (namespaces, at_name, copies) = match (&scene.namespaces, &scene.at_name, &scene.copies) {
         (Ok(namespaces), Ok(at_name), Ok(copies)) => (namespaces, at_name, copies),
@@ -124,6 +112,47 @@ pub fn explain_cluster_mirror<K: Explained>(
     };
     let (tally, rows) = namespace_rows(request, bound.as_ref(), blocked.as_ref(), seen, rules, key);
     finish(scene, Some(request), blocked.as_ref(), tally, rows, now)
+}
+
+/// What stops the whole request before any namespace is looked at, as
+/// the controller decides it from the source read (for a Secret whose
+/// keys are published, from the Secret itself); an error when the source
+/// could not be read from an allowed namespace.
+fn source_blocked<K: Explained>(
+    scene: &ClusterMirrorScene<K>,
+    request: &Request,
+    rules: &Rules,
+) -> Result<Option<Blocked>, String> {
+    let allowed = rules
+        .cluster_mirror_sources
+        .contains(&request.source_namespace);
+    let reserved = &rules.install.reserved_names;
+    if let Some(secret) = &scene.published {
+        return match secret {
+            _ if !rules.kinds.contains(&Secret::NAME) => Ok(Some(Blocked::SecretsDisabled)),
+            Err(why) if allowed => Err(why.clone()),
+            Err(_) => Ok(request.blocked::<Secret>(false, None, &Secret::source_rules(rules), &[])),
+            Ok(secret) => Ok(request
+                .blocked(
+                    allowed,
+                    secret.as_ref(),
+                    &Secret::source_rules(rules),
+                    reserved,
+                )
+                .or_else(|| request.keys_missing(secret.as_ref()?).err())),
+        };
+    }
+    match &scene.source {
+        _ if !rules.kinds.contains(&K::NAME) => Ok(Some(match K::NAME {
+            "Secret" => Blocked::SecretsDisabled,
+            kind => Blocked::InvalidSpec(format!("spec.source.kind {kind:?} is not mirrored")),
+        })),
+        Err(why) if allowed => Err(why.clone()),
+        Err(_) => Ok(request.blocked::<K>(false, None, &K::source_rules(rules), &[])),
+        Ok(source) => Ok(request
+            .blocked(allowed, source.as_ref(), &K::source_rules(rules), reserved)
+            .or_else(|| request.keys_missing(source.as_ref()?).err())),
+    }
 }
 
 fn source_key(request: &Request) -> String {

@@ -15,7 +15,14 @@ pub(super) fn compare<K: Explained>(
     rules: &Rules,
     key: &K::DigestKey,
 ) -> (Verdict, String) {
-    let actual = match K::KEYED {
+    // A ConfigMap that publishes a Secret's keys is keyed as the Secret's
+    // copies are.
+    let keyed = K::KEYED.or_else(|| {
+        annotation(desired.meta(), CHECKSUM_ANNOTATION)
+            .is_some_and(|checksum| checksum.starts_with(KEYED_KEYS_CHECKSUM_PREFIX))
+            .then_some(KEYED_KEYS_CHECKSUM_PREFIX)
+    });
+    let actual = match keyed {
         Some(prefix) => with_checksum_assumed(actual, source, prefix, key),
         None => actual.clone(),
     };
@@ -29,7 +36,7 @@ pub(super) fn compare<K: Explained>(
             Verdict::NameTaken,
             format!("the name is taken by {}; it is left untouched", whose(actual.meta(), rules)),
         ),
-        Ok(Write::Nothing) if K::KEYED.is_some() => (
+        Ok(Write::Nothing) if keyed.is_some() => (
             Verdict::InSyncUnverified,
             "in sync: unknown (keyed): its content and metadata are the source's; its checksum is keyed with the install's digest key, which explain does not read".into(),
         ),
@@ -47,7 +54,7 @@ pub(super) fn compare<K: Explained>(
                 source_s_own_mirror(actual.meta())
             ),
         ),
-        Ok(Write::Replace { why, .. }) => match (K::KEYED.is_some(), content_same, why) {
+        Ok(Write::Replace { why, .. }) => match (keyed.is_some(), content_same, why) {
             (true, false, _) => (
                 Verdict::Differs,
                 "its content is not the source's".into(),

@@ -1,4 +1,5 @@
 use super::*;
+use crate::test_fixtures::NO_KEY;
 
 use crate::test_fixtures::{SUFFIX, mk_desired_companion, mk_source};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -21,7 +22,7 @@ fn a_deleted_source_wakes_the_prune_of_its_companion() {
 #[test]
 fn a_completed_list_asks_for_a_resync_and_its_objects_wake_nothing_alone() {
     let source = mk_source("colors", &[]);
-    let companion = mk_desired_companion(&source, &()).unwrap();
+    let companion = mk_desired_companion(&source, &NO_KEY).unwrap();
     assert!(source_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, &CopyIndex::default()).resync);
     assert!(copy_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, None).resync);
     assert_eq!(
@@ -37,7 +38,7 @@ fn a_completed_list_asks_for_a_resync_and_its_objects_wake_nothing_alone() {
 #[test]
 fn a_deleted_companion_wakes_the_sync_of_its_source() {
     let source = mk_source("colors", &[]);
-    let companion = mk_desired_companion(&source, &()).unwrap();
+    let companion = mk_desired_companion(&source, &NO_KEY).unwrap();
     let wake = copy_wakeups(&Event::Delete(companion), SUFFIX, None);
     assert_eq!(
         wake.sync,
@@ -198,6 +199,14 @@ fn a_changed_source_wakes_the_cluster_mirrors_that_copy_it() {
         cluster_mirror("colors", "ns/colors"),
         cluster_mirror("other-ca", "elsewhere/ca"),
     ];
-    assert_eq!(cluster_mirrors_copying(&served, "ns", "ca"), ["corp-ca"]);
-    assert!(cluster_mirrors_copying(&served, "ns", "gone").is_empty());
+    let configmap = SourceKind::ConfigMap;
+    assert_eq!(
+        cluster_mirrors_copying(&served, configmap, "ns", "ca"),
+        ["corp-ca"]
+    );
+    assert!(cluster_mirrors_copying(&served, configmap, "ns", "gone").is_empty());
+    assert!(
+        cluster_mirrors_copying(&served, SourceKind::Secret, "ns", "ca").is_empty(),
+        "a Secret of that name is another source"
+    );
 }

@@ -1,5 +1,6 @@
 //! What a kind's loops know of the ClusterMirrors: the shared cache of
-//! their requests, this kind's cache of the objects they may copy, and
+//! their requests, this kind's cache of the objects they may copy (and,
+//! for the ConfigMap loop, the Secrets whose keys it may publish), and
 //! which namespaces none of them writes into.
 
 use std::{
@@ -8,6 +9,8 @@ use std::{
     time::Instant,
 };
 
+use k8s_openapi::api::core::v1::Secret;
+
 use crate::{
     api::{ClusterMirrorStatus, SourceKind, StoredClusterMirror},
     cluster::cluster_mirrors::ClusterMirrors,
@@ -15,12 +18,17 @@ use crate::{
     decisions::cluster_mirror::{Request, standing::Standing},
     decisions::consent::Consent,
     kind::MirroredKind,
+    kind::secret::{SecretSourceRules, SharedDigestKey},
     reconcile::pending::PendingScopes,
 };
 
 pub struct ClusterMirrorCaches<K: MirroredKind> {
     pub mirrors: ClusterMirrors,
     pub sources: ClusterSources<K>,
+    /// The Secrets this kind's copies may publish the keys of
+    /// (`target.kind: ConfigMap`): for the ConfigMap loop of an install
+    /// that mirrors Secrets too; None otherwise.
+    pub published: Option<PublishedSecrets>,
     /// The protected namespaces and the allowed source namespaces.
     pub consent: Consent,
     /// Kinds this install does not mirror, whose ClusterMirrors this
@@ -38,6 +46,17 @@ pub struct ClusterMirrorCaches<K: MirroredKind> {
     /// Per ClusterMirror: where its copies stood after its last full
     /// comparison, for a narrower one to build on.
     standing: Mutex<HashMap<String, Standing>>,
+}
+
+/// What the ConfigMap loop reads to publish Secrets' keys: the Secrets
+/// ClusterMirrors may copy (the Secret loop's cache, shared), the
+/// install's key, under which such a copy's checksum is keyed, and which
+/// Secrets are never sources (its own key among them).
+#[derive(Clone)]
+pub struct PublishedSecrets {
+    pub sources: ClusterSources<Secret>,
+    pub key: SharedDigestKey,
+    pub rules: SecretSourceRules,
 }
 
 /// Which ClusterMirrors an install serves (`--cluster-mirror-class`), and
@@ -62,6 +81,7 @@ impl<K: MirroredKind> ClusterMirrorCaches<K> {
     pub fn new(
         mirrors: ClusterMirrors,
         sources: ClusterSources<K>,
+        published: Option<PublishedSecrets>,
         consent: Consent,
         reports_for: Vec<SourceKind>,
         install: InstallClass,
@@ -69,6 +89,7 @@ impl<K: MirroredKind> ClusterMirrorCaches<K> {
         ClusterMirrorCaches {
             mirrors,
             sources,
+            published,
             consent,
             reports_for,
             install,
@@ -92,8 +113,8 @@ impl<K: MirroredKind> ClusterMirrorCaches<K> {
         };
     }
 
-    /// Whether this kind's loop reconciles ClusterMirrors of `kind`.
-    /// A ClusterMirror whose kind is neither (None: one this controller
+    /// Whether this kind's loop reconciles ClusterMirrors whose copies are
+    /// of `kind`. A ClusterMirror whose kind is neither (None: one this controller
     /// does not know) is reported on by the ConfigMap loop.
     pub fn serves(&self, kind: Option<SourceKind>) -> bool {
         match kind {
@@ -111,7 +132,7 @@ impl<K: MirroredKind> ClusterMirrorCaches<K> {
 
     /// Whether this kind's loop reconciles `request`: of its class and kind.
     pub fn serves_request(&self, request: &Request) -> bool {
-        request.served_by(&self.install.class) && self.serves(Some(request.kind))
+        request.served_by(&self.install.class) && self.serves(Some(request.copy_kind()))
     }
 
     pub(super) fn reported(&self) -> MutexGuard<'_, HashMap<String, Reported>> {

@@ -160,7 +160,7 @@ pub fn status_written<K: MirroredKind>(
     ctx: &Context<K>,
 ) -> Option<String> {
     let object = cluster_mirrors.mirrors.store.get(&ObjectRef::new(name))?;
-    if !cluster_mirrors.serves_class(&object) || !cluster_mirrors.serves(object.source_kind()) {
+    if !cluster_mirrors.serves_class(&object) || !cluster_mirrors.serves(object.copy_kind()) {
         return None;
     }
     if !ctx.is_leading() {

@@ -21,7 +21,11 @@ use crate::{
     reconcile::source_read::Source,
 };
 
-use super::{caches::ClusterMirrorCaches, suspended};
+use super::{
+    caches::ClusterMirrorCaches,
+    source::{cached_source, copies_key},
+    suspended,
+};
 
 /// What one reconcile found.
 #[derive(Debug, Default)]
@@ -82,7 +86,7 @@ pub async fn sync<K: MirroredKind>(
         Ok(found) => found,
         Err(why) => return Ok(blocked(&request, why, cluster_mirrors, ctx).await),
     };
-    let key = K::current_key(&ctx.digest_key).ok_or(Error::NoDigestKey)?;
+    let key = copies_key(&request, cluster_mirrors, ctx).ok_or(Error::NoDigestKey)?;
     let bound = request.bound_source(cached.as_ref());
     let uid = cached.meta().uid.clone().unwrap_or_default();
     let source = Source::requested(&bound, key, uid, &request.shape, request.form);
@@ -119,33 +123,6 @@ pub async fn sync<K: MirroredKind>(
     Ok(found)
 }
 
-/// The request's source as cached, and the exact keys of
-/// `spec.target.keys` it lacks; else what blocks the whole request.
-fn cached_source<K: MirroredKind>(
-    request: &Request,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
-    ctx: &Context<K>,
-) -> Result<(std::sync::Arc<K>, Vec<String>), Blocked> {
-    let cached = cluster_mirrors
-        .sources
-        .get(&request.source_namespace, &request.source_name);
-    let allowed = cluster_mirrors.sources.allows(&request.source_namespace);
-    let keys = cached.as_deref().map(|source| request.keys_missing(source));
-    let why_blocked = request
-        .blocked(
-            allowed,
-            cached.as_deref(),
-            &ctx.source_rules,
-            &ctx.install.reserved_names,
-        )
-        .or_else(|| keys.as_ref()?.as_ref().err().cloned());
-    match (why_blocked, cached, keys) {
-        (None, Some(cached), Some(Ok(missing))) => Ok((cached, missing)),
-        // A missing source is blocked: the second arm never falls back.
-        (why, ..) => Err(why.unwrap_or(Blocked::SourceNotFound)),
-    }
-}
-
 /// The request `object` makes of this kind's loop; else what its
 /// reconcile finds: a spec that does not read or asks for what this
 /// install never writes, or a kind this loop does not copy.
@@ -174,18 +151,23 @@ async fn served_request<K: MirroredKind>(
     if let Some(why) = refused {
         return invalid(why);
     }
-    if request.kind != K::SOURCE_KIND {
-        return match request.kind {
-            SourceKind::Secret => Err(Box::new(
-                blocked(&request, Blocked::SecretsDisabled, cluster_mirrors, ctx).await,
-            )),
-            // Reached by no loop (`ClusterMirrorCaches::serves`); kept, as
-            // `SecretsDisabled` would be false of any other kind.
-            kind => invalid(format!(
-                "spec.source.kind {:?} is not mirrored",
-                kind.as_str()
-            )),
-        };
+    // A Secret's copies, or its keys published, while Secrets are not
+    // mirrored: reported by the ConfigMap loop.
+    let secrets_off = request.kind == SourceKind::Secret
+        && (request.copy_kind() != K::SOURCE_KIND
+            || (request.publishes_secret() && cluster_mirrors.published.is_none()));
+    if secrets_off {
+        return Err(Box::new(
+            blocked(&request, Blocked::SecretsDisabled, cluster_mirrors, ctx).await,
+        ));
+    }
+    if request.copy_kind() != K::SOURCE_KIND {
+        // Reached by no loop (`ClusterMirrorCaches::serves`); kept, as
+        // `SecretsDisabled` would be false of any other kind.
+        return invalid(format!(
+            "spec.source.kind {:?} is not mirrored",
+            request.kind.as_str()
+        ));
     }
     Ok(request)
 }

@@ -197,7 +197,7 @@ impl<'a> ClusterMirrorClaims<'a> {
             // Only this install's class: another install's ClusterMirror is
             // that install's to write, and takes no name from this one.
             .filter(|request| {
-                request.kind == K::SOURCE_KIND
+                request.copy_kind() == K::SOURCE_KIND
                     && request.target_name == name
                     && request.served_by(&cluster_mirrors.install.class)
             })

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use configmap_mirror::{
     contract::{self, CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME},
-    kind::{MirroredKind, secret::SecretDigestKey},
+    kind::{MirroredKind, configmap::ConfigMapDigestKey, secret::SecretDigestKey},
 };
 use k8s_openapi::{
     ByteString,
@@ -78,7 +78,9 @@ impl TestKind for ConfigMap {
             && self.immutable.unwrap_or(false) == other.immutable.unwrap_or(false)
     }
 
-    async fn digest_key(_: &Objects<'_, Self>) {}
+    async fn digest_key(_: &Objects<'_, Self>) -> ConfigMapDigestKey {
+        ConfigMapDigestKey::PLAIN
+    }
 }
 
 /// Where a namespaced controller keeps its key: its own namespace.

@@ -27,9 +27,9 @@ fn a_list_with_an_unreadable_clustermirror_still_reads_every_one() {
     };
     let why = &newer.spec.as_ref().unwrap_err().why;
     assert!(why.starts_with("spec: ") && why.contains("Job"), "{why}");
-    assert_eq!(newer.source_kind(), None, "a kind it does not know");
+    assert_eq!(newer.copy_kind(), None, "a kind it does not know");
     assert_eq!(good.spec.as_ref().unwrap().source.name, "colors");
-    assert_eq!(good.source_kind(), Some(SourceKind::ConfigMap));
+    assert_eq!(good.copy_kind(), Some(SourceKind::ConfigMap));
 }
 
 #[test]
@@ -45,7 +45,7 @@ fn an_unreadable_spec_still_says_its_class_kind_and_deletion_policy() {
     }));
     assert!(object.spec.is_err(), "the source has no name");
     assert_eq!(object.class(), "platform");
-    assert_eq!(object.source_kind(), Some(SourceKind::Secret));
+    assert_eq!(object.copy_kind(), Some(SourceKind::Secret));
     assert_eq!(object.deletion_policy(), DeletionPolicy::Orphan);
     let bare = stored(json!({"metadata": {}, "spec": {"className": 7, "source": {}}}));
     assert_eq!(bare.class(), "", "a class that is no string names none");
@@ -79,7 +79,7 @@ fn a_field_this_version_does_not_know_makes_the_spec_unreadable() {
         let why = &object.spec.as_ref().unwrap_err().why;
         assert!(why.contains(&format!("unknown field `{field}`")), "{why}");
         assert_eq!(object.class(), "platform");
-        assert_eq!(object.source_kind(), Some(SourceKind::Secret));
+        assert_eq!(object.copy_kind(), Some(SourceKind::Secret));
     }
 }
 
@@ -122,4 +122,24 @@ fn its_resource_is_the_clustermirror_s() {
         ClusterMirror::api_version(&())
     );
     assert_eq!(StoredClusterMirror::kind(&()), "ClusterMirror");
+}
+
+#[test]
+fn a_secret_published_as_configmaps_is_copied_as_a_configmap() {
+    let published = stored(json!({
+        "metadata": {"name": "corp-ca"},
+        "spec": {
+            "source": {"kind": "Secret", "namespace": "ns", "name": "corp-tls"},
+            "target": {"namespaceSelector": {}, "kind": "ConfigMap", "keys": [{"key": "ca.crt"}]},
+        },
+    }));
+    assert_eq!(published.copy_kind(), Some(SourceKind::ConfigMap));
+    let copied = stored(json!({
+        "metadata": {"name": "corp-tls"},
+        "spec": {
+            "source": {"kind": "Secret", "namespace": "ns", "name": "corp-tls"},
+            "target": {"namespaceSelector": {}, "kind": "Secret"},
+        },
+    }));
+    assert_eq!(copied.copy_kind(), Some(SourceKind::Secret));
 }

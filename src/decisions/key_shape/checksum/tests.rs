@@ -11,8 +11,9 @@ use crate::decisions::cache_form::{
     CachedCopy, copy_from_cache, key_digests::shaped_source_hash, slim_cluster_source, slim_copy,
     slim_source, source_checksum,
 };
-use crate::decisions::key_shape::content::{secret_as_configmap, shaped_content};
-use crate::kind::{SourceId, secret::SecretDigestKey};
+use crate::decisions::key_shape::content::{secret_published, shaped_content};
+use crate::kind::{SourceId, configmap::ConfigMapDigestKey, secret::SecretDigestKey};
+use crate::test_fixtures::NO_KEY;
 use crate::test_fixtures::{mk_full_source, mk_map, mk_secret_source};
 
 fn key() -> SecretDigestKey {
@@ -100,7 +101,7 @@ fn the_cached_form_gives_what_the_full_source_gives() {
         Some(shaped_copy_hash_of(&source, &shape, CopyForm::default()))
     );
     assert_eq!(
-        source_checksum(&slim, &()),
+        source_checksum(&slim, &NO_KEY),
         content_checksum(&source),
         "the plain one too"
     );
@@ -240,17 +241,17 @@ fn a_shaped_copy_compares_in_sync_from_the_caches() {
     slim_copy(&mut slim);
     let id = SourceId::of(&source.metadata);
     assert_eq!(
-        copy_from_cache(&slim).checksum_as_copy_of(&id, &()),
+        copy_from_cache(&slim).checksum_as_copy_of(&id, &NO_KEY),
         checksum
     );
     assert_eq!(
-        CachedCopy::of(&copy).checksum_as_copy_of(&id, &()),
+        CachedCopy::of(&copy).checksum_as_copy_of(&id, &NO_KEY),
         checksum
     );
     let mut edited = copy.clone();
     edited.data = Some(mk_map(&[("a", "edited")]));
     assert_ne!(
-        CachedCopy::of(&edited).checksum_as_copy_of(&id, &()),
+        CachedCopy::of(&edited).checksum_as_copy_of(&id, &NO_KEY),
         checksum
     );
 }
@@ -288,20 +289,38 @@ fn a_secret_s_public_part_as_a_configmap_is_keyed_and_compares_in_sync() {
     let secret = tls_secret("kubernetes.io/tls", "KEY");
     let id = SourceId::of(&secret.metadata);
     let shape = shape("ca.crt=root.pem");
-    let (content, shaped) = secret_as_configmap(&secret, &shape);
-    assert_eq!(content.data, Some(mk_map(&[("root.pem", "CA")])));
-    assert_eq!(shaped.names().collect::<Vec<_>>(), ["root.pem"]);
     let form = CopyForm {
         as_configmap: true,
         copy_type: None,
     };
-    let hash = hash_of(&secret, &shape, form);
-    let checksum = Secret::checksum(&hash, &id, &key()).into_owned();
+    let published = secret_published(&secret, &shape);
+    assert_eq!(published.data, Some(mk_map(&[("ca.crt", "CA")])));
+    assert_eq!(published.binary_data, None, "no other key is held");
+    assert_eq!(published.metadata, secret.metadata);
+    let (content, shaped) = shaped_content(&published, &shape, None);
+    assert_eq!(content.data, Some(mk_map(&[("root.pem", "CA")])));
+    assert_eq!(shaped.names().collect::<Vec<_>>(), ["root.pem"]);
+    // The cached Secret's digests give the hash the full one does.
+    let hash = hash_of(&published, &shape, form);
+    let mut cached = secret.clone();
+    slim_cluster_source(&mut cached);
+    let cached_view = secret_published(&cached, &shape);
+    assert_eq!(cached_view.data, None, "a cached Secret has no values");
+    let from_cache = shaped_source_hash(&cached_view, &shape, form).unwrap();
+    assert_eq!(from_cache.unwrap().hash, hash);
+    let key = ConfigMapDigestKey::of_published_secret(key());
+    let checksum = ConfigMap::checksum(&hash, &id, &key).into_owned();
+    assert!(checksum.starts_with("keys-hmac-sha256:"), "{checksum}");
     let copy = as_copy(content, checksum.clone());
     let mut slim = copy.clone();
     slim_copy(&mut slim);
     assert_eq!(
-        copy_from_cache(&slim).keyed_checksum_as_copy_of(&id, &key()),
+        copy_from_cache(&slim).checksum_as_copy_of(&id, &key),
         checksum
+    );
+    assert_ne!(
+        copy_from_cache(&slim).checksum_as_copy_of(&id, &ConfigMapDigestKey::PLAIN),
+        checksum,
+        "unkeyed, it differs"
     );
 }

@@ -3,6 +3,7 @@ use crate::contract::{MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION};
 use crate::decisions::cache_form::{copy_from_cache, slim_copy};
 use crate::decisions::ownership::{Ownership, ownership};
 use crate::kind::secret::SecretDigestKey;
+use crate::test_fixtures::NO_KEY;
 use crate::test_fixtures::{
     colors_id, mk_binary, mk_companion_of, mk_desired_companion, mk_desired_mirror, mk_full_source,
     mk_map, mk_secret_source, mk_source, source_keys,
@@ -13,7 +14,7 @@ use k8s_openapi::{ByteString, api::core::v1::Secret};
 #[test]
 fn an_up_to_date_companion_needs_no_write() {
     let source = mk_source("colors", &[("a", "1")]);
-    let desired = mk_desired_companion(&source, &()).unwrap();
+    let desired = mk_desired_companion(&source, &NO_KEY).unwrap();
     let mut actual = mk_companion_of(&source);
     actual
         .metadata
@@ -26,7 +27,7 @@ fn an_up_to_date_companion_needs_no_write() {
             &desired,
             &colors_id(),
             &source_keys(),
-            &()
+            &NO_KEY
         ),
         Difference::None
     );
@@ -37,28 +38,28 @@ fn a_changed_source_is_told_apart_from_a_hand_edit() {
     let before = mk_source("colors", &[("a", "1")]);
     let actual = mk_companion_of(&before);
     let after = mk_source("colors", &[("a", "2")]);
-    let desired = mk_desired_companion(&after, &()).unwrap();
+    let desired = mk_desired_companion(&after, &NO_KEY).unwrap();
     assert_eq!(
         difference(
             &CachedCopy::of(&actual),
             &desired,
             &colors_id(),
             &source_keys(),
-            &()
+            &NO_KEY
         ),
         Difference::SourceChanged
     );
 
     let mut edited = mk_companion_of(&before);
     edited.data = Some(mk_map(&[("a", "1"), ("extra", "by hand")]));
-    let desired_before = mk_desired_companion(&before, &()).unwrap();
+    let desired_before = mk_desired_companion(&before, &NO_KEY).unwrap();
     assert_eq!(
         difference(
             &CachedCopy::of(&edited),
             &desired_before,
             &colors_id(),
             &source_keys(),
-            &()
+            &NO_KEY
         ),
         Difference::Drifted
     );
@@ -67,7 +68,7 @@ fn a_changed_source_is_told_apart_from_a_hand_edit() {
 #[test]
 fn edits_to_owned_metadata_count_as_drift() {
     let source = mk_source("colors", &[("a", "1")]);
-    let desired = mk_desired_companion(&source, &()).unwrap();
+    let desired = mk_desired_companion(&source, &NO_KEY).unwrap();
     let edits: Vec<fn(&mut ConfigMap)> = vec![
         |c| {
             c.metadata.annotations = None;
@@ -97,7 +98,7 @@ fn edits_to_owned_metadata_count_as_drift() {
                 &desired,
                 &colors_id(),
                 &source_keys(),
-                &()
+                &NO_KEY
             ),
             Difference::Drifted
         );
@@ -107,7 +108,7 @@ fn edits_to_owned_metadata_count_as_drift() {
 #[test]
 fn merge_restores_owned_fields_and_keeps_foreign_metadata() {
     let source = mk_source("colors", &[("a", "1")]);
-    let desired = mk_desired_companion(&source, &()).unwrap();
+    let desired = mk_desired_companion(&source, &NO_KEY).unwrap();
     let mut actual = mk_companion_of(&source);
     actual.data = Some(mk_map(&[("a", "tampered"), ("extra", "x")]));
     actual.metadata.owner_references = None;
@@ -131,7 +132,7 @@ fn merge_restores_owned_fields_and_keeps_foreign_metadata() {
             &desired,
             &colors_id(),
             &source_keys(),
-            &()
+            &NO_KEY
         ),
         Difference::None
     );
@@ -143,12 +144,12 @@ fn an_immutable_companion_with_other_content_must_be_recreated() {
     source.immutable = Some(true);
     let actual = mk_companion_of(&source);
     source.data = Some(mk_map(&[("a", "2")]));
-    let desired = mk_desired_companion(&source, &()).unwrap();
+    let desired = mk_desired_companion(&source, &NO_KEY).unwrap();
     assert!(needs_recreate(
         &CachedCopy::of(&actual),
         &desired,
         &colors_id(),
-        &()
+        &NO_KEY
     ));
 
     let mut metadata_only = actual.clone();
@@ -157,16 +158,16 @@ fn an_immutable_companion_with_other_content_must_be_recreated() {
     unchanged.immutable = Some(true);
     assert!(!needs_recreate(
         &CachedCopy::of(&metadata_only),
-        &mk_desired_companion(&unchanged, &()).unwrap(),
+        &mk_desired_companion(&unchanged, &NO_KEY).unwrap(),
         &colors_id(),
-        &()
+        &NO_KEY
     ));
 }
 
 #[test]
 fn a_mirror_whose_source_annotations_were_edited_has_drifted() {
     let source = mk_source("colors", &[("a", "1")]);
-    let desired = mk_desired_mirror(&source, "team-a", &()).unwrap();
+    let desired = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
     let mut actual = desired.clone();
     actual
         .metadata
@@ -179,7 +180,7 @@ fn a_mirror_whose_source_annotations_were_edited_has_drifted() {
             &desired,
             &colors_id(),
             &source_keys(),
-            &()
+            &NO_KEY
         ),
         Difference::Drifted
     );
@@ -189,7 +190,7 @@ fn a_mirror_whose_source_annotations_were_edited_has_drifted() {
             &desired,
             &colors_id(),
             &source_keys(),
-            &()
+            &NO_KEY
         ),
         Difference::None
     );
@@ -198,20 +199,26 @@ fn a_mirror_whose_source_annotations_were_edited_has_drifted() {
 #[test]
 fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
     let source = mk_full_source(&[("a", "1")]);
-    let desired = mk_desired_companion(&source, &()).unwrap();
+    let desired = mk_desired_companion(&source, &NO_KEY).unwrap();
     let mut slim = mk_companion_of(&source);
     slim_copy(&mut slim);
     let cached = copy_from_cache(&slim);
     assert_eq!(
-        difference(&cached, &desired, &colors_id(), &source_keys(), &()),
+        difference(&cached, &desired, &colors_id(), &source_keys(), &NO_KEY),
         Difference::None
     );
-    assert_eq!(ownership(&cached, &colors_id(), &()), Ownership::Ours);
+    assert_eq!(ownership(&cached, &colors_id(), &NO_KEY), Ownership::Ours);
 
     let changed = mk_full_source(&[("a", "2")]);
-    let desired_changed = mk_desired_companion(&changed, &()).unwrap();
+    let desired_changed = mk_desired_companion(&changed, &NO_KEY).unwrap();
     assert_eq!(
-        difference(&cached, &desired_changed, &colors_id(), &source_keys(), &()),
+        difference(
+            &cached,
+            &desired_changed,
+            &colors_id(),
+            &source_keys(),
+            &NO_KEY
+        ),
         Difference::SourceChanged
     );
     let merged = merge_onto(&cached, &desired_changed, &source_keys());
@@ -230,7 +237,7 @@ fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
     );
     assert_eq!(merged.metadata.labels, desired.metadata.labels);
 
-    let mut edited = mk_desired_companion(&source, &()).unwrap();
+    let mut edited = mk_desired_companion(&source, &NO_KEY).unwrap();
     edited.data = Some(mk_map(&[("a", "tampered")]));
     slim_copy(&mut edited);
     assert_eq!(
@@ -239,7 +246,7 @@ fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
             &desired,
             &colors_id(),
             &source_keys(),
-            &()
+            &NO_KEY
         ),
         Difference::Drifted
     );
