@@ -2,9 +2,9 @@
 //! `excludeKeys` choose, rename and exclude; a change of a key no copy
 //! holds writes nothing; a Secret's type that the keys would break stalls
 //! the ClusterMirror unless it asks for an Opaque copy; an exact key the
-//! source lacks is a failure of each copy, written without it; a Secret's
-//! chosen keys are published as a ConfigMap. A Secret's values are never
-//! printed: the tests compare keys and checksums.
+//! source lacks is a failure of each copy, written without it (a Secret's
+//! keys published as a ConfigMap: `published`). A Secret's values are
+//! never printed: the tests compare keys and checksums.
 
 use std::collections::BTreeSet;
 
@@ -232,35 +232,6 @@ async fn a_secret_copy_that_would_break_its_type_stalls_the_clustermirror_unless
     .unwrap_or_else(|e| panic!("{e:#}"));
     holding(&world, &prod, "cert", &["tls.crt", "tls.key"]).await;
     clean_up(world, &["ca"]).await;
-}
-
-/// `spec.target.kind: ConfigMap`: a TLS Secret's `ca.crt` published as a
-/// ConfigMap that holds that key alone, its checksum keyed as a Secret
-/// copy's; no Secret is copied.
-#[tokio::test]
-async fn a_tls_secret_s_ca_is_published_as_a_configmap_holding_only_ca_crt() {
-    let world = super::world::<Secret>("cs-public").await;
-    let data = [("tls.crt", "crt"), ("tls.key", "key"), ("ca.crt", "ca")];
-    let mut tls = Secret::with_data("cert", &data, false);
-    tls.type_ = Some("kubernetes.io/tls".into());
-    world.objects().create(&tls).await;
-    let prod = world.namespace("prod", false, &[("env", "prod")]).await;
-    let target = json!({"kind": "ConfigMap", "keys": [{"key": "ca.crt"}]});
-    create_with(&world, "public", spec_with(&world, "cert", target)).await;
-    ready(&world, "public", "Synced").await;
-    let configmaps: Api<ConfigMap> = Api::namespaced(world.scene.client.clone(), &prod);
-    let published = configmaps.get_opt("cert").await.expect("get");
-    let published = published.expect("the published ConfigMap");
-    assert_eq!(keys_of(&published), BTreeSet::from(["ca.crt".to_owned()]));
-    let annotations = published.metadata.annotations.unwrap_or_default();
-    let checksum = annotations.get(CHECKSUM_ANNOTATION);
-    assert!(
-        checksum.is_some_and(|c| c.starts_with(KEYED_KEYS_CHECKSUM_PREFIX)),
-        "keyed: {checksum:?}"
-    );
-    assert_eq!(published.data.unwrap_or_default()["ca.crt"], "ca");
-    world.no_mirror(&prod, "cert").await;
-    clean_up(world, &["public"]).await;
 }
 
 /// The CRD allows 100 entries in each list: a spec of 60 keys and 60
