@@ -22,6 +22,9 @@ pub const MAX_NAME_LEN: usize = 253;
 pub const MIRROR_OF_ANNOTATION: &str = "workshop.io/mirror-of";
 /// On a mirror: the uid of its source.
 pub const MIRROR_OF_UID_ANNOTATION: &str = "workshop.io/mirror-of-uid";
+/// On a source: the name of its mirrors in other namespaces (absent: the
+/// source's own name). Its companion keeps `<name><suffix>`.
+pub const MIRROR_NAME_ANNOTATION: &str = "workshop.io/mirror-name";
 /// On every copy: the source selector of the install that wrote it. Two
 /// installs with different selectors share the managed-by label; each
 /// prunes only its own copies.
@@ -263,6 +266,10 @@ pub fn cluster_mirror_of(meta: &ObjectMeta) -> Option<&str> {
 /// (`owner=helm`), in either kind: such an object is never a source, and
 /// the sources' cache keeps this label to tell.
 pub const HELM_STORAGE_LABEL: (&str, &str) = ("owner", "helm");
+/// The name prefix of Helm's release records, which its storage drivers
+/// also find by [`HELM_STORAGE_LABEL`]: Helm reads a ConfigMap or Secret so
+/// named, or so labeled, as the record of a release in its namespace.
+pub const HELM_RELEASE_NAME_PREFIX: &str = "sh.helm.release.v1.";
 /// The label by which Helm 2's Tiller finds its release records: the same
 /// rule as [`HELM_STORAGE_LABEL`], for clusters that still hold them.
 pub const TILLER_STORAGE_LABEL: (&str, &str) = ("OWNER", "TILLER");
