@@ -36,6 +36,7 @@ use crate::{
     decisions::desired_copy::{Asked, Refusal, annotated_shape, desired, never_a_source},
     decisions::install::Install,
     decisions::key_shape::checksum::CopyForm,
+    decisions::mirror_name::mirror_name,
     decisions::ownership::{claimed_source, outranked_mirror},
     decisions::patterns,
     decisions::plan::{self, Difference, NameTaken, Write},
