@@ -22,6 +22,9 @@ pub const MAX_NAME_LEN: usize = 253;
 pub const MIRROR_OF_ANNOTATION: &str = "workshop.io/mirror-of";
 /// On a mirror: the uid of its source.
 pub const MIRROR_OF_UID_ANNOTATION: &str = "workshop.io/mirror-of-uid";
+/// On a source: the name of its mirrors in other namespaces (absent: the
+/// source's own name). Its companion keeps `<name><suffix>`.
+pub const MIRROR_NAME_ANNOTATION: &str = "workshop.io/mirror-name";
 /// On every copy: the source selector of the install that wrote it. Two
 /// installs with different selectors share the managed-by label; each
 /// prunes only its own copies.
@@ -263,6 +266,10 @@ pub fn cluster_mirror_of(meta: &ObjectMeta) -> Option<&str> {
 /// (`owner=helm`), in either kind: such an object is never a source, and
 /// the sources' cache keeps this label to tell.
 pub const HELM_STORAGE_LABEL: (&str, &str) = ("owner", "helm");
+/// The name prefix of Helm's release records, which its storage drivers
+/// also find by [`HELM_STORAGE_LABEL`]: Helm reads a ConfigMap or Secret so
+/// named, or so labeled, as the record of a release in its namespace.
+pub const HELM_RELEASE_NAME_PREFIX: &str = "sh.helm.release.v1.";
 /// The label by which Helm 2's Tiller finds its release records: the same
 /// rule as [`HELM_STORAGE_LABEL`], for clusters that still hold them.
 pub const TILLER_STORAGE_LABEL: (&str, &str) = ("OWNER", "TILLER");
@@ -276,38 +283,7 @@ pub fn helm_storage_label(meta: &ObjectMeta) -> Option<(&'static str, &'static s
         .find(|(key, value)| labels.get(*key).is_some_and(|v| v == value))
 }
 
-/// The reasons of the Warning Events, one per condition a person must act
-/// on (see `error`). Alerts match on them: they never change.
-pub mod warning {
-    pub const COMPANION_NAME_TOO_LONG: &str = "CompanionNameTooLong";
-    pub const SOURCE_NOT_COPYABLE: &str = "SourceNotCopyable";
-    pub const COMPANION_NAME_TAKEN: &str = "CompanionNameTaken";
-    pub const MIRROR_NAME_TAKEN: &str = "MirrorNameTaken";
-    pub const INVALID_MIRROR_TARGETS: &str = "InvalidMirrorTargets";
-    pub const INVALID_COPY_LIST: &str = "InvalidCopyList";
-    pub const MIRROR_NAME_RESERVED: &str = "MirrorNameReserved";
-    /// A source asks for a protected namespace that consents.
-    pub const MIRROR_NAMESPACE_PROTECTED: &str = "MirrorNamespaceProtected";
-    /// On a Namespace: its `workshop.io/accept-mirrors-from` cannot be read.
-    pub const INVALID_ACCEPT_MIRRORS_FROM: &str = "InvalidAcceptMirrorsFrom";
-    pub const COPY_CONTESTED: &str = "CopyContested";
-    /// Raised for mirrors too: named before there were mirrors.
-    pub const COMPANION_REJECTED: &str = "CompanionRejected";
-    /// Raised for mirrors too: named before there were mirrors.
-    pub const COMPANION_FORBIDDEN: &str = "CompanionForbidden";
-    pub const COPY_KEY_REFUSED: &str = "CopyKeyRefused";
-    /// On a ClusterMirror: another install of the same class wrote its status.
-    pub const CLUSTER_MIRROR_CLASS_CONFLICT: &str = "ClusterMirrorClassConflict";
-    /// On a copy whose ClusterMirror is gone without its deletion having
-    /// been seen: it is kept, as an orphan. Once per ClusterMirror name.
-    pub const CLUSTER_MIRROR_COPY_ORPHANED: &str = "CopyOrphaned";
-    /// The keys copied leave out one the Secret's type requires (also `Ready`'s reason).
-    pub const KEYS_BREAK_TYPE: &str = "KeysBreakType";
-    /// An exact key to copy is not in the source (also a ClusterMirror failure).
-    pub const KEY_MISSING: &str = "KeyMissing";
-    /// A source's `workshop.io/mirror-keys` cannot be read: no copy changes.
-    pub const INVALID_MIRROR_KEYS: &str = "InvalidMirrorKeys";
-}
+pub mod warning;
 
 /// What a copy is to its source: the companion in its namespace, or a
 /// mirror in another.

@@ -14,6 +14,7 @@ pub(crate) mod desired_copy;
 pub(crate) mod install;
 pub(crate) mod key_secret;
 pub(crate) mod key_shape;
+pub(crate) mod mirror_name;
 pub(crate) mod names;
 pub(crate) mod owner_ref;
 pub(crate) mod ownership;

@@ -52,8 +52,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::{
     contract::{
         CHECKSUM_ANNOTATION, COPY_ANNOTATIONS_ANNOTATION, COPY_LABELS_ANNOTATION, MANAGED_BY_LABEL,
-        MANAGER_NAME, MIRROR_KEYS_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, helm_storage_label,
-        install::INSTALL_OWNED_LABEL,
+        MANAGER_NAME, MIRROR_KEYS_ANNOTATION, MIRROR_NAME_ANNOTATION, SOURCE_SELECTOR_ANNOTATION,
+        helm_storage_label, install::INSTALL_OWNED_LABEL,
     },
     decisions::carried::{self, Lists},
     decisions::key_shape::checksum::copy_content_hash,
@@ -72,8 +72,9 @@ const CACHED_HASH_KEY: &str = " cached content hash";
 
 /// The annotations of a source that its reconcile reads, besides those its
 /// lists select.
-const SOURCE_ANNOTATIONS: [&str; 5] = [
+const SOURCE_ANNOTATIONS: [&str; 6] = [
     MIRROR_KEYS_ANNOTATION,
+    MIRROR_NAME_ANNOTATION,
     MIRROR_TO_ANNOTATION,
     MIRROR_TO_SELECTOR_ANNOTATION,
     COPY_LABELS_ANNOTATION,

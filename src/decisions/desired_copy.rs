@@ -21,8 +21,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     contract::{
-        CHECKSUM_ANNOTATION, CLUSTER_MIRROR_LABEL, HELM_STORAGE_LABEL, MANAGED_BY_LABEL,
-        MANAGER_NAME, MAX_NAME_LEN, MIRROR_KEYS_ANNOTATION, MIRROR_OF_ANNOTATION,
+        CHECKSUM_ANNOTATION, CLUSTER_MIRROR_LABEL, HELM_RELEASE_NAME_PREFIX, HELM_STORAGE_LABEL,
+        MANAGED_BY_LABEL, MANAGER_NAME, MAX_NAME_LEN, MIRROR_KEYS_ANNOTATION, MIRROR_OF_ANNOTATION,
         MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, TILLER_STORAGE_LABEL, annotation,
         companion_name, helm_storage_label, install::INSTALL_OWNED_LABEL, is_managed_by_us,
     },
@@ -35,6 +35,7 @@ use crate::{
         content::shaped_content,
         secret_type::KeysBreakType,
     },
+    decisions::mirror_name::mirror_name,
     decisions::owner_ref::owner_reference,
     kind::{MirroredKind, SourceId},
 };
@@ -56,17 +57,13 @@ pub enum Refusal {
     /// The source's `workshop.io/mirror-keys` cannot be read (as it says):
     /// no copy of it changes until it is fixed.
     InvalidMirrorKeys(String),
+    /// The source's `workshop.io/mirror-name` cannot be its mirrors' name
+    /// (as it says): none of its mirrors changes until it is fixed.
+    InvalidMirrorName(String),
     /// The keys copied leave out one the Secret's type requires, and no
     /// other type is asked for: the API server would refuse the copy.
     KeysBreakType(KeysBreakType),
 }
-
-/// The name prefix of Helm's release records, which its storage drivers
-/// also find by [`HELM_STORAGE_LABEL`]: Helm reads a ConfigMap or Secret so
-/// named, or so labeled, as the record of a release in its namespace, and
-/// would trust a copy on the next upgrade. Helm 2's Tiller finds its own by
-/// [`TILLER_STORAGE_LABEL`] alone.
-const HELM_RELEASE_NAME_PREFIX: &str = "sh.helm.release.v1.";
 
 /// Why `object` may never be a source, whatever its labels, if so: what an
 /// install created for its own use (marked [`INSTALL_OWNED_LABEL`]), a Helm
@@ -134,7 +131,8 @@ fn identity<K: MirroredKind>(object: &K) -> Result<(&str, &str, &str), Refusal> 
 pub enum Asked<'a> {
     /// Its companion: `<name><suffix>` in its own namespace, owned by it.
     Companion,
-    /// Its mirror in `namespace`, under its own name. A namespace cannot
+    /// Its mirror in `namespace`, under the name its
+    /// `workshop.io/mirror-name` gives, else its own. A namespace cannot
     /// own objects in another, so instead of an owner reference it names
     /// its source in annotations, and the prune loop removes it when the
     /// source no longer wants it.
@@ -179,7 +177,10 @@ pub fn desired<K: MirroredKind>(
     let (name, namespace, uid) = identity(source)?;
     let meta = match asked {
         Asked::Companion => companion_meta::<K>(name, namespace, uid, &install.suffix)?,
-        Asked::Mirror { namespace: target } => mirror_meta(name, namespace, uid, target, name),
+        Asked::Mirror { namespace: target } => {
+            let copy_name = mirror_name(source.meta()).map_err(Refusal::InvalidMirrorName)?;
+            mirror_meta(name, namespace, uid, target, copy_name)
+        }
         Asked::ClusterMirror(copy) => {
             let mut meta = mirror_meta(name, namespace, uid, copy.namespace, copy.name);
             let labels = meta.labels.get_or_insert_with(BTreeMap::new);

@@ -10,6 +10,7 @@ use crate::{
     contract::{self, companion_name},
     decisions::consent::{Consent, NamespaceFacts},
     decisions::install::Install,
+    decisions::mirror_name::mirror_name,
     decisions::owner_ref::{controlling_owner, controlling_source},
     decisions::targets::{Targets, wants_mirror},
     kind::MirroredKind,
@@ -43,6 +44,21 @@ pub fn mirror_wanted(
         Err(_) => true,
         Ok(None) => false,
         Ok(Some(targets)) => wants_mirror(&targets, source_namespace, namespace, consent),
+    }
+}
+
+/// Whether a mirror bears the name its source gives its mirrors now
+/// (`decisions::mirror_name`): one under an earlier name is no longer
+/// wanted. While the source's mirror annotations are malformed (its
+/// targets or its mirrors' name), it keeps its mirrors whatever their
+/// name, as [`mirror_wanted`] does.
+pub fn mirror_name_wanted(mirror: &ObjectMeta, source: &ObjectMeta) -> bool {
+    if Targets::of(source).is_err() {
+        return true;
+    }
+    match mirror_name(source) {
+        Ok(name) => mirror.name.as_deref() == Some(name),
+        Err(_) => true,
     }
 }
 
@@ -164,12 +180,11 @@ pub fn copy_verdict<K: MirroredKind, S: Borrow<K>>(
         Some(_) if mirror_name_reserved(copy, &install.reserved_names) => true,
         Some((source_namespace, source_name)) => {
             let source = managed_source(&source_namespace, &source_name);
+            let source = source.as_ref().map(|s| s.borrow().meta());
             let facts = namespace_facts(namespace);
-            !mirror_wanted(
-                source.as_ref().map(|s| s.borrow().meta()),
-                facts.as_ref(),
-                consent,
-            )
+            // A namespace that is gone takes its mirrors with it, whatever their name.
+            let renamed = facts.is_some() && source.is_some_and(|s| !mirror_name_wanted(copy, s));
+            renamed || !mirror_wanted(source, facts.as_ref(), consent)
         }
         None => should_prune::<K>(copy, &install.suffix, |source| {
             managed_source(namespace, source).is_some()

@@ -24,6 +24,7 @@ use super::{
 use crate::{
     contract::{self, mirror_of},
     decisions::consent::NamespaceFacts,
+    decisions::mirror_name::mirror_name,
     decisions::ownership::claimed_source,
 };
 
@@ -134,7 +135,8 @@ async fn source<K: Explained>(
         .map_err(why);
     let namespaces = namespaces(client, &verdicts::named_namespaces(&source)).await;
     let wanted = verdicts::mirror_namespaces(&source, &namespaces, rules);
-    let at_name = objects_at(client, &wanted, &name).await;
+    let mirrors_name = mirror_name(source.meta()).unwrap_or_default().to_owned();
+    let at_name = objects_at(client, &wanted, &mirrors_name).await;
     let mut notes = Vec::new();
     let all: Api<K> = Api::all(client.clone());
     let copies = match all.list_metadata(&copies()).await {
@@ -309,19 +311,23 @@ async fn namespace_kind<K: Explained>(
         .await
         .map(|list| list.items.into_iter().map(|s| s.metadata).collect())
         .map_err(why);
-    let mirrored: BTreeSet<String> = match &mirrors {
+    let mirrored: BTreeSet<(String, String)> = match &mirrors {
         Ok(mirrors) => mirrors
             .iter()
-            .filter_map(|m: &CopyScene<K>| mirror_of(m.copy.meta()))
-            .map(|(ns, n)| format!("{ns}/{n}"))
+            .filter_map(|m: &CopyScene<K>| {
+                let at = m.copy.meta().name.clone().unwrap_or_default();
+                mirror_of(m.copy.meta()).map(|(ns, n)| (format!("{ns}/{n}"), at))
+            })
             .collect(),
         Err(_) => BTreeSet::new(),
     };
     let mut names = Vec::new();
     if let Ok(sources) = &sources {
         for (source, refused) in verdicts::sources_asking::<K>(namespace, sources, rules) {
-            if refused.is_none() && !mirrored.contains(&contract::object_key(source)) {
-                names.extend(source.name.clone());
+            let at = mirror_name(source).unwrap_or_default().to_owned();
+            if refused.is_none() && !mirrored.contains(&(contract::object_key(source), at.clone()))
+            {
+                names.push(at);
             }
         }
     }

@@ -36,6 +36,7 @@ use crate::{
     decisions::desired_copy::{Asked, Refusal, annotated_shape, desired, never_a_source},
     decisions::install::Install,
     decisions::key_shape::checksum::CopyForm,
+    decisions::mirror_name::mirror_name,
     decisions::ownership::{claimed_source, outranked_mirror},
     decisions::patterns,
     decisions::plan::{self, Difference, NameTaken, Write},
@@ -265,7 +266,20 @@ fn managed<K: Explained>(source: &K, rules: &Rules, key: &K::DigestKey) -> Manag
                 warning::KEYS_BREAK_TYPE
             ),
         ),
+        // Never for a companion, which keeps `<name><suffix>`.
+        Err(Refusal::InvalidMirrorName(why)) => {
+            Managed::No(Verdict::InvalidMirrorName, invalid_mirror_name(&why))
+        }
     }
+}
+
+/// Why a source whose `workshop.io/mirror-name` cannot be a name has no
+/// mirror written.
+pub(crate) fn invalid_mirror_name(why: &str) -> String {
+    format!(
+        "{why}: no mirror is written, and those written before stay, until it is fixed (Warning {})",
+        warning::INVALID_MIRROR_NAME
+    )
 }
 
 /// A source whose list of keys to carry is malformed.

@@ -81,6 +81,9 @@ pub enum Error {
     InvalidMirrorKeys(String),
 
     /// The keys copied would break the Secret's type; nothing is written.
+    #[error("{0}; its mirrors are left as they are")]
+    InvalidMirrorName(String),
+
     #[error("{0}; its copies are left as they are")]
     KeysBreakType(String),
 
@@ -240,6 +243,7 @@ impl Error {
             Error::InvalidCopyList(_) => "invalid_copy_list",
             Error::CopyKeyRefused(_) => "copy_key_refused",
             Error::InvalidMirrorKeys(_) => "invalid_mirror_keys",
+            Error::InvalidMirrorName(_) => "invalid_mirror_name",
             Error::KeysBreakType(_) => "keys_break_type",
             Error::KeyMissing(_) => "key_missing",
             Error::ReservedName { .. } => "reserved_name",
@@ -270,6 +274,7 @@ impl Error {
             Error::InvalidCopyList(_) => Some(warning::INVALID_COPY_LIST),
             Error::CopyKeyRefused(_) => Some(warning::COPY_KEY_REFUSED),
             Error::InvalidMirrorKeys(_) => Some(warning::INVALID_MIRROR_KEYS),
+            Error::InvalidMirrorName(_) => Some(warning::INVALID_MIRROR_NAME),
             Error::KeysBreakType(_) => Some(warning::KEYS_BREAK_TYPE),
             Error::KeyMissing(_) => Some(warning::KEY_MISSING),
             Error::ReservedName { .. } => Some(warning::MIRROR_NAME_RESERVED),
@@ -310,6 +315,7 @@ impl Error {
             | Error::InvalidCopyList(_)
             | Error::CopyKeyRefused(_)
             | Error::InvalidMirrorKeys(_)
+            | Error::InvalidMirrorName(_)
             | Error::KeysBreakType(_)
             | Error::KeyMissing(_)
             | Error::ReservedName { .. }

@@ -69,6 +69,7 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
         {
             "its name is reserved"
         }
+        CopyRole::Mirror if renamed(copy, ctx) => "its source names its mirrors otherwise now",
         CopyRole::Mirror => "no longer wanted in this namespace",
         CopyRole::Companion => "source no longer managed",
     };
@@ -84,6 +85,13 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
         ctx.events.normal_about(source, reason, message);
     }
     Ok(())
+}
+
+/// Whether a mirror's source gives its mirrors another name now.
+fn renamed<K: MirroredKind>(mirror: &K, ctx: &Context<K>) -> bool {
+    let source = contract::mirror_of(mirror.meta())
+        .and_then(|(namespace, name)| managed_source(ctx, &namespace, &name));
+    source.is_some_and(|source| !prune_verdict::mirror_name_wanted(mirror.meta(), source.meta()))
 }
 
 /// Whether this cached copy's reconcile would delete it now (see `resync`).

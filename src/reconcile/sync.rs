@@ -112,6 +112,8 @@ fn companion_of<K: MirroredKind>(
         Err(Refusal::KeysBreakType(breaks)) => {
             Err(Error::KeysBreakType(breaks.label_path_message()))
         }
+        // Never for a companion, which keeps `<name><suffix>`.
+        Err(Refusal::InvalidMirrorName(why)) => Err(Error::InvalidMirrorName(why)),
         Err(Refusal::SourceIsCompanion | Refusal::Incomplete | Refusal::BeingDeleted) => Ok(None),
     }
 }

@@ -27,6 +27,7 @@ mod idempotency;
 mod immutable;
 mod leader_election;
 mod metrics;
+mod mirror_name;
 mod mirroring;
 mod monitoring;
 mod not_ours;

@@ -157,15 +157,27 @@ impl<K: TestKind> World<K> {
 
     /// Waits until `namespace` holds an exact mirror of the source as it is now.
     pub(crate) async fn mirror_in_sync(&self, namespace: &str, source_name: &str) -> K {
+        self.mirror_at_in_sync(namespace, source_name, source_name)
+            .await
+    }
+
+    /// Waits until `namespace` holds, at `name`, an exact mirror of the
+    /// source as it is now.
+    pub(crate) async fn mirror_at_in_sync(
+        &self,
+        namespace: &str,
+        source_name: &str,
+        name: &str,
+    ) -> K {
         let objects = self.objects();
         let key = K::digest_key(&objects).await;
         let mirrors = self.api(namespace);
         testenv::wait_for(
-            &format!("a mirror of {source_name} in {namespace}"),
+            &format!("a mirror of {source_name} at {namespace}/{name}"),
             PATIENCE,
             || async {
                 let source = objects.api.get_opt(source_name).await.ok()??;
-                let mirror = mirrors.get_opt(source_name).await.ok()??;
+                let mirror = mirrors.get_opt(name).await.ok()??;
                 is_exact_mirror(&mirror, &source, &key).then_some(mirror)
             },
         )

@@ -382,3 +382,18 @@ fn a_cached_source_still_shows_that_it_is_a_helm_release_record() {
         .and_then(|labels| labels.get("owner").cloned());
     assert_eq!(owner, None, "only Helm's value is worth keeping");
 }
+
+#[test]
+fn a_cached_source_keeps_the_name_of_its_mirrors() {
+    let mut full = mk_full_source(&[("a", "1")]);
+    full.metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(MIRROR_NAME_ANNOTATION.into(), "palette".into());
+    let mut slim = full.clone();
+    slim_source(&mut slim);
+    assert_eq!(
+        crate::decisions::mirror_name::mirror_name(&slim.metadata),
+        Ok("palette")
+    );
+}

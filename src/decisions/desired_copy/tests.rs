@@ -276,3 +276,28 @@ fn a_copy_written_takes_its_source_s_content_as_read_now_and_its_checksum() {
         "as if built from the source as read now"
     );
 }
+
+#[test]
+fn mirrors_take_the_name_the_source_gives_them_and_the_companion_keeps_its_own() {
+    let source = with_annotations(
+        mk_source("colors", &[("a", "1")]),
+        &[(crate::contract::MIRROR_NAME_ANNOTATION, "palette")],
+    );
+    let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
+    assert_eq!(mirror.metadata.name.as_deref(), Some("palette"));
+    assert_eq!(
+        mirror_of(&mirror.metadata),
+        Some(("ns".to_owned(), "colors".to_owned()))
+    );
+    let companion = mk_desired_companion(&source, &()).unwrap();
+    assert_eq!(companion.metadata.name, Some(format!("colors{SUFFIX}")));
+    let malformed = with_annotations(
+        mk_source("colors", &[("a", "1")]),
+        &[(crate::contract::MIRROR_NAME_ANNOTATION, "Palette")],
+    );
+    assert!(matches!(
+        mk_desired_mirror(&malformed, "team-a", &()),
+        Err(Refusal::InvalidMirrorName(_))
+    ));
+    assert!(mk_desired_companion(&malformed, &()).is_ok());
+}

@@ -206,3 +206,46 @@ fn an_unmarked_copy_names_its_source_only_in_the_shape_this_install_writes() {
         "not labeled as ours"
     );
 }
+
+/// The verdict on `mirror` of `source` in a consenting namespace.
+fn verdict_on(mirror: &ConfigMap, source: &ConfigMap) -> CopyVerdict {
+    copy_verdict::<ConfigMap, _>(
+        &mirror.metadata,
+        &mk_install(),
+        &mk_consent(),
+        |_, _| Some(source),
+        |name| Some(mk_namespace(name, mk_consenting_labels())),
+    )
+}
+
+fn named_mirrors(source: ConfigMap, name: &str) -> ConfigMap {
+    let mut source = source;
+    source
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(crate::contract::MIRROR_NAME_ANNOTATION.into(), name.into());
+    source
+}
+
+#[test]
+fn a_mirror_under_a_name_its_source_no_longer_gives_is_unwanted() {
+    let source = mk_mirrored_source("team-a");
+    let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
+    assert_eq!(verdict_on(&mirror, &source), CopyVerdict::Keep);
+    let renamed = named_mirrors(source, "palette");
+    assert_eq!(verdict_on(&mirror, &renamed), CopyVerdict::Unwanted);
+    let palette = mk_desired_mirror(&renamed, "team-a", &()).unwrap();
+    assert_eq!(palette.metadata.name.as_deref(), Some("palette"));
+    assert_eq!(verdict_on(&palette, &renamed), CopyVerdict::Keep);
+}
+
+#[test]
+fn a_malformed_mirror_name_or_targets_keeps_the_mirrors_under_any_name() {
+    let renamed = named_mirrors(mk_mirrored_source("team-a"), "palette");
+    let palette = mk_desired_mirror(&renamed, "team-a", &()).unwrap();
+    let malformed = named_mirrors(mk_mirrored_source("team-a"), "Not A Name");
+    assert_eq!(verdict_on(&palette, &malformed), CopyVerdict::Keep);
+    let bad_targets = named_mirrors(mk_mirrored_source(""), "other");
+    assert_eq!(verdict_on(&palette, &bad_targets), CopyVerdict::Keep);
+}

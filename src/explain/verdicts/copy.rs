@@ -221,6 +221,12 @@ fn unwanted<K: Explained>(meta: &ObjectMeta, seen: &Seen<'_, K>, rules: &Rules) 
                     "its name is reserved".to_owned()
                 }
                 (_, None) => gone(seen.source, rules),
+                (What::Mirror, Some(source))
+                    if !prune_verdict::mirror_name_wanted(meta, source.meta()) =>
+                {
+                    let now = mirror_name(source.meta()).unwrap_or_default();
+                    format!("its source names its mirrors {now} now")
+                }
                 (_, Some(source)) => unwanted_mirror_why::<K>(source, seen.facts, rules),
             };
             Some((
@@ -276,6 +282,9 @@ fn desired_of<K: Explained>(
             Verdict::InvalidCopyList,
             format!("{why}: nothing of its source is written until it is fixed"),
         )),
+        Err(Refusal::InvalidMirrorName(why)) => {
+            Err((Verdict::InvalidMirrorName, invalid_mirror_name(&why)))
+        }
         Err(_) => {
             let (verdict, detail) = match managed(source, rules, key) {
                 Managed::No(verdict, detail) => (verdict, detail),

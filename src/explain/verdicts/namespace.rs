@@ -92,7 +92,13 @@ pub fn sources_asking<'a, K: Explained>(
             if !targets.includes(&namespace.name, &namespace.labels) {
                 return None;
             }
-            let name = source.name.clone().unwrap_or_default();
+            let name = match mirror_name(source) {
+                Ok(name) => name.to_owned(),
+                Err(why) => {
+                    let why = invalid_mirror_name(&why);
+                    return Some((source, Some((Verdict::InvalidMirrorName, why))));
+                }
+            };
             if rules.install.reserved_names.contains(&name) {
                 return Some((
                     source,
@@ -128,7 +134,9 @@ pub fn explain_namespace<K: Explained>(
         )),
         Ok(mirrors) => {
             for mirror in mirrors {
-                mirrored.extend(mirror_of(mirror.copy.meta()).map(|(ns, n)| format!("{ns}/{n}")));
+                let meta = mirror.copy.meta();
+                let at = meta.name.clone().unwrap_or_default();
+                mirrored.extend(mirror_of(meta).map(|(ns, n)| (format!("{ns}/{n}"), at)));
                 rows.push(copy_itself(mirror, rules, key));
             }
         }
@@ -149,10 +157,12 @@ pub fn explain_namespace<K: Explained>(
     };
     for (source, refused) in sources_asking::<K>(namespace, sources, rules) {
         let source_key = object_key(source);
-        if mirrored.contains(&source_key) {
+        // A mirror of it under an earlier name tells of itself above, and
+        // is no mirror at the name it asks for now.
+        let name = mirror_name(source).unwrap_or_default().to_owned();
+        if mirrored.contains(&(source_key.clone(), name.clone())) {
             continue;
         }
-        let name = source.name.clone().unwrap_or_default();
         let (verdict, detail) = match refused {
             Some(refused) => refused,
             None => match scene.at_name.get(&name) {

@@ -31,8 +31,9 @@ pub struct SourceScene<K> {
     /// The object at the companion's name.
     pub companion: Read<Option<K>>,
     pub namespaces: Namespaces,
-    /// The object at the source's name in each namespace that should hold
-    /// its mirror ([`mirror_namespaces`]).
+    /// The object at its mirrors' name (`workshop.io/mirror-name`, else the
+    /// source's) in each namespace that should hold its mirror
+    /// ([`mirror_namespaces`]).
     pub at_name: BTreeMap<String, Read<Option<K>>>,
     /// The copies of this kind across the cluster, if they could be listed
     /// (metadata only).
@@ -73,8 +74,8 @@ fn companion_row<K: Explained>(
 
 /// The namespaces where the source should have a mirror: those it asks for
 /// that consent, as the controller's [`wants_mirror`] decides, unless its
-/// name is reserved. These are the ones whose object at the source's name
-/// is to be read.
+/// mirrors' name is reserved or malformed. These are the ones whose object
+/// at that name is to be read.
 pub fn mirror_namespaces<K: Explained>(
     source: &K,
     namespaces: &Namespaces,
@@ -84,8 +85,10 @@ pub fn mirror_namespaces<K: Explained>(
     let Ok(Some(targets)) = Targets::of(meta) else {
         return Vec::new();
     };
-    let name = meta.name.clone().unwrap_or_default();
-    if rules.install.reserved_names.contains(&name) {
+    let Ok(name) = mirror_name(meta) else {
+        return Vec::new();
+    };
+    if rules.install.reserved_names.iter().any(|r| r == name) {
         return Vec::new();
     }
     let source_namespace = meta.namespace.as_deref().unwrap_or_default();
@@ -163,6 +166,21 @@ fn mirror_rows<K: Explained>(
             return rows;
         }
     };
+    let name = match mirror_name(meta) {
+        Ok(name) => name.to_owned(),
+        Err(why) => {
+            let mut rows = vec![row_at::<K>(
+                What::Mirror,
+                "",
+                &name,
+                Some(source_key),
+                Verdict::InvalidMirrorName,
+                super::invalid_mirror_name(&why),
+            )];
+            rows.extend(leftover_rows(scene, rules, &BTreeSet::new()));
+            return rows;
+        }
+    };
     let mut rows = Vec::new();
     let mut asked = BTreeSet::new();
     for namespace in &scene.namespaces.known {
@@ -187,7 +205,8 @@ fn asked_row<K: Explained>(
     key: &K::DigestKey,
 ) -> Row {
     let meta = scene.source.meta();
-    let name = meta.name.clone().unwrap_or_default();
+    // `mirror_rows` tells of a malformed name before any namespace.
+    let name = mirror_name(meta).unwrap_or_default().to_owned();
     let at = |verdict, detail| {
         row_at::<K>(
             What::Mirror,
@@ -272,12 +291,16 @@ fn leftover_rows<K: Explained>(
             && rules.install.source_selector.matches(labels(meta)))
         .then_some(&scene.source)
     };
+    let named = mirror_name(meta).ok();
     let mut rows = Vec::new();
     for copy in copies {
         let namespace = copy.namespace.clone().unwrap_or_default();
+        // The mirror at its name in a namespace asked for has its row; one
+        // under another name there is left over from an earlier name.
+        let asked_here = asked.contains(&namespace) && copy.name.as_deref() == named;
         // A ClusterMirror's copy is its ClusterMirror's to judge.
         if mirror_of(copy).as_ref() != Some(&source_ref)
-            || asked.contains(&namespace)
+            || asked_here
             || cluster_mirror_of(copy).is_some()
         {
             continue;
@@ -290,6 +313,13 @@ fn leftover_rows<K: Explained>(
             |namespace| scene.namespaces.get(namespace).cloned(),
         );
         let (verdict, detail) = match verdict {
+            CopyVerdict::Unwanted if asked.contains(&namespace) => (
+                Verdict::Unwanted,
+                format!(
+                    "a mirror under a name the source no longer gives its mirrors (now {}): the controller removes it",
+                    named.unwrap_or_default()
+                ),
+            ),
             CopyVerdict::Unwanted => (
                 Verdict::Unwanted,
                 "a mirror the source no longer wants here: the controller removes it".into(),
@@ -299,6 +329,10 @@ fn leftover_rows<K: Explained>(
             | CopyVerdict::ClusterMirrorDeleted(_)
             | CopyVerdict::Orphaned => continue,
             CopyVerdict::Keep if !contract_written_under(copy, rules) => continue,
+            CopyVerdict::Keep if named.is_none() => (
+                Verdict::InvalidMirrorName,
+                "a mirror written before: kept until the source's mirror name is fixed".into(),
+            ),
             CopyVerdict::Keep => (
                 Verdict::InvalidTargets,
                 "a mirror written before: kept until the source's mirror annotations are fixed"

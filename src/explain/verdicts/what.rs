@@ -97,6 +97,7 @@ verdicts! {
     InvalidAcceptMirrorsFrom => "invalid-accept-mirrors-from", false;
     ReservedName => "reserved-name", false;
     InvalidTargets => "invalid-targets", false;
+    InvalidMirrorName => "invalid-mirror-name", false;
     NoSuchNamespace => "no-such-namespace", false;
     // A copy seen from its own side.
     NotACopy => "not-a-copy", false;

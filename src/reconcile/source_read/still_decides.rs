@@ -2,12 +2,13 @@
 //! cached form decided. A reconcile chooses the copies to write (which
 //! namespaces, which carried labels and annotations) from the cache, and
 //! writes the fresh content into them: if the source changed in between,
-//! the fresh content must not go where only the older source sent it. Pure.
+//! the fresh content must not go where only the older source sent it (nor
+//! under a name only the older source gave its mirrors). Pure.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
-    contract::{MIRROR_KEYS_ANNOTATION, annotation, is_managed_by_us},
+    contract::{MIRROR_KEYS_ANNOTATION, MIRROR_NAME_ANNOTATION, annotation, is_managed_by_us},
     decisions::carried::{self, Lists},
     decisions::selector::Selector,
     decisions::targets::Targets,
@@ -36,6 +37,9 @@ pub fn changed_decision(
     }
     if annotation(fresh, MIRROR_KEYS_ANNOTATION) != annotation(cached, MIRROR_KEYS_ANNOTATION) {
         return Some("the keys its copies hold changed");
+    }
+    if annotation(fresh, MIRROR_NAME_ANNOTATION) != annotation(cached, MIRROR_NAME_ANNOTATION) {
+        return Some("the name of its mirrors changed");
     }
     let lists = Lists::of(fresh);
     if lists != Lists::of(cached) {
@@ -120,6 +124,17 @@ mod tests {
             .annotations
             .get_or_insert_with(Default::default)
             .insert(MIRROR_KEYS_ANNOTATION.into(), "a".into());
+        assert!(changed_decision(&cached, &fresh, &selector()).is_some());
+    }
+
+    #[test]
+    fn a_change_of_the_mirrors_name_decides_otherwise() {
+        let cached = source("1");
+        let mut fresh = source("2");
+        fresh
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(MIRROR_NAME_ANNOTATION.into(), "palette".into());
         assert!(changed_decision(&cached, &fresh, &selector()).is_some());
     }
 }

@@ -9,6 +9,7 @@ use crate::{
     decisions::cluster_mirror::Request,
     decisions::consent::{Consent, NamespaceFacts, NamespaceRefusal},
     decisions::desired_copy::{Asked, Refusal, desired},
+    decisions::mirror_name::mirror_name,
     decisions::scope::Scope,
     decisions::targets::Targets,
     kind::MirroredKind,
@@ -32,12 +33,20 @@ pub(super) async fn sync_mirrors<K: MirroredKind>(
     let Some(targets) = mirror_targets(cached, ctx)? else {
         return Ok(());
     };
-    let name = cached.name_any();
-    if ctx.install.reserved_names.contains(&name) {
+    // A malformed name leaves every mirror as it is, as malformed targets
+    // do; the companion, which keeps `<name><suffix>`, is written all the same.
+    let name = mirror_name(cached.meta()).map_err(Error::InvalidMirrorName)?;
+    if ctx
+        .install
+        .reserved_names
+        .iter()
+        .any(|reserved| reserved == name)
+    {
+        let name = name.to_owned();
         return Err(Error::ReservedName { name });
     }
     let source_namespace = cached.namespace().unwrap_or_default();
-    let claims = ClusterMirrorClaims::of(&name, ctx);
+    let claims = ClusterMirrorClaims::of(name, ctx);
     let mut wanted = Vec::new();
     let mut claimed = Vec::new();
     for (checked, namespace) in candidates(&targets, scope, ctx).into_iter().enumerate() {
@@ -103,6 +112,7 @@ fn wanted_mirror<K: MirroredKind>(
                 Ok(mirror) => Ok(Some(mirror)),
                 Err(Refusal::InvalidCopyList(why)) => Err(Error::InvalidCopyList(why)),
                 Err(Refusal::InvalidMirrorKeys(why)) => Err(Error::InvalidMirrorKeys(why)),
+                Err(Refusal::InvalidMirrorName(why)) => Err(Error::InvalidMirrorName(why)),
                 Err(Refusal::KeysBreakType(breaks)) => {
                     Err(Error::KeysBreakType(breaks.label_path_message()))
                 }
@@ -171,8 +181,8 @@ pub(super) fn mirror_targets<K: MirroredKind>(
     Targets::of(source.meta()).map_err(Error::InvalidTargets)
 }
 
-/// The ClusterMirrors of this kind that want a source's name for their
-/// copies: a ClusterMirror outranks a source's own mirrors, so a source
+/// The ClusterMirrors of this kind that want the name of a source's
+/// mirrors for their copies: a ClusterMirror outranks a source's own mirrors, so a source
 /// never writes a mirror where one of them wants its copy, whether the
 /// name is free (between the delete and the create of an immutable copy,
 /// say), holds the source's own mirror (the ClusterMirror takes it over)
@@ -209,7 +219,7 @@ impl<'a> ClusterMirrorClaims<'a> {
     }
 
     /// The ClusterMirror that writes its copy in `namespace` under the
-    /// source's name, if one does.
+    /// name of the source's mirrors, if one does.
     fn by(&self, namespace: &NamespaceFacts) -> Option<String> {
         let consent = self.consent?;
         self.requests

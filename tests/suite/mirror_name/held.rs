@@ -1,0 +1,133 @@
+//! A name a source gives its mirrors that is held already: by someone
+//! else's object, by another source's mirror, by a ClusterMirror's claim,
+//! or reserved. It stays with its holder, and nothing flaps.
+
+use super::*;
+use crate::cluster_mirror::{clean_up, copy_in_sync, create};
+use crate::common::mk_unmanaged;
+
+/// The tenant's own object at the name is left untouched, and the source
+/// is told; a reserved name is refused.
+#[tokio::test]
+async fn a_mirror_name_held_by_a_tenant_s_object_or_reserved_is_never_taken() {
+    let world = World::<ConfigMap>::new("mn-held").await;
+    let team = world.namespace("team", true, &[]).await;
+    let theirs = world
+        .api(&team)
+        .create(
+            &Default::default(),
+            &mk_unmanaged("palette", &[("k", "theirs")]),
+        )
+        .await
+        .expect("create the tenant's object");
+    source(&world, "colors", Some("palette")).await;
+    let held = format!("{team}/palette already exist(s) and is not a mirror of this source");
+    told(&world, "colors", "MirrorNameTaken", &held).await;
+    world.objects().companion_in_sync("colors").await;
+    let now = world.api(&team).get("palette").await.expect("theirs");
+    assert_eq!(
+        now.resource_version(),
+        theirs.resource_version(),
+        "untouched"
+    );
+    assert!(!now.annotations().contains_key(MIRROR_OF_ANNOTATION));
+
+    rename(&world, "colors", Some("kube-root-ca.crt")).await;
+    told(
+        &world,
+        "colors",
+        "MirrorNameReserved",
+        "kube-root-ca.crt is reserved",
+    )
+    .await;
+    let published = world
+        .api(&team)
+        .get_opt("kube-root-ca.crt")
+        .await
+        .expect("get");
+    assert!(
+        published.is_none_or(|cm| !cm.annotations().contains_key(MIRROR_OF_ANNOTATION)),
+        "never a mirror at a reserved name"
+    );
+    world.clean_up().await;
+}
+
+/// Two sources of one namespace naming their mirrors alike: the first
+/// holds the name, the second is told and does not fight for it; once the
+/// first names its mirrors otherwise, the name is freed and the second
+/// takes it.
+#[tokio::test]
+async fn two_sources_naming_their_mirrors_alike_one_holds_the_name_and_nothing_flaps() {
+    let world = World::<ConfigMap>::new("mn-two").await;
+    let team = world.namespace("team", true, &[]).await;
+    source(&world, "first", Some("shared")).await;
+    let held = world.mirror_at_in_sync(&team, "first", "shared").await;
+    source(&world, "second", Some("shared")).await;
+    let taken = format!("{team}/shared already exist(s) and is not a mirror of this source");
+    told(&world, "second", "MirrorNameTaken", &taken).await;
+
+    // Both woken again: the second fails again, the first succeeds, and
+    // neither writes.
+    let controller = world.controller();
+    let errors = controller.metric(ERRORS, "loop=\"sync\"").await;
+    let successes = controller
+        .metric(RECONCILES, "loop=\"sync\",result=\"success\"")
+        .await;
+    let writes = controller.writes().await;
+    for name in ["first", "second"] {
+        let patch = json!({"metadata": {"annotations": {"example.com/touched": "1"}}});
+        world.objects().patch(name, patch).await;
+    }
+    controller
+        .metric_reaching(ERRORS, "loop=\"sync\"", errors + 1.0)
+        .await;
+    let label = "loop=\"sync\",result=\"success\"";
+    controller
+        .metric_reaching(RECONCILES, label, successes + 1.0)
+        .await;
+    let now = world.api(&team).get("shared").await.expect("the mirror");
+    assert_eq!(now.resource_version(), held.resource_version(), "no write");
+    assert_eq!(controller.writes().await, writes, "no write");
+
+    // The first renames its mirrors: the second takes the freed name.
+    rename(&world, "first", Some("own")).await;
+    world.mirror_at_in_sync(&team, "first", "own").await;
+    world.mirror_at_in_sync(&team, "second", "shared").await;
+    world.clean_up().await;
+}
+
+/// A ClusterMirror writing its copy at the name a tenant's source gives
+/// its mirrors outranks the tenant, whose source is told so.
+#[tokio::test]
+async fn a_clustermirror_s_copy_outranks_a_tenant_s_mirror_renamed_onto_its_name() {
+    let world = crate::cluster_mirror::world::<ConfigMap>("mn-claim").await;
+    let cluster_mirror = "mn-claim-configmap";
+    world
+        .objects()
+        .create(&ConfigMap::with_data(
+            "corp-ca",
+            &[("ca.crt", "the platform's")],
+            false,
+        ))
+        .await;
+    let target = world.namespace("prod", true, &[("env", "prod")]).await;
+    create(&world, cluster_mirror, "corp-ca").await;
+    let copy = copy_in_sync(&world, &target, "corp-ca", cluster_mirror).await;
+
+    // The tenant's source, in the test's namespace, names its mirrors
+    // after the ClusterMirror's copy.
+    source(&world, "tenant-ca", Some("corp-ca")).await;
+    let claimed = format!("{target}/corp-ca (ClusterMirror {cluster_mirror})");
+    told(&world, "tenant-ca", "MirrorNameTaken", &claimed).await;
+    let now = world.api(&target).get("corp-ca").await.expect("the copy");
+    assert_eq!(now.resource_version(), copy.resource_version(), "untouched");
+    assert!(
+        world
+            .api(&target)
+            .get_opt("tenant-ca")
+            .await
+            .expect("get")
+            .is_none()
+    );
+    clean_up(world, &[cluster_mirror]).await;
+}
