@@ -283,21 +283,21 @@ fn mirrors_take_the_name_the_source_gives_them_and_the_companion_keeps_its_own()
         mk_source("colors", &[("a", "1")]),
         &[(crate::contract::MIRROR_NAME_ANNOTATION, "palette")],
     );
-    let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
+    let mirror = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
     assert_eq!(mirror.metadata.name.as_deref(), Some("palette"));
     assert_eq!(
         mirror_of(&mirror.metadata),
         Some(("ns".to_owned(), "colors".to_owned()))
     );
-    let companion = mk_desired_companion(&source, &()).unwrap();
+    let companion = mk_desired_companion(&source, &NO_KEY).unwrap();
     assert_eq!(companion.metadata.name, Some(format!("colors{SUFFIX}")));
     let malformed = with_annotations(
         mk_source("colors", &[("a", "1")]),
         &[(crate::contract::MIRROR_NAME_ANNOTATION, "Palette")],
     );
     assert!(matches!(
-        mk_desired_mirror(&malformed, "team-a", &()),
+        mk_desired_mirror(&malformed, "team-a", &NO_KEY),
         Err(Refusal::InvalidMirrorName(_))
     ));
-    assert!(mk_desired_companion(&malformed, &()).is_ok());
+    assert!(mk_desired_companion(&malformed, &NO_KEY).is_ok());
 }

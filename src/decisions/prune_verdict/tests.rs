@@ -231,11 +231,11 @@ fn named_mirrors(source: ConfigMap, name: &str) -> ConfigMap {
 #[test]
 fn a_mirror_under_a_name_its_source_no_longer_gives_is_unwanted() {
     let source = mk_mirrored_source("team-a");
-    let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
+    let mirror = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
     assert_eq!(verdict_on(&mirror, &source), CopyVerdict::Keep);
     let renamed = named_mirrors(source, "palette");
     assert_eq!(verdict_on(&mirror, &renamed), CopyVerdict::Unwanted);
-    let palette = mk_desired_mirror(&renamed, "team-a", &()).unwrap();
+    let palette = mk_desired_mirror(&renamed, "team-a", &NO_KEY).unwrap();
     assert_eq!(palette.metadata.name.as_deref(), Some("palette"));
     assert_eq!(verdict_on(&palette, &renamed), CopyVerdict::Keep);
 }
@@ -243,7 +243,7 @@ fn a_mirror_under_a_name_its_source_no_longer_gives_is_unwanted() {
 #[test]
 fn a_malformed_mirror_name_or_targets_keeps_the_mirrors_under_any_name() {
     let renamed = named_mirrors(mk_mirrored_source("team-a"), "palette");
-    let palette = mk_desired_mirror(&renamed, "team-a", &()).unwrap();
+    let palette = mk_desired_mirror(&renamed, "team-a", &NO_KEY).unwrap();
     let malformed = named_mirrors(mk_mirrored_source("team-a"), "Not A Name");
     assert_eq!(verdict_on(&palette, &malformed), CopyVerdict::Keep);
     let bad_targets = named_mirrors(mk_mirrored_source(""), "other");
