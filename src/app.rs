@@ -6,7 +6,6 @@
 use std::{sync::Arc, time::Instant};
 
 use anyhow::Context as _;
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Client;
 
@@ -18,7 +17,6 @@ use crate::{
     cluster::api_probe,
     cluster::cluster_mirrors::ClusterMirrors,
     cluster::cluster_sources::ClusterSources,
-    cluster::digest_key,
     cluster::events::EventPublisher,
     cluster::lease::{ElectionReport, Elector},
     cluster::watches::{Namespaces, WatchSettings},
@@ -197,14 +195,14 @@ async fn mirror_kinds(
     configmap_consent: Consent,
     secret_consent: Consent,
 ) -> anyhow::Result<()> {
-    let secrets = config.mirrors(Kind::Secrets).then(|| {
+    let secret_setup = config.mirrors(Kind::Secrets).then(|| {
         // The key is the install's own: never a source, on any path.
         let rules = SecretSourceRules::new(&config.rules.refused_secret_types)
             .with_own_secret(config.digest_key_secret());
         (SharedDigestKey::default(), rules)
     });
     let (configmap_sources, secret_sources) = cluster_sources(config, shared)?;
-    let published = match (&secret_sources, &secrets) {
+    let published = match (&secret_sources, &secret_setup) {
         (Some(sources), Some((key, rules))) => Some(PublishedSecrets {
             sources: sources.clone(),
             key: key.clone(),
@@ -216,12 +214,10 @@ async fn mirror_kinds(
         if !config.mirrors(Kind::Configmaps) {
             return Ok(());
         }
-        // A new key changes the checksums of the ConfigMaps that publish
-        // Secrets' keys.
-        let new_keys = match &published {
-            Some(published) => digest_key::new_keys(&published.key).boxed(),
-            None => futures::stream::pending().boxed(),
-        };
+        // A new key changes only the checksums of the ConfigMaps that
+        // publish Secrets' keys: their ClusterMirrors hear of it, not the
+        // label path.
+        let new_keys = futures::stream::pending();
         kinds::run::<ConfigMap>(
             shared.clone(),
             configmap_consent,
@@ -234,7 +230,7 @@ async fn mirror_kinds(
         .await
     };
     let secrets = async {
-        let Some((key, rules)) = secrets else {
+        let Some((key, rules)) = secret_setup else {
             return Ok(());
         };
         kinds::run_secrets(

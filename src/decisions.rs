@@ -22,5 +22,6 @@ pub(crate) mod patterns;
 pub(crate) mod plan;
 pub(crate) mod prune_verdict;
 pub(crate) mod scope;
+pub(crate) mod secret_published;
 pub(crate) mod selector;
 pub(crate) mod targets;

@@ -89,7 +89,7 @@ pub trait MirroredKind:
     }
 
     /// `configmap` (a Secret's keys as a ConfigMap holds them: see
-    /// `key_shape::content::secret_published`) as this kind, for a kind
+    /// `decisions::secret_published`) as this kind, for a kind
     /// that may publish a Secret's keys (a ClusterMirror's
     /// `target.kind: ConfigMap`); None for any other.
     fn from_configmap(_configmap: ConfigMap) -> Option<Self> {

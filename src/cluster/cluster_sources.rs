@@ -11,7 +11,7 @@ use std::{
     sync::{Arc, Mutex, PoisonError},
 };
 
-use futures::{StreamExt, channel::mpsc, stream};
+use futures::{FutureExt, StreamExt, channel::mpsc, stream};
 use kube::{
     Api, Client,
     runtime::{
@@ -32,8 +32,9 @@ pub enum SourceChange {
         namespace: String,
         name: String,
     },
-    /// A namespace's cache was listed (again): look at every ClusterMirror.
-    Listed,
+    /// A namespace's cache of `kind` was listed (again): look at every
+    /// ClusterMirror copying that kind.
+    Listed { kind: SourceKind },
 }
 
 #[derive(Clone)]
@@ -102,6 +103,11 @@ impl<K: MirroredKind> ClusterSources<K> {
             .get(&ObjectRef::new(name).within(namespace))
     }
 
+    /// Whether every namespace's cache has completed its first list.
+    pub fn is_ready(&self) -> bool {
+        (self.stores.values()).all(|store| store.wait_until_ready().now_or_never().is_some())
+    }
+
     /// Waits until every namespace's cache has completed its first list.
     pub async fn wait_ready(&self) {
         for store in self.stores.values() {
@@ -117,7 +123,9 @@ fn changed<K: MirroredKind>(event: &Event<K>) -> Option<SourceChange> {
             namespace: object.meta().namespace.clone().unwrap_or_default(),
             name: object.meta().name.clone().unwrap_or_default(),
         }),
-        Event::InitDone => Some(SourceChange::Listed),
+        Event::InitDone => Some(SourceChange::Listed {
+            kind: K::SOURCE_KIND,
+        }),
         Event::Init | Event::InitApply(_) => None,
     }
 }

@@ -135,8 +135,9 @@ pub struct Rules {
     /// granted (see docs/user/secrets.md). The same label, names and rules apply to
     /// each. A ClusterMirror of a Secret while `secrets` is left out copies
     /// nothing (`SecretsDisabled`); with `secrets` alone, a ClusterMirror of
-    /// a ConfigMap, of a kind not known or with a spec that does not read
-    /// gets no status at all (see docs/user/clustermirror.md).
+    /// a ConfigMap, one publishing a Secret's keys as ConfigMaps, one of a
+    /// kind not known or with a spec that does not read gets no status at
+    /// all (see docs/user/clustermirror.md).
     #[arg(
         long,
         env = "MIRROR_KINDS",

@@ -42,7 +42,9 @@ use crate::{
     api::StoredClusterMirror,
     cluster::cluster_mirrors::Change,
     cluster::cluster_sources::SourceChange,
+    cluster::digest_key,
     contract,
+    decisions::cluster_mirror::Request,
     decisions::scope::Reach,
     index::wakeups::{self, ClusterWake},
     kind::MirroredKind,
@@ -79,9 +81,6 @@ pub async fn run<K: MirroredKind>(
     let ready = async {
         ctx.caches.wait_ready().await;
         cluster_mirrors.sources.wait_ready().await;
-        if let Some(published) = &cluster_mirrors.published {
-            published.sources.wait_ready().await;
-        }
         cluster_mirrors.mirrors.wait_listed().await;
     };
     tokio::select! {
@@ -118,6 +117,9 @@ enum Input {
     Change(Change),
     Source(SourceChange),
     Watch(ClusterWake),
+    /// The install's Secret key changed: the checksums of the ConfigMaps
+    /// that publish Secrets' keys with it.
+    NewKey,
     Everything,
 }
 
@@ -141,8 +143,17 @@ fn wakeups<K: MirroredKind>(
             }
         }
     });
+    let new_keys = match ctx
+        .cluster_mirrors
+        .as_ref()
+        .and_then(|c| c.published.as_ref())
+    {
+        Some(published) => digest_key::new_keys(&published.key).boxed(),
+        None => stream::pending().boxed(),
+    };
     let inputs = stream::select_all([
         stream::once(future::ready(Input::Everything)).boxed(),
+        new_keys.map(|()| Input::NewKey).boxed(),
         inputs.changes.map(Input::Change).boxed(),
         inputs.sources.map(Input::Source).boxed(),
         inputs.from_watches.map(Input::Watch).boxed(),
@@ -234,37 +245,56 @@ fn names_woken<K: MirroredKind>(
                 .collect()
         }
         Input::Change(Change::Request { name, after }) => {
-            // Every copy it wrote, whatever source, name or kind it asked
-            // for when it wrote it (a suspended one may have changed its
-            // spec many times since).
-            for copy in ctx.caches.copies.state() {
-                if contract::cluster_mirror_of(copy.meta()) == Some(name.as_str()) {
-                    let _ = prune.unbounded_send(ObjectRef::from(copy.as_ref()));
-                }
-            }
-            match after {
-                Some(after) if cluster_mirrors.serves_request(&after) => vec![name],
-                // Handed over to another install: this one forgets it.
-                Some(after) if !after.served_by(&cluster_mirrors.install.class) => {
-                    publish::forget(&name, cluster_mirrors, ctx);
-                    Vec::new()
-                }
-                Some(_) => Vec::new(),
-                None => {
-                    publish::forget(&name, cluster_mirrors, ctx);
-                    // An unreadable spec is reported by the kind that serves
-                    // everything else, of the install of its class.
-                    vec![name]
-                }
-            }
+            request_changed(ctx, cluster_mirrors, prune, name, after)
         }
-        Input::Source(SourceChange::Listed) => served().map(|r| r.name.clone()).collect(),
+        Input::Source(SourceChange::Listed { kind }) => served()
+            .filter(|r| r.kind == kind)
+            .map(|r| r.name.clone())
+            .collect(),
+        Input::NewKey => served()
+            .filter(|r| r.publishes_secret())
+            .map(|r| r.name.clone())
+            .collect(),
         Input::Source(SourceChange::Object {
             kind,
             namespace,
             name,
         }) => wakeups::cluster_mirrors_copying(served(), kind, &namespace, &name),
         Input::Watch(wake) => wake.woken(served()),
+    }
+}
+
+/// Whom a changed (or, with no `after`, deleted) ClusterMirror `name`
+/// wakes, after the prune of every copy carrying its name.
+fn request_changed<K: MirroredKind>(
+    ctx: &Context<K>,
+    cluster_mirrors: &ClusterMirrorCaches<K>,
+    prune: &mpsc::UnboundedSender<ObjectRef<K>>,
+    name: String,
+    after: Option<Arc<Request>>,
+) -> Vec<String> {
+    // Every copy it wrote, whatever source, name or kind it asked
+    // for when it wrote it (a suspended one may have changed its
+    // spec many times since).
+    for copy in ctx.caches.copies.state() {
+        if contract::cluster_mirror_of(copy.meta()) == Some(name.as_str()) {
+            let _ = prune.unbounded_send(ObjectRef::from(copy.as_ref()));
+        }
+    }
+    match after {
+        Some(after) if cluster_mirrors.serves_request(&after) => vec![name],
+        // Handed over to another install: this one forgets it.
+        Some(after) if !after.served_by(&cluster_mirrors.install.class) => {
+            publish::forget(&name, cluster_mirrors, ctx);
+            Vec::new()
+        }
+        Some(_) => Vec::new(),
+        None => {
+            publish::forget(&name, cluster_mirrors, ctx);
+            // An unreadable spec is reported by the kind that serves
+            // everything else, of the install of its class.
+            vec![name]
+        }
     }
 }
 

@@ -80,10 +80,12 @@ pub enum Error {
     #[error("invalid list of keys to mirror: {0}; its copies are left as they are")]
     InvalidMirrorKeys(String),
 
-    /// The keys copied would break the Secret's type; nothing is written.
+    /// The source's `workshop.io/mirror-name` is no name a mirror can
+    /// have; its mirrors are left as they are until it is fixed.
     #[error("{0}; its mirrors are left as they are")]
     InvalidMirrorName(String),
 
+    /// The keys copied would break the Secret's type; nothing is written.
     #[error("{0}; its copies are left as they are")]
     KeysBreakType(String),
 

@@ -26,7 +26,8 @@ pub(crate) mod still_decides;
 use crate::{
     contract::object_key,
     decisions::desired_copy::annotated_shape,
-    decisions::key_shape::{KeyShape, checksum::CopyForm, content::secret_published},
+    decisions::key_shape::{KeyShape, checksum::CopyForm},
+    decisions::secret_published::secret_published,
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::error::{ApiOutcome, Error, classify},
@@ -92,6 +93,13 @@ impl<'a, K: MirroredKind> Source<'a, K> {
                 Ok((Cow::Owned(shape), CopyForm::default()))
             }
         }
+    }
+
+    /// Whether the copies' content came from a Secret (one whose keys they
+    /// publish as ConfigMaps, or a Secret copy): then nothing the API
+    /// server says of a write of them is passed on beyond who refused it.
+    pub fn content_is_secret(&self) -> bool {
+        K::CONFIDENTIAL || self.publishes_secret().is_some()
     }
 
     /// The keys asked for, when the source is a Secret whose keys its

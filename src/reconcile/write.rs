@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use k8s_openapi::api::core::v1::Secret;
 use kube::{
     ResourceExt,
     api::{DeleteParams, PostParams, Preconditions},
@@ -78,7 +79,8 @@ async fn apply<K: MirroredKind>(
             let copy = with_content(ctx, source, copy).await?;
             let api = ctx.api(&copy.namespace().unwrap_or_default());
             ctx.ensure_leading()?;
-            api_call::<K, _>(api.replace(&copy.name_any(), &post_params(), &copy)).await?;
+            (api.replace(&copy.name_any(), &post_params(), &copy).await)
+                .map_err(|err| failed_writing(source, err))?;
             let verb = match why {
                 Difference::SourceChanged => "updated",
                 Difference::TakenOver => "took over",
@@ -120,7 +122,7 @@ async fn create<K: MirroredKind>(
             };
             Ok(Performed::PlanAgain(CachedCopy::of(&existing)))
         }
-        Err(err) => Err(failed::<K>(err)),
+        Err(err) => Err(failed_writing(source, err)),
     }
 }
 
@@ -183,6 +185,16 @@ fn failed<K: MirroredKind>(err: kube::Error) -> Error {
     match classify::<K>(err) {
         ApiOutcome::Failed(error) => error,
         ApiOutcome::NamespaceTerminating => Error::NamespaceTerminating,
+    }
+}
+
+/// A failed write of a copy of `source`: told as a Secret's when the
+/// content came from one, since an admission policy may quote the content
+/// it refuses.
+fn failed_writing<K: MirroredKind>(source: &Source<'_, K>, err: kube::Error) -> Error {
+    match source.content_is_secret() {
+        true => failed::<Secret>(err),
+        false => failed::<K>(err),
     }
 }
 

@@ -28,9 +28,14 @@ pub(super) fn keeps_digests(meta: &ObjectMeta) -> bool {
 
 /// `hash` and the digests of `content`'s keys, in the aside's form.
 pub(super) fn with_digests<K: MirroredKind>(hash: String, content: &K) -> String {
+    aside_of(hash, &key_digests(content))
+}
+
+/// `hash` and `digests`, in the aside's form.
+fn aside_of(hash: String, digests: &[KeyDigest]) -> String {
     let mut aside = hash;
     aside.push('\n');
-    for (at, key) in key_digests(content).into_iter().enumerate() {
+    for (at, key) in digests.iter().enumerate() {
         if at > 0 {
             aside.push('\n');
         }
@@ -40,6 +45,16 @@ pub(super) fn with_digests<K: MirroredKind>(hash: String, content: &K) -> String
         aside.push_str(&key.digest);
     }
     aside
+}
+
+/// `source`'s aside (its cached form) keeping the digests of the keys
+/// `keep` names alone; None for a source cached without digests, or not
+/// cached (a full object keeps no aside).
+pub fn aside_keeping<K: MirroredKind>(source: &K, keep: impl Fn(&str) -> bool) -> Option<String> {
+    let aside = source.meta().self_link.as_deref()?;
+    let digests = digests_in(aside)?;
+    let kept: Vec<KeyDigest> = digests.into_iter().filter(|d| keep(&d.name)).collect();
+    Some(aside_of(hash_part(aside).to_owned(), &kept))
 }
 
 /// The content hash in an aside, without the digests after it.

@@ -4,10 +4,8 @@
 //!
 //! Pure.
 
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-
 use super::{CopiedKey, KeyShape, Shaped, SourceKey};
-use crate::kind::{KeyValue, MirroredKind, configmap::configmap_of_keys};
+use crate::kind::{KeyValue, MirroredKind};
 
 /// The keys of a content as a shape reads them, values borrowed.
 pub fn source_keys<K: MirroredKind>(content: &K) -> impl Iterator<Item = SourceKey<'_, &[u8]>> {
@@ -59,24 +57,4 @@ pub fn shaped_content<K: MirroredKind>(
         false => K::content_from_keys(source, shaped.copied.iter().map(as_key_value), copy_type),
     };
     (content, without_values(shaped))
-}
-
-/// A Secret as the source of the ConfigMaps that publish its keys (a
-/// ClusterMirror's `target.kind: ConfigMap`): its metadata (for a cached
-/// Secret, its keys' digests with it), and of its content only the keys
-/// `shape` copies, under their own names, each in the field a ConfigMap
-/// holds it in, immutable when it is. The copies are then shaped from it
-/// as from any ConfigMap source, with the same digests as the Secret's
-/// keys; its other values (a `tls.key`) are never held in it.
-pub fn secret_published(secret: &Secret, shape: &KeyShape) -> ConfigMap {
-    let shaped = shape.shape(source_keys(secret));
-    let copied = shaped.copied.iter().map(|key| KeyValue {
-        field: key.field,
-        name: key.renamed_from.as_deref().unwrap_or(&key.name),
-        value: key.value,
-    });
-    let mut published = configmap_of_keys(copied);
-    published.metadata = secret.metadata.clone();
-    published.immutable = secret.immutable;
-    published
 }

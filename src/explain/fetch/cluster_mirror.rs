@@ -14,7 +14,7 @@ use crate::{
     api::{ClusterMirrorStatus, SourceKind, StoredClusterMirror},
     contract::CLUSTER_MIRROR_LABEL,
     decisions::cluster_mirror::Request,
-    decisions::key_shape::content::secret_published,
+    decisions::secret_published::secret_published_naming_the_rest,
     explain::render::Classes,
     explain::verdicts::{
         ClusterMirrorScene, class_words, explain_cluster_mirror, in_namespace, orphan_row,
@@ -230,7 +230,9 @@ async fn read_source<K: Explained>(
     }
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let secret = secrets.get_opt(&request.source_name).await.map_err(why);
-    let published = |secret: &Secret| K::from_configmap(secret_published(secret, &request.shape));
+    let published = |secret: &Secret| {
+        K::from_configmap(secret_published_naming_the_rest(secret, &request.shape))
+    };
     let source = secret
         .as_ref()
         .map(|found| found.as_ref().and_then(published));

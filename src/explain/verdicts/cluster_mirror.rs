@@ -127,7 +127,13 @@ fn source_blocked<K: Explained>(
         .cluster_mirror_sources
         .contains(&request.source_namespace);
     let reserved = &rules.install.reserved_names;
-    if let Some(secret) = &scene.published {
+    // The copies' kind first: an install that mirrors no ConfigMaps does
+    // not publish a Secret's keys either.
+    if let Some(secret) = scene
+        .published
+        .as_ref()
+        .filter(|_| rules.kinds.contains(&K::NAME))
+    {
         return match secret {
             _ if !rules.kinds.contains(&Secret::NAME) => Ok(Some(Blocked::SecretsDisabled)),
             Err(why) if allowed => Err(why.clone()),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::{
     cluster::cluster_sources::ClusterSources,
     decisions::cluster_mirror::{Request, status::Blocked},
-    decisions::key_shape::content::secret_published,
+    decisions::secret_published::secret_published,
     kind::MirroredKind,
     reconcile::context::Context,
 };
@@ -24,7 +24,9 @@ pub(super) fn copies_key<K: MirroredKind>(
 ) -> Option<K::DigestKey> {
     match (&cluster_mirrors.published, request.publishes_secret()) {
         (Some(published), true) => K::published_key(published.key.current()?),
-        _ => K::current_key(&ctx.digest_key),
+        // Never the kind's own key for a Secret's keys.
+        (None, true) => None,
+        (_, false) => K::current_key(&ctx.digest_key),
     }
 }
 

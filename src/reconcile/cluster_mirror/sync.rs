@@ -82,6 +82,17 @@ pub async fn sync<K: MirroredKind>(
         Ok(request) => request,
         Err(found) => return Ok(*found),
     };
+    // The Secrets' cache is not waited for before the loop starts: a
+    // Secret source namespace that cannot be listed stops no other
+    // ClusterMirror.
+    if request.publishes_secret()
+        && let Some(published) = &cluster_mirrors.published
+        && !published.sources.is_ready()
+    {
+        return Err(Error::Stale(
+            "the Secrets ClusterMirrors may copy are not listed yet".into(),
+        ));
+    }
     let (cached, missing) = match cached_source(&request, cluster_mirrors, ctx) {
         Ok(found) => found,
         Err(why) => return Ok(blocked(&request, why, cluster_mirrors, ctx).await),
@@ -165,8 +176,8 @@ async fn served_request<K: MirroredKind>(
         // Reached by no loop (`ClusterMirrorCaches::serves`); kept, as
         // `SecretsDisabled` would be false of any other kind.
         return invalid(format!(
-            "spec.source.kind {:?} is not mirrored",
-            request.kind.as_str()
+            "{} copies are not mirrored",
+            request.copy_kind().as_str()
         ));
     }
     Ok(request)

@@ -11,7 +11,8 @@ use crate::decisions::cache_form::{
     CachedCopy, copy_from_cache, key_digests::shaped_source_hash, slim_cluster_source, slim_copy,
     slim_source, source_checksum,
 };
-use crate::decisions::key_shape::content::{secret_published, shaped_content};
+use crate::decisions::key_shape::content::shaped_content;
+use crate::decisions::secret_published::secret_published;
 use crate::kind::{SourceId, configmap::ConfigMapDigestKey, secret::SecretDigestKey};
 use crate::test_fixtures::NO_KEY;
 use crate::test_fixtures::{mk_full_source, mk_map, mk_secret_source};
