@@ -29,5 +29,6 @@ pub const KEYS_BREAK_TYPE: &str = "KeysBreakType";
 pub const KEY_MISSING: &str = "KeyMissing";
 /// A source's `workshop.io/mirror-keys` cannot be read: no copy changes.
 pub const INVALID_MIRROR_KEYS: &str = "InvalidMirrorKeys";
-/// A source's `workshop.io/mirror-name` is no name its mirrors can bear: none of them changes.
+/// A source's `workshop.io/mirror-name` is no name its mirrors can bear:
+/// none is written, and those in namespaces still asked for are kept.
 pub const INVALID_MIRROR_NAME: &str = "InvalidMirrorName";

@@ -58,7 +58,7 @@ pub enum Refusal {
     /// no copy of it changes until it is fixed.
     InvalidMirrorKeys(String),
     /// The source's `workshop.io/mirror-name` cannot be its mirrors' name
-    /// (as it says): none of its mirrors changes until it is fixed.
+    /// (as it says): no mirror is written until it is fixed.
     InvalidMirrorName(String),
     /// The keys copied leave out one the Secret's type requires, and no
     /// other type is asked for: the API server would refuse the copy.

@@ -16,7 +16,8 @@ use crate::{
 };
 
 /// The name `source`'s mirrors bear, or why its `workshop.io/mirror-name`
-/// cannot be one (then none of its mirrors changes until it is fixed).
+/// cannot be one (then no mirror is written until it is fixed, and the
+/// prune loop keeps them under any name).
 /// Reserved names are the install's to refuse (`Install::reserved_names`).
 pub fn mirror_name(source: &ObjectMeta) -> Result<&str, String> {
     let Some(asked) = annotation(source, MIRROR_NAME_ANNOTATION) else {

@@ -47,19 +47,37 @@ pub fn mirror_wanted(
     }
 }
 
-/// Whether a mirror bears the name its source gives its mirrors now
-/// (`decisions::mirror_name`): one under an earlier name is no longer
-/// wanted. While the source's mirror annotations are malformed (its
-/// targets or its mirrors' name), it keeps its mirrors whatever their
-/// name, as [`mirror_wanted`] does.
-pub fn mirror_name_wanted(mirror: &ObjectMeta, source: &ObjectMeta) -> bool {
+/// Whether a mirror is wanted under its name: the name its source gives
+/// its mirrors now (`decisions::mirror_name`), or an earlier one until the
+/// source's mirror under the new name is there (`at` reads the object at
+/// a name in the mirror's namespace). So a name the source cannot have
+/// there (reserved, held by another object, a ClusterMirror's) leaves the
+/// mirror it had rather than none. While the source's mirror annotations
+/// are malformed (its targets or its mirrors' name), it keeps its mirrors
+/// whatever their name, as [`mirror_wanted`] does.
+pub fn mirror_name_wanted(
+    mirror: &ObjectMeta,
+    source: &ObjectMeta,
+    at: impl FnOnce(&str) -> Option<ObjectMeta>,
+) -> bool {
     if Targets::of(source).is_err() {
         return true;
     }
     match mirror_name(source) {
-        Ok(name) => mirror.name.as_deref() == Some(name),
+        Ok(name) if mirror.name.as_deref() == Some(name) => true,
+        Ok(name) => !at(name).is_some_and(|there| is_mirror_of(&there, source)),
         Err(_) => true,
     }
+}
+
+/// Whether `object` is a mirror of `source` (by name and uid).
+fn is_mirror_of(object: &ObjectMeta, source: &ObjectMeta) -> bool {
+    let names = contract::mirror_of(object).is_some_and(|(namespace, name)| {
+        Some(namespace.as_str()) == source.namespace.as_deref()
+            && Some(name.as_str()) == source.name.as_deref()
+    });
+    names
+        && contract::annotation(object, contract::MIRROR_OF_UID_ANNOTATION) == source.uid.as_deref()
 }
 
 /// A source as a copy records it: namespace, name and uid.
@@ -154,7 +172,8 @@ pub enum CopyVerdict {
 /// The prune loop's verdict on a copy of `install` (its source selector,
 /// suffix and reserved names decide), given `managed_source` (the
 /// managed source at a namespace and name, if any) and `namespace_facts`
-/// (what consent reads of a namespace, None if it is gone). Only a copy
+/// (what consent reads of a namespace, None if it is gone) and `copy_at`
+/// (the copy cached at a namespace and name, if any). Only a copy
 /// this install wrote is ever unwanted: one marked with another install's
 /// selector belongs to someone else.
 pub fn copy_verdict<K: MirroredKind, S: Borrow<K>>(
@@ -163,6 +182,7 @@ pub fn copy_verdict<K: MirroredKind, S: Borrow<K>>(
     consent: &Consent,
     managed_source: impl Fn(&str, &str) -> Option<S>,
     namespace_facts: impl FnOnce(&str) -> Option<NamespaceFacts>,
+    copy_at: impl FnOnce(&str, &str) -> Option<ObjectMeta>,
 ) -> CopyVerdict {
     let namespace = copy.namespace.as_deref().unwrap_or_default();
     if contract::annotation(copy, contract::SOURCE_SELECTOR_ANNOTATION).is_none() {
@@ -183,7 +203,8 @@ pub fn copy_verdict<K: MirroredKind, S: Borrow<K>>(
             let source = source.as_ref().map(|s| s.borrow().meta());
             let facts = namespace_facts(namespace);
             // A namespace that is gone takes its mirrors with it, whatever their name.
-            let renamed = facts.is_some() && source.is_some_and(|s| !mirror_name_wanted(copy, s));
+            let renamed = facts.is_some()
+                && source.is_some_and(|s| !mirror_name_wanted(copy, s, |n| copy_at(namespace, n)));
             renamed || !mirror_wanted(source, facts.as_ref(), consent)
         }
         None => should_prune::<K>(copy, &install.suffix, |source| {

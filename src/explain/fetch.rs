@@ -196,6 +196,7 @@ async fn copy<K: Explained>(client: &Client, rules: &Rules, copy: K, previewed: 
     }
     let scene = CopyScene {
         contested: verdicts::contested_copies(&warnings, Timestamp::now()),
+        successor: successor(client, &copy, source.as_ref()).await,
         copy,
         source,
         namespace: namespace_facts(client, &namespace).await,
@@ -364,6 +365,7 @@ async fn mirror_scene<K: Explained>(
         None => None,
     };
     CopyScene {
+        successor: successor(client, &mirror, source.as_ref()).await,
         copy: mirror,
         source,
         namespace: Ok(Some(namespace.clone())),
@@ -376,4 +378,4 @@ mod reads;
 
 pub use cluster_mirror::cluster_mirror;
 
-use reads::{copies, namespace_facts, namespaces, objects_at, warnings, warnings_about};
+use reads::{copies, namespace_facts, namespaces, objects_at, successor, warnings, warnings_about};

@@ -194,11 +194,24 @@ impl Report {
             .rows
             .first()
             .filter(|_| self.subject.is == Is::ClusterMirror);
+        // Copies of another kind than their source's: a Secret's keys
+        // published as ConfigMaps.
+        let copies_as = |own: &Row| {
+            let kinds = self.rows.iter().skip(1).map(|row| row.kind);
+            match kinds
+                .into_iter()
+                .find(|kind| !kind.is_empty() && *kind != own.kind)
+            {
+                Some(kind) => format!(" as {kind}s"),
+                None => String::new(),
+            }
+        };
         let mut out = match (self.subject.is, own) {
             (Is::ClusterMirror, Some(own)) => format!(
-                "{subject}: copies {} {}\n",
+                "{subject}: copies {} {}{}\n",
                 own.kind,
-                own.source.as_deref().unwrap_or_default()
+                own.source.as_deref().unwrap_or_default(),
+                copies_as(own)
             ),
             (Is::Unknown | Is::ClusterMirror, _) => format!("{subject}\n"),
             (is, _) => format!("{subject}: a {}\n", is.as_str()),

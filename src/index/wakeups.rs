@@ -209,6 +209,30 @@ pub fn copy_wakeups<K: MirroredKind>(
     }
 }
 
+/// A mirror written or changed wakes the prune of its source's other
+/// mirrors in its namespace: one under an earlier name waits for the
+/// mirror under the name its source gives now before it goes
+/// (`prune_verdict::mirror_name_wanted`).
+pub fn renamed_mirrors<K: MirroredKind>(
+    event: &Event<K>,
+    index: &CopyIndex<K>,
+) -> Vec<ObjectRef<K>> {
+    let Event::Apply(mirror) = event else {
+        return Vec::new();
+    };
+    let Some((source_namespace, source_name)) = contract::mirror_of(mirror.meta()) else {
+        return Vec::new();
+    };
+    let namespace = mirror.namespace();
+    let name = mirror.name_any();
+    let others = index
+        .mirrors_of(&source_namespace, &source_name)
+        .into_iter();
+    others
+        .filter(|other| other.namespace == namespace && other.name != name)
+        .collect()
+}
+
 /// A namespace that appears or changes what consent reads of it (its
 /// labels, the source namespaces it accepts from) may now be wanted by some
 /// mirroring sources (those look again), and may no longer want the mirrors

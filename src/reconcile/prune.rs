@@ -91,7 +91,10 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
 fn renamed<K: MirroredKind>(mirror: &K, ctx: &Context<K>) -> bool {
     let source = contract::mirror_of(mirror.meta())
         .and_then(|(namespace, name)| managed_source(ctx, &namespace, &name));
-    source.is_some_and(|source| !prune_verdict::mirror_name_wanted(mirror.meta(), source.meta()))
+    let namespace = mirror.namespace().unwrap_or_default();
+    let at = |name: &str| Some(ctx.caches.copy(&namespace, name)?.object().meta().clone());
+    source
+        .is_some_and(|source| !prune_verdict::mirror_name_wanted(mirror.meta(), source.meta(), at))
 }
 
 /// Whether this cached copy's reconcile would delete it now (see `resync`).
@@ -119,6 +122,10 @@ fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> CopyVerdict {
         &ctx.consent,
         |namespace, name| managed_source(ctx, namespace, name),
         |namespace| ctx.caches.namespace_facts(namespace),
+        |namespace, name| {
+            let copy = ctx.caches.copy(namespace, name)?;
+            Some(copy.object().meta().clone())
+        },
     )
 }
 

@@ -9,10 +9,7 @@
 
 use configmap_mirror::contract::{MIRROR_NAME_ANNOTATION, MIRROR_OF_ANNOTATION};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::{
-    ResourceExt,
-    api::{Patch, PatchParams},
-};
+use kube::ResourceExt;
 use serde_json::json;
 
 use crate::common::{PATIENCE, TestKind};
@@ -119,27 +116,35 @@ async fn each_malformed_mirror_name_is_warned_about_and_leaves_the_mirrors_as_th
         rename(&world, &name, Some(asked)).await;
         told(&world, &name, "InvalidMirrorName", says).await;
     }
+    // Each source's content changes: its companion follows, its mirror,
+    // whose name is malformed now, is left as it was.
     let controller = world.controller();
     let prunes = controller.metric(RECONCILES, "loop=\"prune\"").await;
     let mirrors = world.api(&team);
-    let mut edited = Vec::new();
+    let mut before = Vec::new();
     for at in 0..malformed.len() {
-        let patch = json!({"metadata": {"labels": {"example.com/touched": "yes"}}});
         let mirror = mirrors
-            .patch(
-                &format!("named-{at}"),
-                &PatchParams::default(),
-                &Patch::Merge(&patch),
-            )
+            .get(&format!("named-{at}"))
             .await
-            .expect("edit the mirror");
-        edited.push(mirror.resource_version());
+            .expect("the mirror");
+        before.push(mirror.resource_version());
+        world
+            .objects()
+            .set_data(&format!("typo-{at}"), &[("color", Some("green"))])
+            .await;
     }
+    for at in 0..malformed.len() {
+        world
+            .objects()
+            .companion_in_sync(&format!("typo-{at}"))
+            .await;
+    }
+    // Each change woke the prune of its source's mirror too.
     let woken = prunes + malformed.len() as f64;
     controller
         .metric_reaching(RECONCILES, "loop=\"prune\"", woken)
         .await;
-    for (at, version) in edited.into_iter().enumerate() {
+    for (at, version) in before.into_iter().enumerate() {
         let mirror = mirrors
             .get_opt(&format!("named-{at}"))
             .await
@@ -152,19 +157,12 @@ async fn each_malformed_mirror_name_is_warned_about_and_leaves_the_mirrors_as_th
             malformed[at].0
         );
     }
-    // The companions are written all the same: they keep `<name>-synced`.
-    for at in 0..malformed.len() {
-        world
-            .objects()
-            .companion_in_sync(&format!("typo-{at}"))
-            .await;
-    }
     world.clean_up().await;
 }
 
 /// What `explain` says of a renamed source: its mirror under its name, in
-/// sync, and one left under an earlier name as unwanted; a malformed name
-/// as such.
+/// sync; a malformed name as such; a mirror kept under an earlier name
+/// while the new one is held by someone else as `earlier-name`.
 #[tokio::test]
 async fn explain_shows_the_mirror_under_its_name_and_a_malformed_name() {
     use crate::explain::{explain, rows};
@@ -199,5 +197,18 @@ async fn explain_shows_the_mirror_under_its_name_and_a_malformed_name() {
         .find(|row| row["namespace"] == team.as_str() && row["name"] == "palette")
         .unwrap_or_else(|| panic!("no row for the mirror kept: {json}"));
     assert_eq!(kept["verdict"], "invalid-mirror-name", "{kept}");
+
+    // A name held by the tenant's object: the mirror under the old name is
+    // kept until one under the new name can be written.
+    let theirs = crate::common::mk_unmanaged("held", &[("k", "theirs")]);
+    (world.api(&team).create(&Default::default(), &theirs).await).expect("the tenant's object");
+    rename(&world, "told", Some("held")).await;
+    told(&world, "told", "MirrorNameTaken", "held").await;
+    let json = explain(kubeconfig, &args).json();
+    let earlier = rows(&json)
+        .into_iter()
+        .find(|row| row["namespace"] == team.as_str() && row["name"] == "palette")
+        .unwrap_or_else(|| panic!("no row for the mirror kept: {json}"));
+    assert_eq!(earlier["verdict"], "earlier-name", "{earlier}");
     world.clean_up().await;
 }

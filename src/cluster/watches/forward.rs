@@ -63,7 +63,10 @@ impl<K: MirroredKind> Follower<K, K> for CopyFollower<K> {
     fn follow(&mut self, event: &Event<K>) -> Wake<K> {
         tell_deleted(event, &self.on_deleted);
         let taken_from = self.index.observe(event);
-        wakeups::copy_wakeups(event, &self.suffix, taken_from)
+        let mut wake = wakeups::copy_wakeups(event, &self.suffix, taken_from);
+        wake.prune
+            .extend(wakeups::renamed_mirrors(event, &self.index));
+        wake
     }
 }
 

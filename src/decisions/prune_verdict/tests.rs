@@ -6,8 +6,8 @@ use crate::decisions::install::Install;
 use crate::decisions::ownership::claimed_source;
 use crate::test_fixtures::NO_KEY;
 use crate::test_fixtures::{
-    SUFFIX, mk_consent, mk_consenting_labels, mk_desired_companion, mk_desired_mirror, mk_install,
-    mk_mirrored_source, mk_namespace, mk_source,
+    SUFFIX, mk_configmap, mk_consent, mk_consenting_labels, mk_desired_companion,
+    mk_desired_mirror, mk_install, mk_mirrored_source, mk_namespace, mk_source,
 };
 use k8s_openapi::api::core::v1::ConfigMap;
 
@@ -207,14 +207,21 @@ fn an_unmarked_copy_names_its_source_only_in_the_shape_this_install_writes() {
     );
 }
 
-/// The verdict on `mirror` of `source` in a consenting namespace.
+/// The verdict on `mirror` of `source` in a consenting namespace where
+/// no other copy is.
 fn verdict_on(mirror: &ConfigMap, source: &ConfigMap) -> CopyVerdict {
+    verdict_with_at(mirror, source, None)
+}
+
+/// [`verdict_on`], with `at` the object at any other name there.
+fn verdict_with_at(mirror: &ConfigMap, source: &ConfigMap, at: Option<&ConfigMap>) -> CopyVerdict {
     copy_verdict::<ConfigMap, _>(
         &mirror.metadata,
         &mk_install(),
         &mk_consent(),
         |_, _| Some(source),
         |name| Some(mk_namespace(name, mk_consenting_labels())),
+        |_, _| at.map(|object| object.metadata.clone()),
     )
 }
 
@@ -229,15 +236,27 @@ fn named_mirrors(source: ConfigMap, name: &str) -> ConfigMap {
 }
 
 #[test]
-fn a_mirror_under_a_name_its_source_no_longer_gives_is_unwanted() {
+fn a_mirror_under_a_name_its_source_no_longer_gives_goes_once_its_successor_is_there() {
     let source = mk_mirrored_source("team-a");
     let mirror = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
     assert_eq!(verdict_on(&mirror, &source), CopyVerdict::Keep);
     let renamed = named_mirrors(source, "palette");
-    assert_eq!(verdict_on(&mirror, &renamed), CopyVerdict::Unwanted);
     let palette = mk_desired_mirror(&renamed, "team-a", &NO_KEY).unwrap();
     assert_eq!(palette.metadata.name.as_deref(), Some("palette"));
     assert_eq!(verdict_on(&palette, &renamed), CopyVerdict::Keep);
+    // Before the mirror under the new name is written (or while that name
+    // is reserved or held by another object), the old one stays.
+    assert_eq!(verdict_on(&mirror, &renamed), CopyVerdict::Keep);
+    let mut theirs = mk_configmap("team-a", "palette");
+    theirs.metadata.annotations = palette.metadata.annotations.clone();
+    theirs.metadata.annotations.as_mut().unwrap().insert(
+        crate::contract::MIRROR_OF_UID_ANNOTATION.into(),
+        "another-uid".into(),
+    );
+    let held = verdict_with_at(&mirror, &renamed, Some(&theirs));
+    assert_eq!(held, CopyVerdict::Keep, "another source's object there");
+    let written = verdict_with_at(&mirror, &renamed, Some(&palette));
+    assert_eq!(written, CopyVerdict::Unwanted);
 }
 
 #[test]

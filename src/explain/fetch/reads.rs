@@ -136,3 +136,24 @@ fn warning(event: Event) -> Warning {
         last_seen,
     }
 }
+
+/// For a mirror under a name its source (as read) no longer gives its
+/// mirrors: the object at the name it gives now, in the mirror's
+/// namespace, if any (what the prune loop waits for before it removes
+/// the mirror).
+pub(super) async fn successor<K: Explained>(
+    client: &Client,
+    mirror: &K,
+    source: Option<&Read<Option<K>>>,
+) -> Option<ObjectMeta> {
+    let Some(Ok(Some(source))) = source else {
+        return None;
+    };
+    let name = mirror_name(source.meta()).ok()?;
+    if mirror_of(mirror.meta()).is_none() || mirror.meta().name.as_deref() == Some(name) {
+        return None;
+    }
+    let namespace = mirror.meta().namespace.as_deref().unwrap_or_default();
+    let api: Api<K> = Api::namespaced(client.clone(), namespace);
+    Some(api.get_opt(name).await.ok()??.meta().clone())
+}

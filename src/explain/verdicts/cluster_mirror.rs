@@ -215,9 +215,14 @@ fn own_row<K: Explained>(
     verdict: Verdict,
     detail: String,
 ) -> Row {
+    // The kind it copies: a Secret whose keys it publishes as ConfigMaps.
+    let kind = match request.is_some_and(Request::publishes_secret) {
+        true => Secret::NAME,
+        false => K::NAME,
+    };
     Row {
         what: What::ClusterMirror,
-        kind: K::NAME,
+        kind,
         namespace: String::new(),
         name: scene.name.clone(),
         source: request.map(source_key),

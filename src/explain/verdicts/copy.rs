@@ -10,6 +10,9 @@ pub struct CopyScene<K> {
     /// The copy's namespace, as consent reads it.
     pub namespace: Read<Option<NamespaceFacts>>,
     pub contested: BTreeSet<String>,
+    /// For a mirror under a name its source no longer gives its mirrors:
+    /// the object at the name it gives now, in the same namespace, if any.
+    pub successor: Option<ObjectMeta>,
 }
 
 /// Whether an object is to be explained as a copy: it carries the
@@ -100,6 +103,7 @@ fn judged<K: Explained>(
         source,
         managed_source,
         facts: facts.as_ref(),
+        successor: scene.successor.as_ref(),
     };
     if let Some(said) = unwanted(meta, &seen, rules) {
         return Err(said);
@@ -114,6 +118,9 @@ fn judged<K: Explained>(
         ));
     };
     let namespace = meta.namespace.clone().unwrap_or_default();
+    if let Some(said) = under_earlier_name(meta, what, source.meta()) {
+        return Err(said);
+    }
     let desired = desired_of(source, what, &namespace, rules, key)?;
     if what == What::Mirror && Targets::of(source.meta()).is_err() {
         return Err((
@@ -196,6 +203,7 @@ struct Seen<'a, K> {
     /// The source, when this install manages it.
     managed_source: Option<&'a K>,
     facts: Option<&'a NamespaceFacts>,
+    successor: Option<&'a ObjectMeta>,
 }
 
 /// Why the prune loop removes the copy (or keeps it only while its
@@ -211,6 +219,7 @@ fn unwanted<K: Explained>(meta: &ObjectMeta, seen: &Seen<'_, K>, rules: &Rules) 
                 .filter(|_| ns == source_namespace && n == source_name)
         },
         |_| seen.facts.cloned(),
+        |_, _| seen.successor.cloned(),
     );
     match verdict {
         CopyVerdict::Unwanted => {
@@ -222,7 +231,9 @@ fn unwanted<K: Explained>(meta: &ObjectMeta, seen: &Seen<'_, K>, rules: &Rules) 
                 }
                 (_, None) => gone(seen.source, rules),
                 (What::Mirror, Some(source))
-                    if !prune_verdict::mirror_name_wanted(meta, source.meta()) =>
+                    if !prune_verdict::mirror_name_wanted(meta, source.meta(), |_| {
+                        seen.successor.cloned()
+                    }) =>
                 {
                     let now = mirror_name(source.meta()).unwrap_or_default();
                     format!("its source names its mirrors {now} now")
@@ -320,4 +331,18 @@ fn unwanted_mirror_why<K: Explained>(
         Err(refusal) => format!("the namespace refuses it: {refusal}"),
         Ok(()) => "the source no longer wants it here".into(),
     }
+}
+
+/// A mirror under a name its source no longer gives its mirrors, kept
+/// (the prune loop found no mirror under the new name yet): said so.
+fn under_earlier_name(meta: &ObjectMeta, what: What, source: &ObjectMeta) -> Option<Said> {
+    let now = mirror_name(source).ok()?;
+    (what == What::Mirror && meta.name.as_deref() != Some(now)).then(|| {
+        (
+            Verdict::EarlierName,
+            format!(
+                "a mirror under a name its source gave before: kept until its mirror under {now} is written here, then removed"
+            ),
+        )
+    })
 }

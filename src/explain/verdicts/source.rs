@@ -311,33 +311,12 @@ fn leftover_rows<K: Explained>(
             K::consent(rules),
             managed_source,
             |namespace| scene.namespaces.get(namespace).cloned(),
+            |namespace, name| copy_at(copies, namespace, name),
         );
-        let (verdict, detail) = match verdict {
-            CopyVerdict::Unwanted if asked.contains(&namespace) => (
-                Verdict::Unwanted,
-                format!(
-                    "a mirror under a name the source no longer gives its mirrors (now {}): the controller removes it",
-                    named.unwrap_or_default()
-                ),
-            ),
-            CopyVerdict::Unwanted => (
-                Verdict::Unwanted,
-                "a mirror the source no longer wants here: the controller removes it".into(),
-            ),
-            // ClusterMirrors' copies are skipped above.
-            CopyVerdict::UnwantedIfSourceGone(_)
-            | CopyVerdict::ClusterMirrorDeleted(_)
-            | CopyVerdict::Orphaned => continue,
-            CopyVerdict::Keep if !contract_written_under(copy, rules) => continue,
-            CopyVerdict::Keep if named.is_none() => (
-                Verdict::InvalidMirrorName,
-                "a mirror written before: kept until the source's mirror name is fixed".into(),
-            ),
-            CopyVerdict::Keep => (
-                Verdict::InvalidTargets,
-                "a mirror written before: kept until the source's mirror annotations are fixed"
-                    .into(),
-            ),
+        let asked_there = asked.contains(&namespace);
+        let Some((verdict, detail)) = leftover_said(verdict, copy, asked_there, named, rules)
+        else {
+            continue;
         };
         rows.push(row::<K>(
             What::Mirror,
@@ -350,6 +329,52 @@ fn leftover_rows<K: Explained>(
     rows
 }
 
+/// What a leftover mirror's row says of the prune loop's `verdict` on it
+/// (`asked_there`: its namespace is still asked for; `named`: the name the
+/// source gives its mirrors, None while malformed); None for no row.
+fn leftover_said(
+    verdict: CopyVerdict,
+    copy: &ObjectMeta,
+    asked_there: bool,
+    named: Option<&str>,
+    rules: &Rules,
+) -> Option<(Verdict, String)> {
+    let said = match verdict {
+        CopyVerdict::Unwanted if asked_there => (
+            Verdict::Unwanted,
+            format!(
+                "a mirror under a name the source no longer gives its mirrors (now {}): the controller removes it",
+                named.unwrap_or_default()
+            ),
+        ),
+        CopyVerdict::Unwanted => (
+            Verdict::Unwanted,
+            "a mirror the source no longer wants here: the controller removes it".into(),
+        ),
+        // ClusterMirrors' copies are skipped above.
+        CopyVerdict::UnwantedIfSourceGone(_)
+        | CopyVerdict::ClusterMirrorDeleted(_)
+        | CopyVerdict::Orphaned => return None,
+        CopyVerdict::Keep if !contract_written_under(copy, rules) => return None,
+        CopyVerdict::Keep if named.is_some() && asked_there => (
+            Verdict::EarlierName,
+            format!(
+                "a mirror under a name the source gave before: kept until its mirror under {} is written here, then removed",
+                named.unwrap_or_default()
+            ),
+        ),
+        CopyVerdict::Keep if named.is_none() => (
+            Verdict::InvalidMirrorName,
+            "a mirror written before: kept until the source's mirror name is fixed".into(),
+        ),
+        CopyVerdict::Keep => (
+            Verdict::InvalidTargets,
+            "a mirror written before: kept until the source's mirror annotations are fixed".into(),
+        ),
+    };
+    Some(said)
+}
+
 fn contract_written_under(copy: &ObjectMeta, rules: &Rules) -> bool {
     crate::contract::written_under(copy, &rules.install.selector)
 }
@@ -360,4 +385,12 @@ pub fn companion_of(source: &ObjectMeta, rules: &Rules) -> String {
         source.name.as_deref().unwrap_or_default(),
         &rules.install.suffix,
     )
+}
+
+/// The copy among `copies` at `namespace/name`, if any.
+fn copy_at(copies: &[ObjectMeta], namespace: &str, name: &str) -> Option<ObjectMeta> {
+    let at = |copy: &&ObjectMeta| {
+        copy.namespace.as_deref() == Some(namespace) && copy.name.as_deref() == Some(name)
+    };
+    copies.iter().find(at).cloned()
 }

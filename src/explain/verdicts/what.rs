@@ -104,6 +104,9 @@ verdicts! {
     OtherInstall => "other-install", false;
     Unmarked => "unmarked", false;
     Unwanted => "unwanted", false;
+    // A mirror under the name its source gave before, kept until the
+    // mirror under the new name is there.
+    EarlierName => "earlier-name", false;
     NoSource => "no-source", false;
     // A ClusterMirror's copy whose ClusterMirror is gone, unseen: kept.
     Orphaned => "orphaned", false;

@@ -210,3 +210,23 @@ fn a_changed_source_wakes_the_cluster_mirrors_that_copy_it() {
         "a Secret of that name is another source"
     );
 }
+
+#[test]
+fn a_mirror_written_wakes_the_prune_of_its_source_s_other_mirrors_in_its_namespace() {
+    use crate::test_fixtures::{NO_KEY, mk_desired_mirror, mk_mirrored_source};
+    let index = CopyIndex::<ConfigMap>::default();
+    let source = mk_mirrored_source("team-a,team-b");
+    let mirror = |namespace: &str, name: &str| {
+        let mut copy = mk_desired_mirror(&source, namespace, &NO_KEY).unwrap();
+        copy.metadata.name = Some(name.into());
+        index.observe(&Event::Apply(copy.clone()));
+        copy
+    };
+    mirror("team-a", "colors");
+    mirror("team-b", "colors");
+    let palette = mirror("team-a", "palette");
+    let woken = renamed_mirrors(&Event::Apply(palette.clone()), &index);
+    let colors = source.metadata.name.clone().unwrap();
+    assert_eq!(woken, [ObjectRef::new(&colors).within("team-a")]);
+    assert!(renamed_mirrors(&Event::Delete(palette), &index).is_empty());
+}

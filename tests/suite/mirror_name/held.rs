@@ -131,3 +131,44 @@ async fn a_clustermirror_s_copy_outranks_a_tenant_s_mirror_renamed_onto_its_name
     );
     clean_up(world, &[cluster_mirror]).await;
 }
+
+/// A name the source cannot have (reserved, or held by a tenant's object)
+/// takes away no mirror: the one under the old name stays, in sync, until
+/// the mirror under the new name is written there. Renamed again onto a
+/// free name, the new mirror is written and only then the old one goes.
+#[tokio::test]
+async fn a_rename_onto_a_name_it_cannot_have_keeps_the_mirror_it_had() {
+    let world = World::<ConfigMap>::new("mn-keep").await;
+    let team = world.namespace("team", true, &[]).await;
+    world
+        .api(&team)
+        .create(
+            &Default::default(),
+            &mk_unmanaged("held", &[("k", "theirs")]),
+        )
+        .await
+        .expect("create the tenant's object");
+    source(&world, "colors", Some("palette")).await;
+    world.mirror_at_in_sync(&team, "colors", "palette").await;
+    let controller = world.controller();
+    for (name, reason) in [
+        ("kube-root-ca.crt", "MirrorNameReserved"),
+        ("held", "MirrorNameTaken"),
+    ] {
+        let prunes = controller.metric(RECONCILES, "loop=\"prune\"").await;
+        rename(&world, "colors", Some(name)).await;
+        told(&world, "colors", reason, name).await;
+        // The rename woke the prune of the mirror under the old name.
+        controller
+            .metric_reaching(RECONCILES, "loop=\"prune\"", prunes + 1.0)
+            .await;
+        let kept = world.api(&team).get_opt("palette").await.expect("get");
+        let kept = kept.unwrap_or_else(|| panic!("renamed onto {name}: the mirror went"));
+        let of = kept.annotations().get(MIRROR_OF_ANNOTATION).cloned();
+        assert_eq!(of, Some(format!("{}/colors", world.prefix)), "{name}");
+    }
+    rename(&world, "colors", Some("paint")).await;
+    world.mirror_at_in_sync(&team, "colors", "paint").await;
+    world.no_mirror(&team, "palette").await;
+    world.clean_up().await;
+}

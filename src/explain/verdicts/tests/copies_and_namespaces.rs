@@ -13,6 +13,7 @@ fn copy_scene<K: MirroredKind>(
         source: Some(Ok(source)),
         namespace: Ok(namespace),
         contested: BTreeSet::new(),
+        successor: None,
     }
 }
 
