@@ -151,34 +151,19 @@ fn mirror_rows<K: Explained>(
         Ok(Some(targets)) => targets,
         Ok(None) => return leftover_rows(scene, rules, &BTreeSet::new()),
         Err(why) => {
-            let mut rows = vec![row_at::<K>(
-                What::Mirror,
-                "",
-                &name,
-                Some(source_key),
-                Verdict::InvalidTargets,
-                format!(
-                    "{why}: no mirror is written, and those written before stay, until it is fixed (Warning {})",
-                    warning::INVALID_MIRROR_TARGETS
-                ),
-            )];
-            rows.extend(leftover_rows(scene, rules, &BTreeSet::new()));
-            return rows;
+            let why = format!(
+                "{why}: no mirror is written, and those written before stay, until it is fixed (Warning {})",
+                warning::INVALID_MIRROR_TARGETS
+            );
+            let refused = (Verdict::InvalidTargets, why);
+            return no_mirror_rows(scene, rules, &name, source_key, refused);
         }
     };
     let name = match mirror_name(meta) {
         Ok(name) => name.to_owned(),
         Err(why) => {
-            let mut rows = vec![row_at::<K>(
-                What::Mirror,
-                "",
-                &name,
-                Some(source_key),
-                Verdict::InvalidMirrorName,
-                super::invalid_mirror_name(&why),
-            )];
-            rows.extend(leftover_rows(scene, rules, &BTreeSet::new()));
-            return rows;
+            let refused = (Verdict::InvalidMirrorName, super::invalid_mirror_name(&why));
+            return no_mirror_rows(scene, rules, &name, source_key, refused);
         }
     };
     let mut rows = Vec::new();
@@ -373,6 +358,28 @@ fn leftover_said(
         ),
     };
     Some(said)
+}
+
+/// A source whose mirror annotations are malformed: the row that says so
+/// (`refused`), and those of the mirrors it wrote before.
+fn no_mirror_rows<K: Explained>(
+    scene: &SourceScene<K>,
+    rules: &Rules,
+    name: &str,
+    source_key: String,
+    refused: (Verdict, String),
+) -> Vec<Row> {
+    let (verdict, detail) = refused;
+    let mut rows = vec![row_at::<K>(
+        What::Mirror,
+        "",
+        name,
+        Some(source_key),
+        verdict,
+        detail,
+    )];
+    rows.extend(leftover_rows(scene, rules, &BTreeSet::new()));
+    rows
 }
 
 fn contract_written_under(copy: &ObjectMeta, rules: &Rules) -> bool {
