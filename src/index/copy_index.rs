@@ -84,6 +84,27 @@ impl<K: MirroredKind> CopyIndex<K> {
             .unwrap_or_default()
     }
 
+    /// The mirrors filed under a source in one namespace, found from the
+    /// smaller of the two sets (a source mirrored into thousands of
+    /// namespaces, or a namespace holding thousands of mirrors).
+    pub fn mirrors_of_in(&self, source: &SourceKey, namespace: &str) -> Vec<ObjectRef<K>> {
+        let maps = self.lock();
+        let (Some(of_source), Some(in_namespace)) =
+            (maps.by_source.get(source), maps.by_namespace.get(namespace))
+        else {
+            return Vec::new();
+        };
+        let (smaller, other) = match of_source.len() <= in_namespace.len() {
+            true => (of_source, in_namespace),
+            false => (in_namespace, of_source),
+        };
+        smaller
+            .iter()
+            .filter(|mirror| other.contains(*mirror))
+            .cloned()
+            .collect()
+    }
+
     /// The mirrors in one namespace.
     pub fn mirrors_in(&self, namespace: &str) -> Vec<ObjectRef<K>> {
         self.lock()

@@ -220,17 +220,16 @@ pub fn renamed_mirrors<K: MirroredKind>(
     let Event::Apply(mirror) = event else {
         return Vec::new();
     };
-    let Some((source_namespace, source_name)) = contract::mirror_of(mirror.meta()) else {
+    // A ClusterMirror's copy is its ClusterMirror's to prune.
+    let Some(source) = contract::mirror_of(mirror.meta())
+        .filter(|_| contract::cluster_mirror_of(mirror.meta()).is_none())
+    else {
         return Vec::new();
     };
-    let namespace = mirror.namespace();
+    let namespace = mirror.namespace().unwrap_or_default();
     let name = mirror.name_any();
-    let others = index
-        .mirrors_of(&source_namespace, &source_name)
-        .into_iter();
-    others
-        .filter(|other| other.namespace == namespace && other.name != name)
-        .collect()
+    let others = index.mirrors_of_in(&source, &namespace).into_iter();
+    others.filter(|other| other.name != name).collect()
 }
 
 /// A namespace that appears or changes what consent reads of it (its
