@@ -18,7 +18,7 @@ use kube::{
 };
 use serde_json::json;
 use testenv::{ControlPlane, LazyControlPlane};
-use tokio::sync::OnceCell;
+use tokio::sync::{Mutex, MutexGuard, OnceCell};
 
 const CONTROLLER_NAMESPACE: &str = "configmap-mirror";
 const SERVICE_ACCOUNT: &str = "configmap-mirror";
@@ -58,12 +58,21 @@ fn kubectl(control_plane: &ControlPlane, args: &[&str]) -> (bool, String, String
     )
 }
 
+/// `kubectl apply` reads an object, then creates it if it found none: two
+/// applies of the same objects at once (the real install and a dry run) can
+/// both find one missing, and the second create is refused as a conflict.
+async fn applying_deploy() -> MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
+    ONE_AT_A_TIME.lock().await
+}
+
 /// deploy/ applied for real once, on this module's control plane; the
 /// ServiceAccount's token.
 async fn installed(control_plane: &'static ControlPlane) -> &'static str {
     static TOKEN: OnceCell<String> = OnceCell::const_new();
     TOKEN
         .get_or_init(|| async {
+            let _turn = applying_deploy().await;
             let (ok, _, err) = kubectl(control_plane, &["apply", "-k", "deploy/"]);
             assert!(ok, "kubectl apply -k deploy/ failed: {err}");
             let client = control_plane.client().await;
@@ -82,6 +91,7 @@ async fn service_account_client(control_plane: &'static ControlPlane) -> Client 
 #[tokio::test]
 async fn deploy_is_accepted_by_a_server_side_dry_run_without_pod_security_warnings() {
     let control_plane = control_plane();
+    let _turn = applying_deploy().await;
     // The namespace must exist, with its Pod Security labels, for the dry
     // run of what goes into it to be judged against "restricted".
     let (ok, _, err) = kubectl(
