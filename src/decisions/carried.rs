@@ -54,7 +54,7 @@ impl Allowlist {
     fn parse(annotation_key: &str, text: &str) -> Result<Allowlist, String> {
         if text.len() > MAX_LIST_LEN {
             return Err(format!(
-                "{annotation_key} is {} characters long, over the limit of {MAX_LIST_LEN}",
+                "{annotation_key} is {} bytes long, over the limit of {MAX_LIST_LEN}",
                 text.len()
             ));
         }

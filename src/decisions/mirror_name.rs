@@ -27,8 +27,8 @@ pub fn mirror_name(source: &ObjectMeta) -> Result<&str, String> {
     if asked.is_empty() {
         return refused("it is empty (remove it to name mirrors as the source)".into());
     }
-    if asked.len() > MAX_NAME_LEN {
-        let len = asked.len();
+    let len = asked.chars().count();
+    if len > MAX_NAME_LEN {
         return refused(format!(
             "it is {len} characters long, over the limit of {MAX_NAME_LEN}"
         ));
@@ -100,5 +100,15 @@ mod tests {
             assert!(refused.contains(MIRROR_NAME_ANNOTATION), "{refused}");
         }
         assert!(mirror_name(&source(Some(&"a".repeat(253)))).is_ok());
+    }
+
+    #[test]
+    fn a_name_s_length_is_told_in_characters() {
+        // 130 characters, 260 bytes: short enough, but no object name.
+        let accented = "é".repeat(130);
+        let refused = mirror_name(&source(Some(&accented))).unwrap_err();
+        assert!(refused.contains("not an object name"), "{refused}");
+        let refused = mirror_name(&source(Some(&"é".repeat(254)))).unwrap_err();
+        assert!(refused.contains("254 characters long"), "{refused}");
     }
 }

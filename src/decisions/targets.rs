@@ -135,7 +135,7 @@ fn parse_selector(text: &str) -> Result<Selector, String> {
     }
     if text.len() > MAX_SELECTOR_LEN {
         return Err(format!(
-            "{MIRROR_TO_SELECTOR_ANNOTATION} is {} characters long, over the limit of {MAX_SELECTOR_LEN}",
+            "{MIRROR_TO_SELECTOR_ANNOTATION} is {} bytes long, over the limit of {MAX_SELECTOR_LEN}",
             text.len()
         ));
     }
