@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt;
 use serde_json::json;
 
-use crate::common::{PATIENCE, TestKind};
+use crate::common::TestKind;
 use crate::mirroring::{World, to};
 
 mod held;
@@ -35,24 +35,6 @@ async fn source<K: TestKind>(world: &World<K>, name: &str, mirror_name: Option<&
 async fn rename<K: TestKind>(world: &World<K>, source: &str, mirror_name: Option<&str>) {
     let patch = json!({"metadata": {"annotations": {MIRROR_NAME_ANNOTATION: mirror_name}}});
     world.objects().patch(source, patch).await;
-}
-
-/// Waits until one of the Warnings `reason` about `regarding` (in the
-/// test's namespace) says `says`.
-async fn told<K: TestKind>(world: &World<K>, regarding: &str, reason: &str, says: &str) {
-    testenv::wait_for(
-        &format!("a {reason} Event on {regarding} saying {says:?}"),
-        PATIENCE,
-        || async {
-            let events = world.scene.events(regarding, reason).await;
-            events.into_iter().find(|event| {
-                event.type_.as_deref() == Some("Warning")
-                    && event.note.as_deref().unwrap_or_default().contains(says)
-            })
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()));
 }
 
 async fn a_renamed_source_s_mirrors_follow_its_name_and_its_companion_keeps_its_own<K: TestKind>() {
@@ -114,7 +96,7 @@ async fn each_malformed_mirror_name_is_warned_about_and_leaves_the_mirrors_as_th
     for (at, (asked, says)) in malformed.iter().enumerate() {
         let name = format!("typo-{at}");
         rename(&world, &name, Some(asked)).await;
-        told(&world, &name, "InvalidMirrorName", says).await;
+        world.warned(&name, "InvalidMirrorName", says).await;
     }
     // Each source's content changes: its companion follows, its mirror,
     // whose name is malformed now, is left as it was.
@@ -183,7 +165,9 @@ async fn explain_shows_the_mirror_under_its_name_and_a_malformed_name() {
     assert_eq!(mirror_rows[0]["verdict"], "in-sync", "{mirror_rows:?}");
 
     rename(&world, "told", Some("Not A Name")).await;
-    told(&world, "told", "InvalidMirrorName", "holds whitespace").await;
+    world
+        .warned("told", "InvalidMirrorName", "holds whitespace")
+        .await;
     let json = explain(kubeconfig, &args).json();
     let invalid = rows(&json)
         .into_iter()
@@ -203,7 +187,7 @@ async fn explain_shows_the_mirror_under_its_name_and_a_malformed_name() {
     let theirs = crate::common::mk_unmanaged("held", &[("k", "theirs")]);
     (world.api(&team).create(&Default::default(), &theirs).await).expect("the tenant's object");
     rename(&world, "told", Some("held")).await;
-    told(&world, "told", "MirrorNameTaken", "held").await;
+    world.warned("told", "MirrorNameTaken", "held").await;
     let json = explain(kubeconfig, &args).json();
     let earlier = rows(&json)
         .into_iter()

@@ -185,6 +185,21 @@ impl<K: TestKind> World<K> {
         .unwrap_or_else(|e| panic!("{e:#}"))
     }
 
+    /// Waits until one of the Warnings `reason` about `regarding` (in the
+    /// test's namespace) says `says`.
+    pub(crate) async fn warned(&self, regarding: &str, reason: &str, says: &str) {
+        let what = format!("a {reason} Warning on {regarding} saying {says:?}");
+        testenv::wait_for(&what, PATIENCE, || async {
+            let events = self.scene.events(regarding, reason).await;
+            events.into_iter().find(|event| {
+                event.type_.as_deref() == Some("Warning")
+                    && event.note.as_deref().unwrap_or_default().contains(says)
+            })
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", self.controller().log_text()));
+    }
+
     pub(crate) async fn no_mirror(&self, namespace: &str, name: &str) {
         let api = self.api(namespace);
         testenv::wait_for(&format!("no {name} in {namespace}"), PATIENCE, || async {

@@ -102,22 +102,6 @@ async fn source<K: TestKind>(world: &World<K>, name: &str, data: &[(&str, &str)]
     world.objects().create(&source).await;
 }
 
-/// Waits until one of the source's Events with `reason` says `says`.
-async fn told<K: TestKind>(world: &World<K>, regarding: &str, reason: &str, says: &str) {
-    testenv::wait_for(
-        &format!("a {reason} Event on {regarding} saying {says:?}"),
-        PATIENCE,
-        || async {
-            let events = world.scene.events(regarding, reason).await;
-            events
-                .into_iter()
-                .find(|event| event.note.as_deref().unwrap_or_default().contains(says))
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()));
-}
-
 async fn a_source_s_companion_and_mirrors_hold_only_the_keys_its_annotation_chooses<K: TestKind>() {
     let world = World::<K>::new("sk-choose").await;
     let team = world.namespace("team", true, &[]).await;
@@ -226,7 +210,7 @@ async fn an_exact_key_the_source_lacks_is_warned_about_and_the_copies_are_writte
     source(&world, "lacking", &[("a", "1")], "a, nope, other.*").await;
     holding(&world, &world.prefix, "lacking-synced", &["a"]).await;
     holding(&world, &team, "lacking", &["a"]).await;
-    told(&world, "lacking", "KeyMissing", "nope").await;
+    world.warned("lacking", "KeyMissing", "nope").await;
     let events = world.scene.events("lacking", "KeyMissing").await;
     assert!(
         events
@@ -276,7 +260,7 @@ async fn each_malformed_list_of_keys_is_warned_about_and_leaves_the_copies_as_th
                 json!({"metadata": {"annotations": {MIRROR_KEYS_ANNOTATION: keys}}}),
             )
             .await;
-        told(&world, &name, "InvalidMirrorKeys", says).await;
+        world.warned(&name, "InvalidMirrorKeys", says).await;
         let objects = world.objects();
         let companion_now = objects
             .get(&format!("{name}-synced"))
@@ -330,7 +314,7 @@ async fn a_tls_secret_s_copies_keep_its_type_only_with_its_required_keys() {
                 kubernetes.io/tls must hold, so the API server would refuse the copy: nothing of \
                 the source is written, so its copies are left as they are; to withdraw them, \
                 remove workshop.io/mirror-to";
-    told(&world, "cert", "KeysBreakType", says).await;
+    world.warned("cert", "KeysBreakType", says).await;
     let companion_now = world.objects().get("cert-synced").await.expect("companion");
     let mirror_now = world.api(&team).get("cert").await.expect("the mirror");
     assert_eq!(

@@ -22,7 +22,7 @@ async fn a_mirror_name_held_by_a_tenant_s_object_or_reserved_is_never_taken() {
         .expect("create the tenant's object");
     source(&world, "colors", Some("palette")).await;
     let held = format!("{team}/palette already exist(s) and is not a mirror of this source");
-    told(&world, "colors", "MirrorNameTaken", &held).await;
+    world.warned("colors", "MirrorNameTaken", &held).await;
     world.objects().companion_in_sync("colors").await;
     let now = world.api(&team).get("palette").await.expect("theirs");
     assert_eq!(
@@ -33,13 +33,13 @@ async fn a_mirror_name_held_by_a_tenant_s_object_or_reserved_is_never_taken() {
     assert!(!now.annotations().contains_key(MIRROR_OF_ANNOTATION));
 
     rename(&world, "colors", Some("kube-root-ca.crt")).await;
-    told(
-        &world,
-        "colors",
-        "MirrorNameReserved",
-        "kube-root-ca.crt is reserved",
-    )
-    .await;
+    world
+        .warned(
+            "colors",
+            "MirrorNameReserved",
+            "kube-root-ca.crt is reserved",
+        )
+        .await;
     let published = world
         .api(&team)
         .get_opt("kube-root-ca.crt")
@@ -64,7 +64,7 @@ async fn two_sources_naming_their_mirrors_alike_one_holds_the_name_and_nothing_f
     let held = world.mirror_at_in_sync(&team, "first", "shared").await;
     source(&world, "second", Some("shared")).await;
     let taken = format!("{team}/shared already exist(s) and is not a mirror of this source");
-    told(&world, "second", "MirrorNameTaken", &taken).await;
+    world.warned("second", "MirrorNameTaken", &taken).await;
 
     // Both woken again: the second fails again, the first succeeds, and
     // neither writes.
@@ -118,7 +118,7 @@ async fn a_clustermirror_s_copy_outranks_a_tenant_s_mirror_renamed_onto_its_name
     // after the ClusterMirror's copy.
     source(&world, "tenant-ca", Some("corp-ca")).await;
     let claimed = format!("{target}/corp-ca (ClusterMirror {cluster_mirror})");
-    told(&world, "tenant-ca", "MirrorNameTaken", &claimed).await;
+    world.warned("tenant-ca", "MirrorNameTaken", &claimed).await;
     let now = world.api(&target).get("corp-ca").await.expect("the copy");
     assert_eq!(now.resource_version(), copy.resource_version(), "untouched");
     assert!(
@@ -157,7 +157,7 @@ async fn a_rename_onto_a_name_it_cannot_have_keeps_the_mirror_it_had() {
     ] {
         let prunes = controller.metric(RECONCILES, "loop=\"prune\"").await;
         rename(&world, "colors", Some(name)).await;
-        told(&world, "colors", reason, name).await;
+        world.warned("colors", reason, name).await;
         // The rename woke the prune of the mirror under the old name.
         controller
             .metric_reaching(RECONCILES, "loop=\"prune\"", prunes + 1.0)
