@@ -2,6 +2,9 @@
 //! else's object, by another source's mirror, by a ClusterMirror's claim,
 //! or reserved. It stays with its holder, and nothing flaps.
 
+use configmap_mirror::contract::{MANAGED_BY_LABEL, MANAGER_NAME};
+use kube::{Api, api::ListParams};
+
 use super::*;
 use crate::cluster_mirror::{clean_up, copy_in_sync, create};
 use crate::common::mk_unmanaged;
@@ -169,6 +172,53 @@ async fn a_rename_onto_a_name_it_cannot_have_keeps_the_mirror_it_had() {
     }
     rename(&world, "colors", Some("paint")).await;
     world.mirror_at_in_sync(&team, "colors", "paint").await;
+    world.no_mirror(&team, "palette").await;
+    world.clean_up().await;
+}
+
+/// Renamed while the controller is down onto a name a tenant's object
+/// holds: the controller that starts keeps the mirror under the old name
+/// (its first prune of every copy finds no mirror at the new name); once
+/// the name is free, the new mirror is written and the old one goes.
+#[tokio::test]
+async fn a_rename_made_while_the_controller_is_down_keeps_the_mirror_until_the_new_one_is_there() {
+    let mut world = World::<ConfigMap>::new("mn-down").await;
+    let team = world.namespace("team", true, &[]).await;
+    let tenant = world.api(&team);
+    let held = mk_unmanaged("held", &[("k", "theirs")]);
+    tenant
+        .create(&Default::default(), &held)
+        .await
+        .expect("create the tenant's object");
+    source(&world, "colors", Some("palette")).await;
+    world.mirror_at_in_sync(&team, "colors", "palette").await;
+
+    world.stop();
+    rename(&world, "colors", Some("held")).await;
+    let copies: Api<ConfigMap> = Api::all(world.scene.client.clone());
+    let managed = format!("{MANAGED_BY_LABEL}={MANAGER_NAME}");
+    let copies = copies
+        .list(&ListParams::default().labels(&managed))
+        .await
+        .expect("list the copies")
+        .items
+        .len();
+    world.start().await;
+    world.warned("colors", "MirrorNameTaken", "held").await;
+    world
+        .controller()
+        .metric_reaching(RECONCILES, "loop=\"prune\"", copies as f64)
+        .await;
+    let kept = tenant.get_opt("palette").await.expect("get");
+    let kept = kept.unwrap_or_else(|| panic!("the mirror under the old name went at start"));
+    let of = kept.annotations().get(MIRROR_OF_ANNOTATION).cloned();
+    assert_eq!(of, Some(format!("{}/colors", world.prefix)));
+
+    tenant
+        .delete("held", &Default::default())
+        .await
+        .expect("the tenant lets the name go");
+    world.mirror_at_in_sync(&team, "colors", "held").await;
     world.no_mirror(&team, "palette").await;
     world.clean_up().await;
 }
