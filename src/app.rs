@@ -3,13 +3,17 @@
 //! are abandoned, the lease is released if the API server answers, then the
 //! process exits 0.
 
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use anyhow::Context as _;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Client;
 
 mod kinds;
+mod lifeline;
 
 use crate::{
     api::SourceKind,
@@ -32,6 +36,7 @@ use crate::{
     reconcile::cluster_mirror::caches::{InstallClass, PublishedSecrets},
 };
 use kinds::Shared;
+use lifeline::{Lease, Lifeline};
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let install = config.rules.install()?;
@@ -40,17 +45,27 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let secret_consent = config.rules.consent(Kind::Secrets, &protected)?;
     let shutdown = Shutdown::on_signals().context("cannot listen for signals")?;
     let (kube_config, client, health, metrics) = connect(&config).await?;
-    let server = serve_http(&config, &metrics, &health, &shutdown)?;
+    let lifeline = Lifeline::start().context("cannot start the Lease and probes' thread")?;
+    let server = serve_http(&lifeline, &config, &metrics, &health, &shutdown)?;
+    tokio::spawn(beat(health.clone()));
 
-    let mut elector = match config.leader.enabled {
+    let elector = match config.leader.enabled {
         true => Some(elector(
-            client.clone(),
+            &lifeline,
+            &kube_config,
             &config,
             election_report(health.clone(), metrics.clone()),
         )?),
         false => None,
     };
+    let identity = elector.as_ref().map(|e| e.identity().to_owned());
     let (term_tx, leadership) = Leadership::new(elector.is_some());
+    // Without an election the term never changes, and its sender lives as
+    // long as the controller does.
+    let (mut lease, _unchanging_term) = match elector {
+        Some(elector) => (Some(Lease::hold(&lifeline, elector, term_tx)), None),
+        None => (None, Some(term_tx)),
+    };
     tokio::spawn(mirror_leadership(leadership.clone(), metrics.clone()));
 
     let settings = watch_settings(&config);
@@ -64,10 +79,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let cluster_mirrors = watch_cluster_mirrors(&config, &kube_config, &client, &metrics)?;
     let shared = Shared {
         kube_config,
-        events: EventPublisher::new(
-            client.clone(),
-            elector.as_ref().map(|e| e.identity().to_owned()),
-        ),
+        events: EventPublisher::new(client.clone(), identity),
         client,
         settings,
         namespaces,
@@ -92,8 +104,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
     let controllers = mirror_kinds(&config, &shared, configmap_consent, secret_consent);
     let election = async {
-        match elector.as_mut() {
-            Some(elector) => elector.run(&term_tx).await,
+        match lease.as_mut() {
+            Some(lease) => lease.lost().await,
             None => std::future::pending().await,
         }
     };
@@ -101,9 +113,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         ended = controllers => { ended?; }
         () = drain_expired(&shutdown, &config) => {}
         () = namespace_watch => anyhow::bail!("the namespace watch ended unexpectedly"),
-        lost = election => return lost.map_err(anyhow::Error::from),
+        lost = election => return Err(lost),
     }
-    stop(elector, server, &shutdown, &config).await
+    stop(lease, server, &shutdown, &config).await
 }
 
 fn watch_settings(config: &Config) -> WatchSettings {
@@ -130,21 +142,34 @@ async fn connect(
     Ok((kube_config, client, health, Arc::new(metrics)))
 }
 
-/// Serves /metrics, /healthz and /readyz until shutdown is requested.
+/// Serves /metrics, /healthz and /readyz on the lifeline until shutdown is
+/// requested.
 fn serve_http(
+    lifeline: &Lifeline,
     config: &Config,
     metrics: &Arc<Metrics>,
     health: &Arc<Health>,
     shutdown: &Shutdown,
 ) -> anyhow::Result<tokio::task::JoinHandle<std::io::Result<()>>> {
+    let _on_lifeline = lifeline.handle().enter();
     let listener = http::bind(config.http_addr)
         .with_context(|| format!("cannot listen on {}", config.http_addr))?;
     tracing::info!(addr = %listener.local_addr()?, "serving /metrics, /healthz and /readyz");
-    Ok(tokio::spawn(http::serve(
+    Ok(lifeline.handle().spawn(http::serve(
         listener,
         http::router(metrics.clone(), health.clone()),
         discard(shutdown.requested()),
     )))
+}
+
+/// Tells health, every second, that the main runtime runs: a runtime
+/// wedged for good fails /healthz, which the lifeline answers.
+async fn beat(health: Arc<Health>) {
+    let mut ticks = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        ticks.tick().await;
+        health.runtime_ran(Instant::now());
+    }
 }
 
 /// The ClusterMirrors' watch, in cluster-wide mode only.
@@ -288,14 +313,14 @@ async fn drain_expired(shutdown: &Shutdown, config: &Config) {
 /// Releases the lease and closes the HTTP server, within what is left of
 /// the shutdown time.
 async fn stop(
-    mut elector: Option<Elector>,
+    lease: Option<Lease>,
     server: tokio::task::JoinHandle<std::io::Result<()>>,
     shutdown: &Shutdown,
     config: &Config,
 ) -> anyhow::Result<()> {
     let exit_by = shutdown.requested_at().unwrap_or_else(Instant::now) + config.shutdown_timeout;
-    if let Some(elector) = elector.as_mut()
-        && tokio::time::timeout_at(exit_by.into(), elector.release())
+    if let Some(lease) = lease
+        && tokio::time::timeout_at(exit_by.into(), lease.release())
             .await
             .is_err()
     {
@@ -317,7 +342,13 @@ fn election_report(health: Arc<Health>, metrics: Arc<Metrics>) -> ElectionReport
     })
 }
 
-fn elector(client: Client, config: &Config, report: ElectionReport) -> anyhow::Result<Elector> {
+/// The elector, its client built on the lifeline, where its requests run.
+fn elector(
+    lifeline: &Lifeline,
+    kube_config: &kube::Config,
+    config: &Config,
+    report: ElectionReport,
+) -> anyhow::Result<Elector> {
     let namespace = config
         .leader
         .namespace
@@ -329,6 +360,10 @@ fn elector(client: Client, config: &Config, report: ElectionReport) -> anyhow::R
         .identity
         .clone()
         .unwrap_or_else(leader::default_identity);
+    let client = {
+        let _on_lifeline = lifeline.handle().enter();
+        api_client::calls(kube_config, config.api_timeout)?
+    };
     Ok(Elector::new(
         client,
         &namespace,

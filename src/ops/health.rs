@@ -37,6 +37,11 @@ use tokio::sync::{Notify, futures::Notified};
 
 /// How recent an answer must be to show the API server answers.
 pub const PROBE_FRESHNESS: Duration = Duration::from_secs(15);
+/// How long the runtime the reconciles share may go without running before
+/// the process counts as wedged. /healthz is answered on a thread of its
+/// own, so it still answers then; no reconcile is meant to hold the
+/// runtime for more than a fraction of a second (docs/operator/sizing.md).
+pub const RUNTIME_STALL_LIMIT: Duration = Duration::from_secs(60);
 
 #[derive(Debug)]
 pub struct Health {
@@ -56,6 +61,8 @@ struct State {
     election_refused: Option<String>,
     /// The kinds turned on that cannot start yet, with why.
     kinds_waiting: BTreeMap<&'static str, String>,
+    /// When the runtime the reconciles share last ran its heartbeat.
+    runtime_ran_at: Option<Instant>,
 }
 
 #[derive(Debug, Default)]
@@ -275,9 +282,22 @@ impl Health {
         }
     }
 
+    /// The runtime the reconciles share ran at `now`.
+    pub fn runtime_ran(&self, now: Instant) {
+        self.lock().runtime_ran_at = Some(now);
+    }
+
     /// Ok with a note, or what is wedged.
     pub fn liveness(&self, now: Instant) -> Result<String, String> {
         let state = self.lock();
+        if let Some(at) = state.runtime_ran_at {
+            let stalled = now.saturating_duration_since(at);
+            if stalled > RUNTIME_STALL_LIMIT {
+                return Err(format!(
+                    "the reconciles' runtime has not run for {stalled:.0?} (the limit is {RUNTIME_STALL_LIMIT:?})"
+                ));
+            }
+        }
         let answers_now = state
             .api_answered_at
             .is_some_and(|at| now.saturating_duration_since(at) <= PROBE_FRESHNESS);

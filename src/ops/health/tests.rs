@@ -225,3 +225,16 @@ fn a_refused_lease_makes_the_replica_unready_until_it_is_granted() {
     health.election_refused(None);
     assert!(health.readiness().is_ok());
 }
+
+#[test]
+fn a_runtime_that_stops_running_is_wedged_past_the_limit_and_live_again_once_it_runs() {
+    let start = Instant::now();
+    let health = Health::new(Duration::from_secs(60));
+    health.runtime_ran(start);
+    let limit = RUNTIME_STALL_LIMIT.as_secs();
+    assert!(health.liveness(after(start, limit)).is_ok());
+    let wedged = health.liveness(after(start, limit + 1)).unwrap_err();
+    assert!(wedged.contains("has not run for"), "{wedged}");
+    health.runtime_ran(after(start, limit + 1));
+    assert!(health.liveness(after(start, limit + 2)).is_ok());
+}
