@@ -152,7 +152,8 @@ fn context<K: MirroredKind>(
     let fresh_reads = FreshReads::new(
         shared.client.clone(),
         &shared.install.selector,
-        coalesced::PAGE_SIZE,
+        coalesced::PAGE_BYTES,
+        Arc::new(caches.clone()),
     )
     .at_most_waiting(shared.concurrency.into());
     Arc::new(Context {
