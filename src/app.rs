@@ -34,6 +34,7 @@ use crate::{
     ops::shutdown::Shutdown,
     reconcile::backoff::{Backoffs, RetryPolicy},
     reconcile::cluster_mirror::caches::{InstallClass, PublishedSecrets},
+    reconcile::copy_budget::{COPY_BUDGET_BYTES, CopyBudget},
 };
 use kinds::Shared;
 use lifeline::{Lease, Lifeline};
@@ -77,6 +78,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     ));
     let backoffs = Arc::new(Backoffs::new(metrics.failing_objects()));
     let cluster_mirrors = watch_cluster_mirrors(&config, &kube_config, &client, &metrics)?;
+    let copy_budget = CopyBudget::new(COPY_BUDGET_BYTES, metrics.copy_bytes_in_flight());
+    let copy_budget = Arc::new(copy_budget);
     let shared = Shared {
         kube_config,
         events: EventPublisher::new(client.clone(), identity),
@@ -91,6 +94,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         leadership,
         shutdown: shutdown.clone(),
         concurrency: config.concurrency,
+        copy_budget,
         cluster_mirrors,
         cluster_mirror_sources: config.cluster_mirror_source_namespaces(),
         cluster_mirror_install: InstallClass {

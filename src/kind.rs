@@ -74,6 +74,16 @@ pub trait MirroredKind:
     /// records [`MirroredKind::checksum`], which may differ from it.
     fn content_hash(&self) -> String;
 
+    /// How many bytes the content's values hold (keys and metadata aside):
+    /// what a copy of it, or a read of it, costs in memory, and what the
+    /// budgets of fresh reads and of copies in flight count.
+    fn content_bytes(&self) -> u64 {
+        self.content_keys()
+            .iter()
+            .map(|key| key.value.len() as u64)
+            .sum()
+    }
+
     /// The checksum a copy of `source` whose content has `content_hash`
     /// records in its checksum annotation.
     fn checksum<'h>(

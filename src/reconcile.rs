@@ -19,6 +19,7 @@ pub mod contest;
 pub(crate) mod context;
 pub(crate) mod controller;
 pub(crate) mod copy;
+pub(crate) mod copy_budget;
 pub(crate) mod error;
 pub(crate) mod fan_out;
 pub(crate) mod pending;
@@ -26,6 +27,7 @@ pub(crate) mod prune;
 pub(crate) mod resync;
 pub(crate) mod source_read;
 pub(crate) mod sync;
+pub(crate) mod worker_share;
 pub(crate) mod write;
 
 /// The coalesced fresh reads, public for the suite that drives them.

@@ -34,8 +34,10 @@ use crate::{
     reconcile::contest::Contests,
     reconcile::context::Context,
     reconcile::controller,
+    reconcile::copy_budget::CopyBudget,
     reconcile::pending::PendingScopes,
     reconcile::source_read::coalesced::{self, FreshReads},
+    reconcile::worker_share::WorkerShares,
 };
 
 /// What the kinds share.
@@ -54,6 +56,8 @@ pub struct Shared {
     pub leadership: Leadership,
     pub shutdown: Shutdown,
     pub concurrency: u16,
+    /// The copies in flight, by bytes, shared by every kind's reconciles.
+    pub copy_budget: Arc<CopyBudget>,
     /// The ClusterMirrors, when this install mirrors into other namespaces.
     pub cluster_mirrors: Option<ClusterMirrors>,
     /// Where their sources may come from, and where nothing is written.
@@ -152,7 +156,8 @@ fn context<K: MirroredKind>(
     let fresh_reads = FreshReads::new(
         shared.client.clone(),
         &shared.install.selector,
-        coalesced::PAGE_SIZE,
+        coalesced::PAGE_BYTES,
+        Arc::new(caches.clone()),
     )
     .at_most_waiting(shared.concurrency.into());
     Arc::new(Context {
@@ -169,6 +174,9 @@ fn context<K: MirroredKind>(
         retry_policy: shared.retry_policy,
         consent,
         fresh_reads,
+        copy_budget: shared.copy_budget,
+        sync_workers: WorkerShares::new(shared.concurrency),
+        cluster_mirror_workers: WorkerShares::new(shared.concurrency),
         namespace_warnings: Default::default(),
         leadership: shared.leadership,
         shutdown: shared.shutdown,

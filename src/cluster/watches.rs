@@ -16,7 +16,7 @@ use std::{
     time::Instant,
 };
 
-use futures::{Stream, StreamExt, channel::mpsc};
+use futures::{Stream, StreamExt, TryStreamExt, channel::mpsc};
 use kube::{
     Api, Client,
     runtime::{
@@ -31,7 +31,7 @@ use crate::{
     cluster::api_client,
     cluster::watch_stream,
     contract,
-    decisions::cache_form,
+    decisions::cache_form::{self, content_size},
     decisions::consent::{self, Consent},
     decisions::install::Install,
     decisions::scope::Reach,
@@ -40,6 +40,7 @@ use crate::{
     index::caches::Caches,
     index::copy_index::CopyIndex,
     index::mirroring_sources::MirroringSources,
+    index::source_bytes::SourceBytes,
     index::wakeups::ClusterWake,
     kind::MirroredKind,
     ops::config::InitialList,
@@ -234,8 +235,10 @@ pub fn watch<K: MirroredKind, R: Stream<Item = ()> + Send + 'static>(
 )> {
     let events = |watch, labels: &str| events_of::<K>(config, &settings, &health, watch, labels);
     let (sources, source_writer) = reflector::store();
+    let source_bytes = SourceBytes::default();
     let source_events = events(K::SOURCES_WATCH, &install.selector)?
-        .modify(cache_form::slim_source::<K>)
+        .modify(content_size::slim_source_sized::<K>)
+        .inspect_ok(source_bytes.following(&sources))
         .reflect(source_writer);
     let (copies, copy_writer) = reflector::store();
     let copy_events = events(K::COPIES_WATCH, &contract::copy_selector())?
@@ -252,6 +255,7 @@ pub fn watch<K: MirroredKind, R: Stream<Item = ()> + Send + 'static>(
         copies,
         namespaces: namespaces.store.clone(),
         mirroring: MirroringSources::default(),
+        source_bytes,
         index: CopyIndex::default(),
         admitting: AdmittingNamespaces::default(),
         ready,

@@ -62,6 +62,7 @@ use crate::{
     kind::{MirroredKind, SourceId},
 };
 
+pub mod content_size;
 pub mod key_digests;
 
 /// Where a copy in the cache keeps the hash of its content in place of

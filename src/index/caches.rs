@@ -23,6 +23,7 @@ use crate::{
     index::admitting_namespaces::{AdmittingNamespaces, NamespaceMeta},
     index::copy_index::CopyIndex,
     index::mirroring_sources::MirroringSources,
+    index::source_bytes::SourceBytes,
     kind::MirroredKind,
 };
 
@@ -37,6 +38,8 @@ pub struct Caches<K: MirroredKind> {
     pub namespaces: Option<Store<NamespaceMeta>>,
     /// The sources that ask for mirrors, by what they ask for.
     pub mirroring: MirroringSources<K>,
+    /// How many sources each namespace holds, and their bytes.
+    pub source_bytes: SourceBytes,
     /// The mirrors by namespace and by source.
     pub index: CopyIndex<K>,
     /// The namespaces that admit this kind's mirrors, by name.
@@ -153,6 +156,7 @@ mod tests {
             copies: reflector::store().0,
             namespaces: Some(store),
             mirroring: MirroringSources::default(),
+            source_bytes: SourceBytes::default(),
             index: CopyIndex::default(),
             admitting,
             ready: watch::channel(true).1,

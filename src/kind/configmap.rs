@@ -133,6 +133,16 @@ impl MirroredKind for ConfigMap {
         self.binary_data = None;
     }
 
+    fn content_bytes(&self) -> u64 {
+        let text = self.data.iter().flatten().map(|(_, value)| value.len());
+        let binary = self
+            .binary_data
+            .iter()
+            .flatten()
+            .map(|(_, value)| value.0.len());
+        text.chain(binary).map(|len| len as u64).sum()
+    }
+
     fn is_immutable(&self) -> bool {
         self.immutable == Some(true)
     }

@@ -303,6 +303,16 @@ impl MirroredKind for Secret {
         self.string_data = None;
     }
 
+    fn content_bytes(&self) -> u64 {
+        let data = self.data.iter().flatten().map(|(_, value)| value.0.len());
+        let text = self
+            .string_data
+            .iter()
+            .flatten()
+            .map(|(_, value)| value.len());
+        data.chain(text).map(|len| len as u64).sum()
+    }
+
     fn is_immutable(&self) -> bool {
         self.immutable == Some(true)
     }

@@ -126,6 +126,12 @@ impl Metrics {
         self.leader.set_refused(refused);
     }
 
+    /// The gauge the budget of copies in flight keeps at the bytes it
+    /// lends.
+    pub fn copy_bytes_in_flight(&self) -> Gauge {
+        self.copies.bytes_in_flight()
+    }
+
     /// The gauge the retry bookkeeping keeps at its size.
     pub fn failing_objects(&self) -> Gauge {
         self.objects.failing()

@@ -52,6 +52,7 @@ use crate::{
     reconcile::backoff::BackoffKey,
     reconcile::context::Context,
     reconcile::error::{Error, Retry},
+    reconcile::worker_share::REFUSED_AGAIN_AFTER,
 };
 
 use caches::ClusterMirrorCaches;
@@ -310,6 +311,16 @@ async fn reconcile<K: MirroredKind>(
         cluster_mirrors.pending.forget(&object.name_any());
         return Ok(Action::await_change());
     }
+    // Shared by the namespace its source is in, as that source's own
+    // mirrors are; taken before the reconcile starts (`worker_share`).
+    let spec = object.spec.as_ref().ok();
+    let namespace = spec.map(|spec| spec.source.namespace.as_str());
+    let Some(_worker) = ctx
+        .cluster_mirror_workers
+        .take(namespace.unwrap_or_default())
+    else {
+        return Ok(Action::requeue(REFUSED_AGAIN_AFTER));
+    };
     let key = BackoffKey::new(Loop::sync, &object.metadata);
     let served = cluster_mirrors
         .pending

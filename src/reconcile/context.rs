@@ -27,9 +27,11 @@ use crate::{
     reconcile::backoff::{BackoffKey, Backoffs, RetryPolicy},
     reconcile::cluster_mirror::caches::ClusterMirrorCaches,
     reconcile::contest::Contests,
+    reconcile::copy_budget::CopyBudget,
     reconcile::error::Error,
     reconcile::pending::PendingScopes,
     reconcile::source_read::coalesced::FreshReads,
+    reconcile::worker_share::WorkerShares,
 };
 
 pub struct Context<K: MirroredKind> {
@@ -54,6 +56,12 @@ pub struct Context<K: MirroredKind> {
     /// Where a write's source is read afresh, batched with the other
     /// reads of its namespace.
     pub fresh_reads: FreshReads<K>,
+    /// The bytes of the copies being written, process-wide.
+    pub copy_budget: Arc<CopyBudget>,
+    /// The workers each namespace's sources hold, in the sync loop and in
+    /// the ClusterMirror loop (by the namespace of its source).
+    pub sync_workers: WorkerShares,
+    pub cluster_mirror_workers: WorkerShares,
     /// Namespaces already told that their `accept-mirrors-from` cannot be
     /// read, with the value they were told about: once per value.
     pub namespace_warnings: NamespaceWarnings,

@@ -20,6 +20,7 @@ use kube::{Api, ResourceExt, api::GetParams};
 use tokio::sync::OnceCell;
 
 pub(crate) mod batch;
+pub(crate) mod cached_sizes;
 pub mod coalesced;
 pub(crate) mod still_decides;
 

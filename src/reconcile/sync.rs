@@ -25,6 +25,7 @@ use crate::{
     reconcile::copy::{cached_copy, plan_copy, sync_copy},
     reconcile::error::{Error, Retry, soonest},
     reconcile::source_read::Source,
+    reconcile::worker_share::REFUSED_AGAIN_AFTER,
 };
 
 mod mirrors;
@@ -33,6 +34,12 @@ pub async fn reconcile<K: MirroredKind>(
     source: Arc<K>,
     ctx: Arc<Context<K>>,
 ) -> Result<Action, Error> {
+    // Taken before the reconcile starts: one refused serves no wakeup,
+    // which stays pending for the one that runs (`worker_share`).
+    let namespace = source.meta().namespace.as_deref().unwrap_or_default();
+    let Some(_worker) = ctx.sync_workers.take(namespace) else {
+        return Ok(Action::requeue(REFUSED_AGAIN_AFTER));
+    };
     let key = BackoffKey::new(Loop::sync, source.meta());
     let served = ctx
         .pending

@@ -17,6 +17,7 @@ use crate::{
     kind::MirroredKind,
     reconcile::contest::{Fingerprint, WriteKind},
     reconcile::context::Context,
+    reconcile::copy_budget::HeldBytes,
     reconcile::error::{ApiOutcome, Error, classify},
     reconcile::source_read::Source,
 };
@@ -70,12 +71,16 @@ async fn apply<K: MirroredKind>(
 ) -> Result<Performed<K>, Error> {
     match write {
         Write::Nothing => Ok(Performed::Done),
-        Write::Create(copy) => create(ctx, source, with_content(ctx, source, copy).await?).await,
+        Write::Create(copy) => {
+            let _held = hold_copy_bytes(ctx, source).await?;
+            create(ctx, source, with_content(ctx, source, copy).await?).await
+        }
         // A replace with the resourceVersion, not a server-side apply: a key
         // someone added to a copy's data must be removed, and an apply only
         // removes what the same field manager applied before. The
         // resourceVersion also makes the write a compare-and-swap.
         Write::Replace { copy, why } => {
+            let _held = hold_copy_bytes(ctx, source).await?;
             let copy = with_content(ctx, source, copy).await?;
             let api = ctx.api(&copy.namespace().unwrap_or_default());
             ctx.ensure_leading()?;
@@ -124,6 +129,19 @@ async fn create<K: MirroredKind>(
         }
         Err(err) => Err(failed_writing(source, err)),
     }
+}
+
+/// Waits for room in the budget of copies in flight for one copy of
+/// `source`, before the copy is built: held until the write returns. The
+/// copy is counted at its source's content read afresh (the read is the
+/// one `with_content` then uses).
+async fn hold_copy_bytes<'c, K: MirroredKind>(
+    ctx: &'c Context<K>,
+    source: &Source<'_, K>,
+) -> Result<HeldBytes<'c>, Error> {
+    let bytes = source.read(ctx).await?.content_bytes();
+    let namespace = source.cached.namespace().unwrap_or_default();
+    Ok(ctx.copy_budget.hold(&namespace, bytes).await)
 }
 
 /// `copy` with the source's content as the API server holds it now, and

@@ -5,10 +5,10 @@
 
 use crate::common::{SOURCE_LABEL, Scene, mk_source, mk_unmanaged};
 
-use std::collections::BTreeSet;
+use std::{collections::BTreeSet, sync::Arc};
 
 use configmap_mirror::reconcile::coalesced::{
-    FreshRead, FreshReads, Paging, list_pages, list_pages_until,
+    CachedSizes, FreshRead, FreshReads, NamespaceSources, Paging, list_pages, list_pages_until,
 };
 use futures::future::join_all;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -17,6 +17,36 @@ use serde_json::json;
 
 fn selector() -> String {
     format!("{SOURCE_LABEL}=true")
+}
+
+/// What a cache says of the scene's namespace: it holds `count` sources
+/// of one byte each (as the sources here do, but s10 and s11).
+struct Cached {
+    count: usize,
+}
+
+impl CachedSizes for Cached {
+    fn held_in(&self, _namespace: &str) -> NamespaceSources {
+        NamespaceSources {
+            count: self.count,
+            bytes: self.count as u64,
+        }
+    }
+
+    fn bytes_of(&self, _namespace: &str, _name: &str) -> u64 {
+        1
+    }
+}
+
+/// Reads of the scene's sources, as a cache that says it holds `count`
+/// decides them, listed `per_page` a page.
+fn reads_of(scene: &Scene<'_>, count: usize, per_page: u64) -> FreshReads<ConfigMap> {
+    FreshReads::new(
+        scene.client.clone(),
+        &selector(),
+        per_page,
+        Arc::new(Cached { count }),
+    )
 }
 
 /// Six sources and an unmanaged ConfigMap in the scene's namespace.
@@ -106,7 +136,7 @@ async fn every_page_size_lists_each_source_once() {
 async fn reads_of_more_sources_than_one_page_are_each_answered_with_their_own() {
     let scene = Scene::new("fresh-many").await;
     let created = six_sources(&scene).await;
-    let reads: FreshReads<ConfigMap> = FreshReads::new(scene.client.clone(), &selector(), 4);
+    let reads = reads_of(&scene, 6, 4);
     let answers = read_all(&reads, &scene.namespace, &created).await;
     each_its_own(&created, answers);
 }
@@ -125,7 +155,7 @@ async fn a_source_deleted_or_unselected_after_the_decision_reads_as_its_own_get_
     scene
         .patch_json("s1", json!({"metadata": {"labels": {SOURCE_LABEL: null}}}))
         .await;
-    let reads: FreshReads<ConfigMap> = FreshReads::new(scene.client.clone(), &selector(), 2);
+    let reads = reads_of(&scene, 6, 2);
     let answers = read_all(&reads, &scene.namespace, &created[..3]).await;
     let [deleted, unselected, kept] = <[_; 3]>::try_from(answers).expect("three answers");
     assert!(
@@ -180,10 +210,10 @@ async fn reads_beyond_where_a_big_namespace_s_list_stopped_are_answered_by_their
                 .await,
         );
     }
-    // One read waits at most: a list stops once past 8 sources, after the
-    // fifth page of two; s11 is on the sixth.
-    let reads: FreshReads<ConfigMap> =
-        FreshReads::new(scene.client.clone(), &selector(), 2).at_most_waiting(1);
+    // One read waits at most, in a namespace a cache behind the API server
+    // says holds six sources: a list stops once past 8 sources, after the
+    // fifth page of two; s9 is on the sixth (s10 and s11 sort before s2).
+    let reads = reads_of(&scene, 6, 2).at_most_waiting(1);
     let wanted: Vec<ConfigMap> = [0, 9, 11].iter().map(|&i| created[i].clone()).collect();
     let answers = read_all(&reads, &scene.namespace, &wanted).await;
     each_its_own(&wanted, answers);

@@ -90,6 +90,7 @@ fn caches() -> Caches<ConfigMap> {
         copies: store().0,
         namespaces: Some(store().0),
         mirroring: Default::default(),
+        source_bytes: Default::default(),
         index: CopyIndex::default(),
         admitting: Default::default(),
         ready: tokio::sync::watch::channel(true).1,

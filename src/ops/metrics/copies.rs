@@ -9,6 +9,7 @@ use prometheus_client::{
     metrics::{
         counter::Counter,
         family::Family,
+        gauge::Gauge,
         histogram::{Histogram, exponential_buckets},
     },
     registry::Registry,
@@ -33,6 +34,7 @@ pub(super) struct Copies {
     writes: Family<OperationLabel, Counter>,
     contested_restores: Counter,
     heal_duration: Histogram,
+    bytes_in_flight: Gauge,
 }
 
 impl Copies {
@@ -42,6 +44,7 @@ impl Copies {
             contested_restores: Counter::default(),
             // 1 ms to about 2 minutes, as the queue's timings.
             heal_duration: Histogram::new(exponential_buckets(0.001, 2.0, 18)),
+            bytes_in_flight: Gauge::default(),
         }
     }
 
@@ -66,6 +69,11 @@ impl Copies {
                     "Time from a wakeup reaching the sync loop or the ClusterMirror loop (a change of a source, of a copy, of a namespace or of a ClusterMirror seen by a watch, or a resync) to the end of the successful reconcile it woke: how long copies take to heal or to follow their source",
                     Box::new(self.heal_duration.clone()),
                 ),
+                (
+                    "configmap_mirror_copy_bytes_in_flight",
+                    "Bytes of content held by the copies being written, of the budget every reconcile shares",
+                    Box::new(self.bytes_in_flight.clone()),
+                ),
             ],
         );
     }
@@ -78,6 +86,10 @@ impl Copies {
 
     pub(super) fn restore_held_back(&self) {
         self.contested_restores.inc();
+    }
+
+    pub(super) fn bytes_in_flight(&self) -> Gauge {
+        self.bytes_in_flight.clone()
     }
 
     pub(super) fn healed(&self, after: Duration) {

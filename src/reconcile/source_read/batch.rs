@@ -4,23 +4,50 @@
 //! cost. Pure: the I/O is `reconcile::source_read::coalesced`.
 //!
 //! A LIST returns every source of the namespace, wanted or not, so it is
-//! cheaper than the GETs only while the namespace holds few sources more
-//! than the batch waits for: one request's overhead on the API server is
-//! worth a few objects' encoding, not thousands.
+//! cheaper than the GETs only while the namespace holds little more than
+//! the batch waits for: one request's overhead on the API server is worth
+//! a few objects' encoding, not thousands, and the controller's memory
+//! must follow the sources it writes, not what else their namespace
+//! holds. Both are judged from the cache, which knows how many sources
+//! each namespace holds and their content's bytes (`index::source_bytes`).
 
 use std::collections::HashMap;
 
-/// A LIST is made while the namespace held at most this many sources per
-/// waiting one when it was last listed: a GET costs the API server about
-/// as much as encoding this many sources into a LIST.
+/// A LIST is made while the namespace holds at most this many sources per
+/// waiting one: a GET costs the API server about as much as encoding this
+/// many sources into a LIST.
 pub const SOURCES_LISTED_PER_WAITER: usize = 8;
+
+/// A LIST is made only while the sources nobody in the batch waits for
+/// hold at most this many bytes of content, as cached: the most a read
+/// holds that no write needs, whatever the namespace holds.
+pub const UNWANTED_LIST_BYTES: u64 = 1 << 20;
+
+/// A page of a LIST is sized to hold about this many bytes of content (by
+/// the namespace's mean source, as cached), and never more sources than
+/// [`MOST_PER_PAGE`]; as a LIST is only made of a namespace whose sources
+/// beyond those waited for hold [`UNWANTED_LIST_BYTES`] at most, no page
+/// holds more than that beyond the sources being written.
+pub const PAGE_BYTES: u64 = 4 << 20;
+pub const MOST_PER_PAGE: u32 = 500;
+
+/// What the cache holds of one namespace's sources.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NamespaceSources {
+    pub count: usize,
+    /// Their content's bytes, each as cached.
+    pub bytes: u64,
+}
 
 /// How one batch is read.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ReadPlan {
-    /// One LIST of the namespace's sources (paged), no older than this
-    /// resourceVersion; None asks for a consistent read.
-    List { not_older_than: Option<String> },
+    /// One LIST of the namespace's sources, `page_size` a page, no older
+    /// than `not_older_than`; None asks for a consistent read.
+    List {
+        not_older_than: Option<String>,
+        page_size: u32,
+    },
     /// One GET per source waited for.
     EachGet,
 }
@@ -88,14 +115,23 @@ impl<W> Batch<W> {
         self.by_name.is_empty()
     }
 
-    /// How to read this batch, given how many sources the namespace held
-    /// when last listed (None: never listed).
-    pub fn plan(&self, sources_last_listed: Option<usize>) -> ReadPlan {
-        if !may_list(sources_last_listed, self.by_name.len()) {
+    /// How to read this batch from a namespace whose sources the cache
+    /// says are `held`, `bytes_of` each source's content (0 for one it
+    /// does not hold), with pages of about `page_bytes`.
+    pub fn plan(
+        &self,
+        held: NamespaceSources,
+        bytes_of: impl Fn(&str) -> u64,
+        page_bytes: u64,
+    ) -> ReadPlan {
+        let waited: u64 = self.by_name.keys().map(|name| bytes_of(name)).sum();
+        let unwanted = held.bytes.saturating_sub(waited);
+        if !may_list(held.count, self.by_name.len()) || unwanted > UNWANTED_LIST_BYTES {
             return ReadPlan::EachGet;
         }
         ReadPlan::List {
             not_older_than: self.not_older_than().map(|version| version.to_string()),
+            page_size: page_size(held, page_bytes),
         }
     }
 
@@ -124,11 +160,26 @@ impl<W> Batch<W> {
 }
 
 /// Whether a LIST may answer `waiting` reads at less cost than their
-/// GETs, in a namespace that held `sources_last_listed` sources when last
-/// listed (None: never listed). With `waiting` the most reads that can
-/// wait at once, false means a read need not wait for others at all.
-pub fn may_list(sources_last_listed: Option<usize>, waiting: usize) -> bool {
-    sources_last_listed.is_none_or(|held| held <= waiting.saturating_mul(SOURCES_LISTED_PER_WAITER))
+/// GETs, in a namespace that holds `count` sources. With `waiting` the
+/// most reads that can wait at once, false means a read need not wait for
+/// others at all.
+pub fn may_list(count: usize, waiting: usize) -> bool {
+    count <= waiting.saturating_mul(SOURCES_LISTED_PER_WAITER)
+}
+
+/// How many sources a page of a LIST of `held` asks for: about
+/// `page_bytes` of content by their mean size, at least one, at most
+/// [`MOST_PER_PAGE`].
+pub fn page_size(held: NamespaceSources, page_bytes: u64) -> u32 {
+    let Some(mean) = held
+        .bytes
+        .checked_div(held.count as u64)
+        .filter(|&mean| mean > 0)
+    else {
+        return MOST_PER_PAGE;
+    };
+    let fits = (page_bytes / mean).clamp(1, MOST_PER_PAGE.into());
+    u32::try_from(fits).unwrap_or(MOST_PER_PAGE)
 }
 
 /// A resourceVersion as a number: Kubernetes 1.35 and later make them

@@ -3,19 +3,22 @@
 //! reconciles that wait for a read while one is in flight are answered
 //! together by the next, as one paged LIST of the namespace's sources
 //! (selected by the source selector), or, where the namespace holds many
-//! sources more than are waited for, by one GET each
-//! (`reconcile::source_read::batch` decides).
+//! sources more than are waited for, or more bytes than a bound beyond
+//! theirs, by one GET each (`reconcile::source_read::batch` decides, from
+//! what the cache says the namespace holds: [`CachedSizes`]).
 //!
 //! A read with none in flight in its namespace is made at once, so a
-//! reconcile alone waits for no one; in a namespace too big for a LIST to
-//! pay even with every reconcile waiting, every read is a GET at once. The
+//! reconcile alone waits for no one; in a namespace of too many sources for
+//! a LIST to pay even with every reconcile waiting, every read is a GET at
+//! once. The
 //! reads run in a task of their own: a cancelled reconcile neither cancels
 //! the others' read nor is waited for.
 //!
 //! Each answer is at least as new as the resourceVersion its waiter
 //! cached, as its own GET was: a LIST asks for the newest of the batch's
 //! versions. Whatever the LIST holds that nobody waits for is dropped as
-//! its page is read; a page is the most held at once. A source waited for
+//! its page is read; a page, sized in bytes, is the most held at once. A
+//! source waited for
 //! that the LIST does not hold (deleted, or no longer selected) is read by
 //! a GET, so that its reconcile hears why, as it did when every read was
 //! a GET.
@@ -40,8 +43,10 @@ use crate::{
     },
 };
 
-/// Sources per page of a LIST: at most this many are held at once.
-pub const PAGE_SIZE: u32 = 500;
+pub use crate::reconcile::source_read::{
+    batch::{NamespaceSources, PAGE_BYTES},
+    cached_sizes::CachedSizes,
+};
 
 /// A source read afresh: None when the API server no longer holds it.
 pub type FreshRead<K> = Result<Option<K>, kube::Error>;
@@ -56,20 +61,19 @@ pub struct FreshReads<K: MirroredKind> {
 struct Shared<K: MirroredKind> {
     client: Client,
     selector: String,
-    page_size: u32,
+    page_bytes: u64,
+    sizes: Arc<dyn CachedSizes>,
     /// The most reads that can wait at once.
     most_waiting: usize,
     namespaces: Mutex<HashMap<String, Namespace<K>>>,
 }
 
-/// One namespace's batch being gathered behind the read in flight, and
-/// how many sources it held when last listed.
+/// One namespace's batch being gathered behind the read in flight.
 struct Namespace<K> {
     gathering: Option<Batch<Waiter<K>>>,
     /// Whether a task is reading this namespace's batches: a waiter
     /// joins the gathering batch and is answered by that task.
     reading: bool,
-    sources_last_listed: Option<usize>,
 }
 
 impl<K: MirroredKind> Default for Namespace<K> {
@@ -77,20 +81,26 @@ impl<K: MirroredKind> Default for Namespace<K> {
         Namespace {
             gathering: None,
             reading: false,
-            sources_last_listed: None,
         }
     }
 }
 
 impl<K: MirroredKind> FreshReads<K> {
-    /// Reads of sources selected by `selector`, listed `page_size` at a
-    /// time.
-    pub fn new(client: Client, selector: &str, page_size: u32) -> Self {
+    /// Reads of sources selected by `selector`, which the cache says are
+    /// as `sizes` tells, listed (where they are) in pages of about
+    /// `page_bytes` ([`PAGE_BYTES`]).
+    pub fn new(
+        client: Client,
+        selector: &str,
+        page_bytes: u64,
+        sizes: Arc<dyn CachedSizes>,
+    ) -> Self {
         FreshReads {
             shared: Arc::new(Shared {
                 client,
                 selector: selector.to_owned(),
-                page_size,
+                page_bytes,
+                sizes,
                 most_waiting: usize::MAX,
                 namespaces: Mutex::default(),
             }),
@@ -120,7 +130,8 @@ impl<K: MirroredKind> FreshReads<K> {
         let start_reading = {
             let mut namespaces = lock(&self.shared);
             let state = namespaces.entry(namespace.to_owned()).or_default();
-            if may_list(state.sources_last_listed, self.shared.most_waiting) {
+            let held = self.shared.sizes.held_in(namespace);
+            if may_list(held.count, self.shared.most_waiting) {
                 state.gathering.get_or_insert_with(Batch::default).add(
                     name,
                     resource_version,
@@ -168,7 +179,7 @@ async fn read_batches<K: MirroredKind>(shared: Arc<Shared<K>>, namespace: String
                 return;
             };
             match state.gathering.take() {
-                Some(batch) => (batch, state.sources_last_listed),
+                Some(batch) => batch,
                 // Given up under the same lock a waiter joins under: no
                 // one is left waiting without a reader.
                 None => {
@@ -177,10 +188,10 @@ async fn read_batches<K: MirroredKind>(shared: Arc<Shared<K>>, namespace: String
                 }
             }
         };
-        let (mut batch, sources_last_listed) = next;
+        let mut batch = next;
         batch.retain(|waiter| !waiter.is_closed());
         if !batch.is_empty() {
-            read_batch(&shared, &namespace, batch, sources_last_listed).await;
+            read_batch(&shared, &namespace, batch).await;
         }
     }
 }
@@ -190,30 +201,29 @@ async fn read_batch<K: MirroredKind>(
     shared: &Shared<K>,
     namespace: &str,
     mut batch: Batch<Waiter<K>>,
-    sources_last_listed: Option<usize>,
 ) {
     let api: Api<K> = Api::namespaced(shared.client.clone(), namespace);
-    match batch.plan(sources_last_listed) {
-        ReadPlan::List { not_older_than } => {
-            let listed = list_answering(
+    let held = shared.sizes.held_in(namespace);
+    let bytes_of = |name: &str| shared.sizes.bytes_of(namespace, name);
+    match batch.plan(held, bytes_of, shared.page_bytes) {
+        ReadPlan::List {
+            not_older_than,
+            page_size,
+        } => {
+            // A cache behind the API server may hold fewer sources than
+            // the namespace: the list stops where no batch could pay.
+            let enough = shared
+                .most_waiting
+                .saturating_mul(SOURCES_LISTED_PER_WAITER);
+            let paging = Paging { page_size, enough };
+            list_answering(
                 &api,
                 &shared.selector,
                 not_older_than.as_deref(),
-                Paging {
-                    page_size: shared.page_size,
-                    enough: shared
-                        .most_waiting
-                        .saturating_mul(SOURCES_LISTED_PER_WAITER),
-                },
+                paging,
                 &mut batch,
             )
             .await;
-            if let Some(held) = listed {
-                lock(shared)
-                    .entry(namespace.to_owned())
-                    .or_default()
-                    .sources_last_listed = Some(held);
-            }
         }
         ReadPlan::EachGet => {
             let reads = batch
@@ -239,35 +249,32 @@ pub struct Paging {
 /// before: a namespace found to hold more than `paging.enough` sources is
 /// not listed further, as no batch there could pay for its LIST (the first
 /// read of a namespace of 10,000 sources costs one page, not twenty). If
-/// the list failed, every waiter is told why. How many sources the
-/// namespace held (at least), if listed.
+/// the list failed, every waiter is told why.
 async fn list_answering<K: MirroredKind>(
     api: &Api<K>,
     selector: &str,
     not_older_than: Option<&str>,
     paging: Paging,
     batch: &mut Batch<Waiter<K>>,
-) -> Option<usize> {
+) {
     let listed = list_pages_until(api, selector, not_older_than, paging, |source| {
         if let Some(waiting) = batch.take(&source.name_any()) {
-            answer_all(waiting, || Ok(Some(source.clone())));
+            answer_each(waiting, Some(source));
         }
     })
     .await;
     match listed {
-        Ok(held) => {
+        Ok(_) => {
             let unlisted = batch
                 .drain()
                 .map(|(name, waiting)| get_answering(api, name, waiting));
             join_all(unlisted).await;
-            Some(held)
         }
         Err(error) => {
             let failure = each_waiter(&error);
             for (_, waiting) in batch.drain() {
                 answer_all(waiting, || Err(failure()));
             }
-            None
         }
     }
 }
@@ -334,12 +341,26 @@ async fn get_answering<K: MirroredKind>(api: &Api<K>, name: String, waiting: Wai
         read => read.map(Some),
     };
     match read {
-        Ok(source) => answer_all(waiting, || Ok(source.clone())),
+        Ok(source) => answer_each(waiting, source),
         Err(error) => {
             let failure = each_waiter(&error);
             answer_all(waiting, || Err(failure()));
         }
     }
+}
+
+/// Answers every waiter with `source`, cloned for all but the last, so
+/// that a source one reconcile waits for is never held twice.
+fn answer_each<K: Clone>(waiting: Waiting<Waiter<K>>, source: Option<K>) {
+    let mut waiters = waiting.waiters;
+    let Some(last) = waiters.pop() else {
+        return;
+    };
+    for waiter in waiters {
+        // A waiter gone meanwhile was cancelled: nobody to tell.
+        let _ = waiter.send(Ok(source.clone()));
+    }
+    let _ = last.send(Ok(source));
 }
 
 fn answer_all<K>(waiting: Waiting<Waiter<K>>, answer: impl Fn() -> FreshRead<K>) {

@@ -1,0 +1,121 @@
+//! One budget for the copies in flight, counted in bytes and shared by
+//! every reconcile of every loop and kind: a copy's content is cloned into
+//! it, serialized, sent and answered while it is written, so the bytes of
+//! the copies being written at once are what writing costs in memory.
+//! Without it, 16 reconciles of 16 writes each held 256 copies at once.
+//!
+//! One namespace's sources hold at most half of it, so that another
+//! namespace's heal always finds room. A copy larger than a namespace's
+//! share waits until its namespace holds nothing and takes the share
+//! alone. The waits are fair (first come, first served, as tokio's
+//! semaphore is), and hold no permit of the whole budget while waiting
+//! for the namespace's share.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
+};
+
+use prometheus_client::metrics::gauge::Gauge;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// The budget's bytes: with what a write holds besides the content (the
+/// request's body, the answer and its parsed object, about four times the
+/// content in all), the copies in flight stay near 64 MiB at worst, a
+/// quarter of the chart's memory limit.
+pub const COPY_BUDGET_BYTES: u32 = 16 << 20;
+
+/// The copies in flight, by bytes, process-wide.
+pub struct CopyBudget {
+    whole: Arc<Semaphore>,
+    /// The most one namespace's sources hold at once: half the budget.
+    share: u32,
+    namespaces: Mutex<HashMap<String, Arc<Semaphore>>>,
+    in_use: Gauge,
+}
+
+/// Bytes of the budget held for one copy, given back when dropped.
+pub struct HeldBytes<'a> {
+    // Dropped in this order: the permits before the share they came from.
+    _of_whole: Option<OwnedSemaphorePermit>,
+    _of_namespace: Option<OwnedSemaphorePermit>,
+    share: NamespaceShare<'a>,
+    bytes: u32,
+}
+
+/// A namespace's share of the budget, while anything of it is held or
+/// waited for: the last to let go forgets the namespace.
+struct NamespaceShare<'a> {
+    budget: &'a CopyBudget,
+    namespace: String,
+    semaphore: Arc<Semaphore>,
+}
+
+impl CopyBudget {
+    /// A budget of `bytes`, whose use `in_use` shows.
+    pub fn new(bytes: u32, in_use: Gauge) -> Self {
+        CopyBudget {
+            whole: Arc::new(Semaphore::new(bytes as usize)),
+            share: (bytes / 2).max(1),
+            namespaces: Mutex::default(),
+            in_use,
+        }
+    }
+
+    /// Waits until a copy of `bytes` from a source in `namespace` may be
+    /// built: until the namespace's share, then the whole budget, has
+    /// room for it.
+    pub async fn hold(&self, namespace: &str, bytes: u64) -> HeldBytes<'_> {
+        let cost = u32::try_from(bytes).unwrap_or(u32::MAX).min(self.share);
+        let share = self.share_of(namespace);
+        // Never closed: an error cannot come, and would only mean no wait.
+        let of_namespace = share.semaphore.clone().acquire_many_owned(cost).await.ok();
+        let of_whole = self.whole.clone().acquire_many_owned(cost).await.ok();
+        self.in_use.inc_by(cost.into());
+        HeldBytes {
+            _of_whole: of_whole,
+            _of_namespace: of_namespace,
+            share,
+            bytes: cost,
+        }
+    }
+
+    fn share_of(&self, namespace: &str) -> NamespaceShare<'_> {
+        let semaphore = self
+            .lock()
+            .entry(namespace.to_owned())
+            .or_insert_with(|| Arc::new(Semaphore::new(self.share as usize)))
+            .clone();
+        NamespaceShare {
+            budget: self,
+            namespace: namespace.to_owned(),
+            semaphore,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Semaphore>>> {
+        self.namespaces
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Drop for HeldBytes<'_> {
+    fn drop(&mut self) {
+        self.share.budget.in_use.dec_by(self.bytes.into());
+    }
+}
+
+impl Drop for NamespaceShare<'_> {
+    fn drop(&mut self) {
+        let mut namespaces = self.budget.lock();
+        // Shares are handed out under this lock: two holders mean only the
+        // map and this one, with no permit of it left anywhere.
+        if Arc::strong_count(&self.semaphore) == 2 {
+            namespaces.remove(&self.namespace);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
