@@ -136,14 +136,15 @@ impl Tenants {
             .wait_lease_holder(PATIENCE, |holder| holder == IDENTITY)
             .await;
         self.transitions = self.lease().await.lease_transitions.unwrap_or(0);
+        // A fresh holder leads once a previous one must have stopped.
+        let leading = testenv::wait_for("the controller to lead", PATIENCE, || async {
+            let status = self
+                .controller()
+                .metric("leader_election_master_status", "");
+            (status.await == 1.0).then_some(())
+        });
+        leading.await.unwrap_or_else(|e| panic!("{e:#}"));
         self.other.companion_in_sync("calm").await;
-    }
-
-    /// Stops the controller (SIGTERM), which must exit cleanly.
-    pub(crate) fn stop(&mut self) {
-        let controller = self.controller.take().expect("the controller runs");
-        let status = controller.stop();
-        assert!(status.success(), "{status}");
     }
 
     pub(crate) fn controller(&self) -> &ControllerProcess {

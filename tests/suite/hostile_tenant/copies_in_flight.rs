@@ -1,6 +1,8 @@
 //! Attack 5: copies in flight that multiply across reconciles. 16 sources
-//! of about 1 MB mirrored into 32 namespaces that accept mirrors from
-//! anywhere, met at a cold start. The code of issue 51 bounds the writes
+//! of about 1 MB mirrored into namespaces that accept mirrors from
+//! anywhere, met at a cold start (issue 51 used 32 namespaces; 16 are
+//! enough for every reconcile to have its 16 writes in flight, and halve
+//! what the test's debug build of the controller must write). The code of issue 51 bounds the writes
 //! of one reconcile (16) but runs 16 reconciles at once: 256 copies of
 //! 1 MB in flight, +201 MiB while it runs and 542 MiB at the peak. One
 //! budget of copies in flight, shared by every reconcile, keeps the peak
@@ -11,7 +13,7 @@ use super::*;
 use crate::mirroring::to;
 
 const SOURCES: usize = 16;
-const NAMESPACES: usize = 32;
+const NAMESPACES: usize = 16;
 const PEAK_BOUND_MIB: u64 = CHART_MEMORY_LIMIT_MIB / 2;
 
 #[tokio::test]
@@ -31,7 +33,7 @@ async fn copies_in_flight_stay_bounded_across_reconciles_at_a_cold_start() {
     tenants.start(&[]).await;
     let of_hostile = format!("{}/", tenants.hostile.namespace);
     let wanted = SOURCES * NAMESPACES;
-    let written = testenv::wait_for(&format!("{wanted} mirrors"), PATIENCE * 4, || async {
+    let written = testenv::wait_for(&format!("{wanted} mirrors"), PATIENCE * 6, || async {
         let copies = tenants.copies().await;
         let mirrors = copies
             .iter()
