@@ -147,6 +147,13 @@ impl Tenants {
         self.other.companion_in_sync("calm").await;
     }
 
+    /// Stops the controller (SIGTERM), which must exit cleanly.
+    pub(crate) fn stop(&mut self) {
+        let controller = self.controller.take().expect("the controller runs");
+        let status = controller.stop();
+        assert!(status.success(), "{status}");
+    }
+
     pub(crate) fn controller(&self) -> &ControllerProcess {
         self.controller.as_ref().expect("the controller runs")
     }

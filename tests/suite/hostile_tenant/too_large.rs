@@ -83,7 +83,10 @@ async fn a_clustermirror_copy_larger_than_the_api_server_accepts_is_a_failure() 
     let name = format!("{}-huge", tenants.hostile.namespace);
     let spec = json!({
         "source": {"kind": "ConfigMap", "namespace": sources, "name": "huge"},
-        "target": {"namespaces": [target], "keys": keys},
+        "target": {
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": target}},
+            "keys": keys,
+        },
     });
     let mut object = DynamicObject::new(&name, &resource());
     object.data = json!({"spec": spec});
