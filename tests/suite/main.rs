@@ -23,6 +23,7 @@ mod flags;
 mod fresh_reads;
 mod healing;
 mod health;
+mod hostile_tenant;
 mod idempotency;
 mod immutable;
 mod leader_election;

@@ -150,6 +150,18 @@ impl ControllerProcess {
         self.child.pid()
     }
 
+    /// A figure of the process's `/proc/<pid>/status` in KiB, such as
+    /// `VmRSS` (resident now) or `VmHWM` (the most it was resident).
+    pub fn memory_kib(&self, field: &str) -> u64 {
+        let path = format!("/proc/{}/status", self.pid());
+        let status = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
+        let line = status
+            .lines()
+            .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'));
+        let kib = line.and_then(|rest| rest.trim().strip_suffix("kB")?.trim().parse().ok());
+        kib.unwrap_or_else(|| panic!("no {field} in {path}:\n{status}"))
+    }
+
     pub fn signal(&self, signal: Signal) {
         self.child.signal(signal).expect("signal the controller");
     }
