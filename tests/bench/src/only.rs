@@ -216,7 +216,7 @@ async fn run_phase(plane: &Plane, params: &OnlyParams) -> anyhow::Result<Figures
 
 /// Installs the ClusterMirror CRD, as the chart ships it, and waits until
 /// it serves, so the controller finds it when it starts.
-async fn install_cluster_mirror_crd(client: &Client) -> anyhow::Result<()> {
+pub(crate) async fn install_cluster_mirror_crd(client: &Client) -> anyhow::Result<()> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     crds.create(&PostParams::default(), &ClusterMirror::crd())
         .await

@@ -52,7 +52,20 @@ impl Scene<'_> {
         Api::namespaced(self.client.clone(), &self.attacker)
     }
 
+    /// The controller's count of copy writes; a stalled or restarting
+    /// controller is asked again for up to half a minute, then NaN.
     async fn writes(&self) -> f64 {
+        let started = Instant::now();
+        loop {
+            let count = self.writes_once().await;
+            if !count.is_nan() || started.elapsed() > Duration::from_secs(30) {
+                return count;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    }
+
+    async fn writes_once(&self) -> f64 {
         let url = format!("{}/metrics", self.watches.base_url());
         let text = async {
             let http = reqwest::Client::builder().no_proxy().build()?;

@@ -36,6 +36,8 @@ const LEASE_EVERY: Duration = Duration::from_millis(500);
 /// A controller that exited is started again after this, as a kubelet's
 /// first restart would be.
 const RESTART_AFTER: Duration = Duration::from_secs(1);
+/// No reconcile counted for this long, by scrapes a second apart.
+const SETTLED_FOR: Duration = Duration::from_secs(3);
 const RECONCILES: &str = "controller_runtime_reconcile_total";
 
 /// The figures of one window.
@@ -98,6 +100,15 @@ struct Record {
     live_reconciles: f64,
     lease_transitions: Vec<i32>,
     starts: usize,
+    /// Over the whole phase, between windows too (an attack's clean-up).
+    totals: Totals,
+}
+
+/// What counts over the whole phase, whichever window was open.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Totals {
+    pub exits: usize,
+    pub lease_lost: usize,
 }
 
 impl Record {
@@ -116,6 +127,7 @@ impl Record {
     fn lose_lease(&mut self) {
         if !self.running.lost && !self.running.stopping {
             self.running.lost = true;
+            self.totals.lease_lost += 1;
             if let Some(w) = self.window() {
                 w.lease_lost += 1;
             }
@@ -272,6 +284,33 @@ impl Watches {
         lock(&self.record).starts
     }
 
+    /// Waits, for at most `patience`, until the running controller holds
+    /// the Lease and its count of reconciles has not moved for
+    /// [`SETTLED_FOR`]: one attack's aftermath (a restart, a Lease to
+    /// wait out, copies to remove) is then not the next one's figure.
+    pub async fn wait_settled(&self, patience: Duration) -> bool {
+        let started = Instant::now();
+        let mut last = (f64::NAN, Instant::now());
+        while started.elapsed() < patience {
+            let (led, reconciles) = {
+                let r = lock(&self.record);
+                (r.running.led, r.reconciles())
+            };
+            if !led || reconciles != last.0 {
+                last = (reconciles, Instant::now());
+            } else if last.1.elapsed() >= SETTLED_FOR {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        false
+    }
+
+    /// Exits and Leases lost over the whole phase.
+    pub fn totals(&self) -> Totals {
+        lock(&self.record).totals
+    }
+
     /// The Lease's leaseTransitions, each value seen in order.
     pub fn lease_transitions(&self) -> Vec<i32> {
         lock(&self.record).lease_transitions.clone()
@@ -356,6 +395,7 @@ async fn supervise(
                         if r.running.led {
                             r.lose_lease();
                         }
+                        r.totals.exits += 1;
                         if let Some(w) = r.window() {
                             w.exits += 1;
                         }
