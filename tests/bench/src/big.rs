@@ -27,6 +27,11 @@ pub struct BigSources {
     pub before: Memory,
     pub after: Memory,
     pub rss_delta_bytes: i64,
+    /// The phase's own peak: VmHWM, reset as the phase began (false when
+    /// the kernel refused the reset: the peak is then the process's).
+    pub peak_reset: bool,
+    /// The peak over the RSS after convergence (issue 51's goal: < 2).
+    pub peak_over_settled: f64,
 }
 
 pub async fn run(
@@ -35,6 +40,7 @@ pub async fn run(
     count: usize,
     concurrency: usize,
 ) -> anyhow::Result<BigSources> {
+    let peak_reset = crate::procstat::reset_peak(controller.pid()).is_ok();
     let before = controller.memory()?;
     let writes_before = controller.metric_sum(WRITES).await?;
     let started = Instant::now();
@@ -65,6 +71,8 @@ pub async fn run(
         bytes_each: BIG_SOURCE_BYTES,
         converge_seconds,
         rss_delta_bytes: after.rss_bytes as i64 - before.rss_bytes as i64,
+        peak_reset,
+        peak_over_settled: after.hwm_bytes as f64 / after.rss_bytes.max(1) as f64,
         before,
         after,
     })

@@ -17,6 +17,7 @@ const QUIET_FOR: Duration = Duration::from_secs(1);
 const QUIET_POLL: Duration = Duration::from_millis(100);
 
 /// How to start the controller; each start is a fresh process.
+#[derive(Clone, Debug)]
 pub struct Launcher {
     pub profile: Profile,
     pub binary: PathBuf,
@@ -77,6 +78,16 @@ impl Launcher {
 impl Controller {
     pub fn pid(&self) -> u32 {
         self.child.pid()
+    }
+
+    /// Where its HTTP endpoints (`/healthz`, `/readyz`, `/metrics`) answer.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// How it ended, once it has exited; None while it runs.
+    pub fn exit_status(&mut self) -> anyhow::Result<Option<std::process::ExitStatus>> {
+        self.child.try_wait()
     }
 
     pub fn cpu_seconds(&self) -> anyhow::Result<f64> {
@@ -185,7 +196,7 @@ impl Controller {
 
 /// Adds up every sample line of `family` in a text exposition. Counters may
 /// carry the `_total` suffix on the sample only, so either name matches.
-fn sum_of(text: &str, family: &str) -> f64 {
+pub(crate) fn sum_of(text: &str, family: &str) -> f64 {
     text.lines()
         .filter(|line| !line.starts_with('#'))
         .filter_map(|line| {

@@ -96,6 +96,13 @@ struct Args {
     /// --glob-sources mirror is in it [default: 20]
     #[arg(long)]
     glob_namespaces: Option<usize>,
+    /// --only hostile-tenant: which attacks run, of 1 to 6 [default: all]
+    #[arg(long, value_delimiter = ',', requires = "only")]
+    attacks: Option<Vec<u8>>,
+    /// --only hostile-tenant: seconds each attack is watched once its
+    /// objects are written [default: 30; with --small, 5]
+    #[arg(long, requires = "only")]
+    attack_secs: Option<u64>,
     /// Sweep: a kubernetes-replicator binary to measure beside it
     /// [default: the one in the cache, if built; see docs/contributing/benchmarks.md]
     #[arg(long, requires = "sweep")]
@@ -134,6 +141,14 @@ impl Args {
         p.sources = self.sources.unwrap_or(p.sources);
         p.namespaces = self.fan_out.unwrap_or(p.namespaces);
         p.sweep = self.sweep_params_from(p.sweep);
+        let hostile = &mut p.hostile;
+        hostile.fan_namespaces = self.fan_out.unwrap_or(hostile.fan_namespaces);
+        hostile.quiet_samples = self.samples.unwrap_or(hostile.quiet_samples);
+        hostile.concurrency = self.concurrency.unwrap_or(hostile.concurrency);
+        hostile.attack_secs = self.attack_secs.unwrap_or(hostile.attack_secs);
+        if let Some(attacks) = &self.attacks {
+            hostile.attacks = attacks.clone();
+        }
         p
     }
 

@@ -19,6 +19,7 @@ use crate::cluster_fanout::{self, ClusterFanOut};
 use crate::controller::{Controller, check_binary};
 use crate::fanout::CopyHeal;
 use crate::glob::{self, NewNamespaces};
+use crate::hostile::{self, HostileFigures, HostileParams};
 use crate::params;
 use crate::phases;
 use crate::profile::Profile;
@@ -42,6 +43,9 @@ pub enum Phase {
     /// One ClusterMirror into `--fan-out` labelled namespaces, beside the
     /// label path's fan-out into the same namespaces and the floor.
     ClusterMirror,
+    /// The six attacks of a tenant with no cluster rights (issue 51), with
+    /// another tenant's heals timed meanwhile; `--fan-out` sizes attack 6.
+    HostileTenant,
 }
 
 impl Phase {
@@ -62,6 +66,8 @@ pub struct OnlyParams {
     /// Everything else: samples, copy heals, glob sizes, data size,
     /// concurrency and directories.
     pub sweep: SweepParams,
+    /// The hostile tenant's attacks.
+    pub hostile: HostileParams,
 }
 
 impl OnlyParams {
@@ -76,6 +82,7 @@ impl OnlyParams {
                 out_dir: params::bench_dir().join("only"),
                 ..SweepParams::default()
             },
+            hostile: HostileParams::default(),
         }
     }
 
@@ -90,10 +97,12 @@ impl OnlyParams {
                 out_dir: params::bench_dir().join("only-small"),
                 ..SweepParams::small()
             },
+            hostile: HostileParams::small(),
         }
     }
 
     fn validate(&self) -> anyhow::Result<()> {
+        self.hostile.validate()?;
         anyhow::ensure!(
             self.sources > 0 && self.namespaces > 0,
             "--sources and --fan-out must be at least 1"
@@ -115,6 +124,7 @@ pub enum Figures {
     FanOut(FanOutPoint),
     NewNamespaces(NewNamespaces),
     ClusterMirror(ClusterFanOut),
+    HostileTenant(HostileFigures),
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -199,13 +209,14 @@ async fn run_phase(plane: &Plane, params: &OnlyParams) -> anyhow::Result<Figures
             running.stop().await.context("stopping the controller")?;
             Figures::ClusterMirror(figures)
         }
+        Phase::HostileTenant => Figures::HostileTenant(hostile::run(plane, &params.hostile).await?),
     };
     Ok(figures)
 }
 
 /// Installs the ClusterMirror CRD, as the chart ships it, and waits until
 /// it serves, so the controller finds it when it starts.
-async fn install_cluster_mirror_crd(client: &Client) -> anyhow::Result<()> {
+pub(crate) async fn install_cluster_mirror_crd(client: &Client) -> anyhow::Result<()> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     crds.create(&PostParams::default(), &ClusterMirror::crd())
         .await
@@ -258,6 +269,7 @@ impl OnlyResults {
                 latency(&g.latency)
             ),
             Figures::ClusterMirror(c) => cluster_mirror_table(&mut out, c),
+            Figures::HostileTenant(h) => h.table(&mut out),
         };
         out
     }

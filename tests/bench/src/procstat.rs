@@ -106,6 +106,14 @@ pub fn memory(pid: u32) -> anyhow::Result<Memory> {
     }
 }
 
+/// Resets the process's peak resident memory (VmHWM) to its current RSS,
+/// so that a later [`memory`] gives the peak since now: the kernel's
+/// `clear_refs` value 5. Fails where the kernel or the rights refuse it.
+pub fn reset_peak(pid: u32) -> anyhow::Result<()> {
+    let path = format!("/proc/{pid}/clear_refs");
+    std::fs::write(&path, "5").with_context(|| format!("writing 5 to {path}"))
+}
+
 /// A `Name:  1234 kB` line of `/proc/PID/status`, in KiB.
 fn kib_field(status: &str, name: &str) -> Option<u64> {
     let line = status.lines().find(|line| line.starts_with(name))?;
@@ -142,5 +150,19 @@ mod tests {
         let memory = memory(pid).unwrap();
         assert!(memory.rss_bytes > 0 && memory.hwm_bytes >= memory.rss_bytes);
         assert!(memory.rss_file_bytes > 0 && memory.rss_file_bytes < memory.rss_bytes);
+    }
+
+    #[test]
+    fn a_reset_peak_falls_back_to_the_current_rss() {
+        let pid = std::process::id();
+        let ballast = vec![1u8; 64 << 20];
+        std::hint::black_box(&ballast);
+        drop(ballast);
+        reset_peak(pid).unwrap();
+        let memory = memory(pid).unwrap();
+        assert!(
+            memory.hwm_bytes < memory.rss_bytes + (32 << 20),
+            "{memory:?}"
+        );
     }
 }

@@ -365,6 +365,26 @@ impl Results {
                 format!("{:+.1} MiB", big.rss_delta_bytes as f64 / MIB),
                 (big.rss_delta_bytes as f64) < 16.0 * MB,
             ),
+            target(
+                &format!(
+                    "peak over settled RSS, {} sources of {} KiB",
+                    big.sources,
+                    big.bytes_each / 1024
+                ),
+                "< 2 x (issue 51)",
+                format!(
+                    "{:.2} x (peak {:.1} MiB{}, settled {:.1} MiB)",
+                    big.peak_over_settled,
+                    big.after.hwm_bytes as f64 / MIB,
+                    if big.peak_reset {
+                        ""
+                    } else {
+                        " since the start"
+                    },
+                    big.after.rss_bytes as f64 / MIB
+                ),
+                big.peak_over_settled < 2.0,
+            ),
             Target {
                 asserted: true,
                 ..target(

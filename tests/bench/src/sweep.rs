@@ -290,7 +290,7 @@ pub struct SweepResults {
 pub(crate) struct Plane {
     pub(crate) cp: testenv::ControlPlane,
     binary: PathBuf,
-    log: PathBuf,
+    pub(crate) log: PathBuf,
     name: String,
 }
 
