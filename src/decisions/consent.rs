@@ -48,10 +48,13 @@ impl NamespaceFacts {
 /// version, labels and the annotation consent reads. Other annotations
 /// (a `last-applied-configuration` can be kilobytes) would cost memory in
 /// every namespace and tell nothing.
+/// A list over its length is kept cut short, still over it: refused
+/// alike, it costs every namespace no more than the limit.
 pub fn slim_namespace(namespace: &mut ObjectMeta) {
     namespace.managed_fields = None;
     if let Some(annotations) = namespace.annotations.as_mut() {
         annotations.retain(|key, _| key == ACCEPT_MIRRORS_FROM_ANNOTATION);
+        annotations.values_mut().for_each(patterns::cut_over_long);
     }
 }
 
@@ -181,9 +184,13 @@ mod tests {
         )
     }
 
+    fn mk_labels() -> BTreeMap<String, String> {
+        BTreeMap::from([("workshop.io/accept-mirrors".into(), "true".into())])
+    }
+
     fn namespace(name: &str, consents: bool, accept_from: Option<&str>) -> NamespaceFacts {
         let labels = match consents {
-            true => BTreeMap::from([("workshop.io/accept-mirrors".into(), "true".into())]),
+            true => mk_labels(),
             false => BTreeMap::new(),
         };
         NamespaceFacts {
@@ -257,6 +264,32 @@ mod tests {
         slim_namespace(&mut namespace);
         assert_eq!(NamespaceFacts::of(&namespace), before);
         assert_eq!(namespace.annotations.map(|a| a.len()), Some(1));
+    }
+
+    #[test]
+    fn a_cached_list_over_its_length_is_cut_short_and_still_accepts_nothing() {
+        let long = format!("home,{}", "x".repeat(256 * 1024));
+        let mut cached = ObjectMeta {
+            name: Some("team-a".into()),
+            labels: Some(mk_labels()),
+            annotations: Some(BTreeMap::from([(
+                ACCEPT_MIRRORS_FROM_ANNOTATION.into(),
+                long.clone(),
+            )])),
+            ..ObjectMeta::default()
+        };
+        slim_namespace(&mut cached);
+        let facts = NamespaceFacts::of(&cached);
+        let kept = facts.accept_from.as_deref().unwrap_or_default();
+        assert_eq!(kept.len(), patterns::MAX_PATTERNS_LEN + 1);
+        assert!(long.starts_with(kept));
+        let refusal = consent().verdict("home", &facts).unwrap_err();
+        assert_eq!(
+            refusal,
+            NamespaceRefusal::MalformedAcceptFrom(format!(
+                "{ACCEPT_MIRRORS_FROM_ANNOTATION} is over the limit of 8192 bytes"
+            ))
+        );
     }
 
     #[test]

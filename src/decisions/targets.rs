@@ -259,13 +259,17 @@ mod tests {
         assert!(Targets::of(&at_limit.metadata).is_ok());
         let over = with_annotations(
             mk_source("colors", &[]),
-            &[(MIRROR_TO_ANNOTATION, &patterns(40_000))],
+            &[(MIRROR_TO_ANNOTATION, &patterns(MAX_PATTERNS + 1))],
         );
         let why = Targets::of(&over.metadata).unwrap_err();
-        assert!(
-            why.contains("40000") && why.contains("limit of 100"),
-            "{why}"
+        assert!(why.contains("101") && why.contains("limit of 100"), "{why}");
+        let long = with_annotations(
+            mk_source("colors", &[]),
+            &[(MIRROR_TO_ANNOTATION, &patterns(40_000))],
         );
+        let why = Targets::of(&long.metadata).unwrap_err();
+        assert!(why.contains("over the limit of 8192 bytes"), "{why}");
+        assert!(!why.contains("team-"), "the list is not quoted: {why}");
         let long_selector = (0..400)
             .map(|i| format!("k{i}"))
             .collect::<Vec<_>>()

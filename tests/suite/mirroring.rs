@@ -936,7 +936,7 @@ async fn a_source_listing_tens_of_thousands_of_namespaces_is_refused_and_starves
         .wait_event("flood", "InvalidMirrorTargets")
         .await;
     let note = warning.note.unwrap_or_default();
-    assert!(note.contains("over the limit of 100"), "{note}");
+    assert!(note.contains("over the limit of 8192 bytes"), "{note}");
     world.scene.companion_in_sync("flood").await;
     world.no_mirror(&b, "flood").await;
     let lease_after = leases.get(common::LEASE).await.expect("the lease").spec;
