@@ -52,7 +52,6 @@ use crate::{
     reconcile::backoff::BackoffKey,
     reconcile::context::Context,
     reconcile::error::{Error, Retry},
-    reconcile::worker_share::REFUSED_AGAIN_AFTER,
 };
 
 use caches::ClusterMirrorCaches;
@@ -89,6 +88,7 @@ pub async fn run<K: MirroredKind>(
         _ = ctx.shutdown.requested() => return,
     }
     let names = wakeups(ctx.clone(), inputs, prune).map(|name| ObjectRef::new(&name));
+    let names = stream::select(names, ctx.cluster_mirror_workers.unparked());
     let config = controller::Config::default().concurrency(concurrency);
     Controller::for_stream(
         stream::pending::<Result<StoredClusterMirror, watcher::Error>>(),
@@ -315,11 +315,10 @@ async fn reconcile<K: MirroredKind>(
     // mirrors are; taken before the reconcile starts (`worker_share`).
     let spec = object.spec.as_ref().ok();
     let namespace = spec.map(|spec| spec.source.namespace.as_str());
-    let Some(_worker) = ctx
-        .cluster_mirror_workers
-        .take(namespace.unwrap_or_default())
-    else {
-        return Ok(Action::requeue(REFUSED_AGAIN_AFTER));
+    let object_ref = ObjectRef::from_obj(object.as_ref());
+    let workers = &ctx.cluster_mirror_workers;
+    let Some(_worker) = workers.take(namespace.unwrap_or_default(), &object_ref) else {
+        return Ok(Action::await_change());
     };
     let key = BackoffKey::new(Loop::sync, &object.metadata);
     let served = cluster_mirrors

@@ -16,6 +16,7 @@ use tracing::{Instrument, Span};
 use kube::runtime::{controller::Action, reflector::ObjectRef};
 
 use crate::{
+    api::StoredClusterMirror,
     cluster::events::EventPublisher,
     decisions::consent::Consent,
     decisions::install::Install,
@@ -60,8 +61,8 @@ pub struct Context<K: MirroredKind> {
     pub copy_budget: Arc<CopyBudget>,
     /// The workers each namespace's sources hold, in the sync loop and in
     /// the ClusterMirror loop (by the namespace of its source).
-    pub sync_workers: WorkerShares,
-    pub cluster_mirror_workers: WorkerShares,
+    pub sync_workers: WorkerShares<ObjectRef<K>>,
+    pub cluster_mirror_workers: WorkerShares<ObjectRef<StoredClusterMirror>>,
     /// Namespaces already told that their `accept-mirrors-from` cannot be
     /// read, with the value they were told about: once per value.
     pub namespace_warnings: NamespaceWarnings,

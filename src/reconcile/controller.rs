@@ -79,7 +79,7 @@ pub async fn run<K: MirroredKind>(
     // means (`reconcile_on`), so one event wakes the loop that must act.
     let sync = Controller::for_stream(no_trigger(), ctx.caches.sources.clone())
         .with_config(config.clone())
-        .reconcile_on(sync_wakeups)
+        .reconcile_on(stream::select(sync_wakeups, ctx.sync_workers.unparked()))
         .graceful_shutdown_on(stopped())
         .run(sync::reconcile, sync::error_policy, ctx.clone())
         .for_each(move |result| {

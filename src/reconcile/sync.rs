@@ -25,7 +25,6 @@ use crate::{
     reconcile::copy::{cached_copy, plan_copy, sync_copy},
     reconcile::error::{Error, Retry, soonest},
     reconcile::source_read::Source,
-    reconcile::worker_share::REFUSED_AGAIN_AFTER,
 };
 
 mod mirrors;
@@ -37,8 +36,9 @@ pub async fn reconcile<K: MirroredKind>(
     // Taken before the reconcile starts: one refused serves no wakeup,
     // which stays pending for the one that runs (`worker_share`).
     let namespace = source.meta().namespace.as_deref().unwrap_or_default();
-    let Some(_worker) = ctx.sync_workers.take(namespace) else {
-        return Ok(Action::requeue(REFUSED_AGAIN_AFTER));
+    let object = ObjectRef::from_obj(source.as_ref());
+    let Some(_worker) = ctx.sync_workers.take(namespace, &object) else {
+        return Ok(Action::await_change());
     };
     let key = BackoffKey::new(Loop::sync, source.meta());
     let served = ctx

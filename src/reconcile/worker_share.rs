@@ -4,113 +4,132 @@
 //! sources of wide fan-outs held all 16 workers, and every other
 //! namespace's heal waited behind them.
 //!
-//! A reconcile refused a worker returns at once and is run again after
-//! [`REFUSED_AGAIN_AFTER`]: it holds no worker while it waits, and never
-//! spins. It starts nothing first, so the wakeups it was to serve stay
-//! pending for the reconcile that does (`reconcile::pending`), which is
-//! timed from the first of them.
+//! A reconcile refused a worker returns at once, holding none, and its
+//! object is parked: it is not requeued (a namespace of 10,000 sources
+//! would otherwise spin through refusals), but sent to its loop again
+//! when its namespace gives a worker back ([`WorkerShares::unparked`]),
+//! or woken by its next event as before. It starts nothing first, so the
+//! wakeups it was to serve stay pending for the reconcile that does
+//! (`reconcile::pending`), which is timed from the first of them.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
+    hash::Hash,
     sync::{Mutex, MutexGuard, PoisonError},
-    time::Duration,
 };
 
-/// When a reconcile refused a worker is run again (or sooner, if a wakeup
-/// comes: it is then refused again if the share is still taken).
-pub const REFUSED_AGAIN_AFTER: Duration = Duration::from_millis(250);
+use futures::{Stream, channel::mpsc, stream};
 
-/// The workers each namespace's reconciles hold, in one loop.
-pub struct WorkerShares {
+/// The workers each namespace's reconciles hold in one loop, and the
+/// objects refused one, by namespace.
+pub struct WorkerShares<Key> {
     /// The most one namespace holds; None when the workers are unbounded.
     most: Option<usize>,
-    held: Mutex<HashMap<String, usize>>,
+    by_namespace: Mutex<HashMap<String, Namespace<Key>>>,
+    unparked: mpsc::UnboundedSender<Key>,
+    /// Taken once, by the loop.
+    to_loop: Mutex<Option<mpsc::UnboundedReceiver<Key>>>,
+}
+
+struct Namespace<Key> {
+    held: usize,
+    parked: HashSet<Key>,
 }
 
 /// A worker held by a reconcile of a source in `namespace`, given back
 /// when dropped.
-pub struct WorkerShare<'a> {
-    shares: &'a WorkerShares,
+pub struct WorkerShare<'a, Key: Hash + Eq + Clone> {
+    shares: &'a WorkerShares<Key>,
     namespace: String,
 }
 
-impl WorkerShares {
+impl<Key: Hash + Eq + Clone> WorkerShares<Key> {
     /// The shares of a loop of `workers` workers (0: unbounded, as
     /// kube-runtime reads it).
     pub fn new(workers: u16) -> Self {
+        let (unparked, to_loop) = mpsc::unbounded();
         WorkerShares {
             most: (workers > 0).then(|| usize::from(workers / 2).max(1)),
-            held: Mutex::default(),
+            by_namespace: Mutex::default(),
+            unparked,
+            to_loop: Mutex::new(Some(to_loop)),
         }
     }
 
-    /// A worker for a reconcile of a source in `namespace`, unless its
-    /// namespace holds its share already.
-    pub fn take(&self, namespace: &str) -> Option<WorkerShare<'_>> {
-        let mut held = self.lock();
-        let count = held.entry(namespace.to_owned()).or_default();
-        if self.most.is_some_and(|most| *count >= most) {
+    /// A worker for a reconcile of `object`, in `namespace`; None, and
+    /// `object` parked, when its namespace holds its share already.
+    pub fn take(&self, namespace: &str, object: &Key) -> Option<WorkerShare<'_, Key>> {
+        let mut by_namespace = self.lock();
+        let state = by_namespace
+            .entry(namespace.to_owned())
+            .or_insert_with(|| Namespace {
+                held: 0,
+                parked: HashSet::new(),
+            });
+        if self.most.is_some_and(|most| state.held >= most) {
+            state.parked.insert(object.clone());
             return None;
         }
-        *count += 1;
+        state.held += 1;
         Some(WorkerShare {
             shares: self,
             namespace: namespace.to_owned(),
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, usize>> {
-        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The objects to reconcile again as their namespace gives workers
+    /// back: for the loop to merge into its wakeups (empty after the
+    /// first call).
+    pub fn unparked(&self) -> impl Stream<Item = Key> + Send + use<Key>
+    where
+        Key: Send + 'static,
+    {
+        let taken = self
+            .to_loop
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        match taken {
+            Some(receiver) => stream::StreamExt::left_stream(receiver),
+            None => stream::StreamExt::right_stream(stream::empty()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Namespace<Key>>> {
+        self.by_namespace
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-impl Drop for WorkerShare<'_> {
+impl<Key: Hash + Eq + Clone> Drop for WorkerShare<'_, Key> {
     fn drop(&mut self) {
-        let mut held = self.shares.lock();
-        if let Some(count) = held.get_mut(&self.namespace) {
-            *count = count.saturating_sub(1);
-            if *count == 0 {
-                held.remove(&self.namespace);
-            }
+        let mut by_namespace = self
+            .shares
+            .by_namespace
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Some(state) = by_namespace.get_mut(&self.namespace) else {
+            return;
+        };
+        state.held = state.held.saturating_sub(1);
+        // One parked object takes the worker given back; when the
+        // namespace holds none (one sent back may have left the cache),
+        // every parked one is sent, and those refused again park again.
+        let sent: Vec<Key> = match state.held {
+            0 => state.parked.drain().collect(),
+            _ => state.parked.iter().next().into_iter().cloned().collect(),
+        };
+        for object in sent {
+            state.parked.remove(&object);
+            // Closed only when the loop stopped: nothing to wake.
+            let _ = self.shares.unparked.unbounded_send(object);
+        }
+        if state.held == 0 && state.parked.is_empty() {
+            by_namespace.remove(&self.namespace);
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_namespace_holds_at_most_half_the_workers() {
-        let shares = WorkerShares::new(16);
-        let tenant: Vec<_> = (0..8).map(|_| shares.take("tenant")).collect();
-        assert!(tenant.iter().all(Option::is_some));
-        assert!(shares.take("tenant").is_none(), "a ninth is refused");
-        let others: Vec<_> = (0..8).map(|_| shares.take("other")).collect();
-        assert!(others.iter().all(Option::is_some), "the other half is free");
-        drop(tenant);
-        assert!(shares.take("tenant").is_some(), "given back when done");
-    }
-
-    #[test]
-    fn a_loop_of_one_worker_lets_each_namespace_hold_it() {
-        let shares = WorkerShares::new(1);
-        let held = shares.take("a");
-        assert!(held.is_some());
-        assert!(shares.take("a").is_none());
-        let unbounded = WorkerShares::new(0);
-        let many: Vec<_> = (0..100).map(|_| unbounded.take("a")).collect();
-        assert!(many.iter().all(Option::is_some));
-    }
-
-    #[test]
-    fn a_namespace_is_forgotten_once_it_holds_no_worker() {
-        let shares = WorkerShares::new(4);
-        let (a, b) = (shares.take("a"), shares.take("a"));
-        drop(a);
-        assert_eq!(shares.lock().get("a"), Some(&1));
-        drop(b);
-        assert!(shares.lock().is_empty());
-        assert!(shares.take("a").is_some());
-    }
-}
+mod tests;
