@@ -29,7 +29,7 @@ use crate::{
     ops::config::{Config, Kind},
     ops::health::Health,
     ops::http,
-    ops::leader::{self, Leadership},
+    ops::leader::{self, Leadership, Term},
     ops::metrics::Metrics,
     ops::shutdown::Shutdown,
     reconcile::backoff::{Backoffs, RetryPolicy},
@@ -50,24 +50,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let server = serve_http(&lifeline, &config, &metrics, &health, &shutdown)?;
     tokio::spawn(beat(health.clone()));
 
-    let elector = match config.leader.enabled {
-        true => Some(elector(
-            &lifeline,
-            &kube_config,
-            &config,
-            election_report(health.clone(), metrics.clone()),
-        )?),
-        false => None,
-    };
-    let identity = elector.as_ref().map(|e| e.identity().to_owned());
-    let (term_tx, leadership) = Leadership::new(elector.is_some());
-    // Without an election the term never changes, and its sender lives as
-    // long as the controller does.
-    let (mut lease, _unchanging_term) = match elector {
-        Some(elector) => (Some(Lease::hold(&lifeline, elector, term_tx)), None),
-        None => (None, Some(term_tx)),
-    };
-    tokio::spawn(mirror_leadership(leadership.clone(), metrics.clone()));
+    let (mut lease, leadership, identity, _unchanging_term) =
+        lead(&lifeline, &kube_config, &config, &health, &metrics)?;
 
     let settings = watch_settings(&config);
     let (namespaces, namespace_watch) = Namespaces::new(&kube_config, &settings, health.clone())?;
@@ -120,6 +104,44 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         lost = election => return Err(lost),
     }
     stop(lease, server, &shutdown, &config).await
+}
+
+/// The Lease held on the lifeline when leader election is on, the term it
+/// publishes, and this replica's identity in it. Without an election the
+/// term never changes, and its sender (returned) lives as long as the
+/// controller does.
+#[allow(clippy::type_complexity)]
+fn lead(
+    lifeline: &Lifeline,
+    kube_config: &kube::Config,
+    config: &Config,
+    health: &Arc<Health>,
+    metrics: &Arc<Metrics>,
+) -> anyhow::Result<(
+    Option<Lease>,
+    Leadership,
+    Option<String>,
+    Option<tokio::sync::watch::Sender<Term>>,
+)> {
+    let elector = match config.leader.enabled {
+        true => Some(elector(
+            lifeline,
+            kube_config,
+            config,
+            election_report(health.clone(), metrics.clone()),
+        )?),
+        false => None,
+    };
+    let identity = elector.as_ref().map(|e| e.identity().to_owned());
+    let (term_tx, leadership) = Leadership::new(elector.is_some());
+    tokio::spawn(mirror_leadership(leadership.clone(), metrics.clone()));
+    Ok(match elector {
+        Some(elector) => {
+            let lease = Lease::hold(lifeline, elector, term_tx);
+            (Some(lease), leadership, identity, None)
+        }
+        None => (None, leadership, identity, Some(term_tx)),
+    })
 }
 
 fn watch_settings(config: &Config) -> WatchSettings {
