@@ -19,7 +19,7 @@ pub(super) fn keys_held<K: MirroredKind>(
     if shape.is_every_key() && form == CopyForm::default() {
         return None;
     }
-    let shaped = shape.shape(source_keys(source));
+    let shaped = shape.shape_naming_left_out(source_keys(source));
     let held: Vec<String> = (shaped.copied.iter())
         .map(|key| {
             let from = key.renamed_from.as_deref();
