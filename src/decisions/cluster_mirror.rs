@@ -234,7 +234,7 @@ impl Request {
         source: &K,
     ) -> Result<Vec<String>, status::Blocked> {
         match copy_keys(source, &self.shape, self.form) {
-            Ok(keys) => Ok(keys.map(|keys| keys.shaped.missing).unwrap_or_default()),
+            Ok(keys) => Ok(keys.map(|keys| keys.missing).unwrap_or_default()),
             Err(Refusal::KeysBreakType(breaks)) => Err(status::Blocked::KeysBreakType(
                 breaks.cluster_mirror_message(),
             )),

@@ -34,6 +34,7 @@ use entries::{Entry, check_copied_names, check_include, check_key_or_glob, parse
 
 pub mod checksum;
 pub mod content;
+pub mod copy_plan;
 mod entries;
 pub mod secret_type;
 pub mod spec;

@@ -135,14 +135,9 @@ async fn with_content<K: MirroredKind>(
     copy: K,
 ) -> Result<K, Error> {
     let content = source.read(ctx).await?;
-    let (shape, form) = source.shape_of(content)?;
+    let plan = source.plan(content)?;
     let named = source.cached.meta();
-    with_fresh_content(copy, content, named, &source.key, &shape, form).map_err(|breaks| {
-        Error::KeysBreakType(match source.tells_each_copy() {
-            true => breaks.label_path_message(),
-            false => breaks.cluster_mirror_message(),
-        })
-    })
+    Ok(with_fresh_content(copy, content, named, &source.key, plan))
 }
 
 /// Deletes a copy as it was seen, guarded by its uid and resourceVersion:
