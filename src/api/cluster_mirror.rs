@@ -384,6 +384,8 @@ pub mod reason {
     pub const KEYS_BREAK_TYPE: &str = crate::contract::warning::KEYS_BREAK_TYPE;
     /// A failure: an exact key of `target.keys` is not in the source.
     pub const KEY_MISSING: &str = crate::contract::warning::KEY_MISSING;
+    /// A failure: the copy would hold more than the API server accepts.
+    pub const COPY_TOO_LARGE: &str = crate::contract::warning::COPY_TOO_LARGE;
 }
 
 fn is_false(value: &bool) -> bool {

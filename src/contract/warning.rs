@@ -27,6 +27,9 @@ pub const CLUSTER_MIRROR_COPY_ORPHANED: &str = "CopyOrphaned";
 pub const KEYS_BREAK_TYPE: &str = "KeysBreakType";
 /// An exact key to copy is not in the source (also a ClusterMirror failure).
 pub const KEY_MISSING: &str = "KeyMissing";
+/// A copy would hold more than the API server accepts (also a
+/// ClusterMirror failure): it is not built.
+pub const COPY_TOO_LARGE: &str = "CopyTooLarge";
 /// A source's `workshop.io/mirror-keys` cannot be read: no copy changes.
 pub const INVALID_MIRROR_KEYS: &str = "InvalidMirrorKeys";
 /// A source's `workshop.io/mirror-name` is no name its mirrors can bear:

@@ -39,9 +39,11 @@
 //! once an object exists, when it is exactly the reference this controller
 //! writes.
 //!
-//! A source whose copies may hold chosen keys keeps its keys' digests in
-//! the aside too, after its hash ([`key_digests`]), and a copy of chosen
-//! keys is hashed by key (`decisions::key_shape::checksum`).
+//! A source whose copies may hold chosen keys keeps, after its hash in the
+//! aside, what its copies hold: a label-path source, the hash they cover
+//! and the keys they miss ([`copy_keys`]); a ClusterMirror source, its
+//! keys' digests ([`key_digests`]). A copy of chosen keys is hashed by key
+//! (`decisions::key_shape::checksum`).
 //!
 //! Pure, like `desired`.
 
@@ -63,6 +65,7 @@ use crate::{
 };
 
 pub mod content_size;
+mod copy_keys;
 pub mod key_digests;
 
 /// Where a copy in the cache keeps the hash of its content in place of
@@ -83,26 +86,23 @@ const SOURCE_ANNOTATIONS: [&str; 6] = [
 ];
 
 /// Reduces a source to what the reconcilers read, for the sources' cache:
-/// its keys' digests are kept only when it carries
-/// `workshop.io/mirror-keys`.
+/// when it carries a `workshop.io/mirror-keys` that can be read, what its
+/// copies hold is kept too, in a few strings whatever its number of keys.
 pub fn slim_source<K: MirroredKind>(source: &mut K) {
-    let keeps_digests = key_digests::keeps_digests(source.meta());
-    slim_source_keeping(source, keeps_digests);
+    let kept = copy_keys::aside_of(&*source);
+    slim_source_keeping(source, kept);
 }
 
 /// [`slim_source`] for the caches of ClusterMirror sources: every source
 /// keeps its keys' digests, as the cache cannot know which ClusterMirror
 /// copies chosen keys of it.
 pub fn slim_cluster_source<K: MirroredKind>(source: &mut K) {
-    slim_source_keeping(source, true);
+    let kept = key_digests::with_digests(source.content_hash(), &*source);
+    slim_source_keeping(source, kept);
 }
 
-fn slim_source_keeping<K: MirroredKind>(source: &mut K, keeps_digests: bool) {
-    let hash = source.content_hash();
-    let kept = match keeps_digests {
-        true => key_digests::with_digests(hash, &*source),
-        false => hash,
-    };
+/// `source` reduced, keeping `kept` aside.
+fn slim_source_keeping<K: MirroredKind>(source: &mut K, kept: String) {
     source.drop_content();
     let meta = std::mem::take(source.meta_mut());
     // A malformed list selects nothing: the reconcile reports it.

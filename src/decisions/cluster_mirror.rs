@@ -31,7 +31,7 @@ use crate::{
         checksum::CopyForm,
         spec::{copy_form, key_shape},
     },
-    decisions::patterns::{glob_matches, parse_patterns},
+    decisions::patterns::{Glob, parse_patterns},
     decisions::selector::Selector,
     kind::MirroredKind,
 };
@@ -49,7 +49,7 @@ pub struct Request {
     pub target_name: String,
     selector: Selector,
     /// Names and globs; empty asks for no narrowing.
-    patterns: Vec<String>,
+    patterns: Vec<Glob>,
     labels: BTreeMap<String, String>,
     annotations: BTreeMap<String, String>,
     /// `spec.target.keys` and `spec.target.excludeKeys`.
@@ -162,10 +162,7 @@ impl Request {
     pub fn asks_for(&self, namespace: &NamespaceFacts) -> bool {
         self.selector.matches(&namespace.labels)
             && (self.patterns.is_empty()
-                || self
-                    .patterns
-                    .iter()
-                    .any(|p| glob_matches(p, &namespace.name)))
+                || self.patterns.iter().any(|p| p.matches(&namespace.name)))
     }
 
     /// Whether a namespace that changed from `before` to `after` (None:
@@ -237,7 +234,7 @@ impl Request {
         source: &K,
     ) -> Result<Vec<String>, status::Blocked> {
         match copy_keys(source, &self.shape, self.form) {
-            Ok(keys) => Ok(keys.map(|keys| keys.shaped.missing).unwrap_or_default()),
+            Ok(keys) => Ok(keys.map(|keys| keys.missing).unwrap_or_default()),
             Err(Refusal::KeysBreakType(breaks)) => Err(status::Blocked::KeysBreakType(
                 breaks.cluster_mirror_message(),
             )),

@@ -166,7 +166,7 @@ fn accepts_from(
         .map_err(NamespaceRefusal::MalformedAcceptFrom)?;
     match patterns
         .iter()
-        .any(|pattern| patterns::glob_matches(pattern, source_namespace))
+        .any(|pattern| pattern.matches(source_namespace))
     {
         true => Ok(()),
         false => Err(NamespaceRefusal::SourceNamespaceNotAccepted),

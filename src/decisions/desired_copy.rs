@@ -26,13 +26,14 @@ use crate::{
         MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, TILLER_STORAGE_LABEL, annotation,
         companion_name, helm_storage_label, install::INSTALL_OWNED_LABEL, is_managed_by_us,
     },
-    decisions::cache_form::{key_digests::shaped_source_hash, source_checksum},
+    decisions::cache_form::{key_digests::source_copy_keys, source_checksum},
     decisions::carried::{Carried, Lists},
     decisions::install::Install,
     decisions::key_shape::{
         KeyShape,
-        checksum::{CopyForm, ShapedHash, shaped_copy_hash_of},
+        checksum::{CopyForm, CopyKeys},
         content::shaped_content,
+        copy_plan::ContentPlan,
         secret_type::KeysBreakType,
     },
     decisions::mirror_name::mirror_name,
@@ -174,6 +175,46 @@ pub fn desired<K: MirroredKind>(
     install: &Install,
     key: &K::DigestKey,
 ) -> Result<K, Refusal> {
+    let keys = shape_keys(source, asked);
+    desired_keys(
+        source,
+        asked,
+        install,
+        key,
+        keys.as_ref().map_err(Clone::clone),
+    )
+}
+
+/// Which keys the copies of a source hold, in which form, and by what hash
+/// (None for a copy of every key, as it is): the same for every copy of
+/// one reconcile, so decided once for all of them.
+#[derive(Debug, Clone)]
+pub struct ShapeKeys<'a> {
+    pub shape: Cow<'a, KeyShape>,
+    pub form: CopyForm<'a>,
+    pub keys: Option<CopyKeys>,
+}
+
+/// [`ShapeKeys`] of the copy `asked` of `source`.
+pub fn shape_keys<'a, K: MirroredKind>(
+    source: &K,
+    asked: &Asked<'a>,
+) -> Result<ShapeKeys<'a>, Refusal> {
+    let (shape, form) = shape_asked(source, asked)?;
+    let keys = copy_keys(source, &shape, form)?;
+    Ok(ShapeKeys { shape, form, keys })
+}
+
+/// [`desired`], with what its copies hold of `source`'s keys decided
+/// before (`keys`, as [`shape_keys`] says): a refusal of those is told
+/// only when nothing else refuses the copy first.
+pub fn desired_keys<K: MirroredKind>(
+    source: &K,
+    asked: &Asked<'_>,
+    install: &Install,
+    key: &K::DigestKey,
+    keys: Result<&ShapeKeys<'_>, Refusal>,
+) -> Result<K, Refusal> {
     let (name, namespace, uid) = identity(source)?;
     let meta = match asked {
         Asked::Companion => companion_meta::<K>(name, namespace, uid, &install.suffix)?,
@@ -202,8 +243,8 @@ pub fn desired<K: MirroredKind>(
             }
         }
     };
-    let (shape, form) = shape_asked(source, asked)?;
-    let checksum = match copy_keys(source, &shape, form)? {
+    let ShapeKeys { shape, form, keys } = keys?;
+    let checksum = match keys {
         None => source_checksum(source, key),
         Some(keys) => K::checksum(&keys.hash, &SourceId::of(source.meta()), key).into_owned(),
     };
@@ -211,7 +252,7 @@ pub fn desired<K: MirroredKind>(
     let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
     annotations.insert(CHECKSUM_ANNOTATION.into(), checksum);
     annotations.insert(SOURCE_SELECTOR_ANNOTATION.into(), install.selector.clone());
-    Ok(content_under(meta, source, &shape, form))
+    Ok(content_under(meta, source, shape, *form))
 }
 
 /// Which keys the copy `asked` of `source` holds, and in which form: a
@@ -246,45 +287,39 @@ pub fn copy_keys<K: MirroredKind>(
     source: &K,
     shape: &KeyShape,
     form: CopyForm<'_>,
-) -> Result<Option<ShapedHash>, Refusal> {
+) -> Result<Option<CopyKeys>, Refusal> {
     if shape.is_every_key() && form == CopyForm::default() {
         return Ok(None);
     }
-    match shaped_source_hash(source, shape, form) {
+    match source_copy_keys(source, shape, form) {
         Some(shaped) => shaped.map(Some).map_err(Refusal::KeysBreakType),
-        // Never for a stored source: a source's cached form keeps its keys'
-        // digests whenever it carries the annotation, a ClusterMirror
-        // source's always.
+        // Never for a stored source: a source's cached form keeps what its
+        // copies hold whenever its annotation can be read, a ClusterMirror
+        // source's its keys' digests always.
         None => Err(Refusal::Incomplete),
     }
 }
 
 /// `copy`, which [`desired`] built from a cached source (which keeps its
 /// content's hash, not its content), with its source's content as read
-/// now (`fresh`), and that content's checksum under the identity the copy
-/// names (`named`: for a ClusterMirror's copy, bound to the ClusterMirror
-/// too). A newer source only makes the copy newer.
-///
-/// The keys it holds are those `shape` and `form` choose of the fresh
-/// content: a change since the cache that leaves out a key the Secret's
-/// type requires is refused.
+/// now (`fresh`), as `plan` (made from `fresh` once for every copy of the
+/// reconcile) chooses it, and that content's checksum under the identity
+/// the copy names (`named`: for a ClusterMirror's copy, bound to the
+/// ClusterMirror too). A newer source only makes the copy newer.
 pub fn with_fresh_content<K: MirroredKind>(
     mut copy: K,
     fresh: &K,
     named: &ObjectMeta,
     key: &K::DigestKey,
-    shape: &KeyShape,
-    form: CopyForm<'_>,
-) -> Result<K, KeysBreakType> {
-    let hash = match shape.is_every_key() && form == CopyForm::default() {
-        true => fresh.content_hash(),
-        false => shaped_copy_hash_of(fresh, shape, form)?.hash,
-    };
-    let checksum = K::checksum(&hash, &SourceId::of(named), key).into_owned();
+    plan: &ContentPlan,
+) -> K {
+    let checksum = K::checksum(&plan.hash, &SourceId::of(named), key).into_owned();
     let mut meta = std::mem::take(copy.meta_mut());
     let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
     annotations.insert(CHECKSUM_ANNOTATION.into(), checksum);
-    Ok(content_under(meta, fresh, shape, form))
+    let mut copy = plan.content(fresh);
+    *copy.meta_mut() = meta;
+    copy
 }
 
 /// What of `source` a copy holds, under `meta`: the one place the content

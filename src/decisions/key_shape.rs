@@ -28,14 +28,20 @@
 //!
 //! Pure.
 
+use std::collections::HashSet;
+
+use entries::{Entry, check_copied_names, check_include, check_key_or_glob, parse_entry};
+
 pub mod checksum;
 pub mod content;
+pub mod copy_plan;
+mod entries;
 pub mod secret_type;
 pub mod spec;
 
 use crate::{
-    api::cluster_mirror::rules, contract::MIRROR_KEYS_ANNOTATION,
-    decisions::patterns::glob_matches, kind::Field,
+    api::cluster_mirror::rules, contract::MIRROR_KEYS_ANNOTATION, decisions::patterns::Glob,
+    kind::Field,
 };
 
 /// The most entries of each list of a ClusterMirror's shape, and of the
@@ -50,7 +56,7 @@ pub struct KeyShape {
     /// What is copied before exclusions; None: every key.
     includes: Option<Vec<Include>>,
     /// Keys and globs never copied.
-    excludes: Vec<String>,
+    excludes: Vec<Glob>,
 }
 
 /// One entry of what a shape copies.
@@ -62,7 +68,7 @@ pub enum Include {
         copy_as: Option<String>,
     },
     /// Every key the glob matches, each under its own name.
-    Glob(String),
+    Glob(Glob),
 }
 
 impl Include {
@@ -114,15 +120,18 @@ pub struct Shaped<V> {
     pub copied: Vec<CopiedKey<V>>,
     /// Exact keys the shape copies that the source lacks (`KeyMissing`).
     pub missing: Vec<String>,
-    /// The source's keys the copy does not hold, and why (for `explain`).
+    /// The source's keys the copy does not hold, and why (for `explain`):
+    /// named only by [`KeyShape::shape_naming_left_out`].
     pub left_out: Vec<(String, LeftOut)>,
+    /// Whether the copy leaves out any of the source's keys.
+    pub leaves_any_out: bool,
 }
 
 impl<V> Shaped<V> {
     /// Whether the copy holds every key of the source under its own name:
     /// then its content is the source's.
     pub fn holds_every_key_as_is(&self) -> bool {
-        self.left_out.is_empty() && self.copied.iter().all(|key| key.renamed_from.is_none())
+        !self.leaves_any_out && self.copied.iter().all(|key| key.renamed_from.is_none())
     }
 
     /// The names the copy holds.
@@ -161,7 +170,7 @@ impl KeyShape {
         check_copied_names(&includes)?;
         Ok(KeyShape {
             includes: (!includes.is_empty()).then_some(includes),
-            excludes,
+            excludes: excludes.iter().map(|glob| Glob::new(glob)).collect(),
         })
     }
 
@@ -216,55 +225,87 @@ impl KeyShape {
 
     /// The exclusion that matches `key`, if any.
     fn exclusion_of(&self, key: &str) -> Option<&str> {
-        let excludes = self.excludes.iter();
-        excludes
-            .map(String::as_str)
-            .find(|glob| glob_matches(glob, key))
+        let mut excludes = self.excludes.iter();
+        excludes.find(|glob| glob.matches(key)).map(Glob::as_str)
     }
 
     /// The copy's keys from `keys` (a content's, each at most once), and
-    /// what is not there. Only the values copied are kept; the others are
-    /// dropped as they come.
+    /// the exact keys named that the source lacks. Only the values copied
+    /// are kept; the others are dropped as they come, and so are the names
+    /// of the keys left out (see [`KeyShape::shape_naming_left_out`]).
     pub fn shape<'a, V: Clone>(
         &self,
         keys: impl IntoIterator<Item = SourceKey<'a, V>>,
     ) -> Shaped<V> {
-        let mut shaped = Shaped {
-            copied: Vec::new(),
-            missing: Vec::new(),
-            left_out: Vec::new(),
-        };
-        let mut seen: Vec<&str> = Vec::new();
+        self.shape_keys(keys, false)
+    }
+
+    /// [`KeyShape::shape`], with each key left out named, and why: what
+    /// `explain` tells. Costs a string per key left out.
+    pub fn shape_naming_left_out<'a, V: Clone>(
+        &self,
+        keys: impl IntoIterator<Item = SourceKey<'a, V>>,
+    ) -> Shaped<V> {
+        self.shape_keys(keys, true)
+    }
+
+    fn shape_keys<'a, V: Clone>(
+        &self,
+        keys: impl IntoIterator<Item = SourceKey<'a, V>>,
+        name_left_out: bool,
+    ) -> Shaped<V> {
+        let mut copied = Vec::new();
+        let (mut leaves_any_out, mut named_left_out) = (false, Vec::new());
+        // Only exact keys can be missing: the others need no record of
+        // which keys were seen.
+        let names_exact = self.exact_keys().next().is_some();
+        let mut seen: HashSet<&str> = HashSet::new();
         for key in keys {
-            seen.push(key.key);
-            if let Some(glob) = self.exclusion_of(key.key) {
-                shaped
-                    .left_out
-                    .push((key.key.into(), LeftOut::Excluded(glob.into())));
-                continue;
+            if names_exact {
+                seen.insert(key.key);
             }
-            match self.copies_of(key.key) {
-                Ok(names) => shaped
-                    .copied
-                    .extend(names.into_iter().map(|(name, renamed)| CopiedKey {
-                        field: key.field,
-                        name,
-                        renamed_from: renamed.then(|| key.key.to_owned()),
-                        value: key.value.clone(),
-                    })),
-                Err(why) => shaped.left_out.push((key.key.into(), why)),
+            match self.copies_or_why(key.key, name_left_out) {
+                Ok(names) => copied.extend(names.into_iter().map(|(name, renamed)| CopiedKey {
+                    field: key.field,
+                    name,
+                    renamed_from: renamed.then(|| key.key.to_owned()),
+                    value: key.value.clone(),
+                })),
+                Err(why) => {
+                    leaves_any_out = true;
+                    named_left_out.extend(why.map(|why| (key.key.to_owned(), why)));
+                }
             }
         }
-        shaped.missing = self
+        let mut missing: Vec<String> = self
             .exact_keys()
             .map(|(key, _)| key)
             .filter(|key| !seen.contains(key) && self.exclusion_of(key).is_none())
             .map(str::to_owned)
             .collect();
-        shaped.missing.sort();
-        shaped.missing.dedup();
-        shaped.copied.sort_by(|a, b| a.name.cmp(&b.name));
-        shaped
+        missing.sort();
+        missing.dedup();
+        copied.sort_by(|a: &CopiedKey<V>, b| a.name.cmp(&b.name));
+        Shaped {
+            copied,
+            missing,
+            left_out: named_left_out,
+            leaves_any_out,
+        }
+    }
+
+    /// The names `key` is copied under, each with whether it is a rename;
+    /// or why it is not copied, when `name_why` asks (built only when told:
+    /// an exclusion may leave out every key of a large source).
+    fn copies_or_why(
+        &self,
+        key: &str,
+        name_why: bool,
+    ) -> Result<Vec<(String, bool)>, Option<LeftOut>> {
+        if let Some(glob) = self.exclusion_of(key) {
+            return Err(name_why.then(|| LeftOut::Excluded(glob.into())));
+        }
+        self.copies_of(key).map_err(|why| name_why.then_some(why))
     }
 
     /// The names a key not excluded is copied under, each with whether it
@@ -283,7 +324,7 @@ impl KeyShape {
         }
         let globbed = includes
             .iter()
-            .any(|i| matches!(i, Include::Glob(glob) if glob_matches(glob, key)));
+            .any(|i| matches!(i, Include::Glob(glob) if glob.matches(key)));
         if !globbed {
             return Err(LeftOut::NotNamed);
         }
@@ -296,100 +337,6 @@ impl KeyShape {
 
 fn include_name<'a>(key: &'a str, copy_as: &'a Option<String>) -> &'a str {
     copy_as.as_deref().unwrap_or(key)
-}
-
-enum Entry {
-    Include(Include),
-    Exclude(String),
-}
-
-fn parse_entry(entry: &str) -> Result<Entry, String> {
-    if entry.is_empty() {
-        return Err("an empty entry (two commas in a row, or one at an end)".into());
-    }
-    if let Some(excluded) = entry.strip_prefix('!') {
-        if excluded.contains('=') {
-            return Err("an exclusion cannot rename".into());
-        }
-        check_key_or_glob(excluded)?;
-        return Ok(Entry::Exclude(excluded.to_owned()));
-    }
-    let include = match entry.split_once('=') {
-        Some((key, new_name)) => Include::Exact {
-            key: key.to_owned(),
-            copy_as: Some(new_name.to_owned()),
-        },
-        None if entry.contains('*') => Include::Glob(entry.to_owned()),
-        None => Include::Exact {
-            key: entry.to_owned(),
-            copy_as: None,
-        },
-    };
-    check_include(&include)?;
-    Ok(Entry::Include(include))
-}
-
-fn check_include(include: &Include) -> Result<(), String> {
-    match include {
-        Include::Glob(glob) => check_key_or_glob(glob).map_err(|why| format!("{glob:?}: {why}")),
-        Include::Exact { key, copy_as } => {
-            if key.contains('*') && copy_as.is_some() {
-                return Err(format!(
-                    "{key:?}: a glob cannot be renamed: only an exact key can"
-                ));
-            }
-            check_key(key).map_err(|why| format!("{key:?}: {why}"))?;
-            match copy_as {
-                Some(name) => check_key(name).map_err(|why| format!("new name {name:?}: {why}")),
-                None => Ok(()),
-            }
-        }
-    }
-}
-
-/// No two exact entries copy into one name: neither two renames, nor a
-/// rename onto a key another entry keeps, nor one key listed twice.
-fn check_copied_names(includes: &[Include]) -> Result<(), String> {
-    let names: Vec<&str> = includes.iter().filter_map(Include::copied_name).collect();
-    for (at, name) in names.iter().enumerate() {
-        if names[..at].contains(name) {
-            return Err(format!(
-                "two entries copy into the key {name:?}: each name in the copy may come from \
-                 one entry only"
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// A key a ConfigMap or Secret may hold, as the API server checks it
-/// (`IsConfigMapKey`).
-pub fn check_key(key: &str) -> Result<(), String> {
-    if key.contains('*') {
-        return Err("a key may not hold '*'".into());
-    }
-    check_key_or_glob(key)?;
-    if key == "." || key == ".." {
-        return Err("'.' and '..' are not keys".into());
-    }
-    Ok(())
-}
-
-/// A key or a `*` glob of keys.
-fn check_key_or_glob(text: &str) -> Result<(), String> {
-    if text.is_empty() {
-        return Err("empty".into());
-    }
-    if text.len() > MAX_KEY_LEN {
-        return Err(format!("longer than {MAX_KEY_LEN} characters"));
-    }
-    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '*');
-    match text.chars().find(|c| !allowed(*c)) {
-        Some(c) => Err(format!(
-            "{c:?} is not allowed: a key holds letters, digits, '-', '_' and '.'"
-        )),
-        None => Ok(()),
-    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::decisions::{
     consent::{Consent, NamespaceFacts},
-    patterns::{glob_matches, parse_patterns},
+    patterns::{Glob, parse_patterns},
     selector::Selector,
 };
 
@@ -44,7 +44,7 @@ pub const MIRROR_TO_SELECTOR_ANNOTATION: &str = "workshop.io/mirror-to-selector"
 /// What a source asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Targets {
-    patterns: Vec<String>,
+    patterns: Vec<Glob>,
     selector: Option<Selector>,
 }
 
@@ -72,8 +72,8 @@ impl Targets {
     /// The namespaces asked for, when they are all named exactly (no glob,
     /// no selector): then no other namespace can ever be one.
     pub fn exact_names(&self) -> Option<impl Iterator<Item = &str>> {
-        let exact = self.selector.is_none() && self.patterns.iter().all(|p| !p.contains('*'));
-        exact.then(|| self.patterns.iter().map(String::as_str))
+        let exact = self.selector.is_none() && self.patterns.iter().all(|p| !p.has_star());
+        exact.then(|| self.patterns.iter().map(Glob::as_str))
     }
 
     /// The literal beginnings every namespace asked for starts with, one per
@@ -83,11 +83,7 @@ impl Targets {
         if self.selector.is_some() {
             return None;
         }
-        let prefixes = self
-            .patterns
-            .iter()
-            .map(|pattern| pattern.split('*').next().unwrap_or_default());
-        Some(prefixes.collect())
+        Some(self.patterns.iter().map(Glob::prefix).collect())
     }
 
     /// Under what a source asking for these targets is found from a
@@ -97,18 +93,16 @@ impl Targets {
         let patterns = self
             .patterns
             .iter()
-            .map(|pattern| match pattern.split_once('*') {
-                Some((beginning, _)) => Filing::Prefix(beginning),
-                None => Filing::Name(pattern),
+            .map(|pattern| match pattern.has_star() {
+                true => Filing::Prefix(pattern.prefix()),
+                false => Filing::Name(pattern.as_str()),
             });
         patterns.chain(self.selector.is_some().then_some(Filing::Selector))
     }
 
     /// Whether the namespace `name` with `labels` is asked for.
     pub fn includes(&self, name: &str, labels: &BTreeMap<String, String>) -> bool {
-        self.patterns
-            .iter()
-            .any(|pattern| glob_matches(pattern, name))
+        self.patterns.iter().any(|pattern| pattern.matches(name))
             || self
                 .selector
                 .as_ref()

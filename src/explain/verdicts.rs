@@ -230,9 +230,7 @@ fn managed<K: Explained>(source: &K, rules: &Rules, key: &K::DigestKey) -> Manag
         );
     }
     match desired(source, &Asked::Companion, &rules.install, key) {
-        Ok(companion) => Managed::Yes {
-            companion: Ok(companion),
-        },
+        Ok(companion) => within_size(source, companion),
         Err(Refusal::NameTooLong { name, len }) => Managed::Yes {
             companion: Err(format!(
                 "its companion's name {name} would be {len} characters long, over the limit of 253: it has no companion (Warning {}); its mirrors are written",
@@ -270,6 +268,21 @@ fn managed<K: Explained>(source: &K, rules: &Rules, key: &K::DigestKey) -> Manag
         Err(Refusal::InvalidMirrorName(why)) => {
             Managed::No(Verdict::InvalidMirrorName, invalid_mirror_name(&why))
         }
+    }
+}
+
+/// A source whose companion can be built, unless its copies would hold more
+/// than the API server accepts: then none is written.
+fn within_size<K: Explained>(source: &K, companion: K) -> Managed<K> {
+    let shape = annotated_shape(source.meta()).unwrap_or_default();
+    match keys::too_large(source, &shape, CopyForm::default()) {
+        Some(too_large) => Managed::No(
+            Verdict::CopyTooLarge,
+            format!("{too_large} (Warning {})", warning::COPY_TOO_LARGE),
+        ),
+        None => Managed::Yes {
+            companion: Ok(companion),
+        },
     }
 }
 

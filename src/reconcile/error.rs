@@ -5,6 +5,7 @@ use kube::core::Status;
 use crate::{
     cluster::{api_client, relayed},
     contract::warning,
+    decisions::key_shape::copy_plan::CopyTooLarge,
     kind::MirroredKind,
 };
 
@@ -95,6 +96,10 @@ pub enum Error {
         "{0}: named by the keys to copy but not in the source; the copies are written without them"
     )]
     KeyMissing(String),
+
+    /// The copy would hold more than the API server accepts: never built.
+    #[error("{0}")]
+    CopyTooLarge(CopyTooLarge),
 
     /// The source's mirror annotations cannot be understood.
     #[error("invalid mirror targets: {0}")]
@@ -212,10 +217,10 @@ pub fn soonest(outcomes: impl IntoIterator<Item = Result<(), Error>>) -> Result<
     if errors[chosen].event_reason().is_none() {
         return Err(errors.swap_remove(chosen));
     }
-    let mut told: Vec<Error> = errors
-        .into_iter()
-        .filter(|error| error.event_reason().is_some())
-        .collect();
+    // Once each: every copy too large says the same.
+    let mut said = std::collections::HashSet::new();
+    let told = errors.into_iter().filter(|e| e.event_reason().is_some());
+    let mut told: Vec<Error> = told.filter(|e| said.insert(e.to_string())).collect();
     Err(match told.len() {
         1 => told.remove(0),
         _ => Error::Several(told),
@@ -248,6 +253,7 @@ impl Error {
             Error::InvalidMirrorName(_) => "invalid_mirror_name",
             Error::KeysBreakType(_) => "keys_break_type",
             Error::KeyMissing(_) => "key_missing",
+            Error::CopyTooLarge(_) => "copy_too_large",
             Error::ReservedName { .. } => "reserved_name",
             Error::Contested { .. } => "contested",
             Error::Rejected(_) => "rejected",
@@ -279,6 +285,7 @@ impl Error {
             Error::InvalidMirrorName(_) => Some(warning::INVALID_MIRROR_NAME),
             Error::KeysBreakType(_) => Some(warning::KEYS_BREAK_TYPE),
             Error::KeyMissing(_) => Some(warning::KEY_MISSING),
+            Error::CopyTooLarge(_) => Some(warning::COPY_TOO_LARGE),
             Error::ReservedName { .. } => Some(warning::MIRROR_NAME_RESERVED),
             Error::Contested { .. } => Some(warning::COPY_CONTESTED),
             Error::Rejected(_) => Some(warning::COMPANION_REJECTED),
@@ -320,6 +327,7 @@ impl Error {
             | Error::InvalidMirrorName(_)
             | Error::KeysBreakType(_)
             | Error::KeyMissing(_)
+            | Error::CopyTooLarge(_)
             | Error::ReservedName { .. }
             | Error::ShuttingDown
             | Error::NotLeading

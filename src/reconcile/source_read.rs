@@ -13,7 +13,7 @@
 //! LIST instead of a GET each where that costs less. Whatever is newer
 //! than the cache comes to the watch too and is compared again.
 
-use std::borrow::Cow;
+use std::{borrow::Cow, sync::OnceLock};
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, ResourceExt, api::GetParams};
@@ -26,8 +26,15 @@ pub(crate) mod still_decides;
 
 use crate::{
     contract::object_key,
-    decisions::desired_copy::annotated_shape,
-    decisions::key_shape::{KeyShape, checksum::CopyForm},
+    decisions::desired_copy::{
+        Asked, Refusal, ShapeKeys, annotated_shape, copy_keys, desired_keys, shape_keys,
+    },
+    decisions::install::Install,
+    decisions::key_shape::{
+        KeyShape,
+        checksum::CopyForm,
+        copy_plan::{ContentPlan, CopyTooLarge, content_plan},
+    },
     decisions::secret_published::secret_published,
     kind::MirroredKind,
     reconcile::context::Context,
@@ -49,6 +56,30 @@ pub struct Source<'a, K: MirroredKind> {
     /// For a ClusterMirror's request, the keys its copies hold and their
     /// form, as its spec says; a source's own copies follow the source.
     requested_shape: Option<(&'a KeyShape, CopyForm<'a>)>,
+    /// What its copies hold of its keys, decided once from `cached` for
+    /// every copy of the reconcile (a shape may cost the work of its every
+    /// key against each of its globs).
+    shape_keys: OnceLock<Result<ShapeKeys<'a>, Refusal>>,
+    /// What every copy takes from the content read now, decided once.
+    plan: OnceLock<Result<ContentPlan, PlanRefusal>>,
+}
+
+/// Why no copy can be made of the content read now.
+#[derive(Debug, Clone)]
+enum PlanRefusal {
+    InvalidMirrorKeys(String),
+    KeysBreakType(String),
+    TooLarge(CopyTooLarge),
+}
+
+impl From<PlanRefusal> for Error {
+    fn from(refusal: PlanRefusal) -> Error {
+        match refusal {
+            PlanRefusal::InvalidMirrorKeys(why) => Error::InvalidMirrorKeys(why),
+            PlanRefusal::KeysBreakType(why) => Error::KeysBreakType(why),
+            PlanRefusal::TooLarge(too_large) => Error::CopyTooLarge(too_large),
+        }
+    }
 }
 
 impl<'a, K: MirroredKind> Source<'a, K> {
@@ -59,7 +90,34 @@ impl<'a, K: MirroredKind> Source<'a, K> {
             content: OnceCell::new(),
             requested_uid: None,
             requested_shape: None,
+            shape_keys: OnceLock::new(),
+            plan: OnceLock::new(),
         }
+    }
+
+    /// This source, whose copies' [`ShapeKeys`] were decided already.
+    pub fn knowing(self, keys: Result<ShapeKeys<'a>, Refusal>) -> Source<'a, K> {
+        let _ = self.shape_keys.set(keys);
+        self
+    }
+
+    /// What its copies hold of its keys (see [`ShapeKeys`]), decided once.
+    pub fn shape_keys(&self) -> Result<&ShapeKeys<'a>, Refusal> {
+        let decided = self.shape_keys.get_or_init(|| match self.requested_shape {
+            Some((shape, form)) => copy_keys(self.cached, shape, form).map(|keys| ShapeKeys {
+                shape: Cow::Borrowed(shape),
+                form,
+                keys,
+            }),
+            None => shape_keys(self.cached, &Asked::Companion),
+        });
+        decided.as_ref().map_err(Clone::clone)
+    }
+
+    /// The copy `asked` of this source, as `install` writes it
+    /// (`decisions::desired_copy::desired`), its keys decided once.
+    pub fn desired(&self, asked: &Asked<'_>, install: &Install) -> Result<K, Refusal> {
+        desired_keys(self.cached, asked, install, &self.key, self.shape_keys())
     }
 
     /// The source of a ClusterMirror's copies: `bound` is the cached source
@@ -86,14 +144,35 @@ impl<'a, K: MirroredKind> Source<'a, K> {
 
     /// Which keys the copies of `fresh` (this source, read now) hold, and
     /// in which form.
-    pub fn shape_of(&self, fresh: &K) -> Result<(Cow<'a, KeyShape>, CopyForm<'a>), Error> {
+    fn shape_of(&self, fresh: &K) -> Result<(Cow<'a, KeyShape>, CopyForm<'a>), PlanRefusal> {
         match self.requested_shape {
             Some((shape, form)) => Ok((Cow::Borrowed(shape), form)),
             None => {
-                let shape = annotated_shape(fresh.meta()).map_err(Error::InvalidMirrorKeys)?;
+                let shape =
+                    annotated_shape(fresh.meta()).map_err(PlanRefusal::InvalidMirrorKeys)?;
                 Ok((Cow::Owned(shape), CopyForm::default()))
             }
         }
+    }
+
+    /// What every copy of `fresh` (this source, read now) takes from it,
+    /// decided once: refused, before any copy is built, when it would break
+    /// the Secret's type or be larger than the API server accepts.
+    pub fn plan(&self, fresh: &K) -> Result<&ContentPlan, Error> {
+        let planned = self.plan.get_or_init(|| {
+            let (shape, form) = self.shape_of(fresh)?;
+            let plan = content_plan(fresh, &shape, form).map_err(|breaks| {
+                PlanRefusal::KeysBreakType(match self.tells_each_copy() {
+                    true => breaks.label_path_message(),
+                    false => breaks.cluster_mirror_message(),
+                })
+            })?;
+            match plan.too_large(&K::kind(&())) {
+                Some(too_large) => Err(PlanRefusal::TooLarge(too_large)),
+                None => Ok(plan),
+            }
+        });
+        planned.as_ref().map_err(|refusal| refusal.clone().into())
     }
 
     /// Whether the copies' content came from a Secret (one whose keys they
@@ -189,5 +268,35 @@ fn classified<K: MirroredKind>(error: kube::Error) -> Error {
     match classify::<K>(error) {
         ApiOutcome::Failed(error) => error,
         ApiOutcome::NamespaceTerminating => Error::NamespaceTerminating,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        contract::MIRROR_KEYS_ANNOTATION,
+        test_fixtures::{NO_KEY, mk_map, mk_source, with_annotations},
+    };
+
+    #[test]
+    fn a_copy_too_large_is_refused_from_the_plan_made_once_for_every_copy() {
+        let names: Vec<String> = (1..100).map(|at| format!("a=b{at}")).collect();
+        let keys = format!("a,{}", names.join(","));
+        let cached = with_annotations(mk_source("big", &[]), &[(MIRROR_KEYS_ANNOTATION, &keys)]);
+        let mut fresh = cached.clone();
+        fresh.data = Some(mk_map(&[("a", &"x".repeat(1_000_000))]));
+        let source = Source::new(&cached, NO_KEY);
+        let refused = source.plan(&fresh).unwrap_err();
+        assert_eq!(refused.metric_label(), "copy_too_large");
+        assert!(
+            refused.to_string().contains("100,000,000 bytes"),
+            "{refused}"
+        );
+        // Decided once: the same answer whatever is asked after.
+        let refused_again = source.plan(&cached).unwrap_err();
+        assert_eq!(refused_again.to_string(), refused.to_string());
+        let small = Source::new(&cached, NO_KEY);
+        assert_eq!(small.plan(&cached).unwrap().size, 0);
     }
 }

@@ -12,10 +12,7 @@ use kube::runtime::{controller::Action, reflector::ObjectRef};
 use crate::{
     contract::object_key,
     decisions::carried::{Carried, Lists},
-    decisions::desired_copy::{
-        Asked, Refusal, annotated_shape, copy_keys, desired, never_a_source,
-    },
-    decisions::key_shape::checksum::CopyForm,
+    decisions::desired_copy::{Asked, Refusal, ShapeKeys, never_a_source, shape_keys},
     decisions::plan::Write,
     decisions::scope::Scope,
     kind::MirroredKind,
@@ -57,10 +54,12 @@ async fn sync<K: MirroredKind>(cached: &K, scope: &Scope, ctx: &Context<K>) -> R
     // A malformed list of keys to carry stops every write of this source:
     // a typo must not strip labels that tools rely on from its copies.
     let lists = Lists::of(cached.meta()).map_err(Error::InvalidCopyList)?;
-    // So does a malformed or type-breaking list of keys to mirror.
-    let missing_keys = keys_missing(cached)?;
+    // So does a malformed or type-breaking list of keys to mirror: what the
+    // copies hold is decided once, for the companion and every mirror.
+    let keys = shape_keys(cached, &Asked::Companion);
+    let missing_keys = keys_missing(&keys)?;
     let key = K::current_key(&ctx.digest_key).ok_or(Error::NoDigestKey)?;
-    let source = Source::new(cached, key);
+    let source = Source::new(cached, key).knowing(keys);
     let companion = sync_companion(&source, ctx).await;
     let mirrors = mirrors::sync_mirrors(&source, scope, ctx).await;
     // A key that is never carried is left off the copies, which are written
@@ -79,15 +78,16 @@ async fn sync<K: MirroredKind>(cached: &K, scope: &Scope, ctx: &Context<K>) -> R
 /// What the source's `workshop.io/mirror-keys` names that it lacks, as the
 /// outcome to tell (its copies are written without them); an error when
 /// the list cannot be read or would break the Secret's type.
-fn keys_missing<K: MirroredKind>(cached: &K) -> Result<Result<(), Error>, Error> {
-    let shape = annotated_shape(cached.meta()).map_err(Error::InvalidMirrorKeys)?;
-    let missing = match copy_keys(cached, &shape, CopyForm::default()) {
-        Ok(keys) => keys.map(|keys| keys.shaped.missing).unwrap_or_default(),
+fn keys_missing(keys: &Result<ShapeKeys<'_>, Refusal>) -> Result<Result<(), Error>, Error> {
+    let missing = match keys {
+        Ok(keys) => keys.keys.as_ref().map(|keys| keys.missing.clone()),
+        Err(Refusal::InvalidMirrorKeys(why)) => return Err(Error::InvalidMirrorKeys(why.clone())),
         Err(Refusal::KeysBreakType(breaks)) => {
             return Err(Error::KeysBreakType(breaks.label_path_message()));
         }
-        Err(_) => Vec::new(),
+        Err(_) => None,
     };
+    let missing = missing.unwrap_or_default();
     Ok(match missing.is_empty() {
         true => Ok(()),
         false => Err(Error::KeyMissing(missing.join(", "))),
@@ -98,7 +98,7 @@ async fn sync_companion<K: MirroredKind>(
     source: &Source<'_, K>,
     ctx: &Context<K>,
 ) -> Result<(), Error> {
-    match companion_of(source.cached, &source.key, ctx)? {
+    match companion_of(source, ctx)? {
         Some(desired) => sync_copy(source, desired, ctx).await,
         None => Ok(()),
     }
@@ -107,11 +107,10 @@ async fn sync_companion<K: MirroredKind>(
 /// The companion the source should have; None for an object that is
 /// quietly not copied (a copy itself, or not yet stored).
 fn companion_of<K: MirroredKind>(
-    source: &K,
-    key: &K::DigestKey,
+    source: &Source<'_, K>,
     ctx: &Context<K>,
 ) -> Result<Option<K>, Error> {
-    match desired(source, &Asked::Companion, &ctx.install, key) {
+    match source.desired(&Asked::Companion, &ctx.install) {
         Ok(desired) => Ok(Some(desired)),
         Err(Refusal::NameTooLong { name, len }) => Err(Error::NameTooLong { name, len }),
         Err(Refusal::InvalidCopyList(why)) => Err(Error::InvalidCopyList(why)),
@@ -138,9 +137,18 @@ pub fn needs_sync<K: MirroredKind>(source: &K, ctx: &Context<K>) -> bool {
     let Some(key) = K::current_key(&ctx.digest_key) else {
         return true;
     };
-    let companion = companion_of(source, &key, ctx).and_then(|desired| {
+    let cached = Source::new(source, key);
+    let companion = companion_of(&cached, ctx).and_then(|desired| {
         desired
-            .map(|d| plan_copy(source, d.clone(), cached_copy(&d, ctx).as_ref(), &key, ctx))
+            .map(|d| {
+                plan_copy(
+                    source,
+                    d.clone(),
+                    cached_copy(&d, ctx).as_ref(),
+                    &cached.key,
+                    ctx,
+                )
+            })
             .transpose()
     });
     let companion_in_sync = matches!(companion, Ok(None | Some(Write::Nothing)));

@@ -133,13 +133,15 @@ async fn create<K: MirroredKind>(
 
 /// Waits for room in the budget of copies in flight for one copy of
 /// `source`, before the copy is built: held until the write returns. The
-/// copy is counted at its source's content read afresh (the read is the
-/// one `with_content` then uses).
+/// copy is counted at the size its plan gives (the read and the plan are
+/// the ones `with_content` then uses).
 async fn hold_copy_bytes<'c, K: MirroredKind>(
     ctx: &'c Context<K>,
     source: &Source<'_, K>,
 ) -> Result<HeldBytes<'c>, Error> {
-    let bytes = source.read(ctx).await?.content_bytes();
+    // The copy's own size, from the plan: a copy refused as too large
+    // holds nothing, and one of a few chosen keys holds no more than them.
+    let bytes = u64::try_from(source.plan(source.read(ctx).await?)?.size).unwrap_or(u64::MAX);
     let namespace = source.cached.namespace().unwrap_or_default();
     Ok(ctx.copy_budget.hold(&namespace, bytes).await)
 }
@@ -153,14 +155,9 @@ async fn with_content<K: MirroredKind>(
     copy: K,
 ) -> Result<K, Error> {
     let content = source.read(ctx).await?;
-    let (shape, form) = source.shape_of(content)?;
+    let plan = source.plan(content)?;
     let named = source.cached.meta();
-    with_fresh_content(copy, content, named, &source.key, &shape, form).map_err(|breaks| {
-        Error::KeysBreakType(match source.tells_each_copy() {
-            true => breaks.label_path_message(),
-            false => breaks.cluster_mirror_message(),
-        })
-    })
+    Ok(with_fresh_content(copy, content, named, &source.key, plan))
 }
 
 /// Deletes a copy as it was seen, guarded by its uid and resourceVersion:

@@ -6,25 +6,21 @@
 //! a line break. A source whose digests are kept has a line break after its
 //! hash even when it has no key, so that "no keys" and "not kept" differ.
 //!
-//! A label-path source keeps them only when it carries
-//! `workshop.io/mirror-keys`: the others' cached form does not grow.
+//! Only the caches of ClusterMirror sources keep them (they cannot know
+//! which ClusterMirror shapes an object, and hold only the few namespaces
+//! an administrator allows); a label-path source keeps what its own
+//! annotation's copies hold instead, in a size that does not follow its
+//! number of keys ([`super::copy_keys`]).
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-
+use super::copy_keys;
 use crate::{
-    contract::{MIRROR_KEYS_ANNOTATION, annotation},
     decisions::key_shape::{
         KeyShape,
-        checksum::{CopyForm, KeyDigest, ShapedHash, key_digests, shaped_copy_hash},
+        checksum::{CopyForm, CopyKeys, KeyDigest, key_digests, shaped_copy_hash},
         secret_type::KeysBreakType,
     },
     kind::{Field, MirroredKind},
 };
-
-/// Whether a label-path source's cached form keeps its keys' digests.
-pub(super) fn keeps_digests(meta: &ObjectMeta) -> bool {
-    annotation(meta, MIRROR_KEYS_ANNOTATION).is_some()
-}
 
 /// `hash` and the digests of `content`'s keys, in the aside's form.
 pub(super) fn with_digests<K: MirroredKind>(hash: String, content: &K) -> String {
@@ -57,9 +53,11 @@ pub fn aside_keeping<K: MirroredKind>(source: &K, keep: impl Fn(&str) -> bool) -
     Some(aside_of(hash_part(aside).to_owned(), &kept))
 }
 
-/// The content hash in an aside, without the digests after it.
+/// The content hash in an aside, without the digests, or what a
+/// label-path source's copies hold, after it.
 pub(super) fn hash_part(aside: &str) -> &str {
-    aside.split_once('\n').map_or(aside, |(hash, _)| hash)
+    let ends = |c: char| c == '\n' || copy_keys::ends_hash(c);
+    aside.split_once(ends).map_or(aside, |(hash, _)| hash)
 }
 
 /// The digests an aside keeps; None when it keeps none.
@@ -94,21 +92,19 @@ pub fn source_digests<K: MirroredKind>(source: &K) -> Option<(String, Vec<KeyDig
 }
 
 /// What a copy of `source` (cached or full) under `shape` and `form`
-/// holds, and the hash its checksum is computed from
-/// ([`shaped_copy_hash`]); the checksum is [`MirroredKind::checksum`] of
-/// it under the source's kind. None when `source` is cached without its
-/// digests. The same from the cached form as from the full object.
-pub fn shaped_source_hash<K: MirroredKind>(
+/// holds, by the hash its checksum is computed from
+/// ([`shaped_copy_hash`]; the checksum is [`MirroredKind::checksum`] of it
+/// under the source's kind). None when `source` is cached without what
+/// that needs. The same from the cached form as from the full object.
+pub fn source_copy_keys<K: MirroredKind>(
     source: &K,
     shape: &KeyShape,
     form: CopyForm<'_>,
-) -> Option<Result<ShapedHash, KeysBreakType>> {
+) -> Option<Result<CopyKeys, KeysBreakType>> {
+    if let Some(kept) = copy_keys::kept(source, shape, form) {
+        return Some(kept);
+    }
     let (hash, digests) = source_digests(source)?;
-    Some(shaped_copy_hash(
-        &hash,
-        source.content_type(),
-        &digests,
-        shape,
-        form,
-    ))
+    let shaped = shaped_copy_hash(&hash, source.content_type(), &digests, shape, form);
+    Some(shaped.map(CopyKeys::from))
 }

@@ -7,6 +7,7 @@ use crate::contract::{
     CARRIED_ANNOTATIONS_ANNOTATION, CARRIED_LABELS_ANNOTATION, COPY_ANNOTATIONS_ANNOTATION,
     COPY_LABELS_ANNOTATION, NeverCarried, content_checksum, mirror_of,
 };
+use crate::decisions::key_shape::copy_plan::content_plan;
 use crate::test_fixtures::NO_KEY;
 use crate::test_fixtures::{
     SELECTOR, SUFFIX, mk_binary, mk_companion_of, mk_desired_companion, mk_desired_mirror,
@@ -262,17 +263,11 @@ fn a_copy_written_takes_its_source_s_content_as_read_now_and_its_checksum() {
     let cached = mk_source("colors", &[("a", "1")]);
     let built = mk_desired_mirror(&cached, "team-a", &NO_KEY).unwrap();
     let fresh = mk_source("colors", &[("a", "2")]);
-    let written = with_fresh_content(
-        built,
-        &fresh,
-        &cached.metadata,
-        &NO_KEY,
-        &KeyShape::EVERY_KEY,
-        CopyForm::default(),
-    );
+    let plan = content_plan(&fresh, &KeyShape::EVERY_KEY, CopyForm::default()).unwrap();
+    let written = with_fresh_content(built, &fresh, &cached.metadata, &NO_KEY, &plan);
     assert_eq!(
         written,
-        Ok(mk_desired_mirror(&fresh, "team-a", &NO_KEY).unwrap()),
+        mk_desired_mirror(&fresh, "team-a", &NO_KEY).unwrap(),
         "as if built from the source as read now"
     );
 }

@@ -16,13 +16,13 @@
 //! - **Per-key digests.** Each key of a content has a digest: SHA-256 of
 //!   its field's tag and its value ([`key_digest`]; the field as a
 //!   ConfigMap holds it, see [`Field`]), so moving a key between `data`
-//!   and `binaryData` changes it. A source whose copies hold chosen keys
-//!   keeps its keys' names, fields and digests in its cached form beside
-//!   its content hash (`cache_form`): a label-path source only when it
-//!   carries `workshop.io/mirror-keys`, so that no other source grows by a
-//!   byte; a ClusterMirror source always, as its cache cannot know which
-//!   ClusterMirror shapes it (those caches hold only the few allowed source
-//!   namespaces).
+//!   and `binaryData` changes it. A ClusterMirror source keeps its keys'
+//!   names, fields and digests in its cached form beside its content hash
+//!   (`cache_form`), as its cache cannot know which ClusterMirror shapes it
+//!   (those caches hold only the few allowed source namespaces); a
+//!   label-path source carrying `workshop.io/mirror-keys` keeps only the
+//!   keys hash they give its own shape, and the keys it misses, so that no
+//!   source grows with its number of keys.
 //! - **The keys hash.** What a shaped copy holds is hashed from those
 //!   digests ([`keys_hash`]): `keys-sha256:` and SHA-256 of the canonical
 //!   encoding of the copy's type (a Secret copy's; none for a ConfigMap),
@@ -147,6 +147,24 @@ pub struct ShapedHash {
     pub shaped: Shaped<()>,
     pub copy_type: Option<String>,
     pub hash: String,
+}
+
+/// What a resync compares of a copy of chosen keys, as a source's cached
+/// form keeps it: the hash its checksum covers, and the exact keys named
+/// that the source lacks (`KeyMissing`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopyKeys {
+    pub hash: String,
+    pub missing: Vec<String>,
+}
+
+impl From<ShapedHash> for CopyKeys {
+    fn from(shaped: ShapedHash) -> CopyKeys {
+        CopyKeys {
+            hash: shaped.hash,
+            missing: shaped.shaped.missing,
+        }
+    }
 }
 
 /// The copy of a source with content hash `source_hash`, type

@@ -38,6 +38,7 @@ pub fn without_values<V>(shaped: Shaped<V>) -> Shaped<()> {
             .collect(),
         missing: shaped.missing,
         left_out: shaped.left_out,
+        leaves_any_out: shaped.leaves_any_out,
     }
 }
 

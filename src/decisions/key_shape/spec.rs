@@ -6,12 +6,13 @@
 
 use super::{Include, KeyShape, checksum::CopyForm};
 use crate::api::{ClusterMirrorSpec, SourceKind, Target};
+use crate::decisions::patterns::Glob;
 
 /// The key shape of `target.keys` and `target.excludeKeys`; an error says
 /// which entry is wrong and why (an `InvalidSpec`).
 pub fn key_shape(target: &Target) -> Result<KeyShape, String> {
     let includes = target.keys.iter().map(|entry| match &entry.copy_as {
-        None if entry.key.contains('*') => Include::Glob(entry.key.clone()),
+        None if entry.key.contains('*') => Include::Glob(Glob::new(&entry.key)),
         copy_as => Include::Exact {
             key: entry.key.clone(),
             copy_as: copy_as.clone(),

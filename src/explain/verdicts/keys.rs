@@ -5,9 +5,27 @@
 
 use crate::{
     contract::warning,
-    decisions::key_shape::{KeyShape, LeftOut, checksum::CopyForm, content::source_keys},
+    decisions::key_shape::{
+        KeyShape, LeftOut,
+        checksum::CopyForm,
+        content::source_keys,
+        copy_plan::{CopyTooLarge, content_plan},
+    },
     kind::{Field, MirroredKind},
 };
+
+/// Why the API server would refuse every copy of `source` (a full object)
+/// under `shape` and `form` for its size, as the controller tells it; None
+/// when it would not.
+pub(super) fn too_large<K: MirroredKind>(
+    source: &K,
+    shape: &KeyShape,
+    form: CopyForm<'_>,
+) -> Option<CopyTooLarge> {
+    content_plan(source, shape, form)
+        .ok()?
+        .too_large(&K::kind(&()))
+}
 
 /// What a copy of `source` under `shape` holds of its keys; and the exact
 /// keys it names that the source lacks. None for a copy of every key.
@@ -19,7 +37,7 @@ pub(super) fn keys_held<K: MirroredKind>(
     if shape.is_every_key() && form == CopyForm::default() {
         return None;
     }
-    let shaped = shape.shape(source_keys(source));
+    let shaped = shape.shape_naming_left_out(source_keys(source));
     let held: Vec<String> = (shaped.copied.iter())
         .map(|key| {
             let from = key.renamed_from.as_deref();

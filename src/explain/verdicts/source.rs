@@ -109,7 +109,8 @@ pub fn named_namespaces<K: MirroredKind>(source: &K) -> Vec<String> {
         .and_then(|text| patterns::parse_patterns(MIRROR_TO_ANNOTATION, text).ok())
         .unwrap_or_default()
         .into_iter()
-        .filter(|pattern| !pattern.contains('*'))
+        .filter(|pattern| !pattern.has_star())
+        .map(|pattern| pattern.as_str().to_owned())
         .collect()
 }
 

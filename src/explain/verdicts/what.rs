@@ -76,6 +76,7 @@ verdicts! {
     InvalidCopyList => "invalid-copy-list", false;
     InvalidMirrorKeys => "invalid-mirror-keys", false;
     KeysBreakType => "keys-break-type", false;
+    CopyTooLarge => "copy-too-large", false;
     // A copy, where it should be.
     InSync => "in-sync", true;
     InSyncUnverified => "in-sync-unverified", true;

@@ -12,7 +12,6 @@ use crate::{
         status::{Blocked, Failure, Tally},
     },
     decisions::consent::NamespaceFacts,
-    decisions::desired_copy::desired,
     decisions::scope::Scope,
     kind::MirroredKind,
     reconcile::context::Context,
@@ -202,16 +201,10 @@ async fn sync_all<K: MirroredKind>(
     cluster_mirrors: &ClusterMirrorCaches<K>,
     ctx: &Context<K>,
 ) -> Result<Found, Error> {
-    let bound = source.cached;
     let namespaces = selected(request, cluster_mirrors, ctx).await;
     let mut wanted = Vec::with_capacity(namespaces.len());
     for namespace in &namespaces {
-        match desired(
-            bound,
-            &request.copy_in(namespace),
-            &ctx.install,
-            &source.key,
-        ) {
+        match source.desired(&request.copy_in(namespace), &ctx.install) {
             Ok(copy) => wanted.push((namespace.clone(), copy)),
             // Never for a stored source, which is not a copy (checked above).
             Err(refusal) => {
@@ -264,7 +257,7 @@ async fn sync_some<K: MirroredKind>(
             return None;
         }
         let asked = request.copy_in(namespace);
-        let copy = desired(source.cached, &asked, &ctx.install, &source.key).ok()?;
+        let copy = source.desired(&asked, &ctx.install).ok()?;
         wanted.push((namespace.clone(), copy));
     }
     let mut outcomes = fan_out::write_copies(source, wanted, ctx).await;

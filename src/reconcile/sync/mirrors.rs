@@ -8,7 +8,7 @@ use crate::{
     contract::warning,
     decisions::cluster_mirror::Request,
     decisions::consent::{Consent, NamespaceFacts, NamespaceRefusal},
-    decisions::desired_copy::{Asked, Refusal, desired},
+    decisions::desired_copy::{Asked, Refusal},
     decisions::mirror_name::mirror_name,
     decisions::scope::Scope,
     decisions::targets::Targets,
@@ -108,7 +108,7 @@ fn wanted_mirror<K: MirroredKind>(
             let asked = Asked::Mirror {
                 namespace: &namespace.name,
             };
-            match desired(source.cached, &asked, &ctx.install, &source.key) {
+            match source.desired(&asked, &ctx.install) {
                 Ok(mirror) => Ok(Some(mirror)),
                 Err(Refusal::InvalidCopyList(why)) => Err(Error::InvalidCopyList(why)),
                 Err(Refusal::InvalidMirrorKeys(why)) => Err(Error::InvalidMirrorKeys(why)),

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::decisions::cache_form::slim_source;
+use crate::decisions::key_shape::copy_plan::content_plan;
 use crate::test_fixtures::NO_KEY;
 use crate::test_fixtures::mk_desired_companion;
 use k8s_openapi::api::core::v1::Secret;
@@ -34,15 +35,8 @@ fn the_checksum_decided_from_the_cache_is_the_one_written_from_the_fresh_source(
     let built = mk_desired_mirror(&cached, "team-a", &NO_KEY).unwrap();
     let from_cache = built.metadata.annotations.as_ref().unwrap()[CHECKSUM_ANNOTATION].clone();
     let shape = annotated_shape(&fresh.metadata).unwrap();
-    let written = with_fresh_content(
-        built,
-        &fresh,
-        &cached.metadata,
-        &NO_KEY,
-        &shape,
-        CopyForm::default(),
-    )
-    .unwrap();
+    let plan = content_plan(&fresh, &shape, CopyForm::default()).unwrap();
+    let written = with_fresh_content(built, &fresh, &cached.metadata, &NO_KEY, &plan);
     assert_eq!(
         written.metadata.annotations.unwrap()[CHECKSUM_ANNOTATION],
         from_cache

@@ -8,7 +8,7 @@ use k8s_openapi::{
 use super::*;
 use crate::contract::{MIRROR_KEYS_ANNOTATION, content_checksum};
 use crate::decisions::cache_form::{
-    CachedCopy, copy_from_cache, key_digests::shaped_source_hash, slim_cluster_source, slim_copy,
+    CachedCopy, copy_from_cache, key_digests::source_copy_keys, slim_cluster_source, slim_copy,
     slim_source, source_checksum,
 };
 use crate::decisions::key_shape::content::shaped_content;
@@ -84,7 +84,7 @@ fn a_source_without_mirror_keys_is_cached_exactly_as_before() {
     slim_source(&mut slim);
     assert_eq!(slim.metadata.self_link, Some(full.content_hash()));
     assert_eq!(
-        shaped_source_hash(&slim, &KeyShape::EVERY_KEY, CopyForm::default()),
+        source_copy_keys(&slim, &KeyShape::EVERY_KEY, CopyForm::default()),
         None
     );
 }
@@ -96,11 +96,9 @@ fn the_cached_form_gives_what_the_full_source_gives() {
     let mut slim = source.clone();
     slim_source(&mut slim);
     assert_eq!(slim.data, None);
-    let cached = shaped_source_hash(&slim, &shape, CopyForm::default());
-    assert_eq!(
-        cached,
-        Some(shaped_copy_hash_of(&source, &shape, CopyForm::default()))
-    );
+    let cached = source_copy_keys(&slim, &shape, CopyForm::default());
+    let full = shaped_copy_hash_of(&source, &shape, CopyForm::default()).map(CopyKeys::from);
+    assert_eq!(cached, Some(full));
     assert_eq!(
         source_checksum(&slim, &NO_KEY),
         content_checksum(&source),
@@ -114,8 +112,9 @@ fn the_cached_form_gives_what_the_full_source_gives() {
         copy_type: None,
     };
     let exact = self::shape("ca.crt");
-    let cached = shaped_source_hash(&slim, &exact, form).unwrap().unwrap();
-    assert_eq!(cached, shaped_copy_hash_of(&secret, &exact, form).unwrap());
+    let cached = source_copy_keys(&slim, &exact, form).unwrap().unwrap();
+    let full = shaped_copy_hash_of(&secret, &exact, form).unwrap();
+    assert_eq!(cached, CopyKeys::from(full));
     assert!(!slim.metadata.self_link.unwrap().contains("KEY"));
 }
 
@@ -230,7 +229,7 @@ fn a_shaped_copy_compares_in_sync_from_the_caches() {
     );
     let mut slim_source_form = source.clone();
     slim_source(&mut slim_source_form);
-    let hash = shaped_source_hash(&slim_source_form, &shape, CopyForm::default());
+    let hash = source_copy_keys(&slim_source_form, &shape, CopyForm::default());
     let checksum = hash.unwrap().unwrap().hash;
     let copy = as_copy(content, checksum.clone());
     assert_eq!(
@@ -307,7 +306,7 @@ fn a_secret_s_public_part_as_a_configmap_is_keyed_and_compares_in_sync() {
     slim_cluster_source(&mut cached);
     let cached_view = secret_published(&cached, &shape);
     assert_eq!(cached_view.data, None, "a cached Secret has no values");
-    let from_cache = shaped_source_hash(&cached_view, &shape, form).unwrap();
+    let from_cache = source_copy_keys(&cached_view, &shape, form).unwrap();
     assert_eq!(from_cache.unwrap().hash, hash);
     let key = ConfigMapDigestKey::of_published_secret(key());
     let checksum = ConfigMap::checksum(&hash, &id, &key).into_owned();

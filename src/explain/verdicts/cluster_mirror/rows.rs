@@ -70,10 +70,17 @@ fn selected_row<K: Explained>(
 ) -> Row {
     let asked = request.copy_in(&namespace.name);
     let desired = desired(bound, &asked, &rules.install, key);
+    let too_large = (desired.is_ok())
+        .then(|| super::super::keys::too_large(bound, &request.shape, request.form))
+        .flatten();
     let (verdict, detail) = match (desired, actual) {
         (Err(refusal), _) => (
             Verdict::NotCopied,
             format!("its copy cannot be built ({refusal:?}): nothing is written"),
+        ),
+        (Ok(_), _) if too_large.is_some() => (
+            Verdict::CopyTooLarge,
+            too_large.iter().map(ToString::to_string).collect(),
         ),
         (Ok(_), None) => (
             Verdict::Missing,
@@ -110,6 +117,14 @@ fn selected_row<K: Explained>(
                 "{}/{} already exists and was not written by this ClusterMirror; it is left untouched",
                 namespace.name, request.target_name
             ),
+            retried: false,
+        });
+    }
+    if let Some(too_large) = too_large {
+        tally.failures.push(Failure {
+            namespace: namespace.name.clone(),
+            reason: crate::api::cluster_mirror::reason::COPY_TOO_LARGE,
+            message: too_large.to_string(),
             retried: false,
         });
     }

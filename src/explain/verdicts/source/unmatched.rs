@@ -55,12 +55,12 @@ pub(super) fn unmatched_rows<K: Explained>(
         .and_then(|text| patterns::parse_patterns(MIRROR_TO_ANNOTATION, text).ok())
         .unwrap_or_default();
     for pattern in patterns {
-        let matched = asked.iter().any(|ns| patterns::glob_matches(&pattern, ns));
-        let unknown = scene.namespaces.unreadable.contains_key(&pattern)
-            || (pattern.contains('*') && scene.namespaces.list_error.is_some());
+        let matched = asked.iter().any(|ns| pattern.matches(ns));
+        let unknown = scene.namespaces.unreadable.contains_key(pattern.as_str())
+            || (pattern.has_star() && scene.namespaces.list_error.is_some());
         if !matched && !unknown {
             rows.push(at(
-                &pattern,
+                pattern.as_str(),
                 Verdict::NoSuchNamespace,
                 format!("{MIRROR_TO_ANNOTATION} names {pattern}, which matches no namespace"),
             ));

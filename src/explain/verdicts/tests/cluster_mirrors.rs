@@ -302,3 +302,30 @@ fn a_tenant_s_mirror_of_this_install_at_the_copy_s_name_is_taken_over() {
         "{detail}"
     );
 }
+
+#[test]
+fn copies_that_would_be_too_large_fail_in_every_namespace_as_the_controller_counts_them() {
+    let meta = ObjectMeta {
+        name: Some("corp-ca".into()),
+        uid: Some("cm-uid".into()),
+        ..ObjectMeta::default()
+    };
+    let keys: Vec<_> = (0..3)
+        .map(|at| json!({"key": "ca.crt", "as": format!("ca-{at}.crt")}))
+        .collect();
+    let spec = json!({
+        "source": {"kind": "ConfigMap", "namespace": "admin", "name": "ca"},
+        "target": {"namespaceSelector": {"matchLabels": {"env": "prod"}}, "keys": keys},
+    });
+    let request = Request::of(&StoredClusterMirror::read(meta, Some(&spec), None)).unwrap();
+    let mut scene = scene(request, vec![prod("prod-a"), prod("prod-b")], vec![]);
+    let mut large = source("admin");
+    large.data = Some(mk_map(&[("ca.crt", &"x".repeat(400_000))]));
+    scene.source = Ok(Some(large));
+    let answer = explain_cluster_mirror(&scene, &rules(), &NO_KEY, Timestamp::now());
+    assert_eq!(of(&answer.namespaces, "prod-a"), Verdict::CopyTooLarge);
+    let status = answer.status.unwrap();
+    assert_eq!((status.selected, status.synced, status.failed), (2, 0, 2));
+    assert_eq!(status.failures[0].reason, reason::COPY_TOO_LARGE);
+    assert!(status.failures[0].message.contains("1,200,000 bytes"));
+}

@@ -279,3 +279,20 @@ fn a_contested_copy_out_of_place_is_said_to_be_contested() {
     let later = now + CONTESTED_RECENTLY;
     assert!(contested_copies(&warnings, later).is_empty());
 }
+
+#[test]
+fn a_source_whose_copies_would_be_too_large_is_told_so_and_nothing_is_written() {
+    let mut source = with_annotations(
+        mk_mirrored_source("in"),
+        &[(crate::contract::MIRROR_KEYS_ANNOTATION, "a,a=b,a=c")],
+    );
+    source.data = Some(mk_map(&[("a", &"x".repeat(500_000))]));
+    let scene = scene(source, vec![consenting("in")], None, vec![("in", None)]);
+    let rows = explain_source(&scene, &rules(), &NO_KEY);
+    assert_eq!(rows[0].verdict, Verdict::CopyTooLarge);
+    assert!(
+        rows[0].detail.contains("1,500,000 bytes") && rows[0].detail.contains("CopyTooLarge"),
+        "{}",
+        rows[0].detail
+    );
+}
