@@ -9,8 +9,14 @@
 //! connections and its request queue are tasks of the runtime that built
 //! it, so the Lease's client is built here too.
 
-use std::{io, thread};
+use std::{
+    io,
+    sync::Arc,
+    thread,
+    time::{Duration, Instant},
+};
 
+use anyhow::Context as _;
 use tokio::{
     runtime::{Builder, Handle},
     sync::{oneshot, watch},
@@ -18,8 +24,14 @@ use tokio::{
 };
 
 use crate::{
-    cluster::lease::Elector,
-    ops::leader::{LeaderError, Term},
+    cluster::api_client,
+    cluster::lease::{ElectionReport, Elector},
+    ops::config::Config,
+    ops::health::Health,
+    ops::http,
+    ops::leader::{self, LeaderError, Leadership, Term},
+    ops::metrics::Metrics,
+    ops::shutdown::Shutdown,
 };
 
 /// A current-thread runtime on a thread of its own, stopped when dropped
@@ -104,6 +116,127 @@ impl Lease {
         }
         let _ = self.held.await;
     }
+}
+
+/// The Lease held on the lifeline when leader election is on, the term it
+/// publishes, and this replica's identity in it. Without an election the
+/// term never changes, and its sender (returned) lives as long as the
+/// controller does.
+#[allow(clippy::type_complexity)]
+pub(super) fn lead(
+    lifeline: &Lifeline,
+    kube_config: &kube::Config,
+    config: &Config,
+    health: &Arc<Health>,
+    metrics: &Arc<Metrics>,
+) -> anyhow::Result<(
+    Option<Lease>,
+    Leadership,
+    Option<String>,
+    Option<tokio::sync::watch::Sender<Term>>,
+)> {
+    let elector = match config.leader.enabled {
+        true => Some(elector(
+            lifeline,
+            kube_config,
+            config,
+            election_report(health.clone(), metrics.clone()),
+        )?),
+        false => None,
+    };
+    let identity = elector.as_ref().map(|e| e.identity().to_owned());
+    let (term_tx, leadership) = Leadership::new(elector.is_some());
+    tokio::spawn(mirror_leadership(leadership.clone(), metrics.clone()));
+    Ok(match elector {
+        Some(elector) => {
+            let lease = Lease::hold(lifeline, elector, term_tx);
+            (Some(lease), leadership, identity, None)
+        }
+        None => (None, leadership, identity, Some(term_tx)),
+    })
+}
+
+/// Serves /metrics, /healthz and /readyz on the lifeline until shutdown is
+/// requested.
+pub(super) fn serve_http(
+    lifeline: &Lifeline,
+    config: &Config,
+    metrics: &Arc<Metrics>,
+    health: &Arc<Health>,
+    shutdown: &Shutdown,
+) -> anyhow::Result<tokio::task::JoinHandle<std::io::Result<()>>> {
+    let _on_lifeline = lifeline.handle().enter();
+    let listener = http::bind(config.http_addr)
+        .with_context(|| format!("cannot listen on {}", config.http_addr))?;
+    tracing::info!(addr = %listener.local_addr()?, "serving /metrics, /healthz and /readyz");
+    Ok(lifeline.handle().spawn(http::serve(
+        listener,
+        http::router(metrics.clone(), health.clone()),
+        discard(shutdown.requested()),
+    )))
+}
+
+/// Tells health, every second, that the main runtime runs: a runtime
+/// wedged for good fails /healthz, which the lifeline answers.
+pub(super) async fn beat(health: Arc<Health>) {
+    let mut ticks = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        ticks.tick().await;
+        health.runtime_ran(Instant::now());
+    }
+}
+
+/// Where a refused Lease shows: /readyz and a metric (the elector logs it).
+fn election_report(health: Arc<Health>, metrics: Arc<Metrics>) -> ElectionReport {
+    Box::new(move |refused| {
+        health.election_refused(refused);
+        metrics.set_election_refused(refused.is_some());
+    })
+}
+
+/// The elector, its client built on the lifeline, where its requests run.
+fn elector(
+    lifeline: &Lifeline,
+    kube_config: &kube::Config,
+    config: &Config,
+    report: ElectionReport,
+) -> anyhow::Result<Elector> {
+    let namespace = config
+        .leader
+        .namespace
+        .clone()
+        .or_else(|| std::env::var("POD_NAMESPACE").ok())
+        .context("--leader-elect needs --leader-election-namespace (or POD_NAMESPACE)")?;
+    let identity = config
+        .leader
+        .identity
+        .clone()
+        .unwrap_or_else(leader::default_identity);
+    let client = {
+        let _on_lifeline = lifeline.handle().enter();
+        api_client::calls(kube_config, config.api_timeout)?
+    };
+    Ok(Elector::new(
+        client,
+        &namespace,
+        identity,
+        &config.leader,
+        report,
+    ))
+}
+
+async fn mirror_leadership(mut leadership: Leadership, metrics: Arc<Metrics>) {
+    loop {
+        metrics.set_leader(leadership.is_leading());
+        if !leadership.changed().await {
+            return;
+        }
+    }
+}
+
+/// A future of `()` from one that completes with a value.
+async fn discard<T>(future: impl Future<Output = T>) {
+    future.await;
 }
 
 #[cfg(test)]
