@@ -36,6 +36,9 @@ const LEASE_EVERY: Duration = Duration::from_millis(500);
 /// A controller that exited is started again after this, as a kubelet's
 /// first restart would be.
 const RESTART_AFTER: Duration = Duration::from_secs(1);
+/// A released Lease is taken at the next try, a retry period (2 s) at
+/// most; one that expires takes its duration (15 s) and that try.
+const LEAD_PATIENCE: Duration = Duration::from_secs(30);
 /// No reconcile counted for this long, by scrapes a second apart.
 const SETTLED_FOR: Duration = Duration::from_secs(3);
 const RECONCILES: &str = "controller_runtime_reconcile_total";
@@ -403,6 +406,9 @@ async fn supervise(
                 match start_again(&record, &starter).await {
                     Ok(next) => {
                         controller = next;
+                        // Ready is not leading: until the new process holds
+                        // the Lease, no controller heals either.
+                        wait_leading(&record).await;
                         lock(&record).restart_marks += 1;
                         let _ = reply.send(Ok(()));
                     }
@@ -434,6 +440,15 @@ async fn supervise(
                 }
             }
         }
+    }
+}
+
+/// Waits until the Lease watch has seen the running process hold the
+/// Lease, for at most [`LEAD_PATIENCE`].
+async fn wait_leading(record: &Arc<Mutex<Record>>) {
+    let started = Instant::now();
+    while !lock(record).running.led && started.elapsed() < LEAD_PATIENCE {
+        tokio::time::sleep(LEASE_EVERY / 2).await;
     }
 }
 
