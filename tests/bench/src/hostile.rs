@@ -395,6 +395,7 @@ impl Healer<'_> {
         let i = self.next.fetch_add(1, Ordering::Relaxed) % CALM_SOURCES;
         let name = workload::companion_name(&calm_source(i));
         let uid = self.wait_for_companion(&name).await?;
+        let mark = self.watches.restart_mark();
         workload::delete(self.api, &name, &uid).await?;
         let deleted = Instant::now();
         let back = self
@@ -406,8 +407,8 @@ impl Healer<'_> {
         match back {
             Ok(at) => self
                 .watches
-                .heal(at.saturating_duration_since(deleted), false),
-            Err(_) => self.watches.heal(HEAL_TIMEOUT, true),
+                .heal(at.saturating_duration_since(deleted), false, mark),
+            Err(_) => self.watches.heal(HEAL_TIMEOUT, true, mark),
         }
         Ok(())
     }
@@ -519,9 +520,19 @@ impl HostileFigures {
                 .outcome
                 .copies_seconds
                 .map_or_else(String::new, |s| format!("; its copies in {s:.1} s"));
+            let during = &a.window.heals_during_restart_ms;
+            let restart = if during.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} heals overlapped the bench's restart, left out (max {:.0} ms)",
+                    during.len(),
+                    worst(during)
+                )
+            };
             writeln!(
                 out,
-                "  {}: {} ({:.0} s, {} reconciles, {} copy writes{copies})",
+                "  {}: {} ({:.0} s, {} reconciles, {} copy writes, the other tenant's included{copies}{restart})",
                 a.number,
                 a.outcome.what,
                 a.window.seconds,

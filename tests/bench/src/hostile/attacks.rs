@@ -90,11 +90,7 @@ impl Scene<'_> {
         patience: Duration,
     ) -> Option<f64> {
         while started.elapsed() < patience {
-            // A restarted process counts from zero: its count alone is then
-            // what it wrote.
-            let now = self.writes().await;
-            let written = if now < before { now } else { now - before };
-            if written >= count as f64 {
+            if since(before, self.writes().await) >= count as f64 {
                 return Some(started.elapsed().as_secs_f64());
             }
             tokio::time::sleep(Duration::from_secs(1)).await;
@@ -109,6 +105,13 @@ impl Scene<'_> {
     fn patience(&self) -> Duration {
         Duration::from_secs(self.params.setup_secs)
     }
+}
+
+/// Copies written since a count of `before`, now `now`: a controller that
+/// was started again meanwhile counts from zero, and its count alone is
+/// then what is known (the process that exited wrote more).
+fn since(before: f64, now: f64) -> f64 {
+    if now < before { now } else { now - before }
 }
 
 pub fn source(
@@ -184,7 +187,7 @@ pub async fn globs(scene: &Scene<'_>) -> anyhow::Result<Outcome> {
             p.glob_len,
             annotation.len()
         ),
-        copy_writes: scene.writes().await - before,
+        copy_writes: since(before, scene.writes().await),
         copies_seconds: None,
     })
 }
@@ -205,7 +208,7 @@ pub async fn renames(scene: &Scene<'_>) -> anyhow::Result<Outcome> {
             "1 source of one key of {} bytes, mirror-keys a,a=b1,...,a=b{}",
             p.bytes, p.renames
         ),
-        copy_writes: scene.writes().await - before,
+        copy_writes: since(before, scene.writes().await),
         copies_seconds: None,
     })
 }
@@ -232,7 +235,7 @@ pub async fn keyed(scene: &Scene<'_>) -> anyhow::Result<Outcome> {
             "{} sources of {} empty keys with mirror-keys, half of them malformed (k0,,k1), half k0",
             p.keyed_sources, p.keys
         ),
-        copy_writes: scene.writes().await - before,
+        copy_writes: since(before, scene.writes().await),
         copies_seconds: None,
     })
 }
@@ -368,7 +371,7 @@ pub async fn fan_change(scene: &Scene<'_>) -> anyhow::Result<Outcome> {
             "{} sources, each mirrored into {} namespaces, changed at once",
             p.fan_sources, p.fan_namespaces
         ),
-        copy_writes: scene.writes().await - before,
+        copy_writes: since(before, scene.writes().await),
         copies_seconds,
     })
 }

@@ -36,6 +36,9 @@ const LEASE_EVERY: Duration = Duration::from_millis(500);
 /// A controller that exited is started again after this, as a kubelet's
 /// first restart would be.
 const RESTART_AFTER: Duration = Duration::from_secs(1);
+/// A released Lease is taken at the next try, a retry period (2 s) at
+/// most; one that expires takes its duration (15 s) and that try.
+const LEAD_PATIENCE: Duration = Duration::from_secs(30);
 /// No reconcile counted for this long, by scrapes a second apart.
 const SETTLED_FOR: Duration = Duration::from_secs(3);
 const RECONCILES: &str = "controller_runtime_reconcile_total";
@@ -66,6 +69,10 @@ pub struct Window {
     pub heals_ms: Vec<f64>,
     /// Heals not back within the heal timeout (counted at it).
     pub heals_timed_out: usize,
+    /// Heals that overlapped a restart the bench made (attacks 4 and 5):
+    /// no controller was there to heal, whatever its code. Left out of
+    /// `heals_ms` and of the goal.
+    pub heals_during_restart_ms: Vec<f64>,
     #[serde(skip)]
     cpu_at_start: f64,
     #[serde(skip)]
@@ -102,6 +109,9 @@ struct Record {
     starts: usize,
     /// Over the whole phase, between windows too (an attack's clean-up).
     totals: Totals,
+    /// Bumped as the bench begins a restart and again when it is done:
+    /// odd while one is under way.
+    restart_marks: usize,
 }
 
 /// What counts over the whole phase, whichever window was open.
@@ -261,11 +271,25 @@ impl Watches {
         closed
     }
 
-    /// Records one heal of the other tenant's source in the open window.
-    pub fn heal(&self, took: Duration, timed_out: bool) {
-        if let Some(w) = lock(&self.record).window() {
-            w.heals_ms.push(took.as_secs_f64() * 1000.0);
-            w.heals_timed_out += usize::from(timed_out);
+    /// A mark to give [`Watches::heal`]: taken before a heal, it tells
+    /// whether a restart by the bench overlapped it.
+    pub fn restart_mark(&self) -> usize {
+        lock(&self.record).restart_marks
+    }
+
+    /// Records one heal of the other tenant's source in the open window;
+    /// `mark` is [`Watches::restart_mark`] from before it began.
+    pub fn heal(&self, took: Duration, timed_out: bool, mark: usize) {
+        let mut r = lock(&self.record);
+        let overlapped = mark % 2 == 1 || r.restart_marks != mark;
+        if let Some(w) = r.window() {
+            let ms = took.as_secs_f64() * 1000.0;
+            if overlapped {
+                w.heals_during_restart_ms.push(ms);
+            } else {
+                w.heals_ms.push(ms);
+                w.heals_timed_out += usize::from(timed_out);
+            }
         }
     }
 
@@ -372,12 +396,20 @@ async fn supervise(
                 return Ok(());
             }
             Some(Command::Restart(reply)) => {
-                lock(&record).running.stopping = true;
+                {
+                    let mut r = lock(&record);
+                    r.running.stopping = true;
+                    r.restart_marks += 1;
+                }
                 let _ = controller.stop().await;
                 read_live(&record, None);
                 match start_again(&record, &starter).await {
                     Ok(next) => {
                         controller = next;
+                        // Ready is not leading: until the new process holds
+                        // the Lease, no controller heals either.
+                        wait_leading(&record).await;
+                        lock(&record).restart_marks += 1;
                         let _ = reply.send(Ok(()));
                     }
                     Err(e) => {
@@ -408,6 +440,15 @@ async fn supervise(
                 }
             }
         }
+    }
+}
+
+/// Waits until the Lease watch has seen the running process hold the
+/// Lease, for at most [`LEAD_PATIENCE`].
+async fn wait_leading(record: &Arc<Mutex<Record>>) {
+    let started = Instant::now();
+    while !lock(record).running.led && started.elapsed() < LEAD_PATIENCE {
+        tokio::time::sleep(LEASE_EVERY / 2).await;
     }
 }
 
