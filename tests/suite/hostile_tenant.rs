@@ -1,6 +1,6 @@
 //! A hostile tenant: someone with no cluster rights, who may only create
 //! and label ConfigMaps in their own namespace, tries to take the
-//! controller down (issue 51's six attacks, one test each). Whatever the
+//! controller down (a test for each attack below). Whatever the
 //! attack, the controller stays leader with its probes answering, another
 //! tenant's copy still heals, and where the attack meets a limit the
 //! hostile source is told which.
@@ -11,9 +11,7 @@
 //! namespaces are deleted when it ends, and the next waits until they are
 //! gone, so that no test's memory figures count another's objects.
 
-mod cached_keys;
 mod copies_in_flight;
-mod fair_workers;
 mod fresh_read;
 mod key_globs;
 mod too_large;
