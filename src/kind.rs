@@ -75,8 +75,8 @@ pub trait MirroredKind:
     fn content_hash(&self) -> String;
 
     /// How many bytes the content's values hold (keys and metadata aside):
-    /// what a copy of it, or a read of it, costs in memory, and what the
-    /// budgets of fresh reads and of copies in flight count.
+    /// the most of what a read of it costs in memory, but for its keys
+    /// (`decisions::cache_form::content_size::read_cost`).
     fn content_bytes(&self) -> u64 {
         self.content_keys()
             .iter()

@@ -34,7 +34,7 @@ use crate::{
     reconcile::contest::Contests,
     reconcile::context::Context,
     reconcile::controller,
-    reconcile::copy_budget::CopyBudget,
+    reconcile::copy_budget::ByteBudget,
     reconcile::pending::PendingScopes,
     reconcile::source_read::coalesced::{self, FreshReads},
     reconcile::worker_share::WorkerShares,
@@ -57,7 +57,9 @@ pub struct Shared {
     pub shutdown: Shutdown,
     pub concurrency: u16,
     /// The copies in flight, by bytes, shared by every kind's reconciles.
-    pub copy_budget: Arc<CopyBudget>,
+    pub copy_budget: Arc<ByteBudget>,
+    /// The sources read and held, by bytes, shared likewise.
+    pub read_budget: Arc<ByteBudget>,
     /// The ClusterMirrors, when this install mirrors into other namespaces.
     pub cluster_mirrors: Option<ClusterMirrors>,
     /// Where their sources may come from, and where nothing is written.
@@ -175,6 +177,7 @@ fn context<K: MirroredKind>(
         consent,
         fresh_reads,
         copy_budget: shared.copy_budget,
+        read_budget: shared.read_budget,
         sync_workers: WorkerShares::new(shared.concurrency),
         cluster_mirror_workers: WorkerShares::new(shared.concurrency),
         namespace_warnings: Default::default(),

@@ -21,7 +21,7 @@ use kube::{
     },
 };
 
-use crate::{api::SourceKind, decisions::cache_form, kind::MirroredKind};
+use crate::{api::SourceKind, decisions::cache_form::content_size, kind::MirroredKind};
 
 /// What a change of a ClusterMirror source asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +54,7 @@ impl<K: MirroredKind> ClusterSources<K> {
             let api = Api::<K>::namespaced(client.clone(), namespace);
             let events = watcher::watcher(api, watcher::Config::default())
                 .default_backoff()
-                .modify(cache_form::slim_cluster_source::<K>)
+                .modify(content_size::slim_cluster_source_sized::<K>)
                 .reflect(writer)
                 .filter_map(|event| async move {
                     match event {

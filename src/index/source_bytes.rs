@@ -1,4 +1,5 @@
-//! How many sources each namespace holds, and how many bytes of content:
+//! How many sources each namespace holds, and what they cost read, in
+//! bytes (`decisions::cache_form::content_size::read_cost`):
 //! what the fresh reads decide from whether a namespace is small enough to
 //! list (`reconcile::source_read::batch`). One entry per namespace that
 //! holds sources, whatever their number; each source's own size is kept in
@@ -26,7 +27,7 @@ use crate::{decisions::cache_form::content_size, kind::MirroredKind};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Held {
     pub sources: usize,
-    /// Their content's bytes, as each was when cached.
+    /// What they cost read, in bytes, as each was when cached.
     pub bytes: u64,
 }
 
@@ -120,7 +121,7 @@ mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
 
     use super::*;
-    use crate::decisions::cache_form::content_size::slim_source_sized;
+    use crate::decisions::cache_form::content_size::{DECODED_KEY_BYTES, slim_source_sized};
 
     fn source(namespace: &str, name: &str, bytes: usize) -> ConfigMap {
         let mut source = ConfigMap::default();
@@ -129,6 +130,11 @@ mod tests {
         source.data = Some(BTreeMap::from([("v".into(), "x".repeat(bytes))]));
         slim_source_sized(&mut source);
         source
+    }
+
+    /// What [`source`] of `bytes` costs read: one key `v`.
+    fn cost(bytes: u64) -> u64 {
+        bytes + 1 + DECODED_KEY_BYTES
     }
 
     fn held(sources: usize, bytes: u64) -> Held {
@@ -140,12 +146,12 @@ mod tests {
         let totals = SourceBytes::default();
         totals.observe(&Event::Apply(source("a", "s", 10)), |_| None);
         totals.observe(&Event::Apply(source("a", "t", 5)), |_| None);
-        totals.observe(&Event::Apply(source("a", "s", 100)), |_| Some(10));
-        assert_eq!(totals.held_in("a"), held(2, 105));
+        totals.observe(&Event::Apply(source("a", "s", 100)), |_| Some(cost(10)));
+        assert_eq!(totals.held_in("a"), held(2, cost(100) + cost(5)));
         assert_eq!(totals.held_in("b"), held(0, 0));
-        totals.observe(&Event::Delete(source("a", "s", 100)), |_| Some(100));
-        assert_eq!(totals.held_in("a"), held(1, 5));
-        totals.observe(&Event::Delete(source("a", "t", 5)), |_| Some(5));
+        totals.observe(&Event::Delete(source("a", "s", 100)), |_| Some(cost(100)));
+        assert_eq!(totals.held_in("a"), held(1, cost(5)));
+        totals.observe(&Event::Delete(source("a", "t", 5)), |_| Some(cost(5)));
         assert!(
             totals.lock().by_namespace.is_empty(),
             "no namespace left behind"
@@ -160,11 +166,11 @@ mod tests {
         totals.observe(&Event::InitApply(source("b", "s", 7)), |_| None);
         assert_eq!(
             totals.held_in("a"),
-            held(1, 50),
+            held(1, cost(50)),
             "the old list stands until the new one is whole"
         );
         totals.observe::<ConfigMap>(&Event::InitDone, |_| None);
         assert_eq!(totals.held_in("a"), held(0, 0));
-        assert_eq!(totals.held_in("b"), held(1, 7));
+        assert_eq!(totals.held_in("b"), held(1, cost(7)));
     }
 }

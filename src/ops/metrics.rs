@@ -132,6 +132,11 @@ impl Metrics {
         self.copies.bytes_in_flight()
     }
 
+    /// The gauge the budget of reads keeps at the bytes it lends.
+    pub fn read_bytes_in_flight(&self) -> Gauge {
+        self.copies.read_bytes_in_flight()
+    }
+
     /// The gauge the retry bookkeeping keeps at its size.
     pub fn failing_objects(&self) -> Gauge {
         self.objects.failing()

@@ -28,7 +28,7 @@ use crate::{
     reconcile::backoff::{BackoffKey, Backoffs, RetryPolicy},
     reconcile::cluster_mirror::caches::ClusterMirrorCaches,
     reconcile::contest::Contests,
-    reconcile::copy_budget::CopyBudget,
+    reconcile::copy_budget::ByteBudget,
     reconcile::error::Error,
     reconcile::pending::PendingScopes,
     reconcile::source_read::coalesced::FreshReads,
@@ -58,7 +58,9 @@ pub struct Context<K: MirroredKind> {
     /// reads of its namespace.
     pub fresh_reads: FreshReads<K>,
     /// The bytes of the copies being written, process-wide.
-    pub copy_budget: Arc<CopyBudget>,
+    pub copy_budget: Arc<ByteBudget>,
+    /// The bytes of the sources read afresh and held, process-wide.
+    pub read_budget: Arc<ByteBudget>,
     /// The workers each namespace's sources hold, in the sync loop and in
     /// the ClusterMirror loop (by the namespace of its source).
     pub sync_workers: WorkerShares<ObjectRef<K>>,

@@ -1,11 +1,22 @@
-//! One budget for the copies in flight, counted in bytes and shared by
-//! every reconcile of every loop and kind: a copy's content is cloned into
-//! it, serialized, sent and answered while it is written, so the bytes of
-//! the copies being written at once are what writing costs in memory.
-//! Without it, 16 reconciles of 16 writes each held 256 copies at once.
+//! The budgets of what reconciles hold in memory at once, counted in bytes
+//! and shared by every reconcile of every loop and kind:
 //!
-//! One namespace's sources hold at most half of it, so that another
-//! namespace's heal always finds room. A copy larger than a namespace's
+//! - the copies in flight ([`COPY_BUDGET_BYTES`]): a copy's content is
+//!   cloned into it, serialized, sent and answered while it is written, so
+//!   the bytes of the copies being written at once are what writing costs.
+//!   Without it, 16 reconciles of 16 writes each held 256 copies at once;
+//! - the sources read afresh ([`READ_BUDGET_BYTES`]): a reconcile that
+//!   writes holds its source, decoded, until it ends, and a source of many
+//!   keys costs far more decoded than its values' bytes
+//!   (`decisions::cache_form::content_size`). Without it, any number of
+//!   sources of 60,000 keys were read at once, some 10 MiB each.
+//!
+//! A reconcile takes its read's bytes before any copy's, and holds one
+//! read at most, so that no reconcile holding copies' bytes ever waits for
+//! a read's: the two budgets cannot wait on each other.
+//!
+//! One namespace's sources hold at most half of a budget, so that another
+//! namespace's heal always finds room. What costs more than a namespace's
 //! share waits until its namespace holds nothing and takes the share
 //! alone. The waits are fair (first come, first served, as tokio's
 //! semaphore is), and hold no permit of the whole budget while waiting
@@ -25,8 +36,17 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// quarter of the chart's memory limit.
 pub const COPY_BUDGET_BYTES: u32 = 16 << 20;
 
-/// The copies in flight, by bytes, process-wide.
-pub struct CopyBudget {
+/// The sources' bytes, decoded, that the reconciles hold at once. A source
+/// is counted as its cached size says ([`content_size::kept`]); with the
+/// copies' budget and what the process needs at rest, the worst case stays
+/// under half the chart's memory limit.
+///
+/// [`content_size::kept`]: crate::decisions::cache_form::content_size::kept
+pub const READ_BUDGET_BYTES: u32 = 16 << 20;
+
+/// What is in flight of one kind (copies, or reads), by bytes,
+/// process-wide.
+pub struct ByteBudget {
     whole: Arc<Semaphore>,
     /// The most one namespace's sources hold at once: half the budget.
     share: u32,
@@ -34,27 +54,27 @@ pub struct CopyBudget {
     in_use: Gauge,
 }
 
-/// Bytes of the budget held for one copy, given back when dropped.
-pub struct HeldBytes<'a> {
+/// Bytes of a budget held for one copy or read, given back when dropped.
+pub struct HeldBytes {
     // Dropped in this order: the permits before the share they came from.
     _of_whole: Option<OwnedSemaphorePermit>,
     _of_namespace: Option<OwnedSemaphorePermit>,
-    share: NamespaceShare<'a>,
+    share: NamespaceShare,
     bytes: u32,
 }
 
 /// A namespace's share of the budget, while anything of it is held or
 /// waited for: the last to let go forgets the namespace.
-struct NamespaceShare<'a> {
-    budget: &'a CopyBudget,
+struct NamespaceShare {
+    budget: Arc<ByteBudget>,
     namespace: String,
     semaphore: Arc<Semaphore>,
 }
 
-impl CopyBudget {
+impl ByteBudget {
     /// A budget of `bytes`, whose use `in_use` shows.
     pub fn new(bytes: u32, in_use: Gauge) -> Self {
-        CopyBudget {
+        ByteBudget {
             whole: Arc::new(Semaphore::new(bytes as usize)),
             share: (bytes / 2).max(1),
             namespaces: Mutex::default(),
@@ -62,10 +82,10 @@ impl CopyBudget {
         }
     }
 
-    /// Waits until a copy of `bytes` from a source in `namespace` may be
-    /// built: until the namespace's share, then the whole budget, has
-    /// room for it.
-    pub async fn hold(&self, namespace: &str, bytes: u64) -> HeldBytes<'_> {
+    /// Waits until `bytes` for a source in `namespace` may be held (a copy
+    /// built, or a source read): until the namespace's share, then the
+    /// whole budget, has room for them.
+    pub async fn hold(self: &Arc<Self>, namespace: &str, bytes: u64) -> HeldBytes {
         let cost = u32::try_from(bytes).unwrap_or(u32::MAX).min(self.share);
         let share = self.share_of(namespace);
         // Never closed: an error cannot come, and would only mean no wait.
@@ -80,14 +100,14 @@ impl CopyBudget {
         }
     }
 
-    fn share_of(&self, namespace: &str) -> NamespaceShare<'_> {
+    fn share_of(self: &Arc<Self>, namespace: &str) -> NamespaceShare {
         let semaphore = self
             .lock()
             .entry(namespace.to_owned())
             .or_insert_with(|| Arc::new(Semaphore::new(self.share as usize)))
             .clone();
         NamespaceShare {
-            budget: self,
+            budget: self.clone(),
             namespace: namespace.to_owned(),
             semaphore,
         }
@@ -100,13 +120,13 @@ impl CopyBudget {
     }
 }
 
-impl Drop for HeldBytes<'_> {
+impl Drop for HeldBytes {
     fn drop(&mut self) {
         self.share.budget.in_use.dec_by(self.bytes.into());
     }
 }
 
-impl Drop for NamespaceShare<'_> {
+impl Drop for NamespaceShare {
     fn drop(&mut self) {
         let mut namespaces = self.budget.lock();
         // Shares are handed out under this lock: two holders mean only the

@@ -26,6 +26,7 @@ pub(crate) mod still_decides;
 
 use crate::{
     contract::object_key,
+    decisions::cache_form::content_size,
     decisions::desired_copy::{
         Asked, Refusal, ShapeKeys, annotated_shape, copy_keys, desired_keys, shape_keys,
     },
@@ -38,6 +39,7 @@ use crate::{
     decisions::secret_published::secret_published,
     kind::MirroredKind,
     reconcile::context::Context,
+    reconcile::copy_budget::HeldBytes,
     reconcile::error::{ApiOutcome, Error, classify},
 };
 
@@ -48,7 +50,9 @@ pub struct Source<'a, K: MirroredKind> {
     /// The key every checksum of this reconcile is computed under: read
     /// once, so that one reconcile never mixes two keys.
     pub key: K::DigestKey,
-    content: OnceCell<K>,
+    /// As read afresh, with the bytes of the budget of reads it holds
+    /// until the reconcile ends.
+    content: OnceCell<(K, HeldBytes)>,
     /// For a ClusterMirror's request, the source's own uid: `cached` then
     /// carries the uid its copies are bound to (`decisions::cluster_mirror`),
     /// and the request, not the source's labels, decides what is copied.
@@ -194,48 +198,56 @@ impl<'a, K: MirroredKind> Source<'a, K> {
     /// the cached one decided (else the cache is stale, and the reconcile
     /// runs again from the newer source the watch brings).
     pub async fn read(&self, ctx: &Context<K>) -> Result<&K, Error> {
-        self.content
-            .get_or_try_init(|| async {
-                let namespace = self.cached.namespace().unwrap_or_default();
-                let name = self.cached.name_any();
-                let cached_version = self.cached.meta().resource_version.as_deref();
-                let read = match self.publishes_secret() {
-                    Some(shape) => {
-                        published_secret(ctx, &namespace, &name, cached_version, shape).await
-                    }
-                    None => ctx
-                        .fresh_reads
-                        .read(&namespace, &name, cached_version)
-                        .await
-                        .map_err(classified::<K>),
-                };
-                let gone = || Error::Stale(format!("{} is gone", object_key(self.cached.meta())));
-                match read {
-                    Ok(Some(source)) if self.requested_uid.is_some() => {
-                        match source.uid() == self.requested_uid {
-                            true => Ok(source),
-                            false => Err(gone()),
-                        }
-                    }
-                    Ok(Some(source)) if source.uid() == self.cached.uid() => {
-                        let changed = still_decides::changed_decision(
-                            self.cached.meta(),
-                            source.meta(),
-                            &ctx.install.source_selector,
-                        );
-                        match changed {
-                            None => Ok(source),
-                            Some(why) => Err(Error::Stale(format!(
-                                "{} changed since it was cached: {why}",
-                                object_key(self.cached.meta())
-                            ))),
-                        }
-                    }
-                    Ok(_) => Err(gone()),
-                    Err(error) => Err(error),
+        let read = self.content.get_or_try_init(|| async {
+            let namespace = self.cached.namespace().unwrap_or_default();
+            // Held before the read, and before any copy's bytes (see
+            // `reconcile::copy_budget`).
+            let cost = content_size::kept(self.cached.meta());
+            let held = ctx.read_budget.hold(&namespace, cost).await;
+            let source = self.read_afresh(ctx, &namespace).await?;
+            Ok::<_, Error>((source, held))
+        });
+        Ok(&read.await?.0)
+    }
+
+    /// The source as the API server holds it now, checked against the
+    /// cached one (see [`Source::read`]).
+    async fn read_afresh(&self, ctx: &Context<K>, namespace: &str) -> Result<K, Error> {
+        let name = self.cached.name_any();
+        let cached_version = self.cached.meta().resource_version.as_deref();
+        let read = match self.publishes_secret() {
+            Some(shape) => published_secret(ctx, namespace, &name, cached_version, shape).await,
+            None => ctx
+                .fresh_reads
+                .read(namespace, &name, cached_version)
+                .await
+                .map_err(classified::<K>),
+        };
+        let gone = || Error::Stale(format!("{} is gone", object_key(self.cached.meta())));
+        match read {
+            Ok(Some(source)) if self.requested_uid.is_some() => {
+                match source.uid() == self.requested_uid {
+                    true => Ok(source),
+                    false => Err(gone()),
                 }
-            })
-            .await
+            }
+            Ok(Some(source)) if source.uid() == self.cached.uid() => {
+                let changed = still_decides::changed_decision(
+                    self.cached.meta(),
+                    source.meta(),
+                    &ctx.install.source_selector,
+                );
+                match changed {
+                    None => Ok(source),
+                    Some(why) => Err(Error::Stale(format!(
+                        "{} changed since it was cached: {why}",
+                        object_key(self.cached.meta())
+                    ))),
+                }
+            }
+            Ok(_) => Err(gone()),
+            Err(error) => Err(error),
+        }
     }
 }
 

@@ -135,10 +135,10 @@ async fn create<K: MirroredKind>(
 /// `source`, before the copy is built: held until the write returns. The
 /// copy is counted at the size its plan gives (the read and the plan are
 /// the ones `with_content` then uses).
-async fn hold_copy_bytes<'c, K: MirroredKind>(
-    ctx: &'c Context<K>,
+async fn hold_copy_bytes<K: MirroredKind>(
+    ctx: &Context<K>,
     source: &Source<'_, K>,
-) -> Result<HeldBytes<'c>, Error> {
+) -> Result<HeldBytes, Error> {
     // The copy's own size, from the plan: a copy refused as too large
     // holds nothing, and one of a few chosen keys holds no more than them.
     let bytes = u64::try_from(source.plan(source.read(ctx).await?)?.size).unwrap_or(u64::MAX);

@@ -14,6 +14,7 @@
 mod copies_in_flight;
 mod fresh_read;
 mod key_globs;
+mod many_keys;
 mod too_large;
 
 use std::{collections::BTreeSet, time::Duration};

@@ -35,6 +35,7 @@ pub(super) struct Copies {
     contested_restores: Counter,
     heal_duration: Histogram,
     bytes_in_flight: Gauge,
+    read_bytes_in_flight: Gauge,
 }
 
 impl Copies {
@@ -45,6 +46,7 @@ impl Copies {
             // 1 ms to about 2 minutes, as the queue's timings.
             heal_duration: Histogram::new(exponential_buckets(0.001, 2.0, 18)),
             bytes_in_flight: Gauge::default(),
+            read_bytes_in_flight: Gauge::default(),
         }
     }
 
@@ -74,6 +76,11 @@ impl Copies {
                     "Bytes of content held by the copies being written, of the budget every reconcile shares",
                     Box::new(self.bytes_in_flight.clone()),
                 ),
+                (
+                    "configmap_mirror_read_bytes_in_flight",
+                    "Bytes the sources read afresh cost decoded, held until their reconcile ends, of the budget every reconcile shares",
+                    Box::new(self.read_bytes_in_flight.clone()),
+                ),
             ],
         );
     }
@@ -90,6 +97,10 @@ impl Copies {
 
     pub(super) fn bytes_in_flight(&self) -> Gauge {
         self.bytes_in_flight.clone()
+    }
+
+    pub(super) fn read_bytes_in_flight(&self) -> Gauge {
+        self.read_bytes_in_flight.clone()
     }
 
     pub(super) fn healed(&self, after: Duration) {

@@ -7,8 +7,8 @@ use super::*;
 const BUDGET: u32 = 1000;
 const SHARE: u64 = BUDGET as u64 / 2;
 
-fn budget() -> CopyBudget {
-    CopyBudget::new(BUDGET, Gauge::default())
+fn budget() -> Arc<ByteBudget> {
+    Arc::new(ByteBudget::new(BUDGET, Gauge::default()))
 }
 
 #[tokio::test]

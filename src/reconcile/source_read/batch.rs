@@ -9,7 +9,7 @@
 //! a few objects' encoding, not thousands, and the controller's memory
 //! must follow the sources it writes, not what else their namespace
 //! holds. Both are judged from the cache, which knows how many sources
-//! each namespace holds and their content's bytes (`index::source_bytes`).
+//! each namespace holds and what they cost read (`index::source_bytes`).
 
 use std::collections::HashMap;
 
@@ -19,11 +19,11 @@ use std::collections::HashMap;
 pub const SOURCES_LISTED_PER_WAITER: usize = 8;
 
 /// A LIST is made only while the sources nobody in the batch waits for
-/// hold at most this many bytes of content, as cached: the most a read
+/// cost at most this many bytes read, as cached: the most a read
 /// holds that no write needs, whatever the namespace holds.
 pub const UNWANTED_LIST_BYTES: u64 = 1 << 20;
 
-/// A page of a LIST is sized to hold about this many bytes of content (by
+/// A page of a LIST is sized to cost about this many bytes read (by
 /// the namespace's mean source, as cached), and never more sources than
 /// [`MOST_PER_PAGE`]; as a LIST is only made of a namespace whose sources
 /// beyond those waited for hold [`UNWANTED_LIST_BYTES`] at most, no page
@@ -35,7 +35,7 @@ pub const MOST_PER_PAGE: u32 = 500;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NamespaceSources {
     pub count: usize,
-    /// Their content's bytes, each as cached.
+    /// What they cost read, in bytes, each as cached.
     pub bytes: u64,
 }
 

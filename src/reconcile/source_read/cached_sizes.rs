@@ -8,10 +8,10 @@ use crate::{
 };
 
 /// What the cache says of the sources: how many each namespace holds and
-/// how many bytes of content, and each one's bytes.
+/// what they cost read, in bytes, and what each one costs.
 pub trait CachedSizes: Send + Sync + 'static {
     fn held_in(&self, namespace: &str) -> NamespaceSources;
-    /// Source `namespace/name`'s bytes of content; 0 if not cached.
+    /// What source `namespace/name` costs read, in bytes; 0 if not cached.
     fn bytes_of(&self, namespace: &str, name: &str) -> u64;
 }
 
