@@ -178,13 +178,38 @@ impl<K: MirroredKind> Context<K> {
 pub struct NamespaceWarnings(Mutex<HashMap<String, String>>);
 
 impl NamespaceWarnings {
-    /// Whether `namespace` has not been told of `value` yet; from now on it has.
-    pub fn is_new(&self, namespace: &str, value: &str) -> bool {
+    /// Whether `namespace` has not been told of `value` yet; from now on it
+    /// has. Each time a value is recorded, the namespaces for which
+    /// `exists` is false are forgotten: a cluster that creates and deletes
+    /// namespaces keeps no record of the gone ones.
+    pub fn is_new(&self, namespace: &str, value: &str, exists: impl Fn(&str) -> bool) -> bool {
         let mut told = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if told.get(namespace).map(String::as_str) == Some(value) {
             return false;
         }
+        told.retain(|told_namespace, _| exists(told_namespace));
         told.insert(namespace.to_owned(), value.to_owned());
         true
+    }
+}
+
+#[cfg(test)]
+mod namespace_warnings_tests {
+    use super::NamespaceWarnings;
+
+    #[test]
+    fn a_namespace_is_told_once_per_value_and_a_gone_one_is_forgotten() {
+        let warnings = NamespaceWarnings::default();
+        let all = |_: &str| true;
+        assert!(warnings.is_new("a", "x,,", all));
+        assert!(!warnings.is_new("a", "x,,", all), "told once per value");
+        assert!(warnings.is_new("a", "y,,", all), "a new value is told");
+        assert!(warnings.is_new("b", "z,,", |ns: &str| ns != "a"));
+        let kept = warnings.0.lock().map(|told| told.len()).unwrap_or_default();
+        assert_eq!(kept, 1, "the gone namespace a is forgotten");
+        assert!(
+            warnings.is_new("a", "y,,", all),
+            "a namespace made again is told again"
+        );
     }
 }

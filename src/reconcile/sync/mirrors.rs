@@ -152,7 +152,11 @@ fn protected_targets<K: MirroredKind>(
 /// namespaces cannot be read, so it accepts nothing.
 fn warn_namespace<K: MirroredKind>(ctx: &Context<K>, namespace: &NamespaceFacts, why: &str) {
     let value = namespace.accept_from.as_deref().unwrap_or_default();
-    if !ctx.namespace_warnings.is_new(&namespace.name, value) {
+    let exists = |name: &str| ctx.caches.namespace_facts(name).is_some();
+    if !ctx
+        .namespace_warnings
+        .is_new(&namespace.name, value, exists)
+    {
         return;
     }
     tracing::error!(namespace = %namespace.name, %why, "namespace accepts no mirrors until its annotation is fixed");
