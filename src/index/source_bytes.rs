@@ -121,7 +121,8 @@ mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
 
     use super::*;
-    use crate::decisions::cache_form::content_size::{DECODED_KEY_BYTES, slim_source_sized};
+    use crate::decisions::cache_form::content_size::slim_source_sized;
+    use crate::kind::DECODED_ENTRY_BYTES;
 
     fn source(namespace: &str, name: &str, bytes: usize) -> ConfigMap {
         let mut source = ConfigMap::default();
@@ -134,7 +135,7 @@ mod tests {
 
     /// What [`source`] of `bytes` costs read: one key `v`.
     fn cost(bytes: u64) -> u64 {
-        bytes + 1 + DECODED_KEY_BYTES
+        bytes + 1 + DECODED_ENTRY_BYTES
     }
 
     fn held(sources: usize, bytes: u64) -> Held {

@@ -30,10 +30,11 @@ use std::{
 use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// The budget's bytes: with what a write holds besides the content (the
-/// request's body, the answer and its parsed object, about four times the
-/// content in all), the copies in flight stay near 64 MiB at worst, a
-/// quarter of the chart's memory limit.
+/// The budget's bytes, counted as a copy's plan does (its values, and its
+/// keys at `kind::decoded_entry_cost`): with what a write holds besides
+/// the content (the request's body, the answer and its parsed object,
+/// about four times the content in all), the copies in flight stay near
+/// 64 MiB at worst, a quarter of the chart's memory limit.
 pub const COPY_BUDGET_BYTES: u32 = 16 << 20;
 
 /// The sources' bytes, decoded, that the reconciles hold at once. A source

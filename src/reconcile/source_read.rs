@@ -205,7 +205,16 @@ impl<'a, K: MirroredKind> Source<'a, K> {
             let cost = content_size::kept(self.cached.meta());
             let held = ctx.read_budget.hold(&namespace, cost).await;
             let source = self.read_afresh(ctx, &namespace).await?;
-            Ok::<_, Error>((source, held))
+            let read_cost = content_size::read_cost(&source);
+            if !outgrew(cost, read_cost) {
+                return Ok::<_, Error>((source, held));
+            }
+            // It grew while this reconcile waited (the watch has not told
+            // yet): let go of both, wait for room for what it costs now,
+            // and read it again, once. Nothing is held while waiting.
+            drop((source, held));
+            let held = ctx.read_budget.hold(&namespace, read_cost).await;
+            Ok((self.read_afresh(ctx, &namespace).await?, held))
         });
         Ok(&read.await?.0)
     }
@@ -249,6 +258,13 @@ impl<'a, K: MirroredKind> Source<'a, K> {
             Err(error) => Err(error),
         }
     }
+}
+
+/// Whether a source read at `read_cost` costs so much more than the
+/// `held` its cached form said that the budget must be asked again: twice
+/// as much, and 64 KiB more.
+fn outgrew(held: u64, read_cost: u64) -> bool {
+    read_cost > held.saturating_mul(2).max(held.saturating_add(64 << 10))
 }
 
 /// The Secret `namespace/name`, no older than `cached_version`, as the
@@ -310,5 +326,31 @@ mod tests {
         assert_eq!(refused_again.to_string(), refused.to_string());
         let small = Source::new(&cached, NO_KEY);
         assert_eq!(small.plan(&cached).unwrap().size, 0);
+    }
+
+    #[test]
+    fn a_source_that_grew_past_its_cached_cost_asks_the_budget_again() {
+        assert!(!outgrew(1_000, 2_000), "a little more is within the slack");
+        assert!(!outgrew(1 << 20, 2 << 20), "twice as much is within it");
+        assert!(outgrew(300, 10 << 20), "a few keys become 60,000");
+        assert!(outgrew(0, 1 << 20), "an unsized source read big");
+        assert!(!outgrew(0, 1_000), "an unsized source read small");
+    }
+
+    #[test]
+    fn a_copy_of_many_empty_keys_costs_its_keys_in_the_plan() {
+        let keys: Vec<(String, String)> = (0..1_000)
+            .map(|i| (format!("k{i}"), String::new()))
+            .collect();
+        let pairs: Vec<(&str, &str)> = keys.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let cached = mk_source("many", &pairs);
+        let plan = Source::new(&cached, NO_KEY).plan(&cached).cloned();
+        let plan = plan.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(plan.size, 0, "no byte of values");
+        assert!(
+            plan.cost >= 1_000 * crate::kind::DECODED_ENTRY_BYTES,
+            "{}",
+            plan.cost
+        );
     }
 }

@@ -4,10 +4,10 @@
 //! (`reconcile::source_read::batch`), and a reconcile holds it of the
 //! budget of reads while it holds its source (`reconcile::copy_budget`).
 //!
-//! A source costs more decoded than its values' bytes: each key is an
-//! entry of its map, and named again in `managedFields` (`f:<key>: {}`),
-//! which serde decodes into a map of its own. A ConfigMap of 60,000 empty
-//! keys holds no byte of values, and costs about 10 MiB decoded.
+//! A source costs more decoded than its values' bytes: each key, label and
+//! annotation is an entry of its map, and named again in `managedFields`
+//! (`kind::DECODED_ENTRY_BYTES`). A ConfigMap of 60,000 empty keys holds
+//! no byte of values, and costs about 10 MiB decoded.
 //!
 //! It is kept in `metadata.generation`, which the API server does not set
 //! on ConfigMaps or Secrets and which the slim form otherwise drops, as
@@ -16,24 +16,20 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::kind::MirroredKind;
+use crate::kind::{MirroredKind, decoded_entry_cost};
 
-/// What one key costs decoded beyond its name's and its value's bytes:
-/// its map entries, in the content and in `managedFields`. Measured
-/// (heaptrack, reads of ConfigMaps of 60,000 empty keys): about 150 bytes;
-/// the rest leaves room for a second field manager.
-pub const DECODED_KEY_BYTES: u64 = 256;
-
-/// What reading `source` afresh costs in memory, about: its keys' and
-/// values' bytes, and [`DECODED_KEY_BYTES`] for each key.
+/// What reading `source` afresh costs in memory, about: each key of its
+/// content, label and annotation, at [`decoded_entry_cost`].
 pub fn read_cost<K: MirroredKind>(source: &K) -> u64 {
-    let keys = source.content_keys();
-    let names: u64 = keys.iter().map(|key| key.name.len() as u64).sum();
-    let per_key = DECODED_KEY_BYTES.saturating_mul(keys.len() as u64);
-    source
-        .content_bytes()
-        .saturating_add(names)
-        .saturating_add(per_key)
+    let content = (source.content_keys().iter())
+        .map(|key| decoded_entry_cost(key.name, key.value.len()))
+        .fold(0, u64::saturating_add);
+    let meta = source.meta();
+    let entries = [&meta.labels, &meta.annotations];
+    let metadata = (entries.into_iter().flatten().flatten())
+        .map(|(name, value)| decoded_entry_cost(name, value.len()))
+        .fold(0, u64::saturating_add);
+    content.saturating_add(metadata)
 }
 
 /// [`super::slim_source`], keeping what the source it slims costs read.
@@ -69,6 +65,7 @@ mod tests {
     use k8s_openapi::{ByteString, api::core::v1::ConfigMap};
 
     use super::*;
+    use crate::kind::DECODED_ENTRY_BYTES;
 
     #[test]
     fn a_slim_source_keeps_what_its_keys_and_values_cost_decoded() {
@@ -79,7 +76,15 @@ mod tests {
         };
         slim_source_sized(&mut source);
         assert_eq!(source.data, None);
-        assert_eq!(kept(&source.metadata), 12 + 2 + 2 * DECODED_KEY_BYTES);
+        assert_eq!(kept(&source.metadata), 12 + 2 + 2 * DECODED_ENTRY_BYTES);
         assert_eq!(kept(&ObjectMeta::default()), 0);
+    }
+
+    #[test]
+    fn a_source_s_labels_and_annotations_count_as_its_keys_do() {
+        let mut source = ConfigMap::default();
+        source.metadata.labels = Some(BTreeMap::from([("l".into(), "123".into())]));
+        source.metadata.annotations = Some(BTreeMap::from([("a".into(), "1".into())]));
+        assert_eq!(read_cost(&source), 4 + 2 + 2 * DECODED_ENTRY_BYTES);
     }
 }

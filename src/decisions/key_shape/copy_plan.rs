@@ -10,7 +10,7 @@ use super::{
     checksum::{CopyForm, key_digest, keys_hash},
     secret_type::{KeysBreakType, copy_type},
 };
-use crate::kind::{KeyValue, MirroredKind};
+use crate::kind::{KeyValue, MirroredKind, decoded_entry_cost};
 
 /// The most bytes the API server accepts in a ConfigMap's `data` and
 /// `binaryData` together, or in a Secret's `data`: `MaxSecretSize`, which
@@ -35,6 +35,10 @@ pub struct ContentPlan {
     /// The bytes of the copy's values: a key copied under several names
     /// counts once per name.
     pub size: usize,
+    /// What the copy costs in memory while it is written, about: each key
+    /// it holds at `kind::decoded_entry_cost`, so that a copy of many empty
+    /// keys counts for them.
+    pub cost: u64,
 }
 
 /// The plan of a copy of `source` (a full object) under `shape` and `form`;
@@ -53,6 +57,9 @@ pub fn content_plan<K: MirroredKind>(
             copy_type: None,
             hash: source.content_hash(),
             size: keys.iter().map(|key| key.value.len()).sum(),
+            cost: (keys.iter())
+                .map(|key| decoded_entry_cost(key.name, key.value.len()))
+                .fold(0, u64::saturating_add),
         });
     }
     let shaped = shape.shape(keys.iter().enumerate().map(|(at, key)| SourceKey {
@@ -79,12 +86,16 @@ pub fn content_plan<K: MirroredKind>(
     let size = (shaped.copied.iter())
         .map(|key| keys[key.value].value.len())
         .sum();
+    let cost = (shaped.copied.iter())
+        .map(|key| decoded_entry_cost(&key.name, keys[key.value].value.len()))
+        .fold(0, u64::saturating_add);
     let same_content = as_is && (form.copy_type.is_none() || form.copy_type == source_type);
     Ok(ContentPlan {
         copied: (!same_content).then_some(shaped.copied),
         copy_type: form.copy_type.map(str::to_owned),
         hash,
         size,
+        cost,
     })
 }
 

@@ -73,12 +73,12 @@ impl Copies {
                 ),
                 (
                     "configmap_mirror_copy_bytes_in_flight",
-                    "Bytes of content held by the copies being written, of the budget every reconcile shares",
+                    "What the copies being written cost, in bytes (their values, and their keys at 256 bytes each beside their names), of the budget every reconcile shares",
                     Box::new(self.bytes_in_flight.clone()),
                 ),
                 (
                     "configmap_mirror_read_bytes_in_flight",
-                    "Bytes the sources read afresh cost decoded, held until their reconcile ends, of the budget every reconcile shares",
+                    "What the sources read afresh cost decoded, in bytes (their keys', labels' and annotations' names and values, and 256 bytes for each), held until their reconcile ends, of the budget every reconcile shares",
                     Box::new(self.read_bytes_in_flight.clone()),
                 ),
             ],

@@ -12,6 +12,8 @@ use super::*;
 
 use configmap_mirror::contract::{MIRROR_KEYS_ANNOTATION, warning::INVALID_MIRROR_KEYS};
 
+use crate::mirroring::to;
+
 const KEYS: usize = 60_000;
 const PEAK_BOUND_MIB: u64 = CHART_MEMORY_LIMIT_MIB / 2;
 
@@ -64,6 +66,47 @@ async fn sources_of_many_keys_are_read_within_the_budget_of_reads() {
     assert!(
         peak < PEAK_BOUND_MIB,
         "eight sources of {KEYS} keys peaked at {peak} MiB, over {PEAK_BOUND_MIB} MiB"
+    );
+    tenants.other_heals().await;
+    tenants.still_leads().await;
+}
+
+/// Namespaces the wide source is mirrored into: as many as one reconcile
+/// writes at once.
+const NAMESPACES: usize = 16;
+
+#[tokio::test]
+async fn a_source_of_many_keys_mirrored_wide_is_written_within_the_budget_of_copies() {
+    let mut tenants = Tenants::new("ht-wide-keys").await;
+    tenants.consenting_namespaces(NAMESPACES).await;
+    tenants.start(&[]).await;
+
+    let targets = format!("{}-t*", tenants.hostile.namespace);
+    let mut source = source_with("wide", &[], &[to(&targets)]);
+    source.data = Some(
+        (0..KEYS)
+            .map(|i| (format!("k{i}"), String::new()))
+            .collect(),
+    );
+    tenants.hostile.create(&source).await;
+
+    let of_hostile = format!("{}/", tenants.hostile.namespace);
+    let written = testenv::wait_for(&format!("{NAMESPACES} mirrors"), PATIENCE * 6, || async {
+        let copies = tenants.copies().await;
+        let mirrors = copies
+            .iter()
+            .filter(|copy| mirror_of(copy).is_some_and(|of| of.starts_with(&of_hostile)));
+        (mirrors.count() == NAMESPACES).then_some(())
+    })
+    .await;
+    written.unwrap_or_else(|e| panic!("{e:#}\n{}", tenants.controller().log_text()));
+    let peak = tenants.peak_mib();
+    eprintln!(
+        "one source of {KEYS} keys into {NAMESPACES} namespaces: the controller peaked at {peak} MiB"
+    );
+    assert!(
+        peak < PEAK_BOUND_MIB,
+        "{NAMESPACES} mirrors of {KEYS} keys peaked at {peak} MiB, over {PEAK_BOUND_MIB} MiB"
     );
     tenants.other_heals().await;
     tenants.still_leads().await;
