@@ -28,7 +28,7 @@ use crate::{
     ops::shutdown::Shutdown,
     reconcile::backoff::{Backoffs, RetryPolicy},
     reconcile::cluster_mirror::caches::{InstallClass, PublishedSecrets},
-    reconcile::copy_budget::{ByteBudget, COPY_BUDGET_BYTES, READ_BUDGET_BYTES},
+    reconcile::copy_budget::{ByteBudget, COPY_BUDGET_BYTES, NAMESPACE_SHARE, READ_BUDGET_BYTES},
 };
 use kinds::Shared;
 use lifeline::{Lease, Lifeline, beat, lead, serve_http};
@@ -56,8 +56,16 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     ));
     let backoffs = Arc::new(Backoffs::new(metrics.failing_objects()));
     let cluster_mirrors = watch_cluster_mirrors(&config, &kube_config, &client, &metrics)?;
-    let copy_budget = ByteBudget::new(COPY_BUDGET_BYTES, metrics.copy_bytes_in_flight());
-    let read_budget = ByteBudget::new(READ_BUDGET_BYTES, metrics.read_bytes_in_flight());
+    let copy_budget = ByteBudget::new(
+        COPY_BUDGET_BYTES,
+        NAMESPACE_SHARE,
+        metrics.copy_bytes_in_flight(),
+    );
+    let read_budget = ByteBudget::new(
+        READ_BUDGET_BYTES,
+        NAMESPACE_SHARE,
+        metrics.read_bytes_in_flight(),
+    );
     let shared = Shared {
         kube_config,
         events: EventPublisher::new(client.clone(), identity),

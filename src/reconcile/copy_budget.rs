@@ -15,12 +15,15 @@
 //! read at most, so that no reconcile holding copies' bytes ever waits for
 //! a read's: the two budgets cannot wait on each other.
 //!
-//! One namespace's sources hold at most half of a budget, so that another
-//! namespace's heal always finds room. What costs more than a namespace's
-//! share waits until its namespace holds nothing and takes the share
-//! alone. The waits are fair (first come, first served, as tokio's
-//! semaphore is), and hold no permit of the whole budget while waiting
-//! for the namespace's share.
+//! One namespace's sources hold at most an eighth of a budget
+//! ([`NAMESPACE_SHARE`]). The budget bounds memory; the share bounds what
+//! one tenant keeps the API server busy with, since every request in
+//! flight is one that etcd and the API server work through before or
+//! beside another tenant's heal (`docs/operator/sizing.md` has the
+//! figures). What costs more than a namespace's share waits until its
+//! namespace holds nothing and takes the share alone. The waits are fair
+//! (first come, first served, as tokio's semaphore is), and hold no permit
+//! of the whole budget while waiting for the namespace's share.
 
 use std::{
     collections::HashMap,
@@ -45,11 +48,26 @@ pub const COPY_BUDGET_BYTES: u32 = 16 << 20;
 /// [`content_size::kept`]: crate::decisions::cache_form::content_size::kept
 pub const READ_BUDGET_BYTES: u32 = 16 << 20;
 
+/// The part of a budget one namespace's sources hold at most: an eighth.
+pub const NAMESPACE_SHARE: u32 = 8;
+
+/// The least a copy in flight counts for, whatever its size: each write is
+/// a request the API server works through, and without a floor a tenant's
+/// small copies were written 128 at once (8 workers of 16 writes). With
+/// it, one namespace has at most 16 writes in flight (its share of the
+/// copies' budget), and every namespace together 128.
+pub const WRITE_FLOOR_BYTES: u64 = 128 << 10;
+
+/// What a copy planned at `planned` bytes holds of the copies' budget.
+pub fn write_cost(planned: u64) -> u64 {
+    planned.max(WRITE_FLOOR_BYTES)
+}
+
 /// What is in flight of one kind (copies, or reads), by bytes,
 /// process-wide.
 pub struct ByteBudget {
     whole: Arc<Semaphore>,
-    /// The most one namespace's sources hold at once: half the budget.
+    /// The most one namespace's sources hold at once.
     share: u32,
     namespaces: Mutex<HashMap<String, Arc<Semaphore>>>,
     in_use: Gauge,
@@ -73,11 +91,12 @@ struct NamespaceShare {
 }
 
 impl ByteBudget {
-    /// A budget of `bytes`, whose use `in_use` shows.
-    pub fn new(bytes: u32, in_use: Gauge) -> Self {
+    /// A budget of `bytes`, of which one namespace holds at most a
+    /// `parts`th, and whose use `in_use` shows.
+    pub fn new(bytes: u32, parts: u32, in_use: Gauge) -> Self {
         ByteBudget {
             whole: Arc::new(Semaphore::new(bytes as usize)),
-            share: (bytes / 2).max(1),
+            share: (bytes / parts.max(1)).max(1),
             namespaces: Mutex::default(),
             in_use,
         }

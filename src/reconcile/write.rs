@@ -17,7 +17,7 @@ use crate::{
     kind::MirroredKind,
     reconcile::contest::{Fingerprint, WriteKind},
     reconcile::context::Context,
-    reconcile::copy_budget::HeldBytes,
+    reconcile::copy_budget::{self, HeldBytes},
     reconcile::error::{ApiOutcome, Error, classify},
     reconcile::source_read::Source,
 };
@@ -133,15 +133,15 @@ async fn create<K: MirroredKind>(
 
 /// Waits for room in the budget of copies in flight for one copy of
 /// `source`, before the copy is built: held until the write returns. The
-/// copy is counted at the cost its plan gives (the read and the plan are
-/// the ones `with_content` then uses).
+/// copy is counted at the cost its plan gives, or the floor of a write
+/// (the read and the plan are the ones `with_content` then uses).
 async fn hold_copy_bytes<K: MirroredKind>(
     ctx: &Context<K>,
     source: &Source<'_, K>,
 ) -> Result<HeldBytes, Error> {
     // The copy's own cost, from the plan: a copy refused as too large
     // holds nothing, and one of a few chosen keys holds no more than them.
-    let bytes = source.plan(source.read(ctx).await?)?.cost;
+    let bytes = copy_budget::write_cost(source.plan(source.read(ctx).await?)?.cost);
     let namespace = source.cached.namespace().unwrap_or_default();
     Ok(ctx.copy_budget.hold(&namespace, bytes).await)
 }

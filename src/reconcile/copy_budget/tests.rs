@@ -8,7 +8,7 @@ const BUDGET: u32 = 1000;
 const SHARE: u64 = BUDGET as u64 / 2;
 
 fn budget() -> Arc<ByteBudget> {
-    Arc::new(ByteBudget::new(BUDGET, Gauge::default()))
+    Arc::new(ByteBudget::new(BUDGET, 2, Gauge::default()))
 }
 
 #[tokio::test]
@@ -69,8 +69,42 @@ async fn a_namespace_is_forgotten_once_nothing_of_it_is_held_or_waited_for() {
 }
 
 #[tokio::test]
-async fn an_empty_copy_costs_nothing() {
+async fn holding_nothing_never_waits() {
     let budget = budget();
     let _all = budget.hold("a", SHARE).now_or_never().expect("room");
     assert!(budget.hold("a", 0).now_or_never().is_some());
+}
+
+#[test]
+fn a_small_copy_counts_as_the_floor_and_a_large_one_as_itself() {
+    assert_eq!(write_cost(0), WRITE_FLOOR_BYTES);
+    assert_eq!(write_cost(10), WRITE_FLOOR_BYTES);
+    assert_eq!(write_cost(1 << 20), 1 << 20);
+}
+
+#[test]
+fn one_namespace_has_at_most_sixteen_writes_in_flight_and_all_together_128() {
+    let share = u64::from(COPY_BUDGET_BYTES / NAMESPACE_SHARE);
+    assert_eq!(share / write_cost(1), 16);
+    assert_eq!(u64::from(COPY_BUDGET_BYTES) / write_cost(1), 128);
+}
+
+#[tokio::test]
+async fn the_seventeenth_small_copy_of_one_namespace_waits_and_another_namespace_s_does_not() {
+    let budget = Arc::new(ByteBudget::new(
+        COPY_BUDGET_BYTES,
+        NAMESPACE_SHARE,
+        Gauge::default(),
+    ));
+    let mut held = Vec::new();
+    for _ in 0..16 {
+        let copy = budget.hold("tenant", write_cost(10)).now_or_never();
+        held.push(copy.expect("within the namespace's share"));
+    }
+    let mut seventeenth = pin!(budget.hold("tenant", write_cost(10)));
+    assert!(poll!(&mut seventeenth).is_pending());
+    let other = budget.hold("other", write_cost(10)).now_or_never();
+    assert!(other.is_some(), "another namespace's heal finds room");
+    held.pop();
+    assert!(poll!(&mut seventeenth).is_ready());
 }
