@@ -16,6 +16,7 @@ mod fresh_read;
 mod key_globs;
 mod many_keys;
 mod too_large;
+mod writes_in_flight;
 
 use std::{collections::BTreeSet, time::Duration};
 
@@ -34,9 +35,11 @@ use kube::{
 use testenv::{ControlPlane, LazyControlPlane};
 use tokio::sync::{Mutex, MutexGuard};
 
+/// With kube-apiserver's audit log of ConfigMap writes, from which
+/// `writes_in_flight` counts the writes it works on at once.
 fn control_plane() -> &'static ControlPlane {
     static HOSTILE_PLANE: LazyControlPlane = LazyControlPlane::new();
-    HOSTILE_PLANE.get()
+    HOSTILE_PLANE.get_with(writes_in_flight::audit_args)
 }
 
 async fn exclusive() -> MutexGuard<'static, ()> {
@@ -234,6 +237,20 @@ impl Tenants {
     /// The most the controller was resident, in MiB.
     pub(crate) fn peak_mib(&self) -> u64 {
         self.controller().memory_kib("VmHWM") / 1024
+    }
+
+    /// Waits until the hostile tenant's sources have `wanted` mirrors.
+    pub(crate) async fn wait_for_mirrors(&self, wanted: usize) {
+        let of_hostile = format!("{}/", self.hostile.namespace);
+        let written = testenv::wait_for(&format!("{wanted} mirrors"), PATIENCE * 6, || async {
+            let copies = self.copies().await;
+            let mirrors = copies
+                .iter()
+                .filter(|copy| mirror_of(copy).is_some_and(|of| of.starts_with(&of_hostile)));
+            (mirrors.count() == wanted).then_some(())
+        })
+        .await;
+        written.unwrap_or_else(|e| panic!("{e:#}\n{}", self.controller().log_text()));
     }
 
     /// The copies the controller made anywhere, their metadata only.

@@ -31,17 +31,8 @@ async fn copies_in_flight_stay_bounded_across_reconciles_at_a_cold_start() {
     tenants.create_all(sources.collect()).await;
 
     tenants.start(&[]).await;
-    let of_hostile = format!("{}/", tenants.hostile.namespace);
     let wanted = SOURCES * NAMESPACES;
-    let written = testenv::wait_for(&format!("{wanted} mirrors"), PATIENCE * 6, || async {
-        let copies = tenants.copies().await;
-        let mirrors = copies
-            .iter()
-            .filter(|copy| mirror_of(copy).is_some_and(|of| of.starts_with(&of_hostile)));
-        (mirrors.count() == wanted).then_some(())
-    })
-    .await;
-    written.unwrap_or_else(|e| panic!("{e:#}\n{}", tenants.controller().log_text()));
+    tenants.wait_for_mirrors(wanted).await;
     let peak = tenants.peak_mib();
     assert!(
         peak < PEAK_BOUND_MIB,

@@ -90,16 +90,7 @@ async fn a_source_of_many_keys_mirrored_wide_is_written_within_the_budget_of_cop
     );
     tenants.hostile.create(&source).await;
 
-    let of_hostile = format!("{}/", tenants.hostile.namespace);
-    let written = testenv::wait_for(&format!("{NAMESPACES} mirrors"), PATIENCE * 6, || async {
-        let copies = tenants.copies().await;
-        let mirrors = copies
-            .iter()
-            .filter(|copy| mirror_of(copy).is_some_and(|of| of.starts_with(&of_hostile)));
-        (mirrors.count() == NAMESPACES).then_some(())
-    })
-    .await;
-    written.unwrap_or_else(|e| panic!("{e:#}\n{}", tenants.controller().log_text()));
+    tenants.wait_for_mirrors(NAMESPACES).await;
     let peak = tenants.peak_mib();
     eprintln!(
         "one source of {KEYS} keys into {NAMESPACES} namespaces: the controller peaked at {peak} MiB"

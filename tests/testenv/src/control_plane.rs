@@ -166,10 +166,17 @@ impl LazyControlPlane {
     /// fail rather than skip. Never dropped when static: its servers die
     /// with the process.
     pub fn get(&self) -> &ControlPlane {
+        self.get_with(Vec::new)
+    }
+
+    /// As [`LazyControlPlane::get`], with kube-apiserver given the flags
+    /// `extra_apiserver_args` returns (called once, on first use).
+    pub fn get_with(&self, extra_apiserver_args: impl FnOnce() -> Vec<String>) -> &ControlPlane {
         let started = self.0.get_or_init(|| {
             let options = Options {
                 // Tests never need the data to survive a crash.
                 etcd_unsafe_no_fsync: true,
+                extra_apiserver_args: extra_apiserver_args(),
                 ..Options::default()
             };
             ControlPlane::start(options).map_err(|e| format!("{e:#}"))
