@@ -225,6 +225,14 @@ pub fn decoded_entry_cost(name: &str, value_len: usize) -> u64 {
         .saturating_add(DECODED_ENTRY_BYTES)
 }
 
+/// What entries, each a name and its value's length, cost decoded: the
+/// sum of their [`decoded_entry_cost`]s, saturating.
+pub fn entries_cost<'a>(entries: impl IntoIterator<Item = (&'a str, usize)>) -> u64 {
+    (entries.into_iter())
+        .map(|(name, value_len)| decoded_entry_cost(name, value_len))
+        .fold(0, u64::saturating_add)
+}
+
 /// One key of a content, borrowed: its field, its name and its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyValue<'a> {

@@ -16,19 +16,18 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::kind::{MirroredKind, decoded_entry_cost};
+use crate::kind::{MirroredKind, entries_cost};
 
 /// What reading `source` afresh costs in memory, about: each key of its
-/// content, label and annotation, at [`decoded_entry_cost`].
+/// content, label and annotation, at [`crate::kind::decoded_entry_cost`].
 pub fn read_cost<K: MirroredKind>(source: &K) -> u64 {
-    let content = (source.content_keys().iter())
-        .map(|key| decoded_entry_cost(key.name, key.value.len()))
-        .fold(0, u64::saturating_add);
+    let keys = source.content_keys();
+    let content = entries_cost(keys.iter().map(|key| (key.name, key.value.len())));
     let meta = source.meta();
-    let entries = [&meta.labels, &meta.annotations];
-    let metadata = (entries.into_iter().flatten().flatten())
-        .map(|(name, value)| decoded_entry_cost(name, value.len()))
-        .fold(0, u64::saturating_add);
+    let maps = [&meta.labels, &meta.annotations];
+    let metadata = entries_cost(
+        (maps.into_iter().flatten().flatten()).map(|(name, value)| (name.as_str(), value.len())),
+    );
     content.saturating_add(metadata)
 }
 

@@ -10,7 +10,7 @@ use super::{
     checksum::{CopyForm, key_digest, keys_hash},
     secret_type::{KeysBreakType, copy_type},
 };
-use crate::kind::{KeyValue, MirroredKind, decoded_entry_cost};
+use crate::kind::{KeyValue, MirroredKind, entries_cost};
 
 /// The most bytes the API server accepts in a ConfigMap's `data` and
 /// `binaryData` together, or in a Secret's `data`: `MaxSecretSize`, which
@@ -57,9 +57,7 @@ pub fn content_plan<K: MirroredKind>(
             copy_type: None,
             hash: source.content_hash(),
             size: keys.iter().map(|key| key.value.len()).sum(),
-            cost: (keys.iter())
-                .map(|key| decoded_entry_cost(key.name, key.value.len()))
-                .fold(0, u64::saturating_add),
+            cost: entries_cost(keys.iter().map(|key| (key.name, key.value.len()))),
         });
     }
     let shaped = shape.shape(keys.iter().enumerate().map(|(at, key)| SourceKey {
@@ -86,9 +84,9 @@ pub fn content_plan<K: MirroredKind>(
     let size = (shaped.copied.iter())
         .map(|key| keys[key.value].value.len())
         .sum();
-    let cost = (shaped.copied.iter())
-        .map(|key| decoded_entry_cost(&key.name, keys[key.value].value.len()))
-        .fold(0, u64::saturating_add);
+    let cost = entries_cost(
+        (shaped.copied.iter()).map(|key| (key.name.as_str(), keys[key.value].value.len())),
+    );
     let same_content = as_is && (form.copy_type.is_none() || form.copy_type == source_type);
     Ok(ContentPlan {
         copied: (!same_content).then_some(shaped.copied),
