@@ -2,6 +2,7 @@
 
 use std::{
     collections::HashMap,
+    hash::{DefaultHasher, Hash, Hasher},
     sync::{
         Arc, Mutex, PoisonError,
         atomic::{AtomicU64, Ordering},
@@ -173,43 +174,107 @@ impl<K: MirroredKind> Context<K> {
 }
 
 /// The Namespaces told of a malformed `workshop.io/accept-mirrors-from`, and
-/// the value each was told of.
+/// a digest of the value each was told of: a namespace's owner writes up to
+/// 8 KiB there, and a number per namespace is all that is kept of it.
 #[derive(Default)]
-pub struct NamespaceWarnings(Mutex<HashMap<String, String>>);
+pub struct NamespaceWarnings(Mutex<Told>);
+
+#[derive(Default)]
+struct Told {
+    by_namespace: HashMap<String, u64>,
+    /// Namespaces kept by the last sweep of the gone ones.
+    kept: usize,
+}
+
+/// Below this many namespaces told, the gone ones are not swept.
+const SWEEP_FLOOR: usize = 64;
 
 impl NamespaceWarnings {
     /// Whether `namespace` has not been told of `value` yet; from now on it
-    /// has. Each time a value is recorded, the namespaces for which
-    /// `exists` is false are forgotten: a cluster that creates and deletes
-    /// namespaces keeps no record of the gone ones.
+    /// has. A cluster that creates and deletes namespaces keeps no record
+    /// of the gone ones for long: whenever the namespaces told have doubled
+    /// since the last sweep, those for which `exists` is false are
+    /// forgotten, so each new namespace costs a constant share of a sweep,
+    /// and a value changed again and again costs none.
     pub fn is_new(&self, namespace: &str, value: &str, exists: impl Fn(&str) -> bool) -> bool {
+        let digest = value_digest(value);
         let mut told = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if told.get(namespace).map(String::as_str) == Some(value) {
+        if told.by_namespace.get(namespace) == Some(&digest) {
             return false;
         }
-        told.retain(|told_namespace, _| exists(told_namespace));
-        told.insert(namespace.to_owned(), value.to_owned());
+        if told.by_namespace.len() >= (2 * told.kept).max(SWEEP_FLOOR) {
+            told.by_namespace
+                .retain(|told_namespace, _| exists(told_namespace));
+            told.kept = told.by_namespace.len();
+        }
+        told.by_namespace.insert(namespace.to_owned(), digest);
         true
     }
 }
 
+/// A digest of a value, stable within the process. Two values of one
+/// digest would only spare their namespace a second Warning.
+fn value_digest(value: &str) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
 #[cfg(test)]
 mod namespace_warnings_tests {
-    use super::NamespaceWarnings;
+    use super::{NamespaceWarnings, SWEEP_FLOOR};
+
+    fn told(warnings: &NamespaceWarnings) -> usize {
+        (warnings.0.lock())
+            .map(|told| told.by_namespace.len())
+            .unwrap_or_default()
+    }
 
     #[test]
-    fn a_namespace_is_told_once_per_value_and_a_gone_one_is_forgotten() {
+    fn a_namespace_is_told_once_per_value() {
         let warnings = NamespaceWarnings::default();
         let all = |_: &str| true;
         assert!(warnings.is_new("a", "x,,", all));
         assert!(!warnings.is_new("a", "x,,", all), "told once per value");
         assert!(warnings.is_new("a", "y,,", all), "a new value is told");
-        assert!(warnings.is_new("b", "z,,", |ns: &str| ns != "a"));
-        let kept = warnings.0.lock().map(|told| told.len()).unwrap_or_default();
-        assert_eq!(kept, 1, "the gone namespace a is forgotten");
+        assert!(warnings.is_new("a", "x,,", all), "and the old one again");
+        assert!(warnings.is_new("b", "x,,", all), "each namespace is told");
+    }
+
+    #[test]
+    fn gone_namespaces_are_forgotten_once_the_record_has_doubled() {
+        let warnings = NamespaceWarnings::default();
+        let gone = |ns: &str| !ns.starts_with("gone-");
+        for i in 0..SWEEP_FLOOR {
+            assert!(warnings.is_new(&format!("gone-{i}"), "x,,", |_: &str| true));
+        }
+        assert_eq!(told(&warnings), SWEEP_FLOOR);
+        assert!(warnings.is_new("live-0", "x,,", gone));
+        assert_eq!(told(&warnings), 1, "the gone ones swept, the new one kept");
         assert!(
-            warnings.is_new("a", "y,,", all),
+            warnings.is_new("gone-0", "x,,", gone),
             "a namespace made again is told again"
+        );
+    }
+
+    #[test]
+    fn a_value_changed_again_and_again_sweeps_nothing() {
+        let warnings = NamespaceWarnings::default();
+        for i in 0..SWEEP_FLOOR {
+            assert!(warnings.is_new(&format!("ns-{i}"), "x,,", |_: &str| true));
+        }
+        let calls = std::cell::Cell::new(0);
+        let counted = |_: &str| {
+            calls.set(calls.get() + 1);
+            true
+        };
+        for round in 0..1_000 {
+            assert!(warnings.is_new("ns-0", &format!("{round},,"), counted));
+        }
+        assert_eq!(
+            calls.get(),
+            SWEEP_FLOOR,
+            "one sweep, then none until the record doubles"
         );
     }
 }
