@@ -82,6 +82,10 @@ pub struct HostileParams {
     pub heal_pace_ms: u64,
     /// Which of the six attacks run, in order.
     pub attacks: Vec<u8>,
+    /// The attacks' sources go without the managed label: the controller
+    /// never sees them, and the other tenant's heals show what the attacks'
+    /// own writes cost the API server and etcd, the controller aside.
+    pub unlabelled: bool,
     pub concurrency: usize,
 }
 
@@ -105,6 +109,7 @@ impl Default for HostileParams {
             quiet_samples: 20,
             heal_pace_ms: 250,
             attacks: vec![1, 2, 3, 4, 5, 6],
+            unlabelled: false,
             concurrency: 16,
         }
     }
@@ -159,6 +164,8 @@ pub struct Attack {
 pub struct HostileFigures {
     /// The chart's `resources.limits.memory`.
     pub memory_limit_bytes: u64,
+    /// The attacks ran unlabelled ([`HostileParams::unlabelled`]).
+    pub unlabelled: bool,
     /// The quiet time: the other tenant's heals with nothing else going on.
     pub quiet: Window,
     pub quiet_heal: Latency,
@@ -218,6 +225,7 @@ pub(crate) async fn run(plane: &Plane, params: &HostileParams) -> anyhow::Result
     let (quiet, attacks) = outcome?;
     let mut figures = HostileFigures {
         memory_limit_bytes,
+        unlabelled: params.unlabelled,
         quiet_heal: heal_latency(&quiet),
         quiet,
         heal: Latency::of(Vec::new()),
@@ -493,6 +501,12 @@ impl HostileFigures {
             self.memory_limit_bytes as f64 / MIB,
             latency(&self.quiet_heal)
         )?;
+        if self.unlabelled {
+            writeln!(
+                out,
+                "the attacks' sources unlabelled: the controller never saw them, and the heals show the API server's share"
+            )?;
+        }
         writeln!(
             out,
             "{:<3} {:>10} {:>12} {:>11} {:>10} {:>10} {:>6} {:>6}  other tenant's heal",

@@ -103,6 +103,11 @@ struct Args {
     /// objects are written [default: 30; with --small, 5]
     #[arg(long, requires = "only")]
     attack_secs: Option<u64>,
+    /// --only hostile-tenant: the attacks' sources without the managed label, so that
+    /// the controller never sees them: the other tenant's heals then show what the
+    /// attacks' own writes cost the API server and etcd, the controller aside
+    #[arg(long, requires = "only")]
+    unlabelled: bool,
     /// Sweep: a kubernetes-replicator binary to measure beside it
     /// [default: the one in the cache, if built; see docs/contributing/benchmarks.md]
     #[arg(long, requires = "sweep")]
@@ -146,6 +151,7 @@ impl Args {
         hostile.quiet_samples = self.samples.unwrap_or(hostile.quiet_samples);
         hostile.concurrency = self.concurrency.unwrap_or(hostile.concurrency);
         hostile.attack_secs = self.attack_secs.unwrap_or(hostile.attack_secs);
+        hostile.unlabelled = self.unlabelled;
         if let Some(attacks) = &self.attacks {
             hostile.attacks = attacks.clone();
         }

@@ -89,6 +89,10 @@ impl Scene<'_> {
         started: Instant,
         patience: Duration,
     ) -> Option<f64> {
+        // Unlabelled, the controller writes no copy of the attack's.
+        if self.params.unlabelled {
+            return None;
+        }
         while started.elapsed() < patience {
             if since(before, self.writes().await) >= count as f64 {
                 return Some(started.elapsed().as_secs_f64());
@@ -96,6 +100,21 @@ impl Scene<'_> {
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
         None
+    }
+
+    /// An attack's source, as `source` makes it; without the managed
+    /// label when the attacks run unlabelled.
+    fn source(
+        &self,
+        name: &str,
+        data: BTreeMap<String, String>,
+        annotations: &[(&str, String)],
+    ) -> ConfigMap {
+        let mut cm = source(name, data, annotations);
+        if self.params.unlabelled {
+            cm.metadata.labels = None;
+        }
+        cm
     }
 
     async fn hold(&self) {
@@ -171,7 +190,7 @@ pub async fn globs(scene: &Scene<'_>) -> anyhow::Result<Outcome> {
     let mut keys = vec!["k0".to_owned()];
     keys.extend((1..=p.exclusions).map(|i| format!("!{}", exclusion_glob(i, p.glob_len))));
     let annotation = keys.join(",");
-    let cm = source(
+    let cm = scene.source(
         "globs",
         empty_keys(p.keys),
         &[(MIRROR_KEYS, annotation.clone())],
@@ -199,7 +218,7 @@ pub async fn renames(scene: &Scene<'_>) -> anyhow::Result<Outcome> {
     let mut names = vec!["a".to_owned()];
     names.extend((1..=p.renames).map(|i| format!("a=b{i}")));
     let data = BTreeMap::from([("a".to_owned(), big_value(p.bytes, 0))]);
-    let cm = source("renames", data, &[(MIRROR_KEYS, names.join(","))]);
+    let cm = scene.source("renames", data, &[(MIRROR_KEYS, names.join(","))]);
     let before = scene.writes().await;
     workload::create(&scene.sources(), cm).await?;
     scene.hold().await;
@@ -220,7 +239,7 @@ pub async fn keyed(scene: &Scene<'_>) -> anyhow::Result<Outcome> {
     let objects: Vec<ConfigMap> = (0..p.keyed_sources)
         .map(|i| {
             let keys = if i % 2 == 0 { "k0,,k1" } else { "k0" };
-            source(
+            scene.source(
                 &format!("keyed-{i}"),
                 empty_keys(p.keys),
                 &[(MIRROR_KEYS, keys.to_owned())],
@@ -248,7 +267,7 @@ pub async fn crowded(scene: &Scene<'_>) -> anyhow::Result<Outcome> {
     let n = p.namespace_sources;
     let objects = (0..n).map(|i| {
         let data = BTreeMap::from([("a".to_owned(), big_value(p.bytes, i))]);
-        source(&format!("crowded-{i:03}"), data, &[])
+        scene.source(&format!("crowded-{i:03}"), data, &[])
     });
     let started = Instant::now();
     let before = scene.writes().await;
@@ -282,7 +301,7 @@ pub async fn wide(scene: &Scene<'_>, open_prefix: &str) -> anyhow::Result<Outcom
     let p = scene.params;
     let objects = (0..p.wide_sources).map(|i| {
         let data = BTreeMap::from([("a".to_owned(), big_value(p.bytes, i))]);
-        source(
+        scene.source(
             &format!("wide-{i:02}"),
             data,
             &[(MIRROR_TO, "*".to_owned())],
@@ -326,7 +345,7 @@ pub async fn fan_setup(scene: &Scene<'_>, prefix: &str) -> anyhow::Result<Option
     )
     .await?;
     let objects = (0..p.fan_sources).map(|i| {
-        source(
+        scene.source(
             &format!("fan-{i:02}"),
             fan_data(i, 0),
             &[(MIRROR_TO, format!("{prefix}*"))],
