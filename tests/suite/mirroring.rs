@@ -495,8 +495,21 @@ async fn of_two_sources_competing_for_one_name_the_first_keeps_it_without_flappi
     .unwrap_or_else(|e| panic!("{e:#}"));
 
     let writes = world.controller().writes().await;
-    // A window in which flapping would show; the loser retries meanwhile.
-    tokio::time::sleep(Duration::from_secs(30)).await;
+    // Flapping would show in the loser's retries (1 s, 2 s, 4 s with
+    // --slow-retry 1s): each could write, so three of them counted are the
+    // barrier before asserting that none did.
+    let errors = "controller_runtime_reconcile_errors_total";
+    let before = world.controller().metric(errors, r#"loop="sync""#).await;
+    let retried = world
+        .controller()
+        .metric_reaching(errors, r#"loop="sync""#, before + 3.0)
+        .await;
+    assert!(
+        retried >= before + 3.0,
+        "the loser retried {} times: {}",
+        retried - before,
+        world.controller().log_text()
+    );
     let held = world
         .configmaps(&target)
         .get("shared")
