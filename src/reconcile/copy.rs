@@ -9,7 +9,6 @@ use kube::ResourceExt;
 use crate::{
     contract::object_key,
     decisions::cache_form::CachedCopy,
-    decisions::ownership::outranked_mirror,
     decisions::plan::{self, NameTaken, Write},
     kind::MirroredKind,
     reconcile::context::Context,
@@ -22,16 +21,18 @@ use crate::{
 /// most, planned again from the object itself when a create finds its name
 /// taken by one the cache had not seen.
 ///
-/// A ClusterMirror that takes over a source's own immutable mirror deletes
-/// it and creates its copy at once: the delete wakes the source, which
-/// leaves the name to the ClusterMirror, but not the ClusterMirror.
+/// A copy deleted to be recreated (immutable, or a source's own mirror a
+/// ClusterMirror takes over) is created at once, in the same reconcile:
+/// the delete's watch event may never wake one (it can reach a reconcile
+/// of the source that is already running, or a replica that is no longer
+/// allowed to write), and a ClusterMirror's copy is not woken by it at all.
 pub(crate) async fn sync_copy<K: MirroredKind>(
     source: &Source<'_, K>,
     desired: K,
     ctx: &Context<K>,
 ) -> Result<(), Error> {
     let mut actual = cached_copy(&desired, ctx);
-    let mut took_over = false;
+    let mut deleted = false;
     loop {
         let write = plan_copy(
             source.cached,
@@ -40,24 +41,21 @@ pub(crate) async fn sync_copy<K: MirroredKind>(
             &source.key,
             ctx,
         )?;
-        let takes_over = matches!(write, Write::DeleteToRecreate { .. })
-            && actual
-                .as_ref()
-                .is_some_and(|a| outranked_mirror(a.object().meta(), desired.meta()));
-        match (write::perform(ctx, source, write).await?, takes_over) {
-            (Performed::Done, true) if !took_over => {
-                took_over = true;
+        let recreates = matches!(write, Write::DeleteToRecreate { .. });
+        match write::perform(ctx, source, write).await? {
+            Performed::Done if recreates && !deleted => {
+                deleted = true;
                 actual = None;
             }
-            (Performed::Done, _) => return Ok(()),
+            Performed::Done => return Ok(()),
             // Once: the name was just freed, and is taken again.
-            (Performed::PlanAgain(_), _) if took_over => {
+            Performed::PlanAgain(_) if deleted => {
                 return Err(Error::Stale(format!(
-                    "{} was taken again while being taken over",
+                    "{} was taken again while being recreated",
                     object_key(desired.meta())
                 )));
             }
-            (Performed::PlanAgain(existing), _) => actual = Some(existing),
+            Performed::PlanAgain(existing) => actual = Some(existing),
         }
     }
 }

@@ -4,9 +4,10 @@
 
 use crate::common;
 
-use common::{Objects, Scene, TestKind};
+use common::{Objects, PATIENCE, Scene, TestKind};
 use kube::ResourceExt;
 use serde_json::json;
+use testenv::wait_for;
 
 const RECREATE: &str = "operation=\"recreate\"";
 const WRITES: &str = "configmap_mirror_companion_writes_total";
@@ -14,6 +15,7 @@ const WRITES: &str = "configmap_mirror_companion_writes_total";
 crate::for_each_kind!(
     an_immutable_companion_is_recreated_when_its_source_is_replaced,
     a_companion_frozen_by_hand_is_replaced_by_a_mutable_copy,
+    a_recreate_creates_the_copy_in_the_reconcile_that_deleted_it,
 );
 
 async fn an_immutable_companion_is_recreated_when_its_source_is_replaced<K: TestKind>() {
@@ -61,4 +63,44 @@ async fn a_companion_frozen_by_hand_is_replaced_by_a_mutable_copy<K: TestKind>()
         .metric("controller_runtime_reconcile_errors_total", "")
         .await;
     assert!(errors <= 2.0, "no retry loop: {errors} failed reconciles");
+}
+
+/// The delete's watch event is not what completes a recreate: it can reach
+/// a reconcile of the source that is already running, or a replica no
+/// longer allowed to write, and then nothing wakes the source again until
+/// it changes. So the reconcile that deletes the copy creates it too.
+async fn a_recreate_creates_the_copy_in_the_reconcile_that_deleted_it<K: TestKind>() {
+    let scene = Scene::new("recreate-at-once").await;
+    let objects = Objects::<K>::of(&scene);
+    let controller = objects.start_controller(&[]).await;
+    objects.source("thaw", &[("v", "1")]).await;
+    objects.companion_in_sync("thaw").await;
+
+    objects
+        .patch("thaw-synced", json!({"immutable": true}))
+        .await;
+    let companion = format!("companion {}/thaw-synced", scene.namespace);
+    let deleted = format!("deleted immutable {companion} to recreate it");
+    let created = format!("created {companion}");
+    let (deleted_by, created_by) = wait_for("the recreate to be logged", PATIENCE, || async {
+        let log = controller.log_text();
+        let mut after_delete = log.lines().skip_while(|line| !line.contains(&deleted));
+        let deleted_by = reconcile_id(after_delete.next()?)?;
+        let created_by = reconcile_id(after_delete.find(|line| line.contains(&created))?)?;
+        Some((deleted_by, created_by))
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
+    assert_eq!(
+        deleted_by, created_by,
+        "the create came from another reconcile than the delete"
+    );
+    assert!(!objects.companion_in_sync("thaw").await.is_immutable());
+}
+
+/// The `reconcile_id` of the reconcile span a log line was written in.
+fn reconcile_id(line: &str) -> Option<u64> {
+    let (_, after) = line.split_once("reconcile_id=")?;
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
 }
