@@ -24,4 +24,5 @@ pub(crate) mod prune_verdict;
 pub(crate) mod scope;
 pub(crate) mod secret_published;
 pub(crate) mod selector;
+pub(crate) mod source_asks;
 pub(crate) mod targets;

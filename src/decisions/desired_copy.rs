@@ -22,15 +22,15 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::{
     contract::{
         CHECKSUM_ANNOTATION, CLUSTER_MIRROR_LABEL, HELM_RELEASE_NAME_PREFIX, HELM_STORAGE_LABEL,
-        MANAGED_BY_LABEL, MANAGER_NAME, MAX_NAME_LEN, MIRROR_KEYS_ANNOTATION, MIRROR_OF_ANNOTATION,
-        MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, TILLER_STORAGE_LABEL, annotation,
-        companion_name, helm_storage_label, install::INSTALL_OWNED_LABEL, is_managed_by_us,
+        MANAGED_BY_LABEL, MANAGER_NAME, MAX_NAME_LEN, MIRROR_OF_ANNOTATION,
+        MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, TILLER_STORAGE_LABEL, companion_name,
+        helm_storage_label, install::INSTALL_OWNED_LABEL, is_managed_by_us,
     },
     decisions::cache_form::{key_digests::source_copy_keys, source_checksum},
     decisions::carried::{Carried, Lists},
     decisions::install::Install,
     decisions::key_shape::{
-        KeyShape,
+        KeyShape, annotated_shape,
         checksum::{CopyForm, CopyKeys},
         content::shaped_content,
         copy_plan::ContentPlan,
@@ -268,15 +268,6 @@ pub fn shape_asked<'a, K: MirroredKind>(
             let shape = annotated_shape(source.meta()).map_err(Refusal::InvalidMirrorKeys)?;
             Ok((Cow::Owned(shape), CopyForm::default()))
         }
-    }
-}
-
-/// The key shape a source's `workshop.io/mirror-keys` asks for; every key
-/// when it has none.
-pub fn annotated_shape(source: &ObjectMeta) -> Result<KeyShape, String> {
-    match annotation(source, MIRROR_KEYS_ANNOTATION) {
-        Some(text) => KeyShape::parse_annotation(text),
-        None => Ok(KeyShape::EVERY_KEY),
     }
 }
 

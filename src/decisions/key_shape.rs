@@ -39,8 +39,12 @@ mod entries;
 pub mod secret_type;
 pub mod spec;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
 use crate::{
-    api::cluster_mirror::rules, contract::MIRROR_KEYS_ANNOTATION, decisions::patterns::Glob,
+    api::cluster_mirror::rules,
+    contract::{MIRROR_KEYS_ANNOTATION, annotation},
+    decisions::patterns::Glob,
     kind::Field,
 };
 
@@ -337,6 +341,18 @@ impl KeyShape {
 
 fn include_name<'a>(key: &'a str, copy_as: &'a Option<String>) -> &'a str {
     copy_as.as_deref().unwrap_or(key)
+}
+
+/// The key shape a source's `workshop.io/mirror-keys` asks for; None when
+/// it has none.
+pub fn annotated(source: &ObjectMeta) -> Option<Result<KeyShape, String>> {
+    annotation(source, MIRROR_KEYS_ANNOTATION).map(KeyShape::parse_annotation)
+}
+
+/// The key shape a source's `workshop.io/mirror-keys` asks for; every key
+/// when it has none.
+pub fn annotated_shape(source: &ObjectMeta) -> Result<KeyShape, String> {
+    annotated(source).unwrap_or(Ok(KeyShape::EVERY_KEY))
 }
 
 #[cfg(test)]

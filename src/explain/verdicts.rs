@@ -33,9 +33,9 @@ use crate::{
     decisions::consent::{
         ACCEPT_MIRRORS_FROM_ANNOTATION, Consent, NamespaceFacts, NamespaceRefusal,
     },
-    decisions::desired_copy::{Asked, Refusal, annotated_shape, desired, never_a_source},
+    decisions::desired_copy::{Asked, Refusal, desired, never_a_source},
     decisions::install::Install,
-    decisions::key_shape::checksum::CopyForm,
+    decisions::key_shape::{annotated_shape, checksum::CopyForm},
     decisions::mirror_name::mirror_name,
     decisions::ownership::{claimed_source, outranked_mirror},
     decisions::patterns,

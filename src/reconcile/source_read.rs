@@ -27,12 +27,10 @@ pub(crate) mod still_decides;
 use crate::{
     contract::object_key,
     decisions::cache_form::content_size,
-    decisions::desired_copy::{
-        Asked, Refusal, ShapeKeys, annotated_shape, copy_keys, desired_keys, shape_keys,
-    },
+    decisions::desired_copy::{Asked, Refusal, ShapeKeys, copy_keys, desired_keys, shape_keys},
     decisions::install::Install,
     decisions::key_shape::{
-        KeyShape,
+        KeyShape, annotated_shape,
         checksum::CopyForm,
         copy_plan::{ContentPlan, CopyTooLarge, content_plan},
     },

@@ -19,9 +19,8 @@
 //! of the values than they did.
 
 use crate::{
-    contract::{MIRROR_KEYS_ANNOTATION, annotation},
     decisions::key_shape::{
-        KeyShape,
+        self, KeyShape,
         checksum::{CopyForm, CopyKeys, shaped_copy_hash_of},
         secret_type::KeysBreakType,
     },
@@ -55,8 +54,7 @@ pub(super) fn aside_of<K: MirroredKind>(source: &K) -> String {
 /// The shape a source's own annotation gives; None when it has none or it
 /// cannot be read.
 fn annotated<K: MirroredKind>(source: &K) -> Option<KeyShape> {
-    let text = annotation(source.meta(), MIRROR_KEYS_ANNOTATION)?;
-    KeyShape::parse_annotation(text).ok()
+    key_shape::annotated(source.meta())?.ok()
 }
 
 /// What the copies of a cached source hold under `shape` and `form`, as its

@@ -8,10 +8,8 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
-    contract::{MIRROR_KEYS_ANNOTATION, MIRROR_NAME_ANNOTATION, annotation, is_managed_by_us},
-    decisions::carried::{self, Lists},
-    decisions::selector::Selector,
-    decisions::targets::Targets,
+    contract::is_managed_by_us, decisions::carried, decisions::selector::Selector,
+    decisions::source_asks::SourceAsks,
 };
 
 /// Why `fresh` no longer decides as `cached` did, if it does not.
@@ -32,20 +30,11 @@ pub fn changed_decision(
     if fresh.deletion_timestamp.is_some() {
         return Some("it is being deleted");
     }
-    if Targets::of(fresh) != Targets::of(cached) {
-        return Some("the namespaces it asks for changed");
+    let asks = SourceAsks::of(fresh);
+    if let Some(changed) = asks.changed_from(&SourceAsks::of(cached)) {
+        return Some(changed);
     }
-    if annotation(fresh, MIRROR_KEYS_ANNOTATION) != annotation(cached, MIRROR_KEYS_ANNOTATION) {
-        return Some("the keys its copies hold changed");
-    }
-    if annotation(fresh, MIRROR_NAME_ANNOTATION) != annotation(cached, MIRROR_NAME_ANNOTATION) {
-        return Some("the name of its mirrors changed");
-    }
-    let lists = Lists::of(fresh);
-    if lists != Lists::of(cached) {
-        return Some("its lists of keys to carry changed");
-    }
-    let lists = lists.unwrap_or_default();
+    let lists = asks.lists.unwrap_or_default();
     if carried::selected_of(fresh, &lists) != carried::selected_of(cached, &lists) {
         return Some("the labels or annotations its copies carry changed");
     }
@@ -55,7 +44,10 @@ pub fn changed_decision(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::{COPY_LABELS_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME};
+    use crate::contract::{
+        COPY_LABELS_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME, MIRROR_KEYS_ANNOTATION,
+        MIRROR_NAME_ANNOTATION,
+    };
     use crate::decisions::targets::MIRROR_TO_ANNOTATION;
     use crate::test_fixtures::{mk_map, mk_mirrored_source};
 

@@ -6,6 +6,7 @@ use k8s_openapi::{
 };
 
 use super::*;
+use crate::contract::MIRROR_KEYS_ANNOTATION;
 use crate::decisions::cache_form::{key_digests::source_copy_keys, slim_source};
 use crate::decisions::key_shape::checksum::shaped_copy_hash_of;
 use crate::test_fixtures::{mk_full_source, mk_secret_source};

@@ -2,6 +2,7 @@
 //! of a source, decided from the cached source as from the fresh one.
 
 use super::*;
+use crate::contract::MIRROR_KEYS_ANNOTATION;
 use crate::decisions::cache_form::slim_source;
 use crate::decisions::key_shape::copy_plan::content_plan;
 use crate::test_fixtures::NO_KEY;
