@@ -13,6 +13,7 @@
 //! The I/O a reconcile makes is made here, not in `cluster`: the writes
 //! of copies, the fresh reads of sources, and a ClusterMirror's status.
 
+pub(crate) mod api_outcome;
 pub(crate) mod backoff;
 pub(crate) mod cluster_mirror;
 pub mod contest;
@@ -25,6 +26,7 @@ pub(crate) mod fan_out;
 pub(crate) mod pending;
 pub(crate) mod prune;
 pub(crate) mod resync;
+pub(crate) mod soonest;
 pub(crate) mod source_read;
 pub(crate) mod sync;
 pub(crate) mod worker_share;

@@ -1,13 +1,6 @@
 //! The one error type of the reconcilers, and how each kind is retried.
 
-use kube::core::Status;
-
-use crate::{
-    cluster::{api_client, relayed},
-    contract::warning,
-    decisions::key_shape::copy_plan::CopyTooLarge,
-    kind::MirroredKind,
-};
+use crate::{contract::warning, decisions::key_shape::copy_plan::CopyTooLarge};
 
 /// Everything a reconcile can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -195,48 +188,6 @@ impl Retry {
     }
 }
 
-/// Of the outcomes of a reconcile's parts (the companion, each mirror), the
-/// failure to be retried soonest stands for all: a part that can wait must
-/// not delay the retry of one that cannot. Among equals, the first. When
-/// that failure is one a person must hear of, every such condition found is
-/// kept with it ([`Error::Several`]), in the order found: one reconcile may
-/// find a mirror name taken and a protected namespace asked for, and
-/// telling one must not hide the other.
-pub fn soonest(outcomes: impl IntoIterator<Item = Result<(), Error>>) -> Result<(), Error> {
-    let mut errors: Vec<Error> = outcomes
-        .into_iter()
-        .filter_map(Result::err)
-        .flat_map(|error| match error {
-            Error::Several(parts) => parts,
-            error => vec![error],
-        })
-        .collect();
-    let Some(chosen) = soonest_at(&errors) else {
-        return Ok(());
-    };
-    if errors[chosen].event_reason().is_none() {
-        return Err(errors.swap_remove(chosen));
-    }
-    // Once each: every copy too large says the same.
-    let mut said = std::collections::HashSet::new();
-    let told = errors.into_iter().filter(|e| e.event_reason().is_some());
-    let mut told: Vec<Error> = told.filter(|e| said.insert(e.to_string())).collect();
-    Err(match told.len() {
-        1 => told.remove(0),
-        _ => Error::Several(told),
-    })
-}
-
-/// Where in `errors` the one to be retried soonest is: the first of the
-/// most urgent. None when there is none.
-pub fn soonest_at(errors: &[Error]) -> Option<usize> {
-    errors
-        .iter()
-        .enumerate()
-        .min_by_key(|(at, error)| (error.retry().urgency(), *at))
-        .map(|(at, _)| at)
-}
-
 impl Error {
     /// A short, fixed label for logs and metrics.
     pub fn metric_label(&self) -> &'static str {
@@ -347,52 +298,6 @@ impl Error {
                 .unwrap_or(Retry::Slowly),
         }
     }
-}
-
-/// What a failed API call means for the reconcile that made it.
-#[derive(Debug)]
-pub enum ApiOutcome {
-    /// The namespace is being deleted: nothing to do, and nothing to report.
-    NamespaceTerminating,
-    Failed(Error),
-}
-
-/// Sorts a failed call about an object of kind `K` into the kinds above.
-/// What the API server said is kept only as it may be told (`relayed`).
-pub fn classify<K: MirroredKind>(err: kube::Error) -> ApiOutcome {
-    let status = match err {
-        kube::Error::Api(status) => status,
-        // A response it could not parse (a faulty proxy): serde's message
-        // quotes what it found, which may be the object's content.
-        kube::Error::SerdeError(parse) => {
-            let what = api_client::unparsed(&parse);
-            return ApiOutcome::Failed(Error::Transient(kube::Error::Service(what.into())));
-        }
-        err => return ApiOutcome::Failed(Error::Transient(err)),
-    };
-    if is_namespace_terminating(&status) {
-        return ApiOutcome::NamespaceTerminating;
-    }
-    let status = relayed::relayable(*status, K::CONFIDENTIAL);
-    let message = status.message.clone();
-    let failed = if status.is_conflict() || status.is_already_exists() || status.is_not_found() {
-        Error::Stale(message)
-    } else if status.is_forbidden() {
-        Error::Forbidden(message)
-    } else if status.is_invalid() || matches!(status.code, 400 | 413) {
-        Error::Rejected(message)
-    } else {
-        Error::Transient(kube::Error::Api(Box::new(status)))
-    };
-    ApiOutcome::Failed(failed)
-}
-
-fn is_namespace_terminating(status: &Status) -> bool {
-    let by_cause = status
-        .details
-        .as_ref()
-        .is_some_and(|d| d.causes.iter().any(|c| c.reason == "NamespaceTerminating"));
-    by_cause || (status.is_forbidden() && status.message.contains("being terminated"))
 }
 
 #[cfg(test)]

@@ -9,8 +9,11 @@ use crate::{
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::copy::sync_copy,
-    reconcile::error::{Error, Retry, soonest_at},
     reconcile::source_read::Source,
+    reconcile::{
+        error::{Error, Retry},
+        soonest::soonest_at,
+    },
 };
 
 /// How many copies of one source, or of one ClusterMirror, are written at

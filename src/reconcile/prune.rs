@@ -25,8 +25,11 @@ use crate::{
     reconcile::backoff::BackoffKey,
     reconcile::cluster_mirror,
     reconcile::context::Context,
-    reconcile::error::{ApiOutcome, Error, classify},
     reconcile::write,
+    reconcile::{
+        api_outcome::{ApiOutcome, classify},
+        error::Error,
+    },
 };
 
 pub async fn reconcile<K: MirroredKind>(

@@ -38,7 +38,10 @@ use crate::{
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::copy_budget::HeldBytes,
-    reconcile::error::{ApiOutcome, Error, classify},
+    reconcile::{
+        api_outcome::{ApiOutcome, classify},
+        error::Error,
+    },
 };
 
 /// The source of one reconcile.

@@ -20,8 +20,11 @@ use crate::{
     reconcile::backoff::BackoffKey,
     reconcile::context::Context,
     reconcile::copy::{cached_copy, plan_copy, sync_copy},
-    reconcile::error::{Error, Retry, soonest},
     reconcile::source_read::Source,
+    reconcile::{
+        error::{Error, Retry},
+        soonest::soonest,
+    },
 };
 
 mod mirrors;

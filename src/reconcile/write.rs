@@ -18,8 +18,11 @@ use crate::{
     reconcile::contest::{Fingerprint, WriteKind},
     reconcile::context::Context,
     reconcile::copy_budget::{self, HeldBytes},
-    reconcile::error::{ApiOutcome, Error, classify},
     reconcile::source_read::Source,
+    reconcile::{
+        api_outcome::{ApiOutcome, classify},
+        error::Error,
+    },
 };
 
 fn post_params() -> PostParams {

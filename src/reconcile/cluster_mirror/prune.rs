@@ -17,8 +17,11 @@ use crate::{
     decisions::prune_verdict::CopyVerdict,
     kind::MirroredKind,
     reconcile::context::Context,
-    reconcile::error::{ApiOutcome, Error, classify},
     reconcile::write,
+    reconcile::{
+        api_outcome::{ApiOutcome, classify},
+        error::Error,
+    },
 };
 
 /// The fate of `copy`, written by the ClusterMirror `name`, as the caches

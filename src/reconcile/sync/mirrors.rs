@@ -14,9 +14,9 @@ use crate::{
     decisions::targets::Targets,
     kind::MirroredKind,
     reconcile::context::Context,
-    reconcile::error::{Error, soonest},
     reconcile::fan_out::{self, Outcomes},
     reconcile::source_read::Source,
+    reconcile::{error::Error, soonest::soonest},
 };
 
 /// One copy in each namespace the source asks for and that consents, of

@@ -1,5 +1,5 @@
 use super::*;
-use crate::reconcile::error::soonest;
+use crate::reconcile::soonest::soonest;
 
 /// The outcomes of writes to one namespace each, folded as the fan-out
 /// folds them.
