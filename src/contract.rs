@@ -283,6 +283,7 @@ pub fn helm_storage_label(meta: &ObjectMeta) -> Option<(&'static str, &'static s
         .find(|(key, value)| labels.get(*key).is_some_and(|v| v == value))
 }
 
+pub mod condition;
 pub mod warning;
 
 /// What a copy is to its source: the companion in its namespace, or a
