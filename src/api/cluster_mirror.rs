@@ -359,14 +359,16 @@ pub mod condition {
     pub const STALLED: &str = "Stalled";
 }
 
-/// The reasons of the `Ready` condition, and of listed failures.
+/// The reasons of the `Ready` condition, and of listed failures: of a
+/// condition a reconcile can end in, as the table of conditions says.
 pub mod reason {
+    use crate::contract::condition::Condition;
     /// `Ready` is True: every selected namespace holds an in-sync copy.
     pub const SYNCED: &str = "Synced";
     pub const PARTIALLY_SYNCED: &str = "PartiallySynced";
     pub const SOURCE_NOT_FOUND: &str = "SourceNotFound";
     /// A refused Secret type or a reserved name.
-    pub const SOURCE_NOT_COPYABLE: &str = "SourceNotCopyable";
+    pub const SOURCE_NOT_COPYABLE: &str = Condition::NeverASource.row().failure;
     pub const SOURCE_NAMESPACE_NOT_ALLOWED: &str = "SourceNamespaceNotAllowed";
     /// A Secret source while `--kinds` leaves Secrets out.
     pub const SECRETS_DISABLED: &str = "SecretsDisabled";
@@ -378,14 +380,14 @@ pub mod reason {
     pub const PROGRESSING: &str = "Progressing";
     /// A failure: the target name is held by an object this ClusterMirror
     /// did not create.
-    pub const NAME_TAKEN: &str = "NameTaken";
+    pub const NAME_TAKEN: &str = Condition::NameTaken.row().failure;
     /// `Ready` is False (and `Stalled`): the keys copied leave out one the
     /// Secret's type requires.
-    pub const KEYS_BREAK_TYPE: &str = crate::contract::warning::KEYS_BREAK_TYPE;
+    pub const KEYS_BREAK_TYPE: &str = Condition::KeysBreakType.row().failure;
     /// A failure: an exact key of `target.keys` is not in the source.
-    pub const KEY_MISSING: &str = crate::contract::warning::KEY_MISSING;
+    pub const KEY_MISSING: &str = Condition::KeyMissing.row().failure;
     /// A failure: the copy would hold more than the API server accepts.
-    pub const COPY_TOO_LARGE: &str = crate::contract::warning::COPY_TOO_LARGE;
+    pub const COPY_TOO_LARGE: &str = Condition::CopyTooLarge.row().failure;
 }
 
 fn is_false(value: &bool) -> bool {

@@ -33,11 +33,11 @@ impl Retry {
 
 /// A ClusterMirror's failure reason for a copy whose name an object it did
 /// not create holds (its Warning, on a source, is `CompanionNameTaken`).
-pub const NAME_TAKEN: &str = "NameTaken";
+const NAME_TAKEN: &str = "NameTaken";
 
 /// A ClusterMirror's failure reason for a copy that failed with a
 /// condition no person is told of.
-pub const WRITE_FAILED: &str = "WriteFailed";
+const WRITE_FAILED: &str = "WriteFailed";
 
 /// What is said and done about one condition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

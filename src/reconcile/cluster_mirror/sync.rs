@@ -327,7 +327,7 @@ fn failures(outcomes: &Outcomes) -> Vec<Failure> {
 /// The copy in `namespace` failed with `error`: how the status tells it.
 fn failure(namespace: String, error: &Error) -> Failure {
     Failure {
-        reason: failure_reason(error),
+        reason: error.condition().row().failure,
         message: match error {
             Error::NameTaken { name } => format!(
                 "{name} already exists and was not written by this ClusterMirror; it is left untouched"
@@ -336,14 +336,6 @@ fn failure(namespace: String, error: &Error) -> Failure {
         },
         namespace,
         retried: error.retry() == Retry::Soon,
-    }
-}
-
-/// A failure's reason in the status, as an Event's would be.
-fn failure_reason(error: &Error) -> &'static str {
-    match error {
-        Error::NameTaken { .. } => crate::api::cluster_mirror::reason::NAME_TAKEN,
-        error => error.event_reason().unwrap_or("WriteFailed"),
     }
 }
 
