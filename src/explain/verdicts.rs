@@ -23,6 +23,7 @@ use k8s_openapi::{
 };
 
 use crate::{
+    contract::condition::Condition,
     contract::{
         CHECKSUM_ANNOTATION, CopyRole, MANAGED_BY_LABEL, MANAGER_NAME, SOURCE_SELECTOR_ANNOTATION,
         annotation, cluster_mirror_of, companion_name, is_managed_by_us, mirror_of, object_key,
@@ -221,20 +222,14 @@ fn managed<K: Explained>(source: &K, rules: &Rules, key: &K::DigestKey) -> Manag
         return invalid_copy_list(why);
     }
     if let Some(reason) = never_a_source(source, &K::source_rules(rules)) {
-        return Managed::No(
-            Verdict::RefusedType,
-            format!(
-                "{reason}: never copied (Warning {})",
-                warning::SOURCE_NOT_COPYABLE
-            ),
-        );
+        return Managed::refused(Condition::NeverASource, format!("{reason}: never copied"));
     }
     match desired(source, &Asked::Companion, &rules.install, key) {
         Ok(companion) => within_size(source, companion),
         Err(Refusal::NameTooLong { name, len }) => Managed::Yes {
             companion: Err(format!(
-                "its companion's name {name} would be {len} characters long, over the limit of 253: it has no companion (Warning {}); its mirrors are written",
-                warning::COMPANION_NAME_TOO_LONG
+                "its companion's name {name} would be {len} characters long, over the limit of 253: it has no companion ({}); its mirrors are written",
+                warned(Condition::NameTooLong)
             )),
         },
         Err(Refusal::SourceIsCompanion) => Managed::No(
@@ -249,24 +244,17 @@ fn managed<K: Explained>(source: &K, rules: &Rules, key: &K::DigestKey) -> Manag
         ),
         Err(Refusal::Incomplete) => Managed::No(Verdict::NotFound, "it is not stored yet".into()),
         Err(Refusal::InvalidCopyList(why)) => invalid_copy_list(why),
-        Err(Refusal::InvalidMirrorKeys(why)) => Managed::No(
-            Verdict::InvalidMirrorKeys,
-            format!(
-                "{why}: its copies are left as they are until it is fixed (Warning {})",
-                warning::INVALID_MIRROR_KEYS
-            ),
+        Err(Refusal::InvalidMirrorKeys(why)) => Managed::refused(
+            Condition::InvalidMirrorKeys,
+            format!("{why}: its copies are left as they are until it is fixed"),
         ),
-        Err(Refusal::KeysBreakType(breaks)) => Managed::No(
-            Verdict::KeysBreakType,
-            format!(
-                "{} (Warning {})",
-                breaks.label_path_message(),
-                warning::KEYS_BREAK_TYPE
-            ),
-        ),
+        Err(Refusal::KeysBreakType(breaks)) => {
+            Managed::refused(Condition::KeysBreakType, breaks.label_path_message())
+        }
         // Never for a companion, which keeps `<name><suffix>`.
         Err(Refusal::InvalidMirrorName(why)) => {
-            Managed::No(Verdict::InvalidMirrorName, invalid_mirror_name(&why))
+            let (verdict, why) = invalid_mirror_name(&why);
+            Managed::No(verdict, why)
         }
     }
 }
@@ -276,10 +264,7 @@ fn managed<K: Explained>(source: &K, rules: &Rules, key: &K::DigestKey) -> Manag
 fn within_size<K: Explained>(source: &K, companion: K) -> Managed<K> {
     let shape = annotated_shape(source.meta()).unwrap_or_default();
     match keys::too_large(source, &shape, CopyForm::default()) {
-        Some(too_large) => Managed::No(
-            Verdict::CopyTooLarge,
-            format!("{too_large} (Warning {})", warning::COPY_TOO_LARGE),
-        ),
+        Some(too_large) => Managed::refused(Condition::CopyTooLarge, too_large),
         None => Managed::Yes {
             companion: Ok(companion),
         },
@@ -288,22 +273,27 @@ fn within_size<K: Explained>(source: &K, companion: K) -> Managed<K> {
 
 /// Why a source whose `workshop.io/mirror-name` cannot be a name has no
 /// mirror written.
-pub(crate) fn invalid_mirror_name(why: &str) -> String {
-    format!(
-        "{why}: no mirror is written, and those written before stay, until it is fixed (Warning {})",
-        warning::INVALID_MIRROR_NAME
+pub(crate) fn invalid_mirror_name(why: &str) -> (Verdict, String) {
+    Verdict::told(
+        Condition::InvalidMirrorName,
+        format!("{why}: no mirror is written, and those written before stay, until it is fixed"),
     )
 }
 
 /// A source whose list of keys to carry is malformed.
 fn invalid_copy_list<K>(why: String) -> Managed<K> {
-    Managed::No(
-        Verdict::InvalidCopyList,
-        format!(
-            "{why}: nothing of it is written until it is fixed (Warning {})",
-            warning::INVALID_COPY_LIST
-        ),
+    Managed::refused(
+        Condition::InvalidCopyList,
+        format!("{why}: nothing of it is written until it is fixed"),
     )
+}
+
+impl<K> Managed<K> {
+    /// Not managed, for `condition`, as the table tells of it.
+    fn refused(condition: Condition, why: impl std::fmt::Display) -> Managed<K> {
+        let (verdict, why) = Verdict::told(condition, why);
+        Managed::No(verdict, why)
+    }
 }
 
 /// The row saying whether the install manages `source`.

@@ -293,9 +293,7 @@ fn desired_of<K: Explained>(
             Verdict::InvalidCopyList,
             format!("{why}: nothing of its source is written until it is fixed"),
         )),
-        Err(Refusal::InvalidMirrorName(why)) => {
-            Err((Verdict::InvalidMirrorName, invalid_mirror_name(&why)))
-        }
+        Err(Refusal::InvalidMirrorName(why)) => Err(invalid_mirror_name(&why)),
         Err(_) => {
             let (verdict, detail) = match managed(source, rules, key) {
                 Managed::No(verdict, detail) => (verdict, detail),

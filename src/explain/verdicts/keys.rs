@@ -3,8 +3,9 @@
 //! and a ClusterMirror's copies (`spec.target.keys`). Names only: never a
 //! value.
 
+use super::warned;
 use crate::{
-    contract::warning,
+    contract::condition::Condition,
     decisions::key_shape::{
         KeyShape, LeftOut,
         checksum::CopyForm,
@@ -66,9 +67,9 @@ pub(super) fn keys_held<K: MirroredKind>(
     }
     if !shaped.missing.is_empty() {
         said.push_str(&format!(
-            "; not in the source: {} (Warning {})",
+            "; not in the source: {} ({})",
             shaped.missing.join(", "),
-            warning::KEY_MISSING
+            warned(Condition::KeyMissing)
         ));
     }
     // As the copy is written: of the type it asks for, else its source's.

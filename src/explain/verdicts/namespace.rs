@@ -94,10 +94,7 @@ pub fn sources_asking<'a, K: Explained>(
             }
             let name = match mirror_name(source) {
                 Ok(name) => name.to_owned(),
-                Err(why) => {
-                    let why = invalid_mirror_name(&why);
-                    return Some((source, Some((Verdict::InvalidMirrorName, why))));
-                }
+                Err(why) => return Some((source, Some(invalid_mirror_name(&why)))),
             };
             if rules.install.reserved_names.contains(&name) {
                 return Some((

@@ -23,9 +23,9 @@ pub(super) fn refusal<K: Explained>(
         Err(NamespaceRefusal::Protected) => (
             Verdict::Protected,
             format!(
-                "{}; never mirrored into (Warning {} on the source when its labels consent)",
+                "{}; never mirrored into ({} on the source when its labels consent)",
                 NamespaceRefusal::Protected,
-                warning::MIRROR_NAMESPACE_PROTECTED
+                warned(Condition::MirrorNamespaceProtected)
             ),
         ),
         Err(NamespaceRefusal::NotConsenting)
@@ -81,8 +81,8 @@ pub(super) fn managed_detail(source: &ObjectMeta, rules: &Rules) -> String {
     };
     match carried.refused(&rules.install.never_carried) {
         Some(keys) => format!(
-            "{matches}; {keys}: never carried (Warning {})",
-            warning::COPY_KEY_REFUSED
+            "{matches}; {keys}: never carried ({})",
+            warned(Condition::CopyKeyRefused)
         ),
         None => matches,
     }

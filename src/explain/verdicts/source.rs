@@ -155,17 +155,16 @@ fn mirror_rows<K: Explained>(
         Ok(None) => return leftover_rows(scene, rules, &BTreeSet::new()),
         Err(why) => {
             let why = format!(
-                "{why}: no mirror is written, and those written before stay, until it is fixed (Warning {})",
-                warning::INVALID_MIRROR_TARGETS
+                "{why}: no mirror is written, and those written before stay, until it is fixed"
             );
-            let refused = (Verdict::InvalidTargets, why);
+            let refused = Verdict::told(Condition::InvalidTargets, why);
             return no_mirror_rows(scene, rules, &name, source_key, refused);
         }
     };
     let name = match mirror_name(meta) {
         Ok(name) => name.to_owned(),
         Err(why) => {
-            let refused = (Verdict::InvalidMirrorName, super::invalid_mirror_name(&why));
+            let refused = super::invalid_mirror_name(&why);
             return no_mirror_rows(scene, rules, &name, source_key, refused);
         }
     };
@@ -207,13 +206,13 @@ fn asked_row<K: Explained>(
     };
     let reserved = rules.install.reserved_names.contains(&name);
     if reserved && namespace.name != meta.namespace.as_deref().unwrap_or_default() {
-        return at(
-            Verdict::ReservedName,
+        let (verdict, why) = Verdict::told(
+            Condition::ReservedName,
             format!(
-                "{name} is reserved (published by Kubernetes into every namespace, or listed by --reserved-names): never mirrored (Warning {})",
-                warning::MIRROR_NAME_RESERVED
+                "{name} is reserved (published by Kubernetes into every namespace, or listed by --reserved-names): never mirrored"
             ),
         );
+        return at(verdict, why);
     }
     if let Some((verdict, detail)) = refusal::<K>(targets, meta, namespace, rules) {
         return at(verdict, detail);

@@ -135,3 +135,18 @@ mod cluster_mirrors;
 mod copies_and_namespaces;
 mod secrets;
 mod sources;
+
+#[test]
+fn a_row_tells_of_a_condition_by_the_table_s_verdict_and_warning() {
+    use crate::contract::condition::Condition;
+    for condition in Condition::ALL.iter().copied() {
+        let row = condition.row();
+        let verdict = Verdict::of_condition(condition).map(Verdict::as_str);
+        assert_eq!(verdict, row.verdict, "{condition:?}");
+        if let (Some(verdict), Some(reason)) = (row.verdict, row.reason) {
+            let (told, why) = Verdict::told(condition, "why");
+            assert_eq!(told.as_str(), verdict);
+            assert_eq!(why, format!("why (Warning {reason})"));
+        }
+    }
+}

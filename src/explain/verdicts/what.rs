@@ -1,5 +1,7 @@
 //! The vocabulary of explain's rows: what a row is about, and its verdict.
 
+use crate::contract::condition::Condition;
+
 /// What a row is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum What {
@@ -30,10 +32,11 @@ impl What {
     }
 }
 
-/// Declares the verdicts: each one's name in the output, and whether it
-/// means "in place".
+/// Declares the verdicts: each one's name in the output (that of the table
+/// of conditions for a verdict that tells of one), and whether it means "in
+/// place".
 macro_rules! verdicts {
-    ($($variant:ident => $name:literal, $ok:literal;)*) => {
+    ($($variant:ident => $name:expr, $ok:literal;)*) => {
         /// Each verdict explain gives. Their names are the JSON output's
         /// vocabulary: documented, never renamed.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -42,12 +45,11 @@ macro_rules! verdicts {
         }
 
         impl Verdict {
-            #[cfg(test)]
             pub const ALL: &[Verdict] = &[$(Verdict::$variant,)*];
 
             pub fn as_str(self) -> &'static str {
                 match self {
-                    $(Verdict::$variant => $name,)*
+                    $(Verdict::$variant => const { $name },)*
                 }
             }
 
@@ -69,14 +71,14 @@ verdicts! {
     Managed => "managed", true;
     NotFound => "not-found", false;
     NotSelected => "not-selected", false;
-    RefusedType => "refused-type", false;
+    RefusedType => named(Condition::NeverASource), false;
     IsACopy => "is-a-copy", false;
     BeingDeleted => "being-deleted", false;
-    NameTooLong => "name-too-long", false;
-    InvalidCopyList => "invalid-copy-list", false;
-    InvalidMirrorKeys => "invalid-mirror-keys", false;
-    KeysBreakType => "keys-break-type", false;
-    CopyTooLarge => "copy-too-large", false;
+    NameTooLong => named(Condition::NameTooLong), false;
+    InvalidCopyList => named(Condition::InvalidCopyList), false;
+    InvalidMirrorKeys => named(Condition::InvalidMirrorKeys), false;
+    KeysBreakType => named(Condition::KeysBreakType), false;
+    CopyTooLarge => named(Condition::CopyTooLarge), false;
     // A copy, where it should be.
     InSync => "in-sync", true;
     InSyncUnverified => "in-sync-unverified", true;
@@ -86,19 +88,19 @@ verdicts! {
     Drifted => "drifted", false;
     Differs => "differs", false;
     MustRecreate => "must-recreate", false;
-    NameTaken => "name-taken", false;
+    NameTaken => named(Condition::NameTaken), false;
     TakenOver => "taken-over", false;
-    Contested => "contested", false;
+    Contested => named(Condition::Contested), false;
     // A namespace asked for that receives no mirror.
     SourceNamespace => "source-namespace", true;
-    Protected => "protected", false;
+    Protected => named(Condition::MirrorNamespaceProtected), false;
     NotConsenting => "not-consenting", false;
     KindNotAccepted => "kind-not-accepted", false;
     SourceNamespaceNotAccepted => "source-namespace-not-accepted", false;
     InvalidAcceptMirrorsFrom => "invalid-accept-mirrors-from", false;
-    ReservedName => "reserved-name", false;
-    InvalidTargets => "invalid-targets", false;
-    InvalidMirrorName => "invalid-mirror-name", false;
+    ReservedName => named(Condition::ReservedName), false;
+    InvalidTargets => named(Condition::InvalidTargets), false;
+    InvalidMirrorName => named(Condition::InvalidMirrorName), false;
     NoSuchNamespace => "no-such-namespace", false;
     // A copy seen from its own side.
     NotACopy => "not-a-copy", false;
@@ -136,7 +138,31 @@ verdicts! {
     CannotRead => "cannot-read", false;
 }
 
+/// The name of the verdict the table gives `condition`; a verdict declared
+/// by a condition without one does not compile.
+const fn named(condition: Condition) -> &'static str {
+    match condition.row().verdict {
+        Some(name) => name,
+        None => panic!("the table of conditions gives it no verdict"),
+    }
+}
+
 impl Verdict {
+    /// The verdict of a row that tells of `condition`: the one the table
+    /// names, declared from it above.
+    pub fn of_condition(condition: Condition) -> Option<Verdict> {
+        let name = condition.row().verdict?;
+        Verdict::ALL.iter().copied().find(|v| v.as_str() == name)
+    }
+
+    /// A row refused for `condition`: its verdict, and `why` followed by the
+    /// Warning that tells of it.
+    pub fn told(condition: Condition, why: impl std::fmt::Display) -> (Verdict, String) {
+        // Never the fallback: every verdict the table names is declared from it.
+        let verdict = Verdict::of_condition(condition).unwrap_or(Verdict::CannotRead);
+        (verdict, format!("{why} ({})", warned(condition)))
+    }
+
     /// A Ready reason as a verdict.
     pub fn of_ready_reason(reason: &str) -> Verdict {
         use crate::api::cluster_mirror::reason as r;
@@ -152,4 +178,9 @@ impl Verdict {
             _ => Verdict::InvalidSpec,
         }
     }
+}
+
+/// How a row names the Warning that tells of `condition`.
+pub fn warned(condition: Condition) -> String {
+    format!("Warning {}", condition.row().reason.unwrap_or_default())
 }
