@@ -9,7 +9,8 @@
 //! beneath it (`layering_tests::FLOORS` states the order and checks it,
 //! with no circle between files):
 //! 1. [`contract`]: the labels, annotations, names and Event reasons users
-//!    and other tools see;
+//!    and other tools see, and the table of conditions a reconcile can end
+//!    in;
 //! 2. [`api`]: the custom resources users write (`ClusterMirror`), from
 //!    which the CRDs are generated; like the contract, no I/O;
 //! 3. [`kind`]: what differs between the kinds of object mirrored (only
