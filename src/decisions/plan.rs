@@ -26,7 +26,7 @@ pub enum Write<K> {
     /// The companion differs: replace it with this (same resourceVersion).
     Replace { copy: K, why: Difference },
     /// An immutable copy must change content: delete it (guarded by its
-    /// uid and resourceVersion) so that the next reconcile creates it afresh.
+    /// uid and resourceVersion), then create it afresh.
     DeleteToRecreate { copy: K, seen: SeenVersion },
 }
 
