@@ -367,7 +367,7 @@ pub mod reason {
     pub const SYNCED: &str = "Synced";
     pub const PARTIALLY_SYNCED: &str = "PartiallySynced";
     pub const SOURCE_NOT_FOUND: &str = "SourceNotFound";
-    /// A refused Secret type or a reserved name.
+    /// A source never copied (its condition's reason), or a reserved name.
     pub const SOURCE_NOT_COPYABLE: &str = Condition::NeverASource.row().failure;
     pub const SOURCE_NAMESPACE_NOT_ALLOWED: &str = "SourceNamespaceNotAllowed";
     /// A Secret source while `--kinds` leaves Secrets out.
