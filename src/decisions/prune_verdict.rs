@@ -149,15 +149,13 @@ pub fn should_prune<K: MirroredKind>(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CopyVerdict {
     Keep,
-    /// Nothing wants it: deleted. A mirror its source or its namespace no
-    /// longer asks for, a companion of no managed source, or a
-    /// ClusterMirror's copy its ClusterMirror, there, no longer asks for.
-    Unwanted,
+    /// Nothing wants it: deleted, for the reason given.
+    Unwanted(Unwanted),
     /// A source's own copy written by a release that did not mark copies
     /// with their install, for a source this install does not manage: it
     /// goes only once that source is gone, which no install can want
-    /// copies of.
-    UnwantedIfSourceGone(SourceRef),
+    /// copies of, told as a marked copy of a source gone would be.
+    UnwantedIfSourceGone(SourceRef, Unwanted),
     /// A ClusterMirror's copy whose ClusterMirror was seen deleted:
     /// deleted (`Delete`) or released (`Orphan`) once the CRD is read live
     /// since (unless the read already said so: then
@@ -167,6 +165,38 @@ pub enum CopyVerdict {
     /// it go, or it went with its CRD: kept as it is, counted and told as
     /// an orphan.
     Orphaned,
+}
+
+/// Why nothing wants a copy: decided once, with the verdict, for the prune
+/// loop to tell and `explain` to say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unwanted {
+    /// A mirror bears a reserved name.
+    ReservedName,
+    /// A mirror under a name its source no longer gives its mirrors, now
+    /// that its mirror under the new one is there.
+    Renamed,
+    /// A mirror its source (gone, no longer managed, or asking elsewhere)
+    /// or its namespace (no longer consenting) no longer wants there.
+    NotWantedHere,
+    /// A companion of no managed source.
+    SourceNotManaged,
+    /// A ClusterMirror's copy its ClusterMirror, there, no longer asks for
+    /// (another namespace, source, kind or name, or a name now reserved).
+    NotAskedByClusterMirror,
+}
+
+impl Unwanted {
+    /// Why the copy goes, as the prune loop's log line and Event say.
+    pub fn said(self) -> &'static str {
+        match self {
+            Unwanted::ReservedName => "its name is reserved",
+            Unwanted::Renamed => "its source names its mirrors otherwise now",
+            Unwanted::NotWantedHere => "no longer wanted in this namespace",
+            Unwanted::SourceNotManaged => "source no longer managed",
+            Unwanted::NotAskedByClusterMirror => "no longer wanted by its ClusterMirror",
+        }
+    }
 }
 
 /// The prune loop's verdict on a copy of `install` (its source selector,
@@ -188,7 +218,14 @@ pub fn copy_verdict<K: MirroredKind, S: Borrow<K>>(
     if contract::annotation(copy, contract::SOURCE_SELECTOR_ANNOTATION).is_none() {
         return match unmarked_copy_source::<K>(copy, &install.suffix) {
             Some(source) if managed_source(&source.namespace, &source.name).is_none() => {
-                CopyVerdict::UnwantedIfSourceGone(source)
+                let why = match contract::mirror_of(copy) {
+                    Some(_) if mirror_name_reserved(copy, &install.reserved_names) => {
+                        Unwanted::ReservedName
+                    }
+                    Some(_) => Unwanted::NotWantedHere,
+                    None => Unwanted::SourceNotManaged,
+                };
+                CopyVerdict::UnwantedIfSourceGone(source, why)
             }
             _ => CopyVerdict::Keep,
         };
@@ -197,7 +234,9 @@ pub fn copy_verdict<K: MirroredKind, S: Borrow<K>>(
         return CopyVerdict::Keep;
     }
     let unwanted = match contract::mirror_of(copy) {
-        Some(_) if mirror_name_reserved(copy, &install.reserved_names) => true,
+        Some(_) if mirror_name_reserved(copy, &install.reserved_names) => {
+            Some(Unwanted::ReservedName)
+        }
         Some((source_namespace, source_name)) => {
             let source = managed_source(&source_namespace, &source_name);
             let source = source.as_ref().map(|s| s.borrow().meta());
@@ -205,16 +244,18 @@ pub fn copy_verdict<K: MirroredKind, S: Borrow<K>>(
             // A namespace that is gone takes its mirrors with it, whatever their name.
             let renamed = facts.is_some()
                 && source.is_some_and(|s| !mirror_name_wanted(copy, s, |n| copy_at(namespace, n)));
-            renamed || !mirror_wanted(source, facts.as_ref(), consent)
+            match (renamed, mirror_wanted(source, facts.as_ref(), consent)) {
+                (true, _) => Some(Unwanted::Renamed),
+                (false, false) => Some(Unwanted::NotWantedHere),
+                (false, true) => None,
+            }
         }
         None => should_prune::<K>(copy, &install.suffix, |source| {
             managed_source(namespace, source).is_some()
-        }),
+        })
+        .then_some(Unwanted::SourceNotManaged),
     };
-    match unwanted {
-        true => CopyVerdict::Unwanted,
-        false => CopyVerdict::Keep,
-    }
+    unwanted.map_or(CopyVerdict::Keep, CopyVerdict::Unwanted)
 }
 
 #[cfg(test)]

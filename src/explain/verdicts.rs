@@ -41,7 +41,7 @@ use crate::{
     decisions::ownership::{claimed_source, outranked_mirror},
     decisions::patterns,
     decisions::plan::{self, Difference, NameTaken, Write},
-    decisions::prune_verdict::{self, CopyVerdict},
+    decisions::prune_verdict::{self, CopyVerdict, Unwanted},
     decisions::selector::Selector,
     decisions::targets::{
         MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets, wants_mirror,

@@ -53,29 +53,21 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
         let cluster_mirror = cluster_mirror.to_owned();
         return cluster_mirror::prune::prune(copy, &cluster_mirror, verdict, ctx).await;
     }
-    let unwanted = match verdict {
+    let why = match verdict {
         // Only a ClusterMirror's copy is kept or released for its
         // ClusterMirror's sake.
-        CopyVerdict::Keep | CopyVerdict::ClusterMirrorDeleted(_) | CopyVerdict::Orphaned => false,
-        CopyVerdict::Unwanted => true,
-        CopyVerdict::UnwantedIfSourceGone(source) => source_gone(&source, ctx).await?,
+        CopyVerdict::Keep | CopyVerdict::ClusterMirrorDeleted(_) | CopyVerdict::Orphaned => None,
+        CopyVerdict::Unwanted(why) => Some(why.said()),
+        CopyVerdict::UnwantedIfSourceGone(source, why) => {
+            source_gone(&source, ctx).await?.then_some(why.said())
+        }
     };
-    let (true, Some(seen)) = (unwanted, SeenVersion::of(copy.meta())) else {
+    let (Some(why), Some(seen)) = (why, SeenVersion::of(copy.meta())) else {
         return Ok(());
     };
     let namespace = copy.namespace().unwrap_or_default();
     write::delete(ctx, &namespace, &copy.name_any(), seen).await?;
     let role = CopyRole::of(copy.meta());
-    let why = match role {
-        CopyRole::Mirror
-            if prune_verdict::mirror_name_reserved(copy.meta(), &ctx.install.reserved_names) =>
-        {
-            "its name is reserved"
-        }
-        CopyRole::Mirror if renamed(copy, ctx) => "its source names its mirrors otherwise now",
-        CopyRole::Mirror => "no longer wanted in this namespace",
-        CopyRole::Companion => "source no longer managed",
-    };
     let message = format!("deleted {} {} ({why})", role, object_key(copy.meta()));
     tracing::info!("{message}");
     ctx.metrics.copy_written(Operation::Delete);
@@ -88,16 +80,6 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
         ctx.events.normal_about(source, reason, message);
     }
     Ok(())
-}
-
-/// Whether a mirror's source gives its mirrors another name now.
-fn renamed<K: MirroredKind>(mirror: &K, ctx: &Context<K>) -> bool {
-    let source = contract::mirror_of(mirror.meta())
-        .and_then(|(namespace, name)| managed_source(ctx, &namespace, &name));
-    let namespace = mirror.namespace().unwrap_or_default();
-    let at = |name: &str| Some(ctx.caches.copy(&namespace, name)?.object().meta().clone());
-    source
-        .is_some_and(|source| !prune_verdict::mirror_name_wanted(mirror.meta(), source.meta(), at))
 }
 
 /// Whether this cached copy's reconcile would delete it now (see `resync`).

@@ -21,7 +21,7 @@ use crate::{
     },
     decisions::consent::{Consent, NamespaceFacts},
     decisions::install::Install,
-    decisions::prune_verdict::{CopyVerdict, mirror_name_reserved},
+    decisions::prune_verdict::{CopyVerdict, Unwanted, mirror_name_reserved},
 };
 
 /// A ClusterMirror's deletion as the controller saw it happen: a delete
@@ -107,7 +107,7 @@ fn asked(
         && request.wants(copy, namespace, rules.consent)
     {
         true => CopyVerdict::Keep,
-        false => CopyVerdict::Unwanted,
+        false => CopyVerdict::Unwanted(Unwanted::NotAskedByClusterMirror),
     }
 }
 

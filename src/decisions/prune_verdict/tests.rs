@@ -256,7 +256,7 @@ fn a_mirror_under_a_name_its_source_no_longer_gives_goes_once_its_successor_is_t
     let held = verdict_with_at(&mirror, &renamed, Some(&theirs));
     assert_eq!(held, CopyVerdict::Keep, "another source's object there");
     let written = verdict_with_at(&mirror, &renamed, Some(&palette));
-    assert_eq!(written, CopyVerdict::Unwanted);
+    assert_eq!(written, CopyVerdict::Unwanted(Unwanted::Renamed));
 }
 
 #[test]
@@ -267,4 +267,40 @@ fn a_malformed_mirror_name_or_targets_keeps_the_mirrors_under_any_name() {
     assert_eq!(verdict_on(&palette, &malformed), CopyVerdict::Keep);
     let bad_targets = named_mirrors(mk_mirrored_source(""), "other");
     assert_eq!(verdict_on(&palette, &bad_targets), CopyVerdict::Keep);
+}
+
+#[test]
+fn an_unwanted_copy_is_told_why() {
+    let source = mk_mirrored_source("team-*");
+    let mirror = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
+    let companion = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let verdict = |copy: &ConfigMap, managed: Option<&ConfigMap>, install: &Install| {
+        copy_verdict::<ConfigMap, _>(
+            &copy.metadata,
+            install,
+            &mk_consent(),
+            |_, _| managed,
+            |name| Some(mk_namespace(name, mk_consenting_labels())),
+            |_, _| None,
+        )
+    };
+    let install = mk_install();
+    assert_eq!(verdict(&mirror, Some(&source), &install), CopyVerdict::Keep);
+    let unwanted = CopyVerdict::Unwanted;
+    assert_eq!(
+        verdict(&mirror, None, &install),
+        unwanted(Unwanted::NotWantedHere)
+    );
+    assert_eq!(
+        verdict(&companion, None, &install),
+        unwanted(Unwanted::SourceNotManaged)
+    );
+    let reserving = Install {
+        reserved_names: vec![mirror.metadata.name.clone().unwrap()],
+        ..mk_install()
+    };
+    assert_eq!(
+        verdict(&mirror, Some(&source), &reserving),
+        unwanted(Unwanted::ReservedName)
+    );
 }

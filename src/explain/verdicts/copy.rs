@@ -98,7 +98,6 @@ fn judged<K: Explained>(
     let (source, facts) = read(scene, what)?;
     let managed_source = source.filter(|s| rules.install.source_selector.matches(labels(s.meta())));
     let seen = Seen {
-        what,
         claimed: &claimed,
         source,
         managed_source,
@@ -196,7 +195,6 @@ fn read<K: Explained>(
 
 /// What was read of a copy's source and namespace.
 struct Seen<'a, K> {
-    what: What,
     /// The source it names: namespace and name.
     claimed: &'a (String, String),
     source: Option<&'a K>,
@@ -222,19 +220,11 @@ fn unwanted<K: Explained>(meta: &ObjectMeta, seen: &Seen<'_, K>, rules: &Rules) 
         |_, _| seen.successor.cloned(),
     );
     match verdict {
-        CopyVerdict::Unwanted => {
-            let why = match (seen.what, seen.managed_source) {
-                (What::Mirror, _)
-                    if prune_verdict::mirror_name_reserved(meta, &rules.install.reserved_names) =>
-                {
-                    "its name is reserved".to_owned()
-                }
+        CopyVerdict::Unwanted(why) => {
+            let why = match (why, seen.managed_source) {
+                (Unwanted::ReservedName, _) => why.said().to_owned(),
                 (_, None) => gone(seen.source, rules),
-                (What::Mirror, Some(source))
-                    if !prune_verdict::mirror_name_wanted(meta, source.meta(), |_| {
-                        seen.successor.cloned()
-                    }) =>
-                {
+                (Unwanted::Renamed, Some(source)) => {
                     let now = mirror_name(source.meta()).unwrap_or_default();
                     format!("its source names its mirrors {now} now")
                 }
@@ -245,7 +235,7 @@ fn unwanted<K: Explained>(meta: &ObjectMeta, seen: &Seen<'_, K>, rules: &Rules) 
                 format!("{why}: the controller removes it"),
             ))
         }
-        CopyVerdict::UnwantedIfSourceGone(recorded) => {
+        CopyVerdict::UnwantedIfSourceGone(recorded, _) => {
             let uid = seen.source.and_then(|s| s.meta().uid.as_deref());
             Some(match uid == Some(recorded.uid.as_str()) {
                 true => (

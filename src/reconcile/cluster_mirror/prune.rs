@@ -72,10 +72,8 @@ pub async fn prune<K: MirroredKind>(
     match verdict {
         CopyVerdict::Keep => Ok(()),
         // A source's own copy's verdict, never a ClusterMirror's.
-        CopyVerdict::UnwantedIfSourceGone(_) => Ok(()),
-        CopyVerdict::Unwanted => {
-            delete(copy, name, ctx, "no longer wanted by its ClusterMirror").await
-        }
+        CopyVerdict::UnwantedIfSourceGone(..) => Ok(()),
+        CopyVerdict::Unwanted(why) => delete(copy, name, ctx, why.said()).await,
         CopyVerdict::ClusterMirrorDeleted(policy) => {
             if !deleted_by_someone(copy, ctx).await? {
                 orphaned(copy, name, ctx);

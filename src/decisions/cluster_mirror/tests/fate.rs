@@ -2,7 +2,7 @@
 //! looks.
 
 use super::*;
-use crate::decisions::prune_verdict::CopyVerdict;
+use crate::decisions::prune_verdict::{CopyVerdict, Unwanted};
 
 fn prune_rules<'a>(kind: SourceKind, install: &'a Install, consent: &'a Consent) -> PruneRules<'a> {
     PruneRules {
@@ -58,14 +58,15 @@ fn a_suspended_clustermirror_keeps_every_copy_whatever_its_spec_becomes() {
     assert_eq!(fate(&suspended, &reserving), CopyVerdict::Keep);
     let mut resumed = suspended.clone();
     resumed.suspend = false;
-    assert_eq!(fate(&resumed, &reserving_none), CopyVerdict::Unwanted);
+    let not_asked = CopyVerdict::Unwanted(Unwanted::NotAskedByClusterMirror);
+    assert_eq!(fate(&resumed, &reserving_none), not_asked);
     let selected = copy_fate(
         &copy.metadata,
         Some(&prod("team-a")),
         &prune_rules(SourceKind::ConfigMap, &reserving, &consent),
         &seen(Some(&request), None),
     );
-    assert_eq!(selected, CopyVerdict::Unwanted, "a name reserved later");
+    assert_eq!(selected, not_asked, "a name reserved later");
 }
 
 #[test]

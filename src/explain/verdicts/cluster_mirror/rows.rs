@@ -212,8 +212,8 @@ fn held<K: Explained>(
             Verdict::Unwanted,
             "not wanted here any more, but the ClusterMirror is suspended: kept until it resumes".into(),
         ),
-        CopyVerdict::Unwanted
-        | CopyVerdict::UnwantedIfSourceGone(_)
+        CopyVerdict::Unwanted(_)
+        | CopyVerdict::UnwantedIfSourceGone(..)
         | CopyVerdict::ClusterMirrorDeleted(_)
         | CopyVerdict::Orphaned => (
             Verdict::Unwanted,

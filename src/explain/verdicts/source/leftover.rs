@@ -72,19 +72,19 @@ fn leftover_said(
     rules: &Rules,
 ) -> Option<(Verdict, String)> {
     let said = match verdict {
-        CopyVerdict::Unwanted if asked_there => (
+        CopyVerdict::Unwanted(_) if asked_there => (
             Verdict::Unwanted,
             format!(
                 "a mirror under a name the source no longer gives its mirrors (now {}): the controller removes it",
                 named.unwrap_or_default()
             ),
         ),
-        CopyVerdict::Unwanted => (
+        CopyVerdict::Unwanted(_) => (
             Verdict::Unwanted,
             "a mirror the source no longer wants here: the controller removes it".into(),
         ),
         // ClusterMirrors' copies are skipped above.
-        CopyVerdict::UnwantedIfSourceGone(_)
+        CopyVerdict::UnwantedIfSourceGone(..)
         | CopyVerdict::ClusterMirrorDeleted(_)
         | CopyVerdict::Orphaned => return None,
         CopyVerdict::Keep if !contract_written_under(copy, rules) => return None,
