@@ -218,6 +218,12 @@ async fn a_rename_made_while_the_controller_is_down_keeps_the_mirror_until_the_n
         .delete("held", &Default::default())
         .await
         .expect("the tenant lets the name go");
+    // The tenant's object is no copy, so no watch of the controller sees
+    // it go: the source's slow retry would find the name free, after a
+    // backoff that doubled at each refusal so far. A change of the source
+    // finds it at once.
+    let touched = json!({"metadata": {"annotations": {"example.com/touched": "1"}}});
+    world.objects().patch("colors", touched).await;
     world.mirror_at_in_sync(&team, "colors", "held").await;
     world.no_mirror(&team, "palette").await;
     world.clean_up().await;
