@@ -188,6 +188,13 @@ fn orphaned<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) {
     let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
         return;
     };
+    // Each orphan's prune says it kept it, told or not: the one trace that
+    // the prune of every copy of a gone ClusterMirror has been made.
+    tracing::debug!(
+        clustermirror = name,
+        "kept copy {} as an orphan",
+        object_key(copy.meta())
+    );
     if !cluster_mirrors.mirrors.first_orphaned(name) {
         return;
     }
