@@ -23,9 +23,8 @@ mod walk;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use crate::common::{PATIENCE, TestKind};
+use crate::common::{ControllerProcess, PATIENCE, TestKind};
 use crate::mirroring::World;
 use configmap_mirror::api::ClusterMirror;
 use configmap_mirror::contract::{CLUSTER_MIRROR_LABEL, MIRROR_OF_ANNOTATION};
@@ -281,9 +280,104 @@ pub(crate) async fn clean_up<K: TestKind>(world: World<K>, names: &[&str]) {
     world.clean_up().await;
 }
 
-/// Long enough for a controller that would act to have acted: used only
-/// to check that nothing happens.
-pub(crate) const QUIET: Duration = Duration::from_secs(3);
+/// Waits until the ClusterMirror's status was written for its spec as it
+/// is now (`observedGeneration` at its generation): the reconcile of that
+/// spec has decided, and written (or not) every copy, before it wrote the
+/// status.
+pub(crate) async fn observed<K: TestKind>(world: &World<K>, name: &str) -> DynamicObject {
+    let api = cluster_mirrors(&world.scene.client);
+    testenv::wait_for(
+        &format!("{name}'s status written for its spec"),
+        PATIENCE,
+        || async {
+            let object = api.get_opt(name).await.ok()??;
+            let observed = object.data["status"]["observedGeneration"].as_i64();
+            (observed.is_some() && observed == object.metadata.generation).then_some(object)
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()))
+}
+
+/// The barrier before a check that nothing happened: the install serving
+/// ClusterMirrors of `class` (None: the World's own) has followed every
+/// event its watches of ClusterMirrors, namespaces, sources and copies of
+/// kind `K` delivered before the call, and handed on what each woke. Each
+/// watch delivers in order, so a later event of each, made here and
+/// followed to its effect, comes after them all: a namespace, a
+/// ClusterMirror and its source created now (the copy written), then the
+/// copy deleted (and put back). All are gone when it returns.
+pub(crate) async fn caught_up<K: TestKind>(world: &World<K>, class: Option<&str>) {
+    static CANARIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CANARIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("canary-{n}");
+    let namespace = world
+        .namespace(&name, false, &[("canary", name.as_str())])
+        .await;
+    let mut spec = json!({
+        "source": {"kind": K::kind(&()), "namespace": world.prefix, "name": name},
+        "target": {
+            "namespaceSelector": {"matchLabels": {"canary": name}},
+            "namespaces": [namespace],
+        },
+    });
+    if let Some(class) = class {
+        spec["className"] = json!(class);
+    }
+    create_with(world, &name, spec).await;
+    world
+        .objects()
+        .create(&K::with_data(&name, &[("k", "canary")], false))
+        .await;
+    let first = copy_in_sync(world, &namespace, &name, &name).await;
+    let copies = world.api(&namespace);
+    copies
+        .delete(&name, &DeleteParams::default())
+        .await
+        .expect("delete the canary's copy");
+    testenv::wait_for("the canary's copy put back", PATIENCE, || async {
+        let copy = copies.get_opt(&name).await.ok()??;
+        (copy.uid() != first.uid()).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()));
+    cluster_mirrors(&world.scene.client)
+        .delete(&name, &DeleteParams::default())
+        .await
+        .expect("delete the canary ClusterMirror");
+    world.no_mirror(&namespace, &name).await;
+    world.objects().delete(&name).await;
+}
+
+/// Waits until the controller's log says the prune of each of `copies`
+/// (`namespace/name`) kept it as an orphan: each orphan's prune has been
+/// made.
+pub(crate) async fn kept_as_orphans(controller: &ControllerProcess, copies: &[&str]) {
+    for copy in copies {
+        orphan_prunes_reaching(controller, copy, 1).await;
+    }
+}
+
+/// Waits until the controller's log says `at_least` prunes of `copy`
+/// (`namespace/name`) kept it as an orphan; returns how many did.
+pub(crate) async fn orphan_prunes_reaching(
+    controller: &ControllerProcess,
+    copy: &str,
+    at_least: usize,
+) -> usize {
+    let said = format!("kept copy {copy} as an orphan");
+    testenv::wait_for(
+        &format!("{at_least} prunes keeping {copy} as an orphan"),
+        PATIENCE,
+        || async {
+            let log = controller.log_text();
+            let kept = log.lines().filter(|line| line.contains(&said)).count();
+            (kept >= at_least).then_some(kept)
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()))
+}
 
 /// What a ClusterMirror's status counts: selected, synced, failed and the
 /// namespaces its failures name (-1 for a count it lacks).

@@ -238,8 +238,10 @@ async fn each_clustermirror_is_served_by_the_install_of_its_class_alone_and_hand
     let prod = world.namespace("a", false, &[("env", "prod")]).await;
     let plain_copy = each_served_by_its_own(&world, &second, &prod).await;
     explain_says_which_install_serves_classy(&world);
-    // Nothing flaps: a second look finds the same statuses, by the same hands.
-    tokio::time::sleep(QUIET).await;
+    // Nothing flaps: once each install has followed every status write so
+    // far, a second look finds the same statuses, by the same hands.
+    caught_up(&world, None).await;
+    caught_up(&world, Some(CLASS)).await;
     let api = cluster_mirrors(&world.scene.client);
     for (name, manager) in [("plain", &first_manager), ("classy", &second_manager)] {
         let object = api.get(name).await.expect("the ClusterMirror");
@@ -272,7 +274,8 @@ async fn each_clustermirror_is_served_by_the_install_of_its_class_alone_and_hand
         !first_metrics.contains("clustermirror=\"plain\""),
         "{first_metrics}"
     );
-    tokio::time::sleep(QUIET).await;
+    caught_up(&world, None).await;
+    caught_up(&world, Some(CLASS)).await;
     let still = api.get("plain").await.expect("plain");
     assert_eq!(
         still.resource_version(),

@@ -150,13 +150,20 @@ async fn each_namespace_is_explained_as_the_controller_acted<K: TestKind>(tag: &
 
     // Suspended: a copy deleted stays missing, and explain says why.
     patch_spec(&world, "corp", json!({"suspend": true})).await;
-    ready(&world, "corp", "Suspended").await;
+    let suspended = observed(&world, "corp").await;
+    assert_eq!(
+        condition(&suspended, "Ready").unwrap()["reason"],
+        "Suspended"
+    );
+    let (selected, in_sync_before, failed, _) = counts(&suspended);
     world
         .api(&synced)
         .delete("corp", &DeleteParams::default())
         .await
         .expect("delete a copy");
-    tokio::time::sleep(QUIET).await;
+    // The reconcile that saw the copy go counts it missing in the status it
+    // writes after deciding to write nothing.
+    counted(&world, "corp", (selected, in_sync_before - 1, failed)).await;
     assert!(world.api(&synced).get_opt("corp").await.unwrap().is_none());
     let json = explain_as_admin(&world, &["clustermirror/corp", "-o", "json"]).json();
     assert_eq!(verdict(&json, "clustermirror", ""), "suspended");

@@ -118,7 +118,7 @@ async fn crd_deleted_removes_no_copy<K: TestKind>(tag: &str) {
         .await;
     let prod = world.namespace("a", false, &[("env", "prod")]).await;
     create(&world, "kept", "shared").await;
-    copy_in_sync(&world, &prod, "shared", "kept").await;
+    let written = copy_in_sync(&world, &prod, "shared", "kept").await;
     ready(&world, "kept", "Synced").await;
 
     delete_crd(&world.scene.client).await;
@@ -127,8 +127,12 @@ async fn crd_deleted_removes_no_copy<K: TestKind>(tag: &str) {
         .metric_reaching("configmap_mirror_clustermirror_crd_present", "", 0.0)
         .await;
     assert_eq!(crd_gone, 0.0);
-    tokio::time::sleep(QUIET).await;
-    copy_in_sync(&world, &prod, "shared", "kept").await;
+    // The ClusterMirror went with its CRD: the prune of its copy that this
+    // woke kept it.
+    kept_as_orphans(world.controller(), &[&format!("{prod}/shared")]).await;
+    let kept = copy_in_sync(&world, &prod, "shared", "kept").await;
+    assert_eq!(kept.uid(), written.uid());
+    assert_eq!(kept.resource_version(), written.resource_version());
     assert!(
         world
             .controller()
@@ -178,7 +182,7 @@ async fn crd_deleted_removes_no_copy<K: TestKind>(tag: &str) {
         )
         .await;
     assert_eq!(orphans, 1.0, "{}", world.controller().log_text());
-    tokio::time::sleep(QUIET).await;
+    kept_as_orphans(world.controller(), &[&format!("{prod}/shared")]).await;
     let kept = copy_in_sync(&world, &prod, "shared", "kept").await;
     assert_eq!(kept.uid(), before.uid());
     assert_eq!(kept.resource_version(), before.resource_version());
@@ -227,7 +231,8 @@ async fn an_idle_clustermirror_s_status_stays_still_and_suspend_writes_nothing()
     create(&world, "idle", "cfg").await;
     copy_in_sync(&world, &prod, "cfg", "idle").await;
     let synced = ready(&world, "idle", "Synced").await;
-    tokio::time::sleep(QUIET).await;
+    // Followed: its own status write, its copy's events, and what they woke.
+    caught_up(&world, None).await;
     let later = cluster_mirrors(&world.scene.client)
         .get("idle")
         .await
@@ -239,14 +244,22 @@ async fn an_idle_clustermirror_s_status_stays_still_and_suspend_writes_nothing()
     );
 
     patch_spec(&world, "idle", json!({"suspend": true})).await;
-    ready(&world, "idle", "Suspended").await;
-    let second = world.namespace("b", false, &[("env", "prod")]).await;
-    world.label_namespace(&prod, "env", None).await;
+    let suspended = observed(&world, "idle").await;
+    assert_eq!(
+        condition(&suspended, "Ready").unwrap()["reason"],
+        "Suspended"
+    );
+    // After each change, the reconcile that saw it counts what it found in
+    // the status it writes after deciding to write nothing.
     world
         .objects()
         .set_data("cfg", &[("k", Some("changed"))])
         .await;
-    tokio::time::sleep(QUIET).await;
+    counted(&world, "idle", (1, 0, 0)).await;
+    let second = world.namespace("b", false, &[("env", "prod")]).await;
+    counted(&world, "idle", (2, 0, 0)).await;
+    world.label_namespace(&prod, "env", None).await;
+    counted(&world, "idle", (1, 0, 0)).await;
     assert!(
         world.api(&second).get_opt("cfg").await.unwrap().is_none(),
         "suspended: nothing written"

@@ -74,7 +74,9 @@ async fn a_suspended_clustermirror_writes_and_deletes_nothing_whatever_its_spec_
     ];
     for (field, change) in changes {
         patch_spec(&world, "rp-s", change).await;
-        tokio::time::sleep(QUIET).await;
+        // The reconcile of the new spec compared, and wrote nothing, before
+        // it wrote the status for it.
+        observed(&world, "rp-s").await;
         let mut now = Vec::new();
         for namespace in [&prod, &stage] {
             for name in names {

@@ -3,7 +3,8 @@
 //! watch nor from the list of a controller starting.
 
 use super::*;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::{core::v1::ConfigMap, events::v1::Event};
+use kube::api::ListParams;
 
 /// Lets the CRD's schema accept `kind` as a source kind and a list of
 /// strings as `spec.target.publishAs`, as a newer CRD naming a kind and a field
@@ -51,6 +52,30 @@ async fn accept_newer_specs<K: TestKind>(world: &World<K>, kind: &str) -> NewerC
     newer
 }
 
+/// Waits until `at_least` InvalidSpec Warnings about the ClusterMirror
+/// `name` were posted; returns how many there are.
+async fn told_invalid<K: TestKind>(world: &World<K>, name: &str, at_least: usize) -> usize {
+    let events: Api<Event> = Api::namespaced(world.scene.client.clone(), "default");
+    testenv::wait_for(
+        &format!("{at_least} InvalidSpec Warnings about {name}"),
+        PATIENCE,
+        || async {
+            let listed = events.list(&ListParams::default()).await.ok()?;
+            let told = listed
+                .items
+                .iter()
+                .filter(|e| {
+                    e.reason.as_deref() == Some("InvalidSpec")
+                        && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
+                })
+                .count();
+            (told >= at_least).then_some(told)
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()))
+}
+
 #[tokio::test]
 async fn a_clustermirror_this_version_cannot_read_is_told_and_hides_no_other() {
     let mut world = super::world::<ConfigMap>("cmir-unreadable").await;
@@ -91,6 +116,7 @@ async fn a_clustermirror_this_version_cannot_read_is_told_and_hides_no_other() {
     let refused = ready(&world, &narrowed, "InvalidSpec").await;
     let message = condition(&refused, "Ready").unwrap()["message"].to_string();
     assert!(message.contains("unknown field `publishAs`"), "{message}");
+    let told = told_invalid(&world, &narrowed, 1).await;
 
     // A controller starting lists both: the readable one is still served.
     world.stop();
@@ -113,7 +139,9 @@ async fn a_clustermirror_this_version_cannot_read_is_told_and_hides_no_other() {
         "{}",
         world.controller().log_text()
     );
-    tokio::time::sleep(QUIET).await;
+    // The reconcile of the unreadable one after the start tells its Ready
+    // condition again (a new process), after deciding what to write.
+    told_invalid(&world, &narrowed, told + 1).await;
     let kept = world.api(&prod).get("shapes").await.unwrap();
     let by = kept.labels().get(CLUSTER_MIRROR_LABEL).cloned();
     let value = kept.data.unwrap_or_default().remove("k");
