@@ -680,7 +680,21 @@ async fn a_fabricated_mirror_never_makes_the_controller_post_events_elsewhere() 
     world.scene.create(&forged).await;
     // Nothing wants it, so it goes: the prune loop has handled it.
     world.scene.wait_gone("forged").await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // The prune that deleted it decided whether to tell its source, and
+    // says when it does not: any Event it posts is decided before this.
+    let decided = format!("mirror={}/forged", world.prefix);
+    testenv::wait_for(
+        "the prune to decide no Event is posted",
+        PATIENCE,
+        || async {
+            let log = world.controller().log_text();
+            log.lines()
+                .any(|line| line.contains("is not verified; no Event") && line.contains(&decided))
+                .then_some(())
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()));
     let events: Api<k8s_openapi::api::events::v1::Event> =
         Api::namespaced(world.scene.client.clone(), "kube-system");
     let posted: Vec<_> = events
@@ -832,19 +846,14 @@ async fn a_name_kubernetes_publishes_everywhere_is_never_mirrored() {
         .wait_event("kube-root-ca.crt", "MirrorNameReserved")
         .await;
     world.scene.companion_in_sync("kube-root-ca.crt").await;
-    let mirrors = world.configmaps(&b);
-    let end = std::time::Instant::now() + Duration::from_secs(3);
-    while std::time::Instant::now() < end {
-        assert!(
-            mirrors
-                .get_opt("kube-root-ca.crt")
-                .await
-                .expect("get")
-                .is_none(),
-            "kube-root-ca.crt was mirrored"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    // The Warning is posted once the reconcile that refused has ended,
+    // having written no mirror; it is retried only on a change, and every
+    // reconcile after (woken by the companion's write) refuses the same.
+    let mirror = world.configmaps(&b).get_opt("kube-root-ca.crt").await;
+    assert!(
+        mirror.expect("get").is_none(),
+        "kube-root-ca.crt was mirrored"
+    );
     world.clean_up().await;
 }
 
@@ -857,21 +866,32 @@ async fn the_work_follows_what_changed() {
     let world = World::<ConfigMap>::new("mt-cost").await;
     let b = world.namespace("b", true, &[]).await;
     let quiet = world.namespace("quiet", true, &[]).await;
+    // Where a canary source is mirrored once each consents: a later event of
+    // the namespace watch, followed to its effect, at a known cost.
+    let canaries = [
+        world.namespace("c1", false, &[]).await,
+        world.namespace("c2", false, &[]).await,
+    ];
     for i in 0..SOURCES {
         world.source(&format!("s{i}"), &[to(&b)]).await;
     }
+    world
+        .source("canary", &[to(&format!("{},{}", canaries[0], canaries[1]))])
+        .await;
     for i in 0..SOURCES {
         world.mirror_in_sync(&b, &format!("s{i}")).await;
     }
     let controller = world.controller();
     // Writing the copies wakes their sources once more: let that settle.
-    let adds = settled(controller, "workqueue_adds_total").await;
+    let before = settled(controller, "workqueue_adds_total").await;
+    let alone = canary_mirrored(&world, &canaries[0]).await;
     world.label_namespace(&quiet, "team", Some("x")).await;
-    // The namespace event is handled within milliseconds; this is margin.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The watch delivers in order: once the canary's mirror is written,
+    // the label before it was followed, and its wakeups counted.
+    let after = canary_mirrored(&world, &canaries[1]).await;
     assert_eq!(
-        controller.metric("workqueue_adds_total", "").await,
-        adds,
+        after - alone,
+        alone - before,
         "a namespace nobody mirrors into woke sources"
     );
 
@@ -887,6 +907,16 @@ async fn the_work_follows_what_changed() {
     );
     world.mirror_in_sync(&b, "s1").await;
     world.clean_up().await;
+}
+
+/// `namespace` consents, and the canary source's mirror is written there:
+/// the wakeups handed to the sync loop once that has settled.
+async fn canary_mirrored(world: &World<ConfigMap>, namespace: &str) -> f64 {
+    world
+        .label_namespace(namespace, ConfigMap::CONSENT_LABEL, Some("true"))
+        .await;
+    world.mirror_in_sync(namespace, "canary").await;
+    settled(world.controller(), "workqueue_adds_total").await
 }
 
 /// The metric once it has not moved for a second.
