@@ -6,8 +6,6 @@
 
 use crate::common;
 
-use std::time::Duration;
-
 use common::{Objects, PATIENCE, Scene, TestKind};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::{ResourceExt, api::ObjectMeta};
@@ -20,17 +18,32 @@ crate::for_each_kind!(
     an_object_with_a_plain_owner_reference_to_the_source_is_not_adopted,
 );
 
-/// How long something that must not happen is given to happen. The
-/// controller acts on a change within milliseconds when it acts at all.
-const WATCH_FOR: Duration = Duration::from_secs(5);
-
-/// Fails if `name` disappears within [`WATCH_FOR`].
-async fn stays<K: TestKind>(objects: &Objects<'_, K>, name: &str) {
-    let end = std::time::Instant::now() + WATCH_FOR;
-    while std::time::Instant::now() < end {
-        assert!(objects.get(name).await.is_some(), "{name} was deleted");
-        tokio::time::sleep(Duration::from_millis(100)).await;
+/// The barrier before a check that nothing happened to a copy: each
+/// install of `suffixes` has followed every event its copies watch
+/// delivered before the call, and handed on what each woke. The watch
+/// delivers in order, so the deletion of the companion of the source
+/// `canary`, made here, comes after them all: once the install has put it
+/// back, it had followed them.
+async fn copies_followed<K: TestKind>(objects: &Objects<'_, K>, canary: &str, suffixes: &[&str]) {
+    for suffix in suffixes {
+        let name = format!("{canary}{suffix}");
+        let first = testenv::wait_for(&name, PATIENCE, || objects.get(&name))
+            .await
+            .unwrap_or_else(|e| panic!("{e:#}"));
+        objects.delete(&name).await;
+        testenv::wait_for(&format!("{name} put back"), PATIENCE, || async {
+            let again = objects.get(&name).await?;
+            (again.uid() != first.uid()).then_some(())
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"));
     }
+}
+
+/// Fails unless `name` is still there once the copies watch is followed.
+async fn stays<K: TestKind>(objects: &Objects<'_, K>, name: &str) {
+    copies_followed(objects, "canary", &["-synced"]).await;
+    assert!(objects.get(name).await.is_some(), "{name} was deleted");
 }
 
 /// A copy of `source`'s companion under `name`, metadata and all.
@@ -51,6 +64,7 @@ async fn a_copy_of_a_companion_under_another_name_is_never_pruned<K: TestKind>()
     let scene = Scene::new("not-ours-backup").await;
     let objects = Objects::<K>::of(&scene);
     let _mirror = objects.start_controller(&[]).await;
+    objects.source("canary", &[("a", "1")]).await;
     objects.source("colors", &[("a", "1")]).await;
     copy_of_companion(&objects, "colors", "colors-backup").await;
     stays(&objects, "colors-backup").await;
@@ -65,6 +79,7 @@ async fn two_installs_with_different_suffixes_leave_each_other_s_copies_alone<K:
     let objects = Objects::<K>::of(&scene);
     let synced = objects.start_controller(&[]).await;
     let copied = objects.start_controller(&["--suffix=-copy"]).await;
+    objects.source("canary", &[("a", "1")]).await;
     objects.source("colors", &[("a", "1")]).await;
     objects.companion_in_sync("colors").await;
     testenv::wait_for("colors-copy", PATIENCE, || async {
@@ -72,8 +87,10 @@ async fn two_installs_with_different_suffixes_leave_each_other_s_copies_alone<K:
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
-    stays(&objects, "colors-synced").await;
-    stays(&objects, "colors-copy").await;
+    copies_followed(&objects, "canary", &["-synced", "-copy"]).await;
+    for name in ["colors-synced", "colors-copy"] {
+        assert!(objects.get(name).await.is_some(), "{name} was deleted");
+    }
     for controller in [&synced, &copied] {
         assert_eq!(
             controller
@@ -91,6 +108,7 @@ async fn a_source_being_deleted_gets_no_new_companion<K: TestKind>() {
     let scene = Scene::new("not-ours-deleting").await;
     let objects = Objects::<K>::of(&scene);
     let _mirror = objects.start_controller(&[]).await;
+    objects.source("canary", &[("a", "1")]).await;
     let mut source = K::with_data("colors", &[("a", "1")], true);
     source.meta_mut().finalizers = Some(vec!["workshop.io/test-hold".into()]);
     objects.create(&source).await;
@@ -102,14 +120,11 @@ async fn a_source_being_deleted_gets_no_new_companion<K: TestKind>() {
     if objects.get("colors-synced").await.is_some() {
         objects.delete("colors-synced").await;
     }
-    let end = std::time::Instant::now() + WATCH_FOR;
-    while std::time::Instant::now() < end {
-        assert!(
-            objects.get("colors-synced").await.is_none(),
-            "a companion was recreated for a source being deleted"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    copies_followed(&objects, "canary", &["-synced"]).await;
+    assert!(
+        objects.get("colors-synced").await.is_none(),
+        "a companion was recreated for a source being deleted"
+    );
     objects
         .patch("colors", json!({"metadata": {"finalizers": null}}))
         .await;
