@@ -30,6 +30,20 @@ use testenv::{ControlPlane, FaultProxy, Options, Signal, wait_for};
 
 /// A proxy in front of the control plane's API server, and a kubeconfig
 /// that goes through it.
+/// Waits until every connection through `proxy`, which only a replica
+/// that has exited used, has closed: each request it held or slowed has
+/// reached the API server and been answered (its audit entry written), or
+/// was dropped on the way; none can land later.
+async fn drained(proxy: &FaultProxy) {
+    wait_for(
+        "every connection through the proxy to close",
+        PATIENCE,
+        || async { (proxy.open_connections() == 0).then_some(()) },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+}
+
 fn proxied(scene: &Scene<'_>, tag: &str) -> (FaultProxy, PathBuf) {
     let control_plane = scene.control_plane;
     let proxy = FaultProxy::start(control_plane.apiserver_address()).expect("start the proxy");
@@ -706,8 +720,7 @@ async fn a_partitioned_leader_yields_and_its_held_writes_change_nothing() {
     let lease_before = leases.get("configmap-mirror").await.expect("the lease");
 
     proxy.thaw().expect("thaw the link");
-    // Long enough for held bytes to arrive and be answered.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    drained(&proxy).await;
     let now = scene.get("colors-synced").await.expect("the companion");
     assert_eq!(
         now.metadata.resource_version,
@@ -895,8 +908,7 @@ async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
     for r in 1..=round + 10 {
         scene.companion_in_sync(&format!("r{r}")).await;
     }
-    // Whatever the old leader sent is delivered or dropped by now.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    drained(&proxy).await;
     drop(proxy);
 
     let writes = applied_writes(&audit_log, |namespace| namespace == scene.namespace);
@@ -1052,8 +1064,7 @@ async fn a_mirror_fan_out_stops_when_the_lease_is_handed_over() {
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
-    // Whatever the old leader sent is delivered or dropped by now.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    drained(&proxies[0]).await;
     drop(proxies);
 
     let writes = applied_writes(&audit_log, |namespace| namespace.starts_with(&prefix));
