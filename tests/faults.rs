@@ -28,8 +28,6 @@ use kube::{
 use serde_json::json;
 use testenv::{ControlPlane, FaultProxy, Options, Signal, wait_for};
 
-/// A proxy in front of the control plane's API server, and a kubeconfig
-/// that goes through it.
 /// Waits until every connection through `proxy`, which only a replica
 /// that has exited used, has closed: each request it held or slowed has
 /// reached the API server and been answered (its audit entry written), or
@@ -44,6 +42,8 @@ async fn drained(proxy: &FaultProxy) {
     .unwrap_or_else(|e| panic!("{e:#}"));
 }
 
+/// A proxy in front of the control plane's API server, and a kubeconfig
+/// that goes through it.
 fn proxied(scene: &Scene<'_>, tag: &str) -> (FaultProxy, PathBuf) {
     let control_plane = scene.control_plane;
     let proxy = FaultProxy::start(control_plane.apiserver_address()).expect("start the proxy");
