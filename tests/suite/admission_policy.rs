@@ -345,14 +345,7 @@ impl<K: TestKind> World<K> {
     }
 
     async fn wait_gone(&self, namespace: &str, name: &str) {
-        let api = self.api(namespace);
-        wait_for(
-            &format!("{namespace}/{name} to be gone"),
-            PATIENCE,
-            || async { matches!(api.get_opt(name).await, Ok(None)).then_some(()) },
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e:#}"));
+        common::wait_gone(&self.api(namespace), name).await;
     }
 
     async fn patch(&self, namespace: &str, name: &str, patch: &Value) -> Result<K, kube::Error> {

@@ -18,7 +18,7 @@ mod many_keys;
 mod too_large;
 mod writes_in_flight;
 
-use std::{collections::BTreeSet, time::Duration};
+use std::time::Duration;
 
 use crate::common::{self, ControllerProcess, PATIENCE, Scene, mk_source};
 use configmap_mirror::contract::{self, MANAGED_BY_LABEL, MANAGER_NAME};
@@ -268,21 +268,9 @@ fn mirror_of(copy: &PartialObjectMeta<ConfigMap>) -> Option<String> {
     Some(format!("{namespace}/{name}"))
 }
 
-/// The names of a copy's keys.
-fn keys_of(copy: &ConfigMap) -> BTreeSet<String> {
-    copy.data.clone().unwrap_or_default().into_keys().collect()
-}
-
 /// Waits until `name` in `scene`'s namespace holds exactly `keys`.
 async fn holding(scene: &Scene<'_>, name: &str, keys: &[&str]) -> ConfigMap {
-    let wanted: BTreeSet<String> = keys.iter().map(|key| (*key).to_owned()).collect();
-    let what = format!("{name} to hold the keys {keys:?}");
-    testenv::wait_for(&what, PATIENCE, || async {
-        let copy = scene.get(name).await?;
-        (keys_of(&copy) == wanted).then_some(copy)
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"))
+    common::holding(&scene.configmaps(), name, keys, String::new).await
 }
 
 /// Waits for a Warning `reason` about `regarding` in `scene`'s namespace;

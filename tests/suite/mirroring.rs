@@ -138,6 +138,13 @@ impl<K: TestKind> World<K> {
     }
 
     /// Objects of the kind in `namespace`.
+    /// Waits until `name` in `namespace` holds exactly `keys`, and returns
+    /// it.
+    pub(crate) async fn holding(&self, namespace: &str, name: &str, keys: &[&str]) -> K {
+        let log = || self.controller().log_text();
+        common::holding(&self.api(namespace), name, keys, log).await
+    }
+
     pub(crate) fn api(&self, namespace: &str) -> Api<K> {
         Api::namespaced(self.scene.client.clone(), namespace)
     }

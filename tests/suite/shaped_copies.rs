@@ -33,12 +33,6 @@ crate::for_each_kind!(
     each_malformed_list_of_keys_is_warned_about_and_leaves_the_copies_as_they_are,
 );
 
-/// The names of the keys a copy holds.
-fn keys_of<K: TestKind>(copy: &K) -> BTreeSet<String> {
-    let keys = copy.content_keys().into_iter();
-    keys.map(|key| key.name.to_owned()).collect()
-}
-
 fn names(keys: &[&str]) -> BTreeSet<String> {
     keys.iter().map(|key| (*key).to_owned()).collect()
 }
@@ -50,22 +44,6 @@ fn keys_prefix<K: TestKind>() -> &'static str {
         "Secret" => KEYED_KEYS_CHECKSUM_PREFIX,
         _ => KEYS_CHECKSUM_PREFIX,
     }
-}
-
-/// Waits until `name` in `namespace` holds exactly `keys`, and returns it.
-async fn holding<K: TestKind>(world: &World<K>, namespace: &str, name: &str, keys: &[&str]) -> K {
-    let api: Api<K> = world.api(namespace);
-    let wanted = names(keys);
-    testenv::wait_for(
-        &format!("{namespace}/{name} to hold the keys {keys:?}"),
-        PATIENCE,
-        || async {
-            let copy = api.get_opt(name).await.ok()??;
-            (keys_of(&copy) == wanted).then_some(copy)
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()))
 }
 
 /// Waits until `namespace/name` carries the label `tier: value`.
@@ -114,8 +92,8 @@ async fn a_source_s_companion_and_mirrors_hold_only_the_keys_its_annotation_choo
     ];
     source(&world, "shaped", &data, "a, b=bee, *.me, !skip.*").await;
     let held = ["a", "bee", "keep.me"];
-    let companion = holding(&world, &world.prefix, "shaped-synced", &held).await;
-    let mirror = holding(&world, &team, "shaped", &held).await;
+    let companion = world.holding(&world.prefix, "shaped-synced", &held).await;
+    let mirror = world.holding(&team, "shaped", &held).await;
     for copy in [&companion, &mirror] {
         let checksum = copy.annotations().get(CHECKSUM_ANNOTATION).cloned();
         assert!(
@@ -163,7 +141,7 @@ async fn a_change_of_a_key_no_copy_holds_writes_nothing<K: TestKind>() {
         .await;
     let companion = carrying(&world, &world.prefix, "quiet-synced", "gold").await;
     let mirror = carrying(&world, &team, "quiet", "gold").await;
-    assert_eq!(keys_of(&companion), names(&["a"]));
+    assert_eq!(crate::common::key_names(&companion), names(&["a"]));
 
     // One change of a key no copy holds and of a label they carry: once
     // they carry the new label, the controller has compared them with the
@@ -208,8 +186,8 @@ async fn an_exact_key_the_source_lacks_is_warned_about_and_the_copies_are_writte
     let world = World::<K>::new("sk-missing").await;
     let team = world.namespace("team", true, &[]).await;
     source(&world, "lacking", &[("a", "1")], "a, nope, other.*").await;
-    holding(&world, &world.prefix, "lacking-synced", &["a"]).await;
-    holding(&world, &team, "lacking", &["a"]).await;
+    world.holding(&world.prefix, "lacking-synced", &["a"]).await;
+    world.holding(&team, "lacking", &["a"]).await;
     world.warned("lacking", "KeyMissing", "nope").await;
     let events = world.scene.events("lacking", "KeyMissing").await;
     assert!(
@@ -224,7 +202,7 @@ async fn an_exact_key_the_source_lacks_is_warned_about_and_the_copies_are_writte
         .objects()
         .set_data("lacking", &[("nope", Some("2"))])
         .await;
-    holding(&world, &team, "lacking", &["a", "nope"]).await;
+    world.holding(&team, "lacking", &["a", "nope"]).await;
     world.clean_up().await;
 }
 
@@ -247,8 +225,10 @@ async fn each_malformed_list_of_keys_is_warned_about_and_leaves_the_copies_as_th
     for at in 0..malformed.len() {
         let name = format!("typo-{at}");
         source(&world, &name, &[("a", "1"), ("b", "2")], "a").await;
-        let companion = holding(&world, &world.prefix, &format!("{name}-synced"), &["a"]).await;
-        let mirror = holding(&world, &team, &name, &["a"]).await;
+        let companion = world
+            .holding(&world.prefix, &format!("{name}-synced"), &["a"])
+            .await;
+        let mirror = world.holding(&team, &name, &["a"]).await;
         written.push((companion.resource_version(), mirror.resource_version()));
     }
     for (at, (keys, says)) in malformed.into_iter().enumerate() {
@@ -299,8 +279,8 @@ async fn a_tls_secret_s_copies_keep_its_type_only_with_its_required_keys() {
     );
     world.objects().create(&tls).await;
     let held = ["tls.crt", "tls.key"];
-    let mirror = holding(&world, &team, "cert", &held).await;
-    let companion = holding(&world, &world.prefix, "cert-synced", &held).await;
+    let mirror = world.holding(&team, "cert", &held).await;
+    let companion = world.holding(&world.prefix, "cert-synced", &held).await;
     assert_eq!(mirror.type_.as_deref(), Some("kubernetes.io/tls"));
 
     world
@@ -355,7 +335,7 @@ async fn a_configmap_s_binary_key_keeps_its_field_in_a_copy_of_chosen_keys() {
         .collect(),
     );
     world.objects().create(&source).await;
-    let mirror = holding(&world, &team, "bin", &["data.bin", "text"]).await;
+    let mirror = world.holding(&team, "bin", &["data.bin", "text"]).await;
     let binary = mirror.binary_data.unwrap_or_default();
     assert_eq!(
         binary.get("data.bin").map(|b| b.0.clone()),

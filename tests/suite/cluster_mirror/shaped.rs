@@ -6,8 +6,6 @@
 //! keys published as a ConfigMap: `published`). A Secret's values are
 //! never printed: the tests compare keys and checksums.
 
-use std::collections::BTreeSet;
-
 use super::explain::explain_as_admin;
 use super::*;
 use crate::explain::{row, verdict};
@@ -21,27 +19,6 @@ crate::for_each_kind!(
     a_change_of_a_key_no_clustermirror_copy_holds_writes_nothing,
     a_key_the_source_lacks_fails_each_copy_which_is_written_without_it,
 );
-
-fn keys_of<K: TestKind>(copy: &K) -> BTreeSet<String> {
-    let keys = copy.content_keys().into_iter();
-    keys.map(|key| key.name.to_owned()).collect()
-}
-
-/// Waits until `name` in `namespace` holds exactly `keys`, and returns it.
-async fn holding<K: TestKind>(world: &World<K>, namespace: &str, name: &str, keys: &[&str]) -> K {
-    let api: Api<K> = world.api(namespace);
-    let wanted: BTreeSet<String> = keys.iter().map(|key| (*key).to_owned()).collect();
-    testenv::wait_for(
-        &format!("{namespace}/{name} to hold the keys {keys:?}"),
-        PATIENCE,
-        || async {
-            let copy = api.get_opt(name).await.ok()??;
-            (keys_of(&copy) == wanted).then_some(copy)
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()))
-}
 
 /// The spec copying `source` into the test's namespaces labelled
 /// `env=prod`, with `target` merged into its target.
@@ -79,7 +56,7 @@ async fn a_clustermirror_s_copies_hold_the_keys_its_spec_chooses<K: TestKind>() 
     });
     create_with(&world, "chosen", spec_with(&world, "app", target)).await;
     ready(&world, "chosen", "Synced").await;
-    let copy = holding(&world, &prod, "app", &["a", "bee", "keep.me"]).await;
+    let copy = world.holding(&prod, "app", &["a", "bee", "keep.me"]).await;
     let prefix = match K::kind(&()).as_ref() {
         "Secret" => KEYED_KEYS_CHECKSUM_PREFIX,
         _ => KEYS_CHECKSUM_PREFIX,
@@ -117,7 +94,7 @@ async fn a_change_of_a_key_no_clustermirror_copy_holds_writes_nothing<K: TestKin
     let target = json!({"keys": [{"key": "a"}]});
     create_with(&world, "quiet", spec_with(&world, "app", target)).await;
     ready(&world, "quiet", "Synced").await;
-    let copy = holding(&world, &prod, "app", &["a"]).await;
+    let copy = world.holding(&prod, "app", &["a"]).await;
 
     // The change of a key no copy holds, then one the copy shows: once it
     // carries the new label, the controller has compared it with the source
@@ -156,7 +133,7 @@ async fn a_key_the_source_lacks_fails_each_copy_which_is_written_without_it<K: T
     let prod = world.namespace("prod", false, &[("env", "prod")]).await;
     let target = json!({"keys": [{"key": "a"}, {"key": "nope"}, {"key": "other.*"}]});
     create_with(&world, "lacking", spec_with(&world, "app", target)).await;
-    holding(&world, &prod, "app", &["a"]).await;
+    world.holding(&prod, "app", &["a"]).await;
     let object = counted(&world, "lacking", (1, 0, 1)).await;
     let failure = &object.data["status"]["failures"][0];
     assert_eq!(failure["reason"], "KeyMissing");
@@ -183,7 +160,7 @@ async fn a_key_the_source_lacks_fails_each_copy_which_is_written_without_it<K: T
         .objects()
         .set_data("app", &[("nope", Some("2"))])
         .await;
-    holding(&world, &prod, "app", &["a", "nope"]).await;
+    world.holding(&prod, "app", &["a", "nope"]).await;
     ready(&world, "lacking", "Synced").await;
     clean_up(world, &["lacking"]).await;
 }
@@ -217,7 +194,7 @@ async fn a_secret_copy_that_would_break_its_type_stalls_the_clustermirror_unless
 
     patch_spec(&world, "ca", json!({"target": {"type": "Opaque"}})).await;
     ready(&world, "ca", "Synced").await;
-    let copy = holding(&world, &prod, "cert", &["ca.crt"]).await;
+    let copy = world.holding(&prod, "cert", &["ca.crt"]).await;
     assert_eq!(copy.type_.as_deref(), Some("Opaque"));
 
     // The same keys with the type's own: a TLS copy.
@@ -230,7 +207,7 @@ async fn a_secret_copy_that_would_break_its_type_stalls_the_clustermirror_unless
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
-    holding(&world, &prod, "cert", &["tls.crt", "tls.key"]).await;
+    world.holding(&prod, "cert", &["tls.crt", "tls.key"]).await;
     clean_up(world, &["ca"]).await;
 }
 
@@ -254,7 +231,7 @@ async fn a_clustermirror_with_many_keys_and_many_exclusions_is_served() {
     let target = json!({"keys": keys, "excludeKeys": excluded});
     create_with(&world, "many", spec_with(&world, "app", target)).await;
     ready(&world, "many", "Synced").await;
-    holding(&world, &prod, "app", &["a"]).await;
+    world.holding(&prod, "app", &["a"]).await;
     clean_up(world, &["many"]).await;
 }
 

@@ -13,7 +13,7 @@ async fn explain_says_which_keys_the_copies_hold_and_why_the_others_are_not_ther
     let value = crate::explain::VALUE;
     let data = [("a", value), ("b", value), ("c", value), ("skip.me", value)];
     source(&world, "told", &data, "a, b=bee, *.me, !skip.*, nope").await;
-    holding(&world, &team, "told", &["a", "bee"]).await;
+    world.holding(&team, "told", &["a", "bee"]).await;
     let kind = match K::kind(&()).as_ref() {
         "Secret" => "secret",
         _ => "configmap",

@@ -26,7 +26,9 @@ async fn a_restart_on_converged_companions_of_chosen_keys_writes_nothing<K: Test
             1 => &["b", "x"],
             _ => &["a", "b"],
         };
-        let companion = holding(&world, &world.prefix, &format!("{name}-synced"), held).await;
+        let companion = world
+            .holding(&world.prefix, &format!("{name}-synced"), held)
+            .await;
         written.push(companion.resource_version());
     }
     world.stop();

@@ -254,11 +254,7 @@ impl<'s, K: TestKind> Objects<'s, K> {
     }
 
     pub async fn wait_gone(&self, name: &str) {
-        wait_for(&format!("{name} to be deleted"), PATIENCE, || async {
-            matches!(self.api.get_opt(name).await, Ok(None)).then_some(())
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e:#}"));
+        crate::wait_gone(&self.api, name).await;
     }
 }
 

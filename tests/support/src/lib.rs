@@ -14,6 +14,7 @@ mod helm;
 mod kinds;
 mod manifests;
 mod scene;
+mod waits;
 
 use std::{
     path::{Path, PathBuf},
@@ -30,6 +31,7 @@ pub use manifests::{
     refusing_configmap, refusing_policy, replica_role, role_for, secrets_role, service_account,
 };
 pub use scene::{LEASE, LEASE_TIMINGS, Scene, is_exact_companion};
+pub use waits::{holding, key_names, wait_gone};
 
 /// Long enough for a loaded 2-core machine; the benchmark measures speed.
 pub const PATIENCE: Duration = Duration::from_secs(30);

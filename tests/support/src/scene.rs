@@ -166,13 +166,7 @@ impl<'a> Scene<'a> {
     }
 
     pub async fn wait_gone(&self, name: &str) {
-        let api = self.configmaps();
-        wait_for(&format!("{name} to be deleted"), PATIENCE, || {
-            let api = api.clone();
-            async move { matches!(api.get_opt(name).await, Ok(None)).then_some(()) }
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e:#}"));
+        crate::wait_gone(&self.configmaps(), name).await;
     }
 
     /// Events in this namespace about `regarding`, with `reason`.
