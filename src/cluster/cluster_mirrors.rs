@@ -49,7 +49,8 @@ use tokio::sync::watch;
 use crate::{
     api::{ClusterMirror, StoredClusterMirror, StoredStatus},
     cluster::api_client,
-    decisions::cluster_mirror::{Request, Witnessed, bound_cluster_mirror_uid},
+    decisions::cluster_mirror::{Request, bound_cluster_mirror_uid},
+    decisions::copy_verdict::Witnessed,
     ops::metrics::Metrics,
 };
 

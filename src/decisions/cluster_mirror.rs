@@ -9,12 +9,12 @@
 //! protected namespace (which includes every namespace ClusterMirror
 //! sources may come from) is never selected, nor the source's own.
 
-pub mod fate;
+pub mod marks;
 pub mod standing;
 pub mod status;
 pub mod status_writers;
 
-pub use fate::{PruneRules, Seen, Witnessed, bound_cluster_mirror_uid, copy_fate, release};
+pub use marks::{bound_cluster_mirror_uid, release};
 
 use std::collections::BTreeMap;
 

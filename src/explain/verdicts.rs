@@ -5,7 +5,7 @@
 //! `source_refusal`), which namespaces it asks for and which consent
 //! ([`Targets`], [`wants_mirror`], [`Consent::verdict`]), whose an object
 //! at a copy's name is and what write it would need ([`plan::plan`]), and
-//! whether a copy is still wanted ([`prune_verdict::copy_verdict`]). This module
+//! whether a copy is still wanted ([`copy_verdict::copy_verdict`]). This module
 //! only says, for each, why.
 //!
 //! A Secret copy's checksum is keyed with the install's digest key, which
@@ -34,6 +34,7 @@ use crate::{
     decisions::consent::{
         ACCEPT_MIRRORS_FROM_ANNOTATION, Consent, NamespaceFacts, NamespaceRefusal,
     },
+    decisions::copy_verdict::{self, CopyVerdict, Unwanted},
     decisions::desired_copy::{Asked, Refusal, desired, never_a_source},
     decisions::install::Install,
     decisions::key_shape::{annotated_shape, checksum::CopyForm},
@@ -41,7 +42,6 @@ use crate::{
     decisions::ownership::{claimed_source, outranked_mirror},
     decisions::patterns,
     decisions::plan::{self, Difference, NameTaken, Write},
-    decisions::prune_verdict::{self, CopyVerdict, Unwanted},
     decisions::selector::Selector,
     decisions::targets::{
         MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets, wants_mirror,

@@ -212,7 +212,7 @@ pub fn copy_wakeups<K: MirroredKind>(
 /// A mirror written or changed wakes the prune of its source's other
 /// mirrors in its namespace: one under an earlier name waits for the
 /// mirror under the name its source gives now before it goes
-/// (`prune_verdict::mirror_name_wanted`).
+/// (`copy_verdict::mirror_name_wanted`).
 pub fn renamed_mirrors<K: MirroredKind>(
     event: &Event<K>,
     index: &CopyIndex<K>,

@@ -16,10 +16,10 @@ use crate::{
     contract::object_key,
     contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION, Operation},
     decisions::cache_form,
+    decisions::copy_verdict::{self, CopyVerdict},
     decisions::desired_copy::never_a_source,
     decisions::owner_ref::controlling_owner,
     decisions::plan::SeenVersion,
-    decisions::prune_verdict::{self, CopyVerdict},
     kind::MirroredKind,
     ops::metrics::Loop,
     reconcile::backoff::BackoffKey,
@@ -95,13 +95,13 @@ pub fn needs_prune<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> bool {
 
 /// The prune loop's verdict on a cached copy: its ClusterMirror's
 /// ([`cluster_mirror::prune::fate`]) for a ClusterMirror's copy, else its
-/// source's ([`prune_verdict::copy_verdict`]), where a refused source is no
+/// source's ([`copy_verdict::copy_verdict`]), where a refused source is no
 /// managed source, so its copies go.
 fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> CopyVerdict {
     if let Some(name) = contract::cluster_mirror_of(copy.meta()) {
         return cluster_mirror::prune::fate(copy, name, ctx);
     }
-    prune_verdict::copy_verdict::<K, _>(
+    copy_verdict::copy_verdict::<K, _>(
         copy.meta(),
         &ctx.install,
         &ctx.consent,
@@ -128,7 +128,7 @@ fn managed_source<K: MirroredKind>(
 
 /// Whether the source no longer exists with the uid the copy records.
 async fn source_gone<K: MirroredKind>(
-    source: &prune_verdict::SourceRef,
+    source: &copy_verdict::SourceRef,
     ctx: &Context<K>,
 ) -> Result<bool, Error> {
     let found = ctx

@@ -22,7 +22,7 @@ use std::{
 use k8s_openapi::jiff::Timestamp;
 
 use super::crd::LiveCrd;
-use crate::{api::DeletionPolicy, decisions::cluster_mirror::Witnessed};
+use crate::{api::DeletionPolicy, decisions::copy_verdict::Witnessed};
 
 /// One deletion seen.
 #[derive(Debug, Clone)]

@@ -17,9 +17,10 @@ use super::*;
 use crate::{
     api::ClusterMirrorStatus,
     decisions::cluster_mirror::{
-        Request, copy_fate,
+        Request,
         status::{self, Blocked, Failure, Tally},
     },
+    decisions::copy_verdict::copy_fate,
 };
 pub use class::class_words;
 use class::other_class;

@@ -208,7 +208,7 @@ struct Seen<'a, K> {
 /// source exists), if it does.
 fn unwanted<K: Explained>(meta: &ObjectMeta, seen: &Seen<'_, K>, rules: &Rules) -> Option<Said> {
     let (source_namespace, source_name) = seen.claimed;
-    let verdict = prune_verdict::copy_verdict::<K, _>(
+    let verdict = copy_verdict::copy_verdict::<K, _>(
         meta,
         &rules.install,
         K::consent(rules),

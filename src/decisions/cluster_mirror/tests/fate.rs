@@ -2,7 +2,9 @@
 //! looks.
 
 use super::*;
-use crate::decisions::prune_verdict::{CopyVerdict, Unwanted};
+use crate::decisions::copy_verdict::{
+    CopyVerdict, PruneRules, Seen, Unwanted, Witnessed, copy_fate,
+};
 
 fn prune_rules<'a>(kind: SourceKind, install: &'a Install, consent: &'a Consent) -> PruneRules<'a> {
     PruneRules {

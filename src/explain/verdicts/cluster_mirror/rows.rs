@@ -2,7 +2,7 @@
 //! or asks for, and one per copy it holds elsewhere.
 
 use super::*;
-use crate::decisions::cluster_mirror::{PruneRules, Seen as SeenBy};
+use crate::decisions::copy_verdict::{PruneRules, Seen as SeenBy};
 
 /// What was read of the namespaces a ClusterMirror may copy into.
 pub(super) struct Seen<'a, K> {

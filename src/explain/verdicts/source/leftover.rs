@@ -37,7 +37,7 @@ pub(super) fn leftover_rows<K: Explained>(
         {
             continue;
         }
-        let verdict = prune_verdict::copy_verdict::<K, _>(
+        let verdict = copy_verdict::copy_verdict::<K, _>(
             copy,
             &rules.install,
             K::consent(rules),

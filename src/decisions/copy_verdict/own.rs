@@ -1,12 +1,12 @@
-//! Whether a copy is still wanted: the prune loop's decisions. Pure, like
-//! `plan`; the prune loop reads the caches and carries them out.
+//! The verdict on a source's own copy (its companion, its mirrors): still
+//! wanted by its source and their namespace, or not, and why.
 
 use std::borrow::Borrow;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use super::{CopyVerdict, Unwanted, mirror_name_reserved};
 use crate::{
-    api::DeletionPolicy,
     contract::{self, companion_name},
     decisions::consent::{Consent, NamespaceFacts},
     decisions::install::Install,
@@ -113,16 +113,6 @@ pub fn unmarked_copy_source<K: MirroredKind>(copy: &ObjectMeta, suffix: &str) ->
     })
 }
 
-/// Whether a mirror bears a reserved name: never mirrored, so never wanted,
-/// also when the name became reserved after the mirror was written (a
-/// mirror left there would go stale for good).
-pub fn mirror_name_reserved(mirror: &ObjectMeta, reserved_names: &[String]) -> bool {
-    mirror
-        .name
-        .as_deref()
-        .is_some_and(|name| reserved_names.iter().any(|reserved| reserved == name))
-}
-
 /// Whether a companion should be deleted because nothing wants it any more:
 /// its controlling source is no longer a managed source. Only an object
 /// named exactly as this install names its source's companion can be one:
@@ -141,62 +131,6 @@ pub fn should_prune<K: MirroredKind>(
         return false;
     };
     companion_name(owner, suffix) == name && !is_managed_source(owner)
-}
-
-/// What becomes of a copy: the prune loop's verdict on a source's own
-/// copy ([`copy_verdict`]) and on a ClusterMirror's
-/// ([`copy_fate`](crate::decisions::cluster_mirror::copy_fate)).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CopyVerdict {
-    Keep,
-    /// Nothing wants it: deleted, for the reason given.
-    Unwanted(Unwanted),
-    /// A source's own copy written by a release that did not mark copies
-    /// with their install, for a source this install does not manage: it
-    /// goes only once that source is gone, which no install can want
-    /// copies of, told as a marked copy of a source gone would be.
-    UnwantedIfSourceGone(SourceRef, Unwanted),
-    /// A ClusterMirror's copy whose ClusterMirror was seen deleted:
-    /// deleted (`Delete`) or released (`Orphan`) once the CRD is read live
-    /// since (unless the read already said so: then
-    /// `Witnessed::crd_live` is Some(true)).
-    ClusterMirrorDeleted(DeletionPolicy),
-    /// A ClusterMirror's copy whose ClusterMirror is gone and nobody saw
-    /// it go, or it went with its CRD: kept as it is, counted and told as
-    /// an orphan.
-    Orphaned,
-}
-
-/// Why nothing wants a copy: decided once, with the verdict, for the prune
-/// loop to tell and `explain` to say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unwanted {
-    /// A mirror bears a reserved name.
-    ReservedName,
-    /// A mirror under a name its source no longer gives its mirrors, now
-    /// that its mirror under the new one is there.
-    Renamed,
-    /// A mirror its source (gone, no longer managed, or asking elsewhere)
-    /// or its namespace (no longer consenting) no longer wants there.
-    NotWantedHere,
-    /// A companion of no managed source.
-    SourceNotManaged,
-    /// A ClusterMirror's copy its ClusterMirror, there, no longer asks for
-    /// (another namespace, source, kind or name, or a name now reserved).
-    NotAskedByClusterMirror,
-}
-
-impl Unwanted {
-    /// Why the copy goes, as the prune loop's log line and Event say.
-    pub fn said(self) -> &'static str {
-        match self {
-            Unwanted::ReservedName => "its name is reserved",
-            Unwanted::Renamed => "its source names its mirrors otherwise now",
-            Unwanted::NotWantedHere => "no longer wanted in this namespace",
-            Unwanted::SourceNotManaged => "source no longer managed",
-            Unwanted::NotAskedByClusterMirror => "no longer wanted by its ClusterMirror",
-        }
-    }
 }
 
 /// The prune loop's verdict on a copy of `install` (its source selector,

@@ -1,5 +1,4 @@
-//! What becomes of a copy a ClusterMirror wrote. Pure, like the rest of
-//! `cluster_mirror`; the prune loop carries it out.
+//! The verdict on a copy a ClusterMirror wrote.
 //!
 //! A copy goes only for a deletion the controller saw happen: its
 //! ClusterMirror's watch reported it deleted (bound by uid: the deletion
@@ -12,16 +11,13 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::Request;
+use super::{CopyVerdict, Unwanted, mirror_name_reserved};
 use crate::{
     api::{DeletionPolicy, SourceKind},
-    contract::{
-        CONTROLLER_KEY_PREFIX, MANAGED_BY_LABEL, MIRROR_OF_UID_ANNOTATION, annotation,
-        written_under,
-    },
+    contract::written_under,
+    decisions::cluster_mirror::Request,
     decisions::consent::{Consent, NamespaceFacts},
     decisions::install::Install,
-    decisions::prune_verdict::{CopyVerdict, Unwanted, mirror_name_reserved},
 };
 
 /// A ClusterMirror's deletion as the controller saw it happen: a delete
@@ -109,28 +105,4 @@ fn asked(
         true => CopyVerdict::Keep,
         false => CopyVerdict::Unwanted(Unwanted::NotAskedByClusterMirror),
     }
-}
-
-/// The uid of the ClusterMirror a copy is bound to: the part of its
-/// `mirror-of-uid` after the source's (see [`Request::bound_uid`]).
-pub fn bound_cluster_mirror_uid(copy: &ObjectMeta) -> Option<&str> {
-    let (_, uid) = annotation(copy, MIRROR_OF_UID_ANNOTATION)?.split_once('.')?;
-    (!uid.is_empty()).then_some(uid)
-}
-
-/// Releases a copy (deletionPolicy `Orphan`): removes every label and
-/// annotation of the controller's (the managed-by label and every
-/// `workshop.io/` key), so that neither this controller nor the admission
-/// policy takes it for a copy any more. Its content, and the labels and
-/// annotations its ClusterMirror set, stay.
-pub fn release(copy: &mut ObjectMeta) {
-    let ours = |key: &String| key == MANAGED_BY_LABEL || key.starts_with(CONTROLLER_KEY_PREFIX);
-    for entries in [&mut copy.labels, &mut copy.annotations]
-        .into_iter()
-        .flatten()
-    {
-        entries.retain(|key, _| !ours(key));
-    }
-    // What the API server recorded of earlier writers is its own to keep.
-    copy.managed_fields = None;
 }
