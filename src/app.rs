@@ -9,11 +9,11 @@ use anyhow::Context as _;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Client;
 
+mod cluster_mirrors;
 mod kinds;
 mod lifeline;
 
 use crate::{
-    api::SourceKind,
     cluster::api_client,
     cluster::api_probe,
     cluster::cluster_mirrors::ClusterMirrors,
@@ -27,7 +27,7 @@ use crate::{
     ops::metrics::Metrics,
     ops::shutdown::Shutdown,
     reconcile::backoff::{Backoffs, RetryPolicy},
-    reconcile::cluster_mirror::caches::{InstallClass, PublishedSecrets},
+    reconcile::cluster_mirror::caches::InstallClass,
     reconcile::copy_budget::{ByteBudget, COPY_BUDGET_BYTES, NAMESPACE_SHARE, READ_BUDGET_BYTES},
 };
 use kinds::Shared;
@@ -89,7 +89,6 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             field_manager: config.field_manager(),
         },
         protected: protected.clone(),
-        unmirrored_kinds: unmirrored_kinds(&config),
     };
     log_start(&config, &protected);
 
@@ -148,18 +147,6 @@ fn watch_cluster_mirrors(
     Ok(Some(mirrors))
 }
 
-/// The kinds this install does not mirror, as ClusterMirrors name them.
-fn unmirrored_kinds(config: &Config) -> Vec<SourceKind> {
-    [
-        (Kind::Configmaps, SourceKind::ConfigMap),
-        (Kind::Secrets, SourceKind::Secret),
-    ]
-    .into_iter()
-    .filter(|(kind, _)| !config.mirrors(*kind))
-    .map(|(_, kind)| kind)
-    .collect()
-}
-
 fn log_start(config: &Config, protected: &[String]) {
     tracing::info!(
         selector = %config.rules.selector,
@@ -173,8 +160,8 @@ fn log_start(config: &Config, protected: &[String]) {
     );
 }
 
-/// Each kind's controller, for the kinds this install mirrors; ends when
-/// both do, or at the first error.
+/// Each kind's controllers, for the kinds this install mirrors, and the
+/// ClusterMirror loop over them; ends when all do, or at the first error.
 async fn mirror_kinds(
     config: &Config,
     shared: &Shared,
@@ -188,49 +175,55 @@ async fn mirror_kinds(
         (SharedDigestKey::default(), rules)
     });
     let (configmap_sources, secret_sources) = cluster_sources(config, shared)?;
-    let published = match (&secret_sources, &secret_setup) {
-        (Some(sources), Some((key, rules))) => Some(PublishedSecrets {
-            sources: sources.clone(),
-            key: key.clone(),
-            rules: rules.clone(),
-        }),
+    let secret_sources = match (secret_sources, &secret_setup) {
+        (Some(sources), Some((key, rules))) => Some((sources, key, rules)),
         _ => None,
     };
-    let configmaps = async {
-        if !config.mirrors(Kind::Configmaps) {
-            return Ok(());
-        }
+    let caches = cluster_mirrors::caches(shared, configmap_sources, secret_sources);
+    let mut runs = Vec::new();
+    let configmaps = match config.mirrors(Kind::Configmaps) {
         // A new key changes only the checksums of the ConfigMaps that
         // publish Secrets' keys: their ClusterMirrors hear of it, not the
         // label path.
-        let new_keys = futures::stream::pending();
-        kinds::run::<ConfigMap>(
+        true => Some(kinds::start::<ConfigMap>(
             shared.clone(),
             configmap_consent,
             (),
             (),
-            new_keys,
-            configmap_sources,
-            published,
-        )
-        .await
+            futures::stream::pending(),
+            caches.clone(),
+        )?),
+        false => None,
     };
-    let secrets = async {
-        let Some((key, rules)) = secret_setup else {
-            return Ok(());
-        };
-        kinds::run_secrets(
+    let configmaps = configmaps.map(|(started, run)| {
+        runs.push(run);
+        started
+    });
+    let secrets = match secret_setup {
+        Some((key, rules)) => Some(kinds::start_secrets(
             shared.clone(),
             secret_consent,
             config.digest_key_secret(),
             key,
             rules,
             config.initial_list,
-            secret_sources,
-        )
-        .await
+            caches.clone(),
+        )?),
+        None => None,
     };
-    futures::future::try_join(configmaps, secrets).await?;
+    let secrets = secrets.map(|(started, run)| {
+        runs.push(run);
+        started
+    });
+    let cluster_loop = cluster_mirrors::run(shared, caches, configmaps, secrets);
+    let kinds = futures::future::try_join_all(runs);
+    let cluster_loop = async {
+        if let Some(cluster_loop) = cluster_loop {
+            cluster_loop.await;
+        }
+        Ok(())
+    };
+    futures::future::try_join(kinds, cluster_loop).await?;
     Ok(())
 }
 

@@ -16,13 +16,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::serde::{Serialize, de::DeserializeOwned};
 use kube::Resource;
 
-use k8s_openapi::api::core::v1::ConfigMap;
-
 use crate::{
     api::SourceKind,
     contract::{CHECKSUM_ANNOTATION, annotation},
 };
-use secret::SecretDigestKey;
 
 /// A kind of namespaced object whose content can be copied.
 pub trait MirroredKind:
@@ -96,20 +93,6 @@ pub trait MirroredKind:
     /// its own identity.
     fn content_digest(&self, key: &Self::DigestKey) -> String {
         Self::checksum(&self.content_hash(), &SourceId::of(self.meta()), key).into_owned()
-    }
-
-    /// `configmap` (a Secret's keys as a ConfigMap holds them: see
-    /// `decisions::secret_published`) as this kind, for a kind
-    /// that may publish a Secret's keys (a ClusterMirror's
-    /// `target.kind: ConfigMap`); None for any other.
-    fn from_configmap(_configmap: ConfigMap) -> Option<Self> {
-        None
-    }
-
-    /// The key a copy publishing a Secret's keys is checksummed under,
-    /// given the install's Secret key; None for a kind that publishes none.
-    fn published_key(_key: SecretDigestKey) -> Option<Self::DigestKey> {
-        None
     }
 
     /// Why this object may never be a source, whatever its labels, if so,

@@ -4,21 +4,20 @@
 
 use std::sync::Arc;
 
-use futures::{Stream, StreamExt, channel::mpsc};
+use futures::{FutureExt, Stream, channel::mpsc, future::BoxFuture};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
+use tokio::sync::watch;
 
 use crate::{
-    api::SourceKind,
-    cluster::cluster_mirrors::{Change, ClusterMirrors},
-    cluster::cluster_sources::{ClusterSources, SourceChange},
+    cluster::cluster_mirrors::ClusterMirrors,
     cluster::digest_key::{self, KeySecret},
     cluster::events::EventPublisher,
     cluster::watches::{self, Namespaces, WatchSettings},
-    decisions::cluster_mirror::cluster_consent,
     decisions::consent::Consent,
     decisions::install::Install,
     index::caches::Caches,
+    index::wakeups::ClusterWake,
     kind::MirroredKind,
     kind::secret::{SecretSourceRules, SharedDigestKey},
     ops::config::InitialList,
@@ -29,7 +28,8 @@ use crate::{
     reconcile::backoff::{Backoffs, RetryPolicy},
     reconcile::cluster_mirror::{
         self,
-        caches::{ClusterMirrorCaches, InstallClass, PublishedSecrets},
+        caches::{ClusterMirrorCaches, InstallClass},
+        writers::Writer,
     },
     reconcile::contest::Contests,
     reconcile::context::Context,
@@ -67,26 +67,33 @@ pub struct Shared {
     /// Which of them this install serves, and how it names itself.
     pub cluster_mirror_install: InstallClass,
     pub protected: Vec<String>,
-    /// The kinds this install does not mirror (their ClusterMirrors are
-    /// told so by the ConfigMap loop).
-    pub unmirrored_kinds: Vec<SourceKind>,
 }
 
-/// Runs kind `K`'s watches and controllers until a stop is asked for and
-/// its in-flight reconciles are done; an error if its watches end first.
-/// Each item of `new_keys` (a new digest key) compares every source again.
-/// `cluster_sources`, when this install mirrors into other namespaces, are
-/// the objects of the kind ClusterMirrors may copy; `published`, for the
-/// ConfigMap loop, the Secrets whose keys it may publish.
-pub async fn run<K: MirroredKind>(
+/// What one started kind gives the ClusterMirror loop: the writer its
+/// copies are made by, what its watches tell that loop, and its resyncs.
+pub struct Started<K: MirroredKind> {
+    pub writer: Writer<K>,
+    pub cluster_wakes: mpsc::UnboundedReceiver<ClusterWake>,
+    pub resync: watch::Receiver<u64>,
+}
+
+/// What runs a kind's watches and controllers until a stop is asked for
+/// and its in-flight reconciles are done; an error if its watches end
+/// first.
+pub type Run = BoxFuture<'static, anyhow::Result<()>>;
+
+/// Starts kind `K`'s watches and controllers. Each item of `new_keys` (a
+/// new digest key) compares every source again. `cluster_mirrors`, when
+/// this install mirrors into other namespaces, is what every kind knows
+/// of the ClusterMirrors.
+pub fn start<K: MirroredKind>(
     shared: Shared,
     consent: Consent,
     key: K::KeyHandle,
     source_rules: K::SourceRules,
     new_keys: impl Stream<Item = ()> + Send + 'static,
-    cluster_sources: Option<ClusterSources<K>>,
-    published: Option<PublishedSecrets>,
-) -> anyhow::Result<()> {
+    cluster_mirrors: Option<Arc<ClusterMirrorCaches>>,
+) -> anyhow::Result<(Started<K>, Run)> {
     let backoffs = shared.backoffs.clone();
     let (caches, mut wakeups, watches) = watches::watch::<K, _>(
         &shared.kube_config,
@@ -99,11 +106,6 @@ pub async fn run<K: MirroredKind>(
         shared.metrics.clone(),
         Arc::new(move |uid: &str| backoffs.forget(uid)),
     )?;
-    let cluster = cluster_mirror_caches::<K>(&shared, cluster_sources, published);
-    let (cluster_mirrors, cluster_inputs) = match cluster {
-        Some((cluster_mirrors, inputs)) => (Some(cluster_mirrors), Some(inputs)),
-        None => (None, None),
-    };
     let (concurrency, leadership, shutdown) = (
         shared.concurrency,
         shared.leadership.clone(),
@@ -114,34 +116,35 @@ pub async fn run<K: MirroredKind>(
     let (more_prunes, prunes) = mpsc::unbounded();
     // Taken whether or not there is a ClusterMirror loop to hear them, so
     // that without one they are dropped, not queued.
-    let from_watches = std::mem::replace(&mut wakeups.cluster, mpsc::unbounded().1);
-    let cluster_loop = cluster_inputs.map(|(changes, sources)| {
-        let inputs = cluster_mirror::Inputs {
-            changes,
-            sources,
-            from_watches,
-            resync: wakeups.resync.clone(),
-        };
-        let stop = shutdown.requested();
-        cluster_mirror::run(ctx.clone(), inputs, more_prunes, concurrency, async move {
-            stop.await;
-        })
-    });
+    let cluster_wakes = std::mem::replace(&mut wakeups.cluster, mpsc::unbounded().1);
+    let resync = wakeups.resync.clone();
     let stop = shutdown.requested();
-    let controllers = controller::run(ctx, wakeups, concurrency, leadership, prunes, async move {
-        stop.await;
-    });
-    let controllers = async {
-        futures::join!(controllers, async {
-            if let Some(cluster_loop) = cluster_loop {
-                cluster_loop.await;
-            }
-        });
+    let controllers = controller::run(
+        ctx.clone(),
+        wakeups,
+        concurrency,
+        leadership,
+        prunes,
+        async move {
+            stop.await;
+        },
+    );
+    let run = async move {
+        tokio::select! {
+            () = controllers => Ok(()),
+            () = watches => anyhow::bail!("the {} watches ended unexpectedly", K::kind(&())),
+        }
     };
-    tokio::select! {
-        () = controllers => Ok(()),
-        () = watches => anyhow::bail!("the {} watches ended unexpectedly", K::kind(&())),
-    }
+    let writer = Writer {
+        ctx,
+        prune: more_prunes,
+    };
+    let started = Started {
+        writer,
+        cluster_wakes,
+        resync,
+    };
+    Ok((started, run.boxed()))
 }
 
 /// What kind `K`'s reconciles share: what the kinds share, with the
@@ -153,7 +156,7 @@ fn context<K: MirroredKind>(
     consent: Consent,
     key: K::KeyHandle,
     source_rules: K::SourceRules,
-    cluster_mirrors: Option<ClusterMirrorCaches<K>>,
+    cluster_mirrors: Option<Arc<ClusterMirrorCaches>>,
 ) -> Arc<Context<K>> {
     let fresh_reads = FreshReads::new(
         shared.client.clone(),
@@ -179,7 +182,6 @@ fn context<K: MirroredKind>(
         copy_budget: shared.copy_budget,
         read_budget: shared.read_budget,
         sync_workers: WorkerShares::new(shared.concurrency),
-        cluster_mirror_workers: WorkerShares::new(shared.concurrency),
         namespace_warnings: Default::default(),
         leadership: shared.leadership,
         shutdown: shared.shutdown,
@@ -201,82 +203,49 @@ fn count_orphans_of_cluster_mirrors<K: MirroredKind>(ctx: &Arc<Context<K>>) {
     }));
 }
 
-/// What kind `K`'s loops know of the ClusterMirrors, and what wakes its
-/// ClusterMirror loop, when this install mirrors into other namespaces
-/// (then `sources` are there, their watches running whether or not the
-/// ClusterMirror CRD is).
-#[allow(clippy::type_complexity)]
-fn cluster_mirror_caches<K: MirroredKind>(
-    shared: &Shared,
-    sources: Option<ClusterSources<K>>,
-    published: Option<PublishedSecrets>,
-) -> Option<(
-    ClusterMirrorCaches<K>,
-    (
-        mpsc::UnboundedReceiver<Change>,
-        futures::stream::BoxStream<'static, SourceChange>,
-    ),
-)> {
-    let mirrors = shared.cluster_mirrors.clone()?;
-    let sources = sources?;
-    let changes = match &published {
-        Some(published) => {
-            futures::stream::select(sources.subscribe(), published.sources.subscribe()).boxed()
-        }
-        None => sources.subscribe().boxed(),
-    };
-    let reports_for = match K::SOURCE_KIND == SourceKind::ConfigMap {
-        true => shared.unmirrored_kinds.clone(),
-        false => Vec::new(),
-    };
-    let consent = cluster_consent(&shared.protected, &shared.cluster_mirror_sources);
-    let caches = ClusterMirrorCaches::new(
-        mirrors.clone(),
-        sources,
-        published,
-        consent,
-        reports_for,
-        shared.cluster_mirror_install.clone(),
-    );
-    Some((caches, (mirrors.subscribe(), changes)))
-}
-
 /// Secrets, with the digest key their watch keeps (`key`, which the
-/// ConfigMap loop reads too when it publishes Secrets' keys): copies are
-/// written while there is a key to use, and removed when no longer wanted
-/// whether or not there is.
-pub async fn run_secrets(
+/// ClusterMirror loop reads too): copies are written while there is a key
+/// to use, and removed when no longer wanted whether or not there is.
+pub fn start_secrets(
     shared: Shared,
     consent: Consent,
     key_secret: KeySecret,
     key: SharedDigestKey,
     source_rules: SecretSourceRules,
     initial_list: InitialList,
-    cluster_sources: Option<ClusterSources<Secret>>,
-) -> anyhow::Result<()> {
+    cluster_mirrors: Option<Arc<ClusterMirrorCaches>>,
+) -> anyhow::Result<(Started<Secret>, Run)> {
     let new_keys = digest_key::new_keys(&key);
-    let keeper = digest_key::keep(
-        &shared.kube_config,
+    let (kube_config, client, health) = (
+        shared.kube_config.clone(),
         shared.client.clone(),
-        key_secret,
-        key.clone(),
-        initial_list,
         shared.health.clone(),
     );
-    let secrets = run::<Secret>(
-        shared.clone(),
+    let kept_key = key.clone();
+    let (secrets, controllers) = start::<Secret>(
+        shared,
         consent,
         key,
         source_rules,
         new_keys,
-        cluster_sources,
-        None,
-    );
-    tokio::select! {
-        ran = secrets => ran,
-        kept = keeper => {
-            kept?;
-            anyhow::bail!("the watch of the digest key ended unexpectedly")
+        cluster_mirrors,
+    )?;
+    let run = async move {
+        let keeper = digest_key::keep(
+            &kube_config,
+            client,
+            key_secret,
+            kept_key,
+            initial_list,
+            health,
+        );
+        tokio::select! {
+            ran = controllers => ran,
+            kept = keeper => {
+                kept?;
+                anyhow::bail!("the watch of the digest key ended unexpectedly")
+            }
         }
-    }
+    };
+    Ok((secrets, run.boxed()))
 }

@@ -37,11 +37,12 @@ use crate::{
     decisions::copy_verdict::{self, CopyVerdict, Unwanted},
     decisions::desired_copy::{Asked, Refusal, desired, never_a_source},
     decisions::install::Install,
-    decisions::key_shape::{annotated_shape, checksum::CopyForm},
+    decisions::key_shape::{KeyShape, annotated_shape, checksum::CopyForm},
     decisions::mirror_name::mirror_name,
     decisions::ownership::{claimed_source, outranked_mirror},
     decisions::patterns,
     decisions::plan::{self, Difference, NameTaken, Write},
+    decisions::secret_published::secret_published_naming_the_rest,
     decisions::selector::Selector,
     decisions::targets::{
         MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets, wants_mirror,
@@ -93,6 +94,12 @@ pub trait Explained: MirroredKind {
     const OTHER: &'static str;
     /// The key explain compares contents with.
     fn comparison_key() -> Self::DigestKey;
+    /// The key explain compares a copy of this kind holding a Secret's
+    /// content with: the key follows the content, not the copy's kind.
+    fn secret_content_key() -> Self::DigestKey;
+    /// How a Secret's content, with the keys a shape copies, is read as an
+    /// object of this kind; None for a kind that publishes none.
+    const FROM_SECRET: Option<fn(&Secret, &KeyShape) -> Self>;
 }
 
 impl Explained for ConfigMap {
@@ -113,6 +120,13 @@ impl Explained for ConfigMap {
     fn comparison_key() -> ConfigMapDigestKey {
         ConfigMapDigestKey::PLAIN
     }
+
+    fn secret_content_key() -> ConfigMapDigestKey {
+        ConfigMapDigestKey::of_published_secret(Secret::comparison_key())
+    }
+
+    const FROM_SECRET: Option<fn(&Secret, &KeyShape) -> Self> =
+        Some(secret_published_naming_the_rest);
 }
 
 impl Explained for Secret {
@@ -139,6 +153,12 @@ impl Explained for Secret {
         let key = crate::kind::secret::SecretDigestKey::from_bytes(&bytes);
         key.unwrap_or_else(|| unreachable!("the length is the key's"))
     }
+
+    fn secret_content_key() -> Self::DigestKey {
+        Self::comparison_key()
+    }
+
+    const FROM_SECRET: Option<fn(&Secret, &KeyShape) -> Self> = None;
 }
 
 /// One line of the answer.

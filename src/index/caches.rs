@@ -58,6 +58,11 @@ impl<K: MirroredKind> Caches<K> {
         let _ = self.ready.clone().wait_for(|ready| *ready).await;
     }
 
+    /// Whether both caches have completed their initial list.
+    pub fn is_ready(&self) -> bool {
+        *self.ready.borrow()
+    }
+
     pub fn source(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
         self.sources.get(&ObjectRef::new(name).within(namespace))
     }

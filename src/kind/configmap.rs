@@ -75,14 +75,6 @@ impl MirroredKind for ConfigMap {
         }
     }
 
-    fn from_configmap(configmap: ConfigMap) -> Option<ConfigMap> {
-        Some(configmap)
-    }
-
-    fn published_key(key: SecretDigestKey) -> Option<ConfigMapDigestKey> {
-        Some(ConfigMapDigestKey::of_published_secret(key))
-    }
-
     fn content_of(source: &Self) -> Self {
         ConfigMap {
             data: source.data.clone(),

@@ -1,8 +1,11 @@
-//! ClusterMirrors as mirror requests of one kind: each is reconciled with
-//! the kind's caches, plan and writes (`sync`), its copies are pruned by
-//! the kind's prune loop (`prune`), and what it found is told (`publish`).
-//! The queue is keyed by ClusterMirror, so that each has one status, one
-//! retry state and one Event per condition.
+//! ClusterMirrors as mirror requests: one loop reconciles every
+//! ClusterMirror, whatever kind it copies. Each is handed to the writer of
+//! its copies' kind (`writers`), with its source read from the cache of
+//! the source's own kind (`source`), and reconciled with that kind's
+//! plan and writes (`sync`); its copies are pruned by the kind's prune
+//! loop (`prune`), and what it found is told (`publish`). The queue is
+//! keyed by ClusterMirror, so that each has one status, one retry state
+//! and one Event per condition.
 //!
 //! What wakes a ClusterMirror: its spec changing (never its status, which
 //! this loop writes, unless another install wrote it for an earlier
@@ -23,6 +26,7 @@ mod publish;
 mod source;
 mod suspended;
 mod sync;
+pub mod writers;
 
 use std::{sync::Arc, time::Instant};
 
@@ -36,7 +40,6 @@ use kube::{
         watcher,
     },
 };
-use tokio::sync::watch;
 
 use crate::{
     api::StoredClusterMirror,
@@ -47,63 +50,72 @@ use crate::{
     decisions::cluster_mirror::Request,
     decisions::scope::Reach,
     index::wakeups::{self, ClusterWake},
-    kind::MirroredKind,
     ops::metrics::Loop,
     reconcile::backoff::BackoffKey,
-    reconcile::context::Context,
     reconcile::error::{Error, Retry},
 };
 
 use caches::ClusterMirrorCaches;
+use writers::{Writers, with_any_context};
 
-/// What wakes the ClusterMirrors of one kind.
-pub struct Inputs {
-    pub changes: mpsc::UnboundedReceiver<Change>,
-    pub sources: stream::BoxStream<'static, SourceChange>,
-    pub from_watches: mpsc::UnboundedReceiver<ClusterWake>,
-    pub resync: watch::Receiver<u64>,
+/// The one ClusterMirror loop: what it knows of the ClusterMirrors, and a
+/// writer for each kind of copy.
+pub struct ClusterMirrorLoop {
+    pub caches: Arc<ClusterMirrorCaches>,
+    pub writers: Writers,
 }
 
-/// Runs the ClusterMirror loop of kind `K` until `shutdown` completes;
-/// the copies a changed ClusterMirror may no longer want go to `prune`.
-pub async fn run<K: MirroredKind>(
-    ctx: Arc<Context<K>>,
+/// What wakes the ClusterMirrors.
+pub struct Inputs {
+    pub changes: mpsc::UnboundedReceiver<Change>,
+    /// Each source kind's changes.
+    pub sources: stream::BoxStream<'static, SourceChange>,
+    /// Each copy kind's watches' wakeups.
+    pub from_watches: stream::BoxStream<'static, ClusterWake>,
+    /// Each kind's resyncs.
+    pub resyncs: stream::BoxStream<'static, ()>,
+}
+
+/// Runs the ClusterMirror loop until `shutdown` completes.
+pub async fn run(
+    this: Arc<ClusterMirrorLoop>,
     inputs: Inputs,
-    prune: mpsc::UnboundedSender<ObjectRef<K>>,
     concurrency: u16,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
-        return;
-    };
-    // Nothing is compared before every cache it reads is complete; the
-    // ClusterMirror cache is not until the CRD is there.
+    let caches = this.caches.clone();
+    // Nothing is compared before the caches of the context it runs in,
+    // and the ConfigMaps it may copy, are complete; the ClusterMirror
+    // cache is not until the CRD is there. The Secrets' are checked by
+    // each request that reads them: one that cannot be listed stops no
+    // other ClusterMirror.
     let ready = async {
-        ctx.caches.wait_ready().await;
-        cluster_mirrors.sources.wait_ready().await;
-        cluster_mirrors.mirrors.wait_listed().await;
+        with_any_context!(this.writers, ctx => ctx.caches.wait_ready().await);
+        if let Some(configmaps) = &caches.configmaps {
+            configmaps.wait_ready().await;
+        }
+        caches.mirrors.wait_listed().await;
     };
+    let stop = with_any_context!(this.writers, ctx => ctx.shutdown.clone());
     tokio::select! {
         () = ready => {}
-        _ = ctx.shutdown.requested() => return,
+        _ = stop.requested() => return,
     }
-    let names = wakeups(ctx.clone(), inputs, prune).map(|name| ObjectRef::new(&name));
-    let names = stream::select(names, ctx.cluster_mirror_workers.unparked());
+    let names = wakeups(this.clone(), inputs).map(|name| ObjectRef::new(&name));
+    let names = stream::select(names, caches.workers.unparked());
     let config = controller::Config::default().concurrency(concurrency);
     Controller::for_stream(
         stream::pending::<Result<StoredClusterMirror, watcher::Error>>(),
-        cluster_mirrors.mirrors.store.clone(),
+        caches.mirrors.store.clone(),
     )
     .with_config(config)
     .reconcile_on(names)
     .graceful_shutdown_on(shutdown)
-    .run(reconcile, error_policy, ctx.clone())
+    .run(reconcile, error_policy, this.clone())
     .for_each(|outcome| {
         match outcome {
             Ok(_) | Err(controller::Error::ReconcilerFailed(..)) => {}
-            Err(controller::Error::ObjectNotFound(object)) => {
-                cluster_mirrors.pending.forget(&object.name)
-            }
+            Err(controller::Error::ObjectNotFound(object)) => caches.pending.forget(&object.name),
             Err(error) => {
                 tracing::warn!(controller = "clustermirror", %error, "controller error");
             }
@@ -125,16 +137,9 @@ enum Input {
 }
 
 /// The names of the ClusterMirrors each input wakes.
-fn wakeups<K: MirroredKind>(
-    ctx: Arc<Context<K>>,
-    inputs: Inputs,
-    prune: mpsc::UnboundedSender<ObjectRef<K>>,
-) -> impl Stream<Item = String> + Send {
-    let resyncs = stream::unfold(inputs.resync, |mut resync| async move {
-        resync.changed().await.ok()?;
-        Some((Input::Everything, resync))
-    });
-    let leading = stream::unfold(ctx.leadership.clone(), |mut leadership| async move {
+fn wakeups(this: Arc<ClusterMirrorLoop>, inputs: Inputs) -> impl Stream<Item = String> + Send {
+    let leadership = with_any_context!(this.writers, ctx => ctx.leadership.clone());
+    let leading = stream::unfold(leadership, |mut leadership| async move {
         loop {
             if !leadership.changed().await {
                 return None;
@@ -144,12 +149,10 @@ fn wakeups<K: MirroredKind>(
             }
         }
     });
-    let new_keys = match ctx
-        .cluster_mirrors
-        .as_ref()
-        .and_then(|c| c.published.as_ref())
-    {
-        Some(published) => digest_key::new_keys(&published.key).boxed(),
+    // The install's Secret key, which checksums every copy of a Secret's
+    // content: a new one changes the ConfigMaps that publish Secrets' keys.
+    let new_keys = match &this.caches.secrets {
+        Some(secrets) => digest_key::new_keys(&secrets.key).boxed(),
         None => stream::pending().boxed(),
     };
     let inputs = stream::select_all([
@@ -158,74 +161,51 @@ fn wakeups<K: MirroredKind>(
         inputs.changes.map(Input::Change).boxed(),
         inputs.sources.map(Input::Source).boxed(),
         inputs.from_watches.map(Input::Watch).boxed(),
-        resyncs.boxed(),
+        inputs.resyncs.map(|()| Input::Everything).boxed(),
         leading.boxed(),
     ]);
     inputs.flat_map(move |input| {
-        let names: Vec<String> = match &ctx.cluster_mirrors {
-            Some(cluster_mirrors) => woken(&ctx, cluster_mirrors, &prune, input)
-                .into_iter()
-                .map(|(name, reach)| {
-                    cluster_mirrors.pending.taken(&name, Instant::now(), reach);
-                    name
-                })
-                .collect(),
-            None => Vec::new(),
-        };
+        let names: Vec<String> = woken(&this, input)
+            .into_iter()
+            .map(|(name, reach)| {
+                this.caches.pending.taken(&name, Instant::now(), reach);
+                name
+            })
+            .collect();
         stream::iter(names)
     })
 }
 
-/// Whom one input wakes, among the ClusterMirrors this kind's loop serves,
-/// and about which of their copies: a copy's event about that copy alone,
+/// Whom one input wakes, among the ClusterMirrors this install serves, and
+/// about which of their copies: a copy's event about that copy alone,
 /// anything else about all (it may change what is selected). A changed or
 /// deleted ClusterMirror also wakes the prune of the copies carrying its
 /// name.
-fn woken<K: MirroredKind>(
-    ctx: &Context<K>,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
-    prune: &mpsc::UnboundedSender<ObjectRef<K>>,
-    input: Input,
-) -> Vec<(String, Reach)> {
+fn woken(this: &ClusterMirrorLoop, input: Input) -> Vec<(String, Reach)> {
     if let Input::Watch(ClusterWake::Copy { mirror, namespace }) = input {
         let at = ObjectRef::new(&mirror);
-        let ours = cluster_mirrors
-            .mirrors
-            .store
-            .get(&at)
-            .is_some_and(|o| cluster_mirrors.serves_class(&o));
+        let ours = (this.caches.mirrors.store.get(&at)).is_some_and(|o| this.serves(&o));
         return match ours {
             true => vec![(mirror, Reach::Namespace(namespace))],
             false => Vec::new(),
         };
     }
-    names_woken(ctx, cluster_mirrors, prune, input)
+    names_woken(this, input)
         .into_iter()
         .map(|name| (name, Reach::Everything))
         .collect()
 }
 
-fn names_woken<K: MirroredKind>(
-    ctx: &Context<K>,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
-    prune: &mpsc::UnboundedSender<ObjectRef<K>>,
-    input: Input,
-) -> Vec<String> {
+fn names_woken(this: &ClusterMirrorLoop, input: Input) -> Vec<String> {
+    let caches = &this.caches;
     let served = || {
-        cluster_mirrors
-            .mirrors
-            .requests()
-            .into_iter()
-            .filter(|r| cluster_mirrors.serves_request(r))
+        (caches.mirrors.requests().into_iter())
+            .filter(|r| caches.serves_request(r) && this.writers.reports_on(Some(r.copy_kind())))
     };
-    // Every ClusterMirror of this install's class, readable or not.
+    // Every ClusterMirror this install reports on, readable or not.
     let of_class = || {
-        cluster_mirrors
-            .mirrors
-            .store
-            .state()
-            .iter()
-            .filter(|o| cluster_mirrors.serves_class(o))
+        (caches.mirrors.store.state().iter())
+            .filter(|o| this.serves(o))
             .map(|o| o.name_any())
             .collect()
     };
@@ -233,21 +213,16 @@ fn names_woken<K: MirroredKind>(
         Input::Everything | Input::Change(Change::Listed) => {
             // Copies of a ClusterMirror that went while none was watched:
             // kept as orphans, and told about.
-            for copy in ctx.caches.copies.state() {
-                if contract::cluster_mirror_of(copy.meta()).is_some() {
-                    let _ = prune.unbounded_send(ObjectRef::from(copy.as_ref()));
-                }
-            }
+            (this.writers).prune_copies(|meta| contract::cluster_mirror_of(meta).is_some());
             of_class()
         }
         Input::Change(Change::StatusWritten { name }) => {
-            publish::status_written(&name, cluster_mirrors, ctx)
+            let serves = |object: &StoredClusterMirror| this.serves(object);
+            with_any_context!(this.writers, ctx => publish::status_written(&name, serves, caches, ctx))
                 .into_iter()
                 .collect()
         }
-        Input::Change(Change::Request { name, after }) => {
-            request_changed(ctx, cluster_mirrors, prune, name, after)
-        }
+        Input::Change(Change::Request { name, after }) => request_changed(this, name, after),
         Input::Source(SourceChange::Listed { kind }) => served()
             .filter(|r| r.kind == kind)
             .map(|r| r.name.clone())
@@ -267,48 +242,50 @@ fn names_woken<K: MirroredKind>(
 
 /// Whom a changed (or, with no `after`, deleted) ClusterMirror `name`
 /// wakes, after the prune of every copy carrying its name.
-fn request_changed<K: MirroredKind>(
-    ctx: &Context<K>,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
-    prune: &mpsc::UnboundedSender<ObjectRef<K>>,
+fn request_changed(
+    this: &ClusterMirrorLoop,
     name: String,
     after: Option<Arc<Request>>,
 ) -> Vec<String> {
     // Every copy it wrote, whatever source, name or kind it asked
     // for when it wrote it (a suspended one may have changed its
     // spec many times since).
-    for copy in ctx.caches.copies.state() {
-        if contract::cluster_mirror_of(copy.meta()) == Some(name.as_str()) {
-            let _ = prune.unbounded_send(ObjectRef::from(copy.as_ref()));
-        }
-    }
+    (this.writers).prune_copies(|meta| contract::cluster_mirror_of(meta) == Some(name.as_str()));
+    let caches = &this.caches;
+    let forget = || with_any_context!(this.writers, ctx => publish::forget(&name, caches, ctx));
     match after {
-        Some(after) if cluster_mirrors.serves_request(&after) => vec![name],
-        // Handed over to another install: this one forgets it.
-        Some(after) if !after.served_by(&cluster_mirrors.install.class) => {
-            publish::forget(&name, cluster_mirrors, ctx);
+        Some(after) if !after.served_by(&caches.install.class) => {
+            // Handed over to another install: this one forgets it.
+            forget();
             Vec::new()
         }
+        Some(after) if this.writers.reports_on(Some(after.copy_kind())) => vec![name],
         Some(_) => Vec::new(),
         None => {
-            publish::forget(&name, cluster_mirrors, ctx);
-            // An unreadable spec is reported by the kind that serves
-            // everything else, of the install of its class.
+            forget();
+            // An unreadable spec is reported by the install of its class
+            // that mirrors ConfigMaps.
             vec![name]
         }
     }
 }
 
-async fn reconcile<K: MirroredKind>(
+impl ClusterMirrorLoop {
+    /// Whether this install reconciles `object`: of its class, and of a
+    /// kind it reports on.
+    fn serves(&self, object: &StoredClusterMirror) -> bool {
+        self.caches.serves_class(object) && self.writers.reports_on(object.copy_kind())
+    }
+}
+
+async fn reconcile(
     object: Arc<StoredClusterMirror>,
-    ctx: Arc<Context<K>>,
+    this: Arc<ClusterMirrorLoop>,
 ) -> Result<Action, Error> {
-    let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
-        return Ok(Action::await_change());
-    };
+    let caches = &this.caches;
     // Another install's: nothing of it is written here, not even a status.
-    if !cluster_mirrors.serves_class(&object) || !cluster_mirrors.serves(object.copy_kind()) {
-        cluster_mirrors.pending.forget(&object.name_any());
+    if !this.serves(&object) {
+        caches.pending.forget(&object.name_any());
         return Ok(Action::await_change());
     }
     // Shared by the namespace its source is in, as that source's own
@@ -316,59 +293,60 @@ async fn reconcile<K: MirroredKind>(
     let spec = object.spec.as_ref().ok();
     let namespace = spec.map(|spec| spec.source.namespace.as_str());
     let object_ref = ObjectRef::from_obj(object.as_ref());
-    let workers = &ctx.cluster_mirror_workers;
-    let Some(_worker) = workers.take(namespace.unwrap_or_default(), &object_ref) else {
+    let Some(_worker) = caches
+        .workers
+        .take(namespace.unwrap_or_default(), &object_ref)
+    else {
         return Ok(Action::await_change());
     };
     let key = BackoffKey::new(Loop::sync, &object.metadata);
-    let served = cluster_mirrors
-        .pending
-        .reconcile_started(&object.name_any());
+    let served = caches.pending.reconcile_started(&object.name_any());
     // When to run again without a wakeup: a status write that had to wait,
     // or a look on the slow timer at what no watch reports.
     let mut again = None;
-    let work = async {
-        let found = sync::sync(&object, served.scope, cluster_mirrors, &ctx).await?;
-        let waiting = publish::report(&object, &found, cluster_mirrors, &ctx).await?;
-        again = waiting.or_else(|| found.looks_again().then_some(ctx.retry_policy.slowly.0));
-        match found.retry {
-            // A status write waiting its turn comes first: the reconcile
-            // that writes it finds the failure again.
-            Some(error) if error.retry() == Retry::Slowly && waiting.is_some() => Ok(()),
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
-    };
-    let action = ctx
-        .run_reconcile(Loop::sync, &object.metadata, &key, served.woken_at, work)
-        .await?;
+    let action = with_any_context!(this.writers, ctx => {
+        let work = async {
+            let found = this.writers.sync(&object, served.scope, caches).await?;
+            let waiting = publish::report(&object, &found, caches, ctx).await?;
+            again = waiting.or_else(|| found.looks_again().then_some(ctx.retry_policy.slowly.0));
+            match found.retry {
+                // A status write waiting its turn comes first: the reconcile
+                // that writes it finds the failure again.
+                Some(error) if error.retry() == Retry::Slowly && waiting.is_some() => Ok(()),
+                Some(error) => Err(error),
+                None => Ok(()),
+            }
+        };
+        ctx.run_reconcile(Loop::sync, &object.metadata, &key, served.woken_at, work)
+            .await?
+    });
     Ok(match again {
         Some(delay) => Action::requeue(delay),
         None => action,
     })
 }
 
-fn error_policy<K: MirroredKind>(
+fn error_policy(
     object: Arc<StoredClusterMirror>,
     error: &Error,
-    ctx: Arc<Context<K>>,
+    this: Arc<ClusterMirrorLoop>,
 ) -> Action {
     let key = BackoffKey::new(Loop::sync, &object.metadata);
-    if let Some(cluster_mirrors) = &ctx.cluster_mirrors {
-        // Its retry compares everything: nothing narrower builds on it.
-        cluster_mirrors.stand(&object.name_any(), None);
-        cluster_mirrors.pending.retried(&object.name_any());
-    }
-    let new = ctx.backoffs.is_new_condition(&key, &error.to_string());
-    match error.retry() {
-        // Told in its status and Event already; only looked at again.
-        Retry::Slowly => {
-            tracing::debug!(clustermirror = %object.name_any(), %error, "ClusterMirror failures wait for a person; looking again on the slow timer")
+    // Its retry compares everything: nothing narrower builds on it.
+    this.caches.stand(&object.name_any(), None);
+    this.caches.pending.retried(&object.name_any());
+    with_any_context!(this.writers, ctx => {
+        let new = ctx.backoffs.is_new_condition(&key, &error.to_string());
+        match error.retry() {
+            // Told in its status and Event already; only looked at again.
+            Retry::Slowly => {
+                tracing::debug!(clustermirror = %object.name_any(), %error, "ClusterMirror failures wait for a person; looking again on the slow timer")
+            }
+            _ if new => {
+                tracing::warn!(clustermirror = %object.name_any(), %error, "ClusterMirror reconcile failed; retrying with backoff")
+            }
+            _ => {}
         }
-        _ if new => {
-            tracing::warn!(clustermirror = %object.name_any(), %error, "ClusterMirror reconcile failed; retrying with backoff")
-        }
-        _ => {}
-    }
-    ctx.requeue_after_failure(&key, error)
+        ctx.requeue_after_failure(&key, error)
+    })
 }

@@ -17,7 +17,6 @@ use tracing::{Instrument, Span};
 use kube::runtime::{controller::Action, reflector::ObjectRef};
 
 use crate::{
-    api::StoredClusterMirror,
     cluster::events::EventPublisher,
     decisions::consent::Consent,
     decisions::install::Install,
@@ -62,18 +61,16 @@ pub struct Context<K: MirroredKind> {
     pub copy_budget: Arc<ByteBudget>,
     /// The bytes of the sources read afresh and held, process-wide.
     pub read_budget: Arc<ByteBudget>,
-    /// The workers each namespace's sources hold, in the sync loop and in
-    /// the ClusterMirror loop (by the namespace of its source).
+    /// The workers each namespace's sources hold in the sync loop.
     pub sync_workers: WorkerShares<ObjectRef<K>>,
-    pub cluster_mirror_workers: WorkerShares<ObjectRef<StoredClusterMirror>>,
     /// Namespaces already told that their `accept-mirrors-from` cannot be
     /// read, with the value they were told about: once per value.
     pub namespace_warnings: NamespaceWarnings,
     pub leadership: Leadership,
     pub shutdown: Shutdown,
-    /// The ClusterMirrors of this kind, when this install mirrors into
-    /// other namespaces.
-    pub cluster_mirrors: Option<ClusterMirrorCaches<K>>,
+    /// What the ClusterMirror loop knows of the ClusterMirrors, shared by
+    /// every kind, when this install mirrors into other namespaces.
+    pub cluster_mirrors: Option<Arc<ClusterMirrorCaches>>,
 }
 
 impl<K: MirroredKind> Context<K> {

@@ -34,7 +34,6 @@ use crate::{
         checksum::CopyForm,
         copy_plan::{ContentPlan, CopyTooLarge, content_plan},
     },
-    decisions::secret_published::secret_published,
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::copy_budget::HeldBytes,
@@ -67,7 +66,15 @@ pub struct Source<'a, K: MirroredKind> {
     shape_keys: OnceLock<Result<ShapeKeys<'a>, Refusal>>,
     /// What every copy takes from the content read now, decided once.
     plan: OnceLock<Result<ContentPlan, PlanRefusal>>,
+    /// How the content becomes this kind's when it is read from a Secret
+    /// whose keys the copies publish (`target.kind: ConfigMap`): the
+    /// source's own kind is then not the copies'.
+    secret_as: Option<SecretAs<K>>,
 }
+
+/// How a Secret's content, with the keys a shape copies, becomes an object
+/// of kind `K`.
+pub type SecretAs<K> = fn(&Secret, &KeyShape) -> K;
 
 /// Why no copy can be made of the content read now.
 #[derive(Debug, Clone)]
@@ -97,6 +104,7 @@ impl<'a, K: MirroredKind> Source<'a, K> {
             requested_shape: None,
             shape_keys: OnceLock::new(),
             plan: OnceLock::new(),
+            secret_as: None,
         }
     }
 
@@ -187,11 +195,17 @@ impl<'a, K: MirroredKind> Source<'a, K> {
         K::CONFIDENTIAL || self.publishes_secret().is_some()
     }
 
-    /// The keys asked for, when the source is a Secret whose keys its
-    /// copies publish as ConfigMaps (`target.kind: ConfigMap`).
-    fn publishes_secret(&self) -> Option<&'a KeyShape> {
-        let (shape, form) = self.requested_shape?;
-        form.as_configmap.then_some(shape)
+    /// This source, whose content is read from the Secret it publishes
+    /// the keys of and made this kind's by `secret_as`, if given.
+    pub fn reading_secret_as(self, secret_as: Option<SecretAs<K>>) -> Source<'a, K> {
+        Source { secret_as, ..self }
+    }
+
+    /// The keys asked for and how they become this kind's, when the source
+    /// is a Secret whose keys its copies publish.
+    fn publishes_secret(&self) -> Option<(&'a KeyShape, SecretAs<K>)> {
+        let (shape, _) = self.requested_shape?;
+        Some((shape, self.secret_as?))
     }
 
     /// The source as the API server holds it now: the same object (by
@@ -226,7 +240,10 @@ impl<'a, K: MirroredKind> Source<'a, K> {
         let name = self.cached.name_any();
         let cached_version = self.cached.meta().resource_version.as_deref();
         let read = match self.publishes_secret() {
-            Some(shape) => published_secret(ctx, namespace, &name, cached_version, shape).await,
+            Some((shape, secret_as)) => {
+                let read = (ctx.client.clone(), namespace, name.as_str());
+                published_secret(read, cached_version, shape, secret_as).await
+            }
             None => ctx
                 .fresh_reads
                 .read(namespace, &name, cached_version)
@@ -269,24 +286,23 @@ fn outgrew(held: u64, read_cost: u64) -> bool {
 }
 
 /// The Secret `namespace/name`, no older than `cached_version`, as the
-/// ConfigMap that publishes the keys `shape` copies (its other values are
-/// dropped as it is read); None when the API server no longer holds it.
-/// An error of the read is told as a Secret's: nothing the API server
-/// says of it is passed on beyond who refused it.
+/// object of kind `K` that publishes the keys `shape` copies (its other
+/// values are dropped as it is read); None when the API server no longer
+/// holds it. An error of the read is told as a Secret's: nothing the API
+/// server says of it is passed on beyond who refused it.
 async fn published_secret<K: MirroredKind>(
-    ctx: &Context<K>,
-    namespace: &str,
-    name: &str,
+    (client, namespace, name): (kube::Client, &str, &str),
     cached_version: Option<&str>,
     shape: &KeyShape,
+    secret_as: SecretAs<K>,
 ) -> Result<Option<K>, Error> {
-    let api = Api::<Secret>::namespaced(ctx.client.clone(), namespace);
+    let api = Api::<Secret>::namespaced(client, namespace);
     let not_older = match cached_version {
         Some(version) => GetParams::at(version),
         None => GetParams::default(),
     };
     match api.get_with(name, &not_older).await {
-        Ok(secret) => Ok(K::from_configmap(secret_published(&secret, shape))),
+        Ok(secret) => Ok(Some(secret_as(&secret, shape))),
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(None),
         Err(error) => Err(classified::<Secret>(error)),
     }

@@ -14,7 +14,6 @@ use crate::{
     api::{ClusterMirrorStatus, SourceKind, StoredClusterMirror},
     contract::CLUSTER_MIRROR_LABEL,
     decisions::cluster_mirror::Request,
-    decisions::secret_published::secret_published_naming_the_rest,
     explain::render::Classes,
     explain::verdicts::{
         ClusterMirrorScene, class_words, explain_cluster_mirror, in_namespace, orphan_row,
@@ -119,10 +118,11 @@ pub async fn cluster_mirror(client: &Client, install: &Rules, name: &str) -> Rep
 }
 
 /// The key explain compares a ClusterMirror's copies of kind `K` under:
-/// the kind's, or for a Secret's keys published as ConfigMaps, a Secret's.
+/// the kind's, or for a Secret's keys published as ConfigMaps, a Secret
+/// content's.
 fn comparison_key<K: Explained>(request: &Result<Request, String>) -> K::DigestKey {
     match request.as_ref().is_ok_and(Request::publishes_secret) {
-        true => K::published_key(Secret::comparison_key()).unwrap_or_else(K::comparison_key),
+        true => K::secret_content_key(),
         false => K::comparison_key(),
     }
 }
@@ -230,9 +230,7 @@ async fn read_source<K: Explained>(
     }
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let secret = secrets.get_opt(&request.source_name).await.map_err(why);
-    let published = |secret: &Secret| {
-        K::from_configmap(secret_published_naming_the_rest(secret, &request.shape))
-    };
+    let published = |secret: &Secret| Some(K::FROM_SECRET?(secret, &request.shape));
     let source = secret
         .as_ref()
         .map(|found| found.as_ref().and_then(published));

@@ -1,7 +1,7 @@
-//! What a kind's loops know of the ClusterMirrors: the shared cache of
-//! their requests, this kind's cache of the objects they may copy (and,
-//! for the ConfigMap loop, the Secrets whose keys it may publish), and
-//! which namespaces none of them writes into.
+//! What the ClusterMirror loop, and each kind's prune, know of the
+//! ClusterMirrors: the cache of their requests, the cache of each source
+//! kind's objects they may copy, and which namespaces none of them writes
+//! into.
 
 use std::{
     collections::HashMap,
@@ -9,31 +9,30 @@ use std::{
     time::Instant,
 };
 
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::runtime::reflector::ObjectRef;
 
 use crate::{
-    api::{ClusterMirrorStatus, SourceKind, StoredClusterMirror},
+    api::{ClusterMirrorStatus, StoredClusterMirror},
     cluster::cluster_mirrors::ClusterMirrors,
     cluster::cluster_sources::ClusterSources,
     decisions::cluster_mirror::{Request, standing::Standing},
     decisions::consent::Consent,
-    kind::MirroredKind,
     kind::secret::{SecretSourceRules, SharedDigestKey},
     reconcile::pending::PendingScopes,
+    reconcile::worker_share::WorkerShares,
 };
 
-pub struct ClusterMirrorCaches<K: MirroredKind> {
+pub struct ClusterMirrorCaches {
     pub mirrors: ClusterMirrors,
-    pub sources: ClusterSources<K>,
-    /// The Secrets this kind's copies may publish the keys of
-    /// (`target.kind: ConfigMap`): for the ConfigMap loop of an install
-    /// that mirrors Secrets too; None otherwise.
-    pub published: Option<PublishedSecrets>,
+    /// The ConfigMaps ClusterMirrors may copy, when this install mirrors
+    /// ConfigMaps.
+    pub configmaps: Option<ClusterSources<ConfigMap>>,
+    /// The Secrets ClusterMirrors may copy, or publish the keys of, when
+    /// this install mirrors Secrets.
+    pub secrets: Option<SecretSources>,
     /// The protected namespaces and the allowed source namespaces.
     pub consent: Consent,
-    /// Kinds this install does not mirror, whose ClusterMirrors this
-    /// kind's loop reports on (they are told why nothing is copied).
-    pub reports_for: Vec<SourceKind>,
     /// The install's identity toward ClusterMirrors: the class it serves,
     /// and the field manager its status writes name it by.
     pub install: InstallClass,
@@ -46,14 +45,16 @@ pub struct ClusterMirrorCaches<K: MirroredKind> {
     /// Per ClusterMirror: where its copies stood after its last full
     /// comparison, for a narrower one to build on.
     standing: Mutex<HashMap<String, Standing>>,
+    /// The workers each source namespace's ClusterMirrors hold.
+    pub(super) workers: WorkerShares<ObjectRef<StoredClusterMirror>>,
 }
 
-/// What the ConfigMap loop reads to publish Secrets' keys: the Secrets
-/// ClusterMirrors may copy (the Secret loop's cache, shared), the
-/// install's key, under which such a copy's checksum is keyed, and which
-/// Secrets are never sources (its own key among them).
+/// The Secrets ClusterMirrors may copy, with what a copy of one needs: the
+/// install's key, under which every copy of a Secret's content is
+/// checksummed, whatever the copy's kind, and which Secrets are never
+/// sources (the key's own among them).
 #[derive(Clone)]
-pub struct PublishedSecrets {
+pub struct SecretSources {
     pub sources: ClusterSources<Secret>,
     pub key: SharedDigestKey,
     pub rules: SecretSourceRules,
@@ -77,25 +78,25 @@ pub(super) struct Reported {
     pub(super) conflicts_told: Vec<String>,
 }
 
-impl<K: MirroredKind> ClusterMirrorCaches<K> {
+impl ClusterMirrorCaches {
     pub fn new(
         mirrors: ClusterMirrors,
-        sources: ClusterSources<K>,
-        published: Option<PublishedSecrets>,
+        configmaps: Option<ClusterSources<ConfigMap>>,
+        secrets: Option<SecretSources>,
         consent: Consent,
-        reports_for: Vec<SourceKind>,
         install: InstallClass,
-    ) -> ClusterMirrorCaches<K> {
+        workers: u16,
+    ) -> ClusterMirrorCaches {
         ClusterMirrorCaches {
             mirrors,
-            sources,
-            published,
+            configmaps,
+            secrets,
             consent,
-            reports_for,
             install,
             reported: Mutex::default(),
             pending: PendingScopes::default(),
             standing: Mutex::default(),
+            workers: WorkerShares::new(workers),
         }
     }
 
@@ -113,16 +114,6 @@ impl<K: MirroredKind> ClusterMirrorCaches<K> {
         };
     }
 
-    /// Whether this kind's loop reconciles ClusterMirrors whose copies are
-    /// of `kind`. A ClusterMirror whose kind is neither (None: one this controller
-    /// does not know) is reported on by the ConfigMap loop.
-    pub fn serves(&self, kind: Option<SourceKind>) -> bool {
-        match kind {
-            Some(kind) => kind == K::SOURCE_KIND || self.reports_for.contains(&kind),
-            None => K::SOURCE_KIND == SourceKind::ConfigMap,
-        }
-    }
-
     /// Whether this install serves the ClusterMirror `object` at all: its
     /// `spec.className` is the install's class (read even from a spec that
     /// does not read otherwise).
@@ -130,9 +121,9 @@ impl<K: MirroredKind> ClusterMirrorCaches<K> {
         object.class() == self.install.class
     }
 
-    /// Whether this kind's loop reconciles `request`: of its class and kind.
+    /// Whether this install reconciles `request`: it is of its class.
     pub fn serves_request(&self, request: &Request) -> bool {
-        request.served_by(&self.install.class) && self.serves(Some(request.copy_kind()))
+        request.served_by(&self.install.class)
     }
 
     pub(super) fn reported(&self) -> MutexGuard<'_, HashMap<String, Reported>> {

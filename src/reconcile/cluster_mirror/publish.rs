@@ -33,7 +33,7 @@ pub const STATUS_WRITE_INTERVAL: Duration = Duration::from_secs(1);
 pub async fn report<K: MirroredKind>(
     object: &StoredClusterMirror,
     found: &Found,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches,
     ctx: &Context<K>,
 ) -> Result<Option<Duration>, Error> {
     let name = object.name_any();
@@ -92,11 +92,7 @@ pub async fn report<K: MirroredKind>(
 /// ends without metrics, Events or a status: the install now serving it
 /// reports, and this one has forgotten it. After a spec change, the
 /// reconcile the change queued reports instead.
-fn still_served<K: MirroredKind>(
-    name: &str,
-    found: &Found,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
-) -> bool {
+fn still_served(name: &str, found: &Found, cluster_mirrors: &ClusterMirrorCaches) -> bool {
     cluster_mirrors
         .mirrors
         .store
@@ -112,7 +108,7 @@ fn still_served<K: MirroredKind>(
 async fn write_status<K: MirroredKind>(
     name: &str,
     wanted: ClusterMirrorStatus,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches,
     ctx: &Context<K>,
 ) -> Result<Option<Duration>, Error> {
     ctx.ensure_leading()?;
@@ -152,15 +148,16 @@ async fn write_status<K: MirroredKind>(
 /// two installs serve its class, if it wrote for the spec as it is; if it
 /// wrote for an earlier spec (the install of its class before a hand-over,
 /// finishing late), the ClusterMirror is returned, to be reconciled and
-/// its status written again. Only this kind's loop of the install serving
-/// it, and only while leading, looks.
+/// its status written again. Only the install that `serves` it, and only
+/// while leading, looks.
 pub fn status_written<K: MirroredKind>(
     name: &str,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
+    serves: impl Fn(&StoredClusterMirror) -> bool,
+    cluster_mirrors: &ClusterMirrorCaches,
     ctx: &Context<K>,
 ) -> Option<String> {
     let object = cluster_mirrors.mirrors.store.get(&ObjectRef::new(name))?;
-    if !cluster_mirrors.serves_class(&object) || !cluster_mirrors.serves(object.copy_kind()) {
+    if !serves(&object) {
         return None;
     }
     if !ctx.is_leading() {
@@ -198,7 +195,7 @@ fn tell_conflicts<K: MirroredKind>(
     name: &str,
     object: &StoredClusterMirror,
     others: Vec<String>,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches,
     ctx: &Context<K>,
 ) {
     for manager in others {
@@ -264,7 +261,7 @@ fn regarding(object: &StoredClusterMirror) -> ObjectReference {
 /// A ClusterMirror that is gone leaves nothing behind here.
 pub fn forget<K: MirroredKind>(
     name: &str,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches,
     ctx: &Context<K>,
 ) {
     cluster_mirrors.reported().remove(name);

@@ -1,71 +1,145 @@
-//! The source a ClusterMirror's reconcile copies, as cached and checked
-//! as the controller checks every source, and the key its copies are
-//! checksummed under; a Secret whose keys are published as ConfigMaps is
-//! checked as a Secret, then read as the ConfigMap that holds those keys.
+//! The source a ClusterMirror's reconcile copies: read from the cache of
+//! its own kind and checked as the controller checks every source, then
+//! handed to the writer of the copy's kind with the key its copies are
+//! checksummed under. The key follows where the content came from: a
+//! Secret's content is keyed, whichever kind its copy is.
 
 use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 
 use crate::{
     cluster::cluster_sources::ClusterSources,
     decisions::cluster_mirror::{Request, status::Blocked},
     decisions::secret_published::secret_published,
-    kind::MirroredKind,
+    kind::{MirroredKind, configmap::ConfigMapDigestKey, secret::SecretDigestKey},
     reconcile::context::Context,
+    reconcile::error::Error,
+    reconcile::source_read::SecretAs,
 };
 
-use super::caches::ClusterMirrorCaches;
+use super::caches::{ClusterMirrorCaches, SecretSources};
 
-/// The key the request's copies are checksummed under: the kind's, or
-/// for a Secret's keys published as ConfigMaps, the Secrets'.
-pub(super) fn copies_key<K: MirroredKind>(
+/// A request's source as the writer of its copies' kind takes it.
+pub(super) struct Readable<K: MirroredKind> {
+    /// The source as cached, as an object of the copies' kind.
+    pub(super) cached: Arc<K>,
+    /// The exact keys of `spec.target.keys` it lacks.
+    pub(super) missing: Vec<String>,
+    /// The key its copies are checksummed under.
+    pub(super) key: K::DigestKey,
+    /// How the source's content, read afresh, becomes the copies' kind,
+    /// when it is a Secret's and they are ConfigMaps.
+    pub(super) from_secret: Option<SecretAs<K>>,
+}
+
+/// Why a request's source gives no copy now.
+pub(super) enum Unreadable {
+    /// Until a person changes something: told in the status.
+    Blocked(Blocked),
+    /// For a while: retried.
+    Failed(Error),
+}
+
+/// A ConfigMap's, for ConfigMap copies.
+pub(super) fn configmap(
     request: &Request,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
+    caches: &ClusterMirrorCaches,
+    ctx: &Context<ConfigMap>,
+) -> Result<Readable<ConfigMap>, Unreadable> {
+    let Some(sources) = &caches.configmaps else {
+        return Err(Unreadable::Failed(not_watched(request)));
+    };
+    let (cached, missing) = checked_source(request, sources, &(), ctx)?;
+    Ok(Readable {
+        cached,
+        missing,
+        key: ConfigMapDigestKey::PLAIN,
+        from_secret: None,
+    })
+}
+
+/// A Secret's, for Secret copies.
+pub(super) fn secret(
+    request: &Request,
+    caches: &ClusterMirrorCaches,
+    ctx: &Context<Secret>,
+) -> Result<Readable<Secret>, Unreadable> {
+    let (cached, missing, key) = checked_secret(request, caches, ctx)?;
+    Ok(Readable {
+        cached,
+        missing,
+        key,
+        from_secret: None,
+    })
+}
+
+/// A Secret's chosen keys, for the ConfigMaps that publish them: the
+/// Secret passes every check as a Secret, and is then read as the
+/// ConfigMap that holds only those keys (`secret_published`).
+pub(super) fn secret_as_configmap(
+    request: &Request,
+    caches: &ClusterMirrorCaches,
+    ctx: &Context<ConfigMap>,
+) -> Result<Readable<ConfigMap>, Unreadable> {
+    let (secret, missing, key) = checked_secret(request, caches, ctx)?;
+    Ok(Readable {
+        cached: Arc::new(secret_published(&secret, &request.shape)),
+        missing,
+        key: ConfigMapDigestKey::of_published_secret(key),
+        from_secret: Some(secret_published),
+    })
+}
+
+/// The request's Secret as cached and checked, the exact keys it lacks,
+/// and the install's key, under which every copy of its content is
+/// checksummed.
+fn checked_secret<K: MirroredKind>(
+    request: &Request,
+    caches: &ClusterMirrorCaches,
     ctx: &Context<K>,
-) -> Option<K::DigestKey> {
-    match (&cluster_mirrors.published, request.publishes_secret()) {
-        (Some(published), true) => K::published_key(published.key.current()?),
-        // Never the kind's own key for a Secret's keys.
-        (None, true) => None,
-        (_, false) => K::current_key(&ctx.digest_key),
+) -> Result<(Arc<Secret>, Vec<String>, SecretDigestKey), Unreadable> {
+    let secrets = listed_secrets(request, caches)?;
+    let (secret, missing) = checked_source(request, &secrets.sources, &secrets.rules, ctx)?;
+    let key = secrets.key.current().ok_or(Error::NoDigestKey);
+    Ok((secret, missing, key.map_err(Unreadable::Failed)?))
+}
+
+/// The Secrets ClusterMirrors may copy, once listed. Their cache is not
+/// waited for before the loop starts: a Secret source namespace that
+/// cannot be listed stops no other ClusterMirror.
+fn listed_secrets<'c>(
+    request: &Request,
+    caches: &'c ClusterMirrorCaches,
+) -> Result<&'c SecretSources, Unreadable> {
+    let secrets = caches.secrets.as_ref();
+    let secrets = secrets.ok_or_else(|| Unreadable::Failed(not_watched(request)))?;
+    match secrets.sources.is_ready() {
+        true => Ok(secrets),
+        false => Err(Unreadable::Failed(Error::Stale(
+            "the Secrets ClusterMirrors may copy are not listed yet".into(),
+        ))),
     }
 }
 
-/// The request's source as cached, and the exact keys of
-/// `spec.target.keys` it lacks; else what blocks the whole request. A
-/// Secret whose keys are published is read as the ConfigMap that holds
-/// them (`secret_published`), once the Secret itself passed every check.
-pub(super) fn cached_source<K: MirroredKind>(
-    request: &Request,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
-    ctx: &Context<K>,
-) -> Result<(Arc<K>, Vec<String>), Blocked> {
-    let reserved = &ctx.install.reserved_names;
-    match (&cluster_mirrors.published, request.publishes_secret()) {
-        (Some(published), true) => {
-            let (secret, missing) =
-                checked_source(request, &published.sources, &published.rules, reserved)?;
-            let as_configmap = secret_published(&secret, &request.shape);
-            // Only the ConfigMap loop is given Secrets to publish.
-            let source = K::from_configmap(as_configmap).ok_or(Blocked::SecretsDisabled)?;
-            Ok((Arc::new(source), missing))
-        }
-        _ => checked_source(
-            request,
-            &cluster_mirrors.sources,
-            &ctx.source_rules,
-            reserved,
-        ),
-    }
+/// Never met: the loop hands a request only to a writer whose sources it
+/// watches (`ClusterMirrorLoop::writer`).
+fn not_watched(request: &Request) -> Error {
+    Error::Stale(format!(
+        "the {}s ClusterMirrors may copy are not watched",
+        request.kind.as_str()
+    ))
 }
 
 /// The request's source of kind `S` as cached in `sources`, and the exact
 /// keys it lacks; else what blocks the whole request.
-fn checked_source<S: MirroredKind>(
+fn checked_source<S: MirroredKind, K: MirroredKind>(
     request: &Request,
     sources: &ClusterSources<S>,
     rules: &S::SourceRules,
-    reserved_names: &[String],
-) -> Result<(Arc<S>, Vec<String>), Blocked> {
+    ctx: &Context<K>,
+) -> Result<(Arc<S>, Vec<String>), Unreadable> {
+    let reserved_names = &ctx.install.reserved_names;
     let cached = sources.get(&request.source_namespace, &request.source_name);
     let allowed = sources.allows(&request.source_namespace);
     let keys = cached.as_deref().map(|source| request.keys_missing(source));
@@ -75,6 +149,6 @@ fn checked_source<S: MirroredKind>(
     match (why_blocked, cached, keys) {
         (None, Some(cached), Some(Ok(missing))) => Ok((cached, missing)),
         // A missing source is blocked: the second arm never falls back.
-        (why, ..) => Err(why.unwrap_or(Blocked::SourceNotFound)),
+        (why, ..) => Err(Unreadable::Blocked(why.unwrap_or(Blocked::SourceNotFound))),
     }
 }

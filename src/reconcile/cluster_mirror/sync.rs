@@ -2,16 +2,17 @@
 //! plan and writes as a source's own mirrors (`reconcile::copy`), and what
 //! its status says of them.
 
-use kube::{ResourceExt, runtime::reflector::ObjectRef};
+use kube::runtime::reflector::ObjectRef;
 
 use crate::{
-    api::{SourceKind, StoredClusterMirror},
+    api::StoredClusterMirror,
     decisions::cluster_mirror::{
         Request,
         standing::{MadeFrom, Standing},
         status::{Blocked, Failure, Tally},
     },
     decisions::consent::NamespaceFacts,
+    decisions::install::Install,
     decisions::scope::Scope,
     kind::MirroredKind,
     reconcile::context::Context,
@@ -22,7 +23,7 @@ use crate::{
 
 use super::{
     caches::ClusterMirrorCaches,
-    source::{cached_source, copies_key},
+    source::{Readable, Unreadable},
     suspended,
 };
 
@@ -51,6 +52,12 @@ impl Found {
         self.suspended && self.blocked.is_none() && self.missing
     }
 
+    /// A spec refused whole: nothing is copied, nothing counted
+    /// (`Blocked::counts_selected`).
+    pub fn invalid(generation: Option<i64>, why: String) -> Found {
+        Found::blocked(generation, Blocked::InvalidSpec(why), 0)
+    }
+
     /// Nothing is copied: `selected` namespaces are counted (the spec
     /// reaches them whatever blocks it), none as synced.
     fn blocked(generation: Option<i64>, blocked: Blocked, selected: usize) -> Found {
@@ -66,54 +73,50 @@ impl Found {
     }
 }
 
-/// Compares (and unless suspended, writes) the copies the ClusterMirror
-/// asks for: those in `scope`, when where the others stand is known, else
-/// every one. Only a condition that stops the whole reconcile (no digest
-/// key yet, the caches not ready) is an error; each namespace's outcome is
-/// in what it finds.
+/// Compares (and unless suspended, writes) the copies `request` asks for,
+/// from its source as `read` gives it to the writer of the copies' kind:
+/// those in `scope`, when where the others stand is known, else every
+/// one. Only a condition that stops the whole reconcile (no digest key
+/// yet, the caches not ready) is an error; each namespace's outcome is in
+/// what it finds.
 pub async fn sync<K: MirroredKind>(
-    object: &StoredClusterMirror,
+    request: &Request,
+    read: Result<Readable<K>, Unreadable>,
     scope: Scope,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches,
     ctx: &Context<K>,
 ) -> Result<Found, Error> {
-    let request = match served_request(object, cluster_mirrors, ctx).await {
-        Ok(request) => request,
-        Err(found) => return Ok(*found),
+    let readable = match read {
+        Ok(readable) => readable,
+        Err(Unreadable::Failed(error)) => return Err(error),
+        Err(Unreadable::Blocked(why)) => {
+            return Ok(blocked(request, why, cluster_mirrors, ctx).await);
+        }
     };
-    // The Secrets' cache is not waited for before the loop starts: a
-    // Secret source namespace that cannot be listed stops no other
-    // ClusterMirror.
-    if request.publishes_secret()
-        && let Some(published) = &cluster_mirrors.published
-        && !published.sources.is_ready()
-    {
-        return Err(Error::Stale(
-            "the Secrets ClusterMirrors may copy are not listed yet".into(),
-        ));
-    }
-    let (cached, missing) = match cached_source(&request, cluster_mirrors, ctx) {
-        Ok(found) => found,
-        Err(why) => return Ok(blocked(&request, why, cluster_mirrors, ctx).await),
-    };
-    let key = copies_key(&request, cluster_mirrors, ctx).ok_or(Error::NoDigestKey)?;
+    let Readable {
+        cached,
+        missing,
+        key,
+        from_secret,
+    } = readable;
     let bound = request.bound_source(cached.as_ref());
     let uid = cached.meta().uid.clone().unwrap_or_default();
-    let source = Source::requested(&bound, key, uid, &request.shape, request.form);
+    let source = Source::requested(&bound, key, uid, &request.shape, request.form)
+        .reading_secret_as(from_secret);
     let made_from = MadeFrom {
         uid: request.uid.clone(),
         generation: request.generation,
         source_uid: cached.meta().uid.clone(),
         source_version: cached.meta().resource_version.clone(),
     };
-    let name = object.name_any();
+    let name = &request.name;
     if let Scope::Namespaces(some) = &scope
         && !request.suspend
         && let Some(standing) = cluster_mirrors
-            .standing(&name)
+            .standing(name)
             .filter(|s| s.holds_for(&made_from))
         && let Some(found) = sync_some(
-            &request,
+            request,
             &source,
             some,
             standing,
@@ -125,68 +128,34 @@ pub async fn sync<K: MirroredKind>(
     {
         return Ok(found);
     }
-    let found = sync_all(&request, &source, &missing, cluster_mirrors, ctx).await?;
+    let found = sync_all(request, &source, &missing, cluster_mirrors, ctx).await?;
     let standing = (!request.suspend && found.blocked.is_none())
         .then(|| Standing::after_full(made_from, &found.tally))
         .flatten();
-    cluster_mirrors.stand(&name, standing);
+    cluster_mirrors.stand(name, standing);
     Ok(found)
 }
 
-/// The request `object` makes of this kind's loop; else what its
-/// reconcile finds: a spec that does not read or asks for what this
-/// install never writes, or a kind this loop does not copy.
-async fn served_request<K: MirroredKind>(
-    object: &StoredClusterMirror,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
-    ctx: &Context<K>,
-) -> Result<Request, Box<Found>> {
-    // A refused spec selects nothing (`Blocked::counts_selected`).
-    let invalid = |why| {
-        Err(Box::new(Found::blocked(
-            object.metadata.generation,
-            Blocked::InvalidSpec(why),
-            0,
-        )))
-    };
-    let request = match Request::of(object) {
-        Ok(request) => request,
-        Err(why) => return invalid(why),
-    };
+/// The request `object` makes; else why its spec is refused whole: it
+/// does not read, or asks for what this install never writes.
+pub fn served_request(object: &StoredClusterMirror, install: &Install) -> Result<Request, String> {
+    let request = Request::of(object)?;
     // The CRD's rules know only the built-in list, and no install's
     // source selector.
     let refused = request
-        .sets_never_carried(&ctx.install.never_carried)
-        .or_else(|| request.sets_selector_keys(&ctx.install.source_label_keys));
-    if let Some(why) = refused {
-        return invalid(why);
+        .sets_never_carried(&install.never_carried)
+        .or_else(|| request.sets_selector_keys(&install.source_label_keys));
+    match refused {
+        Some(why) => Err(why),
+        None => Ok(request),
     }
-    // A Secret's copies, or its keys published, while Secrets are not
-    // mirrored: reported by the ConfigMap loop.
-    let secrets_off = request.kind == SourceKind::Secret
-        && (request.copy_kind() != K::SOURCE_KIND
-            || (request.publishes_secret() && cluster_mirrors.published.is_none()));
-    if secrets_off {
-        return Err(Box::new(
-            blocked(&request, Blocked::SecretsDisabled, cluster_mirrors, ctx).await,
-        ));
-    }
-    if request.copy_kind() != K::SOURCE_KIND {
-        // Reached by no loop (`ClusterMirrorCaches::serves`); kept, as
-        // `SecretsDisabled` would be false of any other kind.
-        return invalid(format!(
-            "{} copies are not mirrored",
-            request.copy_kind().as_str()
-        ));
-    }
-    Ok(request)
 }
 
 /// What a reconcile finds while `why` blocks the whole request.
-async fn blocked<K: MirroredKind>(
+pub async fn blocked<K: MirroredKind>(
     request: &Request,
     why: Blocked,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches,
     ctx: &Context<K>,
 ) -> Found {
     let selected = selected(request, cluster_mirrors, ctx).await.len();
@@ -198,7 +167,7 @@ async fn sync_all<K: MirroredKind>(
     request: &Request,
     source: &Source<'_, K>,
     missing: &[String],
-    cluster_mirrors: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches,
     ctx: &Context<K>,
 ) -> Result<Found, Error> {
     let namespaces = selected(request, cluster_mirrors, ctx).await;
@@ -248,7 +217,7 @@ async fn sync_some<K: MirroredKind>(
     namespaces: &std::collections::BTreeSet<String>,
     mut standing: Standing,
     missing: &[String],
-    cluster_mirrors: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches,
     ctx: &Context<K>,
 ) -> Option<Found> {
     let mut wanted = Vec::with_capacity(namespaces.len());
@@ -300,7 +269,7 @@ fn written_without(outcomes: &mut Outcomes, missing: &[String]) {
 fn still_selected<K: MirroredKind>(
     request: &Request,
     namespace: &str,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches,
     ctx: &Context<K>,
 ) -> bool {
     let Some(store) = &ctx.caches.namespaces else {
@@ -342,7 +311,7 @@ fn failure(namespace: String, error: &Error) -> Failure {
 /// The namespaces the request selects, in the namespace cache's order.
 async fn selected<K: MirroredKind>(
     request: &Request,
-    cluster_mirrors: &ClusterMirrorCaches<K>,
+    cluster_mirrors: &ClusterMirrorCaches,
     ctx: &Context<K>,
 ) -> Vec<String> {
     let Some(store) = &ctx.caches.namespaces else {
