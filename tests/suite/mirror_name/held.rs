@@ -228,3 +228,29 @@ async fn a_rename_made_while_the_controller_is_down_keeps_the_mirror_until_the_n
     world.no_mirror(&team, "palette").await;
     world.clean_up().await;
 }
+
+/// A name held by a tenant's object, freed by the tenant: the source's
+/// slow retry alone finds it free and writes the mirror there. The
+/// tenant's object is no copy, so no watch of the controller sees it go,
+/// and the source is not touched: nothing else wakes it.
+#[tokio::test]
+async fn a_mirror_name_the_tenant_frees_is_taken_by_the_slow_retry_alone() {
+    let world = World::<ConfigMap>::new("mn-freed").await;
+    let team = world.namespace("team", true, &[]).await;
+    let tenant = world.api(&team);
+    let theirs = mk_unmanaged("palette", &[("k", "theirs")]);
+    (tenant.create(&Default::default(), &theirs).await).expect("create the tenant's object");
+    source(&world, "colors", Some("palette")).await;
+    world.warned("colors", "MirrorNameTaken", "palette").await;
+
+    // Freed just after the first refusal: the world's `--slow-retry 1s`
+    // has doubled a few times at most, well within the wait's patience.
+    tenant
+        .delete("palette", &Default::default())
+        .await
+        .expect("the tenant lets the name go");
+    let mirror = world.mirror_at_in_sync(&team, "colors", "palette").await;
+    let of = mirror.annotations().get(MIRROR_OF_ANNOTATION).cloned();
+    assert_eq!(of, Some(format!("{}/colors", world.prefix)));
+    world.clean_up().await;
+}
