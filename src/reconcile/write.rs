@@ -98,16 +98,23 @@ async fn apply<K: MirroredKind>(
             Ok(done(ctx, source, &copy, Operation::Update, (verb, &why)))
         }
         Write::DeleteToRecreate { copy, seen } => {
-            delete(
-                ctx,
-                &copy.namespace().unwrap_or_default(),
-                &copy.name_any(),
-                seen,
-            )
-            .await?;
-            let told = ("deleted immutable", " to recreate it (content changed)");
-            Ok(done(ctx, source, &copy, Operation::Recreate, told))
+            let namespace = copy.namespace().unwrap_or_default();
+            let deleted = delete(ctx, &namespace, &copy.name_any(), seen).await?;
+            Ok(match recreate_told(deleted) {
+                Some(told) => done(ctx, source, &copy, Operation::Recreate, told),
+                None => Performed::Done,
+            })
         }
+    }
+}
+
+/// What the delete that precedes a recreate is told as: only a deletion
+/// this delete made. A copy someone else removed since it was read is no
+/// deletion of ours; the create that follows is the write.
+fn recreate_told(deleted: Deleted) -> Option<(&'static str, &'static str)> {
+    match deleted {
+        Deleted::Now => Some(("deleted immutable", " to recreate it (content changed)")),
+        Deleted::AlreadyGone => None,
     }
 }
 
@@ -163,22 +170,37 @@ async fn with_content<K: MirroredKind>(
     Ok(with_fresh_content(copy, content, named, &source.key, plan))
 }
 
+/// What a delete of a copy found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deleted {
+    /// This delete removed it.
+    Now,
+    /// It was gone already (404): someone else removed it.
+    AlreadyGone,
+}
+
 /// Deletes a copy as it was seen, guarded by its uid and resourceVersion:
 /// an object recreated under the same name, or changed since, is never
 /// removed (the API server answers 409, and the reconcile runs again from
-/// what the cache holds by then). Gone already is success.
+/// what the cache holds by then). Gone already is success, told apart.
 pub async fn delete<K: MirroredKind>(
     ctx: &Context<K>,
     namespace: &str,
     name: &str,
     seen: SeenVersion,
-) -> Result<(), Error> {
+) -> Result<Deleted, Error> {
     let params = delete_params(seen);
     ctx.ensure_leading()?;
-    match ctx.api(namespace).delete(name, &params).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
-        Err(err) => Err(failed::<K>(err)),
+    let answer = ctx.api(namespace).delete(name, &params).await;
+    deleted(answer.map(drop)).map_err(failed::<K>)
+}
+
+/// What the API server's answer to a delete says was deleted.
+fn deleted(answer: Result<(), kube::Error>) -> Result<Deleted, kube::Error> {
+    match answer {
+        Ok(()) => Ok(Deleted::Now),
+        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(Deleted::AlreadyGone),
+        Err(err) => Err(err),
     }
 }
 
@@ -250,6 +272,7 @@ fn done<K: MirroredKind>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_fixtures::mk_api_error;
 
     #[test]
     fn a_delete_is_of_the_very_version_seen() {
@@ -260,5 +283,21 @@ mod tests {
         let preconditions = delete_params(seen).preconditions.unwrap();
         assert_eq!(preconditions.uid.as_deref(), Some("copy-uid"));
         assert_eq!(preconditions.resource_version.as_deref(), Some("42"));
+    }
+
+    #[test]
+    fn a_copy_gone_before_its_recreate_s_delete_is_not_told_as_deleted() {
+        let gone = mk_api_error(404, "NotFound", "configmaps \"x\" not found");
+        let told = deleted(Err(gone)).ok().map(recreate_told);
+        assert_eq!(told, Some(None), "gone already: no deletion to tell");
+        let told = deleted(Ok(())).ok().map(recreate_told);
+        let recreated = ("deleted immutable", " to recreate it (content changed)");
+        assert_eq!(told, Some(Some(recreated)));
+    }
+
+    #[test]
+    fn a_delete_refused_as_stale_is_no_deletion() {
+        let changed = mk_api_error(409, "Conflict", "the object has been modified");
+        assert!(deleted(Err(changed)).is_err());
     }
 }
