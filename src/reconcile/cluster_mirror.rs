@@ -56,6 +56,7 @@ use crate::{
 };
 
 use caches::ClusterMirrorCaches;
+use sync::Found;
 use writers::{Writers, with_any_context};
 
 /// The one ClusterMirror loop: what it knows of the ClusterMirrors, and a
@@ -306,7 +307,10 @@ async fn reconcile(
     let mut again = None;
     let action = with_any_context!(this.writers, ctx => {
         let work = async {
-            let found = this.writers.sync(&object, served.scope, caches).await?;
+            let found = match sync::served_request(&object, &ctx.install) {
+                Ok(request) => this.writers.sync(&request, served.scope, caches).await?,
+                Err(why) => Found::invalid(object.metadata.generation, why),
+            };
             let waiting = publish::report(&object, &found, caches, ctx).await?;
             again = waiting.or_else(|| found.looks_again().then_some(ctx.retry_policy.slowly.0));
             match found.retry {

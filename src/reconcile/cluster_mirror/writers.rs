@@ -12,8 +12,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::runtime::reflector::ObjectRef;
 
 use crate::{
-    api::{SourceKind, StoredClusterMirror},
-    decisions::cluster_mirror::status::Blocked,
+    api::SourceKind,
+    decisions::cluster_mirror::{Request, status::Blocked},
     decisions::scope::Scope,
     kind::MirroredKind,
     reconcile::context::Context,
@@ -133,35 +133,31 @@ impl Writers {
         }
     }
 
-    /// Compares (and unless suspended, writes) the copies `object` asks
-    /// for, by the writer of their kind.
+    /// Compares (and unless suspended, writes) the copies `request` asks
+    /// for, by the writer of their kind, from its source as read from the
+    /// cache of the source's kind.
     pub async fn sync(
         &self,
-        object: &StoredClusterMirror,
+        request: &Request,
         scope: Scope,
         caches: &ClusterMirrorCaches,
     ) -> Result<Found, Error> {
-        let install = with_any_context!(self, ctx => &ctx.install);
-        let request = match sync::served_request(object, install) {
-            Ok(request) => request,
-            Err(why) => return Ok(Found::invalid(object.metadata.generation, why)),
-        };
         let (kind, copies) = (request.kind, request.copy_kind());
         match (kind, copies, self.configmaps(), self.secrets()) {
             (SourceKind::ConfigMap, SourceKind::ConfigMap, Some(w), _) => {
-                let read = source::configmap(&request, caches, &w.ctx);
-                sync::sync(&request, read, scope, caches, &w.ctx).await
+                let read = source::configmap(request, caches, &w.ctx);
+                sync::sync(request, read, scope, caches, &w.ctx).await
             }
             (SourceKind::Secret, SourceKind::Secret, _, Some(w)) => {
-                let read = ready(&w.ctx).and_then(|()| source::secret(&request, caches, &w.ctx));
-                sync::sync(&request, read, scope, caches, &w.ctx).await
+                let read = ready(&w.ctx).and_then(|()| source::secret(request, caches, &w.ctx));
+                sync::sync(request, read, scope, caches, &w.ctx).await
             }
             (SourceKind::Secret, SourceKind::ConfigMap, Some(w), Some(_)) => {
-                let read = source::secret_as_configmap(&request, caches, &w.ctx);
-                sync::sync(&request, read, scope, caches, &w.ctx).await
+                let read = source::secret_as_configmap(request, caches, &w.ctx);
+                sync::sync(request, read, scope, caches, &w.ctx).await
             }
             (SourceKind::Secret, _, Some(w), _) => {
-                Ok(sync::blocked(&request, Blocked::SecretsDisabled, caches, &w.ctx).await)
+                Ok(sync::blocked(request, Blocked::SecretsDisabled, caches, &w.ctx).await)
             }
             // Reached by no ClusterMirror this install reports on
             // (`reports_on`); kept, as `SecretsDisabled` would be false of
