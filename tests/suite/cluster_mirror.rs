@@ -8,6 +8,7 @@
 mod classes;
 mod explain;
 mod heal_status;
+mod kinds;
 mod lifecycle;
 mod names;
 mod orphans;

@@ -1,0 +1,79 @@
+//! Which ClusterMirrors an install reports on, by the kinds it mirrors
+//! (`--kinds`): one loop serves every ClusterMirror, each by the writer of
+//! its copies' kind.
+
+use super::*;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::Secret;
+
+/// With `--kinds=secrets` alone, the ClusterMirrors of Secrets are served
+/// and those of ConfigMaps get no status at all, as `--kinds` documents.
+#[tokio::test]
+async fn an_install_of_secrets_alone_serves_the_clustermirrors_of_secrets_only() {
+    let world = super::world_with::<ConfigMap>("cmir-secrets-only", &["--kinds=secrets"]).await;
+    let prod = world.namespace("a", false, &[("env", "prod")]).await;
+    world
+        .objects()
+        .create(&ConfigMap::with_data("colors", &[("k", "v")], false))
+        .await;
+    create(&world, "plain", "colors").await;
+    let secrets: Api<Secret> = Api::namespaced(world.scene.client.clone(), &world.prefix);
+    secrets
+        .create(
+            &PostParams::default(),
+            &Secret::with_data("s", &[("k", "v")], false),
+        )
+        .await
+        .expect("create a Secret");
+    create_with(
+        &world,
+        "secret",
+        json!({
+            "source": {"kind": "Secret", "namespace": world.prefix, "name": "s"},
+            "target": {"namespaceSelector": {"matchLabels": {"env": "prod"}}},
+        }),
+    )
+    .await;
+    ready(&world, "secret", "Synced").await;
+    let copies: Api<Secret> = Api::namespaced(world.scene.client.clone(), &prod);
+    let copy = copies.get("s").await.expect("the Secret's copy");
+    assert_eq!(
+        copy.labels().get(CLUSTER_MIRROR_LABEL).map(String::as_str),
+        Some("secret")
+    );
+    // Compared, never printed: a Secret's value stays out of test output.
+    let value = copy.data.and_then(|mut data| data.remove("k"));
+    assert!(
+        value == Some(ByteString(b"v".to_vec())),
+        "the source's value"
+    );
+
+    // The barrier: a change of `plain`, then one of `secret`, each a
+    // ClusterMirror watch event, delivered in order; once `secret`'s is
+    // followed (its status written for it), `plain`'s was looked at.
+    let api = cluster_mirrors(&world.scene.client);
+    let relabel =
+        |value: &str| json!({"spec": {"target": {"labels": {"corp.example/round": value}}}});
+    for name in ["plain", "secret"] {
+        api.patch(name, &PatchParams::default(), &Patch::Merge(&relabel("2")))
+            .await
+            .unwrap_or_else(|e| panic!("change {name}: {e}"));
+    }
+    observed(&world, "secret").await;
+    let plain = api.get("plain").await.expect("plain");
+    assert!(
+        plain.data["status"].is_null(),
+        "no status for a ConfigMap's ClusterMirror: {}",
+        plain.data["status"]
+    );
+    assert!(
+        world
+            .api(&prod)
+            .get_opt("colors")
+            .await
+            .expect("read")
+            .is_none(),
+        "no ConfigMap copy"
+    );
+    clean_up(world, &["plain", "secret"]).await;
+}
