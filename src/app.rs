@@ -228,8 +228,8 @@ async fn mirror_kinds(
 }
 
 /// The objects of each kind this install mirrors that ClusterMirrors may
-/// copy, watched once for every loop that reads them; none when it does
-/// not mirror into other namespaces.
+/// copy, watched once for the ClusterMirror loop; none when it does not
+/// mirror into other namespaces.
 #[allow(clippy::type_complexity)]
 fn cluster_sources(
     config: &Config,

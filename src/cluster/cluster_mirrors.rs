@@ -136,7 +136,7 @@ impl ClusterMirrors {
         Ok((mirrors, drive))
     }
 
-    /// The changes from now on, for one kind.
+    /// The changes from now on, for one subscriber.
     pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Change> {
         let (tx, rx) = mpsc::unbounded();
         self.listeners

@@ -2,9 +2,8 @@
 //! the namespaces ClusterMirror sources may come from (no label asked
 //! for), cached in the sources' slim form (`cache_form`), one watch per
 //! namespace. Each change wakes the ClusterMirrors that name the object,
-//! in every loop that copies it (a Secret's: the Secret loop, and the
-//! ConfigMap loop, which publishes Secrets' keys as ConfigMaps), so the
-//! one watch tells each loop that subscribes.
+//! whatever kind of copy they make of it (a Secret's: Secrets, or its keys
+//! published as ConfigMaps); the one watch tells whoever subscribes.
 
 use std::{
     collections::HashMap,
@@ -106,13 +105,6 @@ impl<K: MirroredKind> ClusterSources<K> {
     /// Whether every namespace's cache has completed its first list.
     pub fn is_ready(&self) -> bool {
         (self.stores.values()).all(|store| store.wait_until_ready().now_or_never().is_some())
-    }
-
-    /// Waits until every namespace's cache has completed its first list.
-    pub async fn wait_ready(&self) {
-        for store in self.stores.values() {
-            let _ = store.wait_until_ready().await;
-        }
     }
 }
 

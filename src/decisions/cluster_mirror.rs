@@ -10,6 +10,7 @@
 //! sources may come from) is never selected, nor the source's own.
 
 pub mod marks;
+pub mod routes;
 pub mod standing;
 pub mod status;
 pub mod status_writers;

@@ -19,6 +19,11 @@ use crate::{
     kind::{KeyValue, configmap::configmap_of_keys},
 };
 
+/// How a Secret's content, with the keys a shape copies, becomes an object
+/// of kind `K`: for a ConfigMap, [`secret_published`] (or, in `explain`,
+/// [`secret_published_naming_the_rest`]).
+pub type SecretAs<K> = fn(&Secret, &KeyShape) -> K;
+
 /// `secret` (full, or cached with its keys' digests) as the ConfigMap that
 /// publishes the keys `shape` copies: its identity and labels, and of its
 /// content only those keys, under their own names, each in the field a

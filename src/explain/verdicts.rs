@@ -37,12 +37,12 @@ use crate::{
     decisions::copy_verdict::{self, CopyVerdict, Unwanted},
     decisions::desired_copy::{Asked, Refusal, desired, never_a_source},
     decisions::install::Install,
-    decisions::key_shape::{KeyShape, annotated_shape, checksum::CopyForm},
+    decisions::key_shape::{annotated_shape, checksum::CopyForm},
     decisions::mirror_name::mirror_name,
     decisions::ownership::{claimed_source, outranked_mirror},
     decisions::patterns,
     decisions::plan::{self, Difference, NameTaken, Write},
-    decisions::secret_published::secret_published_naming_the_rest,
+    decisions::secret_published::{SecretAs, secret_published_naming_the_rest},
     decisions::selector::Selector,
     decisions::targets::{
         MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets, wants_mirror,
@@ -99,7 +99,7 @@ pub trait Explained: MirroredKind {
     fn secret_content_key() -> Self::DigestKey;
     /// How a Secret's content, with the keys a shape copies, is read as an
     /// object of this kind; None for a kind that publishes none.
-    const FROM_SECRET: Option<fn(&Secret, &KeyShape) -> Self>;
+    const FROM_SECRET: Option<SecretAs<Self>>;
 }
 
 impl Explained for ConfigMap {
@@ -125,8 +125,7 @@ impl Explained for ConfigMap {
         ConfigMapDigestKey::of_published_secret(Secret::comparison_key())
     }
 
-    const FROM_SECRET: Option<fn(&Secret, &KeyShape) -> Self> =
-        Some(secret_published_naming_the_rest);
+    const FROM_SECRET: Option<SecretAs<Self>> = Some(secret_published_naming_the_rest);
 }
 
 impl Explained for Secret {
@@ -158,7 +157,7 @@ impl Explained for Secret {
         Self::comparison_key()
     }
 
-    const FROM_SECRET: Option<fn(&Secret, &KeyShape) -> Self> = None;
+    const FROM_SECRET: Option<SecretAs<Self>> = None;
 }
 
 /// One line of the answer.

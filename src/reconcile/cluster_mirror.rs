@@ -21,6 +21,7 @@
 //! copies are left alone.
 
 pub mod caches;
+pub mod loop_context;
 pub mod prune;
 mod publish;
 mod source;
@@ -42,7 +43,7 @@ use kube::{
 };
 
 use crate::{
-    api::StoredClusterMirror,
+    api::{SourceKind, StoredClusterMirror},
     cluster::cluster_mirrors::Change,
     cluster::cluster_sources::SourceChange,
     cluster::digest_key,
@@ -56,13 +57,15 @@ use crate::{
 };
 
 use caches::ClusterMirrorCaches;
+use loop_context::LoopContext;
 use sync::Found;
-use writers::{Writers, with_any_context};
+use writers::Writers;
 
-/// The one ClusterMirror loop: what it knows of the ClusterMirrors, and a
-/// writer for each kind of copy.
+/// The one ClusterMirror loop: what it knows of the ClusterMirrors, what
+/// its own work needs, and a writer for each kind of copy.
 pub struct ClusterMirrorLoop {
     pub caches: Arc<ClusterMirrorCaches>,
+    pub ctx: LoopContext,
     pub writers: Writers,
 }
 
@@ -71,13 +74,16 @@ pub struct Inputs {
     pub changes: mpsc::UnboundedReceiver<Change>,
     /// Each source kind's changes.
     pub sources: stream::BoxStream<'static, SourceChange>,
-    /// Each copy kind's watches' wakeups.
-    pub from_watches: stream::BoxStream<'static, ClusterWake>,
-    /// Each kind's resyncs.
-    pub resyncs: stream::BoxStream<'static, ()>,
+    /// Each copy kind's watches' wakeups, with the kind.
+    pub from_watches: stream::BoxStream<'static, (SourceKind, ClusterWake)>,
+    /// A kind whose caches completed a list (the first, or again) or must
+    /// be compared again whole: every ClusterMirror its writer reports on
+    /// compares everything.
+    pub compare_all: stream::BoxStream<'static, SourceKind>,
 }
 
-/// Runs the ClusterMirror loop until `shutdown` completes.
+/// Runs the ClusterMirror loop until `shutdown` completes, with
+/// `concurrency` reconciles at most at once.
 pub async fn run(
     this: Arc<ClusterMirrorLoop>,
     inputs: Inputs,
@@ -85,22 +91,13 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let caches = this.caches.clone();
-    // Nothing is compared before the caches of the context it runs in,
-    // and the ConfigMaps it may copy, are complete; the ClusterMirror
-    // cache is not until the CRD is there. The Secrets' are checked by
-    // each request that reads them: one that cannot be listed stops no
-    // other ClusterMirror.
-    let ready = async {
-        with_any_context!(this.writers, ctx => ctx.caches.wait_ready().await);
-        if let Some(configmaps) = &caches.configmaps {
-            configmaps.wait_ready().await;
-        }
-        caches.mirrors.wait_listed().await;
-    };
-    let stop = with_any_context!(this.writers, ctx => ctx.shutdown.clone());
+    // The ClusterMirror cache is not listed until the CRD is there. The
+    // caches each request reads are checked by its reconcile
+    // (`ClusterMirrorLoop::listed`): one kind's that cannot be listed
+    // stops no ClusterMirror of another.
     tokio::select! {
-        () = ready => {}
-        _ = stop.requested() => return,
+        () = caches.mirrors.wait_listed() => {}
+        _ = this.ctx.shutdown.requested() => return,
     }
     let names = wakeups(this.clone(), inputs).map(|name| ObjectRef::new(&name));
     let names = stream::select(names, caches.workers.unparked());
@@ -130,17 +127,18 @@ pub async fn run(
 enum Input {
     Change(Change),
     Source(SourceChange),
-    Watch(ClusterWake),
+    Watch(SourceKind, ClusterWake),
     /// The install's Secret key changed: the checksums of the ConfigMaps
     /// that publish Secrets' keys with it.
     NewKey,
+    /// One kind's caches were listed, or must be compared again whole.
+    CompareAll(SourceKind),
     Everything,
 }
 
 /// The names of the ClusterMirrors each input wakes.
 fn wakeups(this: Arc<ClusterMirrorLoop>, inputs: Inputs) -> impl Stream<Item = String> + Send {
-    let leadership = with_any_context!(this.writers, ctx => ctx.leadership.clone());
-    let leading = stream::unfold(leadership, |mut leadership| async move {
+    let leading = stream::unfold(this.ctx.leadership.clone(), |mut leadership| async move {
         loop {
             if !leadership.changed().await {
                 return None;
@@ -161,8 +159,10 @@ fn wakeups(this: Arc<ClusterMirrorLoop>, inputs: Inputs) -> impl Stream<Item = S
         new_keys.map(|()| Input::NewKey).boxed(),
         inputs.changes.map(Input::Change).boxed(),
         inputs.sources.map(Input::Source).boxed(),
-        inputs.from_watches.map(Input::Watch).boxed(),
-        inputs.resyncs.map(|()| Input::Everything).boxed(),
+        (inputs.from_watches)
+            .map(|(kind, wake)| Input::Watch(kind, wake))
+            .boxed(),
+        inputs.compare_all.map(Input::CompareAll).boxed(),
         leading.boxed(),
     ]);
     inputs.flat_map(move |input| {
@@ -183,7 +183,7 @@ fn wakeups(this: Arc<ClusterMirrorLoop>, inputs: Inputs) -> impl Stream<Item = S
 /// deleted ClusterMirror also wakes the prune of the copies carrying its
 /// name.
 fn woken(this: &ClusterMirrorLoop, input: Input) -> Vec<(String, Reach)> {
-    if let Input::Watch(ClusterWake::Copy { mirror, namespace }) = input {
+    if let Input::Watch(_, ClusterWake::Copy { mirror, namespace }) = input {
         let at = ObjectRef::new(&mirror);
         let ours = (this.caches.mirrors.store.get(&at)).is_some_and(|o| this.serves(&o));
         return match ours {
@@ -199,36 +199,49 @@ fn woken(this: &ClusterMirrorLoop, input: Input) -> Vec<(String, Reach)> {
 
 fn names_woken(this: &ClusterMirrorLoop, input: Input) -> Vec<String> {
     let caches = &this.caches;
-    let served = || {
-        (caches.mirrors.requests().into_iter())
-            .filter(|r| caches.serves_request(r) && this.writers.reports_on(Some(r.copy_kind())))
+    let kinds = this.writers.kinds();
+    // The readable ClusterMirrors served, by the kind that reports on them.
+    let served = |by: Option<SourceKind>| {
+        (caches.mirrors.requests().into_iter()).filter(move |r| {
+            let reporter = kinds.reporter(Some(r.copy_kind()));
+            r.served_by(&caches.install.class)
+                && reporter.is_some()
+                && by.is_none_or(|by| reporter == Some(by))
+        })
     };
-    // Every ClusterMirror this install reports on, readable or not.
-    let of_class = || {
+    // Every ClusterMirror served, readable or not, by the kind that
+    // reports on them (None: by any).
+    let of_class = |by: Option<SourceKind>| {
         (caches.mirrors.store.state().iter())
             .filter(|o| this.serves(o))
+            .filter(|o| by.is_none_or(|by| kinds.reporter(o.copy_kind()) == Some(by)))
             .map(|o| o.name_any())
             .collect()
     };
+    // Copies of a ClusterMirror that went while none was watched: kept as
+    // orphans, and told about.
+    let any_cluster_mirror = |meta: &_| contract::cluster_mirror_of(meta).is_some();
     match input {
         Input::Everything | Input::Change(Change::Listed) => {
-            // Copies of a ClusterMirror that went while none was watched:
-            // kept as orphans, and told about.
-            (this.writers).prune_copies(|meta| contract::cluster_mirror_of(meta).is_some());
-            of_class()
+            this.writers.prune_copies(None, any_cluster_mirror);
+            of_class(None)
+        }
+        Input::CompareAll(kind) => {
+            this.writers.prune_copies(Some(kind), any_cluster_mirror);
+            of_class(Some(kind))
         }
         Input::Change(Change::StatusWritten { name }) => {
             let serves = |object: &StoredClusterMirror| this.serves(object);
-            with_any_context!(this.writers, ctx => publish::status_written(&name, serves, caches, ctx))
+            publish::status_written(&name, serves, caches, &this.ctx)
                 .into_iter()
                 .collect()
         }
         Input::Change(Change::Request { name, after }) => request_changed(this, name, after),
-        Input::Source(SourceChange::Listed { kind }) => served()
+        Input::Source(SourceChange::Listed { kind }) => served(None)
             .filter(|r| r.kind == kind)
             .map(|r| r.name.clone())
             .collect(),
-        Input::NewKey => served()
+        Input::NewKey => served(None)
             .filter(|r| r.publishes_secret())
             .map(|r| r.name.clone())
             .collect(),
@@ -236,8 +249,10 @@ fn names_woken(this: &ClusterMirrorLoop, input: Input) -> Vec<String> {
             kind,
             namespace,
             name,
-        }) => wakeups::cluster_mirrors_copying(served(), kind, &namespace, &name),
-        Input::Watch(wake) => wake.woken(served()),
+        }) => wakeups::cluster_mirrors_copying(served(None), kind, &namespace, &name),
+        // Each kind's watches tell of every namespace: each wakes the
+        // ClusterMirrors its kind's writer reports on.
+        Input::Watch(kind, wake) => wake.woken(served(Some(kind))),
     }
 }
 
@@ -251,21 +266,22 @@ fn request_changed(
     // Every copy it wrote, whatever source, name or kind it asked
     // for when it wrote it (a suspended one may have changed its
     // spec many times since).
-    (this.writers).prune_copies(|meta| contract::cluster_mirror_of(meta) == Some(name.as_str()));
+    let carrying = |meta: &_| contract::cluster_mirror_of(meta) == Some(name.as_str());
+    this.writers.prune_copies(None, carrying);
     let caches = &this.caches;
-    let forget = || with_any_context!(this.writers, ctx => publish::forget(&name, caches, ctx));
+    let reported = |kind| this.writers.kinds().reporter(kind).is_some();
     match after {
         Some(after) if !after.served_by(&caches.install.class) => {
             // Handed over to another install: this one forgets it.
-            forget();
+            publish::forget(&name, caches, &this.ctx);
             Vec::new()
         }
-        Some(after) if this.writers.reports_on(Some(after.copy_kind())) => vec![name],
+        Some(after) if reported(Some(after.copy_kind())) => vec![name],
         Some(_) => Vec::new(),
         None => {
-            forget();
+            publish::forget(&name, caches, &this.ctx);
             // An unreadable spec is reported by the install of its class
-            // that mirrors ConfigMaps.
+            // that reports on the kind it names, if it reads that far.
             vec![name]
         }
     }
@@ -275,7 +291,21 @@ impl ClusterMirrorLoop {
     /// Whether this install reconciles `object`: of its class, and of a
     /// kind it reports on.
     fn serves(&self, object: &StoredClusterMirror) -> bool {
-        self.caches.serves_class(object) && self.writers.reports_on(object.copy_kind())
+        self.caches.serves_class(object)
+            && (self.writers.kinds())
+                .reporter(object.copy_kind())
+                .is_some()
+    }
+
+    /// Whether every cache `object`'s reconcile reads has been listed: its
+    /// reporting writer's, and those of its source's kind. Until then it
+    /// waits, unseen; the list wakes it (`Input::CompareAll`,
+    /// `SourceChange::Listed`).
+    fn listed(&self, object: &StoredClusterMirror) -> bool {
+        let reporter = self.writers.kinds().reporter(object.copy_kind());
+        let source = object.spec.as_ref().ok().map(|spec| spec.source.kind);
+        reporter.is_some_and(|kind| self.writers.caches_listed(kind))
+            && source.is_none_or(|kind| self.caches.sources_listed(kind))
     }
 }
 
@@ -285,7 +315,7 @@ async fn reconcile(
 ) -> Result<Action, Error> {
     let caches = &this.caches;
     // Another install's: nothing of it is written here, not even a status.
-    if !this.serves(&object) {
+    if !this.serves(&object) || !this.listed(&object) {
         caches.pending.forget(&object.name_any());
         return Ok(Action::await_change());
     }
@@ -302,28 +332,28 @@ async fn reconcile(
     };
     let key = BackoffKey::new(Loop::sync, &object.metadata);
     let served = caches.pending.reconcile_started(&object.name_any());
+    let ctx = &this.ctx;
     // When to run again without a wakeup: a status write that had to wait,
     // or a look on the slow timer at what no watch reports.
     let mut again = None;
-    let action = with_any_context!(this.writers, ctx => {
-        let work = async {
-            let found = match sync::served_request(&object, &ctx.install) {
-                Ok(request) => this.writers.sync(&request, served.scope, caches).await?,
-                Err(why) => Found::invalid(object.metadata.generation, why),
-            };
-            let waiting = publish::report(&object, &found, caches, ctx).await?;
-            again = waiting.or_else(|| found.looks_again().then_some(ctx.retry_policy.slowly.0));
-            match found.retry {
-                // A status write waiting its turn comes first: the reconcile
-                // that writes it finds the failure again.
-                Some(error) if error.retry() == Retry::Slowly && waiting.is_some() => Ok(()),
-                Some(error) => Err(error),
-                None => Ok(()),
-            }
+    let work = async {
+        let found = match sync::served_request(&object, &ctx.install) {
+            Ok(request) => this.writers.sync(&request, served.scope, caches).await?,
+            Err(why) => Found::invalid(object.metadata.generation, why),
         };
-        ctx.run_reconcile(Loop::sync, &object.metadata, &key, served.woken_at, work)
-            .await?
-    });
+        let waiting = publish::report(&object, &found, caches, ctx).await?;
+        again = waiting.or_else(|| found.looks_again().then_some(ctx.retry_policy.slowly.0));
+        match found.retry {
+            // A status write waiting its turn comes first: the reconcile
+            // that writes it finds the failure again.
+            Some(error) if error.retry() == Retry::Slowly && waiting.is_some() => Ok(()),
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    };
+    let action = (ctx.around())
+        .run_reconcile(Loop::sync, &object.metadata, &key, served.woken_at, work)
+        .await?;
     Ok(match again {
         Some(delay) => Action::requeue(delay),
         None => action,
@@ -339,18 +369,16 @@ fn error_policy(
     // Its retry compares everything: nothing narrower builds on it.
     this.caches.stand(&object.name_any(), None);
     this.caches.pending.retried(&object.name_any());
-    with_any_context!(this.writers, ctx => {
-        let new = ctx.backoffs.is_new_condition(&key, &error.to_string());
-        match error.retry() {
-            // Told in its status and Event already; only looked at again.
-            Retry::Slowly => {
-                tracing::debug!(clustermirror = %object.name_any(), %error, "ClusterMirror failures wait for a person; looking again on the slow timer")
-            }
-            _ if new => {
-                tracing::warn!(clustermirror = %object.name_any(), %error, "ClusterMirror reconcile failed; retrying with backoff")
-            }
-            _ => {}
+    let new = this.ctx.backoffs.is_new_condition(&key, &error.to_string());
+    match error.retry() {
+        // Told in its status and Event already; only looked at again.
+        Retry::Slowly => {
+            tracing::debug!(clustermirror = %object.name_any(), %error, "ClusterMirror failures wait for a person; looking again on the slow timer")
         }
-        ctx.requeue_after_failure(&key, error)
-    })
+        _ if new => {
+            tracing::warn!(clustermirror = %object.name_any(), %error, "ClusterMirror reconcile failed; retrying with backoff")
+        }
+        _ => {}
+    }
+    this.ctx.around().requeue_after_failure(&key, error)
 }

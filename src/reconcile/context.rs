@@ -74,6 +74,49 @@ pub struct Context<K: MirroredKind> {
 }
 
 impl<K: MirroredKind> Context<K> {
+    /// See [`Around::ensure_leading`].
+    pub fn ensure_leading(&self) -> Result<(), Error> {
+        self.around().ensure_leading()
+    }
+
+    /// What every reconcile of this kind does around its work.
+    pub fn around(&self) -> Around<'_> {
+        Around {
+            metrics: &self.metrics,
+            backoffs: &self.backoffs,
+            retry_policy: &self.retry_policy,
+            leadership: &self.leadership,
+        }
+    }
+
+    /// Waits until every cache has completed its initial list: before that,
+    /// every copy would look missing and every source gone. Gives up when
+    /// the process is asked to stop, which may be before the caches can
+    /// ever sync (the API server unreachable, or a list forbidden).
+    pub async fn caches_ready(&self) -> Result<(), Error> {
+        tokio::select! {
+            () = self.caches.wait_ready() => Ok(()),
+            _ = self.shutdown.requested() => Err(Error::ShuttingDown),
+        }
+    }
+
+    /// Objects of the mirrored kind in `namespace`.
+    pub fn api(&self, namespace: &str) -> Api<K> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+}
+
+/// What every reconcile does around its work, of whichever loop and kind:
+/// only the leader works, time, outcome and retries are counted.
+#[derive(Clone, Copy)]
+pub struct Around<'a> {
+    pub metrics: &'a Metrics,
+    pub backoffs: &'a Backoffs,
+    pub retry_policy: &'a RetryPolicy,
+    pub leadership: &'a Leadership,
+}
+
+impl Around<'_> {
     /// Whether this replica may write. Always true without leader election.
     pub fn is_leading(&self) -> bool {
         self.leadership.is_leading()
@@ -88,7 +131,7 @@ impl<K: MirroredKind> Context<K> {
         }
     }
 
-    /// What both loops do around their work: only the leader works (a
+    /// What every loop does around its work: only the leader works (a
     /// standby keeps its caches warm and writes nothing; it reconciles
     /// everything when it becomes the leader); time and outcome are
     /// measured, and for a reconcile woken at `woken_at` that succeeds, the
@@ -128,24 +171,13 @@ impl<K: MirroredKind> Context<K> {
         }
     }
 
-    /// Waits until every cache has completed its initial list: before that,
-    /// every copy would look missing and every source gone. Gives up when
-    /// the process is asked to stop, which may be before the caches can
-    /// ever sync (the API server unreachable, or a list forbidden).
-    pub async fn caches_ready(&self) -> Result<(), Error> {
-        tokio::select! {
-            () = self.caches.wait_ready() => Ok(()),
-            _ = self.shutdown.requested() => Err(Error::ShuttingDown),
-        }
-    }
-
     /// Counts a failed reconcile of `key` and says when to try again.
     pub fn requeue_after_failure(&self, key: &BackoffKey, error: &Error) -> Action {
         self.metrics
             .reconcile_failed(key.which(), error.is_terminal());
         match self
             .backoffs
-            .delay_for(key, error.retry(), &self.retry_policy)
+            .delay_for(key, error.retry(), self.retry_policy)
         {
             Some(delay) => Action::requeue(delay),
             None => Action::await_change(),
@@ -162,11 +194,6 @@ impl<K: MirroredKind> Context<K> {
             name = %object.name.as_deref().unwrap_or_default(),
             reconcile_id = NEXT_ID.fetch_add(1, Ordering::Relaxed),
         )
-    }
-
-    /// Objects of the mirrored kind in `namespace`.
-    pub fn api(&self, namespace: &str) -> Api<K> {
-        Api::namespaced(self.client.clone(), namespace)
     }
 }
 

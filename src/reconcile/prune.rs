@@ -40,7 +40,8 @@ pub async fn reconcile<K: MirroredKind>(
     let copy = cache_form::copy_from_cache(cached.as_ref());
     let copy = copy.object();
     let key = BackoffKey::new(Loop::prune, copy.meta());
-    ctx.run_reconcile(Loop::prune, copy.meta(), &key, None, prune(copy, &ctx))
+    (ctx.around())
+        .run_reconcile(Loop::prune, copy.meta(), &key, None, prune(copy, &ctx))
         .await
 }
 
@@ -200,5 +201,5 @@ pub fn error_policy<K: MirroredKind>(copy: Arc<K>, error: &Error, ctx: Arc<Conte
     if ctx.backoffs.is_new_condition(&key, &error.to_string()) {
         tracing::warn!(copy = %object_key(copy.meta()), %error, "could not prune copy; retrying with backoff");
     }
-    ctx.requeue_after_failure(&key, error)
+    ctx.around().requeue_after_failure(&key, error)
 }

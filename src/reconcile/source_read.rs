@@ -34,6 +34,7 @@ use crate::{
         checksum::CopyForm,
         copy_plan::{ContentPlan, CopyTooLarge, content_plan},
     },
+    decisions::secret_published::SecretAs,
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::copy_budget::HeldBytes,
@@ -71,10 +72,6 @@ pub struct Source<'a, K: MirroredKind> {
     /// source's own kind is then not the copies'.
     secret_as: Option<SecretAs<K>>,
 }
-
-/// How a Secret's content, with the keys a shape copies, becomes an object
-/// of kind `K`.
-pub type SecretAs<K> = fn(&Secret, &KeyShape) -> K;
 
 /// Why no copy can be made of the content read now.
 #[derive(Debug, Clone)]
@@ -192,7 +189,10 @@ impl<'a, K: MirroredKind> Source<'a, K> {
     /// publish as ConfigMaps, or a Secret copy): then nothing the API
     /// server says of a write of them is passed on beyond who refused it.
     pub fn content_is_secret(&self) -> bool {
-        K::CONFIDENTIAL || self.publishes_secret().is_some()
+        let asked_as_configmap = self
+            .requested_shape
+            .is_some_and(|(_, form)| form.as_configmap);
+        K::CONFIDENTIAL || asked_as_configmap || self.secret_as.is_some()
     }
 
     /// This source, whose content is read from the Secret it publishes

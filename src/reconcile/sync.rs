@@ -45,7 +45,8 @@ pub async fn reconcile<K: MirroredKind>(
         .pending
         .reconcile_started(&ObjectRef::from_obj(source.as_ref()));
     let work = sync(source.as_ref(), &served.scope, &ctx);
-    ctx.run_reconcile(Loop::sync, source.meta(), &key, served.woken_at, work)
+    (ctx.around())
+        .run_reconcile(Loop::sync, source.meta(), &key, served.woken_at, work)
         .await
 }
 
@@ -178,7 +179,7 @@ pub fn error_policy<K: MirroredKind>(
     for error in error.parts() {
         tell(&ctx, &source, &source_key, new, error);
     }
-    ctx.requeue_after_failure(&key, error)
+    ctx.around().requeue_after_failure(&key, error)
 }
 
 /// Tells people of one condition of a failed reconcile, if it is `new`.

@@ -13,10 +13,10 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::runtime::reflector::ObjectRef;
 
 use crate::{
-    api::{ClusterMirrorStatus, StoredClusterMirror},
+    api::{ClusterMirrorStatus, SourceKind, StoredClusterMirror},
     cluster::cluster_mirrors::ClusterMirrors,
     cluster::cluster_sources::ClusterSources,
-    decisions::cluster_mirror::{Request, standing::Standing},
+    decisions::cluster_mirror::standing::Standing,
     decisions::consent::Consent,
     kind::secret::{SecretSourceRules, SharedDigestKey},
     reconcile::pending::PendingScopes,
@@ -121,9 +121,14 @@ impl ClusterMirrorCaches {
         object.class() == self.install.class
     }
 
-    /// Whether this install reconciles `request`: it is of its class.
-    pub fn serves_request(&self, request: &Request) -> bool {
-        request.served_by(&self.install.class)
+    /// Whether the objects of `kind` ClusterMirrors may copy have been
+    /// listed; true for a kind not watched, whose requests their route
+    /// refuses.
+    pub fn sources_listed(&self, kind: SourceKind) -> bool {
+        match kind {
+            SourceKind::ConfigMap => (self.configmaps.as_ref()).is_none_or(|c| c.is_ready()),
+            SourceKind::Secret => (self.secrets.as_ref()).is_none_or(|s| s.sources.is_ready()),
+        }
     }
 
     pub(super) fn reported(&self) -> MutexGuard<'_, HashMap<String, Reported>> {

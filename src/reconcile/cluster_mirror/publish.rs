@@ -18,23 +18,21 @@ use crate::{
     contract::warning::CLUSTER_MIRROR_CLASS_CONFLICT,
     decisions::cluster_mirror::status::{self, ready_reason},
     decisions::cluster_mirror::status_writers::other_status_writers,
-    kind::MirroredKind,
-    reconcile::context::Context,
     reconcile::error::Error,
 };
 
-use super::{caches::ClusterMirrorCaches, sync::Found};
+use super::{caches::ClusterMirrorCaches, loop_context::LoopContext, sync::Found};
 
 /// The least time between two status writes of one ClusterMirror.
 pub const STATUS_WRITE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Tells what `found` says of `object`. Returns how long to wait before a
 /// status write that had to wait for [`STATUS_WRITE_INTERVAL`], if one did.
-pub async fn report<K: MirroredKind>(
+pub async fn report(
     object: &StoredClusterMirror,
     found: &Found,
     cluster_mirrors: &ClusterMirrorCaches,
-    ctx: &Context<K>,
+    ctx: &LoopContext,
 ) -> Result<Option<Duration>, Error> {
     let name = object.name_any();
     if !still_served(&name, found, cluster_mirrors) {
@@ -105,11 +103,11 @@ fn still_served(name: &str, found: &Found, cluster_mirrors: &ClusterMirrorCaches
 
 /// Writes `wanted` as the status of the ClusterMirror `name`, and keeps it
 /// as this install's last write.
-async fn write_status<K: MirroredKind>(
+async fn write_status(
     name: &str,
     wanted: ClusterMirrorStatus,
     cluster_mirrors: &ClusterMirrorCaches,
-    ctx: &Context<K>,
+    ctx: &LoopContext,
 ) -> Result<Option<Duration>, Error> {
     ctx.ensure_leading()?;
     // Its answer is read leniently too: a spec this version cannot read
@@ -150,11 +148,11 @@ async fn write_status<K: MirroredKind>(
 /// finishing late), the ClusterMirror is returned, to be reconciled and
 /// its status written again. Only the install that `serves` it, and only
 /// while leading, looks.
-pub fn status_written<K: MirroredKind>(
+pub fn status_written(
     name: &str,
     serves: impl Fn(&StoredClusterMirror) -> bool,
     cluster_mirrors: &ClusterMirrorCaches,
-    ctx: &Context<K>,
+    ctx: &LoopContext,
 ) -> Option<String> {
     let object = cluster_mirrors.mirrors.store.get(&ObjectRef::new(name))?;
     if !serves(&object) {
@@ -191,12 +189,12 @@ pub fn status_written<K: MirroredKind>(
 
 /// Tells a person, once per other install, that it wrote the status of the
 /// ClusterMirror `name` for its current spec: two installs serve its class.
-fn tell_conflicts<K: MirroredKind>(
+fn tell_conflicts(
     name: &str,
     object: &StoredClusterMirror,
     others: Vec<String>,
     cluster_mirrors: &ClusterMirrorCaches,
-    ctx: &Context<K>,
+    ctx: &LoopContext,
 ) {
     for manager in others {
         let mut reported = cluster_mirrors.reported();
@@ -223,11 +221,11 @@ fn tell_conflicts<K: MirroredKind>(
 }
 
 /// One Event per distinct Ready condition, on the ClusterMirror.
-fn tell<K: MirroredKind>(
+fn tell(
     object: &StoredClusterMirror,
     reason: &'static str,
     status: &ClusterMirrorStatus,
-    ctx: &Context<K>,
+    ctx: &LoopContext,
 ) {
     let message = status
         .conditions
@@ -259,11 +257,7 @@ fn regarding(object: &StoredClusterMirror) -> ObjectReference {
 }
 
 /// A ClusterMirror that is gone leaves nothing behind here.
-pub fn forget<K: MirroredKind>(
-    name: &str,
-    cluster_mirrors: &ClusterMirrorCaches,
-    ctx: &Context<K>,
-) {
+pub fn forget(name: &str, cluster_mirrors: &ClusterMirrorCaches, ctx: &LoopContext) {
     cluster_mirrors.reported().remove(name);
     cluster_mirrors.stand(name, None);
     ctx.metrics.forget_cluster_mirror(name);

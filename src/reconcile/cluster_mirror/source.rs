@@ -11,11 +11,11 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use crate::{
     cluster::cluster_sources::ClusterSources,
     decisions::cluster_mirror::{Request, status::Blocked},
+    decisions::secret_published::SecretAs,
     decisions::secret_published::secret_published,
     kind::{MirroredKind, configmap::ConfigMapDigestKey, secret::SecretDigestKey},
     reconcile::context::Context,
     reconcile::error::Error,
-    reconcile::source_read::SecretAs,
 };
 
 use super::caches::{ClusterMirrorCaches, SecretSources};
@@ -50,7 +50,7 @@ pub(super) fn configmap(
     let Some(sources) = &caches.configmaps else {
         return Err(Unreadable::Failed(not_watched(request)));
     };
-    let (cached, missing) = checked_source(request, sources, &(), ctx)?;
+    let (cached, missing) = checked_source(request, sources, &(), &ctx.install.reserved_names)?;
     Ok(Readable {
         cached,
         missing,
@@ -99,31 +99,25 @@ fn checked_secret<K: MirroredKind>(
     caches: &ClusterMirrorCaches,
     ctx: &Context<K>,
 ) -> Result<(Arc<Secret>, Vec<String>, SecretDigestKey), Unreadable> {
-    let secrets = listed_secrets(request, caches)?;
-    let (secret, missing) = checked_source(request, &secrets.sources, &secrets.rules, ctx)?;
+    let secrets = secrets(request, caches)?;
+    let reserved = &ctx.install.reserved_names;
+    let (secret, missing) = checked_source(request, &secrets.sources, &secrets.rules, reserved)?;
     let key = secrets.key.current().ok_or(Error::NoDigestKey);
     Ok((secret, missing, key.map_err(Unreadable::Failed)?))
 }
 
-/// The Secrets ClusterMirrors may copy, once listed. Their cache is not
-/// waited for before the loop starts: a Secret source namespace that
-/// cannot be listed stops no other ClusterMirror.
-fn listed_secrets<'c>(
+/// The Secrets ClusterMirrors may copy. Their cache is listed: the loop
+/// reconciles no request before the caches it reads are
+/// (`ClusterMirrorLoop::listed`).
+fn secrets<'c>(
     request: &Request,
     caches: &'c ClusterMirrorCaches,
 ) -> Result<&'c SecretSources, Unreadable> {
-    let secrets = caches.secrets.as_ref();
-    let secrets = secrets.ok_or_else(|| Unreadable::Failed(not_watched(request)))?;
-    match secrets.sources.is_ready() {
-        true => Ok(secrets),
-        false => Err(Unreadable::Failed(Error::Stale(
-            "the Secrets ClusterMirrors may copy are not listed yet".into(),
-        ))),
-    }
+    (caches.secrets.as_ref()).ok_or_else(|| Unreadable::Failed(not_watched(request)))
 }
 
-/// Never met: the loop hands a request only to a writer whose sources it
-/// watches (`ClusterMirrorLoop::writer`).
+/// Never met: a request is routed only to a writer whose sources the
+/// install watches (`decisions::cluster_mirror::routes`).
 fn not_watched(request: &Request) -> Error {
     Error::Stale(format!(
         "the {}s ClusterMirrors may copy are not watched",
@@ -133,13 +127,12 @@ fn not_watched(request: &Request) -> Error {
 
 /// The request's source of kind `S` as cached in `sources`, and the exact
 /// keys it lacks; else what blocks the whole request.
-fn checked_source<S: MirroredKind, K: MirroredKind>(
+fn checked_source<S: MirroredKind>(
     request: &Request,
     sources: &ClusterSources<S>,
     rules: &S::SourceRules,
-    ctx: &Context<K>,
+    reserved_names: &[String],
 ) -> Result<(Arc<S>, Vec<String>), Unreadable> {
-    let reserved_names = &ctx.install.reserved_names;
     let cached = sources.get(&request.source_namespace, &request.source_name);
     let allowed = sources.allows(&request.source_namespace);
     let keys = cached.as_deref().map(|source| request.keys_missing(source));

@@ -1,8 +1,8 @@
 //! The writers of the one ClusterMirror loop: one for each kind of copy
 //! this install mirrors, each that kind's context (its caches, plan and
 //! writes) and the queue of its copies' prunes. A request goes to the
-//! writer of its copies' kind, with its source read from the cache of the
-//! source's own kind (`source`).
+//! writer its route names (`decisions::cluster_mirror::routes`), with its
+//! source read from the cache of the source's own kind (`source`).
 
 use std::sync::Arc;
 
@@ -13,7 +13,9 @@ use kube::runtime::reflector::ObjectRef;
 
 use crate::{
     api::SourceKind,
-    decisions::cluster_mirror::{Request, status::Blocked},
+    decisions::cluster_mirror::Request,
+    decisions::cluster_mirror::routes::{MirroredKinds, Route},
+    decisions::cluster_mirror::status::Blocked,
     decisions::scope::Scope,
     kind::MirroredKind,
     reconcile::context::Context,
@@ -52,25 +54,6 @@ pub enum Writers {
     Both(Writer<ConfigMap>, Writer<Secret>),
 }
 
-/// A context of the loop: what it does besides writing copies (its queue,
-/// retries, metrics, Events and status writes) is the same in each kind's.
-pub enum AnyContext<'a> {
-    ConfigMap(&'a Arc<Context<ConfigMap>>),
-    Secret(&'a Arc<Context<Secret>>),
-}
-
-/// Runs `$body` with `$ctx` bound to the context `$writers.any()` gives,
-/// whichever its kind.
-macro_rules! with_any_context {
-    ($writers:expr, $ctx:ident => $body:expr) => {
-        match $writers.any() {
-            $crate::reconcile::cluster_mirror::writers::AnyContext::ConfigMap($ctx) => $body,
-            $crate::reconcile::cluster_mirror::writers::AnyContext::Secret($ctx) => $body,
-        }
-    };
-}
-pub(super) use with_any_context;
-
 impl Writers {
     /// The writers of the kinds given: None without any.
     pub fn of(
@@ -99,85 +82,75 @@ impl Writers {
         }
     }
 
-    /// The context the loop's own work runs in: the ConfigMaps', when
-    /// this install mirrors them, whose caches the loop waits for.
-    pub fn any(&self) -> AnyContext<'_> {
+    /// How many kinds are written.
+    pub fn count(&self) -> u16 {
         match self {
-            Writers::ConfigMaps(configmaps) | Writers::Both(configmaps, _) => {
-                AnyContext::ConfigMap(&configmaps.ctx)
-            }
-            Writers::Secrets(secrets) => AnyContext::Secret(&secrets.ctx),
+            Writers::Both(..) => 2,
+            Writers::ConfigMaps(_) | Writers::Secrets(_) => 1,
         }
     }
 
-    /// Whether this install reports on the ClusterMirrors whose copies are
-    /// of `kind`: a Secret's while it mirrors Secrets; every other one
-    /// (another kind, one not known, a spec that does not read, Secrets'
-    /// while Secrets are not mirrored) while it mirrors ConfigMaps, as
-    /// `--kinds` documents.
-    pub fn reports_on(&self, kind: Option<SourceKind>) -> bool {
+    /// The kinds written.
+    pub fn kinds(&self) -> MirroredKinds {
+        MirroredKinds {
+            configmaps: self.configmaps().is_some(),
+            secrets: self.secrets().is_some(),
+        }
+    }
+
+    /// Whether the caches of `kind`'s writer have completed their list:
+    /// before, its copies would all look missing.
+    pub fn caches_listed(&self, kind: SourceKind) -> bool {
         match kind {
-            Some(SourceKind::Secret) if self.secrets().is_some() => true,
-            _ => self.configmaps().is_some(),
+            SourceKind::ConfigMap => (self.configmaps()).is_some_and(|w| w.ctx.caches.is_ready()),
+            SourceKind::Secret => (self.secrets()).is_some_and(|w| w.ctx.caches.is_ready()),
         }
     }
 
-    /// Sends every copy, of each kind, for which `whose` is true to its
-    /// kind's prune.
-    pub fn prune_copies(&self, whose: impl Fn(&ObjectMeta) -> bool) {
-        if let Some(configmaps) = self.configmaps() {
+    /// Sends every copy of `kind` (None: of each kind) for which `whose`
+    /// is true to its kind's prune.
+    pub fn prune_copies(&self, kind: Option<SourceKind>, whose: impl Fn(&ObjectMeta) -> bool) {
+        let of = |this: SourceKind| kind.is_none_or(|kind| kind == this);
+        if let Some(configmaps) = self.configmaps().filter(|_| of(SourceKind::ConfigMap)) {
             configmaps.prune_copies(&whose);
         }
-        if let Some(secrets) = self.secrets() {
+        if let Some(secrets) = self.secrets().filter(|_| of(SourceKind::Secret)) {
             secrets.prune_copies(&whose);
         }
     }
 
     /// Compares (and unless suspended, writes) the copies `request` asks
-    /// for, by the writer of their kind, from its source as read from the
-    /// cache of the source's kind.
+    /// for, by the writer its route names, from its source as read from
+    /// the cache of the source's kind.
     pub async fn sync(
         &self,
         request: &Request,
         scope: Scope,
         caches: &ClusterMirrorCaches,
     ) -> Result<Found, Error> {
-        let (kind, copies) = (request.kind, request.copy_kind());
-        match (kind, copies, self.configmaps(), self.secrets()) {
-            (SourceKind::ConfigMap, SourceKind::ConfigMap, Some(w), _) => {
+        let route = self.kinds().route(request.kind, request.copy_kind());
+        match (route, self.configmaps(), self.secrets()) {
+            (Route::ConfigMapsAsConfigMaps, Some(w), _) => {
                 let read = source::configmap(request, caches, &w.ctx);
                 sync::sync(request, read, scope, caches, &w.ctx).await
             }
-            (SourceKind::Secret, SourceKind::Secret, _, Some(w)) => {
-                let read = ready(&w.ctx).and_then(|()| source::secret(request, caches, &w.ctx));
+            (Route::SecretsAsSecrets, _, Some(w)) => {
+                let read = source::secret(request, caches, &w.ctx);
                 sync::sync(request, read, scope, caches, &w.ctx).await
             }
-            (SourceKind::Secret, SourceKind::ConfigMap, Some(w), Some(_)) => {
+            (Route::SecretKeysAsConfigMaps, Some(w), _) => {
                 let read = source::secret_as_configmap(request, caches, &w.ctx);
                 sync::sync(request, read, scope, caches, &w.ctx).await
             }
-            (SourceKind::Secret, _, Some(w), _) => {
+            (Route::SecretsDisabled, Some(w), _) => {
                 Ok(sync::blocked(request, Blocked::SecretsDisabled, caches, &w.ctx).await)
             }
-            // Reached by no ClusterMirror this install reports on
-            // (`reports_on`); kept, as `SecretsDisabled` would be false of
-            // any other kind.
+            // Reached by no request this install reports on
+            // (`MirroredKinds::reporter`).
             _ => Ok(Found::invalid(
                 request.generation,
-                format!("{} copies are not mirrored", copies.as_str()),
+                format!("{} copies are not mirrored", request.copy_kind().as_str()),
             )),
         }
-    }
-}
-
-/// Whether `ctx`'s caches, which the loop does not wait for unless they
-/// are the ones it runs in, are complete.
-fn ready<K: MirroredKind>(ctx: &Context<K>) -> Result<(), source::Unreadable> {
-    match ctx.caches.is_ready() {
-        true => Ok(()),
-        false => Err(source::Unreadable::Failed(Error::Stale(format!(
-            "the {}s' caches are not listed yet",
-            K::kind(&())
-        )))),
     }
 }
