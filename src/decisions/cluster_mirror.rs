@@ -27,6 +27,7 @@ use crate::{
     decisions::carried::Carried,
     decisions::consent::{Consent, NamespaceFacts},
     decisions::desired_copy::{Asked, ClusterMirrorCopy, Refusal, copy_keys, never_a_source},
+    decisions::install::Install,
     decisions::key_shape::{
         KeyShape,
         checksum::CopyForm,
@@ -122,6 +123,24 @@ impl Request {
     /// without a class.
     pub fn served_by(&self, class: &str) -> bool {
         self.class_name == class
+    }
+
+    /// The request `object` makes of `install`; else why its spec is
+    /// refused whole ([`Request::of`], [`Request::refused_by`]).
+    pub fn accepted(object: &StoredClusterMirror, install: &Install) -> Result<Request, String> {
+        let request = Request::of(object)?;
+        match request.refused_by(install) {
+            Some(why) => Err(why),
+            None => Ok(request),
+        }
+    }
+
+    /// Why `install` refuses the spec whole besides what the CRD's rules
+    /// refuse, which know only the built-in never-carried keys and no
+    /// install's source selector; None when it does not.
+    pub fn refused_by(&self, install: &Install) -> Option<String> {
+        self.sets_never_carried(&install.never_carried)
+            .or_else(|| self.sets_selector_keys(&install.source_label_keys))
     }
 
     /// Which label keys of the install's source selector `target.labels`

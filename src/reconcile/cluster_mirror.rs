@@ -337,7 +337,7 @@ async fn reconcile(
     // or a look on the slow timer at what no watch reports.
     let mut again = None;
     let work = async {
-        let found = match sync::served_request(&object, &ctx.install) {
+        let found = match Request::accepted(&object, &ctx.install) {
             Ok(request) => this.writers.sync(&request, served.scope, caches).await?,
             Err(why) => Found::invalid(object.metadata.generation, why),
         };

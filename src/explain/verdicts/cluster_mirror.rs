@@ -72,13 +72,10 @@ pub fn explain_cluster_mirror<K: Explained>(
     if scene.class_name != rules.cluster_mirror_class {
         return other_class(scene, rules);
     }
-    // As the controller reads it: the CRD's rules know only the built-in
-    // never-carried keys, and no install's source selector.
+    // As the controller reads it.
     let invalid = match &scene.request {
         Err(why) => Some(why.clone()),
-        Ok(request) => request
-            .sets_never_carried(&rules.install.never_carried)
-            .or_else(|| request.sets_selector_keys(&rules.install.source_label_keys)),
+        Ok(request) => request.refused_by(&rules.install),
     };
     let (Ok(request), None) = (&scene.request, invalid.as_ref()) else {
         let blocked = Blocked::InvalidSpec(invalid.unwrap_or_default());

@@ -5,14 +5,12 @@
 use kube::runtime::reflector::ObjectRef;
 
 use crate::{
-    api::StoredClusterMirror,
     decisions::cluster_mirror::{
         Request,
         standing::{MadeFrom, Standing},
         status::{Blocked, Failure, Tally},
     },
     decisions::consent::NamespaceFacts,
-    decisions::install::Install,
     decisions::scope::Scope,
     kind::MirroredKind,
     reconcile::context::Context,
@@ -134,21 +132,6 @@ pub async fn sync<K: MirroredKind>(
         .flatten();
     cluster_mirrors.stand(name, standing);
     Ok(found)
-}
-
-/// The request `object` makes; else why its spec is refused whole: it
-/// does not read, or asks for what this install never writes.
-pub fn served_request(object: &StoredClusterMirror, install: &Install) -> Result<Request, String> {
-    let request = Request::of(object)?;
-    // The CRD's rules know only the built-in list, and no install's
-    // source selector.
-    let refused = request
-        .sets_never_carried(&install.never_carried)
-        .or_else(|| request.sets_selector_keys(&install.source_label_keys));
-    match refused {
-        Some(why) => Err(why),
-        None => Ok(request),
-    }
 }
 
 /// What a reconcile finds while `why` blocks the whole request.

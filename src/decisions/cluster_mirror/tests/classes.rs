@@ -32,6 +32,29 @@ fn a_key_of_the_source_selector_on_the_copies_is_refused() {
 }
 
 #[test]
+fn a_spec_the_install_refuses_whole_is_not_accepted_and_says_why() {
+    let spec = json!({
+        "source": {"kind": "ConfigMap", "namespace": "ns", "name": "colors"},
+        "target": {"namespaceSelector": {}, "labels": {"workshop.io/managed": "true"}},
+    });
+    let object = StoredClusterMirror::read(ObjectMeta::default(), Some(&spec), None);
+    let install = crate::test_fixtures::mk_install();
+    let why = Request::accepted(&object, &install)
+        .err()
+        .unwrap_or_default();
+    assert!(why.contains("workshop.io/managed"), "{why}");
+    let request = mk_request(spec);
+    assert_eq!(request.refused_by(&install), Some(why));
+    let plain = mk_request(json!({
+        "source": {"kind": "ConfigMap", "namespace": "ns", "name": "colors"},
+        "target": {"namespaceSelector": {}, "labels": {"tier": "1"}},
+    }));
+    assert_eq!(plain.refused_by(&install), None);
+    let unreadable = StoredClusterMirror::read(ObjectMeta::default(), None, None);
+    assert!(Request::accepted(&unreadable, &install).is_err(), "no spec");
+}
+
+#[test]
 fn a_copy_another_install_wrote_for_the_same_clustermirror_is_taken_over_in_place() {
     let request = prod_teams();
     let source = mk_source("colors", &[("a", "1")]);
