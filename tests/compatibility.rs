@@ -112,29 +112,30 @@ async fn journey(control_plane: &ControlPlane) -> String {
     let mut source = mk_source("colors", &[("a", "1")]);
     source.metadata.annotations =
         Some([("workshop.io/mirror-to".to_owned(), target.clone())].into());
-    scene.create(&source).await;
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().create(&source).await;
+    scene.configmaps().companion_in_sync("colors").await;
     mirror_holds(&scene, &target, "1").await;
 
     // Heal and update.
-    scene.delete("colors-synced").await;
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().delete("colors-synced").await;
+    scene.configmaps().companion_in_sync("colors").await;
     scene
-        .patch_json("colors", json!({"data": {"a": "2"}}))
+        .configmaps()
+        .patch("colors", json!({"data": {"a": "2"}}))
         .await;
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("colors").await;
     mirror_holds(&scene, &target, "2").await;
 
     // The leader dies; the standby takes over and heals.
     leader.signal(Signal::Kill);
     assert!(leader.wait_exit(PATIENCE).is_some());
-    scene.delete("colors-synced").await;
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().delete("colors-synced").await;
+    scene.configmaps().companion_in_sync("colors").await;
     assert!(standby.writes_reaching(1.0).await >= 1.0);
 
     // Unlabel: the companion and the mirror go.
-    scene.unlabel("colors").await;
-    scene.wait_gone("colors-synced").await;
+    scene.configmaps().unlabel("colors").await;
+    scene.configmaps().wait_gone("colors-synced").await;
     wait_for("the mirror to go", PATIENCE, || async {
         let api: Api<ConfigMap> = Api::namespaced(scene.client.clone(), &target);
         matches!(api.get_opt("colors").await, Ok(None)).then_some(())
@@ -144,12 +145,15 @@ async fn journey(control_plane: &ControlPlane) -> String {
 
     // A source deleted while no controller runs: the garbage collector
     // follows the owner reference on its own.
-    scene.create(&mk_source("shapes", &[("b", "1")])).await;
-    scene.companion_in_sync("shapes").await;
+    scene
+        .configmaps()
+        .create(&mk_source("shapes", &[("b", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("shapes").await;
     let logs = format!("{}\n{}", leader.log_text(), standby.log_text());
     assert!(standby.stop().success());
-    scene.delete("shapes").await;
-    scene.wait_gone("shapes-synced").await;
+    scene.configmaps().delete("shapes").await;
+    scene.configmaps().wait_gone("shapes-synced").await;
     logs
 }
 

@@ -96,24 +96,31 @@ async fn changes_made_during_a_ten_second_outage_converge_when_it_ends() {
     let scene = Scene::new("fault-outage").await;
     let (proxy, kubeconfig) = proxied(&scene, "outage");
     let _mirror = controller_via(&scene, &kubeconfig, "outage", &[]).await;
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.create(&mk_source("shapes", &[("b", "1")])).await;
-    scene.companion_in_sync("colors").await;
-    scene.companion_in_sync("shapes").await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
+    scene
+        .configmaps()
+        .create(&mk_source("shapes", &[("b", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("shapes").await;
 
     proxy.reset().expect("cut the link");
     scene
-        .patch_json(
+        .configmaps()
+        .patch(
             "colors",
             json!({"data": {"a": "changed during the outage"}}),
         )
         .await;
-    scene.delete("shapes-synced").await;
+    scene.configmaps().delete("shapes-synced").await;
     tokio::time::sleep(Duration::from_secs(10)).await;
     proxy.restore().expect("restore the link");
 
-    scene.companion_in_sync("colors").await;
-    scene.companion_in_sync("shapes").await;
+    scene.configmaps().companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("shapes").await;
 }
 
 #[tokio::test]
@@ -121,24 +128,31 @@ async fn changes_made_during_a_twenty_second_partition_converge_when_it_heals() 
     let scene = Scene::new("fault-partition").await;
     let (proxy, kubeconfig) = proxied(&scene, "partition");
     let _mirror = controller_via(&scene, &kubeconfig, "partition", &[]).await;
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.create(&mk_source("shapes", &[("b", "1")])).await;
-    scene.companion_in_sync("colors").await;
-    scene.companion_in_sync("shapes").await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
+    scene
+        .configmaps()
+        .create(&mk_source("shapes", &[("b", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("shapes").await;
 
     proxy.freeze().expect("freeze the link");
     scene
-        .patch_json(
+        .configmaps()
+        .patch(
             "colors",
             json!({"data": {"a": "changed during the partition"}}),
         )
         .await;
-    scene.delete("shapes-synced").await;
+    scene.configmaps().delete("shapes-synced").await;
     tokio::time::sleep(Duration::from_secs(20)).await;
     proxy.thaw().expect("thaw the link");
 
-    scene.companion_in_sync("colors").await;
-    scene.companion_in_sync("shapes").await;
+    scene.configmaps().companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("shapes").await;
 }
 
 /// An unreachable API server is an outage, which a restart cannot fix:
@@ -169,8 +183,11 @@ async fn liveness_stays_ok_through_a_long_outage_and_after_it() {
     assert!(said_unreachable, "{}", controller.log_text());
     proxy.restore().expect("restore the link");
     wait_healthz_ok(&controller).await;
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("colors").await;
 }
 
 /// A reconnected watch on a quiet cluster delivers no event, and is
@@ -285,8 +302,11 @@ async fn liveness_stays_ok_when_the_link_returns_after_a_long_outage() {
     )
     .await;
     polls.assert_never_failed("in the 40 s after the link returned", &controller);
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("colors").await;
 }
 
 /// etcd stops answering (SIGSTOP) for 100 s while kube-apiserver keeps
@@ -310,7 +330,10 @@ async fn liveness_stays_ok_through_an_etcd_outage() {
     })
     .unwrap_or_else(|e| panic!("{e:#}"));
     let scene = Scene::on(&control_plane, "fault-etcd").await;
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
     let (proxy, kubeconfig) = proxied(&scene, "etcd");
 
     control_plane.freeze_etcd().expect("freeze etcd");
@@ -366,7 +389,7 @@ async fn liveness_stays_ok_through_an_etcd_outage() {
         "during the outage /healthz said: {:?}; a list ended in a 504: {answered_504}",
         polls.last_note
     );
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("colors").await;
     wait_healthz_ok(&controller).await;
 }
 
@@ -543,8 +566,11 @@ async fn liveness_stays_ok_while_the_api_server_rejects_the_watches_with_429() {
     )
     .await
     .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("colors").await;
 }
 
 /// A priority level without seats that rejects what it cannot run at once,
@@ -697,17 +723,22 @@ async fn a_partitioned_leader_yields_and_its_held_writes_change_nothing() {
         &scene.leader_election_args("new", LEASE_TIMINGS),
     )
     .await;
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("colors").await;
 
     // The old leader may or may not have sent its write of "2" when the
     // link freezes; if it has not, the write is held by the partition.
     scene
-        .patch_json("colors", json!({"data": {"a": "2"}}))
+        .configmaps()
+        .patch("colors", json!({"data": {"a": "2"}}))
         .await;
     proxy.freeze().expect("freeze the link");
     scene
-        .patch_json("colors", json!({"data": {"a": "3"}}))
+        .configmaps()
+        .patch("colors", json!({"data": {"a": "3"}}))
         .await;
 
     let status = old
@@ -715,13 +746,17 @@ async fn a_partitioned_leader_yields_and_its_held_writes_change_nothing() {
         .unwrap_or_else(|| panic!("the partitioned leader kept running\n{}", old.log_text()));
     assert_eq!(status.code(), Some(1), "{status}");
     wait_leading(&new).await;
-    let settled = scene.companion_in_sync("colors").await;
+    let settled = scene.configmaps().companion_in_sync("colors").await;
     let leases: Api<Lease> = Api::namespaced(scene.client.clone(), &scene.namespace);
     let lease_before = leases.get("configmap-mirror").await.expect("the lease");
 
     proxy.thaw().expect("thaw the link");
     drained(&proxy).await;
-    let now = scene.get("colors-synced").await.expect("the companion");
+    let now = scene
+        .configmaps()
+        .get("colors-synced")
+        .await
+        .expect("the companion");
     assert_eq!(
         now.metadata.resource_version,
         settled.metadata.resource_version
@@ -756,6 +791,7 @@ async fn a_cold_start_killed_midway_converges_after_a_restart() {
     let scene = Scene::new("fault-cold").await;
     for i in 0..SOURCES {
         scene
+            .configmaps()
             .create(&mk_source(&format!("s{i:03}"), &[("i", &i.to_string())]))
             .await;
     }
@@ -767,14 +803,17 @@ async fn a_cold_start_killed_midway_converges_after_a_restart() {
 
     let second = scene.start_controller(&[]).await;
     for i in 0..SOURCES {
-        scene.companion_in_sync(&format!("s{i:03}")).await;
+        scene
+            .configmaps()
+            .companion_in_sync(&format!("s{i:03}"))
+            .await;
     }
     eprintln!("{written_before} of {SOURCES} companions existed when the first run was killed");
     drop(second);
 }
 
 async fn count_companions(scene: &Scene<'_>) -> usize {
-    let api: Api<ConfigMap> = scene.configmaps();
+    let api: Api<ConfigMap> = scene.configmaps().api;
     let params = ListParams::default().labels("app.kubernetes.io/managed-by=configmap-mirror");
     api.list(&params)
         .await
@@ -797,10 +836,16 @@ async fn an_api_server_restart_converges_what_changed_meanwhile() {
         let controller = scene
             .start_controller(&["--watch-failure-threshold", "2s"])
             .await;
-        scene.create(&mk_source("colors", &[("a", "1")])).await;
-        scene.create(&mk_source("shapes", &[("b", "1")])).await;
-        scene.companion_in_sync("colors").await;
-        scene.companion_in_sync("shapes").await;
+        scene
+            .configmaps()
+            .create(&mk_source("colors", &[("a", "1")]))
+            .await;
+        scene
+            .configmaps()
+            .create(&mk_source("shapes", &[("b", "1")]))
+            .await;
+        scene.configmaps().companion_in_sync("colors").await;
+        scene.configmaps().companion_in_sync("shapes").await;
         (scene.namespace.clone(), controller)
     };
 
@@ -821,14 +866,15 @@ async fn an_api_server_restart_converges_what_changed_meanwhile() {
         namespace,
     };
     scene
-        .patch_json(
+        .configmaps()
+        .patch(
             "colors",
             json!({"data": {"a": "changed after the restart"}}),
         )
         .await;
-    scene.delete("shapes-synced").await;
-    scene.companion_in_sync("colors").await;
-    scene.companion_in_sync("shapes").await;
+    scene.configmaps().delete("shapes-synced").await;
+    scene.configmaps().companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("shapes").await;
     wait_healthz_ok(&controller).await;
 }
 
@@ -861,11 +907,12 @@ async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
     let new = controller_via(&scene, &new_kubeconfig, "new", &replica("new")).await;
     for i in 0..5 {
         scene
+            .configmaps()
             .create(&mk_source(&format!("s{i}"), &[("v", "0")]))
             .await;
     }
     for i in 0..5 {
-        scene.companion_in_sync(&format!("s{i}")).await;
+        scene.configmaps().companion_in_sync(&format!("s{i}")).await;
     }
 
     // Keep both replicas busy while leadership moves: new sources, whose
@@ -878,6 +925,7 @@ async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
     let old_status = loop {
         round += 1;
         scene
+            .configmaps()
             .create(&mk_source(&format!("r{round}"), &[("v", "1")]))
             .await;
         if let Some(status) = old.wait_exit(Duration::from_millis(200)) {
@@ -891,6 +939,7 @@ async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
     };
     for extra in 1..=10 {
         scene
+            .configmaps()
             .create(&mk_source(&format!("r{}", round + extra), &[("v", "1")]))
             .await;
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -899,14 +948,15 @@ async fn a_slowed_leader_s_last_write_lands_before_the_new_leader_s_first() {
     wait_leading(&new).await;
     for i in 0..5 {
         scene
-            .patch_json(&format!("s{i}"), json!({"data": {"v": "last"}}))
+            .configmaps()
+            .patch(&format!("s{i}"), json!({"data": {"v": "last"}}))
             .await;
     }
     for i in 0..5 {
-        scene.companion_in_sync(&format!("s{i}")).await;
+        scene.configmaps().companion_in_sync(&format!("s{i}")).await;
     }
     for r in 1..=round + 10 {
-        scene.companion_in_sync(&format!("r{r}")).await;
+        scene.configmaps().companion_in_sync(&format!("r{r}")).await;
     }
     drained(&proxy).await;
     drop(proxy);
@@ -1025,7 +1075,7 @@ async fn a_mirror_fan_out_stops_when_the_lease_is_handed_over() {
         .annotations
         .get_or_insert_default()
         .insert("workshop.io/mirror-to".into(), format!("{prefix}*"));
-    scene.create(&source).await;
+    scene.configmaps().create(&source).await;
     let all: Api<ConfigMap> = Api::all(scene.client.clone());
     let mirrors = ListParams::default().fields("metadata.name=shared");
     let count_mirrors = || async {
@@ -1252,7 +1302,10 @@ async fn a_write_whose_answer_stalls_after_its_headers_fails_within_the_api_time
         .stall_responses_to_uploads(512 * 1024, 16 * 1024)
         .expect("stall the answers to large writes");
     let blob = "x".repeat(900 * 1024);
-    scene.create(&mk_source("big", &[("blob", &blob)])).await;
+    scene
+        .configmaps()
+        .create(&mk_source("big", &[("blob", &blob)]))
+        .await;
 
     wait_for(
         "the stalled write to fail its reconcile",
@@ -1272,9 +1325,10 @@ async fn a_write_whose_answer_stalls_after_its_headers_fails_within_the_api_time
         controller.log_text()
     );
     proxy.release_responses().expect("release the answers");
-    scene.companion_in_sync("big").await;
+    scene.configmaps().companion_in_sync("big").await;
     scene
-        .patch_json("big", json!({"data": {"blob": "small now"}}))
+        .configmaps()
+        .patch("big", json!({"data": {"blob": "small now"}}))
         .await;
-    scene.companion_in_sync("big").await;
+    scene.configmaps().companion_in_sync("big").await;
 }

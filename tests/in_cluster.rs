@@ -292,26 +292,32 @@ async fn run_the_journey(cluster: &Cluster, image: &str, archive: &Path) {
 
     // 3. Label, update, heal and unlabel, through the real pods.
     let scene = Scene::on(cluster.control_plane(), "in-cluster").await;
-    scene.create(&mk_unmanaged("colors", &[("a", "1")])).await;
     scene
-        .patch_json(
+        .configmaps()
+        .create(&mk_unmanaged("colors", &[("a", "1")]))
+        .await;
+    scene
+        .configmaps()
+        .patch(
             "colors",
             json!({"metadata": {"labels": {common::SOURCE_LABEL: "true"}}}),
         )
         .await;
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("colors").await;
     scene
-        .patch_json("colors", json!({"data": {"a": "2"}}))
+        .configmaps()
+        .patch("colors", json!({"data": {"a": "2"}}))
         .await;
-    scene.companion_in_sync("colors").await;
-    scene.delete("colors-synced").await;
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("colors").await;
+    scene.configmaps().delete("colors-synced").await;
+    scene.configmaps().companion_in_sync("colors").await;
     scene
-        .patch_json("colors-synced", json!({"data": {"a": "hacked"}}))
+        .configmaps()
+        .patch("colors-synced", json!({"data": {"a": "hacked"}}))
         .await;
-    scene.companion_in_sync("colors").await;
-    scene.unlabel("colors").await;
-    scene.wait_gone("colors-synced").await;
+    scene.configmaps().companion_in_sync("colors").await;
+    scene.configmaps().unlabel("colors").await;
+    scene.configmaps().wait_gone("colors-synced").await;
 
     // 4. The leader pod goes: the other takes over, and heals a companion
     //    deleted once the old leader has let go.
@@ -464,11 +470,12 @@ async fn the_chart_on_the_node(
     .await;
     eprintln!("in-cluster: helm install, pods {names:?}, leader {leader}");
     scene
+        .configmaps()
         .create(&common::mk_source("charted", &[("a", "1")]))
         .await;
-    scene.companion_in_sync("charted").await;
-    scene.delete("charted-synced").await;
-    scene.companion_in_sync("charted").await;
+    scene.configmaps().companion_in_sync("charted").await;
+    scene.configmaps().delete("charted-synced").await;
+    scene.configmaps().companion_in_sync("charted").await;
     helm_test_passes(cluster, scene, pods).await;
 
     let uninstalled = common::helm_on(
@@ -519,9 +526,10 @@ async fn take_over(
         .expect("two pods")
         .clone();
     scene
+        .configmaps()
         .create(&common::mk_source("failover", &[("a", "1")]))
         .await;
-    scene.companion_in_sync("failover").await;
+    scene.configmaps().companion_in_sync("failover").await;
 
     let deleted_at = Instant::now();
     pods.delete(leader, &DeleteParams::default())
@@ -531,7 +539,7 @@ async fn take_over(
         holder != leader
     })
     .await;
-    scene.delete("failover-synced").await;
+    scene.configmaps().delete("failover-synced").await;
     let new_leader = wait_holder(leases, "a new leader", |holder| holder != leader).await;
     let takeover = deleted_at.elapsed();
     // The ReplicaSet's replacement pod competes too, and may win the race
@@ -550,7 +558,7 @@ async fn take_over(
         "in-cluster: takeover by {which} {new_leader} {:.2}s after deleting the leader pod {leader}",
         takeover.as_secs_f64()
     );
-    scene.companion_in_sync("failover").await;
+    scene.configmaps().companion_in_sync("failover").await;
 }
 
 async fn roll_without_losing_updates(
@@ -562,9 +570,10 @@ async fn roll_without_losing_updates(
     // The Deployment is whole again after the leader pod's deletion.
     let before = ready_pods(pods, 2).await;
     scene
+        .configmaps()
         .create(&common::mk_source("rolling", &[("n", "0")]))
         .await;
-    scene.companion_in_sync("rolling").await;
+    scene.configmaps().companion_in_sync("rolling").await;
 
     kubectl_ok(
         cluster,
@@ -590,7 +599,8 @@ async fn roll_without_losing_updates(
     let rolled = loop {
         updates += 1;
         scene
-            .patch_json("rolling", json!({"data": {"n": updates.to_string()}}))
+            .configmaps()
+            .patch("rolling", json!({"data": {"n": updates.to_string()}}))
             .await;
         tokio::time::sleep(Duration::from_millis(500)).await;
         if let Some(exit) = status.try_wait().expect("wait for rollout status") {
@@ -598,7 +608,7 @@ async fn roll_without_losing_updates(
         }
     };
     assert!(rolled.success(), "kubectl rollout status failed: {rolled}");
-    let companion = scene.companion_in_sync("rolling").await;
+    let companion = scene.configmaps().companion_in_sync("rolling").await;
     assert_eq!(
         companion.data.and_then(|data| data.get("n").cloned()),
         Some(updates.to_string()),

@@ -14,9 +14,9 @@
 
 use crate::common;
 
-use std::{collections::BTreeMap, marker::PhantomData, path::PathBuf};
+use std::collections::BTreeMap;
 
-use common::{ControllerProcess, PATIENCE, TestKind, helm, helm_on, run, run_ok};
+use common::{Apart, PATIENCE, Pod, Runs, TestKind, World, helm, helm_on, run, run_ok, to};
 use configmap_mirror::contract::{
     CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME, MIRROR_OF_ANNOTATION,
 };
@@ -31,8 +31,8 @@ use kube::{
     api::{DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy},
 };
 use serde_json::{Value, json};
-use testenv::{ControlPlane, LazyControlPlane, wait_for};
-use tokio::sync::{Mutex, MutexGuard, OnceCell};
+use testenv::{ControlPlane, wait_for};
+use tokio::sync::OnceCell;
 
 const CHART: &str = "charts/configmap-mirror";
 /// The release as `make manifests` renders it: the ServiceAccount
@@ -50,23 +50,18 @@ const PROBE: &str = "policy-probe";
 /// namespace ClusterMirror sources may come from.
 const CLUSTER_MIRROR_SOURCES: &str = "vap-cluster-mirror-sources";
 
+/// The policy's plane, one test at a time: each may run a cluster-wide
+/// controller, or a second install's policy.
+static POLICY_PLANE: Apart = Apart::new();
+
 fn control_plane() -> &'static ControlPlane {
-    static POLICY_PLANE: LazyControlPlane = LazyControlPlane::new();
-    POLICY_PLANE.get()
+    POLICY_PLANE.plane()
 }
 
-/// One test at a time: each may run a cluster-wide controller, or a second
-/// install's policy.
-async fn exclusive() -> MutexGuard<'static, ()> {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
-    ONE_AT_A_TIME.lock().await
-}
-
-/// What the tests share: the chart's args for the controller, a
-/// kubeconfig holding its ServiceAccount's token, and what was applied.
+/// What the tests share: the chart's controller as its Pod runs it, a
+/// token of its ServiceAccount, and what was applied.
 struct Install {
-    args: Vec<String>,
-    kubeconfig: PathBuf,
+    pod: Pod,
     token: String,
     manifest: String,
 }
@@ -102,10 +97,11 @@ async fn installed() -> &'static Install {
             let install = apply_install(manifest, RELEASE, RELEASE_NAMESPACE).await;
             assert!(
                 install
+                    .pod
                     .args
                     .contains(&"--kinds=configmaps,secrets".to_owned()),
                 "{:?}",
-                install.args
+                install.pod.args
             );
             install
         })
@@ -170,9 +166,14 @@ async fn apply_install(manifest: String, release: &str, namespace: &str) -> Inst
     control_plane
         .write_token_kubeconfig(&token, &kubeconfig)
         .expect("kubeconfig");
-    Install {
+    let pod = Pod {
         args,
         kubeconfig,
+        namespace: namespace.to_owned(),
+        name: "policy-pod".to_owned(),
+    };
+    Install {
+        pod,
         token,
         manifest,
     }
@@ -236,151 +237,50 @@ fn refused_with<K: ResourceExt>(code: u16, result: Result<K, kube::Error>, what:
     message
 }
 
-/// The controller with `install`'s flags, under its ServiceAccount, as a
-/// Pod in `namespace` would run; its log named after `log_namespace`.
-async fn run_controller(
-    install: &Install,
-    namespace: &str,
-    log_namespace: &str,
-) -> ControllerProcess {
-    let args: Vec<&str> = install.args.iter().map(String::as_str).collect();
-    ControllerProcess::start_binary(
-        &PathBuf::from(env!("CARGO_BIN_EXE_configmap-mirror")),
-        control_plane(),
-        &install.kubeconfig,
-        log_namespace,
-        &args,
-        &[("POD_NAMESPACE", namespace), ("POD_NAME", "policy-pod")],
-    )
-    .await
+/// One test's world on the policy's plane: its namespace of sources, the
+/// chart's controller as its Pod runs it (not started), the policy
+/// enforced, and [`targets`], accepting mirrors of every kind.
+async fn world<K: TestKind>(tag: &str) -> World<K> {
+    let install = installed().await;
+    let world = World::on(&POLICY_PLANE, Runs::AsPod(&install.pod), tag).await;
+    policy_enforced(&world.scene.client).await;
+    let consent = [(CONSENT, "true"), (SECRET_CONSENT, "true")];
+    world.namespace("to", false, &consent).await;
+    world
 }
 
-/// One test's world: a namespace of sources, one that accepts their
-/// mirrors, the controller when started, and the turn.
-struct World<K> {
-    client: Client,
-    install: &'static Install,
-    sources: String,
-    targets: String,
-    controller: Option<ControllerProcess>,
-    _turn: MutexGuard<'static, ()>,
-    _kind: PhantomData<K>,
+/// The namespace of [`world`] that accepts the mirrors of its sources.
+fn targets<K: TestKind>(world: &World<K>) -> String {
+    format!("{}-to", world.prefix)
 }
 
-impl<K: TestKind> World<K> {
-    async fn new(prefix: &str) -> World<K> {
-        let turn = exclusive().await;
-        let install = installed().await;
-        let client = control_plane().client().await;
-        policy_enforced(&client).await;
-        let sources = testenv::fresh_namespace(&client, prefix)
-            .await
-            .expect("namespace");
-        let targets = testenv::fresh_namespace(&client, &format!("{prefix}-to"))
-            .await
-            .expect("namespace");
-        let consent = json!({"metadata": {"labels": {CONSENT: "true", SECRET_CONSENT: "true"}}});
-        Api::<Namespace>::all(client.clone())
-            .patch(&targets, &PatchParams::default(), &Patch::Merge(&consent))
-            .await
-            .expect("label the target namespace");
-        World {
-            client,
-            install,
-            sources,
-            targets,
-            controller: None,
-            _turn: turn,
-            _kind: PhantomData,
-        }
-    }
-
-    /// The controller with the chart's flags, under its ServiceAccount,
-    /// its Lease and digest key in the release namespace.
-    async fn start(&mut self) {
-        let controller = run_controller(self.install, RELEASE_NAMESPACE, &self.sources).await;
-        self.controller = Some(controller);
-    }
-
-    fn stop(&mut self) {
-        let controller = self.controller.take().expect("the controller runs");
-        assert!(controller.stop().success());
-    }
-
-    fn api(&self, namespace: &str) -> Api<K> {
-        Api::namespaced(self.client.clone(), namespace)
-    }
-
-    /// A labeled source `name` that mirrors into the target namespace.
-    async fn source(&self, name: &str) -> K {
-        let mut source = K::with_data(name, &[("key", VALUE)], true);
-        source.meta_mut().annotations = Some(BTreeMap::from([(
-            "workshop.io/mirror-to".into(),
-            self.targets.clone(),
-        )]));
-        self.api(&self.sources)
-            .create(&PostParams::default(), &source)
-            .await
-            .unwrap_or_else(|e| panic!("create {name}: {e}"))
-    }
-
-    /// Waits until `namespace/name` is a copy, holding the content of
-    /// source `source` as it is now.
-    async fn copy_in_sync(&self, namespace: &str, name: &str, source: &str) -> K {
-        let sources = self.api(&self.sources);
-        let copies = self.api(namespace);
-        wait_for(
-            &format!("{namespace}/{name} to copy {source}"),
-            PATIENCE,
-            || async {
-                let source = sources.get_opt(source).await.ok()??;
-                let copy = copies.get_opt(name).await.ok()??;
-                (copy.labels().get(MANAGED_BY_LABEL).map(String::as_str) == Some(MANAGER_NAME)
-                    && copy.same_content(&source))
-                .then_some(copy)
-            },
-        )
+/// A labeled source `name` holding [`VALUE`] that mirrors into
+/// [`targets`].
+async fn source_to_targets<K: TestKind>(world: &World<K>, name: &str) -> K {
+    let targets = targets(world);
+    world
+        .objects()
+        .source(name, &[("key", VALUE)], &[to(&targets)])
         .await
-        .unwrap_or_else(|e| panic!("{e:#}"))
-    }
+}
 
-    async fn wait_gone(&self, namespace: &str, name: &str) {
-        common::wait_gone(&self.api(namespace), name).await;
-    }
-
-    async fn patch(&self, namespace: &str, name: &str, patch: &Value) -> Result<K, kube::Error> {
-        self.api(namespace)
-            .patch(name, &PatchParams::default(), &Patch::Merge(patch))
-            .await
-    }
-
-    /// The admin's merge patch of `namespace/name`, which the policy must
-    /// refuse naming the source `source` and pointing at it.
-    async fn refused_edit(&self, namespace: &str, name: &str, edit: &Edit, source: &str) {
-        let (what, patch) = edit;
-        let what = format!("{what} on {namespace}/{name}");
-        let message = refused(self.patch(namespace, name, patch).await, &what);
-        assert!(
-            message.contains(&format!("{namespace}/{name} is a copy of {source} "))
-                && message.contains("edit the source instead"),
-            "{what}: {message}"
-        );
-    }
-
-    /// Deletes the test's namespaces, and with them everything in them;
-    /// the controller stops first.
-    async fn finish(mut self) {
-        if let Some(controller) = self.controller.take() {
-            assert!(controller.stop().success());
-        }
-        let namespaces: Api<Namespace> = Api::all(self.client.clone());
-        for namespace in [&self.sources, &self.targets] {
-            namespaces
-                .delete(namespace, &DeleteParams::default())
-                .await
-                .unwrap_or_else(|e| panic!("delete namespace {namespace}: {e}"));
-        }
-    }
+/// The admin's merge patch of `namespace/name`, which the policy must
+/// refuse naming the source `source` and pointing at it.
+async fn refused_edit<K: TestKind>(
+    world: &World<K>,
+    namespace: &str,
+    name: &str,
+    edit: &Edit,
+    source: &str,
+) {
+    let (what, patch) = edit;
+    let what = format!("{what} on {namespace}/{name}");
+    let message = refused(world.try_patch(namespace, name, patch).await, &what);
+    assert!(
+        message.contains(&format!("{namespace}/{name} is a copy of {source} "))
+            && message.contains("edit the source instead"),
+        "{what}: {message}"
+    );
 }
 
 /// What an edit does, for the test's messages (never its values), and its
@@ -400,12 +300,12 @@ crate::for_each_kind!(
 );
 
 async fn an_admins_edits_of_copies_are_refused_naming_the_source<K: TestKind>() {
-    let mut world = World::<K>::new("vap-edit").await;
+    let mut world = world::<K>("vap-edit").await;
     world.start().await;
-    world.source("app").await;
-    let source = format!("{}/app", world.sources);
-    let companion = (world.sources.clone(), "app-synced");
-    let mirror = (world.targets.clone(), "app");
+    source_to_targets(&world, "app").await;
+    let source = format!("{}/app", world.scene.namespace);
+    let companion = (world.scene.namespace.clone(), "app-synced");
+    let mirror = (targets(&world), "app");
     world.copy_in_sync(&companion.0, companion.1, "app").await;
     world.copy_in_sync(&mirror.0, mirror.1, "app").await;
 
@@ -438,7 +338,7 @@ async fn an_admins_edits_of_copies_are_refused_naming_the_source<K: TestKind>() 
             ),
         ];
         for edit in &edits {
-            world.refused_edit(namespace, name, edit, &source).await;
+            refused_edit(&world, namespace, name, edit, &source).await;
         }
         // What other tools add to a copy is theirs.
         let theirs = json!({"metadata": {
@@ -446,7 +346,7 @@ async fn an_admins_edits_of_copies_are_refused_naming_the_source<K: TestKind>() 
             "annotations": {"example.com/note": "kept"},
         }});
         let edited = world
-            .patch(namespace, name, &theirs)
+            .try_patch(namespace, name, &theirs)
             .await
             .unwrap_or_else(|e| panic!("adding a label to {namespace}/{name}: {e}"));
         assert_eq!(
@@ -455,22 +355,22 @@ async fn an_admins_edits_of_copies_are_refused_naming_the_source<K: TestKind>() 
         );
         let removed = json!({"metadata": {"labels": {"example.com/tier": null}}});
         world
-            .patch(namespace, name, &removed)
+            .try_patch(namespace, name, &removed)
             .await
             .unwrap_or_else(|e| panic!("removing a label from {namespace}/{name}: {e}"));
     }
     // A companion's owner reference.
-    world
-        .refused_edit(
-            &companion.0,
-            companion.1,
-            &(
-                "the owner reference removed",
-                json!({"metadata": {"ownerReferences": null}}),
-            ),
-            &source,
-        )
-        .await;
+    refused_edit(
+        &world,
+        &companion.0,
+        companion.1,
+        &(
+            "the owner reference removed",
+            json!({"metadata": {"ownerReferences": null}}),
+        ),
+        &source,
+    )
+    .await;
     // A full replace too, and a mirror that names its source in its
     // annotation.
     let mut replaced = world
@@ -491,8 +391,8 @@ async fn an_admins_edits_of_copies_are_refused_naming_the_source<K: TestKind>() 
 }
 
 async fn forged_copies_are_refused<K: TestKind>() {
-    let world = World::<K>::new("vap-forge").await;
-    let api = world.api(&world.sources);
+    let world = world::<K>("vap-forge").await;
+    let api = world.api(&world.scene.namespace);
     let create = PostParams::default();
 
     let mut labeled = K::with_data("labeled", &[("key", VALUE)], false);
@@ -501,7 +401,7 @@ async fn forged_copies_are_refused<K: TestKind>() {
     assert!(
         message.contains(&format!(
             "{}/labeled may not claim to be a copy: only configmap-mirror makes copies",
-            world.sources
+            world.scene.namespace
         )),
         "{message}"
     );
@@ -532,7 +432,9 @@ async fn forged_copies_are_refused<K: TestKind>() {
         json!({"metadata": {"annotations": {MIRROR_OF_ANNOTATION: claimed}}}),
     ] {
         refused(
-            world.patch(&world.sources, "plain", &patch).await,
+            world
+                .try_patch(&world.scene.namespace, "plain", &patch)
+                .await,
             &format!("{patch} on a plain object"),
         );
     }
@@ -544,8 +446,8 @@ async fn forged_copies_are_refused<K: TestKind>() {
         .await
         .expect("another manager's object");
     world
-        .patch(
-            &world.sources,
+        .try_patch(
+            &world.scene.namespace,
             &plain.name_any(),
             &K::data_patch(&[("key", Some("mine"))]),
         )
@@ -555,15 +457,15 @@ async fn forged_copies_are_refused<K: TestKind>() {
 }
 
 async fn the_controller_still_creates_updates_heals_and_deletes_copies<K: TestKind>() {
-    let mut world = World::<K>::new("vap-works").await;
+    let mut world = world::<K>("vap-works").await;
     world.start().await;
-    world.source("app").await;
-    let (sources, targets) = (world.sources.clone(), world.targets.clone());
+    source_to_targets(&world, "app").await;
+    let (sources, targets) = (world.scene.namespace.clone(), targets(&world));
     world.copy_in_sync(&sources, "app-synced", "app").await;
     world.copy_in_sync(&targets, "app", "app").await;
 
     world
-        .patch(&sources, "app", &K::data_patch(&[("key", Some("changed"))]))
+        .try_patch(&sources, "app", &K::data_patch(&[("key", Some("changed"))]))
         .await
         .expect("change the source");
     world.copy_in_sync(&sources, "app-synced", "app").await;
@@ -573,20 +475,20 @@ async fn the_controller_still_creates_updates_heals_and_deletes_copies<K: TestKi
     // companion of a deleted source goes.
     let stop_mirroring = json!({"metadata": {"annotations": {"workshop.io/mirror-to": null}}});
     world
-        .patch(&sources, "app", &stop_mirroring)
+        .try_patch(&sources, "app", &stop_mirroring)
         .await
         .expect("stop mirroring");
-    world.wait_gone(&targets, "app").await;
+    world.objects_in(&targets).wait_gone("app").await;
     world
         .api(&sources)
         .delete("app", &DeleteParams::default())
         .await
         .expect("delete the source");
-    world.wait_gone(&sources, "app-synced").await;
+    world.objects_in(&sources).wait_gone("app-synced").await;
 
     // Its Lease and digest key, in the protected release namespace, carry
     // no managed-by label: the policy leaves them alone.
-    let lease = Api::<Lease>::namespaced(world.client.clone(), RELEASE_NAMESPACE)
+    let lease = Api::<Lease>::namespaced(world.scene.client.clone(), RELEASE_NAMESPACE)
         .get("configmap-mirror")
         .await
         .expect("the Lease");
@@ -594,26 +496,22 @@ async fn the_controller_still_creates_updates_heals_and_deletes_copies<K: TestKi
         lease.spec.and_then(|s| s.holder_identity).as_deref(),
         Some("policy-pod")
     );
-    Api::<Secret>::namespaced(world.client.clone(), RELEASE_NAMESPACE)
+    Api::<Secret>::namespaced(world.scene.client.clone(), RELEASE_NAMESPACE)
         .get_metadata("configmap-mirror-digest-key")
         .await
         .expect("the digest key");
     // No write of the controller's was refused (it logs every refusal).
-    let log = world
-        .controller
-        .as_ref()
-        .expect("the controller runs")
-        .log_text();
+    let log = world.controller().log_text();
     assert!(!log.contains("denied request"), "{log}");
     world.finish().await;
 }
 
 async fn the_garbage_collector_and_namespace_deletion_still_pass<K: TestKind>() {
-    let mut world = World::<K>::new("vap-gc").await;
+    let mut world = world::<K>("vap-gc").await;
     world.start().await;
-    world.source("app").await;
-    world.source("orphaning").await;
-    let (sources, targets) = (world.sources.clone(), world.targets.clone());
+    source_to_targets(&world, "app").await;
+    source_to_targets(&world, "orphaning").await;
+    let (sources, targets) = (world.scene.namespace.clone(), targets(&world));
     world.copy_in_sync(&sources, "app-synced", "app").await;
     world.copy_in_sync(&targets, "app", "app").await;
     world
@@ -626,7 +524,7 @@ async fn the_garbage_collector_and_namespace_deletion_still_pass<K: TestKind>() 
     api.delete("app", &DeleteParams::default())
         .await
         .expect("delete a source");
-    world.wait_gone(&sources, "app-synced").await;
+    world.objects_in(&sources).wait_gone("app-synced").await;
     // Orphaning: the collector removes the companion's owner reference (an
     // update of a copy) before the source may go.
     let orphan = DeleteParams {
@@ -650,7 +548,7 @@ async fn the_garbage_collector_and_namespace_deletion_still_pass<K: TestKind>() 
 
     // Namespaces holding copies (the orphan, the mirror) are deleted whole.
     world.start().await;
-    let namespaces: Api<Namespace> = Api::all(world.client.clone());
+    let namespaces: Api<Namespace> = Api::all(world.scene.client.clone());
     for namespace in [&targets, &sources] {
         namespaces
             .delete(namespace, &DeleteParams::default())
@@ -707,10 +605,10 @@ fn kubectl_as(args: &[&str], user: &str, groups: &[&str]) -> (bool, String) {
 }
 
 async fn the_exempt_group_and_user_may_edit_a_copy<K: TestKind>() {
-    let mut world = World::<K>::new("vap-exempt").await;
+    let mut world = world::<K>("vap-exempt").await;
     world.start().await;
-    world.source("app").await;
-    let sources = world.sources.clone();
+    source_to_targets(&world, "app").await;
+    let sources = world.scene.namespace.clone();
     world.copy_in_sync(&sources, "app-synced", "app").await;
     // Stopped, so that what the exempt write stays to be seen.
     world.stop();
@@ -769,11 +667,11 @@ fn labeled_secret(name: &str, type_: &str) -> Secret {
 
 #[tokio::test]
 async fn the_controllers_account_is_refused_refused_types_and_protected_namespaces() {
-    let world = World::<ConfigMap>::new("vap-own").await;
-    let controller = Client::try_from(control_plane().token_config(&world.install.token))
+    let world = world::<ConfigMap>("vap-own").await;
+    let controller = Client::try_from(control_plane().token_config(&installed().await.token))
         .expect("a client with the ServiceAccount's token");
     let create = PostParams::default();
-    let here = world.sources.as_str();
+    let here = world.scene.namespace.as_str();
 
     // What its RBAC allows and its rules too: a copy in an ordinary namespace.
     Api::<ConfigMap>::namespaced(controller.clone(), here)
@@ -825,7 +723,7 @@ async fn the_controllers_account_is_refused_refused_types_and_protected_namespac
         },
         ..Namespace::default()
     };
-    match Api::<Namespace>::all(world.client.clone())
+    match Api::<Namespace>::all(world.scene.client.clone())
         .create(&create, &namespace)
         .await
     {
@@ -879,8 +777,8 @@ async fn the_controllers_account_is_refused_refused_types_and_protected_namespac
 
 #[tokio::test]
 async fn the_policy_type_checks_without_warnings() {
-    let world = World::<ConfigMap>::new("vap-typecheck").await;
-    let policies: Api<ValidatingAdmissionPolicy> = Api::all(world.client.clone());
+    let world = world::<ConfigMap>("vap-typecheck").await;
+    let policies: Api<ValidatingAdmissionPolicy> = Api::all(world.scene.client.clone());
     let guarding_labels = format!("{RELEASE}-namespace-labels");
     for name in [RELEASE, guarding_labels.as_str()] {
         let checked = wait_for(&format!("{name} to be type-checked"), PATIENCE, || async {
@@ -899,10 +797,10 @@ async fn the_policy_type_checks_without_warnings() {
 
 #[tokio::test]
 async fn an_uninstall_removes_the_policy() {
-    let world = World::<ConfigMap>::new("vap-helm").await;
+    let world = world::<ConfigMap>("vap-helm").await;
     let release = format!(
         "configmap-mirror-{}",
-        world.sources.rsplit('-').next().unwrap_or("helm")
+        world.scene.namespace.rsplit('-').next().unwrap_or("helm")
     );
     run_ok(
         &mut helm_on(
@@ -912,7 +810,7 @@ async fn an_uninstall_removes_the_policy() {
                 &release,
                 CHART,
                 "--namespace",
-                &world.sources,
+                &world.scene.namespace,
                 "--set",
                 "admissionPolicy.enabled=true",
                 // The CRD is already there, applied with the rendered
@@ -942,7 +840,7 @@ async fn an_uninstall_removes_the_policy() {
     run_ok(
         &mut helm_on(
             control_plane(),
-            &["uninstall", &release, "--namespace", &world.sources],
+            &["uninstall", &release, "--namespace", &world.scene.namespace],
         ),
         None,
     );

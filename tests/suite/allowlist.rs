@@ -37,7 +37,7 @@ impl Kind {
         match self {
             Kind::ConfigMap => {
                 let cm: ConfigMap = serde_json::from_value(object).expect("a ConfigMap");
-                scene.create(&cm).await;
+                scene.configmaps().create(&cm).await;
             }
             Kind::Secret => {
                 let secret: Secret = serde_json::from_value(object).expect("a Secret");
@@ -55,6 +55,7 @@ impl Kind {
         let done = match self {
             Kind::ConfigMap => scene
                 .configmaps()
+                .api
                 .patch(name, &params, &patch)
                 .await
                 .map(drop),
@@ -73,7 +74,7 @@ impl Kind {
         name: &str,
     ) -> Option<(BTreeMap<String, String>, BTreeMap<String, String>)> {
         let meta = match self {
-            Kind::ConfigMap => scene.configmaps().get_opt(name).await.ok()??.metadata,
+            Kind::ConfigMap => scene.configmaps().api.get_opt(name).await.ok()??.metadata,
             Kind::Secret => {
                 Api::<Secret>::namespaced(scene.client.clone(), &scene.namespace)
                     .get_opt(name)
@@ -246,6 +247,7 @@ async fn copy_version(kind: Kind, scene: &Scene<'_>) -> Option<String> {
     match kind {
         Kind::ConfigMap => scene
             .configmaps()
+            .api
             .get("src-synced")
             .await
             .ok()?

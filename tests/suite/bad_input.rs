@@ -40,7 +40,7 @@ async fn a_foreign_object_at_the_companion_name_is_never_touched_and_warned_abou
         .create(&K::with_data("colors-synced", &[("theirs", "x")], false))
         .await;
     let controller = objects.start_controller(&["--slow-retry", "500ms"]).await;
-    objects.source("colors", &[("a", "1")]).await;
+    objects.source("colors", &[("a", "1")], &[]).await;
 
     let event = scene.wait_event("colors", "CompanionNameTaken").await;
     assert_eq!(event.type_.as_deref(), Some("Warning"));
@@ -74,11 +74,11 @@ async fn a_name_too_long_is_reported_once_and_never_retried<K: TestKind>() {
     let objects = Objects::<K>::of(&scene);
     let controller = objects.start_controller(&["--slow-retry", "500ms"]).await;
     let long_name = "l".repeat(250);
-    objects.source(&long_name, &[("a", "1")]).await;
+    objects.source(&long_name, &[("a", "1")], &[]).await;
     scene.wait_event(&long_name, "CompanionNameTooLong").await;
 
     // The rest of the namespace is served meanwhile.
-    objects.source("fine", &[("a", "1")]).await;
+    objects.source("fine", &[("a", "1")], &[]).await;
     objects.companion_in_sync("fine").await;
     assert_eq!(
         controller.metric(ERRORS, "").await,
@@ -97,12 +97,18 @@ async fn content_the_api_server_refuses_is_warned_about_with_its_message() {
         &scene,
         &common::refusing_configmap(&policy, &scene.namespace, "refused-synced"),
     );
-    common::policy_enforced(&scene.configmaps(), "refused-synced").await;
+    common::policy_enforced(&scene.configmaps().api, "refused-synced").await;
     let controller = scene.start_controller(&["--slow-retry", "500ms"]).await;
-    scene.create(&mk_source("fine", &[("a", "1")])).await;
-    scene.companion_in_sync("fine").await;
+    scene
+        .configmaps()
+        .create(&mk_source("fine", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("fine").await;
 
-    scene.create(&mk_source("refused", &[("a", "1")])).await;
+    scene
+        .configmaps()
+        .create(&mk_source("refused", &[("a", "1")]))
+        .await;
     let event = scene.wait_event("refused", "CompanionRejected").await;
     let note = event.note.unwrap_or_default();
     assert!(
@@ -111,14 +117,14 @@ async fn content_the_api_server_refuses_is_warned_about_with_its_message() {
     );
     failures_reach(&controller, 3.0).await;
     assert_eq!(scene.events("refused", "CompanionRejected").await.len(), 1);
-    assert!(scene.get("refused-synced").await.is_none());
+    assert!(scene.configmaps().get("refused-synced").await.is_none());
 
     // The source keeps being retried, slowly, and heals when allowed.
     common::delete_policy(&scene, &policy);
     testenv::wait_for(
         "the refused companion once allowed",
         Duration::from_secs(60),
-        || async { scene.get("refused-synced").await.map(|_| ()) },
+        || async { scene.configmaps().get("refused-synced").await.map(|_| ()) },
     )
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
@@ -146,7 +152,10 @@ async fn an_rbac_denial_is_warned_about_and_heals_once_granted() {
     let controller =
         ControllerProcess::start(scene.control_plane, &kubeconfig, &scene.namespace, &args).await;
 
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
     let event = scene.wait_event("colors", "CompanionForbidden").await;
     assert!(event.note.unwrap_or_default().contains("forbidden"));
     failures_reach(&controller, 3.0).await;
@@ -156,7 +165,7 @@ async fn an_rbac_denial_is_warned_about_and_heals_once_granted() {
         &scene,
         &common::role_for(&scene.namespace, "controller", "create", &["create"]),
     );
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("colors").await;
 }
 
 /// A tenant looping "create a source whose companion name is too long,
@@ -172,7 +181,7 @@ async fn retry_state_of_deleted_sources_is_dropped<K: TestKind>() {
     let name = |i: usize| format!("{}{i:04}", "c".repeat(246));
 
     for i in 0..CYCLES {
-        objects.source(&name(i), &[("a", "1")]).await;
+        objects.source(&name(i), &[("a", "1")], &[]).await;
         failures_reach(&controller, (i + 1) as f64).await;
         objects.delete(&name(i)).await;
     }
@@ -183,7 +192,7 @@ async fn retry_state_of_deleted_sources_is_dropped<K: TestKind>() {
     .unwrap_or_else(|e| panic!("{e:#}"));
 
     // The same name again: a fresh failure, reported again.
-    objects.source(&name(0), &[("a", "1")]).await;
+    objects.source(&name(0), &[("a", "1")], &[]).await;
     testenv::wait_for("one failing object", common::PATIENCE, || async {
         (controller.metric(FAILING, "").await == 1.0).then_some(())
     })

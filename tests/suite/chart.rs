@@ -1497,10 +1497,13 @@ async fn the_binary_runs_with_the_flags_and_the_token_the_chart_gives_it() {
     .await;
 
     scene.live_through_change_and_heal("colors").await;
-    scene.create(&mk_source("doomed", &[("a", "1")])).await;
-    scene.companion_in_sync("doomed").await;
-    scene.delete("doomed").await;
-    scene.wait_gone("doomed-synced").await;
+    scene
+        .configmaps()
+        .create(&mk_source("doomed", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("doomed").await;
+    scene.configmaps().delete("doomed").await;
+    scene.configmaps().wait_gone("doomed-synced").await;
     let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
         Api::namespaced(scene.client.clone(), &namespace);
     let lease = leases

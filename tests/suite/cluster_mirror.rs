@@ -25,11 +25,10 @@ mod walk;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use crate::common::{ControllerProcess, PATIENCE, TestKind};
-use crate::mirroring::World;
+use crate::common::{ControllerProcess, Objects, PATIENCE, TestKind, World};
 use configmap_mirror::api::ClusterMirror;
 use configmap_mirror::contract::{CLUSTER_MIRROR_LABEL, MIRROR_OF_ANNOTATION};
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{
     Api, Client, CustomResourceExt, ResourceExt,
@@ -207,6 +206,22 @@ pub(crate) async fn create_with<K: TestKind>(
         .unwrap_or_else(|e| panic!("create ClusterMirror {name}: {e}"))
 }
 
+/// Creates the Secret `s` holding `value` under `k` in the test's own
+/// namespace, and the ClusterMirror `secret` copying it to `target`,
+/// whichever kind the world mirrors.
+pub(crate) async fn secret_clustermirror<K: TestKind>(
+    world: &World<K>,
+    value: &str,
+    target: Value,
+) -> DynamicObject {
+    let secrets = Objects::<Secret>::of(&world.scene);
+    secrets
+        .create(&Secret::with_data("s", &[("k", value)], false))
+        .await;
+    let source = json!({"kind": "Secret", "namespace": world.prefix, "name": "s"});
+    create_with(world, "secret", json!({"source": source, "target": target})).await
+}
+
 pub(crate) async fn patch_spec<K: TestKind>(world: &World<K>, name: &str, spec: Value) {
     cluster_mirrors(&world.scene.client)
         .patch(
@@ -247,7 +262,7 @@ pub(crate) fn condition<'a>(object: &'a DynamicObject, kind: &str) -> Option<&'a
 
 /// Waits until `namespace` holds the ClusterMirror's copy of the source,
 /// with the source's content as it is now.
-pub(crate) async fn copy_in_sync<K: TestKind>(
+pub(crate) async fn cluster_copy_in_sync<K: TestKind>(
     world: &World<K>,
     namespace: &str,
     name: &str,
@@ -330,7 +345,7 @@ pub(crate) async fn caught_up<K: TestKind>(world: &World<K>, class: Option<&str>
         .objects()
         .create(&K::with_data(&name, &[("k", "canary")], false))
         .await;
-    let first = copy_in_sync(world, &namespace, &name, &name).await;
+    let first = cluster_copy_in_sync(world, &namespace, &name, &name).await;
     let copies = world.api(&namespace);
     copies
         .delete(&name, &DeleteParams::default())
@@ -346,7 +361,7 @@ pub(crate) async fn caught_up<K: TestKind>(world: &World<K>, class: Option<&str>
         .delete(&name, &DeleteParams::default())
         .await
         .expect("delete the canary ClusterMirror");
-    world.no_mirror(&namespace, &name).await;
+    world.objects_in(&namespace).wait_gone(&name).await;
     world.objects().delete(&name).await;
 }
 

@@ -4,7 +4,7 @@
 //! is a tenant trying to reach a namespace that did not agree to it.
 //!
 //! These run on the `mirroring` topic's control plane, one at a time, with
-//! a cluster-wide controller (see `mirroring::World`).
+//! a cluster-wide controller (see `common::World`).
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kube::{
@@ -13,10 +13,7 @@ use kube::{
 };
 use serde_json::json;
 
-use crate::{
-    common::{Objects, PATIENCE, TestKind},
-    mirroring::{World, to},
-};
+use crate::common::{Objects, PATIENCE, TestKind, World, to};
 
 const ACCEPT_FROM: &str = "workshop.io/accept-mirrors-from";
 
@@ -41,19 +38,19 @@ async fn a_namespace_receives_mirrors_only_from_the_source_namespaces_it_names<K
     annotate_namespace(&world, &picky, Some("platform, other-*")).await;
     let open = world.namespace("open", true, &[]).await;
     world
-        .source("shared", &[to(&format!("{picky},{open}"))])
+        .mirrored("shared", &[to(&format!("{picky},{open}"))])
         .await;
     // The mirror in `open` shows the source was reconciled: nothing went
     // to `picky`, which does not name the source's namespace.
     world.mirror_in_sync(&open, "shared").await;
-    world.no_mirror(&picky, "shared").await;
+    world.objects_in(&picky).wait_gone("shared").await;
 
     let glob = format!("platform,{}*", &world.prefix[..3]);
     annotate_namespace(&world, &picky, Some(&glob)).await;
     world.mirror_in_sync(&picky, "shared").await;
 
     annotate_namespace(&world, &picky, Some("platform")).await;
-    world.no_mirror(&picky, "shared").await;
+    world.objects_in(&picky).wait_gone("shared").await;
     world.mirror_in_sync(&open, "shared").await;
 
     annotate_namespace(&world, &picky, None).await;
@@ -67,10 +64,10 @@ async fn a_malformed_accept_mirrors_from_accepts_nothing_and_warns_the_namespace
     annotate_namespace(&world, &typo, Some(&format!("{},Not_A_Name", world.prefix))).await;
     let open = world.namespace("open", true, &[]).await;
     world
-        .source("shared", &[to(&format!("{typo},{open}"))])
+        .mirrored("shared", &[to(&format!("{typo},{open}"))])
         .await;
     world.mirror_in_sync(&open, "shared").await;
-    world.no_mirror(&typo, "shared").await;
+    world.objects_in(&typo).wait_gone("shared").await;
 
     let warning = world
         .scene
@@ -92,7 +89,7 @@ async fn a_namespace_made_protected_loses_its_mirrors_and_the_source_is_warned<K
     let guarded = world.namespace("guarded", true, &[]).await;
     let open = world.namespace("open", true, &[]).await;
     world
-        .source("shared", &[to(&format!("{}-*", world.prefix))])
+        .mirrored("shared", &[to(&format!("{}-*", world.prefix))])
         .await;
     world.mirror_in_sync(&guarded, "shared").await;
     world.mirror_in_sync(&open, "shared").await;
@@ -100,7 +97,7 @@ async fn a_namespace_made_protected_loses_its_mirrors_and_the_source_is_warned<K
     world.stop();
     let flag = format!("--protected-namespaces=kube-system,{guarded}");
     world.start_with(&[&flag]).await;
-    world.no_mirror(&guarded, "shared").await;
+    world.objects_in(&guarded).wait_gone("shared").await;
     world.mirror_in_sync(&open, "shared").await;
     let warning = world
         .scene
@@ -137,7 +134,7 @@ async fn a_tenant_cannot_mirror_into_kube_system_even_when_it_consents<K: TestKi
         .await
         .expect("create the bystander");
     world
-        .source(name, &[to(&format!("kube-system,{open},{taken}"))])
+        .mirrored(name, &[to(&format!("kube-system,{open},{taken}"))])
         .await;
     world.mirror_in_sync(&open, name).await;
     let warning = world
@@ -177,7 +174,7 @@ async fn a_namespace_that_accepts_configmaps_receives_no_secret_until_it_accepts
     let target = world
         .namespace("t", false, &[(ConfigMap::CONSENT_LABEL, "true")])
         .await;
-    world.source("secret", &[to(&target)]).await;
+    world.mirrored("secret", &[to(&target)]).await;
     let configmaps = Objects::<ConfigMap>::of(&world.scene);
     let mut config = ConfigMap::with_data("config", &[("color", "blue")], true);
     config.metadata.annotations =
@@ -191,7 +188,7 @@ async fn a_namespace_that_accepts_configmaps_receives_no_secret_until_it_accepts
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
     world.objects().companion_in_sync("secret").await;
-    world.no_mirror(&target, "secret").await;
+    world.objects_in(&target).wait_gone("secret").await;
 
     world
         .label_namespace(&target, Secret::CONSENT_LABEL, Some("true"))
@@ -201,7 +198,7 @@ async fn a_namespace_that_accepts_configmaps_receives_no_secret_until_it_accepts
     world
         .label_namespace(&target, Secret::CONSENT_LABEL, None)
         .await;
-    world.no_mirror(&target, "secret").await;
+    world.objects_in(&target).wait_gone("secret").await;
     let kept = mirrored_configmaps
         .get_opt("config")
         .await

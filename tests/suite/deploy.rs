@@ -143,22 +143,29 @@ async fn the_service_account_can_run_the_whole_mirror_scenario() {
 
     scene.live_through_change_and_heal("colors").await;
     scene
-        .patch_json("colors-synced", json!({"data": {"a": "edited"}}))
+        .configmaps()
+        .patch("colors-synced", json!({"data": {"a": "edited"}}))
         .await;
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("colors").await;
     scene.wait_event("colors", "CompanionCreated").await;
 
     // A name taken by a foreign object needs the one `get` the role grants.
-    scene.create(&mk_unmanaged("taken-synced", &[])).await;
-    scene.create(&mk_source("taken", &[])).await;
+    scene
+        .configmaps()
+        .create(&mk_unmanaged("taken-synced", &[]))
+        .await;
+    scene.configmaps().create(&mk_source("taken", &[])).await;
     scene.wait_event("taken", "CompanionNameTaken").await;
 
-    scene.unlabel("colors").await;
-    scene.wait_gone("colors-synced").await;
-    scene.create(&mk_source("doomed", &[("a", "1")])).await;
-    scene.companion_in_sync("doomed").await;
-    scene.delete("doomed").await;
-    scene.wait_gone("doomed-synced").await;
+    scene.configmaps().unlabel("colors").await;
+    scene.configmaps().wait_gone("colors-synced").await;
+    scene
+        .configmaps()
+        .create(&mk_source("doomed", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("doomed").await;
+    scene.configmaps().delete("doomed").await;
+    scene.configmaps().wait_gone("doomed-synced").await;
 
     let leases: Api<Lease> = Api::namespaced(scene.client.clone(), CONTROLLER_NAMESPACE);
     let lease = leases
@@ -303,8 +310,11 @@ async fn the_binary_reaches_the_api_server_through_in_cluster_configuration() {
     );
     let controller =
         ControllerProcess::start_command(command, scene.control_plane, "in-cluster").await;
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("colors").await;
     assert!(controller.log_text().contains("configmap-mirror started"));
 }
 

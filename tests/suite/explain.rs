@@ -4,8 +4,8 @@
 //! up, the controller acts, and explain's verdict must be what the
 //! controller did.
 //!
-//! These run on the `mirroring` topic's control plane, one at a time (see
-//! `mirroring::World`). No assertion message prints explain's output: for
+//! These run on the cluster-wide control plane, one at a time (see
+//! `common::World`). No assertion message prints explain's output: for
 //! Secrets it is checked never to hold their data, and must not be the
 //! place that leaks it.
 
@@ -28,14 +28,13 @@ use kube::{
 };
 use serde_json::{Value, json};
 
-use crate::{
-    common::{TestKind, kubectl_apply, service_account},
-    mirroring::{World, to},
-};
+use crate::common::{TestKind, World, kubectl_apply, service_account, to};
 
 const ACCEPT_FROM: &str = "workshop.io/accept-mirrors-from";
 /// The data of every source here, which no output may show.
 pub(crate) const VALUE: &str = "do-not-print-me-7f3a";
+/// A source's data here.
+const HOLDING_VALUE: &[(&str, &str)] = &[("color", VALUE)];
 
 /// What a run of explain gave.
 pub(crate) struct Run {
@@ -134,19 +133,6 @@ pub(crate) fn verdict(json: &Value, what: &str, namespace: &str) -> String {
         .to_owned()
 }
 
-/// A labeled source in the test's namespace holding [`VALUE`], with
-/// `annotations`.
-async fn source<K: TestKind>(world: &World<K>, name: &str, annotations: &[(&str, &str)]) -> K {
-    let mut source = K::with_data(name, &[("color", VALUE)], true);
-    source.meta_mut().annotations = Some(
-        annotations
-            .iter()
-            .map(|(k, v)| ((*k).into(), (*v).into()))
-            .collect(),
-    );
-    world.objects().create(&source).await
-}
-
 /// An object of someone else named `name` in `namespace`.
 async fn bystander<K: TestKind>(world: &World<K>, namespace: &str, name: &str) {
     world
@@ -232,7 +218,10 @@ async fn each_namespace_asked_for_gets_the_verdict_the_controller_acted_on<K: Te
     world.start_with(&[&protected]).await;
     let missing = format!("{}-missing", world.prefix);
     let glob = format!("{}-*,{missing}", world.prefix);
-    source(&world, "shared", &[to(&glob)]).await;
+    world
+        .objects()
+        .source("shared", HOLDING_VALUE, &[to(&glob)])
+        .await;
 
     // What shows that the controller has acted on every namespace: one
     // reconcile compares them all. (Of its Warnings, the name taken
@@ -328,7 +317,10 @@ async fn copies_out_of_place_are_said_so_until_the_controller_restores_them<K: T
     let mut world = World::<K>::new("ex-states").await;
     let a = world.namespace("a", true, &[]).await;
     let b = world.namespace("b", true, &[]).await;
-    source(&world, "shared", &[to(&format!("{a},{b}"))]).await;
+    world
+        .objects()
+        .source("shared", HOLDING_VALUE, &[to(&format!("{a},{b}"))])
+        .await;
     world.mirror_in_sync(&a, "shared").await;
     world.mirror_in_sync(&b, "shared").await;
     world.objects().companion_in_sync("shared").await;
@@ -440,14 +432,26 @@ async fn why_a_source_is_not_mirrored_is_what_the_controller_warned_of<K: TestKi
     objects
         .create(&K::with_data("plain", &[("color", VALUE)], false))
         .await;
-    source(&world, "reserved-one", &[to(&a)]).await;
+    world
+        .objects()
+        .source("reserved-one", HOLDING_VALUE, &[to(&a)])
+        .await;
     let long = "n".repeat(250);
-    source(&world, &long, &[to(&a)]).await;
-    source(&world, "typo", &[to("Team_*")]).await;
+    world
+        .objects()
+        .source(&long, HOLDING_VALUE, &[to(&a)])
+        .await;
+    world
+        .objects()
+        .source("typo", HOLDING_VALUE, &[to("Team_*")])
+        .await;
     let many: Vec<String> = (0..101).map(|i| format!("ns-{i}")).collect();
-    source(&world, "many", &[to(&many.join(","))]).await;
+    world
+        .objects()
+        .source("many", HOLDING_VALUE, &[to(&many.join(","))])
+        .await;
     bystander(&world, &world.prefix, "taken-synced").await;
-    source(&world, "taken", &[]).await;
+    world.objects().source("taken", HOLDING_VALUE, &[]).await;
     let mut odd = K::with_data("odd", &[("color", VALUE)], true);
     odd.meta_mut()
         .labels
@@ -556,7 +560,7 @@ async fn a_preview_names_the_namespaces_that_then_receive_the_mirror<K: TestKind
     let other_kind = world
         .namespace("other", false, &[(other_consent_label::<K>(), "true")])
         .await;
-    source(&world, "shared", &[]).await;
+    world.objects().source("shared", HOLDING_VALUE, &[]).await;
     world.objects().companion_in_sync("shared").await;
 
     let mirror_to = format!("{named},{refusing},{other_kind}");
@@ -616,7 +620,7 @@ async fn a_preview_names_the_namespaces_that_then_receive_the_mirror<K: TestKind
 
 async fn a_contested_copy_is_said_to_be_contested<K: TestKind>() {
     let mut world = World::<K>::new("ex-contest").await;
-    source(&world, "shared", &[]).await;
+    world.objects().source("shared", HOLDING_VALUE, &[]).await;
     let objects = world.objects();
     objects.companion_in_sync("shared").await;
     for _ in 0..5 {
@@ -657,7 +661,10 @@ async fn a_contested_copy_is_said_to_be_contested<K: TestKind>() {
 async fn a_caller_without_rights_to_a_namespace_is_told_it_cannot_read_it() {
     let world = World::<ConfigMap>::new("ex-rbac").await;
     let a = world.namespace("a", true, &[]).await;
-    source(&world, "shared", &[to(&a)]).await;
+    world
+        .objects()
+        .source("shared", HOLDING_VALUE, &[to(&a)])
+        .await;
     world.mirror_in_sync(&a, "shared").await;
     world.objects().companion_in_sync("shared").await;
 

@@ -52,6 +52,7 @@ fn reads_of(scene: &Scene<'_>, count: usize, per_page: u64) -> FreshReads<Config
 /// Six sources and an unmanaged ConfigMap in the scene's namespace.
 async fn six_sources(scene: &Scene<'_>) -> Vec<ConfigMap> {
     scene
+        .configmaps()
         .create(&mk_unmanaged("unmanaged", &[("u", "0")]))
         .await;
     let mut created = Vec::new();
@@ -59,6 +60,7 @@ async fn six_sources(scene: &Scene<'_>) -> Vec<ConfigMap> {
         let value = i.to_string();
         created.push(
             scene
+                .configmaps()
                 .create(&mk_source(&format!("s{i}"), &[("v", &value)]))
                 .await,
         );
@@ -109,7 +111,7 @@ async fn every_page_size_lists_each_source_once() {
     for page_size in 1..=7 {
         let mut listed = Vec::new();
         let held = list_pages(
-            &scene.configmaps(),
+            &scene.configmaps().api,
             &selector(),
             newest.as_deref(),
             page_size,
@@ -149,11 +151,13 @@ async fn a_source_deleted_or_unselected_after_the_decision_reads_as_its_own_get_
     // deleted and s1 unlabeled before the batch is read.
     scene
         .configmaps()
+        .api
         .delete("s0", &DeleteParams::default())
         .await
         .expect("delete s0");
     scene
-        .patch_json("s1", json!({"metadata": {"labels": {SOURCE_LABEL: null}}}))
+        .configmaps()
+        .patch("s1", json!({"metadata": {"labels": {SOURCE_LABEL: null}}}))
         .await;
     let reads = reads_of(&scene, 6, 2);
     let answers = read_all(&reads, &scene.namespace, &created[..3]).await;
@@ -183,7 +187,7 @@ async fn a_list_stops_after_the_page_that_passes_enough() {
             enough,
         };
         let counted = list_pages_until(
-            &scene.configmaps(),
+            &scene.configmaps().api,
             &selector(),
             newest.as_deref(),
             paging,
@@ -206,6 +210,7 @@ async fn reads_beyond_where_a_big_namespace_s_list_stopped_are_answered_by_their
         let value = i.to_string();
         created.push(
             scene
+                .configmaps()
                 .create(&mk_source(&format!("s{i}"), &[("v", &value)]))
                 .await,
         );

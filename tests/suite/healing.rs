@@ -27,7 +27,7 @@ async fn a_deleted_companion_is_recreated_and_evented<K: TestKind>() {
     let scene = Scene::new("heal-delete").await;
     let objects = Objects::<K>::of(&scene);
     let _mirror = objects.start_controller(&[]).await;
-    objects.source("colors", &[("a", "1")]).await;
+    objects.source("colors", &[("a", "1")], &[]).await;
     let first = objects.companion_in_sync("colors").await;
 
     objects.delete("colors-synced").await;
@@ -51,7 +51,7 @@ async fn hand_edits_of_every_owned_field_are_restored<K: TestKind>() {
     // within a minute would be answered with the slow backoff.
     for (i, edit) in edits.iter().enumerate() {
         let name = format!("colors-{i}");
-        objects.source(&name, &[("a", "1")]).await;
+        objects.source(&name, &[("a", "1")], &[]).await;
         objects.companion_in_sync(&name).await;
         let before = controller.writes().await;
         objects.patch(&format!("{name}-synced"), edit.clone()).await;
@@ -75,13 +75,14 @@ async fn a_hand_edit_of_binary_data_is_restored() {
     let scene = Scene::new("heal-edit-binary").await;
     let controller = scene.start_controller(&[]).await;
     let source = with_binary(mk_source("colors", &[("a", "1")]), "bin", &[1, 2, 3]);
-    scene.create(&source).await;
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().create(&source).await;
+    scene.configmaps().companion_in_sync("colors").await;
     let before = controller.writes().await;
     scene
-        .patch_json("colors-synced", json!({"binaryData": {"bin": "AAAA"}}))
+        .configmaps()
+        .patch("colors-synced", json!({"binaryData": {"bin": "AAAA"}}))
         .await;
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("colors").await;
     assert!(controller.writes_reaching(before + 1.0).await > before);
 }
 
@@ -89,7 +90,7 @@ async fn labels_and_annotations_added_by_others_are_left_alone<K: TestKind>() {
     let scene = Scene::new("heal-foreign-meta").await;
     let objects = Objects::<K>::of(&scene);
     let controller = objects.start_controller(&[]).await;
-    objects.source("colors", &[("a", "1")]).await;
+    objects.source("colors", &[("a", "1")], &[]).await;
     objects.companion_in_sync("colors").await;
     let writes = controller.writes().await;
 
@@ -123,7 +124,7 @@ async fn concurrent_edits_of_the_companion_converge_without_a_loop<K: TestKind>(
     let objects = Objects::<K>::of(&scene);
     // On two threads, so watches and reconciles really run side by side.
     let controller = objects.start_controller(&["--worker-threads", "2"]).await;
-    objects.source("colors", &[("a", "1")]).await;
+    objects.source("colors", &[("a", "1")], &[]).await;
     objects.companion_in_sync("colors").await;
 
     // No more edits than the contest limit: more restores than that within
@@ -139,7 +140,7 @@ async fn concurrent_edits_of_the_companion_converge_without_a_loop<K: TestKind>(
     // Settled: once later events have been handled, it is unchanged. (The
     // companion's resourceVersion is read from the API server; a loop would
     // keep moving it.)
-    objects.source("marker", &[]).await;
+    objects.source("marker", &[], &[]).await;
     objects.companion_in_sync("marker").await;
     let again = objects.get("colors-synced").await.expect("companion");
     assert_eq!(again.resource_version(), settled.resource_version());
@@ -152,7 +153,7 @@ async fn changes_made_while_the_controller_was_down_are_converged_at_start<K: Te
     let objects = Objects::<K>::of(&scene);
     let controller = objects.start_controller(&[]).await;
     for name in ["patched", "lost", "edited", "unlabeled", "untouched"] {
-        objects.source(name, &[("a", "1")]).await;
+        objects.source(name, &[("a", "1")], &[]).await;
         objects.companion_in_sync(name).await;
     }
     assert!(controller.stop().success(), "SIGTERM exits 0");
@@ -234,7 +235,7 @@ async fn fought<K: TestKind>(
     let scene = Scene::new(tag).await;
     let objects = Objects::<K>::of(&scene);
     let controller = objects.start_controller(&[]).await;
-    objects.source("colors", &[("a", "1")]).await;
+    objects.source("colors", &[("a", "1")], &[]).await;
     objects.companion_in_sync("colors").await;
     for _ in 0..CONTEST_LIMIT {
         undo(&objects).await;
@@ -287,7 +288,7 @@ async fn an_older_consistent_copy_brought_back_over_and_over_is_a_fight<K: TestK
     let scene = Scene::new("heal-contested-older").await;
     let objects = Objects::<K>::of(&scene);
     let _controller = objects.start_controller(&[]).await;
-    objects.source("colors", &[("a", "1")]).await;
+    objects.source("colors", &[("a", "1")], &[]).await;
     let older = objects.companion_in_sync("colors").await;
     objects.set_data("colors", &[("a", Some("2"))]).await;
     objects.companion_in_sync("colors").await;

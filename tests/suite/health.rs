@@ -70,9 +70,10 @@ async fn readiness_waits_for_the_caches_and_liveness_catches_a_failing_watch() {
     wait_status(&controller, "/readyz", 200).await;
     wait_status(&controller, "/healthz", 200).await;
     scene
+        .configmaps()
         .create(&common::mk_source("colors", &[("a", "1")]))
         .await;
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("colors").await;
     assert_eq!(controller.metric(FAILING, "").await, 0.0);
 }
 

@@ -110,7 +110,10 @@ impl Tenants {
         let install = Scene::on(plane, tag).await;
         let hostile = Scene::on(plane, &format!("{tag}-hostile")).await;
         let other = Scene::on(plane, &format!("{tag}-other")).await;
-        other.create(&mk_source("calm", &[("color", "blue")])).await;
+        other
+            .configmaps()
+            .create(&mk_source("calm", &[("color", "blue")]))
+            .await;
         let made = [&install, &hostile, &other].map(|s| s.namespace.clone());
         Tenants {
             install,
@@ -146,7 +149,7 @@ impl Tenants {
             (status.await == 1.0).then_some(())
         });
         leading.await.unwrap_or_else(|e| panic!("{e:#}"));
-        self.other.companion_in_sync("calm").await;
+        self.other.configmaps().companion_in_sync("calm").await;
     }
 
     /// Stops the controller (SIGTERM), which must exit cleanly.
@@ -200,7 +203,7 @@ impl Tenants {
 
     /// Creates `sources` in the hostile namespace, a few at a time.
     pub(crate) async fn create_all(&self, sources: Vec<ConfigMap>) {
-        let hostile = &self.hostile;
+        let hostile = self.hostile.configmaps();
         stream::iter(sources.iter().map(|source| hostile.create(source)))
             .buffer_unordered(4)
             .collect::<Vec<ConfigMap>>()
@@ -209,8 +212,8 @@ impl Tenants {
 
     /// The other tenant's companion, deleted, is written again.
     pub(crate) async fn other_heals(&self) {
-        self.other.delete("calm-synced").await;
-        self.other.companion_in_sync("calm").await;
+        self.other.configmaps().delete("calm-synced").await;
+        self.other.configmaps().companion_in_sync("calm").await;
     }
 
     /// The controller is still running, its /healthz answers 200, and it
@@ -270,7 +273,7 @@ fn mirror_of(copy: &PartialObjectMeta<ConfigMap>) -> Option<String> {
 
 /// Waits until `name` in `scene`'s namespace holds exactly `keys`.
 async fn holding(scene: &Scene<'_>, name: &str, keys: &[&str]) -> ConfigMap {
-    common::holding(&scene.configmaps(), name, keys, String::new).await
+    common::holding(&scene.configmaps().api, name, keys, String::new).await
 }
 
 /// Waits for a Warning `reason` about `regarding` in `scene`'s namespace;

@@ -16,6 +16,7 @@ const RESYNC_PRUNE_IN_SYNC: &str = "loop=\"prune\",result=\"in_sync\"";
 async fn resource_versions(scene: &Scene<'_>) -> BTreeMap<String, String> {
     let list = scene
         .configmaps()
+        .api
         .list(&ListParams::default())
         .await
         .expect("list configmaps");
@@ -31,11 +32,15 @@ async fn a_converged_cluster_sees_no_write_across_a_restart() {
     let controller = scene.start_controller(&[]).await;
     for i in 0..SOURCES {
         scene
+            .configmaps()
             .create(&mk_source(&format!("source-{i}"), &[("i", &i.to_string())]))
             .await;
     }
     for i in 0..SOURCES {
-        scene.companion_in_sync(&format!("source-{i}")).await;
+        scene
+            .configmaps()
+            .companion_in_sync(&format!("source-{i}"))
+            .await;
     }
     assert_eq!(
         controller.writes_reaching(SOURCES as f64).await,
@@ -71,17 +76,24 @@ async fn unmanaged_configmaps_are_never_written() {
     let _mirror = scene.start_controller(&[]).await;
     let mut bystanders = BTreeMap::new();
     for name in ["plain", "other-synced", "colors-synced-not", "x"] {
-        let cm = scene.create(&mk_unmanaged(name, &[("k", "v")])).await;
+        let cm = scene
+            .configmaps()
+            .create(&mk_unmanaged(name, &[("k", "v")]))
+            .await;
         bystanders.insert(name.to_owned(), cm.resource_version());
     }
 
     // A whole life of a source happens around them.
     scene.live_through_change_and_heal("colors").await;
-    scene.unlabel("colors").await;
-    scene.wait_gone("colors-synced").await;
+    scene.configmaps().unlabel("colors").await;
+    scene.configmaps().wait_gone("colors-synced").await;
 
     for (name, version) in bystanders {
-        let now = scene.get(&name).await.expect("bystander still exists");
+        let now = scene
+            .configmaps()
+            .get(&name)
+            .await
+            .expect("bystander still exists");
         assert_eq!(now.resource_version(), version, "{name} was written");
     }
 }

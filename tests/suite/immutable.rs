@@ -49,7 +49,7 @@ async fn a_companion_frozen_by_hand_is_replaced_by_a_mutable_copy<K: TestKind>()
     let scene = Scene::new("thawed").await;
     let objects = Objects::<K>::of(&scene);
     let controller = objects.start_controller(&[]).await;
-    objects.source("thaw", &[("v", "1")]).await;
+    objects.source("thaw", &[("v", "1")], &[]).await;
     let first = objects.companion_in_sync("thaw").await;
 
     objects
@@ -73,7 +73,7 @@ async fn a_recreate_creates_the_copy_in_the_reconcile_that_deleted_it<K: TestKin
     let scene = Scene::new("recreate-at-once").await;
     let objects = Objects::<K>::of(&scene);
     let controller = objects.start_controller(&[]).await;
-    objects.source("thaw", &[("v", "1")]).await;
+    objects.source("thaw", &[("v", "1")], &[]).await;
     objects.companion_in_sync("thaw").await;
 
     objects

@@ -90,14 +90,15 @@ async fn exactly_one_replica_leads_and_only_it_writes() {
 
     for i in 0..5 {
         scene
+            .configmaps()
             .create(&mk_source(&format!("s{i}"), &[("i", "x")]))
             .await;
     }
     for i in 0..5 {
-        scene.companion_in_sync(&format!("s{i}")).await;
+        scene.configmaps().companion_in_sync(&format!("s{i}")).await;
     }
-    scene.delete("s0-synced").await;
-    scene.companion_in_sync("s0").await;
+    scene.configmaps().delete("s0-synced").await;
+    scene.configmaps().companion_in_sync("s0").await;
     assert_eq!(leader.writes_reaching(6.0).await, 6.0);
     assert_eq!(standby.writes().await, 0.0, "the standby wrote");
 }
@@ -107,13 +108,17 @@ async fn a_terminated_leader_releases_the_lease_and_the_standby_converges_what_c
     let scene = Scene::new("le-term").await;
     let (leader, standby) = two_replicas(&scene).await;
     let leader_id = scene.lease_holder().await.expect("a holder");
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("colors").await;
 
     let status = leader.stop();
     assert!(status.success(), "SIGTERM exits 0: {status}");
     scene
-        .patch_json(
+        .configmaps()
+        .patch(
             "colors",
             json!({"data": {"a": "changed while handing over"}}),
         )
@@ -123,7 +128,7 @@ async fn a_terminated_leader_releases_the_lease_and_the_standby_converges_what_c
     scene
         .wait_lease_holder(LEASE_DURATION, |h| h != leader_id)
         .await;
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("colors").await;
     assert!(standby.writes_reaching(1.0).await >= 1.0);
 }
 
@@ -135,10 +140,13 @@ async fn a_killed_leader_is_replaced_once_its_lease_expires() {
 
     leader.signal(Signal::Kill);
     assert!(leader.wait_exit(common::PATIENCE).is_some());
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
     let bound = LEASE_DURATION + RETRY_PERIOD + Duration::from_secs(3);
     scene.wait_lease_holder(bound, |h| h != leader_id).await;
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("colors").await;
     assert_eq!(standby.writes_reaching(1.0).await, 1.0);
 }
 
@@ -198,8 +206,11 @@ async fn a_lease_handed_to_the_standby_by_hand_never_makes_two_leaders() {
         .expect("the old leader exits");
     assert_eq!(status.code(), Some(1), "{status}");
     assert!(leader.log_text().contains("it is now held by"));
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("colors").await;
 }
 
 #[tokio::test]
@@ -228,8 +239,11 @@ async fn a_deleted_lease_never_makes_two_leaders() {
     })
     .await;
     either.unwrap_or_else(|e| panic!("{e:#}"));
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("colors").await;
 }
 
 /// A candidate with a shorter lease duration than the leader's must wait
@@ -357,6 +371,9 @@ async fn a_token_without_lease_rights_is_reported_until_granted() {
     let (status, text) = controller.get("/readyz").await.expect("readyz");
     assert_eq!(status, 200, "{text}");
     assert_eq!(controller.metric(ELECTION_FAILING, "").await, 0.0);
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("colors").await;
 }

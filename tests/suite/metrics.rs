@@ -13,8 +13,11 @@ async fn counters_follow_a_scenario_and_carry_no_object_names() {
     let scene = Scene::new("metrics").await;
     let controller = scene.start_controller(&[]).await;
 
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("colors").await;
     assert_eq!(
         controller
             .metric_reaching(WRITES, "operation=\"create\"", 1.0)
@@ -23,9 +26,10 @@ async fn counters_follow_a_scenario_and_carry_no_object_names() {
     );
 
     scene
-        .patch_json("colors", json!({"data": {"a": "2"}}))
+        .configmaps()
+        .patch("colors", json!({"data": {"a": "2"}}))
         .await;
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().companion_in_sync("colors").await;
     assert_eq!(
         controller
             .metric_reaching(WRITES, "operation=\"update\"", 1.0)
@@ -33,8 +37,8 @@ async fn counters_follow_a_scenario_and_carry_no_object_names() {
         1.0
     );
 
-    scene.delete("colors-synced").await;
-    scene.companion_in_sync("colors").await;
+    scene.configmaps().delete("colors-synced").await;
+    scene.configmaps().companion_in_sync("colors").await;
     assert_eq!(
         controller
             .metric_reaching(WRITES, "operation=\"create\"", 2.0)
@@ -43,7 +47,7 @@ async fn counters_follow_a_scenario_and_carry_no_object_names() {
     );
 
     let long_name = "m".repeat(250);
-    scene.create(&mk_source(&long_name, &[])).await;
+    scene.configmaps().create(&mk_source(&long_name, &[])).await;
     scene.wait_event(&long_name, "CompanionNameTooLong").await;
     testenv::wait_for("the error to be counted", common::PATIENCE, || async {
         (controller
@@ -145,10 +149,13 @@ async fn the_process_series_describe_the_controller_process() {
 async fn the_queue_timings_count_every_wakeup_taken_and_every_reconcile() {
     let scene = Scene::new("metrics-queue").await;
     let controller = scene.start_controller(&[]).await;
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
-    scene.delete("colors-synced").await;
-    scene.companion_in_sync("colors").await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("colors").await;
+    scene.configmaps().delete("colors-synced").await;
+    scene.configmaps().companion_in_sync("colors").await;
 
     let settled = testenv::wait_for("the metrics to settle", common::PATIENCE, || async {
         let (_, text) = controller.get("/metrics").await.ok()?;

@@ -13,7 +13,7 @@ use kube::ResourceExt;
 use serde_json::json;
 
 use crate::common::TestKind;
-use crate::mirroring::{World, to};
+use crate::common::{World, to};
 
 mod held;
 
@@ -24,11 +24,11 @@ const ERRORS: &str = "controller_runtime_reconcile_errors_total";
 
 /// A source in the test's namespace mirrored to `<prefix>-*`, its mirrors
 /// named `mirror_name` (None: no annotation).
-async fn source<K: TestKind>(world: &World<K>, name: &str, mirror_name: Option<&str>) -> K {
+async fn named_source<K: TestKind>(world: &World<K>, name: &str, mirror_name: Option<&str>) -> K {
     let targets = format!("{}-*", world.prefix);
     let mut annotations = vec![to(&targets)];
     annotations.extend(mirror_name.map(|named| (MIRROR_NAME_ANNOTATION, named)));
-    world.source(name, &annotations).await
+    world.mirrored(name, &annotations).await
 }
 
 /// Sets (or, with None, removes) the source's `workshop.io/mirror-name`.
@@ -40,7 +40,7 @@ async fn rename<K: TestKind>(world: &World<K>, source: &str, mirror_name: Option
 async fn a_renamed_source_s_mirrors_follow_its_name_and_its_companion_keeps_its_own<K: TestKind>() {
     let world = World::<K>::new("mn-rename").await;
     let team = world.namespace("team", true, &[]).await;
-    source(&world, "colors", Some("palette")).await;
+    named_source(&world, "colors", Some("palette")).await;
     world.mirror_at_in_sync(&team, "colors", "palette").await;
     let companion = world.objects().companion_in_sync("colors").await;
     assert_eq!(companion.name_any(), "colors-synced");
@@ -53,12 +53,12 @@ async fn a_renamed_source_s_mirrors_follow_its_name_and_its_companion_keeps_its_
     // A new name: the mirror under the old one is pruned.
     rename(&world, "colors", Some("hues")).await;
     world.mirror_at_in_sync(&team, "colors", "hues").await;
-    world.no_mirror(&team, "palette").await;
+    world.objects_in(&team).wait_gone("palette").await;
 
     // The annotation removed: the mirror takes the source's name again.
     rename(&world, "colors", None).await;
     world.mirror_in_sync(&team, "colors").await;
-    world.no_mirror(&team, "hues").await;
+    world.objects_in(&team).wait_gone("hues").await;
     world.objects().companion_in_sync("colors").await;
     world.clean_up().await;
 }
@@ -88,7 +88,7 @@ async fn each_malformed_mirror_name_is_warned_about_and_leaves_the_mirrors_as_th
     // One source each: the Events of one object and reason are one series.
     for at in 0..malformed.len() {
         let name = format!("typo-{at}");
-        source(&world, &name, Some(&format!("named-{at}"))).await;
+        named_source(&world, &name, Some(&format!("named-{at}"))).await;
         world
             .mirror_at_in_sync(&team, &name, &format!("named-{at}"))
             .await;
@@ -150,7 +150,7 @@ async fn explain_shows_the_mirror_under_its_name_and_a_malformed_name() {
     use crate::explain::{explain, rows};
     let world = World::<ConfigMap>::new("mn-explain").await;
     let team = world.namespace("team", true, &[]).await;
-    source(&world, "told", Some("palette")).await;
+    named_source(&world, "told", Some("palette")).await;
     world.mirror_at_in_sync(&team, "told", "palette").await;
     let kubeconfig = world.scene.control_plane.kubeconfig_path();
     let source_ref = format!("{}/told", world.prefix);

@@ -8,268 +8,25 @@
 
 use crate::common;
 
-use std::{collections::BTreeMap, marker::PhantomData, time::Duration};
+use std::{collections::BTreeMap, time::Duration};
 
 use common::{
-    ControllerProcess, Objects, PATIENCE, SOURCE_LABEL, Scene, TestKind, mk_source, mk_unmanaged,
+    ControllerProcess, PATIENCE, SOURCE_LABEL, TestKind, World, mk_source, mk_unmanaged, to,
     with_json,
 };
 use configmap_mirror::contract::{
     CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, content_checksum,
 };
+use configmap_mirror::kind::configmap::ConfigMapDigestKey;
 use k8s_openapi::api::{
     coordination::v1::Lease,
-    core::v1::{ConfigMap, Namespace, Secret},
+    core::v1::{ConfigMap, Secret},
 };
 use kube::{
     Api, ResourceExt,
     api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams},
 };
 use serde_json::json;
-use testenv::{ControlPlane, LazyControlPlane};
-use tokio::sync::{Mutex, MutexGuard};
-
-/// Apart from the other topics' tests, whose namespaces a cluster-wide
-/// controller would serve too.
-fn control_plane() -> &'static ControlPlane {
-    static CLUSTER_WIDE: LazyControlPlane = LazyControlPlane::new();
-    CLUSTER_WIDE.get()
-}
-
-/// One test at a time: each runs a cluster-wide controller.
-async fn exclusive() -> MutexGuard<'static, ()> {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
-    ONE_AT_A_TIME.lock().await
-}
-
-/// One test's world, mirroring objects of kind `K`.
-pub(crate) struct World<K = ConfigMap> {
-    pub(crate) scene: Scene<'static>,
-    /// Unique to the test: every target namespace is named `<prefix>-...`.
-    pub(crate) prefix: String,
-    controller: Option<ControllerProcess>,
-    _turn: MutexGuard<'static, ()>,
-    _kind: PhantomData<K>,
-}
-
-impl<K: TestKind> World<K> {
-    pub(crate) async fn new(tag: &str) -> World<K> {
-        let mut world = World::new_stopped(tag).await;
-        world.start().await;
-        world
-    }
-
-    /// A world whose controller is not started yet.
-    pub(crate) async fn new_stopped(tag: &str) -> World<K> {
-        let turn = exclusive().await;
-        let scene = Scene::on(control_plane(), tag).await;
-        let prefix = scene.namespace.clone();
-        World {
-            scene,
-            prefix,
-            controller: None,
-            _turn: turn,
-            _kind: PhantomData,
-        }
-    }
-
-    pub(crate) async fn start(&mut self) {
-        self.start_with(&[]).await;
-    }
-
-    pub(crate) async fn start_with(&mut self, extra: &[&str]) {
-        let kubeconfig = self.scene.control_plane.kubeconfig_path().to_path_buf();
-        // The digest key in the test's own namespace, where the tests read it.
-        let key_secret = format!("{}/configmap-mirror-digest-key", self.prefix);
-        let mut args = vec!["--slow-retry", "1s", "--digest-key-secret", &key_secret];
-        args.extend_from_slice(K::ARGS);
-        args.extend_from_slice(extra);
-        let controller =
-            ControllerProcess::start(self.scene.control_plane, &kubeconfig, &self.prefix, &args)
-                .await;
-        self.controller = Some(controller);
-    }
-
-    pub(crate) fn controller(&self) -> &ControllerProcess {
-        self.controller.as_ref().expect("the controller runs")
-    }
-
-    pub(crate) fn stop(&mut self) {
-        let controller = self.controller.take().expect("the controller runs");
-        assert!(controller.stop().success());
-    }
-
-    /// Creates `<prefix>-<suffix>`, consenting or not, with extra labels.
-    pub(crate) async fn namespace(
-        &self,
-        suffix: &str,
-        consents: bool,
-        labels: &[(&str, &str)],
-    ) -> String {
-        let name = format!("{}-{suffix}", self.prefix);
-        let mut all: BTreeMap<String, String> = labels
-            .iter()
-            .map(|(k, v)| ((*k).into(), (*v).into()))
-            .collect();
-        if consents {
-            all.insert(K::CONSENT_LABEL.into(), "true".into());
-        }
-        let namespace = Namespace {
-            metadata: ObjectMeta {
-                name: Some(name.clone()),
-                labels: Some(all),
-                ..ObjectMeta::default()
-            },
-            ..Namespace::default()
-        };
-        let api: Api<Namespace> = Api::all(self.scene.client.clone());
-        api.create(&PostParams::default(), &namespace)
-            .await
-            .expect("create namespace");
-        name
-    }
-
-    pub(crate) async fn label_namespace(&self, name: &str, key: &str, value: Option<&str>) {
-        let api: Api<Namespace> = Api::all(self.scene.client.clone());
-        let patch = json!({"metadata": {"labels": {key: value}}});
-        api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .expect("label namespace");
-    }
-
-    /// Objects of the kind in `namespace`.
-    /// Waits until `name` in `namespace` holds exactly `keys`, and returns
-    /// it.
-    pub(crate) async fn holding(&self, namespace: &str, name: &str, keys: &[&str]) -> K {
-        let log = || self.controller().log_text();
-        common::holding(&self.api(namespace), name, keys, log).await
-    }
-
-    pub(crate) fn api(&self, namespace: &str) -> Api<K> {
-        Api::namespaced(self.scene.client.clone(), namespace)
-    }
-
-    /// Objects of the kind in the test's own namespace.
-    pub(crate) fn objects(&self) -> Objects<'_, K> {
-        Objects::of(&self.scene)
-    }
-
-    /// A labeled source in the test's own namespace that mirrors to `to`.
-    pub(crate) async fn source(&self, name: &str, to: &[(&str, &str)]) -> K {
-        let mut source = K::with_data(name, &[("color", "blue")], true);
-        source.meta_mut().annotations =
-            Some(to.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect());
-        self.objects().create(&source).await
-    }
-
-    /// Waits until `namespace` holds an exact mirror of the source as it is now.
-    pub(crate) async fn mirror_in_sync(&self, namespace: &str, source_name: &str) -> K {
-        self.mirror_at_in_sync(namespace, source_name, source_name)
-            .await
-    }
-
-    /// Waits until `namespace` holds, at `name`, an exact mirror of the
-    /// source as it is now.
-    pub(crate) async fn mirror_at_in_sync(
-        &self,
-        namespace: &str,
-        source_name: &str,
-        name: &str,
-    ) -> K {
-        let objects = self.objects();
-        let key = K::digest_key(&objects).await;
-        let mirrors = self.api(namespace);
-        testenv::wait_for(
-            &format!("a mirror of {source_name} at {namespace}/{name}"),
-            PATIENCE,
-            || async {
-                let source = objects.api.get_opt(source_name).await.ok()??;
-                let mirror = mirrors.get_opt(name).await.ok()??;
-                is_exact_mirror(&mirror, &source, &key).then_some(mirror)
-            },
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e:#}"))
-    }
-
-    /// Waits until one of the Warnings `reason` about `regarding` (in the
-    /// test's namespace) says `says`.
-    pub(crate) async fn warned(&self, regarding: &str, reason: &str, says: &str) {
-        let what = format!("a {reason} Warning on {regarding} saying {says:?}");
-        testenv::wait_for(&what, PATIENCE, || async {
-            let events = self.scene.events(regarding, reason).await;
-            events.into_iter().find(|event| {
-                event.type_.as_deref() == Some("Warning")
-                    && event.note.as_deref().unwrap_or_default().contains(says)
-            })
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e:#}\n{}", self.controller().log_text()));
-    }
-
-    pub(crate) async fn no_mirror(&self, namespace: &str, name: &str) {
-        let api = self.api(namespace);
-        testenv::wait_for(&format!("no {name} in {namespace}"), PATIENCE, || async {
-            matches!(api.get_opt(name).await, Ok(None)).then_some(())
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e:#}"));
-    }
-
-    /// Deletes the test's sources and waits until every copy made from
-    /// them, anywhere, is gone, so the next test starts from a clean cluster.
-    pub(crate) async fn clean_up(mut self) {
-        if self.controller.is_none() {
-            self.start().await;
-        }
-        let sources = self.objects().api;
-        sources
-            .delete_collection(
-                &Default::default(),
-                &ListParams::default().labels(SOURCE_LABEL),
-            )
-            .await
-            .expect("delete sources");
-        let all: Api<K> = Api::all(self.scene.client.clone());
-        let ours = ListParams::default().labels("app.kubernetes.io/managed-by=configmap-mirror");
-        testenv::wait_for("every copy to be removed", PATIENCE, || async {
-            let left = all.list(&ours).await.ok()?;
-            let mine = left.items.iter().filter(|cm| {
-                configmap_mirror::contract::mirror_of(cm.meta())
-                    .is_some_and(|(ns, _)| ns == self.scene.namespace)
-                    || cm.namespace().as_deref() == Some(&self.scene.namespace)
-            });
-            (mine.count() == 0).then_some(())
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e:#}"));
-    }
-}
-
-impl World<ConfigMap> {
-    fn configmaps(&self, namespace: &str) -> Api<ConfigMap> {
-        self.api(namespace)
-    }
-}
-
-fn is_exact_mirror<K: TestKind>(mirror: &K, source: &K, key: &K::DigestKey) -> bool {
-    let annotations = mirror.annotations();
-    let of = format!(
-        "{}/{}",
-        source.namespace().unwrap_or_default(),
-        source.name_any()
-    );
-    mirror.same_content(source)
-        && annotations.get(CHECKSUM_ANNOTATION) == Some(&source.content_digest(key))
-        && annotations.get(MIRROR_OF_ANNOTATION) == Some(&of)
-        && annotations.get(MIRROR_OF_UID_ANNOTATION) == source.uid().as_ref()
-        && mirror.owner_references().is_empty()
-        && !mirror.labels().contains_key(SOURCE_LABEL)
-}
-
-pub(crate) fn to(glob: &str) -> (&'static str, &str) {
-    ("workshop.io/mirror-to", glob)
-}
 
 crate::for_each_kind!(
     a_source_is_mirrored_into_namespaces_chosen_by_glob_and_by_selector,
@@ -295,7 +52,7 @@ async fn a_source_is_mirrored_into_namespaces_chosen_by_glob_and_by_selector<K: 
     let glob = format!("{}-a,{}-b", world.prefix, world.prefix);
     let selector = format!("mirror-test={}", world.prefix);
     world
-        .source(
+        .mirrored(
             "shared",
             &[to(&glob), ("workshop.io/mirror-to-selector", &selector)],
         )
@@ -334,7 +91,7 @@ async fn a_source_is_mirrored_into_namespaces_chosen_by_glob_and_by_selector<K: 
 async fn a_namespace_created_later_receives_the_mirror<K: TestKind>() {
     let world = World::<K>::new("mt-later").await;
     world
-        .source("shared", &[to(&format!("{}-*", world.prefix))])
+        .mirrored("shared", &[to(&format!("{}-*", world.prefix))])
         .await;
     world.objects().companion_in_sync("shared").await;
 
@@ -346,7 +103,7 @@ async fn a_namespace_created_later_receives_the_mirror<K: TestKind>() {
 async fn consent_granted_brings_the_mirror_and_consent_withdrawn_removes_it<K: TestKind>() {
     let world = World::<K>::new("mt-consent").await;
     let target = world.namespace("t", false, &[]).await;
-    world.source("shared", &[to(&target)]).await;
+    world.mirrored("shared", &[to(&target)]).await;
     // The companion shows the source was reconciled: nothing went to `t`.
     world.objects().companion_in_sync("shared").await;
     assert!(
@@ -363,7 +120,7 @@ async fn consent_granted_brings_the_mirror_and_consent_withdrawn_removes_it<K: T
         .await;
     world.mirror_in_sync(&target, "shared").await;
     world.label_namespace(&target, K::CONSENT_LABEL, None).await;
-    world.no_mirror(&target, "shared").await;
+    world.objects_in(&target).wait_gone("shared").await;
     world.clean_up().await;
 }
 
@@ -371,7 +128,7 @@ async fn dropping_a_namespace_from_the_annotation_deletes_its_mirror<K: TestKind
     let world = World::<K>::new("mt-drop").await;
     let a = world.namespace("a", true, &[]).await;
     let b = world.namespace("b", true, &[]).await;
-    world.source("shared", &[to(&format!("{a},{b}"))]).await;
+    world.mirrored("shared", &[to(&format!("{a},{b}"))]).await;
     world.mirror_in_sync(&a, "shared").await;
     world.mirror_in_sync(&b, "shared").await;
 
@@ -382,7 +139,7 @@ async fn dropping_a_namespace_from_the_annotation_deletes_its_mirror<K: TestKind
             json!({"metadata": {"annotations": {"workshop.io/mirror-to": a}}}),
         )
         .await;
-    world.no_mirror(&b, "shared").await;
+    world.objects_in(&b).wait_gone("shared").await;
     world.mirror_in_sync(&a, "shared").await;
     world.clean_up().await;
 }
@@ -392,8 +149,8 @@ async fn unlabeling_or_deleting_the_source_removes_every_mirror<K: TestKind>() {
     let a = world.namespace("a", true, &[]).await;
     let b = world.namespace("b", true, &[]).await;
     let targets = format!("{a},{b}");
-    world.source("unlabeled", &[to(&targets)]).await;
-    world.source("deleted", &[to(&targets)]).await;
+    world.mirrored("unlabeled", &[to(&targets)]).await;
+    world.mirrored("deleted", &[to(&targets)]).await;
     for namespace in [&a, &b] {
         world.mirror_in_sync(namespace, "unlabeled").await;
         world.mirror_in_sync(namespace, "deleted").await;
@@ -402,8 +159,8 @@ async fn unlabeling_or_deleting_the_source_removes_every_mirror<K: TestKind>() {
     world.objects().unlabel("unlabeled").await;
     world.objects().delete("deleted").await;
     for namespace in [&a, &b] {
-        world.no_mirror(namespace, "unlabeled").await;
-        world.no_mirror(namespace, "deleted").await;
+        world.objects_in(namespace).wait_gone("unlabeled").await;
+        world.objects_in(namespace).wait_gone("deleted").await;
     }
     world.scene.wait_event("unlabeled", "MirrorDeleted").await;
     world.clean_up().await;
@@ -412,7 +169,7 @@ async fn unlabeling_or_deleting_the_source_removes_every_mirror<K: TestKind>() {
 async fn mirrors_edited_or_deleted_by_hand_are_restored<K: TestKind>() {
     let world = World::<K>::new("mt-heal").await;
     let a = world.namespace("a", true, &[]).await;
-    world.source("shared", &[to(&a)]).await;
+    world.mirrored("shared", &[to(&a)]).await;
     let first = world.mirror_in_sync(&a, "shared").await;
 
     let api = world.api(&a);
@@ -449,7 +206,7 @@ async fn an_unrelated_object_at_the_mirror_name_is_untouched_and_warned_about<K:
         )
         .await
         .expect("create the bystander");
-    world.source("shared", &[to(&format!("{a},{b}"))]).await;
+    world.mirrored("shared", &[to(&format!("{a},{b}"))]).await;
 
     world.mirror_in_sync(&b, "shared").await;
     let event = world.scene.wait_event("shared", "MirrorNameTaken").await;
@@ -474,7 +231,7 @@ async fn an_unrelated_object_at_the_mirror_name_is_untouched_and_warned_about<K:
 async fn of_two_sources_competing_for_one_name_the_first_keeps_it_without_flapping() {
     let world = World::<ConfigMap>::new("mt-rivals").await;
     let target = world.namespace("t", true, &[]).await;
-    world.source("shared", &[to(&target)]).await;
+    world.mirrored("shared", &[to(&target)]).await;
     let winner = world.mirror_in_sync(&target, "shared").await;
 
     let rival_namespace = world.namespace("rival", false, &[]).await;
@@ -539,7 +296,7 @@ async fn of_two_sources_competing_for_one_name_the_first_keeps_it_without_flappi
 async fn a_source_deleted_while_the_controller_is_down_loses_its_mirrors_at_start<K: TestKind>() {
     let mut world = World::<K>::new("mt-down").await;
     let a = world.namespace("a", true, &[]).await;
-    world.source("shared", &[to(&a)]).await;
+    world.mirrored("shared", &[to(&a)]).await;
     world.mirror_in_sync(&a, "shared").await;
     world.stop();
 
@@ -555,13 +312,13 @@ async fn a_source_deleted_while_the_controller_is_down_loses_its_mirrors_at_star
             .is_some()
     );
     world.start().await;
-    world.no_mirror(&a, "shared").await;
+    world.objects_in(&a).wait_gone("shared").await;
     world.clean_up().await;
 }
 
 async fn malformed_mirror_annotations_are_warned_about<K: TestKind>() {
     let world = World::<K>::new("mt-typo").await;
-    world.source("typo", &[to("Team_*")]).await;
+    world.mirrored("typo", &[to("Team_*")]).await;
     world.scene.wait_event("typo", "InvalidMirrorTargets").await;
     world.objects().companion_in_sync("typo").await;
     world.clean_up().await;
@@ -575,7 +332,7 @@ async fn malformed_mirror_annotations_are_warned_about<K: TestKind>() {
 async fn a_tenant_cannot_take_over_a_companion_name_in_another_namespace() {
     let world = World::<ConfigMap>::new("mt-tenant").await;
     let b = world.namespace("b", true, &[]).await;
-    world.source("app-synced", &[to(&b)]).await;
+    world.mirrored("app-synced", &[to(&b)]).await;
     let evil = world.mirror_in_sync(&b, "app-synced").await;
 
     let b_sources = world.configmaps(&b);
@@ -615,14 +372,15 @@ async fn a_tenant_cannot_take_over_a_companion_name_in_another_namespace() {
     // The tenant withdraws: its mirror goes, and b/app gets its companion.
     world
         .scene
-        .patch_json(
+        .configmaps()
+        .patch(
             "app-synced",
             json!({"metadata": {"annotations": {"workshop.io/mirror-to": null}}}),
         )
         .await;
     testenv::wait_for("b/app-synced to be b/app's companion", PATIENCE, || async {
         let companion = b_sources.get_opt("app-synced").await.ok()??;
-        common::is_exact_companion(&companion, &app).then_some(())
+        common::is_exact_companion(&companion, &app, &ConfigMapDigestKey::PLAIN).then_some(())
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
@@ -638,7 +396,7 @@ async fn a_tenant_cannot_take_over_a_companion_name_in_another_namespace() {
 async fn withdrawn_consent_removes_a_mirror_whose_source_annotation_is_malformed<K: TestKind>() {
     let world = World::<K>::new("mt-consent-typo").await;
     let b = world.namespace("b", true, &[]).await;
-    world.source("shared", &[to(&b)]).await;
+    world.mirrored("shared", &[to(&b)]).await;
     world.mirror_in_sync(&b, "shared").await;
 
     world
@@ -653,7 +411,7 @@ async fn withdrawn_consent_removes_a_mirror_whose_source_annotation_is_malformed
         .wait_event("shared", "InvalidMirrorTargets")
         .await;
     world.label_namespace(&b, K::CONSENT_LABEL, None).await;
-    world.no_mirror(&b, "shared").await;
+    world.objects_in(&b).wait_gone("shared").await;
     world.clean_up().await;
 }
 
@@ -684,9 +442,9 @@ async fn a_fabricated_mirror_never_makes_the_controller_post_events_elsewhere() 
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect(),
     );
-    world.scene.create(&forged).await;
+    world.scene.configmaps().create(&forged).await;
     // Nothing wants it, so it goes: the prune loop has handled it.
-    world.scene.wait_gone("forged").await;
+    world.scene.configmaps().wait_gone("forged").await;
     // The prune that deleted it decided whether to tell its source, and
     // says when it does not: any Event it posts is decided before this.
     let decided = format!("mirror={}/forged", world.prefix);
@@ -734,7 +492,7 @@ async fn a_part_that_waits_for_a_change_does_not_hold_back_a_sibling_s_retry() {
     );
     common::policy_enforced(&world.configmaps(&b), &long_name).await;
 
-    world.source(&long_name, &[to(&b)]).await;
+    world.mirrored(&long_name, &[to(&b)]).await;
     world
         .scene
         .wait_event(&long_name, "CompanionRejected")
@@ -761,7 +519,7 @@ async fn a_refused_mirror_is_retried_even_after_a_sibling_mirror_was_healed() {
     common::policy_enforced(&world.configmaps(&refusing), "shared").await;
 
     world
-        .source("shared", &[to(&format!("{refusing},{b}"))])
+        .mirrored("shared", &[to(&format!("{refusing},{b}"))])
         .await;
     world.scene.wait_event("shared", "CompanionRejected").await;
     world.mirror_in_sync(&b, "shared").await;
@@ -836,7 +594,7 @@ async fn a_secret_mirror_detached_by_an_earlier_release_is_taken_back_and_remove
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
     world.objects().delete("db").await;
-    world.no_mirror(&b, "db").await;
+    world.objects_in(&b).wait_gone("db").await;
     world.clean_up().await;
 }
 
@@ -847,12 +605,16 @@ async fn a_secret_mirror_detached_by_an_earlier_release_is_taken_back_and_remove
 async fn a_name_kubernetes_publishes_everywhere_is_never_mirrored() {
     let world = World::<ConfigMap>::new("mt-reserved").await;
     let b = world.namespace("b", true, &[]).await;
-    world.source("kube-root-ca.crt", &[to(&b)]).await;
+    world.mirrored("kube-root-ca.crt", &[to(&b)]).await;
     world
         .scene
         .wait_event("kube-root-ca.crt", "MirrorNameReserved")
         .await;
-    world.scene.companion_in_sync("kube-root-ca.crt").await;
+    world
+        .scene
+        .configmaps()
+        .companion_in_sync("kube-root-ca.crt")
+        .await;
     // The Warning is posted once the reconcile that refused has ended,
     // having written no mirror; it is retried only on a change, and every
     // reconcile after (woken by the companion's write) refuses the same.
@@ -880,10 +642,10 @@ async fn the_work_follows_what_changed() {
         world.namespace("c2", false, &[]).await,
     ];
     for i in 0..SOURCES {
-        world.source(&format!("s{i}"), &[to(&b)]).await;
+        world.mirrored(&format!("s{i}"), &[to(&b)]).await;
     }
     world
-        .source("canary", &[to(&format!("{},{}", canaries[0], canaries[1]))])
+        .mirrored("canary", &[to(&format!("{},{}", canaries[0], canaries[1]))])
         .await;
     for i in 0..SOURCES {
         world.mirror_in_sync(&b, &format!("s{i}")).await;
@@ -903,8 +665,8 @@ async fn the_work_follows_what_changed() {
     );
 
     let compared = settled(controller, "configmap_mirror_resync_objects_total").await;
-    world.scene.delete("s0").await;
-    world.no_mirror(&b, "s0").await;
+    world.scene.configmaps().delete("s0").await;
+    world.objects_in(&b).wait_gone("s0").await;
     assert_eq!(
         controller
             .metric("configmap_mirror_resync_objects_total", "")
@@ -965,21 +727,25 @@ async fn a_source_listing_tens_of_thousands_of_namespaces_is_refused_and_starves
     let leases: Api<Lease> = Api::namespaced(world.scene.client.clone(), &namespace);
     let lease_before = leases.get(common::LEASE).await.expect("the lease").spec;
     let b = world.namespace("b", true, &[]).await;
-    world.scene.create(&mk_source("other", &[("a", "1")])).await;
-    world.scene.companion_in_sync("other").await;
+    world
+        .scene
+        .configmaps()
+        .create(&mk_source("other", &[("a", "1")]))
+        .await;
+    world.scene.configmaps().companion_in_sync("other").await;
 
     let patterns = |prefix: &str| {
         let mut list: Vec<String> = (0..PATTERNS).map(|i| format!("{prefix}{i}")).collect();
         list.push(b.clone());
         list.join(",")
     };
-    world.source("flood", &[to(&patterns("p"))]).await;
+    world.mirrored("flood", &[to(&patterns("p"))]).await;
     for round in 0..6 {
         let patch = json!({"metadata": {"annotations": {"workshop.io/mirror-to": patterns(&format!("r{round}-"))}}});
-        world.scene.patch_json("flood", patch).await;
+        world.scene.configmaps().patch("flood", patch).await;
     }
-    world.scene.delete("other-synced").await;
-    world.scene.companion_in_sync("other").await;
+    world.scene.configmaps().delete("other-synced").await;
+    world.scene.configmaps().companion_in_sync("other").await;
 
     let warning = world
         .scene
@@ -987,8 +753,8 @@ async fn a_source_listing_tens_of_thousands_of_namespaces_is_refused_and_starves
         .await;
     let note = warning.note.unwrap_or_default();
     assert!(note.contains("over the limit of 8192 bytes"), "{note}");
-    world.scene.companion_in_sync("flood").await;
-    world.no_mirror(&b, "flood").await;
+    world.scene.configmaps().companion_in_sync("flood").await;
+    world.objects_in(&b).wait_gone("flood").await;
     let lease_after = leases.get(common::LEASE).await.expect("the lease").spec;
     assert_eq!(
         lease_after.as_ref().and_then(|s| s.acquire_time.clone()),
@@ -1010,11 +776,11 @@ async fn a_source_listing_tens_of_thousands_of_namespaces_is_refused_and_starves
 async fn mirrors_of_a_name_reserved_later_are_removed() {
     let mut world = World::<ConfigMap>::new("mt-reserved-later").await;
     let b = world.namespace("b", true, &[]).await;
-    world.source("app", &[to(&b)]).await;
+    world.mirrored("app", &[to(&b)]).await;
     world.mirror_in_sync(&b, "app").await;
     world.stop();
     world.start_with(&["--reserved-names", "other,app"]).await;
-    world.no_mirror(&b, "app").await;
+    world.objects_in(&b).wait_gone("app").await;
     let warning = world.scene.wait_event("app", "MirrorNameReserved").await;
     assert!(
         warning
@@ -1024,9 +790,10 @@ async fn mirrors_of_a_name_reserved_later_are_removed() {
     );
     world
         .scene
-        .patch_json("app", json!({"data": {"color": "green"}}))
+        .configmaps()
+        .patch("app", json!({"data": {"color": "green"}}))
         .await;
-    world.scene.companion_in_sync("app").await;
+    world.scene.configmaps().companion_in_sync("app").await;
     world.clean_up().await;
 }
 
@@ -1090,16 +857,18 @@ async fn copies_of_a_release_without_the_install_marker_end_right_after_an_upgra
     world.stop();
     let b = world.namespace("b", true, &[]).await;
     let home = world.scene.namespace.clone();
-    let gone = world.source("gone", &[to(&b)]).await;
-    let kept = world.source("kept", &[to(&b)]).await;
+    let gone = world.mirrored("gone", &[to(&b)]).await;
+    let kept = world.mirrored("kept", &[to(&b)]).await;
     let theirs = world
         .scene
+        .configmaps()
         .create(&mk_unmanaged("theirs", &[("color", "red")]))
         .await;
     for (source, mirror_too) in [(&gone, true), (&kept, true), (&theirs, false)] {
         let companion = format!("{}-synced", source.name_any());
         world
             .scene
+            .configmaps()
             .create(&unmarked_copy(source, &home, &companion, false))
             .await;
         if mirror_too {
@@ -1122,16 +891,17 @@ async fn copies_of_a_release_without_the_install_marker_end_right_after_an_upgra
         .await
         .expect("create the mirror");
 
-    world.scene.delete("gone").await;
+    world.scene.configmaps().delete("gone").await;
     world
         .scene
-        .patch_json("kept", json!({"data": {"color": "green"}}))
+        .configmaps()
+        .patch("kept", json!({"data": {"color": "green"}}))
         .await;
     world.start().await;
 
-    world.no_mirror(&b, "gone").await;
+    world.objects_in(&b).wait_gone("gone").await;
     let mirror = world.mirror_in_sync(&b, "kept").await;
-    let companion = world.scene.companion_in_sync("kept").await;
+    let companion = world.scene.configmaps().companion_in_sync("kept").await;
     for copy in [&mirror, &companion] {
         assert!(
             copy.annotations()
@@ -1146,8 +916,15 @@ async fn copies_of_a_release_without_the_install_marker_end_right_after_an_upgra
         .expect("get")
         .expect("the unmarked mirror of a source this install does not manage stays");
     assert_eq!(still.resource_version(), theirs_mirror.resource_version());
-    assert!(world.scene.get("theirs-synced").await.is_some());
-    world.scene.delete("theirs-synced").await;
+    assert!(
+        world
+            .scene
+            .configmaps()
+            .get("theirs-synced")
+            .await
+            .is_some()
+    );
+    world.scene.configmaps().delete("theirs-synced").await;
     world
         .configmaps(&b)
         .delete("theirs", &Default::default())

@@ -363,10 +363,13 @@ async fn every_series_the_dashboard_queries_is_exported_by_the_binary() {
     let controller = scene.start_controller(&[]).await;
     // Work that makes every family of series hold a sample: a copy written,
     // healed and a source counted.
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
-    scene.delete("colors-synced").await;
-    scene.companion_in_sync("colors").await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("colors").await;
+    scene.configmaps().delete("colors-synced").await;
+    scene.configmaps().companion_in_sync("colors").await;
     // And a ClusterMirror's targets counted, by a cluster-wide controller
     // (the only kind that serves ClusterMirrors), into no namespace: no
     // namespace has the label it selects.

@@ -64,8 +64,8 @@ async fn a_copy_of_a_companion_under_another_name_is_never_pruned<K: TestKind>()
     let scene = Scene::new("not-ours-backup").await;
     let objects = Objects::<K>::of(&scene);
     let _mirror = objects.start_controller(&[]).await;
-    objects.source("canary", &[("a", "1")]).await;
-    objects.source("colors", &[("a", "1")]).await;
+    objects.source("canary", &[("a", "1")], &[]).await;
+    objects.source("colors", &[("a", "1")], &[]).await;
     copy_of_companion(&objects, "colors", "colors-backup").await;
     stays(&objects, "colors-backup").await;
     // Even once its source is no longer managed.
@@ -79,8 +79,8 @@ async fn two_installs_with_different_suffixes_leave_each_other_s_copies_alone<K:
     let objects = Objects::<K>::of(&scene);
     let synced = objects.start_controller(&[]).await;
     let copied = objects.start_controller(&["--suffix=-copy"]).await;
-    objects.source("canary", &[("a", "1")]).await;
-    objects.source("colors", &[("a", "1")]).await;
+    objects.source("canary", &[("a", "1")], &[]).await;
+    objects.source("colors", &[("a", "1")], &[]).await;
     objects.companion_in_sync("colors").await;
     testenv::wait_for("colors-copy", PATIENCE, || async {
         objects.get("colors-copy").await.map(|_| ())
@@ -108,7 +108,7 @@ async fn a_source_being_deleted_gets_no_new_companion<K: TestKind>() {
     let scene = Scene::new("not-ours-deleting").await;
     let objects = Objects::<K>::of(&scene);
     let _mirror = objects.start_controller(&[]).await;
-    objects.source("canary", &[("a", "1")]).await;
+    objects.source("canary", &[("a", "1")], &[]).await;
     let mut source = K::with_data("colors", &[("a", "1")], true);
     source.meta_mut().finalizers = Some(vec!["workshop.io/test-hold".into()]);
     objects.create(&source).await;
@@ -137,7 +137,7 @@ async fn a_source_being_deleted_gets_no_new_companion<K: TestKind>() {
 async fn an_object_with_a_plain_owner_reference_to_the_source_is_not_adopted<K: TestKind>() {
     let scene = Scene::new("not-ours-plain-owner").await;
     let objects = Objects::<K>::of(&scene);
-    let source = objects.source("colors", &[("a", "1")]).await;
+    let source = objects.source("colors", &[("a", "1")], &[]).await;
     let mut theirs = K::with_data("colors-synced", &[("theirs", "x")], false);
     theirs.meta_mut().owner_references = Some(vec![OwnerReference {
         api_version: "v1".into(),

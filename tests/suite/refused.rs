@@ -87,7 +87,7 @@ async fn a_helm_release_record_is_never_a_source<K: TestKind>() {
         ))
         .await;
     // An ordinary source alongside is copied as always.
-    objects.source("web-settings", &[("a", "1")]).await;
+    objects.source("web-settings", &[("a", "1")], &[]).await;
     objects.companion_in_sync("web-settings").await;
 
     for name in ["sh.helm.release.v1.web.v1", "web-record"] {
@@ -116,7 +116,7 @@ async fn a_helm_2_release_record_is_never_a_source() {
             labels,
         ))
         .await;
-    objects.source("web-settings", &[("a", "1")]).await;
+    objects.source("web-settings", &[("a", "1")], &[]).await;
     objects.companion_in_sync("web-settings").await;
     let note = refused_as_a_source(&scene, "web.v1").await;
     assert!(note.contains("OWNER=TILLER"), "{note}");
@@ -510,13 +510,16 @@ async fn a_long_denial_of_a_configmap_copy_is_cut() {
     );
     common::kubectl_apply(&scene, &manifest);
     common::refusal_enforced(
-        &scene.configmaps(),
+        &scene.configmaps().api,
         &common::mk_unmanaged("probe-synced", &[]),
     )
     .await;
 
     let controller = scene.start_controller(&[]).await;
-    scene.create(&mk_source("settings", &[("a", "1")])).await;
+    scene
+        .configmaps()
+        .create(&mk_source("settings", &[("a", "1")]))
+        .await;
     let note = copy_refusal(&scene, "settings").await;
     assert!(
         note.contains(&policy) && note.contains("refused: abcdefghij"),

@@ -179,15 +179,18 @@ async fn a_configmap_and_a_secret_of_one_name_are_independent() {
     let scene = Scene::new("secret-twins").await;
     let secrets = Objects::<Secret>::of(&scene);
     let _controller = secrets.start_controller(&[]).await;
-    scene.create(&mk_source("twin", &[("a", "1")])).await;
+    scene
+        .configmaps()
+        .create(&mk_source("twin", &[("a", "1")]))
+        .await;
     secrets
         .create(&mk_secret("twin", "Opaque", &[("a", "2")]))
         .await;
-    scene.companion_in_sync("twin").await;
+    scene.configmaps().companion_in_sync("twin").await;
     let secret_copy = secrets.companion_in_sync("twin").await;
 
-    scene.delete("twin-synced").await;
-    scene.companion_in_sync("twin").await;
+    scene.configmaps().delete("twin-synced").await;
+    scene.configmaps().companion_in_sync("twin").await;
     let untouched = secrets.get("twin-synced").await.expect("the Secret copy");
     assert_eq!(untouched.resource_version(), secret_copy.resource_version());
 
@@ -198,7 +201,7 @@ async fn a_configmap_and_a_secret_of_one_name_are_independent() {
         )
         .await;
     secrets.wait_gone("twin-synced").await;
-    let configmaps: Api<ConfigMap> = scene.configmaps();
+    let configmaps: Api<ConfigMap> = scene.configmaps().api;
     assert!(configmaps.get_opt("twin-synced").await.unwrap().is_some());
 }
 
@@ -397,8 +400,11 @@ async fn without_secret_rights_readyz_says_so_and_configmaps_are_still_mirrored(
         "{}",
         controller.log_text()
     );
-    scene.create(&mk_source("still", &[("a", "1")])).await;
-    scene.companion_in_sync("still").await;
+    scene
+        .configmaps()
+        .create(&mk_source("still", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("still").await;
 
     // Granted: Secrets are mirrored, without a restart.
     common::kubectl_apply(

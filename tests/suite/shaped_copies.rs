@@ -19,7 +19,7 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use crate::common::{PATIENCE, TestKind};
-use crate::mirroring::{World, to};
+use crate::common::{World, to};
 
 mod explain;
 mod restart;
@@ -67,17 +67,15 @@ fn checksum<K: TestKind>(copy: &K) -> Option<&String> {
 
 /// A source in the test's namespace with `data`, mirrored to `<prefix>-*`,
 /// with `workshop.io/mirror-keys: keys`.
-async fn source<K: TestKind>(world: &World<K>, name: &str, data: &[(&str, &str)], keys: &str) {
-    let mut source = K::with_data(name, data, true);
+async fn keyed_source<K: TestKind>(
+    world: &World<K>,
+    name: &str,
+    data: &[(&str, &str)],
+    keys: &str,
+) {
     let targets = format!("{}-*", world.prefix);
-    let (to_key, to_value) = to(&targets);
-    source.meta_mut().annotations = Some(
-        [(to_key, to_value), (MIRROR_KEYS_ANNOTATION, keys)]
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect(),
-    );
-    world.objects().create(&source).await;
+    let annotations = [to(&targets), (MIRROR_KEYS_ANNOTATION, keys)];
+    world.objects().source(name, data, &annotations).await;
 }
 
 async fn a_source_s_companion_and_mirrors_hold_only_the_keys_its_annotation_chooses<K: TestKind>() {
@@ -90,7 +88,7 @@ async fn a_source_s_companion_and_mirrors_hold_only_the_keys_its_annotation_choo
         ("keep.me", "4"),
         ("skip.me", "5"),
     ];
-    source(&world, "shaped", &data, "a, b=bee, *.me, !skip.*").await;
+    keyed_source(&world, "shaped", &data, "a, b=bee, *.me, !skip.*").await;
     let held = ["a", "bee", "keep.me"];
     let companion = world.holding(&world.prefix, "shaped-synced", &held).await;
     let mirror = world.holding(&team, "shaped", &held).await;
@@ -133,7 +131,7 @@ async fn a_source_s_companion_and_mirrors_hold_only_the_keys_its_annotation_choo
 async fn a_change_of_a_key_no_copy_holds_writes_nothing<K: TestKind>() {
     let world = World::<K>::new("sk-quiet").await;
     let team = world.namespace("team", true, &[]).await;
-    source(&world, "quiet", &[("a", "1"), ("b", "2")], "a").await;
+    keyed_source(&world, "quiet", &[("a", "1"), ("b", "2")], "a").await;
     let carried = json!({"labels": {"tier": "gold"}, "annotations": {COPY_LABELS: "tier"}});
     world
         .objects()
@@ -185,7 +183,7 @@ async fn an_exact_key_the_source_lacks_is_warned_about_and_the_copies_are_writte
 >() {
     let world = World::<K>::new("sk-missing").await;
     let team = world.namespace("team", true, &[]).await;
-    source(&world, "lacking", &[("a", "1")], "a, nope, other.*").await;
+    keyed_source(&world, "lacking", &[("a", "1")], "a, nope, other.*").await;
     world.holding(&world.prefix, "lacking-synced", &["a"]).await;
     world.holding(&team, "lacking", &["a"]).await;
     world.warned("lacking", "KeyMissing", "nope").await;
@@ -224,7 +222,7 @@ async fn each_malformed_list_of_keys_is_warned_about_and_leaves_the_copies_as_th
     let mut written = Vec::new();
     for at in 0..malformed.len() {
         let name = format!("typo-{at}");
-        source(&world, &name, &[("a", "1"), ("b", "2")], "a").await;
+        keyed_source(&world, &name, &[("a", "1"), ("b", "2")], "a").await;
         let companion = world
             .holding(&world.prefix, &format!("{name}-synced"), &["a"])
             .await;

@@ -23,7 +23,9 @@ async fn a_source_created_labeled_gets_an_exact_companion_and_a_normal_event<K: 
     let scene = Scene::new("created").await;
     let objects = Objects::<K>::of(&scene);
     let _mirror = objects.start_controller(&[]).await;
-    objects.source("colors", &[("a", "1"), ("b", "2")]).await;
+    objects
+        .source("colors", &[("a", "1"), ("b", "2")], &[])
+        .await;
 
     let companion = objects.companion_in_sync("colors").await;
     assert!(companion.annotations().get("note").is_none());
@@ -41,8 +43,8 @@ async fn binary_data_is_copied_exactly() {
         "blob",
         &[0, 159, 255, 10],
     );
-    scene.create(&source).await;
-    let companion = scene.companion_in_sync("colors").await;
+    scene.configmaps().create(&source).await;
+    let companion = scene.configmaps().companion_in_sync("colors").await;
     assert_eq!(
         companion.binary_data.unwrap_or_default()["blob"].0,
         [0, 159, 255, 10]
@@ -71,7 +73,7 @@ async fn a_changed_source_is_followed_by_its_companion_and_checksum<K: TestKind>
     let scene = Scene::new("changed").await;
     let objects = Objects::<K>::of(&scene);
     let _mirror = objects.start_controller(&[]).await;
-    objects.source("colors", &[("a", "1")]).await;
+    objects.source("colors", &[("a", "1")], &[]).await;
     let before = objects.companion_in_sync("colors").await;
 
     objects
@@ -89,7 +91,7 @@ async fn deleting_the_source_lets_the_garbage_collector_remove_the_companion<K: 
     let scene = Scene::new("gc").await;
     let objects = Objects::<K>::of(&scene);
     let controller = objects.start_controller(&[]).await;
-    objects.source("colors", &[("a", "1")]).await;
+    objects.source("colors", &[("a", "1")], &[]).await;
     objects.companion_in_sync("colors").await;
     // Without the controller, only the garbage collector can remove it.
     assert!(controller.stop().success());
@@ -108,8 +110,8 @@ async fn removing_the_label_deletes_the_companion_and_nothing_else<K: TestKind>(
     let scene = Scene::new("unlabeled").await;
     let objects = Objects::<K>::of(&scene);
     let _mirror = objects.start_controller(&[]).await;
-    objects.source("colors", &[("a", "1")]).await;
-    objects.source("keep", &[("a", "1")]).await;
+    objects.source("colors", &[("a", "1")], &[]).await;
+    objects.source("keep", &[("a", "1")], &[]).await;
     objects.companion_in_sync("colors").await;
     let kept = objects.companion_in_sync("keep").await;
 
@@ -131,7 +133,7 @@ async fn a_label_value_other_than_true_counts_as_unlabeled<K: TestKind>() {
     let scene = Scene::new("relabeled").await;
     let objects = Objects::<K>::of(&scene);
     let _mirror = objects.start_controller(&[]).await;
-    objects.source("colors", &[("a", "1")]).await;
+    objects.source("colors", &[("a", "1")], &[]).await;
     objects.companion_in_sync("colors").await;
 
     objects
@@ -147,11 +149,11 @@ async fn a_source_recreated_under_the_same_name_owns_the_companion_with_its_new_
     let scene = Scene::new("recreated").await;
     let objects = Objects::<K>::of(&scene);
     let _mirror = objects.start_controller(&[]).await;
-    let first = objects.source("colors", &[("a", "old")]).await;
+    let first = objects.source("colors", &[("a", "old")], &[]).await;
     objects.companion_in_sync("colors").await;
 
     objects.delete("colors").await;
-    let second = objects.source("colors", &[("a", "new")]).await;
+    let second = objects.source("colors", &[("a", "new")], &[]).await;
     assert_ne!(first.uid(), second.uid());
     let companion = objects.companion_in_sync("colors").await;
     assert_eq!(
@@ -165,12 +167,12 @@ async fn a_source_named_like_a_companion_is_ordinary_and_grows_no_chain<K: TestK
     let scene = Scene::new("suffixed").await;
     let objects = Objects::<K>::of(&scene);
     let controller = objects.start_controller(&[]).await;
-    objects.source("x-synced", &[("a", "1")]).await;
+    objects.source("x-synced", &[("a", "1")], &[]).await;
     objects.companion_in_sync("x-synced").await;
 
     // Once converged the controller keeps writing nothing: no third link.
     let writes = controller.writes_reaching(1.0).await;
-    objects.source("marker", &[]).await;
+    objects.source("marker", &[], &[]).await;
     objects.companion_in_sync("marker").await;
     assert_eq!(controller.writes_reaching(writes + 1.0).await, writes + 1.0);
     assert!(objects.get("x-synced-synced-synced").await.is_none());

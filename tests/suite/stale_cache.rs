@@ -111,13 +111,17 @@ async fn log_or_cluster(
 async fn a_source_unlabeled_while_the_watches_were_frozen_gets_no_companion_of_its_new_content() {
     let scene = Scene::new("stale-unlabeled").await;
     hold_lease(&scene).await;
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
     let (proxy, controller) = standby_via_proxy(&scene).await;
     // Cached: a managed source with no companion yet.
 
     proxy.freeze_open_connections().expect("freeze the watches");
     scene
-        .patch_json(
+        .configmaps()
+        .patch(
             "colors",
             json!({"metadata": {"labels": {common::SOURCE_LABEL: null}}, "data": {"a": "2"}}),
         )
@@ -128,10 +132,10 @@ async fn a_source_unlabeled_while_the_watches_were_frozen_gets_no_companion_of_i
         &controller,
         "the controller to find its cached source stale, or to write a companion",
         |log| log.contains("changed since it was cached: it no longer matches the source selector"),
-        async || scene.get("colors-synced").await.is_some(),
+        async || scene.configmaps().get("colors-synced").await.is_some(),
     )
     .await;
-    let companion = scene.get("colors-synced").await;
+    let companion = scene.configmaps().get("colors-synced").await;
     assert!(
         refused && companion.is_none(),
         "a companion was written for a source that is no longer managed: {:?}",
@@ -144,12 +148,15 @@ async fn a_source_unlabeled_while_the_watches_were_frozen_gets_no_companion_of_i
 async fn a_companion_claimed_while_the_watches_were_frozen_is_not_pruned() {
     let scene = Scene::new("stale-claimed").await;
     let first = scene.start_controller(&[]).await;
-    scene.create(&mk_source("colors", &[("a", "1")])).await;
-    scene.companion_in_sync("colors").await;
+    scene
+        .configmaps()
+        .create(&mk_source("colors", &[("a", "1")]))
+        .await;
+    scene.configmaps().companion_in_sync("colors").await;
     assert!(first.stop().success());
     hold_lease(&scene).await;
     // No longer managed: its companion is to be pruned, once someone leads.
-    scene.unlabel("colors").await;
+    scene.configmaps().unlabel("colors").await;
     let (proxy, controller) = standby_via_proxy(&scene).await;
 
     proxy.freeze_open_connections().expect("freeze the watches");
@@ -157,6 +164,7 @@ async fn a_companion_claimed_while_the_watches_were_frozen_is_not_pruned() {
     // ours. The cache still holds it as it was.
     scene
         .configmaps()
+        .api
         .patch(
             "colors-synced",
             &PatchParams::default(),
@@ -177,11 +185,11 @@ async fn a_companion_claimed_while_the_watches_were_frozen_is_not_pruned() {
                 line.contains("could not prune copy") && line.contains("the cache was stale")
             })
         },
-        async || scene.get("colors-synced").await.is_none(),
+        async || scene.configmaps().get("colors-synced").await.is_none(),
     )
     .await;
     assert!(
-        refused && scene.get("colors-synced").await.is_some(),
+        refused && scene.configmaps().get("colors-synced").await.is_some(),
         "the claimed object was deleted on what the cache said of it before the claim"
     );
     proxy.thaw_open_connections().expect("thaw");

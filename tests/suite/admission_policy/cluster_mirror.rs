@@ -30,10 +30,10 @@ async fn apply_cluster_mirror<K: TestKind>(
     let mut object = DynamicObject::new(name, &crate::cluster_mirror::resource());
     object.data = json!({"spec": {
         "source": {"kind": K::kind(&()), "namespace": RELEASE_NAMESPACE, "name": source},
-        "target": {"namespaceSelector": {"matchLabels": {"cmir-target": world.targets}}},
+        "target": {"namespaceSelector": {"matchLabels": {"cmir-target": targets(world)}}},
         "deletionPolicy": deletion_policy,
     }});
-    cluster_mirrors(&world.client)
+    cluster_mirrors(&world.scene.client)
         .create(&PostParams::default(), &object)
         .await
         .unwrap_or_else(|e| panic!("create ClusterMirror {name}: {e}"))
@@ -56,10 +56,10 @@ async fn set_up<K: TestKind>(world: &World<K>, name: &str) {
 /// Labels the world's target namespace as the ClusterMirrors of
 /// [`apply_cluster_mirror`] select it.
 async fn select_targets<K: TestKind>(world: &World<K>) {
-    let label = json!({"metadata": {"labels": {"cmir-target": world.targets}}});
-    Api::<Namespace>::all(world.client.clone())
+    let label = json!({"metadata": {"labels": {"cmir-target": targets(world)}}});
+    Api::<Namespace>::all(world.scene.client.clone())
         .patch(
-            &world.targets,
+            &targets(world),
             &PatchParams::default(),
             &Patch::Merge(&label),
         )
@@ -69,8 +69,8 @@ async fn select_targets<K: TestKind>(world: &World<K>) {
 
 /// Waits until the target namespace holds `name` that `check` accepts.
 async fn target_copy<K: TestKind>(world: &World<K>, name: &str, check: impl Fn(&K) -> bool) -> K {
-    let api = world.api(&world.targets);
-    wait_for(&format!("{}/{name}", world.targets), PATIENCE, || async {
+    let api = world.api(&targets(world));
+    wait_for(&format!("{}/{name}", targets(world)), PATIENCE, || async {
         api.get_opt(name).await.ok()?.filter(|copy| check(copy))
     })
     .await
@@ -83,9 +83,9 @@ fn of_cluster_mirror<K: TestKind>(copy: &K, name: &str) -> bool {
 
 #[tokio::test]
 async fn the_crd_deleted_and_created_again_keeps_the_copies_until_applied_again_and_deleted() {
-    let mut world = World::<ConfigMap>::new("vap-cmir-crd").await;
+    let mut world = world::<ConfigMap>("vap-cmir-crd").await;
     world.start().await;
-    let name = format!("{}-ca", world.sources);
+    let name = format!("{}-ca", world.scene.namespace);
     set_up(&world, &name).await;
     apply_cluster_mirror(&world, &name, &name, "Delete").await;
     let before = target_copy(&world, &name, |c| of_cluster_mirror(c, &name)).await;
@@ -93,24 +93,24 @@ async fn the_crd_deleted_and_created_again_keeps_the_copies_until_applied_again_
     // The prune of the copy its ClusterMirror's deletion (with the CRD)
     // woke keeps it as an orphan; once the CRD is back, so does the prune
     // of every ClusterMirror copy the new list wakes.
-    let controller = world.controller.as_ref().expect("the controller runs");
-    let copy = format!("{}/{name}", world.targets);
-    delete_crd(&world.client).await;
+    let controller = world.controller();
+    let copy = format!("{}/{name}", targets(&world));
+    delete_crd(&world.scene.client).await;
     let kept = orphan_prunes_reaching(controller, &copy, 1).await;
-    install_crd(&world.client).await;
+    install_crd(&world.scene.client).await;
     orphan_prunes_reaching(controller, &copy, kept + 1).await;
     let kept = world
-        .api(&world.targets)
+        .api(&targets(&world))
         .get_opt(&name)
         .await
         .expect("get the copy")
-        .unwrap_or_else(|| panic!("the copy is gone\n{}", controller_log(&world)));
+        .unwrap_or_else(|| panic!("the copy is gone\n{}", controller.log_text()));
     assert_eq!(kept.uid(), before.uid());
     assert_eq!(kept.resource_version(), before.resource_version());
     // An orphan is still a copy to the policy: nobody deletes it by hand.
     refused(
         world
-            .api(&world.targets)
+            .api(&targets(&world))
             .delete(&name, &DeleteParams::default())
             .await
             .map(|_| kept.clone()),
@@ -128,11 +128,11 @@ async fn the_crd_deleted_and_created_again_keeps_the_copies_until_applied_again_
     .await;
     assert_eq!(adopted.uid(), before.uid(), "adopted in place");
     assert!(adopted.same_content(&before));
-    cluster_mirrors(&world.client)
+    cluster_mirrors(&world.scene.client)
         .delete(&name, &DeleteParams::default())
         .await
         .expect("delete the ClusterMirror");
-    world.wait_gone(&world.targets, &name).await;
+    world.objects_in(&targets(&world)).wait_gone(&name).await;
     world
         .api(RELEASE_NAMESPACE)
         .delete(&name, &DeleteParams::default())
@@ -142,14 +142,14 @@ async fn the_crd_deleted_and_created_again_keeps_the_copies_until_applied_again_
 }
 
 async fn deletion_policy_orphan_releases_copies_an_admin_may_then_edit_and_delete<K: TestKind>() {
-    let mut world = World::<K>::new("vap-cmir-orphan").await;
+    let mut world = world::<K>("vap-cmir-orphan").await;
     world.start().await;
-    let name = format!("{}-rel", world.sources);
+    let name = format!("{}-rel", world.scene.namespace);
     set_up(&world, &name).await;
     apply_cluster_mirror(&world, &name, &name, "Orphan").await;
     let before = target_copy(&world, &name, |c| of_cluster_mirror(c, &name)).await;
 
-    cluster_mirrors(&world.client)
+    cluster_mirrors(&world.scene.client)
         .delete(&name, &DeleteParams::default())
         .await
         .expect("delete the ClusterMirror");
@@ -171,8 +171,8 @@ async fn deletion_policy_orphan_releases_copies_an_admin_may_then_edit_and_delet
     // The controller follows its copies by their managed-by label, gone
     // (checked above): no event of the edit reaches it to undo it.
     let edited = world
-        .patch(
-            &world.targets,
+        .try_patch(
+            &targets(&world),
             &name,
             &K::data_patch(&[("key", Some("edited"))]),
         )
@@ -180,7 +180,7 @@ async fn deletion_policy_orphan_releases_copies_an_admin_may_then_edit_and_delet
         .unwrap_or_else(|e| panic!("edit the released copy: {e}"));
     assert!(!edited.same_content(&before), "the edit was made");
     world
-        .api(&world.targets)
+        .api(&targets(&world))
         .delete(&name, &DeleteParams::default())
         .await
         .unwrap_or_else(|e| panic!("delete the released copy: {e}"));
@@ -196,14 +196,14 @@ async fn deletion_policy_orphan_releases_copies_an_admin_may_then_edit_and_delet
 /// policy as any other: an admin may neither edit nor delete it.
 #[tokio::test]
 async fn a_published_configmap_is_guarded_as_any_copy() {
-    let mut world = World::<ConfigMap>::new("vap-cmir-pub").await;
+    let mut world = world::<ConfigMap>("vap-cmir-pub").await;
     world.start().await;
     select_targets(&world).await;
-    let name = format!("{}-tls", world.sources);
+    let name = format!("{}-tls", world.scene.namespace);
     let data = [("tls.crt", "crt"), ("tls.key", VALUE), ("ca.crt", "ca")];
     let mut tls = Secret::with_data(&name, &data, false);
     tls.type_ = Some("kubernetes.io/tls".into());
-    let secrets: Api<Secret> = Api::namespaced(world.client.clone(), RELEASE_NAMESPACE);
+    let secrets: Api<Secret> = Api::namespaced(world.scene.client.clone(), RELEASE_NAMESPACE);
     secrets
         .create(&PostParams::default(), &tls)
         .await
@@ -214,10 +214,10 @@ async fn a_published_configmap_is_guarded_as_any_copy() {
         "target": {
             "kind": "ConfigMap",
             "keys": [{"key": "ca.crt"}],
-            "namespaceSelector": {"matchLabels": {"cmir-target": world.targets}},
+            "namespaceSelector": {"matchLabels": {"cmir-target": targets(&world)}},
         },
     }});
-    cluster_mirrors(&world.client)
+    cluster_mirrors(&world.scene.client)
         .create(&PostParams::default(), &object)
         .await
         .unwrap_or_else(|e| panic!("create ClusterMirror {name}: {e}"));
@@ -238,40 +238,30 @@ async fn a_published_configmap_is_guarded_as_any_copy() {
         ),
     ];
     for edit in &edits {
-        world
-            .refused_edit(&world.targets, &name, edit, &source)
-            .await;
+        refused_edit(&world, &targets(&world), &name, edit, &source).await;
     }
     let copy = world
-        .api(&world.targets)
+        .api(&targets(&world))
         .get(&name)
         .await
         .expect("the copy");
     refused(
         world
-            .api(&world.targets)
+            .api(&targets(&world))
             .delete(&name, &DeleteParams::default())
             .await
             .map(|_| copy.clone()),
         "deleting a published ConfigMap",
     );
 
-    cluster_mirrors(&world.client)
+    cluster_mirrors(&world.scene.client)
         .delete(&name, &DeleteParams::default())
         .await
         .expect("delete the ClusterMirror");
-    world.wait_gone(&world.targets, &name).await;
+    world.objects_in(&targets(&world)).wait_gone(&name).await;
     secrets
         .delete(&name, &DeleteParams::default())
         .await
         .expect("delete the Secret");
     world.finish().await;
-}
-
-fn controller_log<K>(world: &World<K>) -> String {
-    world
-        .controller
-        .as_ref()
-        .map(ControllerProcess::log_text)
-        .unwrap_or_default()
 }

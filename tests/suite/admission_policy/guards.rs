@@ -7,6 +7,8 @@
 
 use super::*;
 
+use std::path::PathBuf;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 crate::for_each_kind!(
@@ -15,10 +17,10 @@ crate::for_each_kind!(
 );
 
 async fn deleting_a_copy_is_refused_saying_how_to_stop_receiving_it<K: TestKind>() {
-    let mut world = World::<K>::new("vap-delete").await;
+    let mut world = world::<K>("vap-delete").await;
     world.start().await;
-    world.source("app").await;
-    let (sources, targets) = (world.sources.clone(), world.targets.clone());
+    source_to_targets(&world, "app").await;
+    let (sources, targets) = (world.scene.namespace.clone(), targets(&world));
     world.copy_in_sync(&sources, "app-synced", "app").await;
     let mirror = world.copy_in_sync(&targets, "app", "app").await;
     let source = format!("{sources}/app");
@@ -72,16 +74,12 @@ async fn deleting_a_copy_is_refused_saying_how_to_stop_receiving_it<K: TestKind>
     // What the message says works: without the namespace's consent the
     // controller removes the mirror itself.
     let withdraw = json!({"metadata": {"labels": {consent: null}}});
-    Api::<Namespace>::all(world.client.clone())
+    Api::<Namespace>::all(world.scene.client.clone())
         .patch(&targets, &PatchParams::default(), &Patch::Merge(&withdraw))
         .await
         .expect("withdraw the consent");
-    world.wait_gone(&targets, "app").await;
-    let log = world
-        .controller
-        .as_ref()
-        .expect("the controller runs")
-        .log_text();
+    world.objects_in(&targets).wait_gone("app").await;
+    let log = world.controller().log_text();
     assert!(!log.contains("denied request"), "{log}");
     world.finish().await;
 }
@@ -104,13 +102,13 @@ fn of_this_install() -> (String, String) {
 async fn finalizers_and_claims_by_annotation_are_guarded_and_system_controllers_do_only_their_part<
     K: TestKind,
 >() {
-    let world = World::<K>::new("vap-narrow").await;
-    let (sources, targets) = (world.sources.clone(), world.targets.clone());
+    let world = world::<K>("vap-narrow").await;
+    let (sources, targets) = (world.scene.namespace.clone(), targets(&world));
     let create = PostParams::default();
     // What the controller writes, written under its ServiceAccount: a
     // companion owned by its source, and an object that names a source by
     // its annotation alone (as an older release, or break-glass, leaves).
-    let controller = Client::try_from(control_plane().token_config(&world.install.token))
+    let controller = Client::try_from(control_plane().token_config(&installed().await.token))
         .expect("a client with the ServiceAccount's token");
     let source = world
         .api(&sources)
@@ -145,14 +143,14 @@ async fn finalizers_and_claims_by_annotation_are_guarded_and_system_controllers_
 
     // A finalizer would keep a pruned copy Terminating, readable.
     let hold = json!({"metadata": {"finalizers": ["example.com/hold"]}});
-    world
-        .refused_edit(
-            &sources,
-            "app-synced",
-            &("a finalizer added", hold.clone()),
-            &source,
-        )
-        .await;
+    refused_edit(
+        &world,
+        &sources,
+        "app-synced",
+        &("a finalizer added", hold.clone()),
+        &source,
+    )
+    .await;
     // Claiming by the annotation alone is claiming: re-targeted, or marked
     // as detached (which the controller takes for its own), refused.
     let edits: [Edit; 4] = [
@@ -168,10 +166,10 @@ async fn finalizers_and_claims_by_annotation_are_guarded_and_system_controllers_
         ("a finalizer added", hold.clone()),
     ];
     for edit in &edits {
-        world.refused_edit(&targets, "claimed", edit, &source).await;
+        refused_edit(&world, &targets, "claimed", edit, &source).await;
     }
     world
-        .patch(
+        .try_patch(
             &targets,
             "claimed",
             &json!({"metadata": {"labels": {"example.com/tier": "a"}}}),
@@ -251,7 +249,7 @@ impl Drop for Applied {
 
 #[tokio::test]
 async fn two_installs_with_the_policy_on_both_mirror_and_neither_is_refused() {
-    let mut world = World::<ConfigMap>::new("vap-two").await;
+    let mut world = world::<ConfigMap>("vap-two").await;
     // A second install: another release, namespace, selector and Lease,
     // the policy on, nobody exempt; it never carries app.kubernetes.io/*,
     // a prefix of its own managed-by label, which its policy must not hold
@@ -269,21 +267,24 @@ async fn two_installs_with_the_policy_on_both_mirror_and_neither_is_refused() {
     let _uninstall = Applied(manifest.clone());
     let second = apply_install(manifest, release, "second-system").await;
     world.start().await;
-    let theirs = run_controller(&second, "second-system", &format!("{}-b", world.sources)).await;
+    let theirs = second
+        .pod
+        .run(control_plane(), &format!("{}-b", world.scene.namespace))
+        .await;
 
-    world.source("app").await;
+    source_to_targets(&world, "app").await;
     let mut source_b = ConfigMap::with_data("app-b", &[("key", VALUE)], false);
     source_b.metadata.labels = Some(BTreeMap::from([("workshop.io/team".into(), "b".into())]));
     source_b.metadata.annotations = Some(BTreeMap::from([(
         "workshop.io/mirror-to".into(),
-        world.targets.clone(),
+        targets(&world),
     )]));
     world
-        .api(&world.sources)
+        .api(&world.scene.namespace)
         .create(&PostParams::default(), &source_b)
         .await
         .expect("the second install's source");
-    let (sources, targets) = (world.sources.clone(), world.targets.clone());
+    let (sources, targets) = (world.scene.namespace.clone(), targets(&world));
     for (copy, of) in [("app-synced", "app"), ("app-b-synced", "app-b")] {
         world.copy_in_sync(&sources, copy, of).await;
     }
@@ -295,9 +296,14 @@ async fn two_installs_with_the_policy_on_both_mirror_and_neither_is_refused() {
         "a changed value",
         ConfigMap::data_patch(&[("key", Some("edited"))]),
     );
-    world
-        .refused_edit(&targets, "app-b", &edit, &format!("{sources}/app-b"))
-        .await;
+    refused_edit(
+        &world,
+        &targets,
+        "app-b",
+        &edit,
+        &format!("{sources}/app-b"),
+    )
+    .await;
     let message = refused_delete(
         &world.api(&targets),
         "app",
@@ -307,7 +313,7 @@ async fn two_installs_with_the_policy_on_both_mirror_and_neither_is_refused() {
     assert!(message.contains("may not be deleted"), "{message}");
 
     let log = theirs.log_text();
-    let ours = world.controller.as_ref().expect("runs").log_text();
+    let ours = world.controller().log_text();
     assert!(theirs.stop().success());
     assert!(!log.contains("denied request"), "{log}");
     assert!(!ours.contains("denied request"), "{ours}");
@@ -321,9 +327,9 @@ async fn two_installs_with_the_policy_on_both_mirror_and_neither_is_refused() {
 /// Waits until the chart install's controller may create a copy (not
 /// marked by any install) again: no other policy refuses it any more.
 async fn chart_controller_admitted<K>(world: &World<K>) {
-    let controller = Client::try_from(control_plane().token_config(&world.install.token))
+    let controller = Client::try_from(control_plane().token_config(&installed().await.token))
         .expect("a client with the ServiceAccount's token");
-    let unmarked: Api<ConfigMap> = Api::namespaced(controller, &world.sources);
+    let unmarked: Api<ConfigMap> = Api::namespaced(controller, &world.scene.namespace);
     let dry_run = PostParams {
         dry_run: true,
         ..PostParams::default()
@@ -386,7 +392,7 @@ fn kustomize(dir: &std::path::Path, kustomization: &str) -> (bool, String, Strin
 
 #[tokio::test]
 async fn the_kustomize_component_follows_an_overlay_into_another_namespace() {
-    let world = World::<ConfigMap>::new("vap-kustomize").await;
+    let world = world::<ConfigMap>("vap-kustomize").await;
     let namespace = "mirror-kustomized";
     // kustomize takes no absolute path: the overlays beside a copy of
     // deploy/'s base and component.
@@ -431,7 +437,7 @@ async fn the_kustomize_component_follows_an_overlay_into_another_namespace() {
     );
     assert!(ok, "{err}");
 
-    let _restore = RestorePolicy(only_kinds(&world.install.manifest, POLICY_KINDS));
+    let _restore = RestorePolicy(only_kinds(&installed().await.manifest, POLICY_KINDS));
     let _remove = Applied(only_kinds(&manifest, &["Namespace"]));
     let mut kinds = vec!["Namespace", "ServiceAccount"];
     kinds.extend(POLICY_KINDS);
@@ -439,8 +445,8 @@ async fn the_kustomize_component_follows_an_overlay_into_another_namespace() {
         control_plane().kubectl().args(["apply", "-f", "-"]),
         Some(&only_kinds(&manifest, &kinds)),
     );
-    policy_enforced(&world.client).await;
-    let sources = world.sources.as_str();
+    policy_enforced(&world.scene.client).await;
+    let sources = world.scene.namespace.as_str();
     let account = format!("{namespace}:configmap-mirror");
     for create in [
         vec![
@@ -465,12 +471,12 @@ async fn the_kustomize_component_follows_an_overlay_into_another_namespace() {
             None,
         );
     }
-    let token = testenv::mint_token(&world.client, namespace, "configmap-mirror")
+    let token = testenv::mint_token(&world.scene.client, namespace, "configmap-mirror")
         .await
         .expect("a token of the overlay's ServiceAccount");
     let moved_controller = Client::try_from(control_plane().token_config(&token)).expect("client");
     let chart_controller =
-        Client::try_from(control_plane().token_config(&world.install.token)).expect("client");
+        Client::try_from(control_plane().token_config(&installed().await.token)).expect("client");
 
     // The overlay's controller writes, updates and deletes copies; the
     // account of that name in the namespace it left is nobody.

@@ -97,7 +97,7 @@ async fn relabel(
 
 #[tokio::test]
 async fn only_holders_of_the_permission_set_change_or_remove_guarded_namespace_labels() {
-    let world = World::<ConfigMap>::new("vap-nslabels").await;
+    let world = world::<ConfigMap>("vap-nslabels").await;
     run_ok(
         control_plane().kubectl().args(["apply", "-f", "-"]),
         Some(&users()),
@@ -105,12 +105,12 @@ async fn only_holders_of_the_permission_set_change_or_remove_guarded_namespace_l
     let (maker, steward, admin) = (
         as_user(MAKER),
         as_user(STEWARD),
-        Api::<Namespace>::all(world.client.clone()),
+        Api::<Namespace>::all(world.scene.client.clone()),
     );
     let create = PostParams::default();
     let names: Vec<String> = ["made", "stewarded", "plain"]
         .iter()
-        .map(|suffix| format!("{}-{suffix}", world.sources))
+        .map(|suffix| format!("{}-{suffix}", world.scene.namespace))
         .collect();
     let [made, stewarded, plain] = [&names[0], &names[1], &names[2]];
 

@@ -13,11 +13,11 @@ pub(super) const NEVER_CARRY: &str = "example.com/team";
 
 #[tokio::test]
 async fn adding_a_never_carried_key_to_a_copy_is_refused_to_everyone() {
-    let mut world = World::<ConfigMap>::new("vap-never").await;
+    let mut world = world::<ConfigMap>("vap-never").await;
     world.start().await;
-    world.source("app").await;
-    let source = format!("{}/app", world.sources);
-    let targets = world.targets.clone();
+    source_to_targets(&world, "app").await;
+    let source = format!("{}/app", world.scene.namespace);
+    let targets = targets(&world);
     world.copy_in_sync(&targets, "app", "app").await;
 
     let edits: [(&str, Value); 3] = [
@@ -34,11 +34,11 @@ async fn adding_a_never_carried_key_to_a_copy_is_refused_to_everyone() {
             json!({"metadata": {"labels": {"cli-utils.sigs.k8s.io/inventory-id": "apps"}}}),
         ),
     ];
-    let controller = Client::try_from(control_plane().token_config(&world.install.token))
+    let controller = Client::try_from(control_plane().token_config(&installed().await.token))
         .expect("the controller's client");
     let as_controller: Api<ConfigMap> = Api::namespaced(controller, &targets);
     for (key, patch) in &edits {
-        let message = refused(world.patch(&targets, "app", patch).await, key);
+        let message = refused(world.try_patch(&targets, "app", patch).await, key);
         assert!(
             message.contains(&format!("is a copy of {source} "))
                 && message.contains(&format!("may not be given {key}")),
@@ -60,14 +60,14 @@ async fn adding_a_never_carried_key_to_a_copy_is_refused_to_everyone() {
         patch_as::<ConfigMap>(&targets, "app", &put, BREAK_GLASS_USER, &["system:masters"]);
     assert!(ok, "break-glass put {inventory} on a copy: {err}");
     let changed = json!({"metadata": {"labels": {inventory: "elsewhere"}}});
-    let message = refused(world.patch(&targets, "app", &changed).await, inventory);
+    let message = refused(world.try_patch(&targets, "app", &changed).await, inventory);
     assert!(
         message.contains(&format!("may not be given {inventory}")),
         "{message}"
     );
     // Keys of no tool stay free.
     world
-        .patch(
+        .try_patch(
             &targets,
             "app",
             &json!({"metadata": {"labels": {"example.com/tier": "1"}}}),
@@ -79,14 +79,15 @@ async fn adding_a_never_carried_key_to_a_copy_is_refused_to_everyone() {
 
 #[tokio::test]
 async fn a_key_never_carry_adds_is_left_off_the_copies_and_explain_says_so() {
-    let mut world = World::<ConfigMap>::new("vap-never-carry").await;
+    let mut world = world::<ConfigMap>("vap-never-carry").await;
     assert!(
-        world
-            .install
+        installed()
+            .await
+            .pod
             .args
             .contains(&format!("--never-carry={NEVER_CARRY}")),
         "{:?}",
-        world.install.args
+        installed().await.pod.args
     );
     world.start().await;
     let mut source = ConfigMap::with_data("app", &[("key", VALUE)], true);
@@ -99,15 +100,15 @@ async fn a_key_never_carry_adds_is_left_off_the_copies_and_explain_says_so() {
             ("example.com/tier".to_owned(), "1".to_owned()),
         ]);
     source.metadata.annotations = Some(BTreeMap::from([
-        ("workshop.io/mirror-to".into(), world.targets.clone()),
+        ("workshop.io/mirror-to".into(), targets(&world)),
         ("workshop.io/copy-labels".into(), "example.com/*".into()),
     ]));
     world
-        .api(&world.sources)
+        .api(&world.scene.namespace)
         .create(&PostParams::default(), &source)
         .await
         .expect("create the source");
-    let targets = world.targets.clone();
+    let targets = targets(&world);
     let carried =
         |copy: &ConfigMap| copy.labels().get("example.com/tier").map(String::as_str) == Some("1");
     wait_for("the mirror with example.com/tier", PATIENCE, || async {
@@ -121,7 +122,7 @@ async fn a_key_never_carry_adds_is_left_off_the_copies_and_explain_says_so() {
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
-    for (namespace, name) in [(&world.sources, "app-synced"), (&targets, "app")] {
+    for (namespace, name) in [(&world.scene.namespace, "app-synced"), (&targets, "app")] {
         let copy = world.copy_in_sync(namespace, name, "app").await;
         assert!(
             !copy.labels().contains_key(NEVER_CARRY),
@@ -133,7 +134,7 @@ async fn a_key_never_carry_adds_is_left_off_the_copies_and_explain_says_so() {
     let explained = Command::new(env!("CARGO_BIN_EXE_configmap-mirror"))
         .args([
             "explain",
-            &format!("{}/app", world.sources),
+            &format!("{}/app", world.scene.namespace),
             "--kind",
             "configmap",
             "-o",

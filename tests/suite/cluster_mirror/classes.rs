@@ -152,8 +152,8 @@ async fn each_served_by_its_own(
     status_written_by(world, "classy", &field_manager(&second_lease(world))).await;
     let plain_copy = copy_marked(world, prod, "colors", FIRST_SELECTOR).await;
     copy_marked(world, prod, "shapes", SECOND_SELECTOR).await;
-    copy_in_sync(world, prod, "colors", "plain").await;
-    copy_in_sync(world, prod, "shapes", "classy").await;
+    cluster_copy_in_sync(world, prod, "colors", "plain").await;
+    cluster_copy_in_sync(world, prod, "shapes", "classy").await;
     let series = "configmap_mirror_clustermirror_targets";
     let first_metrics = world.controller().get("/metrics").await.unwrap().1;
     let second_metrics = second.get("/metrics").await.unwrap().1;
@@ -301,8 +301,8 @@ async fn each_clustermirror_is_served_by_the_install_of_its_class_alone_and_hand
             .await
             .expect("delete");
     }
-    world.no_mirror(&prod, "colors").await;
-    world.no_mirror(&prod, "shapes").await;
+    world.objects_in(&prod).wait_gone("colors").await;
+    world.objects_in(&prod).wait_gone("shapes").await;
     assert!(second.stop().success());
     clean_up(world, &[]).await;
 }

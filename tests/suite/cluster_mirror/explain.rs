@@ -62,7 +62,7 @@ async fn each_namespace_is_explained_as_the_controller_acted<K: TestKind>(tag: &
         .await
         .expect("the tenant's object");
     create(&world, "corp", "corp").await;
-    copy_in_sync(&world, &synced, "corp", "corp").await;
+    cluster_copy_in_sync(&world, &synced, "corp", "corp").await;
     let acted = ready(&world, "corp", "PartiallySynced").await;
 
     let run = explain_as_admin(&world, &["clustermirror/corp", "-o", "json"]);

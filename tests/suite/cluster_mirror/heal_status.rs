@@ -11,8 +11,8 @@ async fn heals_keep_the_whole_count_and_a_failure_elsewhere_reported() {
     let a = world.namespace("a", false, &[("env", "prod")]).await;
     let b = world.namespace("b", false, &[("env", "prod")]).await;
     create(&world, "app", "app").await;
-    copy_in_sync(&world, &a, "app", "app").await;
-    copy_in_sync(&world, &b, "app", "app").await;
+    cluster_copy_in_sync(&world, &a, "app", "app").await;
+    cluster_copy_in_sync(&world, &b, "app", "app").await;
     let before = counted(&world, "app", (3, 2, 1)).await;
     assert_eq!(counts(&before).3, std::slice::from_ref(&taken));
 
@@ -23,7 +23,7 @@ async fn heals_keep_the_whole_count_and_a_failure_elsewhere_reported() {
             .delete("app", &DeleteParams::default())
             .await
             .expect("delete a copy");
-        copy_in_sync(&world, namespace, "app", "app").await;
+        cluster_copy_in_sync(&world, namespace, "app", "app").await;
     }
     let after = counted(&world, "app", (3, 2, 1)).await;
     assert_eq!(counts(&after).3, std::slice::from_ref(&taken));
@@ -36,14 +36,14 @@ async fn heals_keep_the_whole_count_and_a_failure_elsewhere_reported() {
         .await
         .expect("free the name");
     world.label_namespace(&taken, "freed", Some("yes")).await;
-    copy_in_sync(&world, &taken, "app", "app").await;
+    cluster_copy_in_sync(&world, &taken, "app", "app").await;
     counted(&world, "app", (3, 3, 0)).await;
     world
         .api(&a)
         .delete("app", &DeleteParams::default())
         .await
         .expect("delete a copy again");
-    copy_in_sync(&world, &a, "app", "app").await;
+    cluster_copy_in_sync(&world, &a, "app", "app").await;
     let healed = counted(&world, "app", (3, 3, 0)).await;
     assert!(counts(&healed).3.is_empty());
     clean_up(world, &["app"]).await;
@@ -54,7 +54,7 @@ async fn a_heal_after_a_failing_namespace_left_the_selection_counts_it_out() {
     let (world, taken) = with_a_name_taken("cmir-heal-left").await;
     let a = world.namespace("a", false, &[("env", "prod")]).await;
     create(&world, "left", "app").await;
-    copy_in_sync(&world, &a, "app", "left").await;
+    cluster_copy_in_sync(&world, &a, "app", "left").await;
     counted(&world, "left", (2, 1, 1)).await;
 
     // Once the failing namespace has left the selection, a heal anywhere
@@ -65,7 +65,7 @@ async fn a_heal_after_a_failing_namespace_left_the_selection_counts_it_out() {
         .delete("app", &DeleteParams::default())
         .await
         .expect("delete a copy");
-    copy_in_sync(&world, &a, "app", "left").await;
+    cluster_copy_in_sync(&world, &a, "app", "left").await;
     let after = counted(&world, "left", (1, 1, 0)).await;
     assert!(counts(&after).3.is_empty());
     clean_up(world, &["left"]).await;
@@ -80,7 +80,7 @@ async fn a_cluster_mirror_heal_is_counted_in_the_heal_histogram() {
         .await;
     let a = world.namespace("a", false, &[("env", "prod")]).await;
     create(&world, "timed", "app").await;
-    copy_in_sync(&world, &a, "app", "timed").await;
+    cluster_copy_in_sync(&world, &a, "app", "timed").await;
     counted(&world, "timed", (1, 1, 0)).await;
     let heals = "configmap_mirror_heal_duration_seconds_count";
     let before = world.controller().metric(heals, "").await;
@@ -90,7 +90,7 @@ async fn a_cluster_mirror_heal_is_counted_in_the_heal_histogram() {
         .delete("app", &DeleteParams::default())
         .await
         .expect("delete a copy");
-    copy_in_sync(&world, &a, "app", "timed").await;
+    cluster_copy_in_sync(&world, &a, "app", "timed").await;
     // Nothing in this test mirrors by label: only the ClusterMirror's
     // reconciles can be timed.
     let after = world

@@ -17,23 +17,8 @@ async fn an_install_of_secrets_alone_serves_the_clustermirrors_of_secrets_only()
         .create(&ConfigMap::with_data("colors", &[("k", "v")], false))
         .await;
     create(&world, "plain", "colors").await;
-    let secrets: Api<Secret> = Api::namespaced(world.scene.client.clone(), &world.prefix);
-    secrets
-        .create(
-            &PostParams::default(),
-            &Secret::with_data("s", &[("k", "v")], false),
-        )
-        .await
-        .expect("create a Secret");
-    create_with(
-        &world,
-        "secret",
-        json!({
-            "source": {"kind": "Secret", "namespace": world.prefix, "name": "s"},
-            "target": {"namespaceSelector": {"matchLabels": {"env": "prod"}}},
-        }),
-    )
-    .await;
+    let prod_only = json!({"namespaceSelector": {"matchLabels": {"env": "prod"}}});
+    super::secret_clustermirror(&world, "v", prod_only).await;
     ready(&world, "secret", "Synced").await;
     let copies: Api<Secret> = Api::namespaced(world.scene.client.clone(), &prod);
     let copy = copies.get("s").await.expect("the Secret's copy");

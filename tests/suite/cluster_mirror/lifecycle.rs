@@ -17,8 +17,8 @@ async fn selection_source_and_heals<K: TestKind>(tag: &str) {
     let prod_c = world.namespace("c", false, &[("env", "prod")]).await;
     create(&world, "ca", "corp-ca").await;
 
-    copy_in_sync(&world, &prod_a, "corp-ca", "ca").await;
-    copy_in_sync(&world, &prod_c, "corp-ca", "ca").await;
+    cluster_copy_in_sync(&world, &prod_a, "corp-ca", "ca").await;
+    cluster_copy_in_sync(&world, &prod_c, "corp-ca", "ca").await;
     let synced = ready(&world, "ca", "Synced").await;
     assert_eq!(synced.data["status"]["selected"], 2);
     assert_eq!(synced.data["status"]["synced"], 2);
@@ -43,16 +43,16 @@ async fn selection_source_and_heals<K: TestKind>(tag: &str) {
 
     // Selection in and out, at once.
     world.label_namespace(&plain, "env", Some("prod")).await;
-    copy_in_sync(&world, &plain, "corp-ca", "ca").await;
+    cluster_copy_in_sync(&world, &plain, "corp-ca", "ca").await;
     world.label_namespace(&prod_a, "env", None).await;
-    world.no_mirror(&prod_a, "corp-ca").await;
+    world.objects_in(&prod_a).wait_gone("corp-ca").await;
 
     // The source changes: every copy follows.
     world
         .objects()
         .set_data("corp-ca", &[("ca", Some("two"))])
         .await;
-    let copy = copy_in_sync(&world, &prod_c, "corp-ca", "ca").await;
+    let copy = cluster_copy_in_sync(&world, &prod_c, "corp-ca", "ca").await;
     assert_eq!(copy.value("ca").as_deref(), Some("two"));
 
     // A copy edited or deleted heals.
@@ -65,14 +65,14 @@ async fn selection_source_and_heals<K: TestKind>(tag: &str) {
         )
         .await
         .expect("edit a copy");
-    let healed = copy_in_sync(&world, &prod_c, "corp-ca", "ca").await;
+    let healed = cluster_copy_in_sync(&world, &prod_c, "corp-ca", "ca").await;
     assert_eq!(healed.value("ca").as_deref(), Some("two"));
     world
         .api(&plain)
         .delete("corp-ca", &DeleteParams::default())
         .await
         .expect("delete a copy");
-    copy_in_sync(&world, &plain, "corp-ca", "ca").await;
+    cluster_copy_in_sync(&world, &plain, "corp-ca", "ca").await;
 
     // Narrowed to one namespace, then deleted: its copies go.
     patch_spec(
@@ -81,13 +81,13 @@ async fn selection_source_and_heals<K: TestKind>(tag: &str) {
         json!({"target": {"namespaces": [prod_c.clone()]}}),
     )
     .await;
-    world.no_mirror(&plain, "corp-ca").await;
-    copy_in_sync(&world, &prod_c, "corp-ca", "ca").await;
+    world.objects_in(&plain).wait_gone("corp-ca").await;
+    cluster_copy_in_sync(&world, &prod_c, "corp-ca", "ca").await;
     cluster_mirrors(&world.scene.client)
         .delete("ca", &DeleteParams::default())
         .await
         .expect("delete the ClusterMirror");
-    world.no_mirror(&prod_c, "corp-ca").await;
+    world.objects_in(&prod_c).wait_gone("corp-ca").await;
     assert!(
         world
             .api(&world.prefix)
@@ -118,7 +118,7 @@ async fn crd_deleted_removes_no_copy<K: TestKind>(tag: &str) {
         .await;
     let prod = world.namespace("a", false, &[("env", "prod")]).await;
     create(&world, "kept", "shared").await;
-    let written = copy_in_sync(&world, &prod, "shared", "kept").await;
+    let written = cluster_copy_in_sync(&world, &prod, "shared", "kept").await;
     ready(&world, "kept", "Synced").await;
 
     delete_crd(&world.scene.client).await;
@@ -130,7 +130,7 @@ async fn crd_deleted_removes_no_copy<K: TestKind>(tag: &str) {
     // The ClusterMirror went with its CRD: the prune of its copy that this
     // woke kept it.
     kept_as_orphans(world.controller(), &[&format!("{prod}/shared")]).await;
-    let kept = copy_in_sync(&world, &prod, "shared", "kept").await;
+    let kept = cluster_copy_in_sync(&world, &prod, "shared", "kept").await;
     assert_eq!(kept.uid(), written.uid());
     assert_eq!(kept.resource_version(), written.resource_version());
     assert!(
@@ -160,18 +160,18 @@ async fn crd_deleted_removes_no_copy<K: TestKind>(tag: &str) {
         .start_with(&["--cluster-mirror-source-namespaces", &sources])
         .await;
     let labelled = world
-        .source("labelled", &[("workshop.io/mirror-to", &prod)])
+        .mirrored("labelled", &[("workshop.io/mirror-to", &prod)])
         .await;
     let _ = labelled;
     world
         .label_namespace(&prod, K::CONSENT_LABEL, Some("true"))
         .await;
     world.mirror_in_sync(&prod, "labelled").await;
-    copy_in_sync(&world, &prod, "shared", "kept").await;
+    cluster_copy_in_sync(&world, &prod, "shared", "kept").await;
 
     // With the CRD back, and no ClusterMirror: the copy stays, an orphan,
     // counted and explained.
-    let before = copy_in_sync(&world, &prod, "shared", "kept").await;
+    let before = cluster_copy_in_sync(&world, &prod, "shared", "kept").await;
     install_crd(&world.scene.client).await;
     let orphans = world
         .controller()
@@ -183,7 +183,7 @@ async fn crd_deleted_removes_no_copy<K: TestKind>(tag: &str) {
         .await;
     assert_eq!(orphans, 1.0, "{}", world.controller().log_text());
     kept_as_orphans(world.controller(), &[&format!("{prod}/shared")]).await;
-    let kept = copy_in_sync(&world, &prod, "shared", "kept").await;
+    let kept = cluster_copy_in_sync(&world, &prod, "shared", "kept").await;
     assert_eq!(kept.uid(), before.uid());
     assert_eq!(kept.resource_version(), before.resource_version());
     let run = super::explain::explain_as_admin(&world, &[&copy, "--kind", kind, "-o", "json"]);
@@ -206,7 +206,7 @@ async fn crd_deleted_removes_no_copy<K: TestKind>(tag: &str) {
         .delete("kept", &DeleteParams::default())
         .await
         .expect("delete the ClusterMirror");
-    world.no_mirror(&prod, "shared").await;
+    world.objects_in(&prod).wait_gone("shared").await;
     clean_up(world, &[]).await;
 }
 
@@ -229,7 +229,7 @@ async fn an_idle_clustermirror_s_status_stays_still_and_suspend_writes_nothing()
         .await;
     let prod = world.namespace("a", false, &[("env", "prod")]).await;
     create(&world, "idle", "cfg").await;
-    copy_in_sync(&world, &prod, "cfg", "idle").await;
+    cluster_copy_in_sync(&world, &prod, "cfg", "idle").await;
     let synced = ready(&world, "idle", "Synced").await;
     // Followed: its own status write, its copy's events, and what they woke.
     caught_up(&world, None).await;
@@ -276,7 +276,7 @@ async fn an_idle_clustermirror_s_status_stays_still_and_suspend_writes_nothing()
     assert_eq!(suspended.data["status"]["synced"], 0);
 
     patch_spec(&world, "idle", json!({"suspend": false})).await;
-    copy_in_sync(&world, &second, "cfg", "idle").await;
-    world.no_mirror(&prod, "cfg").await;
+    cluster_copy_in_sync(&world, &second, "cfg", "idle").await;
+    world.objects_in(&prod).wait_gone("cfg").await;
     clean_up(world, &["idle"]).await;
 }

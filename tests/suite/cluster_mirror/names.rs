@@ -133,7 +133,7 @@ async fn takes_over<K: TestKind>(tag: &str, immutable: bool) {
     let theirs = tenant_s_mirror(&world, &tenant, &target, "corp-ca", immutable).await;
 
     create(&world, name, "corp-ca").await;
-    let copy = copy_in_sync(&world, &target, "corp-ca", name).await;
+    let copy = cluster_copy_in_sync(&world, &target, "corp-ca", name).await;
     if !immutable {
         assert_eq!(copy.uid(), theirs.uid(), "taken over in place");
     }
@@ -186,7 +186,7 @@ async fn takes_over<K: TestKind>(tag: &str, immutable: bool) {
         .delete("corp-ca", &DeleteParams::default())
         .await
         .expect("delete the tenant's source");
-    world.no_mirror(&tenant, "corp-ca-synced").await;
+    world.objects_in(&tenant).wait_gone("corp-ca-synced").await;
     clean_up(world, &[name]).await;
 }
 
@@ -228,7 +228,7 @@ async fn a_clustermirror_copy_appears_once_a_held_name_is_freed_without_any_even
         .delete("app", &DeleteParams::default())
         .await
         .expect("free the name");
-    copy_in_sync(&world, &held, "app", name).await;
+    cluster_copy_in_sync(&world, &held, "app", name).await;
     let status = ready(&world, name, "Synced").await;
     assert_eq!(status.data["status"]["failed"], 0);
     clean_up(world, &[name]).await;

@@ -104,8 +104,8 @@ async fn a_clustermirror_deleted_while_the_controller_is_down_leaves_its_copies_
     let b = world.namespace("b", false, &[("env", "prod")]).await;
     create(&world, "gone", "corp-ca").await;
     let before = [
-        copy_in_sync(&world, &a, "corp-ca", "gone").await,
-        copy_in_sync(&world, &b, "corp-ca", "gone").await,
+        cluster_copy_in_sync(&world, &a, "corp-ca", "gone").await,
+        cluster_copy_in_sync(&world, &b, "corp-ca", "gone").await,
     ];
     ready(&world, "gone", "Synced").await;
 
@@ -171,8 +171,8 @@ async fn a_clustermirror_deleted_while_the_controller_is_down_leaves_its_copies_
         .delete("gone", &DeleteParams::default())
         .await
         .expect("delete the ClusterMirror");
-    world.no_mirror(&a, "corp-ca").await;
-    world.no_mirror(&b, "corp-ca").await;
+    world.objects_in(&a).wait_gone("corp-ca").await;
+    world.objects_in(&b).wait_gone("corp-ca").await;
     clean_up(world, &[]).await;
 }
 
@@ -192,7 +192,7 @@ async fn adopts_in_place<K: TestKind>(tag: &str) {
         .await;
     let prod = world.namespace("a", false, &[("env", "prod")]).await;
     create(&world, "pull", "pull").await;
-    let before = copy_in_sync(&world, &prod, "pull", "pull").await;
+    let before = cluster_copy_in_sync(&world, &prod, "pull", "pull").await;
     ready(&world, "pull", "Synced").await;
 
     deleted_while_stopped(&mut world, "pull").await;
@@ -234,7 +234,7 @@ async fn reserving_a_name_later_removes_the_clustermirror_copies_at_that_name() 
         .await;
     let prod = world.namespace("a", false, &[("env", "prod")]).await;
     create(&world, "shared", "shared-ca").await;
-    copy_in_sync(&world, &prod, "shared-ca", "shared").await;
+    cluster_copy_in_sync(&world, &prod, "shared-ca", "shared").await;
     world.stop();
     let sources = world.prefix.clone();
     world
@@ -245,7 +245,7 @@ async fn reserving_a_name_later_removes_the_clustermirror_copies_at_that_name() 
             "other,shared-ca",
         ])
         .await;
-    world.no_mirror(&prod, "shared-ca").await;
+    world.objects_in(&prod).wait_gone("shared-ca").await;
     let refused = ready(&world, "shared", "SourceNotCopyable").await;
     let message = condition(&refused, "Ready").expect("Ready")["message"].clone();
     assert!(

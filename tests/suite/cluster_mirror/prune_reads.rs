@@ -43,7 +43,7 @@ async fn deleting_a_clustermirror_reads_its_crd_once_for_all_its_copies() {
     }
     create(&world, "shared", "shared").await;
     for namespace in &namespaces {
-        copy_in_sync(&world, namespace, "shared", "shared").await;
+        cluster_copy_in_sync(&world, namespace, "shared", "shared").await;
     }
 
     let before = crd_gets(&world.scene.client).await;
@@ -52,7 +52,7 @@ async fn deleting_a_clustermirror_reads_its_crd_once_for_all_its_copies() {
         .await
         .expect("delete the ClusterMirror");
     for namespace in &namespaces {
-        world.no_mirror(namespace, "shared").await;
+        world.objects_in(namespace).wait_gone("shared").await;
     }
     let reads = crd_gets(&world.scene.client).await - before;
     // One read for the deletion; a second only if the ClusterMirror watch

@@ -23,7 +23,7 @@ async fn names_held_by_others_stay_theirs<K: TestKind>(tag: &str) {
         .await
         .expect("tenant object");
     create(&world, "first", "app").await;
-    copy_in_sync(&world, &open, "app", "first").await;
+    cluster_copy_in_sync(&world, &open, "app", "first").await;
 
     let partial = ready(&world, "first", "PartiallySynced").await;
     let status = &partial.data["status"];
@@ -80,7 +80,7 @@ async fn protected_and_disallowed_namespaces_and_refused_sources_get_nothing() {
         "target": {"namespaceSelector": {}, "namespaces": [format!("{}*", world.prefix), "kube-system"]},
     }))
     .await;
-    copy_in_sync(&world, &prod, "pull", "everywhere").await;
+    cluster_copy_in_sync(&world, &prod, "pull", "everywhere").await;
     ready(&world, "everywhere", "Synced").await;
     let system: Api<Secret> = Api::namespaced(world.scene.client.clone(), "kube-system");
     assert!(
@@ -201,7 +201,7 @@ async fn a_key_never_carry_adds_makes_the_spec_invalid() {
         }}),
     )
     .await;
-    copy_in_sync(&world, &prod, "colors", "team").await;
+    cluster_copy_in_sync(&world, &prod, "colors", "team").await;
     clean_up(world, &["team"]).await;
 }
 
@@ -209,23 +209,9 @@ async fn a_key_never_carry_adds_makes_the_spec_invalid() {
 async fn a_secret_clustermirror_while_secrets_are_not_mirrored_says_so() {
     let world = super::world::<ConfigMap>("cmir-nosecrets").await;
     world.namespace("a", false, &[]).await;
-    let secrets: Api<Secret> = Api::namespaced(world.scene.client.clone(), &world.prefix);
-    secrets
-        .create(
-            &PostParams::default(),
-            &Secret::with_data("s", &[("k", crate::explain::VALUE)], false),
-        )
-        .await
-        .expect("create a Secret");
-    create_with(
-        &world,
-        "secret",
-        json!({
-            "source": {"kind": "Secret", "namespace": world.prefix, "name": "s"},
-            "target": {"namespaceSelector": {}, "namespaces": [format!("{}-*", world.prefix)]},
-        }),
-    )
-    .await;
+    let everywhere =
+        json!({"namespaceSelector": {}, "namespaces": [format!("{}-*", world.prefix)]});
+    secret_clustermirror(&world, crate::explain::VALUE, everywhere).await;
     let disabled = ready(&world, "secret", "SecretsDisabled").await;
     assert_eq!(condition(&disabled, "Stalled").unwrap()["status"], "True");
     assert_eq!(counts(&disabled), (1, 0, 0, vec![]), "selected by the spec");

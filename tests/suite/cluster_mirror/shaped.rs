@@ -80,7 +80,7 @@ async fn a_clustermirror_s_copies_hold_the_keys_its_spec_chooses<K: TestKind>() 
         json!({"target": {"keys": null, "excludeKeys": null}}),
     )
     .await;
-    copy_in_sync(&world, &prod, "app", "chosen").await;
+    cluster_copy_in_sync(&world, &prod, "app", "chosen").await;
     clean_up(world, &["chosen"]).await;
 }
 
@@ -188,7 +188,7 @@ async fn a_secret_copy_that_would_break_its_type_stalls_the_clustermirror_unless
         message.contains("tls.key") && message.contains("Opaque"),
         "{message}"
     );
-    world.no_mirror(&prod, "cert").await;
+    world.objects_in(&prod).wait_gone("cert").await;
     let json = explain_as_admin(&world, &["clustermirror/ca", "-o", "json"]).json();
     assert_eq!(verdict(&json, "clustermirror", ""), "keys-break-type");
 
@@ -251,6 +251,6 @@ async fn a_clustermirror_renaming_a_key_onto_a_tls_key_is_stalled() {
     let message = condition(&stalled, "Ready").map(|c| c["message"].to_string());
     let message = message.unwrap_or_default();
     assert!(message.contains("tls.crt"), "{message}");
-    world.no_mirror(&prod, "cert").await;
+    world.objects_in(&prod).wait_gone("cert").await;
     clean_up(world, &["onto"]).await;
 }

@@ -30,7 +30,7 @@ async fn a_namespace_leaving_the_selection_with_its_name_taken_is_counted_out() 
     let (world, taken) = with_a_name_taken("cmir-left-taken").await;
     let a = world.namespace("a", false, &[("env", "prod")]).await;
     create(&world, "left", "app").await;
-    copy_in_sync(&world, &a, "app", "left").await;
+    cluster_copy_in_sync(&world, &a, "app", "left").await;
     let before = counted(&world, "left", (2, 1, 1)).await;
     assert_eq!(counts(&before).3, std::slice::from_ref(&taken));
 
@@ -48,8 +48,8 @@ async fn a_namespace_leaving_the_selection_of_a_suspended_cluster_mirror_is_coun
     let a = world.namespace("a", false, &[("env", "prod")]).await;
     let b = world.namespace("b", false, &[("env", "prod")]).await;
     create(&world, "paused", "app").await;
-    copy_in_sync(&world, &a, "app", "paused").await;
-    copy_in_sync(&world, &b, "app", "paused").await;
+    cluster_copy_in_sync(&world, &a, "app", "paused").await;
+    cluster_copy_in_sync(&world, &b, "app", "paused").await;
     counted(&world, "paused", (3, 2, 1)).await;
     patch_spec(&world, "paused", json!({"suspend": true})).await;
     ready(&world, "paused", "Suspended").await;
@@ -99,7 +99,7 @@ async fn a_suspended_cluster_mirror_sees_a_name_taken_where_its_copy_is_missing(
         .await;
     let a = world.namespace("a", false, &[("env", "prod")]).await;
     create(&world, "later", "app").await;
-    copy_in_sync(&world, &a, "app", "later").await;
+    cluster_copy_in_sync(&world, &a, "app", "later").await;
     patch_spec(&world, "later", json!({"suspend": true})).await;
     ready(&world, "later", "Suspended").await;
     let b = world.namespace("b", false, &[("env", "prod")]).await;
@@ -138,7 +138,7 @@ async fn selected_counts_the_namespaces_the_spec_reaches_while_the_source_is_mis
         .objects()
         .create(&ConfigMap::with_data("app", &[("k", "v")], false))
         .await;
-    copy_in_sync(&world, &a, "app", "absent").await;
+    cluster_copy_in_sync(&world, &a, "app", "absent").await;
     counted(&world, "absent", (2, 2, 0)).await;
     world.objects().delete("app").await;
     let gone = ready(&world, "absent", "SourceNotFound").await;

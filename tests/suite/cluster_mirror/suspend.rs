@@ -50,7 +50,7 @@ async fn a_suspended_clustermirror_writes_and_deletes_nothing_whatever_its_spec_
     let prod = world.namespace("a", false, &[("env", "prod")]).await;
     let stage = world.namespace("b", false, &[("env", "stage")]).await;
     create(&world, "rp-s", "s0").await;
-    copy_in_sync(&world, &prod, "s0", "rp-s").await;
+    cluster_copy_in_sync(&world, &prod, "s0", "rp-s").await;
     ready(&world, "rp-s", "Synced").await;
     patch_spec(&world, "rp-s", json!({"suspend": true})).await;
     ready(&world, "rp-s", "Suspended").await;

@@ -59,6 +59,6 @@ async fn a_namespace_admin_cannot_label_their_namespace_into_a_secret_s_selectio
 
     // The label is the consent: given by one who may, the copy comes.
     world.label_namespace(&theirs, "env", Some("prod")).await;
-    copy_in_sync(&world, &theirs, "registry", "registry").await;
+    cluster_copy_in_sync(&world, &theirs, "registry", "registry").await;
     clean_up(world, &["registry"]).await;
 }

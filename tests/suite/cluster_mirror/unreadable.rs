@@ -102,13 +102,13 @@ async fn a_clustermirror_this_version_cannot_read_is_told_and_hides_no_other() {
         })
     };
     create(&world, &narrowed, "shapes").await;
-    copy_in_sync(&world, &prod, "shapes", &narrowed).await;
+    cluster_copy_in_sync(&world, &prod, "shapes", &narrowed).await;
     create_with(&world, &newer, spec("Job")).await;
     create_with(&world, &readable, spec("ConfigMap")).await;
     let refused = ready(&world, &newer, "InvalidSpec").await;
     let message = condition(&refused, "Ready").unwrap()["message"].to_string();
     assert!(message.contains("Job"), "{message}");
-    copy_in_sync(&world, &prod, "colors", &readable).await;
+    cluster_copy_in_sync(&world, &prod, "colors", &readable).await;
     ready(&world, &readable, "Synced").await;
     // A field it does not know may ask for less than the spec without it:
     // not ignored, it makes the spec unreadable, its copy kept as it is.
@@ -132,7 +132,7 @@ async fn a_clustermirror_this_version_cannot_read_is_told_and_hides_no_other() {
     world
         .start_with(&["--cluster-mirror-source-namespaces", &sources])
         .await;
-    let copy = copy_in_sync(&world, &prod, "colors", &readable).await;
+    let copy = cluster_copy_in_sync(&world, &prod, "colors", &readable).await;
     assert_eq!(
         copy.data.unwrap_or_default()["k"],
         "changed while stopped",

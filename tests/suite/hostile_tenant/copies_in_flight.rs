@@ -10,7 +10,7 @@
 
 use super::*;
 
-use crate::mirroring::to;
+use crate::common::to;
 
 const SOURCES: usize = 16;
 const NAMESPACES: usize = 16;

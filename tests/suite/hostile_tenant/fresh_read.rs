@@ -48,17 +48,24 @@ fn companion_of(source: &ConfigMap, template: &ConfigMap) -> ConfigMap {
 async fn a_fresh_read_after_a_restart_costs_the_source_not_its_namespace() {
     let mut tenants = Tenants::new("ht-fresh").await;
     tenants.start(&[]).await;
-    let template = tenants.other.get("calm-synced").await.expect("a companion");
+    let template = tenants
+        .other
+        .configmaps()
+        .get("calm-synced")
+        .await
+        .expect("a companion");
     tenants.stop();
     for i in 0..SOURCES {
         let name = format!("big{i:03}");
         let value = just_under_the_limit("blob", &name);
         let source = tenants
             .hostile
+            .configmaps()
             .create(&mk_source(&name, &[("blob", &value)]))
             .await;
         tenants
             .hostile
+            .configmaps()
             .create(&companion_of(&source, &template))
             .await;
     }
@@ -66,9 +73,14 @@ async fn a_fresh_read_after_a_restart_costs_the_source_not_its_namespace() {
     let at_rest = tenants.peak_mib();
     tenants
         .hostile
-        .patch_json("big042", json!({"data": {"v": "2"}}))
+        .configmaps()
+        .patch("big042", json!({"data": {"v": "2"}}))
         .await;
-    tenants.hostile.companion_in_sync("big042").await;
+    tenants
+        .hostile
+        .configmaps()
+        .companion_in_sync("big042")
+        .await;
     let peak = tenants.peak_mib();
     assert!(
         peak < PEAK_BOUND_MIB,

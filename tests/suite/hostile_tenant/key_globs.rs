@@ -37,7 +37,7 @@ async fn costly_key_globs_leave_the_leader_leading_and_another_tenant_healing() 
             .map(|i| (format!("k{i}"), String::new()))
             .collect(),
     );
-    tenants.hostile.create(&source).await;
+    tenants.hostile.configmaps().create(&source).await;
 
     // While the hostile source's reconcile runs or after: another tenant's
     // heal waits for neither.

@@ -12,7 +12,7 @@ use super::*;
 
 use configmap_mirror::contract::{MIRROR_KEYS_ANNOTATION, warning::INVALID_MIRROR_KEYS};
 
-use crate::mirroring::to;
+use crate::common::to;
 
 const KEYS: usize = 60_000;
 const PEAK_BOUND_MIB: u64 = CHART_MEMORY_LIMIT_MIB / 2;
@@ -48,7 +48,7 @@ async fn sources_of_many_keys_are_read_within_the_budget_of_reads() {
             .collect();
         let mut source = source_with(&format!("keys{i}"), &[], &annotations);
         source.data = Some(data.clone());
-        tenants.hostile.create(&source).await;
+        tenants.hostile.configmaps().create(&source).await;
     }
 
     for (i, (_, held)) in SOURCES.iter().enumerate() {
@@ -88,7 +88,7 @@ async fn a_source_of_many_keys_mirrored_wide_is_written_within_the_budget_of_cop
             .map(|i| (format!("k{i}"), String::new()))
             .collect(),
     );
-    tenants.hostile.create(&source).await;
+    tenants.hostile.configmaps().create(&source).await;
 
     tenants.wait_for_mirrors(NAMESPACES).await;
     let peak = tenants.peak_mib();

@@ -44,14 +44,19 @@ async fn a_copy_larger_than_the_api_server_accepts_is_refused_before_it_is_built
         &[("a", &value)],
         &[(MIRROR_KEYS_ANNOTATION, &names)],
     );
-    tenants.hostile.create(&source).await;
+    tenants.hostile.configmaps().create(&source).await;
 
     let warned = warning(&tenants.hostile, "huge", COPY_TOO_LARGE).await;
     let note = warned.note.unwrap_or_default();
     assert!(names_the_limit(&note), "the Warning names no limit: {note}");
     tenants.other_heals().await;
     assert!(
-        tenants.hostile.get("huge-synced").await.is_none(),
+        tenants
+            .hostile
+            .configmaps()
+            .get("huge-synced")
+            .await
+            .is_none(),
         "a copy was written"
     );
     let peak = tenants.peak_mib();
@@ -75,7 +80,7 @@ async fn a_clustermirror_copy_larger_than_the_api_server_accepts_is_a_failure() 
     let value = just_under_the_limit("a", "huge");
     let mut huge = mk_source("huge", &[("a", &value)]);
     huge.metadata.labels = None;
-    tenants.hostile.create(&huge).await;
+    tenants.hostile.configmaps().create(&huge).await;
     let target = tenants.consenting_namespaces(1).await.remove(0);
     let keys: Vec<_> = std::iter::once(json!({"key": "a"}))
         .chain((1..100).map(|i| json!({"key": "a", "as": format!("b{i}")})))

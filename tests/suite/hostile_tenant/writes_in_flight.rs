@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::*;
 
-use crate::mirroring::to;
+use crate::common::to;
 
 const SOURCES: usize = 16;
 /// Enough for each fan-out to keep its 16 writes going for a while:

@@ -6,7 +6,7 @@ use configmap_mirror::contract::{MANAGED_BY_LABEL, MANAGER_NAME};
 use kube::{Api, api::ListParams};
 
 use super::*;
-use crate::cluster_mirror::{clean_up, copy_in_sync, create};
+use crate::cluster_mirror::{clean_up, cluster_copy_in_sync, create};
 use crate::common::mk_unmanaged;
 
 /// The tenant's own object at the name is left untouched, and the source
@@ -23,7 +23,7 @@ async fn a_mirror_name_held_by_a_tenant_s_object_or_reserved_is_never_taken() {
         )
         .await
         .expect("create the tenant's object");
-    source(&world, "colors", Some("palette")).await;
+    named_source(&world, "colors", Some("palette")).await;
     let held = format!("{team}/palette already exist(s) and is not a mirror of this source");
     world.warned("colors", "MirrorNameTaken", &held).await;
     world.objects().companion_in_sync("colors").await;
@@ -63,9 +63,9 @@ async fn a_mirror_name_held_by_a_tenant_s_object_or_reserved_is_never_taken() {
 async fn two_sources_naming_their_mirrors_alike_one_holds_the_name_and_nothing_flaps() {
     let world = World::<ConfigMap>::new("mn-two").await;
     let team = world.namespace("team", true, &[]).await;
-    source(&world, "first", Some("shared")).await;
+    named_source(&world, "first", Some("shared")).await;
     let held = world.mirror_at_in_sync(&team, "first", "shared").await;
-    source(&world, "second", Some("shared")).await;
+    named_source(&world, "second", Some("shared")).await;
     let taken = format!("{team}/shared already exist(s) and is not a mirror of this source");
     world.warned("second", "MirrorNameTaken", &taken).await;
 
@@ -115,11 +115,11 @@ async fn a_clustermirror_s_copy_outranks_a_tenant_s_mirror_renamed_onto_its_name
         .await;
     let target = world.namespace("prod", true, &[("env", "prod")]).await;
     create(&world, cluster_mirror, "corp-ca").await;
-    let copy = copy_in_sync(&world, &target, "corp-ca", cluster_mirror).await;
+    let copy = cluster_copy_in_sync(&world, &target, "corp-ca", cluster_mirror).await;
 
     // The tenant's source, in the test's namespace, names its mirrors
     // after the ClusterMirror's copy.
-    source(&world, "tenant-ca", Some("corp-ca")).await;
+    named_source(&world, "tenant-ca", Some("corp-ca")).await;
     let claimed = format!("{target}/corp-ca (ClusterMirror {cluster_mirror})");
     world.warned("tenant-ca", "MirrorNameTaken", &claimed).await;
     let now = world.api(&target).get("corp-ca").await.expect("the copy");
@@ -151,7 +151,7 @@ async fn a_rename_onto_a_name_it_cannot_have_keeps_the_mirror_it_had() {
         )
         .await
         .expect("create the tenant's object");
-    source(&world, "colors", Some("palette")).await;
+    named_source(&world, "colors", Some("palette")).await;
     world.mirror_at_in_sync(&team, "colors", "palette").await;
     let controller = world.controller();
     for (name, reason) in [
@@ -172,7 +172,7 @@ async fn a_rename_onto_a_name_it_cannot_have_keeps_the_mirror_it_had() {
     }
     rename(&world, "colors", Some("paint")).await;
     world.mirror_at_in_sync(&team, "colors", "paint").await;
-    world.no_mirror(&team, "palette").await;
+    world.objects_in(&team).wait_gone("palette").await;
     world.clean_up().await;
 }
 
@@ -190,7 +190,7 @@ async fn a_rename_made_while_the_controller_is_down_keeps_the_mirror_until_the_n
         .create(&Default::default(), &held)
         .await
         .expect("create the tenant's object");
-    source(&world, "colors", Some("palette")).await;
+    named_source(&world, "colors", Some("palette")).await;
     world.mirror_at_in_sync(&team, "colors", "palette").await;
 
     world.stop();
@@ -225,7 +225,7 @@ async fn a_rename_made_while_the_controller_is_down_keeps_the_mirror_until_the_n
     let touched = json!({"metadata": {"annotations": {"example.com/touched": "1"}}});
     world.objects().patch("colors", touched).await;
     world.mirror_at_in_sync(&team, "colors", "held").await;
-    world.no_mirror(&team, "palette").await;
+    world.objects_in(&team).wait_gone("palette").await;
     world.clean_up().await;
 }
 
@@ -240,7 +240,7 @@ async fn a_mirror_name_the_tenant_frees_is_taken_by_the_slow_retry_alone() {
     let tenant = world.api(&team);
     let theirs = mk_unmanaged("palette", &[("k", "theirs")]);
     (tenant.create(&Default::default(), &theirs).await).expect("create the tenant's object");
-    source(&world, "colors", Some("palette")).await;
+    named_source(&world, "colors", Some("palette")).await;
     world.warned("colors", "MirrorNameTaken", "palette").await;
 
     // Freed just after the first refusal: the world's `--slow-retry 1s`

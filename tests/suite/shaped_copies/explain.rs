@@ -12,7 +12,7 @@ async fn explain_says_which_keys_the_copies_hold_and_why_the_others_are_not_ther
     let team = world.namespace("team", true, &[]).await;
     let value = crate::explain::VALUE;
     let data = [("a", value), ("b", value), ("c", value), ("skip.me", value)];
-    source(&world, "told", &data, "a, b=bee, *.me, !skip.*, nope").await;
+    keyed_source(&world, "told", &data, "a, b=bee, *.me, !skip.*, nope").await;
     world.holding(&team, "told", &["a", "bee"]).await;
     let kind = match K::kind(&()).as_ref() {
         "Secret" => "secret",

@@ -170,9 +170,14 @@ pub struct Objects<'s, K> {
 
 impl<'s, K: TestKind> Objects<'s, K> {
     pub fn of(scene: &'s Scene<'s>) -> Objects<'s, K> {
+        Objects::in_namespace(scene, &scene.namespace)
+    }
+
+    /// The objects of kind `K` in `namespace`, another than the scene's.
+    pub fn in_namespace(scene: &'s Scene<'s>, namespace: &str) -> Objects<'s, K> {
         Objects {
             scene,
-            api: Api::namespaced(scene.client.clone(), &scene.namespace),
+            api: Api::namespaced(scene.client.clone(), namespace),
         }
     }
 
@@ -189,9 +194,19 @@ impl<'s, K: TestKind> Objects<'s, K> {
         K::digest_key(self).await
     }
 
-    /// Creates a labeled source with `data`.
-    pub async fn source(&self, name: &str, data: &[(&str, &str)]) -> K {
-        self.create(&K::with_data(name, data, true)).await
+    /// Creates a labeled source with `data` and `annotations`.
+    pub async fn source(
+        &self,
+        name: &str,
+        data: &[(&str, &str)],
+        annotations: &[(&str, &str)],
+    ) -> K {
+        let mut source = K::with_data(name, data, true);
+        if !annotations.is_empty() {
+            let annotations = annotations.iter().map(|(k, v)| ((*k).into(), (*v).into()));
+            source.meta_mut().annotations = Some(annotations.collect());
+        }
+        self.create(&source).await
     }
 
     /// `object`, made immutable.
@@ -253,8 +268,14 @@ impl<'s, K: TestKind> Objects<'s, K> {
         .unwrap_or_else(|e| panic!("{e:#}"))
     }
 
+    /// Waits until no object named `name` is there.
     pub async fn wait_gone(&self, name: &str) {
-        crate::wait_gone(&self.api, name).await;
+        let api = &self.api;
+        wait_for(&format!("{name} to be deleted"), PATIENCE, || async {
+            matches!(api.get_opt(name).await, Ok(None)).then_some(())
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"));
     }
 }
 

@@ -1,8 +1,8 @@
 //! What the integration tests share: a scene per test (a fresh namespace on
-//! a control plane), the controller binary as a child process, and the
-//! objects and manifests the tests create. A crate of its own, as cargo's
-//! own testsuite keeps its support, so each test binary links it instead of
-//! compiling a copy.
+//! a control plane), the world of a test across namespaces, the controller
+//! binary as a child process, and the objects and manifests the tests
+//! create. A crate of its own, as cargo's own testsuite keeps its support,
+//! so each test binary links it instead of compiling a copy.
 //!
 //! Where a new test goes, and a helper with it: the section "Where a new
 //! test goes" of docs/contributing/development.md.
@@ -15,6 +15,7 @@ mod kinds;
 mod manifests;
 mod scene;
 mod waits;
+mod world;
 
 use std::{
     path::{Path, PathBuf},
@@ -25,13 +26,14 @@ pub use command::{Ran, run, run_ok};
 pub use controller_process::{ControllerProcess, sum_metric};
 pub use fixtures::{SOURCE_LABEL, mk_source, mk_unmanaged, with_binary};
 pub use helm::{find_helm, helm, helm_binary, helm_on};
-pub use kinds::{KEY_SECRET, Objects, TestKind, with_json};
+pub use kinds::{KEY_SECRET, Objects, TestKind, is_exact_companion, with_json};
 pub use manifests::{
     delete_policy, kubectl_apply, kubectl_delete, policy_enforced, refusal_enforced,
     refusing_configmap, refusing_policy, replica_role, role_for, secrets_role, service_account,
 };
-pub use scene::{LEASE, LEASE_TIMINGS, Scene, is_exact_companion};
-pub use waits::{holding, key_names, wait_gone};
+pub use scene::{LEASE, LEASE_TIMINGS, Scene};
+pub use waits::{holding, key_names};
+pub use world::{Apart, Pod, Runs, World, to};
 
 /// Long enough for a loaded 2-core machine; the benchmark measures speed.
 pub const PATIENCE: Duration = Duration::from_secs(30);

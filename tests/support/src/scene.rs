@@ -2,15 +2,12 @@
 
 use std::{path::PathBuf, time::Duration};
 
-use configmap_mirror::contract::{self, CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME};
+use configmap_mirror::contract;
 use k8s_openapi::api::{coordination::v1::Lease, core::v1::ConfigMap, events::v1::Event};
-use kube::{
-    Api, Client, ResourceExt,
-    api::{ListParams, Patch, PatchParams, PostParams},
-};
+use kube::{Api, Client, api::ListParams};
 use testenv::{ControlPlane, wait_for};
 
-use crate::{ControllerProcess, PATIENCE, SOURCE_LABEL, mk_source};
+use crate::{ControllerProcess, Objects, PATIENCE, mk_source};
 
 /// The Lease the replicas of a test compete for, in the test's namespace.
 pub const LEASE: &str = "configmap-mirror";
@@ -45,21 +42,14 @@ impl<'a> Scene<'a> {
         }
     }
 
-    pub fn configmaps(&self) -> Api<ConfigMap> {
-        Api::namespaced(self.client.clone(), &self.namespace)
+    /// The ConfigMaps of the scene's namespace.
+    pub fn configmaps(&self) -> Objects<'_, ConfigMap> {
+        Objects::of(self)
     }
 
     /// The controller, watching only this test's namespace.
     pub async fn start_controller(&self, extra_args: &[&str]) -> ControllerProcess {
-        let mut args = vec!["--namespace", &self.namespace];
-        args.extend_from_slice(extra_args);
-        ControllerProcess::start(
-            self.control_plane,
-            &self.control_plane.kubeconfig_path().to_path_buf(),
-            &self.namespace,
-            &args,
-        )
-        .await
+        self.start_controller_with_env(extra_args, &[]).await
     }
 
     /// [`Scene::start_controller`], with more environment variables.
@@ -81,47 +71,20 @@ impl<'a> Scene<'a> {
         .await
     }
 
-    pub async fn create(&self, cm: &ConfigMap) -> ConfigMap {
-        self.configmaps()
-            .create(&PostParams::default(), cm)
-            .await
-            .unwrap_or_else(|e| panic!("create {}: {e}", cm.name_any()))
-    }
-
-    pub async fn get(&self, name: &str) -> Option<ConfigMap> {
-        self.configmaps()
-            .get_opt(name)
-            .await
-            .expect("get configmap")
-    }
-
-    pub async fn patch_json(&self, name: &str, patch: serde_json::Value) -> ConfigMap {
-        self.configmaps()
-            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .unwrap_or_else(|e| panic!("patch {name}: {e}"))
-    }
-
     /// Creates source `name`, then changes it and deletes its companion,
     /// waiting each time for the companion to be exact again.
     pub async fn live_through_change_and_heal(&self, name: &str) {
-        self.create(&mk_source(name, &[("a", "1")])).await;
-        self.companion_in_sync(name).await;
-        self.patch_json(name, serde_json::json!({"data": {"a": "2"}}))
+        let configmaps = self.configmaps();
+        configmaps.create(&mk_source(name, &[("a", "1")])).await;
+        configmaps.companion_in_sync(name).await;
+        configmaps
+            .patch(name, serde_json::json!({"data": {"a": "2"}}))
             .await;
-        self.companion_in_sync(name).await;
-        self.delete(&contract::companion_name(name, "-synced"))
+        configmaps.companion_in_sync(name).await;
+        configmaps
+            .delete(&contract::companion_name(name, "-synced"))
             .await;
-        self.companion_in_sync(name).await;
-    }
-
-    /// Removes the source label: the ConfigMap is no longer managed.
-    pub async fn unlabel(&self, name: &str) {
-        self.patch_json(
-            name,
-            serde_json::json!({"metadata": {"labels": {SOURCE_LABEL: null}}}),
-        )
-        .await;
+        configmaps.companion_in_sync(name).await;
     }
 
     /// A kubeconfig holding only a fresh token of ServiceAccount `account`
@@ -138,35 +101,6 @@ impl<'a> Scene<'a> {
             .write_token_kubeconfig(&token, &path)
             .expect("write the kubeconfig");
         path
-    }
-
-    pub async fn delete(&self, name: &str) {
-        self.configmaps()
-            .delete(name, &Default::default())
-            .await
-            .unwrap_or_else(|e| panic!("delete {name}: {e}"));
-    }
-
-    /// Waits until `name-synced` is an exact companion of the source as it
-    /// is now, and returns it.
-    pub async fn companion_in_sync(&self, source_name: &str) -> ConfigMap {
-        let api = self.configmaps();
-        let name = contract::companion_name(source_name, "-synced");
-        wait_for(&format!("{name} to match {source_name}"), PATIENCE, || {
-            let api = api.clone();
-            let name = name.clone();
-            async move {
-                let source = api.get_opt(source_name).await.ok()??;
-                let companion = api.get_opt(&name).await.ok()??;
-                is_exact_companion(&companion, &source).then_some(companion)
-            }
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e:#}"))
-    }
-
-    pub async fn wait_gone(&self, name: &str) {
-        crate::wait_gone(&self.configmaps(), name).await;
     }
 
     /// Events in this namespace about `regarding`, with `reason`.
@@ -268,27 +202,4 @@ impl<'a> Scene<'a> {
         let first = self.wait_lease_holder(PATIENCE, |_| true).await;
         if first == "replica-a" { (a, b) } else { (b, a) }
     }
-}
-
-/// The companion has exactly the source's content, the checksum of that
-/// content, one controller reference to this very source, our label, and
-/// nothing of the source's labels or annotations.
-pub fn is_exact_companion(companion: &ConfigMap, source: &ConfigMap) -> bool {
-    let owners = companion.owner_references();
-    let owned = owners.len() == 1
-        && owners[0].uid == source.uid().unwrap_or_default()
-        && owners[0].name == source.name_any()
-        && owners[0].kind == "ConfigMap"
-        && owners[0].controller == Some(true);
-    let labels = companion.labels();
-    let labeled = labels.get(MANAGED_BY_LABEL).map(String::as_str) == Some(MANAGER_NAME)
-        && !labels.contains_key(SOURCE_LABEL);
-    owned
-        && labeled
-        && companion.data.clone().unwrap_or_default() == source.data.clone().unwrap_or_default()
-        && companion.binary_data.clone().unwrap_or_default()
-            == source.binary_data.clone().unwrap_or_default()
-        && companion.immutable.unwrap_or(false) == source.immutable.unwrap_or(false)
-        && companion.annotations().get(CHECKSUM_ANNOTATION)
-            == Some(&contract::content_checksum(source))
 }

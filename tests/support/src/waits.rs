@@ -34,12 +34,3 @@ pub async fn holding<K: TestKind>(
     .await
     .unwrap_or_else(|e| panic!("{e:#}\n{}", context()))
 }
-
-/// Waits until no object named `name` is there.
-pub async fn wait_gone<K: TestKind>(api: &Api<K>, name: &str) {
-    wait_for(&format!("{name} to be deleted"), PATIENCE, || async {
-        matches!(api.get_opt(name).await, Ok(None)).then_some(())
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"));
-}

@@ -64,7 +64,7 @@ async fn a_status_the_install_before_a_hand_over_writes_late_is_written_over() {
     api.delete("plain", &DeleteParams::default())
         .await
         .expect("delete");
-    world.no_mirror(&prod, "colors").await;
+    world.objects_in(&prod).wait_gone("colors").await;
     assert!(second.stop().success());
     clean_up(world, &[]).await;
 }
@@ -133,7 +133,7 @@ async fn two_installs_of_one_class_are_told_so_in_a_warning() {
 /// installs serving one class, told of.
 #[tokio::test]
 async fn a_newer_install_writing_only_status_fields_this_version_does_not_read_is_told_of() {
-    let mut world = crate::mirroring::World::<ConfigMap>::new_stopped("cmir-newer-status").await;
+    let mut world = crate::common::World::<ConfigMap>::new_stopped("cmir-newer-status").await;
     install_crd(&world.scene.client).await;
     let own = field_manager("configmap-mirror");
     let newer_install = field_manager(&format!("{}-newer", world.prefix));

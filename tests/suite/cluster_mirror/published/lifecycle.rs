@@ -96,7 +96,7 @@ async fn switching_target_kind_replaces_the_secret_copies_by_configmaps_and_back
             &[("ca.crt", "ca.crt")],
         )
         .await;
-        world.no_mirror(namespace, "corp-tls").await;
+        world.objects_in(namespace).wait_gone("corp-tls").await;
     }
     ready(&world, "switch", "Synced").await;
 
