@@ -35,10 +35,6 @@ use testenv::{ControlPlane, fresh_namespace, wait_for};
 const NAME: &str = "configmap-mirror";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -158,7 +154,7 @@ fn build_bundle() -> Result<Bundle, String> {
         .env("HELM", &helm)
         // The manifest's CRD, printed by this build's binary.
         .env("CONFIGMAP_MIRROR", env!("CARGO_BIN_EXE_configmap-mirror"))
-        .current_dir(repo())
+        .current_dir(common::repo())
         .output()
         .map_err(|e| format!("cannot run hack/dist.sh: {e}"))?;
     // Its progress, for the log of a run with --nocapture.
@@ -224,7 +220,7 @@ fn the_manifest_is_the_release_manifest_naming_the_image_at_the_crates_version()
     let bundle = bundle();
     assert_eq!(
         read(&bundle.manifest()),
-        read(&repo().join("configmap-mirror.yaml")),
+        read(&common::repo().join("configmap-mirror.yaml")),
         "the bundle's manifest is not the committed configmap-mirror.yaml; run `make manifests`"
     );
     let image = bundle.image();
@@ -306,12 +302,12 @@ fn expected_revision() -> String {
     let head = run_ok(
         Command::new("git")
             .args(["rev-parse", "--verify", "HEAD"])
-            .current_dir(repo()),
+            .current_dir(common::repo()),
     );
     let status = run_ok(
         Command::new("git")
             .args(["status", "--porcelain"])
-            .current_dir(repo()),
+            .current_dir(common::repo()),
     );
     let dirty = if status.trim().is_empty() {
         ""
@@ -323,7 +319,7 @@ fn expected_revision() -> String {
 
 /// The chart's `home`, the project's repository.
 fn chart_source() -> String {
-    let chart = read(&repo().join("charts/configmap-mirror/Chart.yaml"));
+    let chart = read(&common::repo().join("charts/configmap-mirror/Chart.yaml"));
     chart
         .lines()
         .find_map(|line| line.strip_prefix("home: "))
@@ -469,7 +465,7 @@ fn a_build_at_another_commit_relabels_the_cached_image() {
             .env("IMAGE", image)
             .env("REVISION", &revision)
             .env("ARCHIVE", &archive)
-            .current_dir(repo()),
+            .current_dir(common::repo()),
     );
     let labels = labels_of_archive(&archive, image);
     let _ = std::fs::remove_file(&archive);
@@ -489,7 +485,7 @@ fn a_build_at_another_commit_relabels_the_cached_image() {
 /// name and version -> checksum of every crates.io package in Cargo.lock.
 fn lockfile() -> BTreeMap<(String, String), String> {
     let mut crates = BTreeMap::new();
-    for package in read(&repo().join("Cargo.lock"))
+    for package in read(&common::repo().join("Cargo.lock"))
         .split("[[package]]")
         .skip(1)
     {
@@ -548,7 +544,7 @@ fn crates_the_release_binary_links() -> BTreeSet<(String, String)> {
     let metadata: Value = serde_json::from_str(&run_ok(
         cargo()
             .args(["metadata", "--format-version", "1", "--locked"])
-            .current_dir(repo()),
+            .current_dir(common::repo()),
     ))
     .expect("cargo metadata's JSON");
     let packages: BTreeMap<&str, (String, String)> = metadata["packages"]
@@ -571,7 +567,7 @@ fn crates_the_release_binary_links() -> BTreeSet<(String, String)> {
                 "--locked",
                 "--message-format=json-render-diagnostics",
             ])
-            .current_dir(repo()),
+            .current_dir(common::repo()),
     );
     let artifacts: Vec<Value> = build
         .lines()
@@ -723,7 +719,7 @@ fn a_missing_podman_fails_naming_the_install_command() {
         .env("PATH", &path)
         // Never a build of helm, whatever the script does.
         .env("HELM", "/nonexistent/helm")
-        .current_dir(repo()));
+        .current_dir(common::repo()));
     let _ = std::fs::remove_dir_all(&path);
     let stderr = text(&out.stderr);
     assert!(

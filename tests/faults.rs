@@ -795,13 +795,13 @@ async fn a_cold_start_killed_midway_converges_after_a_restart() {
             .create(&mk_source(&format!("s{i:03}"), &[("i", &i.to_string())]))
             .await;
     }
-    let mut first = scene.start_controller(&[]).await;
+    let mut first = scene.configmaps().start_controller(&[]).await;
     first.writes_reaching(30.0).await;
     first.signal(Signal::Kill);
     assert!(first.wait_exit(PATIENCE).is_some());
     let written_before = count_companions(&scene).await;
 
-    let second = scene.start_controller(&[]).await;
+    let second = scene.configmaps().start_controller(&[]).await;
     for i in 0..SOURCES {
         scene
             .configmaps()
@@ -834,6 +834,7 @@ async fn an_api_server_restart_converges_what_changed_meanwhile() {
     let (namespace, controller) = {
         let scene = Scene::on(&control_plane, "fault-restart").await;
         let controller = scene
+            .configmaps()
             .start_controller(&["--watch-failure-threshold", "2s"])
             .await;
         scene

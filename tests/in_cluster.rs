@@ -36,10 +36,6 @@ const IMAGE_SIZE_TARGET: u64 = 50_000_000;
 /// Pods start, stop and roll on a loaded two-core machine: be generous.
 const POD_PATIENCE: Duration = Duration::from_secs(240);
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -56,7 +52,7 @@ fn build_image() -> (String, u64, PathBuf) {
     let started = Instant::now();
     let out = Command::new("bash")
         .arg("hack/image.sh")
-        .current_dir(repo())
+        .current_dir(common::repo())
         .output()
         .expect("run hack/image.sh");
     assert!(
@@ -65,7 +61,7 @@ fn build_image() -> (String, u64, PathBuf) {
         text(&out.stdout),
         text(&out.stderr)
     );
-    let archive = repo().join("target/image/configmap-mirror.tar");
+    let archive = common::repo().join("target/image/configmap-mirror.tar");
     let meta = std::fs::read_to_string(archive.with_extension("tar.meta")).expect("image meta");
     let field = |key: &str| {
         meta.lines()
@@ -105,7 +101,7 @@ fn kubectl_ok(cluster: &Cluster, args: &[&str]) -> String {
 
 /// An overlay of deploy/ that only sets the image, in a directory of its own.
 fn overlay(image: &str) -> PathBuf {
-    let dir = repo().join("target/in-cluster-overlay");
+    let dir = common::repo().join("target/in-cluster-overlay");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create the overlay directory");
     let (name, tag) = image.rsplit_once(':').expect("an image with a tag");
@@ -422,7 +418,7 @@ async fn the_chart_on_the_node(
     pods: &Api<Pod>,
     leases: &Api<Lease>,
 ) {
-    let namespace_manifest = repo().join("deploy/base/namespace.yaml");
+    let namespace_manifest = common::repo().join("deploy/base/namespace.yaml");
     let namespace_manifest = namespace_manifest.to_string_lossy();
     kubectl_ok(cluster, &["apply", "-f", &namespace_manifest]);
     // The values the in-cluster kind path documents (README.md), for the

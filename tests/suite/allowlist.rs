@@ -119,7 +119,7 @@ fn merge(into: &mut Value, from: Value) {
 
 async fn listed_keys_are_carried_changed_and_removed_and_foreign_keys_stay(kind: Kind) {
     let scene = Scene::new("allowlist").await;
-    let _controller = scene.start_controller(&[BOTH_KINDS]).await;
+    let _controller = scene.configmaps().start_controller(&[BOTH_KINDS]).await;
     kind.create(
         &scene,
         "src",
@@ -191,7 +191,7 @@ async fn listed_keys_are_carried_changed_and_removed_and_foreign_keys_stay(kind:
 
 async fn a_malformed_list_is_warned_about_and_changes_nothing(kind: Kind) {
     let scene = Scene::new("allowlist-bad").await;
-    let controller = scene.start_controller(&[BOTH_KINDS]).await;
+    let controller = scene.configmaps().start_controller(&[BOTH_KINDS]).await;
     kind.create(
         &scene,
         "src",
@@ -218,7 +218,7 @@ async fn a_malformed_list_is_warned_about_and_changes_nothing(kind: Kind) {
 
 async fn carried_keys_cost_no_write_across_a_restart(kind: Kind) {
     let scene = Scene::new("allowlist-steady").await;
-    let controller = scene.start_controller(&[BOTH_KINDS]).await;
+    let controller = scene.configmaps().start_controller(&[BOTH_KINDS]).await;
     kind.create(
         &scene,
         "src",
@@ -231,7 +231,7 @@ async fn carried_keys_cost_no_write_across_a_restart(kind: Kind) {
     .await;
     let written = copy_version(kind, &scene).await;
     assert!(controller.stop().success());
-    let restarted = scene.start_controller(&[BOTH_KINDS]).await;
+    let restarted = scene.configmaps().start_controller(&[BOTH_KINDS]).await;
     restarted
         .metric_reaching(
             "configmap_mirror_resync_objects_total",

@@ -98,7 +98,10 @@ async fn content_the_api_server_refuses_is_warned_about_with_its_message() {
         &common::refusing_configmap(&policy, &scene.namespace, "refused-synced"),
     );
     common::policy_enforced(&scene.configmaps().api, "refused-synced").await;
-    let controller = scene.start_controller(&["--slow-retry", "500ms"]).await;
+    let controller = scene
+        .configmaps()
+        .start_controller(&["--slow-retry", "500ms"])
+        .await;
     scene
         .configmaps()
         .create(&mk_source("fine", &[("a", "1")]))

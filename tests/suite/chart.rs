@@ -20,8 +20,8 @@ use std::{
 };
 
 use common::{
-    ControllerProcess, PATIENCE, Scene, find_helm, helm, helm_binary, helm_on, mk_source, run,
-    run_ok,
+    ControllerProcess, PATIENCE, Scene, find_helm, helm, helm_binary, helm_on, mk_source, rendered,
+    run, run_ok,
 };
 use k8s_openapi::api::{
     apps::v1::Deployment,
@@ -44,10 +44,6 @@ const ESCAPE_HATCHES: &str = "charts/configmap-mirror/ci/escape-hatches-values.y
 fn control_plane() -> &'static ControlPlane {
     static CHART_PLANE: LazyControlPlane = LazyControlPlane::new();
     CHART_PLANE.get()
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -91,7 +87,7 @@ async fn prometheus_operator_crds(control_plane: &'static ControlPlane) {
     INSTALLED
         .get_or_init(|| async {
             run_ok(
-                control_plane.kubectl().current_dir(repo()).args([
+                control_plane.kubectl().current_dir(common::repo()).args([
                     "apply",
                     "--server-side",
                     "-f",
@@ -390,19 +386,6 @@ fn the_controller_listens_on_ipv4_and_ipv6() {
     );
 }
 
-/// Every object `helm template` renders with these arguments, as JSON.
-fn rendered(args: &[&str]) -> Vec<Value> {
-    let manifest = run_ok(
-        helm(&["template", "r", CHART, "--namespace", "home"]).args(args),
-        None,
-    );
-    serde_saphyr::from_multiple::<Value>(&manifest)
-        .unwrap_or_else(|e| panic!("the chart rendered no YAML: {e}\n{manifest}"))
-        .into_iter()
-        .filter(Value::is_object)
-        .collect()
-}
-
 /// The one rendered object of this kind whose name ends so.
 fn object<'a>(objects: &'a [Value], kind: &str, name_ends: &str) -> &'a Value {
     let found: Vec<&Value> = objects
@@ -622,7 +605,10 @@ fn copy_dir(from: &Path, to: &Path) {
 fn as_a_subchart_it_takes_the_parents_globals_and_condition_and_still_refuses_typos() {
     let parent = scratch("parent-chart");
     let _ = std::fs::remove_dir_all(&parent);
-    copy_dir(&repo().join(CHART), &parent.join("charts/configmap-mirror"));
+    copy_dir(
+        &common::repo().join(CHART),
+        &parent.join("charts/configmap-mirror"),
+    );
     std::fs::write(
         parent.join("Chart.yaml"),
         format!(
@@ -1552,7 +1538,7 @@ fn the_committed_manifests_are_those_the_chart_renders() {
         Command::new("bash")
             .arg("hack/manifests.sh")
             .arg(&out)
-            .current_dir(repo())
+            .current_dir(common::repo())
             .env("HELM", helm_binary())
             // The CRD from this build's binary, with no cargo run inside.
             .env("CONFIGMAP_MIRROR", env!("CARGO_BIN_EXE_configmap-mirror")),
@@ -1564,7 +1550,9 @@ fn the_committed_manifests_are_those_the_chart_renders() {
     }
     let stale: Vec<String> = rendered
         .iter()
-        .filter(|file| std::fs::read(out.join(file)).ok() != std::fs::read(repo().join(file)).ok())
+        .filter(|file| {
+            std::fs::read(out.join(file)).ok() != std::fs::read(common::repo().join(file)).ok()
+        })
         .map(|file| file.display().to_string())
         .collect();
     assert!(
@@ -1593,7 +1581,8 @@ fn image_tag(manifest: &str) -> Option<String> {
 fn the_crate_the_chart_and_deploy_carry_one_version() {
     let version = env!("CARGO_PKG_VERSION");
     let read = |file: &str| {
-        std::fs::read_to_string(repo().join(file)).unwrap_or_else(|e| panic!("read {file}: {e}"))
+        std::fs::read_to_string(common::repo().join(file))
+            .unwrap_or_else(|e| panic!("read {file}: {e}"))
     };
     let chart = read("charts/configmap-mirror/Chart.yaml");
     let kustomization = read("deploy/base/kustomization.yaml");

@@ -7,11 +7,6 @@
 //! The CRD and the policy are cluster-wide: these run on a control plane
 //! of their own, with one release installed by helm.
 
-use std::{
-    io::Write,
-    process::{Command, Stdio},
-};
-
 use configmap_mirror::api::ClusterMirror;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{
@@ -24,7 +19,7 @@ use tokio::sync::OnceCell;
 
 use crate::{
     cluster_mirror_api::wait_established,
-    common::{PATIENCE, helm_on},
+    common::{PATIENCE, helm_on, run_ok},
 };
 
 const CHART: &str = "charts/configmap-mirror";
@@ -41,29 +36,6 @@ const NEVER_CARRY: &str = "example.com/team";
 fn control_plane() -> &'static ControlPlane {
     static CHART_CRD_PLANE: LazyControlPlane = LazyControlPlane::new();
     CHART_CRD_PLANE.get()
-}
-
-fn run_ok(cmd: &mut Command, stdin: Option<&str>) -> String {
-    let what = format!("{cmd:?}");
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("run {what}: {e}"));
-    let mut input = child.stdin.take().expect("stdin");
-    input
-        .write_all(stdin.unwrap_or_default().as_bytes())
-        .expect("write stdin");
-    drop(input);
-    let out = child.wait_with_output().expect("wait");
-    assert!(
-        out.status.success(),
-        "{what} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The release's namespace, once the chart is installed with its admission

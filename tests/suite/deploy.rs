@@ -30,12 +30,8 @@ fn control_plane() -> &'static ControlPlane {
     CLUSTER_WIDE.get()
 }
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn release_binary() -> PathBuf {
-    let binary = repo().join("target/release/configmap-mirror");
+    let binary = common::repo().join("target/release/configmap-mirror");
     assert!(
         binary.exists(),
         "{} is missing: run `cargo build --release --locked` (make test does)",
@@ -48,7 +44,7 @@ fn kubectl(control_plane: &ControlPlane, args: &[&str]) -> (bool, String, String
     let out = control_plane
         .kubectl()
         .args(args)
-        .current_dir(repo())
+        .current_dir(common::repo())
         .output()
         .expect("run kubectl");
     (
@@ -322,7 +318,7 @@ async fn the_binary_reaches_the_api_server_through_in_cluster_configuration() {
 fn hadolint_passes_on_the_dockerfile_and_the_image_builds_what_ci_builds() {
     let out = Command::new("bash")
         .arg("hack/lint-dockerfile.sh")
-        .current_dir(repo())
+        .current_dir(common::repo())
         .output()
         .expect("run hack/lint-dockerfile.sh");
     assert!(
@@ -331,8 +327,9 @@ fn hadolint_passes_on_the_dockerfile_and_the_image_builds_what_ci_builds() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let dockerfile = std::fs::read_to_string(repo().join("Dockerfile")).expect("Dockerfile");
-    let makefile = std::fs::read_to_string(repo().join("Makefile")).expect("Makefile");
+    let dockerfile =
+        std::fs::read_to_string(common::repo().join("Dockerfile")).expect("Dockerfile");
+    let makefile = std::fs::read_to_string(common::repo().join("Makefile")).expect("Makefile");
     for text in [&dockerfile, &makefile] {
         assert!(text.contains("cargo build --release --locked"));
     }

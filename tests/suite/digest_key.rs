@@ -13,19 +13,16 @@ use configmap_mirror::{
 };
 use k8s_openapi::{
     ByteString,
-    api::core::v1::{Namespace, Secret},
+    api::core::v1::{ConfigMap, Namespace, Secret},
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
-use kube::{
-    Api, ResourceExt,
-    api::{Patch, PatchParams, PostParams},
-};
+use kube::{Api, ResourceExt};
 use serde_json::json;
-use testenv::{ControlPlane, LazyControlPlane, wait_for};
-use tokio::sync::{Mutex, MutexGuard};
+use testenv::wait_for;
 
 use crate::common::{
-    ControllerProcess, KEY_SECRET, LEASE_TIMINGS, Objects, PATIENCE, SOURCE_LABEL, Scene,
+    Apart, ControllerProcess, KEY_SECRET, LEASE_TIMINGS, Objects, PATIENCE, Runs, SOURCE_LABEL,
+    Scene, TestKind, World,
 };
 use crate::secrets::{BOTH_KINDS, mk_secret};
 
@@ -177,7 +174,7 @@ async fn two_replicas(scene: &Scene<'_>) -> (ControllerProcess, ControllerProces
         .two_replicas(async |identity| {
             let mut args = vec![BOTH_KINDS];
             args.extend(scene.leader_election_args(identity, LEASE_TIMINGS));
-            scene.start_controller(&args).await
+            scene.configmaps().start_controller(&args).await
         })
         .await
 }

@@ -154,7 +154,7 @@ async fn annotate_namespace<K: TestKind>(world: &World<K>, name: &str, value: &s
 }
 
 /// Whether `namespace` holds a mirror of the test's source `name`.
-async fn mirrored<K: TestKind>(world: &World<K>, namespace: &str, name: &str) -> bool {
+async fn has_mirror<K: TestKind>(world: &World<K>, namespace: &str, name: &str) -> bool {
     let found = world.api(namespace).get_opt(name).await.expect("get");
     found
         .is_some_and(|copy| mirror_of(copy.meta()) == Some((world.prefix.clone(), name.to_owned())))
@@ -172,7 +172,7 @@ async fn matches_the_cluster<K: TestKind>(
         let said = row(json, "mirror", namespace);
         assert_eq!(
             said["ok"].as_bool(),
-            Some(mirrored(world, namespace, name).await),
+            Some(has_mirror(world, namespace, name).await),
             "{namespace}: explain says {}",
             said["verdict"]
         );
@@ -591,7 +591,7 @@ async fn a_preview_names_the_namespaces_that_then_receive_the_mirror<K: TestKind
     assert_eq!(verdict(&json, "mirror", &refusing), "not-consenting");
     assert_eq!(verdict(&json, "mirror", &other_kind), "kind-not-accepted");
     assert!(
-        !mirrored(&world, &named, "shared").await,
+        !has_mirror(&world, &named, "shared").await,
         "a preview writes nothing"
     );
 
@@ -610,7 +610,7 @@ async fn a_preview_names_the_namespaces_that_then_receive_the_mirror<K: TestKind
     }
     let mut mirrored_now = BTreeSet::new();
     for namespace in [&named, &selected, &refusing, &other_kind] {
-        if mirrored(&world, namespace, "shared").await {
+        if has_mirror(&world, namespace, "shared").await {
             mirrored_now.insert(namespace.clone());
         }
     }

@@ -73,7 +73,7 @@ async fn hand_edits_of_every_owned_field_are_restored<K: TestKind>() {
 #[tokio::test]
 async fn a_hand_edit_of_binary_data_is_restored() {
     let scene = Scene::new("heal-edit-binary").await;
-    let controller = scene.start_controller(&[]).await;
+    let controller = scene.configmaps().start_controller(&[]).await;
     let source = with_binary(mk_source("colors", &[("a", "1")]), "bin", &[1, 2, 3]);
     scene.configmaps().create(&source).await;
     scene.configmaps().companion_in_sync("colors").await;

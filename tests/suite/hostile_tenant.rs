@@ -20,7 +20,7 @@ mod writes_in_flight;
 
 use std::time::Duration;
 
-use crate::common::{self, ControllerProcess, PATIENCE, Scene, mk_source};
+use crate::common::{self, Apart, ControllerProcess, PATIENCE, Scene, mk_source};
 use configmap_mirror::contract::{self, MANAGED_BY_LABEL, MANAGER_NAME};
 use futures::{StreamExt, stream};
 use k8s_openapi::api::{
@@ -32,19 +32,16 @@ use kube::{
     Api,
     api::{ListParams, ObjectMeta, PartialObjectMeta, PostParams},
 };
-use testenv::{ControlPlane, LazyControlPlane};
-use tokio::sync::{Mutex, MutexGuard};
+use testenv::ControlPlane;
+use tokio::sync::MutexGuard;
 
-/// With kube-apiserver's audit log of ConfigMap writes, from which
-/// `writes_in_flight` counts the writes it works on at once.
+/// Apart from the other topics', one test at a time, with kube-apiserver's
+/// audit log of ConfigMap writes, from which `writes_in_flight` counts the
+/// writes it works on at once.
+static HOSTILE_PLANE: Apart = Apart::new();
+
 fn control_plane() -> &'static ControlPlane {
-    static HOSTILE_PLANE: LazyControlPlane = LazyControlPlane::new();
-    HOSTILE_PLANE.get_with(writes_in_flight::audit_args)
-}
-
-async fn exclusive() -> MutexGuard<'static, ()> {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
-    ONE_AT_A_TIME.lock().await
+    HOSTILE_PLANE.plane_with(writes_in_flight::audit_args)
 }
 
 /// The controller's identity in the Lease.
@@ -104,7 +101,7 @@ pub(crate) struct Tenants {
 
 impl Tenants {
     pub(crate) async fn new(tag: &str) -> Tenants {
-        let turn = exclusive().await;
+        let turn = HOSTILE_PLANE.turn().await;
         let plane = control_plane();
         no_namespace_terminating(plane).await;
         let install = Scene::on(plane, tag).await;

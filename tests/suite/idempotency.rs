@@ -29,7 +29,7 @@ async fn resource_versions(scene: &Scene<'_>) -> BTreeMap<String, String> {
 #[tokio::test]
 async fn a_converged_cluster_sees_no_write_across_a_restart() {
     let scene = Scene::new("steady").await;
-    let controller = scene.start_controller(&[]).await;
+    let controller = scene.configmaps().start_controller(&[]).await;
     for i in 0..SOURCES {
         scene
             .configmaps()
@@ -54,7 +54,10 @@ async fn a_converged_cluster_sees_no_write_across_a_restart() {
 
     // The restart reads its first lists the other way: both must fill the
     // caches with the same objects.
-    let restarted = scene.start_controller(&["--initial-list", "list"]).await;
+    let restarted = scene
+        .configmaps()
+        .start_controller(&["--initial-list", "list"])
+        .await;
     // Once its caches were full, the restarted controller compared every
     // source and every companion with what it should be...
     for checked in [RESYNC_SYNC_IN_SYNC, RESYNC_PRUNE_IN_SYNC] {
@@ -73,7 +76,7 @@ async fn a_converged_cluster_sees_no_write_across_a_restart() {
 #[tokio::test]
 async fn unmanaged_configmaps_are_never_written() {
     let scene = Scene::new("unmanaged").await;
-    let _mirror = scene.start_controller(&[]).await;
+    let _mirror = scene.configmaps().start_controller(&[]).await;
     let mut bystanders = BTreeMap::new();
     for name in ["plain", "other-synced", "colors-synced-not", "x"] {
         let cm = scene

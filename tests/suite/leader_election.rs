@@ -27,6 +27,7 @@ async fn replica(scene: &Scene<'_>, identity: &str) -> ControllerProcess {
 /// A replica with this lease duration, renew deadline and retry period.
 async fn replica_with(scene: &Scene<'_>, identity: &str, timings: [&str; 3]) -> ControllerProcess {
     scene
+        .configmaps()
         .start_controller(&scene.leader_election_args(identity, timings))
         .await
 }

@@ -11,7 +11,7 @@ const WRITES: &str = "configmap_mirror_companion_writes_total";
 #[tokio::test]
 async fn counters_follow_a_scenario_and_carry_no_object_names() {
     let scene = Scene::new("metrics").await;
-    let controller = scene.start_controller(&[]).await;
+    let controller = scene.configmaps().start_controller(&[]).await;
 
     scene
         .configmaps()
@@ -109,7 +109,7 @@ async fn counters_follow_a_scenario_and_carry_no_object_names() {
 #[tokio::test]
 async fn the_process_series_describe_the_controller_process() {
     let scene = Scene::new("metrics-process").await;
-    let controller = scene.start_controller(&[]).await;
+    let controller = scene.configmaps().start_controller(&[]).await;
     let started = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("the clock is past the epoch")
@@ -148,7 +148,7 @@ async fn the_process_series_describe_the_controller_process() {
 #[tokio::test]
 async fn the_queue_timings_count_every_wakeup_taken_and_every_reconcile() {
     let scene = Scene::new("metrics-queue").await;
-    let controller = scene.start_controller(&[]).await;
+    let controller = scene.configmaps().start_controller(&[]).await;
     scene
         .configmaps()
         .create(&mk_source("colors", &[("a", "1")]))

@@ -18,12 +18,8 @@ use testenv::wait_for;
 const CHART: &str = "charts/configmap-mirror";
 const DASHBOARD: &str = "charts/configmap-mirror/files/dashboard.json";
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn dashboard() -> Value {
-    let text = std::fs::read_to_string(repo().join(DASHBOARD)).expect("read the dashboard");
+    let text = std::fs::read_to_string(common::repo().join(DASHBOARD)).expect("read the dashboard");
     serde_json::from_str(&text).expect("the dashboard is JSON")
 }
 
@@ -360,7 +356,7 @@ fn the_chart_dashboard_configmap_carries_the_dashboard_file() {
 async fn every_series_the_dashboard_queries_is_exported_by_the_binary() {
     let queries = panel_queries(&dashboard());
     let scene = Scene::new("dashboard").await;
-    let controller = scene.start_controller(&[]).await;
+    let controller = scene.configmaps().start_controller(&[]).await;
     // Work that makes every family of series hold a sample: a copy written,
     // healed and a source counted.
     scene
@@ -510,7 +506,7 @@ fn the_alerts_pass_promtool_check_rules_and_their_unit_tests() {
     )
     .expect("write the rules");
     std::fs::copy(
-        repo().join("tests/fixtures/prometheus-rules-test.yaml"),
+        common::repo().join("tests/fixtures/prometheus-rules-test.yaml"),
         dir.join("prometheus-rules-test.yaml"),
     )
     .expect("copy the rules' tests");
@@ -523,8 +519,8 @@ fn the_alerts_pass_promtool_check_rules_and_their_unit_tests() {
 
 /// The value of a top-level `key: value` of Chart.yaml.
 fn chart_field(key: &str) -> String {
-    let chart =
-        std::fs::read_to_string(repo().join(CHART).join("Chart.yaml")).expect("read Chart.yaml");
+    let chart = std::fs::read_to_string(common::repo().join(CHART).join("Chart.yaml"))
+        .expect("read Chart.yaml");
     chart
         .lines()
         .find_map(|line| line.strip_prefix(key)?.strip_prefix(':'))
@@ -557,9 +553,10 @@ fn every_alert_has_a_summary_a_runbook_page_and_unit_tests() {
         chart_field("version")
     );
     assert!(runbooks_url.starts_with("https://"), "{runbooks_url}");
-    let runbooks = repo().join("docs/operator/runbooks");
-    let tests = std::fs::read_to_string(repo().join("tests/fixtures/prometheus-rules-test.yaml"))
-        .expect("the rules' tests");
+    let runbooks = common::repo().join("docs/operator/runbooks");
+    let tests =
+        std::fs::read_to_string(common::repo().join("tests/fixtures/prometheus-rules-test.yaml"))
+            .expect("the rules' tests");
     let alerts: Vec<&str> = rules.split("- alert: ").skip(1).collect();
     let names: Vec<&str> = alerts
         .iter()
@@ -649,8 +646,9 @@ fn every_alert_has_a_summary_a_runbook_page_and_unit_tests() {
 #[test]
 fn no_alert_fires_on_a_healthy_scraped_install() {
     let rules = rendered_rules(&[]);
-    let tests = std::fs::read_to_string(repo().join("tests/fixtures/prometheus-rules-test.yaml"))
-        .expect("the rules' tests");
+    let tests =
+        std::fs::read_to_string(common::repo().join("tests/fixtures/prometheus-rules-test.yaml"))
+            .expect("the rules' tests");
     // From its comment to the next test group.
     let healthy = tests
         .split_once("# A healthy install")

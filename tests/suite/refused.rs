@@ -468,7 +468,7 @@ async fn a_policy_refusing_a_secret_copy_is_named_without_the_secret_s_data() {
     probe.metadata.labels = None;
     common::refusal_enforced(&secrets, &probe).await;
 
-    let controller = scene.start_controller(&[BOTH_KINDS]).await;
+    let controller = scene.configmaps().start_controller(&[BOTH_KINDS]).await;
     let canary = format!("canary-{}", scene.namespace);
     secrets
         .create(
@@ -515,7 +515,7 @@ async fn a_long_denial_of_a_configmap_copy_is_cut() {
     )
     .await;
 
-    let controller = scene.start_controller(&[]).await;
+    let controller = scene.configmaps().start_controller(&[]).await;
     scene
         .configmaps()
         .create(&mk_source("settings", &[("a", "1")]))

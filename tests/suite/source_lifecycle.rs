@@ -37,7 +37,7 @@ async fn a_source_created_labeled_gets_an_exact_companion_and_a_normal_event<K: 
 #[tokio::test]
 async fn binary_data_is_copied_exactly() {
     let scene = Scene::new("created-binary").await;
-    let _mirror = scene.start_controller(&[]).await;
+    let _mirror = scene.configmaps().start_controller(&[]).await;
     let source = with_binary(
         mk_source("colors", &[("a", "1")]),
         "blob",

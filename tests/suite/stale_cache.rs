@@ -147,7 +147,7 @@ async fn a_source_unlabeled_while_the_watches_were_frozen_gets_no_companion_of_i
 #[tokio::test]
 async fn a_companion_claimed_while_the_watches_were_frozen_is_not_pruned() {
     let scene = Scene::new("stale-claimed").await;
-    let first = scene.start_controller(&[]).await;
+    let first = scene.configmaps().start_controller(&[]).await;
     scene
         .configmaps()
         .create(&mk_source("colors", &[("a", "1")]))

@@ -9,15 +9,11 @@
 
 use super::*;
 
-use crate::cluster_mirror::{delete_crd, install_crd, orphan_prunes_reaching};
+use crate::cluster_mirror::{cluster_mirrors, delete_crd, install_crd, orphan_prunes_reaching};
 use configmap_mirror::contract::{CLUSTER_MIRROR_LABEL, MIRROR_OF_UID_ANNOTATION};
 use kube::api::DynamicObject;
 
 crate::for_each_kind!(deletion_policy_orphan_releases_copies_an_admin_may_then_edit_and_delete,);
-
-fn cluster_mirrors(client: &Client) -> Api<DynamicObject> {
-    Api::all_with(client.clone(), &crate::cluster_mirror::resource())
-}
 
 /// The ClusterMirror `name` of the source `source` (in the release's
 /// namespace) into the world's target namespace, by a label of its own.

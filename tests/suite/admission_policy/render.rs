@@ -5,18 +5,7 @@
 
 use super::*;
 
-/// Every object `helm template` renders with these arguments, as JSON.
-fn rendered(args: &[&str]) -> Vec<Value> {
-    let manifest = run_ok(
-        &mut helm(&[&["template", "--skip-tests"], args].concat()),
-        None,
-    );
-    serde_saphyr::from_multiple::<Value>(&manifest)
-        .unwrap_or_else(|e| panic!("the chart rendered no YAML: {e}\n{manifest}"))
-        .into_iter()
-        .filter(Value::is_object)
-        .collect()
-}
+use crate::common::template;
 
 fn one<'a>(objects: &'a [Value], kind: &str) -> Option<&'a Value> {
     let mut found = objects.iter().filter(|o| o["kind"] == kind);
@@ -65,12 +54,12 @@ fn the_policy_names_the_service_account_where_the_chart_puts_it_in_every_shape()
                         format!("fullnameOverride={fullname}"),
                         format!("serviceAccount.name={account}"),
                     ];
-                    let mut args = vec![release, CHART, "--namespace", "default"];
+                    let mut args = vec!["--skip-tests", release, CHART, "--namespace", "default"];
                     args.extend(["--set", "admissionPolicy.enabled=true"]);
                     for set in &sets {
                         args.extend(["--set", set]);
                     }
-                    let objects = rendered(&args);
+                    let objects = template(&args);
                     let policy = copies_policy(&objects);
                     let service_account = one(&objects, "ServiceAccount").expect("the account");
                     let deployment = one(&objects, "Deployment").expect("the Deployment");
@@ -98,7 +87,8 @@ fn the_policy_names_the_service_account_where_the_chart_puts_it_in_every_shape()
     // And an account the chart does not create: the Deployment's.
     for namespace_override in ["", "mirror-system"] {
         let set = format!("namespaceOverride={namespace_override}");
-        let objects = rendered(&[
+        let objects = template(&[
+            "--skip-tests",
             "r",
             CHART,
             "--namespace",
@@ -185,7 +175,8 @@ fn flags_the_policy_is_rendered_from_are_refused_in_extra_args_and_extra_env() {
         );
     }
     // Other flags pass, last.
-    let objects = rendered(&[
+    let objects = template(&[
+        "--skip-tests",
         "r",
         CHART,
         "--set",

@@ -37,10 +37,6 @@ const PRIVATE: &str =
 /// Not UTF-8: a ConfigMap holds it in `binaryData`.
 const BINARY: &[u8] = &[0x30, 0x82, 0xff, 0xfe, 0x00, 0x01];
 
-fn configmaps(world: &World<Secret>, namespace: &str) -> Api<ConfigMap> {
-    Api::namespaced(world.scene.client.clone(), namespace)
-}
-
 /// A cert-manager-style TLS Secret: the API server checks only that
 /// `tls.crt` and `tls.key` are there.
 fn tls_secret(name: &str) -> Secret {
@@ -102,7 +98,7 @@ pub(super) async fn published(
     source: &str,
     keys: &[(&str, &str)],
 ) -> ConfigMap {
-    let copies = configmaps(world, namespace);
+    let copies = world.configmaps(namespace);
     let of = format!("{}/{source}", world.prefix);
     testenv::wait_for(
         &format!("{namespace}/{name} to publish {keys:?} of {source}"),
@@ -127,7 +123,7 @@ pub(super) async fn published(
 
 /// Waits until `namespace` holds no ConfigMap `name`.
 pub(super) async fn no_configmap(world: &World<Secret>, namespace: &str, name: &str) {
-    let api = configmaps(world, namespace);
+    let api = world.configmaps(namespace);
     testenv::wait_for(
         &format!("no ConfigMap {name} in {namespace}"),
         PATIENCE,
@@ -321,7 +317,7 @@ async fn a_change_of_tls_key_writes_nothing_and_a_change_of_ca_crt_updates_every
         json!({"target": {"labels": {"tier": "silver"}}}),
     )
     .await;
-    let copies = configmaps(&world, &targets[0]);
+    let copies = world.configmaps(&targets[0]);
     let after = testenv::wait_for("the copy to carry tier=silver", PATIENCE, || async {
         let copy = copies.get_opt("corp-tls").await.ok()??;
         (copy.labels().get("tier").map(String::as_str) == Some("silver")).then_some(copy)
@@ -360,14 +356,16 @@ async fn a_published_configmap_deleted_or_edited_heals() {
     let deleted = published(&world, a, "corp-tls", "heal", "corp-tls", &ca).await;
     published(&world, b, "corp-tls", "heal", "corp-tls", &ca).await;
 
-    configmaps(&world, a)
+    world
+        .configmaps(a)
         .delete("corp-tls", &DeleteParams::default())
         .await
         .expect("delete a copy");
     let healed = published(&world, a, "corp-tls", "heal", "corp-tls", &ca).await;
     assert_ne!(healed.uid(), deleted.uid(), "written again");
     let forged = json!({"data": {"ca.crt": "forged", "tls.key": "added"}});
-    configmaps(&world, b)
+    world
+        .configmaps(b)
         .patch("corp-tls", &PatchParams::default(), &Patch::Merge(&forged))
         .await
         .expect("edit a copy");

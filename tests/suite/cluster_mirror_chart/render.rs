@@ -6,18 +6,7 @@ use configmap_mirror::api::ClusterMirror;
 use kube::CustomResourceExt;
 use serde_json::{Value, json};
 
-use super::{CHART, run_ok};
-use crate::common::helm;
-
-fn rendered(values: &[&str]) -> Vec<Value> {
-    let mut cmd = helm(&["template", "r", CHART, "--namespace", "home"]);
-    let manifest = run_ok(cmd.args(values), None);
-    serde_saphyr::from_multiple::<Value>(&manifest)
-        .expect("YAML")
-        .into_iter()
-        .filter(|object| !object.is_null())
-        .collect()
-}
+use crate::common::rendered;
 
 fn named<'a>(objects: &'a [Value], kind: &str, name: &str) -> Option<&'a Value> {
     objects

@@ -31,7 +31,7 @@ async fn two_installs_in_one_namespace_keep_two_keys() {
             "--leader-election-identity",
             &lease,
         ];
-        controllers.push(scene.start_controller(&args).await);
+        controllers.push(scene.configmaps().start_controller(&args).await);
         secrets.create(&team_secret(team, team)).await;
     }
     let key_of = |team: &'static str| {

@@ -7,20 +7,17 @@ use std::{
     sync::OnceLock,
 };
 
+use serde_json::Value;
 use testenv::ControlPlane;
 
 const INSTALL_HINT: &str = "run `make helm` (or `bash hack/install-helm.sh`) to build it";
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn helm_version() -> String {
     std::env::var("HELM_VERSION")
         .ok()
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| {
-            std::fs::read_to_string(repo().join("hack/helm-version"))
+            std::fs::read_to_string(crate::repo().join("hack/helm-version"))
                 .expect("read hack/helm-version")
                 .trim()
                 .to_owned()
@@ -32,7 +29,7 @@ fn helm_version() -> String {
 pub fn find_helm(envs: &[(&str, &Path)]) -> Result<PathBuf, String> {
     let out = Command::new("bash")
         .args(["hack/install-helm.sh", "--cached-only"])
-        .current_dir(repo())
+        .current_dir(crate::repo())
         .envs(envs.iter().map(|(k, v)| (k, v.as_os_str())))
         .output()
         .map_err(|e| format!("cannot run hack/install-helm.sh: {e}"))?;
@@ -60,11 +57,33 @@ pub fn helm(args: &[&str]) -> Command {
     let home = crate::target_tmp().join("helm-home");
     let mut cmd = Command::new(helm_binary());
     cmd.args(args)
-        .current_dir(repo())
+        .current_dir(crate::repo())
         .env("HELM_CONFIG_HOME", home.join("config"))
         .env("HELM_CACHE_HOME", home.join("cache"))
         .env("HELM_DATA_HOME", home.join("data"));
     cmd
+}
+
+/// Every object `helm template <args>` renders, as JSON.
+pub fn template(args: &[&str]) -> Vec<Value> {
+    let manifest = crate::run_ok(&mut helm(&[&["template"], args].concat()), None);
+    serde_saphyr::from_multiple::<Value>(&manifest)
+        .unwrap_or_else(|e| panic!("the chart rendered no YAML: {e}\n{manifest}"))
+        .into_iter()
+        .filter(Value::is_object)
+        .collect()
+}
+
+/// [`template`] of the chart as release `r` in namespace `home`, with
+/// `args`.
+pub fn rendered(args: &[&str]) -> Vec<Value> {
+    template(
+        &[
+            &["r", "charts/configmap-mirror", "--namespace", "home"],
+            args,
+        ]
+        .concat(),
+    )
 }
 
 /// helm against the control plane, as its admin.

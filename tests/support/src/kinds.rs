@@ -181,11 +181,12 @@ impl<'s, K: TestKind> Objects<'s, K> {
         }
     }
 
-    /// The controller watching this namespace, with the kind turned on.
+    /// The controller watching the scene's namespace, with the kind turned
+    /// on.
     pub async fn start_controller(&self, extra: &[&str]) -> ControllerProcess {
         let mut args = K::ARGS.to_vec();
         args.extend_from_slice(extra);
-        self.scene.start_controller(&args).await
+        self.scene.start_controller_with_env(&args, &[]).await
     }
 
     /// The install's digest key (none for a kind without one), from where

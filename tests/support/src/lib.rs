@@ -25,7 +25,7 @@ use std::{
 pub use command::{Ran, run, run_ok};
 pub use controller_process::{ControllerProcess, sum_metric};
 pub use fixtures::{SOURCE_LABEL, mk_source, mk_unmanaged, with_binary};
-pub use helm::{find_helm, helm, helm_binary, helm_on};
+pub use helm::{find_helm, helm, helm_binary, helm_on, rendered, template};
 pub use kinds::{KEY_SECRET, Objects, TestKind, is_exact_companion, with_json};
 pub use manifests::{
     delete_policy, kubectl_apply, kubectl_delete, policy_enforced, refusal_enforced,
@@ -37,6 +37,16 @@ pub use world::{Apart, Pod, Runs, World, to};
 
 /// Long enough for a loaded 2-core machine; the benchmark measures speed.
 pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// The repository's root: where the chart, `deploy/` and `hack/` are.
+pub fn repo() -> PathBuf {
+    let support = Path::new(env!("CARGO_MANIFEST_DIR"));
+    support
+        .ancestors()
+        .nth(2)
+        .expect("tests/support is two folders below the repository's root")
+        .to_path_buf()
+}
 
 /// The target directory's profile folder of the test running
 /// (`target/debug`): a test executable is in its `deps`, as cargo lays

@@ -47,12 +47,8 @@ impl<'a> Scene<'a> {
         Objects::of(self)
     }
 
-    /// The controller, watching only this test's namespace.
-    pub async fn start_controller(&self, extra_args: &[&str]) -> ControllerProcess {
-        self.start_controller_with_env(extra_args, &[]).await
-    }
-
-    /// [`Scene::start_controller`], with more environment variables.
+    /// The controller, watching only this test's namespace, with
+    /// `extra_args` and more environment variables.
     pub async fn start_controller_with_env(
         &self,
         extra_args: &[&str],

@@ -38,6 +38,17 @@ impl Apart {
     pub fn plane(&self) -> &ControlPlane {
         self.plane.get()
     }
+
+    /// The plane, kube-apiserver started with the flags `extra` returns
+    /// (called once, on first use).
+    pub fn plane_with(&self, extra: impl FnOnce() -> Vec<String>) -> &ControlPlane {
+        self.plane.get_with(extra)
+    }
+
+    /// This test's turn on the plane, held until dropped.
+    pub async fn turn(&self) -> MutexGuard<'_, ()> {
+        self.turn.lock().await
+    }
 }
 
 impl Default for Apart {
@@ -125,7 +136,7 @@ impl<K: TestKind> World<K> {
     /// A world on `apart`, once it is this test's turn, whose controller
     /// will run as `runs`; not started yet.
     pub async fn on(apart: &'static Apart, runs: Runs, tag: &str) -> World<K> {
-        let turn = apart.turn.lock().await;
+        let turn = apart.turn().await;
         let scene = Scene::on(apart.plane(), tag).await;
         let prefix = scene.namespace.clone();
         World {
@@ -146,6 +157,16 @@ impl<K: TestKind> World<K> {
     /// Starts the controller with the flags `extra` too (as the admin
     /// only: an install's Pod runs with the install's flags).
     pub async fn start_with(&mut self, extra: &[&str]) {
+        self.run(extra, true).await;
+    }
+
+    /// Starts the controller as the admin and waits only for its HTTP
+    /// listener: a controller that may never be ready.
+    pub async fn start_unready(&mut self) {
+        self.run(&[], false).await;
+    }
+
+    async fn run(&mut self, extra: &[&str], ready: bool) {
         let plane = self.scene.control_plane;
         let controller = match self.runs {
             Runs::AsAdmin => {
@@ -154,10 +175,16 @@ impl<K: TestKind> World<K> {
                 let mut args = vec!["--slow-retry", "1s", "--digest-key-secret", &key_secret];
                 args.extend_from_slice(K::ARGS);
                 args.extend_from_slice(extra);
-                ControllerProcess::start(plane, &kubeconfig, &self.prefix, &args).await
+                let tag = &self.prefix;
+                if ready {
+                    ControllerProcess::start(plane, &kubeconfig, tag, &args).await
+                } else {
+                    ControllerProcess::start_unready(plane, &kubeconfig, tag, &args).await
+                }
             }
             Runs::AsPod(pod) => {
                 assert!(extra.is_empty(), "an install's Pod runs with its flags");
+                assert!(ready, "an install's Pod is started until ready");
                 pod.run(plane, &self.prefix).await
             }
         };
@@ -216,6 +243,12 @@ impl<K: TestKind> World<K> {
     }
 
     pub fn api(&self, namespace: &str) -> Api<K> {
+        Api::namespaced(self.scene.client.clone(), namespace)
+    }
+
+    /// The ConfigMaps of `namespace`, whichever kind the world mirrors
+    /// (where a Secret's keys are published as ConfigMaps).
+    pub fn configmaps(&self, namespace: &str) -> Api<ConfigMap> {
         Api::namespaced(self.scene.client.clone(), namespace)
     }
 
@@ -352,12 +385,6 @@ impl<K: TestKind> World<K> {
                 .await
                 .unwrap_or_else(|e| panic!("delete namespace {namespace}: {e}"));
         }
-    }
-}
-
-impl World<ConfigMap> {
-    pub fn configmaps(&self, namespace: &str) -> Api<ConfigMap> {
-        self.api(namespace)
     }
 }
 

@@ -50,7 +50,8 @@ async fn a_tenant_s_configmap_at_the_published_name_stays_theirs() {
     let (open, taken) = (&targets[0], &targets[1]);
     let mut theirs = ConfigMap::with_data("corp-tls", &[("ca.crt", "the tenant's")], false);
     theirs.metadata.namespace = Some(taken.clone());
-    let theirs = configmaps(&world, taken)
+    let theirs = world
+        .configmaps(taken)
         .create(&PostParams::default(), &theirs)
         .await
         .expect("the tenant's ConfigMap");
@@ -69,7 +70,8 @@ async fn a_tenant_s_configmap_at_the_published_name_stays_theirs() {
     let reason = condition(&partial, "Ready").map(|c| c["reason"].clone());
     assert_eq!(reason, Some(json!("PartiallySynced")));
     assert_eq!(partial.data["status"]["failures"][0]["reason"], "NameTaken");
-    let untouched = configmaps(&world, taken)
+    let untouched = world
+        .configmaps(taken)
         .get("corp-tls")
         .await
         .expect("theirs");
@@ -79,7 +81,8 @@ async fn a_tenant_s_configmap_at_the_published_name_stays_theirs() {
         "never written"
     );
     assert_eq!(untouched.value("ca.crt").as_deref(), Some("the tenant's"));
-    configmaps(&world, taken)
+    world
+        .configmaps(taken)
         .delete("corp-tls", &DeleteParams::default())
         .await
         .expect("delete the tenant's ConfigMap");
@@ -153,7 +156,7 @@ async fn a_policy_refusing_a_published_configmap_is_named_and_its_message_withhe
         ..PostParams::default()
     };
     testenv::wait_for("the quoting policy in force", PATIENCE, || async {
-        let refused = configmaps(&world, guarded).create(&dry_run, &probe).await;
+        let refused = world.configmaps(guarded).create(&dry_run, &probe).await;
         let by_policy =
             matches!(refused, Err(kube::Error::Api(status)) if status.message.contains(&name));
         by_policy.then_some(())

@@ -49,7 +49,7 @@ async fn deleting_a_publishing_clustermirror_deletes_or_releases_its_configmaps(
         .expect("delete kept");
     for (namespace, before) in targets.iter().zip(&before) {
         no_configmap(&world, namespace, "corp-tls").await;
-        let copies = configmaps(&world, namespace);
+        let copies = world.configmaps(namespace);
         let released = testenv::wait_for("the copy released", PATIENCE, || async {
             let copy = copies.get_opt("corp-ca-kept").await.ok()??;
             (!copy.labels().contains_key(MANAGED_BY_LABEL)).then_some(copy)
@@ -185,7 +185,8 @@ async fn the_digest_key_and_a_service_account_token_are_never_published() {
     );
     for name in [key_name, "token"] {
         assert!(
-            configmaps(&world, prod)
+            world
+                .configmaps(prod)
                 .get_opt(name)
                 .await
                 .expect("get")
