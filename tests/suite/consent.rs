@@ -6,12 +6,8 @@
 //! These run on the `mirroring` topic's control plane, one at a time, with
 //! a cluster-wide controller (see `common::World`).
 
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
-use kube::{
-    Api, ResourceExt,
-    api::{Patch, PatchParams, PostParams},
-};
-use serde_json::json;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::{Api, ResourceExt, api::PostParams};
 
 use crate::common::{Objects, PATIENCE, TestKind, World, to};
 
@@ -24,18 +20,12 @@ crate::for_each_kind!(
     a_tenant_cannot_mirror_into_kube_system_even_when_it_consents,
 );
 
-async fn annotate_namespace<K: TestKind>(world: &World<K>, name: &str, value: Option<&str>) {
-    let api: Api<Namespace> = Api::all(world.scene.client.clone());
-    let patch = json!({"metadata": {"annotations": {ACCEPT_FROM: value}}});
-    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .expect("annotate namespace");
-}
-
 async fn a_namespace_receives_mirrors_only_from_the_source_namespaces_it_names<K: TestKind>() {
     let world = World::<K>::new("cs-from").await;
     let picky = world.namespace("picky", true, &[]).await;
-    annotate_namespace(&world, &picky, Some("platform, other-*")).await;
+    world
+        .annotate_namespace(&picky, ACCEPT_FROM, Some("platform, other-*"))
+        .await;
     let open = world.namespace("open", true, &[]).await;
     world
         .mirrored("shared", &[to(&format!("{picky},{open}"))])
@@ -46,14 +36,18 @@ async fn a_namespace_receives_mirrors_only_from_the_source_namespaces_it_names<K
     world.objects_in(&picky).wait_gone("shared").await;
 
     let glob = format!("platform,{}*", &world.prefix[..3]);
-    annotate_namespace(&world, &picky, Some(&glob)).await;
+    world
+        .annotate_namespace(&picky, ACCEPT_FROM, Some(&glob))
+        .await;
     world.mirror_in_sync(&picky, "shared").await;
 
-    annotate_namespace(&world, &picky, Some("platform")).await;
+    world
+        .annotate_namespace(&picky, ACCEPT_FROM, Some("platform"))
+        .await;
     world.objects_in(&picky).wait_gone("shared").await;
     world.mirror_in_sync(&open, "shared").await;
 
-    annotate_namespace(&world, &picky, None).await;
+    world.annotate_namespace(&picky, ACCEPT_FROM, None).await;
     world.mirror_in_sync(&picky, "shared").await;
     world.clean_up().await;
 }
@@ -61,7 +55,13 @@ async fn a_namespace_receives_mirrors_only_from_the_source_namespaces_it_names<K
 async fn a_malformed_accept_mirrors_from_accepts_nothing_and_warns_the_namespace<K: TestKind>() {
     let world = World::<K>::new("cs-typo").await;
     let typo = world.namespace("typo", true, &[]).await;
-    annotate_namespace(&world, &typo, Some(&format!("{},Not_A_Name", world.prefix))).await;
+    world
+        .annotate_namespace(
+            &typo,
+            ACCEPT_FROM,
+            Some(&format!("{},Not_A_Name", world.prefix)),
+        )
+        .await;
     let open = world.namespace("open", true, &[]).await;
     world
         .mirrored("shared", &[to(&format!("{typo},{open}"))])
@@ -79,7 +79,9 @@ async fn a_malformed_accept_mirrors_from_accepts_nothing_and_warns_the_namespace
         "{note}"
     );
 
-    annotate_namespace(&world, &typo, Some(&world.prefix)).await;
+    world
+        .annotate_namespace(&typo, ACCEPT_FROM, Some(&world.prefix))
+        .await;
     world.mirror_in_sync(&typo, "shared").await;
     world.clean_up().await;
 }

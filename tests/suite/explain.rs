@@ -20,12 +20,9 @@ use configmap_mirror::contract::{
 };
 use k8s_openapi::{
     ByteString,
-    api::core::v1::{ConfigMap, Namespace, Secret},
+    api::core::v1::{ConfigMap, Secret},
 };
-use kube::{
-    Api,
-    api::{Patch, PatchParams, PostParams},
-};
+use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 use crate::common::{TestKind, World, kubectl_apply, service_account, to};
@@ -82,7 +79,8 @@ fn admin_explain<K: TestKind>(world: &World<K>, args: &[&str]) -> Run {
     explain(world.scene.control_plane.kubeconfig_path(), &all)
 }
 
-fn kind_flag<K: TestKind>() -> &'static str {
+/// `explain --kind`'s name of `K`.
+pub(crate) fn kind_flag<K: TestKind>() -> &'static str {
     match K::kind(&()).as_ref() {
         "Secret" => "secret",
         _ => "configmap",
@@ -145,14 +143,6 @@ async fn bystander<K: TestKind>(world: &World<K>, namespace: &str, name: &str) {
         .expect("create the bystander");
 }
 
-async fn annotate_namespace<K: TestKind>(world: &World<K>, name: &str, value: &str) {
-    let api: Api<Namespace> = Api::all(world.scene.client.clone());
-    let patch = json!({"metadata": {"annotations": {ACCEPT_FROM: value}}});
-    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .expect("annotate namespace");
-}
-
 /// Whether `namespace` holds a mirror of the test's source `name`.
 async fn has_mirror<K: TestKind>(world: &World<K>, namespace: &str, name: &str) -> bool {
     let found = world.api(namespace).get_opt(name).await.expect("get");
@@ -207,9 +197,13 @@ async fn each_namespace_asked_for_gets_the_verdict_the_controller_acted_on<K: Te
         .namespace("other", false, &[(other_consent_label::<K>(), "true")])
         .await;
     let picky = world.namespace("picky", true, &[]).await;
-    annotate_namespace(&world, &picky, "platform").await;
+    world
+        .annotate_namespace(&picky, ACCEPT_FROM, Some("platform"))
+        .await;
     let typo = world.namespace("typo", true, &[]).await;
-    annotate_namespace(&world, &typo, "platform,,Not_A_Name").await;
+    world
+        .annotate_namespace(&typo, ACCEPT_FROM, Some("platform,,Not_A_Name"))
+        .await;
     let taken = world.namespace("taken", true, &[]).await;
     bystander(&world, &taken, "shared").await;
     let guarded = world.namespace("guarded", true, &[]).await;

@@ -6,12 +6,9 @@
 use std::collections::BTreeMap;
 
 use configmap_mirror::contract::{CARRIED_LABELS_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME};
-use k8s_openapi::{
-    ByteString,
-    api::{
-        core::v1::{ConfigMap, Secret},
-        events::v1::Event,
-    },
+use k8s_openapi::api::{
+    core::v1::{ConfigMap, Secret},
+    events::v1::Event,
 };
 use kube::{Api, ResourceExt, api::PostParams};
 use serde_json::{Value, json};
@@ -445,13 +442,6 @@ async fn copy_refusal(scene: &Scene<'_>, source: &str) -> String {
     event.note.unwrap_or_default()
 }
 
-fn b64(text: &str) -> String {
-    serde_json::to_value(ByteString(text.as_bytes().to_vec()))
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .expect("base64 of a text")
-}
-
 #[tokio::test]
 async fn a_policy_refusing_a_secret_copy_is_named_without_the_secret_s_data() {
     let scene = Scene::new("vap-secret").await;
@@ -485,7 +475,10 @@ async fn a_policy_refusing_a_secret_copy_is_named_without_the_secret_s_data() {
     );
     assert!(log.contains(&policy), "the log names the policy");
     for (what, told) in [("the Warning", &note), ("the log", &log)] {
-        for (form, text) in [canary.clone(), b64(&canary)].iter().enumerate() {
+        for (form, text) in [canary.clone(), crate::secrets::b64(&canary)]
+            .iter()
+            .enumerate()
+        {
             // Names the form, never the value.
             assert!(
                 !told.contains(text),

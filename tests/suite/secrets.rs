@@ -357,7 +357,8 @@ async fn no_secret_value_leaves_the_secret() {
     }
 }
 
-fn b64(text: &str) -> String {
+/// `text` as a Secret's data holds it.
+pub(crate) fn b64(text: &str) -> String {
     b64_bytes(text.as_bytes())
 }
 

@@ -121,7 +121,7 @@ async fn each_namespace_is_explained_as_the_controller_acted<K: TestKind>(tag: &
         &[
             "clustermirror/corp",
             "--kind",
-            kind_flag::<K>(),
+            crate::explain::kind_flag::<K>(),
             "-o",
             "json",
         ],
@@ -138,7 +138,16 @@ async fn each_namespace_is_explained_as_the_controller_acted<K: TestKind>(tag: &
     assert_eq!(mine["verdict"], in_sync);
     // A copy, explained on its own, is its ClusterMirror's to judge.
     let copy = format!("{synced}/corp");
-    let run = explain_as_admin(&world, &[&copy, "--kind", kind_flag::<K>(), "-o", "json"]);
+    let run = explain_as_admin(
+        &world,
+        &[
+            &copy,
+            "--kind",
+            crate::explain::kind_flag::<K>(),
+            "-o",
+            "json",
+        ],
+    );
     assert_eq!(run.code, Some(0), "{}", described(&run.json()));
     assert_eq!(run.json()["subject"]["is"], "copy");
     assert_eq!(copy_verdict(&run.json(), &synced), in_sync);
@@ -199,13 +208,6 @@ async fn each_namespace_is_explained_as_the_controller_acted<K: TestKind>(tag: &
     assert_eq!(copy_verdict(&json, &synced), "not-copied");
     assert_eq!(ready_reason(&json), "SourceNamespaceNotAllowed");
     clean_up(world, &["corp", "outside"]).await;
-}
-
-pub(super) fn kind_flag<K: TestKind>() -> &'static str {
-    match K::kind(&()).as_ref() {
-        "Secret" => "secret",
-        _ => "configmap",
-    }
 }
 
 #[tokio::test]

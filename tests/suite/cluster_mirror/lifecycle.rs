@@ -148,7 +148,7 @@ async fn crd_deleted_removes_no_copy<K: TestKind>(tag: &str) {
     let detail = own["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("CRD is not installed"), "{detail}");
     let copy = format!("{prod}/shared");
-    let kind = super::explain::kind_flag::<K>();
+    let kind = crate::explain::kind_flag::<K>();
     let run = super::explain::explain_as_admin(&world, &[&copy, "--kind", kind, "-o", "json"]);
     let kept = crate::explain::verdict(&run.json(), "clustermirror-copy", &prod);
     assert_eq!(kept, "no-source");

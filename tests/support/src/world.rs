@@ -235,6 +235,14 @@ impl<K: TestKind> World<K> {
             .expect("label namespace");
     }
 
+    pub async fn annotate_namespace(&self, name: &str, key: &str, value: Option<&str>) {
+        let api: Api<Namespace> = Api::all(self.scene.client.clone());
+        let patch = json!({"metadata": {"annotations": {key: value}}});
+        api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .expect("annotate namespace");
+    }
+
     /// Waits until `name` in `namespace` holds exactly `keys`, and returns
     /// it.
     pub async fn holding(&self, namespace: &str, name: &str, keys: &[&str]) -> K {
