@@ -147,9 +147,8 @@ async fn journey(control_plane: &ControlPlane) -> String {
     // follows the owner reference on its own.
     scene
         .configmaps()
-        .create(&mk_source("shapes", &[("b", "1")]))
+        .source_in_sync("shapes", &[("b", "1")])
         .await;
-    scene.configmaps().companion_in_sync("shapes").await;
     let logs = format!("{}\n{}", leader.log_text(), standby.log_text());
     assert!(standby.stop().success());
     scene.configmaps().delete("shapes").await;

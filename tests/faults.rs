@@ -185,9 +185,8 @@ async fn liveness_stays_ok_through_a_long_outage_and_after_it() {
     wait_healthz_ok(&controller).await;
     scene
         .configmaps()
-        .create(&mk_source("colors", &[("a", "1")]))
+        .source_in_sync("colors", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("colors").await;
 }
 
 /// A reconnected watch on a quiet cluster delivers no event, and is
@@ -304,9 +303,8 @@ async fn liveness_stays_ok_when_the_link_returns_after_a_long_outage() {
     polls.assert_never_failed("in the 40 s after the link returned", &controller);
     scene
         .configmaps()
-        .create(&mk_source("colors", &[("a", "1")]))
+        .source_in_sync("colors", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("colors").await;
 }
 
 /// etcd stops answering (SIGSTOP) for 100 s while kube-apiserver keeps
@@ -568,9 +566,8 @@ async fn liveness_stays_ok_while_the_api_server_rejects_the_watches_with_429() {
     .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
     scene
         .configmaps()
-        .create(&mk_source("colors", &[("a", "1")]))
+        .source_in_sync("colors", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("colors").await;
 }
 
 /// A priority level without seats that rejects what it cannot run at once,
@@ -725,9 +722,8 @@ async fn a_partitioned_leader_yields_and_its_held_writes_change_nothing() {
     .await;
     scene
         .configmaps()
-        .create(&mk_source("colors", &[("a", "1")]))
+        .source_in_sync("colors", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("colors").await;
 
     // The old leader may or may not have sent its write of "2" when the
     // link freezes; if it has not, the write is held by the partition.

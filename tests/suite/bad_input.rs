@@ -104,9 +104,8 @@ async fn content_the_api_server_refuses_is_warned_about_with_its_message() {
         .await;
     scene
         .configmaps()
-        .create(&mk_source("fine", &[("a", "1")]))
+        .source_in_sync("fine", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("fine").await;
 
     scene
         .configmaps()

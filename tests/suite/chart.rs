@@ -20,8 +20,8 @@ use std::{
 };
 
 use common::{
-    ControllerProcess, PATIENCE, Scene, find_helm, helm, helm_binary, helm_on, mk_source, rendered,
-    run, run_ok,
+    ControllerProcess, PATIENCE, Scene, find_helm, helm, helm_binary, helm_on, rendered, run,
+    run_ok,
 };
 use k8s_openapi::api::{
     apps::v1::Deployment,
@@ -1485,9 +1485,8 @@ async fn the_binary_runs_with_the_flags_and_the_token_the_chart_gives_it() {
     scene.live_through_change_and_heal("colors").await;
     scene
         .configmaps()
-        .create(&mk_source("doomed", &[("a", "1")]))
+        .source_in_sync("doomed", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("doomed").await;
     scene.configmaps().delete("doomed").await;
     scene.configmaps().wait_gone("doomed-synced").await;
     let leases: Api<k8s_openapi::api::coordination::v1::Lease> =

@@ -157,9 +157,8 @@ async fn the_service_account_can_run_the_whole_mirror_scenario() {
     scene.configmaps().wait_gone("colors-synced").await;
     scene
         .configmaps()
-        .create(&mk_source("doomed", &[("a", "1")]))
+        .source_in_sync("doomed", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("doomed").await;
     scene.configmaps().delete("doomed").await;
     scene.configmaps().wait_gone("doomed-synced").await;
 
@@ -308,9 +307,8 @@ async fn the_binary_reaches_the_api_server_through_in_cluster_configuration() {
         ControllerProcess::start_command(command, scene.control_plane, "in-cluster").await;
     scene
         .configmaps()
-        .create(&mk_source("colors", &[("a", "1")]))
+        .source_in_sync("colors", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("colors").await;
     assert!(controller.log_text().contains("configmap-mirror started"));
 }
 

@@ -111,9 +111,8 @@ async fn a_terminated_leader_releases_the_lease_and_the_standby_converges_what_c
     let leader_id = scene.lease_holder().await.expect("a holder");
     scene
         .configmaps()
-        .create(&mk_source("colors", &[("a", "1")]))
+        .source_in_sync("colors", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("colors").await;
 
     let status = leader.stop();
     assert!(status.success(), "SIGTERM exits 0: {status}");
@@ -209,9 +208,8 @@ async fn a_lease_handed_to_the_standby_by_hand_never_makes_two_leaders() {
     assert!(leader.log_text().contains("it is now held by"));
     scene
         .configmaps()
-        .create(&mk_source("colors", &[("a", "1")]))
+        .source_in_sync("colors", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("colors").await;
 }
 
 #[tokio::test]
@@ -242,9 +240,8 @@ async fn a_deleted_lease_never_makes_two_leaders() {
     either.unwrap_or_else(|e| panic!("{e:#}"));
     scene
         .configmaps()
-        .create(&mk_source("colors", &[("a", "1")]))
+        .source_in_sync("colors", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("colors").await;
 }
 
 /// A candidate with a shorter lease duration than the leader's must wait
@@ -374,7 +371,6 @@ async fn a_token_without_lease_rights_is_reported_until_granted() {
     assert_eq!(controller.metric(ELECTION_FAILING, "").await, 0.0);
     scene
         .configmaps()
-        .create(&mk_source("colors", &[("a", "1")]))
+        .source_in_sync("colors", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("colors").await;
 }

@@ -15,9 +15,8 @@ async fn counters_follow_a_scenario_and_carry_no_object_names() {
 
     scene
         .configmaps()
-        .create(&mk_source("colors", &[("a", "1")]))
+        .source_in_sync("colors", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("colors").await;
     assert_eq!(
         controller
             .metric_reaching(WRITES, "operation=\"create\"", 1.0)
@@ -151,9 +150,8 @@ async fn the_queue_timings_count_every_wakeup_taken_and_every_reconcile() {
     let controller = scene.configmaps().start_controller(&[]).await;
     scene
         .configmaps()
-        .create(&mk_source("colors", &[("a", "1")]))
+        .source_in_sync("colors", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("colors").await;
     scene.configmaps().delete("colors-synced").await;
     scene.configmaps().companion_in_sync("colors").await;
 

@@ -10,7 +10,7 @@ use std::{
     path::PathBuf,
 };
 
-use common::{Scene, TestKind, helm, mk_source};
+use common::{Scene, TestKind, helm};
 use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::Value;
 use testenv::wait_for;
@@ -361,9 +361,8 @@ async fn every_series_the_dashboard_queries_is_exported_by_the_binary() {
     // healed and a source counted.
     scene
         .configmaps()
-        .create(&mk_source("colors", &[("a", "1")]))
+        .source_in_sync("colors", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("colors").await;
     scene.configmaps().delete("colors-synced").await;
     scene.configmaps().companion_in_sync("colors").await;
     // And a ClusterMirror's targets counted, by a cluster-wide controller

@@ -403,9 +403,8 @@ async fn without_secret_rights_readyz_says_so_and_configmaps_are_still_mirrored(
     );
     scene
         .configmaps()
-        .create(&mk_source("still", &[("a", "1")]))
+        .source_in_sync("still", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("still").await;
 
     // Granted: Secrets are mirrored, without a restart.
     common::kubectl_apply(

@@ -150,9 +150,8 @@ async fn a_companion_claimed_while_the_watches_were_frozen_is_not_pruned() {
     let first = scene.configmaps().start_controller(&[]).await;
     scene
         .configmaps()
-        .create(&mk_source("colors", &[("a", "1")]))
+        .source_in_sync("colors", &[("a", "1")])
         .await;
-    scene.configmaps().companion_in_sync("colors").await;
     assert!(first.stop().success());
     hold_lease(&scene).await;
     // No longer managed: its companion is to be pruned, once someone leads.

@@ -210,6 +210,13 @@ impl<'s, K: TestKind> Objects<'s, K> {
         self.create(&source).await
     }
 
+    /// Creates a labeled source with `data`, and waits until its companion
+    /// is exact.
+    pub async fn source_in_sync(&self, name: &str, data: &[(&str, &str)]) -> K {
+        self.source(name, data, &[]).await;
+        self.companion_in_sync(name).await
+    }
+
     /// `object`, made immutable.
     pub fn immutable(object: K) -> K {
         let mut json = serde_json::to_value(object).expect("an object as JSON");

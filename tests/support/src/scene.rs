@@ -7,7 +7,7 @@ use k8s_openapi::api::{coordination::v1::Lease, core::v1::ConfigMap, events::v1:
 use kube::{Api, Client, api::ListParams};
 use testenv::{ControlPlane, wait_for};
 
-use crate::{ControllerProcess, Objects, PATIENCE, mk_source};
+use crate::{ControllerProcess, Objects, PATIENCE};
 
 /// The Lease the replicas of a test compete for, in the test's namespace.
 pub const LEASE: &str = "configmap-mirror";
@@ -71,8 +71,7 @@ impl<'a> Scene<'a> {
     /// waiting each time for the companion to be exact again.
     pub async fn live_through_change_and_heal(&self, name: &str) {
         let configmaps = self.configmaps();
-        configmaps.create(&mk_source(name, &[("a", "1")])).await;
-        configmaps.companion_in_sync(name).await;
+        configmaps.source_in_sync(name, &[("a", "1")]).await;
         configmaps
             .patch(name, serde_json::json!({"data": {"a": "2"}}))
             .await;
