@@ -2,7 +2,7 @@
 //! test's own namespace (a [`Scene`]), the namespaces it makes, its
 //! controller, cluster-wide, and its turn on the plane.
 
-use std::{collections::BTreeMap, marker::PhantomData, path::PathBuf, sync::Mutex as Made};
+use std::{collections::BTreeMap, marker::PhantomData, path::PathBuf};
 
 use configmap_mirror::contract::{
     CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME, MIRROR_OF_ANNOTATION,
@@ -113,7 +113,7 @@ pub struct World<K = ConfigMap> {
     pub prefix: String,
     runs: Runs,
     /// Every namespace the world made, its own first.
-    made: Made<Vec<String>>,
+    made: std::sync::Mutex<Vec<String>>,
     controller: Option<ControllerProcess>,
     _turn: MutexGuard<'static, ()>,
     _kind: PhantomData<K>,
@@ -140,7 +140,7 @@ impl<K: TestKind> World<K> {
         let scene = Scene::on(apart.plane(), tag).await;
         let prefix = scene.namespace.clone();
         World {
-            made: Made::new(vec![prefix.clone()]),
+            made: std::sync::Mutex::new(vec![prefix.clone()]),
             scene,
             prefix,
             runs,
