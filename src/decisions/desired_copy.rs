@@ -38,7 +38,7 @@ use crate::{
     },
     decisions::mirror_name::mirror_name,
     decisions::owner_ref::owner_reference,
-    kind::{MirroredKind, SourceId},
+    kind::{ChecksumKey, MirroredKind, SourceId},
 };
 
 /// Why a companion cannot be built for a source.
@@ -173,7 +173,7 @@ pub fn desired<K: MirroredKind>(
     source: &K,
     asked: &Asked<'_>,
     install: &Install,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Result<K, Refusal> {
     let keys = shape_keys(source, asked);
     desired_keys(
@@ -212,7 +212,7 @@ pub fn desired_keys<K: MirroredKind>(
     source: &K,
     asked: &Asked<'_>,
     install: &Install,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
     keys: Result<&ShapeKeys<'_>, Refusal>,
 ) -> Result<K, Refusal> {
     let (name, namespace, uid) = identity(source)?;
@@ -301,7 +301,7 @@ pub fn with_fresh_content<K: MirroredKind>(
     mut copy: K,
     fresh: &K,
     named: &ObjectMeta,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
     plan: &ContentPlan,
 ) -> K {
     let checksum = K::checksum(&plan.hash, &SourceId::of(named), key).into_owned();

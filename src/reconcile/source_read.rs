@@ -35,7 +35,7 @@ use crate::{
         copy_plan::{ContentPlan, CopyTooLarge, content_plan},
     },
     decisions::secret_published::SecretAs,
-    kind::MirroredKind,
+    kind::{ChecksumKey, MirroredKind},
     reconcile::context::Context,
     reconcile::copy_budget::HeldBytes,
     reconcile::{
@@ -49,8 +49,9 @@ pub struct Source<'a, K: MirroredKind> {
     /// As cached: its metadata, and its content's hash in place of it.
     pub cached: &'a K,
     /// The key every checksum of this reconcile is computed under: read
-    /// once, so that one reconcile never mixes two keys.
-    pub key: K::DigestKey,
+    /// once, so that one reconcile never mixes two keys. It is the key of
+    /// where the content came from, which may be another kind than `K`.
+    pub key: Box<dyn ChecksumKey<K>>,
     /// As read afresh, with the bytes of the budget of reads it holds
     /// until the reconcile ends.
     content: OnceCell<(K, HeldBytes)>,
@@ -93,6 +94,11 @@ impl From<PlanRefusal> for Error {
 
 impl<'a, K: MirroredKind> Source<'a, K> {
     pub fn new(cached: &'a K, key: K::DigestKey) -> Source<'a, K> {
+        Source::keyed(cached, Box::new(key))
+    }
+
+    /// A source whose content came from where `key` says.
+    fn keyed(cached: &'a K, key: Box<dyn ChecksumKey<K>>) -> Source<'a, K> {
         Source {
             cached,
             key,
@@ -134,7 +140,7 @@ impl<'a, K: MirroredKind> Source<'a, K> {
     /// under the uid its copies are bound to, `uid` its own.
     pub fn requested(
         bound: &'a K,
-        key: K::DigestKey,
+        key: Box<dyn ChecksumKey<K>>,
         uid: String,
         shape: &'a KeyShape,
         form: CopyForm<'a>,
@@ -142,7 +148,7 @@ impl<'a, K: MirroredKind> Source<'a, K> {
         Source {
             requested_uid: Some(uid),
             requested_shape: Some((shape, form)),
-            ..Source::new(bound, key)
+            ..Source::keyed(bound, key)
         }
     }
 
@@ -321,7 +327,7 @@ mod tests {
     use super::*;
     use crate::{
         contract::MIRROR_KEYS_ANNOTATION,
-        test_fixtures::{NO_KEY, mk_map, mk_source, with_annotations},
+        test_fixtures::{mk_map, mk_source, with_annotations},
     };
 
     #[test]
@@ -331,7 +337,7 @@ mod tests {
         let cached = with_annotations(mk_source("big", &[]), &[(MIRROR_KEYS_ANNOTATION, &keys)]);
         let mut fresh = cached.clone();
         fresh.data = Some(mk_map(&[("a", &"x".repeat(1_000_000))]));
-        let source = Source::new(&cached, NO_KEY);
+        let source = Source::new(&cached, ());
         let refused = source.plan(&fresh).unwrap_err();
         assert_eq!(refused.metric_label(), "copy_too_large");
         assert!(
@@ -341,7 +347,7 @@ mod tests {
         // Decided once: the same answer whatever is asked after.
         let refused_again = source.plan(&cached).unwrap_err();
         assert_eq!(refused_again.to_string(), refused.to_string());
-        let small = Source::new(&cached, NO_KEY);
+        let small = Source::new(&cached, ());
         assert_eq!(small.plan(&cached).unwrap().size, 0);
     }
 
@@ -361,7 +367,7 @@ mod tests {
             .collect();
         let pairs: Vec<(&str, &str)> = keys.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let cached = mk_source("many", &pairs);
-        let plan = Source::new(&cached, NO_KEY).plan(&cached).cloned();
+        let plan = Source::new(&cached, ()).plan(&cached).cloned();
         let plan = plan.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(plan.size, 0, "no byte of values");
         assert!(

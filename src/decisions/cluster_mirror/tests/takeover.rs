@@ -2,7 +2,6 @@
 //! keep their name.
 
 use super::*;
-use crate::test_fixtures::NO_KEY;
 
 /// The request's copy of `source` in `team-a` at the source's own name,
 /// where the source's label-driven mirror would be.
@@ -32,7 +31,7 @@ fn a_clustermirror_takes_over_this_install_s_own_label_driven_mirror_only() {
             Some(&CachedCopy::of(existing)),
             &bound.metadata,
             &[],
-            &NO_KEY,
+            &(),
         )
     };
     match plan_over(&ours) {
@@ -83,7 +82,7 @@ fn a_clustermirror_s_copy_is_taken_by_neither_another_clustermirror_nor_the_labe
         Some(&CachedCopy::of(&other)),
         &bound.metadata,
         &[],
-        &NO_KEY,
+        &(),
     );
     assert_eq!(
         taken,
@@ -95,7 +94,7 @@ fn a_clustermirror_s_copy_is_taken_by_neither_another_clustermirror_nor_the_labe
         Some(&CachedCopy::of(&desired)),
         &bound.metadata,
         &[],
-        &NO_KEY,
+        &(),
     );
     assert_eq!(ours, Ok(Write::Nothing));
     let label_desired = mirror_of_by(&source, "sel=1");
@@ -104,7 +103,7 @@ fn a_clustermirror_s_copy_is_taken_by_neither_another_clustermirror_nor_the_labe
         Some(&CachedCopy::of(&desired)),
         &source.metadata,
         &[],
-        &NO_KEY,
+        &(),
     );
     assert_eq!(
         taken,
