@@ -27,7 +27,10 @@ pub(crate) mod still_decides;
 use crate::{
     contract::object_key,
     decisions::cache_form::content_size,
-    decisions::desired_copy::{Asked, Refusal, ShapeKeys, copy_keys, desired_keys, shape_keys},
+    decisions::desired_copy::{
+        Asked, Refusal, Resolved, ShapeKeys, copies_checksum, copy_keys, desired_keys,
+        planned_checksum, shape_keys,
+    },
     decisions::install::Install,
     decisions::key_shape::{
         KeyShape, annotated_shape,
@@ -66,8 +69,11 @@ pub struct Source<'a, K: MirroredKind> {
     /// every copy of the reconcile (a shape may cost the work of its every
     /// key against each of its globs).
     shape_keys: OnceLock<Result<ShapeKeys<'a>, Refusal>>,
-    /// What every copy takes from the content read now, decided once.
-    plan: OnceLock<Result<ContentPlan, PlanRefusal>>,
+    /// The checksum those copies record, decided once with them.
+    checksum: OnceLock<String>,
+    /// What every copy takes from the content read now, and the checksum
+    /// that content records, decided once.
+    plan: OnceLock<Result<(ContentPlan, String), PlanRefusal>>,
     /// How the content becomes this kind's when it is read from a Secret
     /// whose keys the copies publish (`target.kind: ConfigMap`): the
     /// source's own kind is then not the copies'.
@@ -106,6 +112,7 @@ impl<'a, K: MirroredKind> Source<'a, K> {
             requested_uid: None,
             requested_shape: None,
             shape_keys: OnceLock::new(),
+            checksum: OnceLock::new(),
             plan: OnceLock::new(),
             secret_as: None,
         }
@@ -133,7 +140,11 @@ impl<'a, K: MirroredKind> Source<'a, K> {
     /// The copy `asked` of this source, as `install` writes it
     /// (`decisions::desired_copy::desired`), its keys decided once.
     pub fn desired(&self, asked: &Asked<'_>, install: &Install) -> Result<K, Refusal> {
-        desired_keys(self.cached, asked, install, &self.key, self.shape_keys())
+        let resolved = self.shape_keys().map(|keys| Resolved {
+            keys,
+            checksum: (self.checksum).get_or_init(|| copies_checksum(self.cached, keys, &self.key)),
+        });
+        desired_keys(self.cached, asked, install, resolved)
     }
 
     /// The source of a ClusterMirror's copies: `bound` is the cached source
@@ -175,6 +186,12 @@ impl<'a, K: MirroredKind> Source<'a, K> {
     /// decided once: refused, before any copy is built, when it would break
     /// the Secret's type or be larger than the API server accepts.
     pub fn plan(&self, fresh: &K) -> Result<&ContentPlan, Error> {
+        Ok(&self.planned(fresh)?.0)
+    }
+
+    /// [`Source::plan`], and the checksum of the content it takes, decided
+    /// with it (`decisions::desired_copy::planned_checksum`).
+    pub fn planned(&self, fresh: &K) -> Result<&(ContentPlan, String), Error> {
         let planned = self.plan.get_or_init(|| {
             let (shape, form) = self.shape_of(fresh)?;
             let plan = content_plan(fresh, &shape, form).map_err(|breaks| {
@@ -185,7 +202,10 @@ impl<'a, K: MirroredKind> Source<'a, K> {
             })?;
             match plan.too_large(&K::kind(&())) {
                 Some(too_large) => Err(PlanRefusal::TooLarge(too_large)),
-                None => Ok(plan),
+                None => {
+                    let checksum = planned_checksum(&plan, self.cached.meta(), &self.key);
+                    Ok((plan, checksum))
+                }
             }
         });
         planned.as_ref().map_err(|refusal| refusal.clone().into())

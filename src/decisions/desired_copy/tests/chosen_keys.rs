@@ -4,7 +4,7 @@
 use super::*;
 use crate::contract::MIRROR_KEYS_ANNOTATION;
 use crate::decisions::cache_form::slim_source;
-use crate::decisions::key_shape::copy_plan::content_plan;
+use crate::decisions::key_shape::{annotated_shape, copy_plan::content_plan};
 use crate::test_fixtures::mk_desired_companion;
 use k8s_openapi::api::core::v1::Secret;
 
@@ -36,7 +36,12 @@ fn the_checksum_decided_from_the_cache_is_the_one_written_from_the_fresh_source(
     let from_cache = built.metadata.annotations.as_ref().unwrap()[CHECKSUM_ANNOTATION].clone();
     let shape = annotated_shape(&fresh.metadata).unwrap();
     let plan = content_plan(&fresh, &shape, CopyForm::default()).unwrap();
-    let written = with_fresh_content(built, &fresh, &cached.metadata, &(), &plan);
+    let written = with_fresh_content(
+        built,
+        &fresh,
+        &planned_checksum(&plan, &cached.metadata, &()),
+        &plan,
+    );
     assert_eq!(
         written.metadata.annotations.unwrap()[CHECKSUM_ANNOTATION],
         from_cache
