@@ -16,7 +16,7 @@ use crate::{
     api::{ClusterMirrorStatus, SourceKind, StoredClusterMirror},
     cluster::cluster_mirrors::ClusterMirrors,
     cluster::cluster_sources::ClusterSources,
-    decisions::cluster_mirror::standing::Standing,
+    decisions::cluster_mirror::{Request, standing::Standing},
     decisions::consent::Consent,
     kind::secret::{SecretSourceRules, SharedDigestKey},
     reconcile::pending::PendingScopes,
@@ -45,6 +45,11 @@ pub struct ClusterMirrorCaches {
     /// Per ClusterMirror: where its copies stood after its last full
     /// comparison, for a narrower one to build on.
     standing: Mutex<HashMap<String, Standing>>,
+    /// Per ClusterMirror: the generation of the spec its last reconcile
+    /// wrote copies for (neither suspended nor blocked). Only while it
+    /// writes does it claim its copies' name where it has no copy yet
+    /// (`Request::claims`).
+    writing: Mutex<HashMap<String, Option<i64>>>,
     /// The workers each source namespace's ClusterMirrors hold.
     pub(super) workers: WorkerShares<ObjectRef<StoredClusterMirror>>,
 }
@@ -96,6 +101,7 @@ impl ClusterMirrorCaches {
             reported: Mutex::default(),
             pending: PendingScopes::default(),
             standing: Mutex::default(),
+            writing: Mutex::default(),
             workers: WorkerShares::new(workers),
         }
     }
@@ -112,6 +118,22 @@ impl ClusterMirrorCaches {
             Some(standing) => all.insert(name.to_owned(), standing),
             None => all.remove(name),
         };
+    }
+
+    /// Keeps that `name`'s last reconcile wrote copies for the spec of
+    /// `generation` (None: it wrote none).
+    pub(super) fn writes_for(&self, name: &str, generation: Option<Option<i64>>) {
+        let mut all = lock(&self.writing);
+        match generation {
+            Some(generation) => all.insert(name.to_owned(), generation),
+            None => all.remove(name),
+        };
+    }
+
+    /// Whether `request`'s ClusterMirror writes copies for its spec as it
+    /// is now.
+    pub fn writes(&self, request: &Request) -> bool {
+        lock(&self.writing).get(&request.name) == Some(&request.generation)
     }
 
     /// Whether this install serves the ClusterMirror `object` at all: its

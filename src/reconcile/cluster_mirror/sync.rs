@@ -50,6 +50,13 @@ impl Found {
         self.suspended && self.blocked.is_none() && self.missing
     }
 
+    /// The generation of the spec whose copies it wrote (compared, and
+    /// written where they differ); None when suspended or blocked, which
+    /// write nothing.
+    pub fn writes(&self) -> Option<Option<i64>> {
+        (!self.suspended && self.blocked.is_none()).then_some(self.generation)
+    }
+
     /// A spec refused whole: nothing is copied, nothing counted
     /// (`Blocked::counts_selected`).
     pub fn invalid(generation: Option<i64>, why: String) -> Found {

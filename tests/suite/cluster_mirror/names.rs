@@ -12,6 +12,7 @@ use kube::api::ListParams;
 crate::for_each_kind!(
     a_clustermirror_takes_over_a_tenant_s_mirror_at_its_name_and_nothing_flaps,
     a_clustermirror_copy_appears_once_a_held_name_is_freed_without_any_event,
+    a_suspended_clustermirror_takes_no_name_until_it_writes_there,
 );
 
 const ERRORS: &str = "controller_runtime_reconcile_errors_total";
@@ -181,6 +182,89 @@ async fn takes_over<K: TestKind>(tag: &str, immutable: bool) {
     assert_eq!(controller.writes().await, writes, "no write since");
 
     // The tenant's source lives outside the test's namespace: it goes first.
+    world
+        .api(&tenant)
+        .delete("corp-ca", &DeleteParams::default())
+        .await
+        .expect("delete the tenant's source");
+    world.no_mirror(&tenant, "corp-ca-synced").await;
+    clean_up(world, &[name]).await;
+}
+
+/// A claim takes effect only where the claimant writes: a suspended
+/// ClusterMirror whose copies' name a tenant's mirror holds writes nothing
+/// there, so the tenant's mirror keeps following its source. Resumed, it
+/// takes the name over; suspended again, its copy keeps the name.
+async fn a_suspended_clustermirror_takes_no_name_until_it_writes_there<K: TestKind>() {
+    let tag = "cmir-claim";
+    let world = super::world::<K>(tag).await;
+    let name = format!("{tag}-{}", K::kind(&()).to_lowercase());
+    let name = name.as_str();
+    world
+        .objects()
+        .create(&K::with_data(
+            "corp-ca",
+            &[("ca.crt", "the platform's")],
+            false,
+        ))
+        .await;
+    let target = world.namespace("prod", true, &[("env", "prod")]).await;
+    let tenant = world.namespace("tenant", false, &[]).await;
+    tenant_s_mirror(&world, &tenant, &target, "corp-ca", false).await;
+    let spec = json!({
+        "source": {"kind": K::kind(&()), "namespace": world.prefix, "name": "corp-ca"},
+        "target": {
+            "namespaceSelector": {"matchLabels": {"env": "prod"}},
+            "namespaces": [format!("{}-*", world.prefix)],
+        },
+        "suspend": true,
+    });
+    create_with(&world, name, spec).await;
+    // Its reconcile read the request the tenant's source's reconcile reads.
+    ready(&world, name, "Suspended").await;
+
+    let tenant_edits = |value: &'static str| {
+        let api = world.api(&tenant);
+        async move {
+            let patch = K::data_patch(&[("ca.crt", Some(value))]);
+            api.patch("corp-ca", &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .expect("edit the tenant's source");
+        }
+    };
+    tenant_edits("the tenant's, renewed").await;
+    let of = format!("{tenant}/corp-ca");
+    let mirrors = world.api(&target);
+    testenv::wait_for(
+        "the tenant's mirror to follow its source",
+        PATIENCE,
+        || async {
+            let mirror = mirrors.get_opt("corp-ca").await.ok()??;
+            let theirs = mirror.annotations().get(MIRROR_OF_ANNOTATION) == Some(&of);
+            let renewed = mirror.value("ca.crt").as_deref() == Some("the tenant's, renewed");
+            (theirs && renewed).then_some(())
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()));
+
+    patch_spec(&world, name, json!({"suspend": false})).await;
+    let copy = copy_in_sync(&world, &target, "corp-ca", name).await;
+    ready(&world, name, "Synced").await;
+    patch_spec(&world, name, json!({"suspend": true})).await;
+    ready(&world, name, "Suspended").await;
+    let controller = world.controller();
+    let errors = controller.metric(ERRORS, SYNC_LOOP).await;
+    tenant_edits("the tenant's, once more").await;
+    // The tenant's source is refused the name again: its reconcile ran.
+    reaches(controller, ERRORS, SYNC_LOOP, errors + 1.0).await;
+    let after = mirrors.get("corp-ca").await.expect("the ClusterMirror's copy");
+    assert_eq!(
+        after.resource_version(),
+        copy.resource_version(),
+        "the copy keeps the name"
+    );
+
     world
         .api(&tenant)
         .delete("corp-ca", &DeleteParams::default())

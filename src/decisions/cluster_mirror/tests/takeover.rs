@@ -111,3 +111,29 @@ fn a_clustermirror_s_copy_is_taken_by_neither_another_clustermirror_nor_the_labe
         "the label path never takes a ClusterMirror's copy"
     );
 }
+
+#[test]
+fn a_claim_on_a_name_takes_effect_only_where_the_clustermirror_writes() {
+    let writing = prod_teams();
+    let mut suspended = prod_teams();
+    suspended.suspend = true;
+    let selected = prod("team-a");
+    // (writing now, its copy holds the name already) -> claims
+    let cases = [
+        (&writing, true, false, true),
+        (&writing, false, false, false),
+        (&writing, false, true, true),
+        (&suspended, true, false, false),
+        (&suspended, true, true, true),
+    ];
+    for (request, writes, holds, claims) in cases {
+        assert_eq!(
+            request.claims(&selected, &consent(), writes, holds),
+            claims,
+            "suspended {}, writing {writes}, holds {holds}",
+            request.suspend
+        );
+    }
+    let not_selected = mk_namespace("team-b", mk_map(&[]));
+    assert!(!writing.claims(&not_selected, &consent(), true, true));
+}
