@@ -341,7 +341,9 @@ async fn reconcile(
             Ok(request) => this.writers.sync(&request, served.scope, caches).await?,
             Err(why) => Found::invalid(object.metadata.generation, why),
         };
-        caches.writes_for(&object.name_any(), found.writes());
+        if !found.writes() {
+            caches.writes_for(&object.name_any(), None);
+        }
         let waiting = publish::report(&object, &found, caches, ctx).await?;
         again = waiting.or_else(|| found.looks_again().then_some(ctx.retry_policy.slowly.0));
         match found.retry {

@@ -45,10 +45,10 @@ pub struct ClusterMirrorCaches {
     /// Per ClusterMirror: where its copies stood after its last full
     /// comparison, for a narrower one to build on.
     standing: Mutex<HashMap<String, Standing>>,
-    /// Per ClusterMirror: the generation of the spec its last reconcile
-    /// wrote copies for (neither suspended nor blocked). Only while it
-    /// writes does it claim its copies' name where it has no copy yet
-    /// (`Request::claims`).
+    /// Per ClusterMirror: the generation of the spec its reconciles write
+    /// copies for (neither suspended nor blocked), from before the first
+    /// write. Only while it writes does it claim its copies' name where it
+    /// has no copy yet (`Request::claims`).
     writing: Mutex<HashMap<String, Option<i64>>>,
     /// The workers each source namespace's ClusterMirrors hold.
     pub(super) workers: WorkerShares<ObjectRef<StoredClusterMirror>>,
@@ -120,8 +120,8 @@ impl ClusterMirrorCaches {
         };
     }
 
-    /// Keeps that `name`'s last reconcile wrote copies for the spec of
-    /// `generation` (None: it wrote none).
+    /// Keeps that `name`'s reconciles write copies for the spec of
+    /// `generation` (None: they write none).
     pub(super) fn writes_for(&self, name: &str, generation: Option<Option<i64>>) {
         let mut all = lock(&self.writing);
         match generation {

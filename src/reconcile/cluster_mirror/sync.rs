@@ -50,11 +50,10 @@ impl Found {
         self.suspended && self.blocked.is_none() && self.missing
     }
 
-    /// The generation of the spec whose copies it wrote (compared, and
-    /// written where they differ); None when suspended or blocked, which
-    /// write nothing.
-    pub fn writes(&self) -> Option<Option<i64>> {
-        (!self.suspended && self.blocked.is_none()).then_some(self.generation)
+    /// Whether it wrote copies (compared them, and wrote those that
+    /// differ): not when suspended or blocked.
+    pub fn writes(&self) -> bool {
+        !self.suspended && self.blocked.is_none()
     }
 
     /// A spec refused whole: nothing is copied, nothing counted
@@ -98,6 +97,10 @@ pub async fn sync<K: MirroredKind>(
             return Ok(blocked(request, why, cluster_mirrors, ctx).await);
         }
     };
+    // From before its first write: a source's mirror at its copies' name
+    // yields to it from then on (`Request::claims`).
+    let writing = (!request.suspend).then_some(request.generation);
+    cluster_mirrors.writes_for(&request.name, writing);
     let Readable {
         cached,
         missing,

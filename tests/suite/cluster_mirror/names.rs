@@ -258,7 +258,10 @@ async fn a_suspended_clustermirror_takes_no_name_until_it_writes_there<K: TestKi
     tenant_edits("the tenant's, once more").await;
     // The tenant's source is refused the name again: its reconcile ran.
     reaches(controller, ERRORS, SYNC_LOOP, errors + 1.0).await;
-    let after = mirrors.get("corp-ca").await.expect("the ClusterMirror's copy");
+    let after = mirrors
+        .get("corp-ca")
+        .await
+        .expect("the ClusterMirror's copy");
     assert_eq!(
         after.resource_version(),
         copy.resource_version(),
