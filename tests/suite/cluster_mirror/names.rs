@@ -53,6 +53,55 @@ async fn tenant_s_mirror<K: TestKind>(
     .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()))
 }
 
+/// A platform's source `corp-ca` in the test's namespace, and a tenant's
+/// of that name, mirrored into the consenting namespace `prod` that a
+/// ClusterMirror `name` will select.
+struct Contest<K: TestKind> {
+    world: World<K>,
+    name: String,
+    platform: K,
+    target: String,
+    tenant: String,
+    theirs: K,
+}
+
+impl<K: TestKind> Contest<K> {
+    async fn set(tag: &str, immutable: bool) -> Contest<K> {
+        let world = super::world::<K>(tag).await;
+        // Cluster-scoped: a name of its own, whatever another test left.
+        let name = format!("{tag}-{}", K::kind(&()).to_lowercase());
+        let platform = world
+            .objects()
+            .create(&K::with_data(
+                "corp-ca",
+                &[("ca.crt", "the platform's")],
+                false,
+            ))
+            .await;
+        let target = world.namespace("prod", true, &[("env", "prod")]).await;
+        let tenant = world.namespace("tenant", false, &[]).await;
+        let theirs = tenant_s_mirror(&world, &tenant, &target, "corp-ca", immutable).await;
+        Contest {
+            world,
+            name,
+            platform,
+            target,
+            tenant,
+            theirs,
+        }
+    }
+
+    async fn clean_up(self) {
+        // The tenant's source lives outside the test's namespace: it goes first.
+        (self.world.api(&self.tenant))
+            .delete("corp-ca", &DeleteParams::default())
+            .await
+            .expect("delete the tenant's source");
+        self.world.no_mirror(&self.tenant, "corp-ca-synced").await;
+        clean_up(self.world, &[&self.name]).await;
+    }
+}
+
 fn with_immutable<K: TestKind>(source: K) -> K {
     let mut value = serde_json::to_value(&source).expect("serialize");
     value["immutable"] = json!(true);
@@ -117,24 +166,18 @@ async fn a_clustermirror_takes_over_a_tenant_s_immutable_mirror_at_its_name() {
 /// A tenant mirrors `corp-ca` into a consenting namespace first; then a
 /// ClusterMirror selecting that namespace wants the name.
 async fn takes_over<K: TestKind>(tag: &str, immutable: bool) {
-    let world = super::world::<K>(tag).await;
-    // Cluster-scoped: a name of its own, whatever another test left.
-    let name = format!("{tag}-{}", K::kind(&()).to_lowercase());
+    let contest = Contest::<K>::set(tag, immutable).await;
+    let Contest {
+        world,
+        name,
+        platform,
+        target,
+        tenant,
+        theirs,
+    } = &contest;
     let name = name.as_str();
-    let platform = world
-        .objects()
-        .create(&K::with_data(
-            "corp-ca",
-            &[("ca.crt", "the platform's")],
-            false,
-        ))
-        .await;
-    let target = world.namespace("prod", true, &[("env", "prod")]).await;
-    let tenant = world.namespace("tenant", false, &[]).await;
-    let theirs = tenant_s_mirror(&world, &tenant, &target, "corp-ca", immutable).await;
-
-    create(&world, name, "corp-ca").await;
-    let copy = copy_in_sync(&world, &target, "corp-ca", name).await;
+    create(world, name, "corp-ca").await;
+    let copy = copy_in_sync(world, target, "corp-ca", name).await;
     if !immutable {
         assert_eq!(copy.uid(), theirs.uid(), "taken over in place");
     }
@@ -147,11 +190,11 @@ async fn takes_over<K: TestKind>(tag: &str, immutable: bool) {
         copy.annotations()
     );
     assert!(!copy.labels().contains_key(SOURCE_LABEL));
-    let status = ready(&world, name, "Synced").await;
+    let status = ready(world, name, "Synced").await;
     assert_eq!(status.data["status"]["selected"], 1);
     assert_eq!(status.data["status"]["synced"], 1);
     assert_eq!(status.data["status"]["failed"], 0);
-    let warning = warning_on(&world, &tenant, "corp-ca", "MirrorNameTaken").await;
+    let warning = warning_on(world, tenant, "corp-ca", "MirrorNameTaken").await;
     let note = warning.note.unwrap_or_default();
     assert!(
         note.contains(&format!("{target}/corp-ca (ClusterMirror {name})")),
@@ -165,12 +208,12 @@ async fn takes_over<K: TestKind>(tag: &str, immutable: bool) {
     let writes = controller.writes().await;
     let errors = controller.metric(ERRORS, SYNC_LOOP).await;
     let successes = controller.metric(RECONCILES, SYNC_SUCCESS).await;
-    touch(&world, &tenant, "corp-ca", "1").await;
-    touch(&world, &world.prefix, "corp-ca", "1").await;
+    touch(world, tenant, "corp-ca", "1").await;
+    touch(world, &world.prefix, "corp-ca", "1").await;
     reaches(controller, ERRORS, SYNC_LOOP, errors + 2.0).await;
     reaches(controller, RECONCILES, SYNC_SUCCESS, successes + 1.0).await;
     let after = world
-        .api(&target)
+        .api(target)
         .get("corp-ca")
         .await
         .expect("the ClusterMirror's copy");
@@ -180,15 +223,7 @@ async fn takes_over<K: TestKind>(tag: &str, immutable: bool) {
         "no write since"
     );
     assert_eq!(controller.writes().await, writes, "no write since");
-
-    // The tenant's source lives outside the test's namespace: it goes first.
-    world
-        .api(&tenant)
-        .delete("corp-ca", &DeleteParams::default())
-        .await
-        .expect("delete the tenant's source");
-    world.no_mirror(&tenant, "corp-ca-synced").await;
-    clean_up(world, &[name]).await;
+    contest.clean_up().await;
 }
 
 /// A claim takes effect only where the claimant writes: a suspended
@@ -196,21 +231,15 @@ async fn takes_over<K: TestKind>(tag: &str, immutable: bool) {
 /// there, so the tenant's mirror keeps following its source. Resumed, it
 /// takes the name over; suspended again, its copy keeps the name.
 async fn a_suspended_clustermirror_takes_no_name_until_it_writes_there<K: TestKind>() {
-    let tag = "cmir-claim";
-    let world = super::world::<K>(tag).await;
-    let name = format!("{tag}-{}", K::kind(&()).to_lowercase());
+    let contest = Contest::<K>::set("cmir-claim", false).await;
+    let Contest {
+        world,
+        name,
+        target,
+        tenant,
+        ..
+    } = &contest;
     let name = name.as_str();
-    world
-        .objects()
-        .create(&K::with_data(
-            "corp-ca",
-            &[("ca.crt", "the platform's")],
-            false,
-        ))
-        .await;
-    let target = world.namespace("prod", true, &[("env", "prod")]).await;
-    let tenant = world.namespace("tenant", false, &[]).await;
-    tenant_s_mirror(&world, &tenant, &target, "corp-ca", false).await;
     let spec = json!({
         "source": {"kind": K::kind(&()), "namespace": world.prefix, "name": "corp-ca"},
         "target": {
@@ -219,12 +248,12 @@ async fn a_suspended_clustermirror_takes_no_name_until_it_writes_there<K: TestKi
         },
         "suspend": true,
     });
-    create_with(&world, name, spec).await;
+    create_with(world, name, spec).await;
     // Its reconcile read the request the tenant's source's reconcile reads.
-    ready(&world, name, "Suspended").await;
+    ready(world, name, "Suspended").await;
 
     let tenant_edits = |value: &'static str| {
-        let api = world.api(&tenant);
+        let api = world.api(tenant);
         async move {
             let patch = K::data_patch(&[("ca.crt", Some(value))]);
             api.patch("corp-ca", &PatchParams::default(), &Patch::Merge(&patch))
@@ -234,7 +263,7 @@ async fn a_suspended_clustermirror_takes_no_name_until_it_writes_there<K: TestKi
     };
     tenant_edits("the tenant's, renewed").await;
     let of = format!("{tenant}/corp-ca");
-    let mirrors = world.api(&target);
+    let mirrors = world.api(target);
     testenv::wait_for(
         "the tenant's mirror to follow its source",
         PATIENCE,
@@ -248,11 +277,11 @@ async fn a_suspended_clustermirror_takes_no_name_until_it_writes_there<K: TestKi
     .await
     .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()));
 
-    patch_spec(&world, name, json!({"suspend": false})).await;
-    let copy = copy_in_sync(&world, &target, "corp-ca", name).await;
-    ready(&world, name, "Synced").await;
-    patch_spec(&world, name, json!({"suspend": true})).await;
-    ready(&world, name, "Suspended").await;
+    patch_spec(world, name, json!({"suspend": false})).await;
+    let copy = copy_in_sync(world, target, "corp-ca", name).await;
+    ready(world, name, "Synced").await;
+    patch_spec(world, name, json!({"suspend": true})).await;
+    ready(world, name, "Suspended").await;
     let controller = world.controller();
     let errors = controller.metric(ERRORS, SYNC_LOOP).await;
     tenant_edits("the tenant's, once more").await;
@@ -267,14 +296,7 @@ async fn a_suspended_clustermirror_takes_no_name_until_it_writes_there<K: TestKi
         copy.resource_version(),
         "the copy keeps the name"
     );
-
-    world
-        .api(&tenant)
-        .delete("corp-ca", &DeleteParams::default())
-        .await
-        .expect("delete the tenant's source");
-    world.no_mirror(&tenant, "corp-ca-synced").await;
-    clean_up(world, &[name]).await;
+    contest.clean_up().await;
 }
 
 /// A selected namespace where someone else holds the name with an object
