@@ -91,6 +91,33 @@ impl<K: TestKind> Contest<K> {
         }
     }
 
+    /// Edits the tenant's source.
+    async fn tenant_edits(&self, value: &str) {
+        let patch = K::data_patch(&[("ca.crt", Some(value))]);
+        (self.world.api(&self.tenant))
+            .patch("corp-ca", &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .expect("edit the tenant's source");
+    }
+
+    /// Edits the tenant's source, and waits for its mirror to follow.
+    async fn tenant_s_mirror_follows(&self, value: &str) {
+        self.tenant_edits(value).await;
+        let of = format!("{}/corp-ca", self.tenant);
+        let mirrors = self.world.api(&self.target);
+        testenv::wait_for(
+            "the tenant's mirror to follow its source",
+            PATIENCE,
+            || async {
+                let mirror = mirrors.get_opt("corp-ca").await.ok()??;
+                let theirs = mirror.annotations().get(MIRROR_OF_ANNOTATION) == Some(&of);
+                (theirs && mirror.value("ca.crt").as_deref() == Some(value)).then_some(())
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", self.world.controller().log_text()));
+    }
+
     async fn clean_up(self) {
         // The tenant's source lives outside the test's namespace: it goes first.
         (self.world.api(&self.tenant))
@@ -236,7 +263,6 @@ async fn a_suspended_clustermirror_takes_no_name_until_it_writes_there<K: TestKi
         world,
         name,
         target,
-        tenant,
         ..
     } = &contest;
     let name = name.as_str();
@@ -251,31 +277,9 @@ async fn a_suspended_clustermirror_takes_no_name_until_it_writes_there<K: TestKi
     create_with(world, name, spec).await;
     // Its reconcile read the request the tenant's source's reconcile reads.
     ready(world, name, "Suspended").await;
-
-    let tenant_edits = |value: &'static str| {
-        let api = world.api(tenant);
-        async move {
-            let patch = K::data_patch(&[("ca.crt", Some(value))]);
-            api.patch("corp-ca", &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-                .expect("edit the tenant's source");
-        }
-    };
-    tenant_edits("the tenant's, renewed").await;
-    let of = format!("{tenant}/corp-ca");
-    let mirrors = world.api(target);
-    testenv::wait_for(
-        "the tenant's mirror to follow its source",
-        PATIENCE,
-        || async {
-            let mirror = mirrors.get_opt("corp-ca").await.ok()??;
-            let theirs = mirror.annotations().get(MIRROR_OF_ANNOTATION) == Some(&of);
-            let renewed = mirror.value("ca.crt").as_deref() == Some("the tenant's, renewed");
-            (theirs && renewed).then_some(())
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()));
+    contest
+        .tenant_s_mirror_follows("the tenant's, renewed")
+        .await;
 
     patch_spec(world, name, json!({"suspend": false})).await;
     let copy = copy_in_sync(world, target, "corp-ca", name).await;
@@ -284,10 +288,10 @@ async fn a_suspended_clustermirror_takes_no_name_until_it_writes_there<K: TestKi
     ready(world, name, "Suspended").await;
     let controller = world.controller();
     let errors = controller.metric(ERRORS, SYNC_LOOP).await;
-    tenant_edits("the tenant's, once more").await;
+    contest.tenant_edits("the tenant's, once more").await;
     // The tenant's source is refused the name again: its reconcile ran.
     reaches(controller, ERRORS, SYNC_LOOP, errors + 1.0).await;
-    let after = mirrors
+    let after = (world.api(target))
         .get("corp-ca")
         .await
         .expect("the ClusterMirror's copy");
@@ -296,6 +300,29 @@ async fn a_suspended_clustermirror_takes_no_name_until_it_writes_there<K: TestKi
         copy.resource_version(),
         "the copy keeps the name"
     );
+    contest.clean_up().await;
+}
+
+/// Nor does a ClusterMirror whose source is missing claim a name it has
+/// not written: it writes nothing, and the tenant's mirror at its copies'
+/// name keeps following its source.
+#[tokio::test]
+async fn a_clustermirror_whose_source_is_missing_takes_no_name_it_has_not_written() {
+    let contest = Contest::<ConfigMap>::set("cmir-claim-absent", false).await;
+    let (world, name) = (&contest.world, contest.name.as_str());
+    let spec = json!({
+        "source": {"kind": "ConfigMap", "namespace": world.prefix, "name": "absent"},
+        "target": {
+            "name": "corp-ca",
+            "namespaceSelector": {"matchLabels": {"env": "prod"}},
+            "namespaces": [format!("{}-*", world.prefix)],
+        },
+    });
+    create_with(world, name, spec).await;
+    ready(world, name, "SourceNotFound").await;
+    contest
+        .tenant_s_mirror_follows("the tenant's, renewed")
+        .await;
     contest.clean_up().await;
 }
 
