@@ -277,7 +277,12 @@ fn request_changed(
             Vec::new()
         }
         Some(after) if reported(Some(after.copy_kind())) => vec![name],
-        Some(_) => Vec::new(),
+        Some(_) => {
+            // Asks now for copies of a kind this install does not report
+            // on: it forgets it, as it never knew it.
+            publish::forget(&name, caches, &this.ctx);
+            Vec::new()
+        }
         None => {
             publish::forget(&name, caches, &this.ctx);
             // An unreadable spec is reported by the install of its class

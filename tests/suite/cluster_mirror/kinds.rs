@@ -77,3 +77,50 @@ async fn an_install_of_secrets_alone_serves_the_clustermirrors_of_secrets_only()
     );
     clean_up(world, &["plain", "secret"]).await;
 }
+
+/// A ClusterMirror that comes to ask for copies of a kind the install does
+/// not report on (`--kinds=secrets`, its Secret's keys now published as
+/// ConfigMaps) is forgotten: its series leave the metrics.
+#[tokio::test]
+async fn a_clustermirror_an_install_no_longer_reports_on_is_forgotten() {
+    let world = super::world_with::<ConfigMap>("cmir-secrets-forgot", &["--kinds=secrets"]).await;
+    world.namespace("a", false, &[("env", "prod")]).await;
+    let secrets: Api<Secret> = Api::namespaced(world.scene.client.clone(), &world.prefix);
+    secrets
+        .create(
+            &PostParams::default(),
+            &Secret::with_data("s", &[("ca.crt", "v")], false),
+        )
+        .await
+        .expect("create a Secret");
+    create_with(
+        &world,
+        "published",
+        json!({
+            "source": {"kind": "Secret", "namespace": world.prefix, "name": "s"},
+            "target": {"namespaceSelector": {"matchLabels": {"env": "prod"}}},
+        }),
+    )
+    .await;
+    ready(&world, "published", "Synced").await;
+    let series = "configmap_mirror_clustermirror_targets{clustermirror=\"published\"";
+    let controller = world.controller();
+    let exported = |present: bool| async move {
+        let what = format!("the metrics to hold {series} {present}");
+        testenv::wait_for(&what, PATIENCE, || async {
+            let (_, text) = controller.get("/metrics").await.ok()?;
+            (text.contains(series) == present).then_some(())
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
+    };
+    exported(true).await;
+    patch_spec(
+        &world,
+        "published",
+        json!({"target": {"kind": "ConfigMap", "keys": [{"key": "ca.crt"}]}}),
+    )
+    .await;
+    exported(false).await;
+    clean_up(world, &["published"]).await;
+}
