@@ -211,9 +211,11 @@ impl Request {
     /// outranks a source's own mirror there, takes effect: a claim takes
     /// effect only where the claimant writes. It selects the namespace,
     /// and its copy holds the name already (`holds`), or it writes copies
-    /// now (`writing`: its last reconcile of this spec was neither
-    /// suspended nor blocked). Otherwise the name stays with its holder,
-    /// whose copy stays in sync.
+    /// now (`writing`: its reconciles are neither suspended, blocked nor
+    /// failing) and is not suspended. Otherwise the name stays with its
+    /// holder, whose copy stays in sync. The claim is the ClusterMirror's,
+    /// not each copy's: where one of its writes keeps failing, the name is
+    /// still its.
     pub fn claims(
         &self,
         namespace: &NamespaceFacts,

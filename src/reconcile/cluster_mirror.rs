@@ -347,7 +347,7 @@ async fn reconcile(
             Err(why) => Found::invalid(object.metadata.generation, why),
         };
         if !found.writes() {
-            caches.writes_for(&object.name_any(), None);
+            caches.writes_for(&object.name_any(), false);
         }
         let waiting = publish::report(&object, &found, caches, ctx).await?;
         again = waiting.or_else(|| found.looks_again().then_some(ctx.retry_policy.slowly.0));

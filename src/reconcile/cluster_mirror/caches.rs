@@ -45,11 +45,11 @@ pub struct ClusterMirrorCaches {
     /// Per ClusterMirror: where its copies stood after its last full
     /// comparison, for a narrower one to build on.
     standing: Mutex<HashMap<String, Standing>>,
-    /// Per ClusterMirror: the generation of the spec its reconciles write
-    /// copies for (neither suspended nor blocked), from before the first
-    /// write. Only while it writes does it claim its copies' name where it
+    /// Per ClusterMirror: whether its reconciles write copies (neither
+    /// suspended, blocked nor failing), from before the first write of
+    /// each. Only while it writes does it claim its copies' name where it
     /// has no copy yet (`Request::claims`).
-    writing: Mutex<HashMap<String, Option<i64>>>,
+    writing: Mutex<HashMap<String, bool>>,
     /// The workers each source namespace's ClusterMirrors hold.
     pub(super) workers: WorkerShares<ObjectRef<StoredClusterMirror>>,
 }
@@ -120,20 +120,25 @@ impl ClusterMirrorCaches {
         };
     }
 
-    /// Keeps that `name`'s reconciles write copies for the spec of
-    /// `generation` (None: they write none).
-    pub(super) fn writes_for(&self, name: &str, generation: Option<Option<i64>>) {
-        let mut all = lock(&self.writing);
-        match generation {
-            Some(generation) => all.insert(name.to_owned(), generation),
-            None => all.remove(name),
-        };
+    /// Keeps whether `name`'s reconciles write copies.
+    pub(super) fn writes_for(&self, name: &str, writes: bool) {
+        lock(&self.writing).insert(name.to_owned(), writes);
     }
 
-    /// Whether `request`'s ClusterMirror writes copies for its spec as it
-    /// is now.
+    /// Forgets what `name`'s reconciles did.
+    pub(super) fn forget_writes(&self, name: &str) {
+        lock(&self.writing).remove(name);
+    }
+
+    /// Whether `request`'s ClusterMirror writes copies. One not reconciled
+    /// since this process started (a new leader's) is taken to, unless
+    /// suspended (`Request::claims`): its copies' names are not left open
+    /// to a source's mirrors until it has looked. A spec changed since
+    /// the last reconcile keeps the answer for the one before, until its
+    /// own reconcile says otherwise: a change of spec opens no name
+    /// between the delete and the create of an immutable copy.
     pub fn writes(&self, request: &Request) -> bool {
-        lock(&self.writing).get(&request.name) == Some(&request.generation)
+        (lock(&self.writing).get(&request.name).copied()).unwrap_or(true)
     }
 
     /// Whether this install serves the ClusterMirror `object` at all: its

@@ -92,15 +92,19 @@ pub async fn sync<K: MirroredKind>(
 ) -> Result<Found, Error> {
     let readable = match read {
         Ok(readable) => readable,
-        Err(Unreadable::Failed(error)) => return Err(error),
+        Err(Unreadable::Failed(error)) => {
+            // It writes nothing until its source can be read again (the
+            // digest key back, say): it claims no name it has not written.
+            cluster_mirrors.writes_for(&request.name, false);
+            return Err(error);
+        }
         Err(Unreadable::Blocked(why)) => {
             return Ok(blocked(request, why, cluster_mirrors, ctx).await);
         }
     };
     // From before its first write: a source's mirror at its copies' name
     // yields to it from then on (`Request::claims`).
-    let writing = (!request.suspend).then_some(request.generation);
-    cluster_mirrors.writes_for(&request.name, writing);
+    cluster_mirrors.writes_for(&request.name, !request.suspend);
     let Readable {
         cached,
         missing,

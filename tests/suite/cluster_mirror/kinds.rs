@@ -30,7 +30,10 @@ async fn an_install_of_secrets_alone_serves_the_clustermirrors_of_secrets_only()
         "secret",
         json!({
             "source": {"kind": "Secret", "namespace": world.prefix, "name": "s"},
-            "target": {"namespaceSelector": {"matchLabels": {"env": "prod"}}},
+            "target": {
+                "namespaceSelector": {"matchLabels": {"env": "prod"}},
+                "namespaces": [format!("{}-*", world.prefix)],
+            },
         }),
     )
     .await;
@@ -98,7 +101,10 @@ async fn a_clustermirror_an_install_no_longer_reports_on_is_forgotten() {
         "published",
         json!({
             "source": {"kind": "Secret", "namespace": world.prefix, "name": "s"},
-            "target": {"namespaceSelector": {"matchLabels": {"env": "prod"}}},
+            "target": {
+                "namespaceSelector": {"matchLabels": {"env": "prod"}},
+                "namespaces": [format!("{}-*", world.prefix)],
+            },
         }),
     )
     .await;

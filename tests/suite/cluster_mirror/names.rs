@@ -288,9 +288,18 @@ async fn a_suspended_clustermirror_takes_no_name_until_it_writes_there<K: TestKi
     ready(world, name, "Suspended").await;
     let controller = world.controller();
     let errors = controller.metric(ERRORS, SYNC_LOOP).await;
+    let log_before = controller.log_text().len();
     contest.tenant_edits("the tenant's, once more").await;
-    // The tenant's source is refused the name again: its reconcile ran.
+    // The tenant's source is refused the name again: its reconcile ran;
+    // once a second one has, the first was told of too.
     reaches(controller, ERRORS, SYNC_LOOP, errors + 1.0).await;
+    touch(world, &contest.tenant, "corp-ca", "1").await;
+    reaches(controller, ERRORS, SYNC_LOOP, errors + 2.0).await;
+    let told = controller.log_text();
+    assert!(
+        !told[log_before..].contains("is not a mirror of this source"),
+        "refused as the ClusterMirror's name, not as someone else's object:\n{told}"
+    );
     let after = (world.api(target))
         .get("corp-ca")
         .await
