@@ -21,6 +21,31 @@ use crate::{
     contract::{CHECKSUM_ANNOTATION, annotation},
 };
 
+/// What the checksum of content copied into an object of kind `K` is
+/// computed under. It follows where the content came from, not the copy's
+/// kind: a ConfigMap's content needs nothing (`()`), a Secret's is keyed
+/// and bound to its Secret ([`secret::SecretDigestKey`]) whichever kind
+/// its copy is. Only a ConfigMap copy may be checksummed with no key: no
+/// unkeyed checksum of a Secret copy type-checks.
+///
+/// ```compile_fail
+/// use configmap_mirror::kind::ChecksumKey;
+/// use k8s_openapi::api::core::v1::Secret;
+/// let unkeyed: Box<dyn ChecksumKey<Secret>> = Box::new(());
+/// ```
+pub trait ChecksumKey<K>: Send + Sync + 'static {
+    /// The checksum of content whose hash is `content_hash`, copied from
+    /// `source`.
+    fn checksum<'h>(&self, content_hash: &'h str, source: &SourceId<'_>) -> Cow<'h, str>;
+}
+
+/// A key chosen at run time, for content of either origin.
+impl<K, Key: ChecksumKey<K> + ?Sized> ChecksumKey<K> for Box<Key> {
+    fn checksum<'h>(&self, content_hash: &'h str, source: &SourceId<'_>) -> Cow<'h, str> {
+        (**self).checksum(content_hash, source)
+    }
+}
+
 /// A kind of namespaced object whose content can be copied.
 pub trait MirroredKind:
     Resource<DynamicType = (), Scope = NamespaceResourceScope>
@@ -34,10 +59,12 @@ pub trait MirroredKind:
     + Sync
     + 'static
 {
-    /// What a checksum needs besides the content and its source: nothing
-    /// for a kind whose content may be confirmed from a copy's metadata,
-    /// the install's key for one whose content must stay secret.
-    type DigestKey: Clone + Send + Sync + 'static;
+    /// What a checksum of this kind's own content needs besides the
+    /// content and its source: nothing for a kind whose content may be
+    /// confirmed from a copy's metadata, the install's key for one whose
+    /// content must stay secret. It follows the content into a copy of
+    /// another kind ([`ChecksumKey`]).
+    type DigestKey: ChecksumKey<Self> + Clone;
 
     /// Where a running controller finds its current [`Self::DigestKey`]:
     /// nothing to look up for a kind without a key; for one with a key, a
@@ -81,13 +108,16 @@ pub trait MirroredKind:
             .sum()
     }
 
-    /// The checksum a copy of `source` whose content has `content_hash`
-    /// records in its checksum annotation.
+    /// The checksum a copy of this kind of `source`, whose content has
+    /// `content_hash`, records in its checksum annotation, under the key
+    /// of where that content came from.
     fn checksum<'h>(
         content_hash: &'h str,
         source: &SourceId<'_>,
-        key: &Self::DigestKey,
-    ) -> Cow<'h, str>;
+        key: &dyn ChecksumKey<Self>,
+    ) -> Cow<'h, str> {
+        key.checksum(content_hash, source)
+    }
 
     /// The checksum this object's own copies record: its content's, under
     /// its own identity.

@@ -18,11 +18,8 @@ use crate::{
     decisions::install::Install,
     decisions::selector::Selector,
     decisions::targets::MIRROR_TO_ANNOTATION,
-    kind::{MirroredKind, SourceId, configmap::ConfigMapDigestKey},
+    kind::{ChecksumKey, MirroredKind, SourceId},
 };
-
-/// The key of every copy of a ConfigMap: none.
-pub(crate) const NO_KEY: ConfigMapDigestKey = ConfigMapDigestKey::PLAIN;
 
 /// The companion suffix of a default install.
 pub(crate) const SUFFIX: &str = "-synced";
@@ -86,7 +83,7 @@ pub(crate) fn mk_install() -> Install {
 /// The companion of `source`, as a default install decides it.
 pub(crate) fn mk_desired_companion<K: MirroredKind>(
     source: &K,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Result<K, Refusal> {
     desired(source, &Asked::Companion, &mk_install(), key)
 }
@@ -95,7 +92,7 @@ pub(crate) fn mk_desired_companion<K: MirroredKind>(
 pub(crate) fn mk_desired_mirror<K: MirroredKind>(
     source: &K,
     namespace: &str,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Result<K, Refusal> {
     desired(source, &Asked::Mirror { namespace }, &mk_install(), key)
 }
@@ -167,7 +164,7 @@ pub(crate) fn mk_mirrored_source(to: &str) -> ConfigMap {
 /// a uid (`companion-uid`) and a resourceVersion (`42`) of its own, which a
 /// write must name (delete by uid) or keep (replace only that version).
 pub(crate) fn mk_companion_of(source: &ConfigMap) -> ConfigMap {
-    let mut companion = mk_desired_companion(source, &NO_KEY).unwrap();
+    let mut companion = mk_desired_companion(source, &()).unwrap();
     companion.metadata.uid = Some("companion-uid".into());
     companion.metadata.resource_version = Some("42".into());
     companion

@@ -61,7 +61,7 @@ use crate::{
     decisions::key_shape::checksum::copy_content_hash,
     decisions::owner_ref::owner_reference,
     decisions::targets::{MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION},
-    kind::{MirroredKind, SourceId},
+    kind::{ChecksumKey, MirroredKind, SourceId},
 };
 
 pub mod content_size;
@@ -151,7 +151,7 @@ fn source_hash<K: MirroredKind>(source: &K) -> String {
 }
 
 /// The checksum a copy of `source` (slim or full) records.
-pub fn source_checksum<K: MirroredKind>(source: &K, key: &K::DigestKey) -> String {
+pub fn source_checksum<K: MirroredKind>(source: &K, key: &dyn ChecksumKey<K>) -> String {
     K::checksum(&source_hash(source), &SourceId::of(source.meta()), key).into_owned()
 }
 
@@ -272,7 +272,11 @@ impl<K: MirroredKind> CachedCopy<K> {
 
     /// The checksum of the copy's content as a copy of `source` would
     /// record it.
-    pub fn checksum_as_copy_of(&self, source: &SourceId<'_>, key: &K::DigestKey) -> Cow<'_, str> {
+    pub fn checksum_as_copy_of(
+        &self,
+        source: &SourceId<'_>,
+        key: &dyn ChecksumKey<K>,
+    ) -> Cow<'_, str> {
         K::checksum(&self.hash, source, key)
     }
 }

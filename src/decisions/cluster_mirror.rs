@@ -207,6 +207,25 @@ impl Request {
             && self.asks_for(namespace)
     }
 
+    /// Whether its claim on its copies' name in `namespace`, which
+    /// outranks a source's own mirror there, takes effect: a claim takes
+    /// effect only where the claimant writes. It selects the namespace,
+    /// and its copy holds the name already (`holds`), or it writes copies
+    /// now (`writing`: its reconciles are neither suspended, blocked nor
+    /// failing) and is not suspended. Otherwise the name stays with its
+    /// holder, whose copy stays in sync. The claim is the ClusterMirror's,
+    /// not each copy's: where one of its writes keeps failing, the name is
+    /// still its.
+    pub fn claims(
+        &self,
+        namespace: &NamespaceFacts,
+        consent: &Consent,
+        writing: bool,
+        holds: bool,
+    ) -> bool {
+        self.selects(namespace, consent) && (holds || (writing && !self.suspend))
+    }
+
     /// The uid a copy's checksum and `mirror-of-uid` bind it to: its
     /// source's and this ClusterMirror's, so that a copy of one
     /// ClusterMirror is never taken for another's, nor for the source's

@@ -9,13 +9,17 @@
 //! is `ownership`'s question, how it differs is `plan`'s; the reconcilers
 //! do the I/O.
 //!
+//! What every copy of one reconcile holds (its keys, their form, the
+//! checksum they record) is resolved once for all of them ([`resolved`]),
+//! and carried to each copy and to its write.
+//!
 //! The measure of this module: a new option of what a copy holds (say,
-//! only some keys, renamed) changes this decision (its one content step,
-//! which [`desired`] and [`with_fresh_content`] share), its tests, the
+//! only some keys, renamed) changes this decision (what is resolved once,
+//! and its content step), its tests, the
 //! parsing of the annotation or API field that asks for it, and the docs,
 //! and no path that writes or explains copies.
 
-use std::{borrow::Cow, collections::BTreeMap};
+use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -26,20 +30,20 @@ use crate::{
         MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, TILLER_STORAGE_LABEL, companion_name,
         helm_storage_label, install::INSTALL_OWNED_LABEL, is_managed_by_us,
     },
-    decisions::cache_form::{key_digests::source_copy_keys, source_checksum},
     decisions::carried::{Carried, Lists},
     decisions::install::Install,
     decisions::key_shape::{
-        KeyShape, annotated_shape,
-        checksum::{CopyForm, CopyKeys},
-        content::shaped_content,
-        copy_plan::ContentPlan,
+        KeyShape, checksum::CopyForm, content::shaped_content, copy_plan::ContentPlan,
         secret_type::KeysBreakType,
     },
     decisions::mirror_name::mirror_name,
     decisions::owner_ref::owner_reference,
-    kind::{MirroredKind, SourceId},
+    kind::{ChecksumKey, MirroredKind},
 };
+
+pub mod resolved;
+
+pub use resolved::{Resolved, ShapeKeys, copies_checksum, copy_keys, planned_checksum, shape_keys};
 
 /// Why a companion cannot be built for a source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,47 +177,26 @@ pub fn desired<K: MirroredKind>(
     source: &K,
     asked: &Asked<'_>,
     install: &Install,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Result<K, Refusal> {
     let keys = shape_keys(source, asked);
-    desired_keys(
-        source,
-        asked,
-        install,
-        key,
-        keys.as_ref().map_err(Clone::clone),
-    )
+    let checksum =
+        (keys.as_ref()).map_or_else(|_| String::new(), |k| copies_checksum(source, k, key));
+    let resolved = (keys.as_ref()).map(|keys| Resolved {
+        keys,
+        checksum: &checksum,
+    });
+    desired_keys(source, asked, install, resolved.map_err(Clone::clone))
 }
 
-/// Which keys the copies of a source hold, in which form, and by what hash
-/// (None for a copy of every key, as it is): the same for every copy of
-/// one reconcile, so decided once for all of them.
-#[derive(Debug, Clone)]
-pub struct ShapeKeys<'a> {
-    pub shape: Cow<'a, KeyShape>,
-    pub form: CopyForm<'a>,
-    pub keys: Option<CopyKeys>,
-}
-
-/// [`ShapeKeys`] of the copy `asked` of `source`.
-pub fn shape_keys<'a, K: MirroredKind>(
-    source: &K,
-    asked: &Asked<'a>,
-) -> Result<ShapeKeys<'a>, Refusal> {
-    let (shape, form) = shape_asked(source, asked)?;
-    let keys = copy_keys(source, &shape, form)?;
-    Ok(ShapeKeys { shape, form, keys })
-}
-
-/// [`desired`], with what its copies hold of `source`'s keys decided
-/// before (`keys`, as [`shape_keys`] says): a refusal of those is told
-/// only when nothing else refuses the copy first.
+/// [`desired`], with what its copies hold of `source` resolved before
+/// (as [`shape_keys`] and [`copies_checksum`] say): a refusal of those is
+/// told only when nothing else refuses the copy first.
 pub fn desired_keys<K: MirroredKind>(
     source: &K,
     asked: &Asked<'_>,
     install: &Install,
-    key: &K::DigestKey,
-    keys: Result<&ShapeKeys<'_>, Refusal>,
+    resolved: Result<Resolved<'_, '_>, Refusal>,
 ) -> Result<K, Refusal> {
     let (name, namespace, uid) = identity(source)?;
     let meta = match asked {
@@ -243,71 +226,28 @@ pub fn desired_keys<K: MirroredKind>(
             }
         }
     };
-    let ShapeKeys { shape, form, keys } = keys?;
-    let checksum = match keys {
-        None => source_checksum(source, key),
-        Some(keys) => K::checksum(&keys.hash, &SourceId::of(source.meta()), key).into_owned(),
-    };
+    let Resolved { keys, checksum } = resolved?;
     let mut meta = carried.onto(meta, &install.never_carried, &install.source_label_keys);
     let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
-    annotations.insert(CHECKSUM_ANNOTATION.into(), checksum);
+    annotations.insert(CHECKSUM_ANNOTATION.into(), checksum.to_owned());
     annotations.insert(SOURCE_SELECTOR_ANNOTATION.into(), install.selector.clone());
-    Ok(content_under(meta, source, shape, *form))
-}
-
-/// Which keys the copy `asked` of `source` holds, and in which form: a
-/// ClusterMirror's spec says; a source's own copies follow its
-/// `workshop.io/mirror-keys` (absent: every key, as it is).
-pub fn shape_asked<'a, K: MirroredKind>(
-    source: &K,
-    asked: &Asked<'a>,
-) -> Result<(Cow<'a, KeyShape>, CopyForm<'a>), Refusal> {
-    match asked {
-        Asked::ClusterMirror(copy) => Ok((Cow::Borrowed(copy.shape), copy.form)),
-        Asked::Companion | Asked::Mirror { .. } => {
-            let shape = annotated_shape(source.meta()).map_err(Refusal::InvalidMirrorKeys)?;
-            Ok((Cow::Owned(shape), CopyForm::default()))
-        }
-    }
-}
-
-/// What a copy of `source` (cached or full) under `shape` and `form`
-/// holds of its keys, and the hash its checksum covers; None for a copy
-/// of every key, as it is, whose checksum is the source's as ever.
-pub fn copy_keys<K: MirroredKind>(
-    source: &K,
-    shape: &KeyShape,
-    form: CopyForm<'_>,
-) -> Result<Option<CopyKeys>, Refusal> {
-    if shape.is_every_key() && form == CopyForm::default() {
-        return Ok(None);
-    }
-    match source_copy_keys(source, shape, form) {
-        Some(shaped) => shaped.map(Some).map_err(Refusal::KeysBreakType),
-        // Never for a stored source: a source's cached form keeps what its
-        // copies hold whenever its annotation can be read, a ClusterMirror
-        // source's its keys' digests always.
-        None => Err(Refusal::Incomplete),
-    }
+    Ok(content_under(meta, source, &keys.shape, keys.form))
 }
 
 /// `copy`, which [`desired`] built from a cached source (which keeps its
 /// content's hash, not its content), with its source's content as read
-/// now (`fresh`), as `plan` (made from `fresh` once for every copy of the
-/// reconcile) chooses it, and that content's checksum under the identity
-/// the copy names (`named`: for a ClusterMirror's copy, bound to the
-/// ClusterMirror too). A newer source only makes the copy newer.
+/// now (`fresh`), as `plan` chooses it, and that content's checksum, as
+/// [`planned_checksum`] says once for every copy. A newer source only
+/// makes the copy newer.
 pub fn with_fresh_content<K: MirroredKind>(
     mut copy: K,
     fresh: &K,
-    named: &ObjectMeta,
-    key: &K::DigestKey,
+    checksum: &str,
     plan: &ContentPlan,
 ) -> K {
-    let checksum = K::checksum(&plan.hash, &SourceId::of(named), key).into_owned();
     let mut meta = std::mem::take(copy.meta_mut());
     let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
-    annotations.insert(CHECKSUM_ANNOTATION.into(), checksum);
+    annotations.insert(CHECKSUM_ANNOTATION.into(), checksum.to_owned());
     let mut copy = plan.content(fresh);
     *copy.meta_mut() = meta;
     copy

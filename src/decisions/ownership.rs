@@ -15,7 +15,7 @@ use crate::{
     decisions::cache_form::CachedCopy,
     decisions::carried,
     decisions::owner_ref::{controlling_owner, controlling_source, owner_references, refers_to},
-    kind::{MirroredKind, SourceId},
+    kind::{ChecksumKey, MirroredKind, SourceId},
 };
 
 /// Who an existing object at a copy's name belongs to.
@@ -78,7 +78,7 @@ pub fn claimed_identity<K: MirroredKind>(copy: &ObjectMeta) -> Option<SourceId<'
 pub fn untouched_since_written<K: MirroredKind>(
     copy: &CachedCopy<K>,
     otherwise: &SourceId<'_>,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> bool {
     let meta = copy.object().meta();
     let claimed = claimed_identity::<K>(meta).unwrap_or(*otherwise);
@@ -97,7 +97,7 @@ pub fn untouched_since_written<K: MirroredKind>(
 pub fn ownership<K: MirroredKind>(
     copy: &CachedCopy<K>,
     source: &SourceId<'_>,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Ownership {
     let (source_name, source_uid) = (source.name, source.uid);
     let existing = copy.object().meta();

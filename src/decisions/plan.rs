@@ -10,7 +10,7 @@ use crate::{
     contract::mirror_of,
     decisions::cache_form::CachedCopy,
     decisions::ownership::{Ownership, mirror_ownership, outranked_mirror, ownership},
-    kind::{MirroredKind, SourceId},
+    kind::{ChecksumKey, MirroredKind, SourceId},
 };
 
 pub use compare::Difference;
@@ -62,7 +62,7 @@ pub fn plan<K: MirroredKind>(
     actual: Option<&CachedCopy<K>>,
     source: &ObjectMeta,
     source_keys: &[String],
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Result<Write<K>, NameTaken> {
     let Some(actual) = actual else {
         return Ok(Write::Create(desired));

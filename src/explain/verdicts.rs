@@ -48,9 +48,8 @@ use crate::{
         MIRROR_TO_ANNOTATION, MIRROR_TO_SELECTOR_ANNOTATION, Targets, wants_mirror,
     },
     kind::SourceId,
-    kind::configmap::ConfigMapDigestKey,
     kind::secret::SecretSourceRules,
-    kind::{MirroredKind, secret::DIGEST_PREFIX},
+    kind::{ChecksumKey, MirroredKind, secret::DIGEST_PREFIX},
 };
 
 /// What the install decides with: its flags, parsed as the controller
@@ -96,7 +95,7 @@ pub trait Explained: MirroredKind {
     fn comparison_key() -> Self::DigestKey;
     /// The key explain compares a copy of this kind holding a Secret's
     /// content with: the key follows the content, not the copy's kind.
-    fn secret_content_key() -> Self::DigestKey;
+    fn secret_content_key() -> Box<dyn ChecksumKey<Self>>;
     /// How a Secret's content, with the keys a shape copies, is read as an
     /// object of this kind; None for a kind that publishes none.
     const FROM_SECRET: Option<SecretAs<Self>>;
@@ -117,12 +116,10 @@ impl Explained for ConfigMap {
 
     fn source_rules(_: &Rules) {}
 
-    fn comparison_key() -> ConfigMapDigestKey {
-        ConfigMapDigestKey::PLAIN
-    }
+    fn comparison_key() {}
 
-    fn secret_content_key() -> ConfigMapDigestKey {
-        ConfigMapDigestKey::of_published_secret(Secret::comparison_key())
+    fn secret_content_key() -> Box<dyn ChecksumKey<ConfigMap>> {
+        Box::new(Secret::comparison_key())
     }
 
     const FROM_SECRET: Option<SecretAs<Self>> = Some(secret_published_naming_the_rest);
@@ -153,8 +150,8 @@ impl Explained for Secret {
         key.unwrap_or_else(|| unreachable!("the length is the key's"))
     }
 
-    fn secret_content_key() -> Self::DigestKey {
-        Self::comparison_key()
+    fn secret_content_key() -> Box<dyn ChecksumKey<Secret>> {
+        Box::new(Self::comparison_key())
     }
 
     const FROM_SECRET: Option<SecretAs<Self>> = None;
@@ -226,7 +223,7 @@ enum Managed<K> {
     Yes { companion: Result<K, String> },
 }
 
-fn managed<K: Explained>(source: &K, rules: &Rules, key: &K::DigestKey) -> Managed<K> {
+fn managed<K: Explained>(source: &K, rules: &Rules, key: &dyn ChecksumKey<K>) -> Managed<K> {
     let meta = source.meta();
     if !rules.install.source_selector.matches(labels(meta)) {
         return Managed::No(

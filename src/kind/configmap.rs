@@ -6,44 +6,29 @@
 //! exception is a ConfigMap that publishes a Secret's keys (a
 //! ClusterMirror's `target.kind: ConfigMap`): its content came from a
 //! Secret, so its checksum is keyed and bound to that Secret as the
-//! Secret's own copies' are ([`ConfigMapDigestKey`]).
+//! Secret's own copies' are: the key follows the content
+//! ([`ChecksumKey`]).
 
 use std::borrow::Cow;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::core::v1::ConfigMap;
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 
-use super::{Field, KeyValue, MirroredKind, SourceId, secret::SecretDigestKey};
+use super::{ChecksumKey, Field, KeyValue, MirroredKind, SourceId};
 use crate::{api::SourceKind, contract::checksum};
 
-/// What a ConfigMap copy's checksum is computed under: nothing for a copy
-/// of a ConfigMap; for a ConfigMap that publishes a Secret's keys, the
-/// install's Secret key, so that its checksum is keyed and bound to the
-/// Secret as a Secret copy's is (see `kind::secret`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ConfigMapDigestKey {
-    published_secret: Option<SecretDigestKey>,
-}
-
-impl ConfigMapDigestKey {
-    /// The key of every copy of a ConfigMap: none.
-    pub const PLAIN: ConfigMapDigestKey = ConfigMapDigestKey {
-        published_secret: None,
-    };
-
-    /// The key of a ConfigMap publishing a Secret's keys: the Secrets'.
-    pub fn of_published_secret(key: SecretDigestKey) -> ConfigMapDigestKey {
-        ConfigMapDigestKey {
-            published_secret: Some(key),
-        }
+/// A ConfigMap's content is checksummed with no key: the plain hash.
+impl ChecksumKey<ConfigMap> for () {
+    fn checksum<'h>(&self, content_hash: &'h str, _: &SourceId<'_>) -> Cow<'h, str> {
+        Cow::Borrowed(content_hash)
     }
 }
 
 impl MirroredKind for ConfigMap {
-    type DigestKey = ConfigMapDigestKey;
+    type DigestKey = ();
     type KeyHandle = ();
     type SourceRules = ();
 
@@ -54,25 +39,12 @@ impl MirroredKind for ConfigMap {
     const SOURCES_WATCH: &'static str = "sources";
     const COPIES_WATCH: &'static str = "companions";
 
-    fn current_key((): &()) -> Option<ConfigMapDigestKey> {
-        Some(ConfigMapDigestKey::PLAIN)
+    fn current_key((): &()) -> Option<()> {
+        Some(())
     }
 
     fn content_hash(&self) -> String {
         checksum(self.data.as_ref(), self.binary_data.as_ref())
-    }
-
-    /// The content's own hash, with no key and no source; for a ConfigMap
-    /// publishing a Secret's keys, keyed and bound as a Secret copy's.
-    fn checksum<'h>(
-        content_hash: &'h str,
-        source: &SourceId<'_>,
-        key: &ConfigMapDigestKey,
-    ) -> Cow<'h, str> {
-        match &key.published_secret {
-            Some(key) => <Secret as MirroredKind>::checksum(content_hash, source, key),
-            None => Cow::Borrowed(content_hash),
-        }
     }
 
     fn content_of(source: &Self) -> Self {

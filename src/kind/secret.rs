@@ -27,7 +27,7 @@ use k8s_openapi::{ByteString, api::core::v1::Secret};
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
-use super::{Field, KeyValue, MirroredKind, SourceId, changes_immutable_content};
+use super::{ChecksumKey, Field, KeyValue, MirroredKind, SourceId, changes_immutable_content};
 use crate::{
     api::SourceKind,
     contract::{KEYED_KEYS_CHECKSUM_PREFIX, KEYS_CHECKSUM_PREFIX, encode_map},
@@ -80,6 +80,42 @@ impl SecretDigestKey {
         let mut block = [0u8; 64];
         block[..Self::LEN].copy_from_slice(&self.0);
         <Hmac<Sha256> as Mac>::new(&block.into())
+    }
+}
+
+/// A Secret's content is checksummed under the install's key, bound to
+/// its Secret, whichever kind its copy is.
+impl<K> ChecksumKey<K> for SecretDigestKey {
+    /// `hmac-sha256:` and the HMAC-SHA256 under the install's key of the
+    /// source Secret's identity, then the content's hash, in the canonical
+    /// encoding of the content's own maps.
+    fn checksum<'h>(&self, content_hash: &'h str, source: &SourceId<'_>) -> Cow<'h, str> {
+        let mut mac = self.mac();
+        encode_map(
+            &mut mac,
+            b's',
+            [
+                (&b"namespace"[..], source.namespace.as_bytes()),
+                (&b"name"[..], source.name.as_bytes()),
+                (&b"uid"[..], source.uid.as_bytes()),
+            ]
+            .into_iter(),
+        );
+        encode_map(
+            &mut mac,
+            b'c',
+            [(&b"sha256"[..], content_hash.as_bytes())].into_iter(),
+        );
+        // A copy of chosen keys says so in its checksum, so that its cache
+        // hashes it by key (see `decisions::key_shape::checksum`).
+        let prefix = match content_hash.starts_with(KEYS_CHECKSUM_PREFIX) {
+            true => KEYED_KEYS_CHECKSUM_PREFIX,
+            false => DIGEST_PREFIX,
+        };
+        Cow::Owned(format!(
+            "{prefix}{}",
+            hex::encode(mac.finalize().into_bytes())
+        ))
     }
 }
 
@@ -185,42 +221,6 @@ impl MirroredKind for Secret {
             data.iter().map(|(k, v)| (k.as_bytes(), v.0.as_slice())),
         );
         hex::encode(hasher.finalize())
-    }
-
-    /// `hmac-sha256:` and the HMAC-SHA256 under the install's key of the
-    /// source's identity, then the content's hash, in the canonical
-    /// encoding of the content's own maps.
-    fn checksum<'h>(
-        content_hash: &'h str,
-        source: &SourceId<'_>,
-        key: &SecretDigestKey,
-    ) -> Cow<'h, str> {
-        let mut mac = key.mac();
-        encode_map(
-            &mut mac,
-            b's',
-            [
-                (&b"namespace"[..], source.namespace.as_bytes()),
-                (&b"name"[..], source.name.as_bytes()),
-                (&b"uid"[..], source.uid.as_bytes()),
-            ]
-            .into_iter(),
-        );
-        encode_map(
-            &mut mac,
-            b'c',
-            [(&b"sha256"[..], content_hash.as_bytes())].into_iter(),
-        );
-        // A copy of chosen keys says so in its checksum, so that its cache
-        // hashes it by key (see `decisions::key_shape::checksum`).
-        let prefix = match content_hash.starts_with(KEYS_CHECKSUM_PREFIX) {
-            true => KEYED_KEYS_CHECKSUM_PREFIX,
-            false => DIGEST_PREFIX,
-        };
-        Cow::Owned(format!(
-            "{prefix}{}",
-            hex::encode(mac.finalize().into_bytes())
-        ))
     }
 
     fn source_refusal(&self, rules: &SecretSourceRules) -> Option<String> {

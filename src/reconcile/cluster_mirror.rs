@@ -277,7 +277,12 @@ fn request_changed(
             Vec::new()
         }
         Some(after) if reported(Some(after.copy_kind())) => vec![name],
-        Some(_) => Vec::new(),
+        Some(_) => {
+            // Asks now for copies of a kind this install does not report
+            // on: it forgets it, as it never knew it.
+            publish::forget(&name, caches, &this.ctx);
+            Vec::new()
+        }
         None => {
             publish::forget(&name, caches, &this.ctx);
             // An unreadable spec is reported by the install of its class
@@ -341,6 +346,9 @@ async fn reconcile(
             Ok(request) => this.writers.sync(&request, served.scope, caches).await?,
             Err(why) => Found::invalid(object.metadata.generation, why),
         };
+        if !found.writes() {
+            caches.writes_for(&object.name_any(), false);
+        }
         let waiting = publish::report(&object, &found, caches, ctx).await?;
         again = waiting.or_else(|| found.looks_again().then_some(ctx.retry_policy.slowly.0));
         match found.retry {

@@ -10,7 +10,7 @@ use crate::{
     contract::object_key,
     decisions::cache_form::CachedCopy,
     decisions::plan::{self, NameTaken, Write},
-    kind::MirroredKind,
+    kind::{ChecksumKey, MirroredKind},
     reconcile::context::Context,
     reconcile::error::Error,
     reconcile::source_read::Source,
@@ -72,7 +72,7 @@ pub(crate) fn plan_copy<K: MirroredKind>(
     source: &K,
     desired: K,
     actual: Option<&CachedCopy<K>>,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
     ctx: &Context<K>,
 ) -> Result<Write<K>, Error> {
     let name = format!(

@@ -27,7 +27,10 @@ pub(crate) mod still_decides;
 use crate::{
     contract::object_key,
     decisions::cache_form::content_size,
-    decisions::desired_copy::{Asked, Refusal, ShapeKeys, copy_keys, desired_keys, shape_keys},
+    decisions::desired_copy::{
+        Asked, Refusal, Resolved, ShapeKeys, copies_checksum, copy_keys, desired_keys,
+        planned_checksum, shape_keys,
+    },
     decisions::install::Install,
     decisions::key_shape::{
         KeyShape, annotated_shape,
@@ -35,7 +38,7 @@ use crate::{
         copy_plan::{ContentPlan, CopyTooLarge, content_plan},
     },
     decisions::secret_published::SecretAs,
-    kind::MirroredKind,
+    kind::{ChecksumKey, MirroredKind},
     reconcile::context::Context,
     reconcile::copy_budget::HeldBytes,
     reconcile::{
@@ -49,8 +52,9 @@ pub struct Source<'a, K: MirroredKind> {
     /// As cached: its metadata, and its content's hash in place of it.
     pub cached: &'a K,
     /// The key every checksum of this reconcile is computed under: read
-    /// once, so that one reconcile never mixes two keys.
-    pub key: K::DigestKey,
+    /// once, so that one reconcile never mixes two keys. It is the key of
+    /// where the content came from, which may be another kind than `K`.
+    pub key: Box<dyn ChecksumKey<K>>,
     /// As read afresh, with the bytes of the budget of reads it holds
     /// until the reconcile ends.
     content: OnceCell<(K, HeldBytes)>,
@@ -65,8 +69,11 @@ pub struct Source<'a, K: MirroredKind> {
     /// every copy of the reconcile (a shape may cost the work of its every
     /// key against each of its globs).
     shape_keys: OnceLock<Result<ShapeKeys<'a>, Refusal>>,
-    /// What every copy takes from the content read now, decided once.
-    plan: OnceLock<Result<ContentPlan, PlanRefusal>>,
+    /// The checksum those copies record, decided once with them.
+    checksum: OnceLock<String>,
+    /// What every copy takes from the content read now, and the checksum
+    /// that content records, decided once.
+    plan: OnceLock<Result<(ContentPlan, String), PlanRefusal>>,
     /// How the content becomes this kind's when it is read from a Secret
     /// whose keys the copies publish (`target.kind: ConfigMap`): the
     /// source's own kind is then not the copies'.
@@ -93,6 +100,11 @@ impl From<PlanRefusal> for Error {
 
 impl<'a, K: MirroredKind> Source<'a, K> {
     pub fn new(cached: &'a K, key: K::DigestKey) -> Source<'a, K> {
+        Source::keyed(cached, Box::new(key))
+    }
+
+    /// A source whose content came from where `key` says.
+    fn keyed(cached: &'a K, key: Box<dyn ChecksumKey<K>>) -> Source<'a, K> {
         Source {
             cached,
             key,
@@ -100,6 +112,7 @@ impl<'a, K: MirroredKind> Source<'a, K> {
             requested_uid: None,
             requested_shape: None,
             shape_keys: OnceLock::new(),
+            checksum: OnceLock::new(),
             plan: OnceLock::new(),
             secret_as: None,
         }
@@ -127,14 +140,18 @@ impl<'a, K: MirroredKind> Source<'a, K> {
     /// The copy `asked` of this source, as `install` writes it
     /// (`decisions::desired_copy::desired`), its keys decided once.
     pub fn desired(&self, asked: &Asked<'_>, install: &Install) -> Result<K, Refusal> {
-        desired_keys(self.cached, asked, install, &self.key, self.shape_keys())
+        let resolved = self.shape_keys().map(|keys| Resolved {
+            keys,
+            checksum: (self.checksum).get_or_init(|| copies_checksum(self.cached, keys, &self.key)),
+        });
+        desired_keys(self.cached, asked, install, resolved)
     }
 
     /// The source of a ClusterMirror's copies: `bound` is the cached source
     /// under the uid its copies are bound to, `uid` its own.
     pub fn requested(
         bound: &'a K,
-        key: K::DigestKey,
+        key: Box<dyn ChecksumKey<K>>,
         uid: String,
         shape: &'a KeyShape,
         form: CopyForm<'a>,
@@ -142,7 +159,7 @@ impl<'a, K: MirroredKind> Source<'a, K> {
         Source {
             requested_uid: Some(uid),
             requested_shape: Some((shape, form)),
-            ..Source::new(bound, key)
+            ..Source::keyed(bound, key)
         }
     }
 
@@ -169,6 +186,12 @@ impl<'a, K: MirroredKind> Source<'a, K> {
     /// decided once: refused, before any copy is built, when it would break
     /// the Secret's type or be larger than the API server accepts.
     pub fn plan(&self, fresh: &K) -> Result<&ContentPlan, Error> {
+        Ok(&self.planned(fresh)?.0)
+    }
+
+    /// [`Source::plan`], and the checksum of the content it takes, decided
+    /// with it (`decisions::desired_copy::planned_checksum`).
+    pub fn planned(&self, fresh: &K) -> Result<&(ContentPlan, String), Error> {
         let planned = self.plan.get_or_init(|| {
             let (shape, form) = self.shape_of(fresh)?;
             let plan = content_plan(fresh, &shape, form).map_err(|breaks| {
@@ -179,7 +202,10 @@ impl<'a, K: MirroredKind> Source<'a, K> {
             })?;
             match plan.too_large(&K::kind(&())) {
                 Some(too_large) => Err(PlanRefusal::TooLarge(too_large)),
-                None => Ok(plan),
+                None => {
+                    let checksum = planned_checksum(&plan, self.cached.meta(), &self.key);
+                    Ok((plan, checksum))
+                }
             }
         });
         planned.as_ref().map_err(|refusal| refusal.clone().into())
@@ -321,7 +347,7 @@ mod tests {
     use super::*;
     use crate::{
         contract::MIRROR_KEYS_ANNOTATION,
-        test_fixtures::{NO_KEY, mk_map, mk_source, with_annotations},
+        test_fixtures::{mk_map, mk_source, with_annotations},
     };
 
     #[test]
@@ -331,7 +357,7 @@ mod tests {
         let cached = with_annotations(mk_source("big", &[]), &[(MIRROR_KEYS_ANNOTATION, &keys)]);
         let mut fresh = cached.clone();
         fresh.data = Some(mk_map(&[("a", &"x".repeat(1_000_000))]));
-        let source = Source::new(&cached, NO_KEY);
+        let source = Source::new(&cached, ());
         let refused = source.plan(&fresh).unwrap_err();
         assert_eq!(refused.metric_label(), "copy_too_large");
         assert!(
@@ -341,7 +367,7 @@ mod tests {
         // Decided once: the same answer whatever is asked after.
         let refused_again = source.plan(&cached).unwrap_err();
         assert_eq!(refused_again.to_string(), refused.to_string());
-        let small = Source::new(&cached, NO_KEY);
+        let small = Source::new(&cached, ());
         assert_eq!(small.plan(&cached).unwrap().size, 0);
     }
 
@@ -361,7 +387,7 @@ mod tests {
             .collect();
         let pairs: Vec<(&str, &str)> = keys.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let cached = mk_source("many", &pairs);
-        let plan = Source::new(&cached, NO_KEY).plan(&cached).cloned();
+        let plan = Source::new(&cached, ()).plan(&cached).cloned();
         let plan = plan.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(plan.size, 0, "no byte of values");
         assert!(

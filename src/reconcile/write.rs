@@ -165,9 +165,8 @@ async fn with_content<K: MirroredKind>(
     copy: K,
 ) -> Result<K, Error> {
     let content = source.read(ctx).await?;
-    let plan = source.plan(content)?;
-    let named = source.cached.meta();
-    Ok(with_fresh_content(copy, content, named, &source.key, plan))
+    let (plan, checksum) = source.planned(content)?;
+    Ok(with_fresh_content(copy, content, checksum, plan))
 }
 
 /// What a delete of a copy found.

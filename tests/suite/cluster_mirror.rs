@@ -207,10 +207,11 @@ pub(crate) async fn create_with<K: TestKind>(
 }
 
 /// Creates the Secret `s` holding `value` under `k` in the test's own
-/// namespace, and the ClusterMirror `secret` copying it to `target`,
+/// namespace, and the ClusterMirror `name` copying it to `target`,
 /// whichever kind the world mirrors.
 pub(crate) async fn secret_clustermirror<K: TestKind>(
     world: &World<K>,
+    name: &str,
     value: &str,
     target: Value,
 ) -> DynamicObject {
@@ -219,7 +220,7 @@ pub(crate) async fn secret_clustermirror<K: TestKind>(
         .create(&Secret::with_data("s", &[("k", value)], false))
         .await;
     let source = json!({"kind": "Secret", "namespace": world.prefix, "name": "s"});
-    create_with(world, "secret", json!({"source": source, "target": target})).await
+    create_with(world, name, json!({"source": source, "target": target})).await
 }
 
 pub(crate) async fn patch_spec<K: TestKind>(world: &World<K>, name: &str, spec: Value) {

@@ -4,7 +4,6 @@ use crate::contract::{
 };
 use crate::decisions::plan::compare::merge_onto;
 use crate::kind::secret::SecretDigestKey;
-use crate::test_fixtures::NO_KEY;
 use crate::test_fixtures::{
     colors_id, mk_companion_of, mk_desired_companion, mk_full_source, mk_map, source_keys,
 };
@@ -15,7 +14,7 @@ use k8s_openapi::{ByteString, api::core::v1::Secret};
 /// What a ConfigMap copy read back from the cache holds, by hash: its
 /// checksum, whatever the source (a ConfigMap's is the plain hash).
 fn hash_of(copy: &CachedCopy<k8s_openapi::api::core::v1::ConfigMap>) -> String {
-    copy.checksum_as_copy_of(&colors_id(), &NO_KEY).into_owned()
+    copy.checksum_as_copy_of(&colors_id(), &()).into_owned()
 }
 
 #[test]
@@ -38,13 +37,13 @@ fn a_cached_source_keeps_what_the_reconcilers_read() {
         Some(mk_map(&[(MIRROR_TO_ANNOTATION, "team-*")])),
         "the hash is kept aside, not in a map"
     );
-    assert_eq!(source_checksum(&slim, &NO_KEY), content_checksum(&full));
+    assert_eq!(source_checksum(&slim, &()), content_checksum(&full));
     assert_eq!(slim.metadata.labels, None, "the selector vouches for them");
     assert_eq!(slim.metadata.owner_references, None);
     assert_eq!(slim.metadata.finalizers, None);
     let (from_slim, mut from_full) = (
-        mk_desired_companion(&slim, &NO_KEY).unwrap(),
-        mk_desired_companion(&full, &NO_KEY).unwrap(),
+        mk_desired_companion(&slim, &()).unwrap(),
+        mk_desired_companion(&full, &()).unwrap(),
     );
     from_full.drop_content();
     assert_eq!(
@@ -62,7 +61,7 @@ fn a_cached_source_still_shows_that_it_is_a_copy() {
         .get_or_insert_with(BTreeMap::new)
         .insert(MANAGED_BY_LABEL.into(), MANAGER_NAME.into());
     slim_source(&mut copy_as_source);
-    assert!(mk_desired_companion(&copy_as_source, &NO_KEY).is_err());
+    assert!(mk_desired_companion(&copy_as_source, &()).is_err());
 }
 
 #[test]
@@ -196,7 +195,7 @@ fn a_cached_mirror_keeps_its_other_annotations_in_place() {
 #[test]
 fn an_edited_cached_copy_keeps_the_hash_of_what_it_holds() {
     let source = mk_full_source(&[("a", "1")]);
-    let mut edited = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let mut edited = mk_desired_companion(&source, &()).unwrap();
     edited.data = Some(mk_map(&[("a", "tampered")]));
     let held = content_checksum(&edited);
     slim_copy(&mut edited);
@@ -206,7 +205,7 @@ fn an_edited_cached_copy_keeps_the_hash_of_what_it_holds() {
 
 #[test]
 fn a_cached_copy_reads_back_with_its_label_and_other_peoples_labels() {
-    let mut companion = mk_desired_companion(&mk_full_source(&[("a", "1")]), &NO_KEY).unwrap();
+    let mut companion = mk_desired_companion(&mk_full_source(&[("a", "1")]), &()).unwrap();
     let labels = companion.metadata.labels.as_mut().unwrap();
     labels.insert("team".into(), "blue".into());
     let full = companion.clone();
@@ -299,7 +298,7 @@ fn a_copy_read_from_the_cache_keeps_its_version_so_a_replace_is_a_compare_and_sw
     let full = mk_companion_of(&source);
     let mut slim = full.clone();
     slim_copy(&mut slim);
-    let changed = mk_desired_companion(&mk_full_source(&[("a", "2")]), &NO_KEY).unwrap();
+    let changed = mk_desired_companion(&mk_full_source(&[("a", "2")]), &()).unwrap();
     let merged = merge_onto(&copy_from_cache(&slim), &changed, &source_keys());
     assert_eq!(
         merged.metadata.resource_version, full.metadata.resource_version,

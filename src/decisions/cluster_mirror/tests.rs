@@ -10,7 +10,6 @@ use crate::decisions::cache_form::CachedCopy;
 use crate::decisions::desired_copy::desired;
 use crate::decisions::install::Install;
 use crate::decisions::plan::{self, Write};
-use crate::test_fixtures::NO_KEY;
 use crate::test_fixtures::{mk_install, mk_map, mk_namespace, mk_source};
 use k8s_openapi::api::core::v1::ConfigMap;
 
@@ -60,7 +59,7 @@ fn install_of(selector: &str) -> Install {
 fn copy_of(request: &Request, source: &ConfigMap, namespace: &str, selector: &str) -> ConfigMap {
     let bound = request.bound_source(source);
     let asked = request.copy_in(namespace);
-    desired(&bound, &asked, &install_of(selector), &NO_KEY).unwrap()
+    desired(&bound, &asked, &install_of(selector), &()).unwrap()
 }
 
 /// The label-driven mirror of `source` in `team-a`, as the install of
@@ -69,7 +68,7 @@ fn mirror_of_by(source: &ConfigMap, selector: &str) -> ConfigMap {
     let asked = Asked::Mirror {
         namespace: "team-a",
     };
-    desired(source, &asked, &install_of(selector), &NO_KEY).unwrap()
+    desired(source, &asked, &install_of(selector), &()).unwrap()
 }
 
 fn consent() -> Consent {

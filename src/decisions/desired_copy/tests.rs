@@ -8,7 +8,6 @@ use crate::contract::{
     COPY_LABELS_ANNOTATION, NeverCarried, content_checksum, mirror_of,
 };
 use crate::decisions::key_shape::copy_plan::content_plan;
-use crate::test_fixtures::NO_KEY;
 use crate::test_fixtures::{
     SELECTOR, SUFFIX, mk_binary, mk_companion_of, mk_desired_companion, mk_desired_mirror,
     mk_install, mk_map, mk_source, with_annotations,
@@ -23,7 +22,7 @@ fn desired_companion_copies_content_and_immutability_exactly() {
     let mut source = mk_source("colors", &[("a", "1"), ("b", "2")]);
     source.binary_data = Some(mk_binary(&[("blob", &[0, 159, 146, 150, 255])]));
     source.immutable = Some(true);
-    let companion = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let companion = mk_desired_companion(&source, &()).unwrap();
     assert_eq!(companion.metadata.name.as_deref(), Some("colors-synced"));
     assert_eq!(companion.metadata.namespace.as_deref(), Some("ns"));
     assert_eq!(companion.data, source.data);
@@ -33,7 +32,7 @@ fn desired_companion_copies_content_and_immutability_exactly() {
 
 #[test]
 fn desired_companion_carries_no_label_or_annotation_of_the_source_unasked() {
-    let companion = mk_desired_companion(&mk_source("colors", &[("a", "1")]), &NO_KEY).unwrap();
+    let companion = mk_desired_companion(&mk_source("colors", &[("a", "1")]), &()).unwrap();
     let labels = companion.metadata.labels.unwrap();
     assert_eq!(labels.len(), 1);
     assert_eq!(
@@ -48,7 +47,7 @@ fn desired_companion_carries_no_label_or_annotation_of_the_source_unasked() {
 
 #[test]
 fn desired_companion_has_one_controller_reference_to_its_source() {
-    let companion = mk_desired_companion(&mk_source("colors", &[]), &NO_KEY).unwrap();
+    let companion = mk_desired_companion(&mk_source("colors", &[]), &()).unwrap();
     let refs = companion.metadata.owner_references.unwrap();
     assert_eq!(refs.len(), 1);
     let owner = &refs[0];
@@ -68,9 +67,9 @@ fn desired_companion_has_one_controller_reference_to_its_source() {
 #[test]
 fn a_name_that_would_exceed_253_characters_is_refused() {
     let longest_allowed = "a".repeat(MAX_NAME_LEN - SUFFIX.len());
-    assert!(mk_desired_companion(&mk_source(&longest_allowed, &[]), &NO_KEY).is_ok());
+    assert!(mk_desired_companion(&mk_source(&longest_allowed, &[]), &()).is_ok());
     let too_long = "a".repeat(MAX_NAME_LEN - SUFFIX.len() + 1);
-    let refusal = mk_desired_companion(&mk_source(&too_long, &[]), &NO_KEY).unwrap_err();
+    let refusal = mk_desired_companion(&mk_source(&too_long, &[]), &()).unwrap_err();
     assert!(matches!(refusal, Refusal::NameTooLong { len: 254, .. }));
 }
 
@@ -79,7 +78,7 @@ fn a_companion_is_never_treated_as_a_source() {
     let source = mk_source("colors", &[("a", "1")]);
     let companion = mk_companion_of(&source);
     assert_eq!(
-        mk_desired_companion(&companion, &NO_KEY).unwrap_err(),
+        mk_desired_companion(&companion, &()).unwrap_err(),
         Refusal::SourceIsCompanion
     );
 }
@@ -91,11 +90,11 @@ fn a_source_being_deleted_gets_no_copies() {
         k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()),
     );
     assert_eq!(
-        mk_desired_companion(&source, &NO_KEY),
+        mk_desired_companion(&source, &()),
         Err(Refusal::BeingDeleted)
     );
     assert_eq!(
-        mk_desired_mirror(&source, "b", &NO_KEY),
+        mk_desired_mirror(&source, "b", &()),
         Err(Refusal::BeingDeleted)
     );
 }
@@ -103,7 +102,7 @@ fn a_source_being_deleted_gets_no_copies() {
 #[test]
 fn a_mirror_names_its_source_instead_of_an_owner() {
     let source = mk_source("colors", &[("a", "1")]);
-    let mirror = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
+    let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(mirror.metadata.name.as_deref(), Some("colors"));
     assert_eq!(mirror.metadata.namespace.as_deref(), Some("team-a"));
     assert_eq!(mirror.metadata.owner_references, None);
@@ -184,8 +183,8 @@ fn listing_source() -> ConfigMap {
 #[test]
 fn a_companion_and_a_mirror_carry_what_the_source_lists_with_a_record_and_the_install_s_mark() {
     let source = listing_source();
-    let companion = mk_desired_companion(&source, &NO_KEY).unwrap();
-    let mirror = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
+    let companion = mk_desired_companion(&source, &()).unwrap();
+    let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
     for copy in [&companion, &mirror] {
         let meta = &copy.metadata;
         let labels = meta.labels.as_ref().unwrap();
@@ -217,7 +216,7 @@ fn keys_never_carry_adds_are_left_off_every_copy_of_the_label_path() {
             namespace: "team-a",
         },
     ] {
-        let copy = desired(&source, &asked, &install, &NO_KEY).unwrap();
+        let copy = desired(&source, &asked, &install, &()).unwrap();
         let labels = copy.metadata.labels.unwrap();
         assert!(!labels.contains_key("team"), "{asked:?}");
         let annotations = copy.metadata.annotations.unwrap();
@@ -240,7 +239,7 @@ fn a_malformed_list_refuses_every_copy_of_the_label_path_but_no_name_before_it()
             namespace: "team-a",
         },
     ] {
-        let refusal = desired(&source, &asked, &mk_install(), &NO_KEY).unwrap_err();
+        let refusal = desired(&source, &asked, &mk_install(), &()).unwrap_err();
         assert!(
             matches!(&refusal, Refusal::InvalidCopyList(why) if why.contains(COPY_LABELS_ANNOTATION)),
             "{refusal:?}"
@@ -251,7 +250,7 @@ fn a_malformed_list_refuses_every_copy_of_the_label_path_but_no_name_before_it()
         mk_source(&long, &[]),
         &[(COPY_LABELS_ANNOTATION, "not a key")],
     );
-    let refusal = desired(&both, &Asked::Companion, &mk_install(), &NO_KEY).unwrap_err();
+    let refusal = desired(&both, &Asked::Companion, &mk_install(), &()).unwrap_err();
     assert!(
         matches!(refusal, Refusal::NameTooLong { .. }),
         "the name is told first, as before: {refusal:?}"
@@ -261,13 +260,18 @@ fn a_malformed_list_refuses_every_copy_of_the_label_path_but_no_name_before_it()
 #[test]
 fn a_copy_written_takes_its_source_s_content_as_read_now_and_its_checksum() {
     let cached = mk_source("colors", &[("a", "1")]);
-    let built = mk_desired_mirror(&cached, "team-a", &NO_KEY).unwrap();
+    let built = mk_desired_mirror(&cached, "team-a", &()).unwrap();
     let fresh = mk_source("colors", &[("a", "2")]);
     let plan = content_plan(&fresh, &KeyShape::EVERY_KEY, CopyForm::default()).unwrap();
-    let written = with_fresh_content(built, &fresh, &cached.metadata, &NO_KEY, &plan);
+    let written = with_fresh_content(
+        built,
+        &fresh,
+        &planned_checksum(&plan, &cached.metadata, &()),
+        &plan,
+    );
     assert_eq!(
         written,
-        mk_desired_mirror(&fresh, "team-a", &NO_KEY).unwrap(),
+        mk_desired_mirror(&fresh, "team-a", &()).unwrap(),
         "as if built from the source as read now"
     );
 }
@@ -278,21 +282,21 @@ fn mirrors_take_the_name_the_source_gives_them_and_the_companion_keeps_its_own()
         mk_source("colors", &[("a", "1")]),
         &[(crate::contract::MIRROR_NAME_ANNOTATION, "palette")],
     );
-    let mirror = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
+    let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(mirror.metadata.name.as_deref(), Some("palette"));
     assert_eq!(
         mirror_of(&mirror.metadata),
         Some(("ns".to_owned(), "colors".to_owned()))
     );
-    let companion = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let companion = mk_desired_companion(&source, &()).unwrap();
     assert_eq!(companion.metadata.name, Some(format!("colors{SUFFIX}")));
     let malformed = with_annotations(
         mk_source("colors", &[("a", "1")]),
         &[(crate::contract::MIRROR_NAME_ANNOTATION, "Palette")],
     );
     assert!(matches!(
-        mk_desired_mirror(&malformed, "team-a", &NO_KEY),
+        mk_desired_mirror(&malformed, "team-a", &()),
         Err(Refusal::InvalidMirrorName(_))
     ));
-    assert!(mk_desired_companion(&malformed, &NO_KEY).is_ok());
+    assert!(mk_desired_companion(&malformed, &()).is_ok());
 }

@@ -2,7 +2,6 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::contract::MIRROR_OF_ANNOTATION;
-use crate::test_fixtures::NO_KEY;
 use crate::test_fixtures::{mk_companion_of, mk_desired_mirror, mk_map, mk_source};
 use k8s_openapi::api::core::v1::ConfigMap;
 
@@ -23,7 +22,7 @@ fn a_companion_controlled_by_the_source_is_ours() {
                 name: "colors",
                 uid: "uid-1"
             },
-            &NO_KEY
+            &()
         ),
         Ownership::Ours
     );
@@ -40,7 +39,7 @@ fn a_companion_of_a_deleted_source_with_the_same_name_is_adoptable() {
                 name: "colors",
                 uid: "uid-2"
             },
-            &NO_KEY
+            &()
         ),
         Ownership::Adoptable
     );
@@ -58,7 +57,7 @@ fn a_companion_whose_owner_reference_was_removed_by_hand_is_adoptable() {
                 name: "colors",
                 uid: "uid-1"
             },
-            &NO_KEY
+            &()
         ),
         Ownership::Adoptable
     );
@@ -77,7 +76,7 @@ fn a_companion_edited_by_hand_and_without_owner_is_not_adopted() {
                 name: "colors",
                 uid: "uid-1"
             },
-            &NO_KEY
+            &()
         ),
         Ownership::Foreign
     );
@@ -86,7 +85,7 @@ fn a_companion_edited_by_hand_and_without_owner_is_not_adopted() {
 #[test]
 fn a_mirror_is_never_a_companion_and_a_companion_never_a_mirror() {
     let tenant_source = mk_source("app-synced", &[("k", "evil")]);
-    let mut mirror = mk_desired_mirror(&tenant_source, "b", &NO_KEY).unwrap();
+    let mut mirror = mk_desired_mirror(&tenant_source, "b", &()).unwrap();
     mirror.metadata.namespace = Some("b".into());
     assert_eq!(
         ownership(
@@ -96,7 +95,7 @@ fn a_mirror_is_never_a_companion_and_a_companion_never_a_mirror() {
                 name: "app",
                 uid: "uid-b"
             },
-            &NO_KEY
+            &()
         ),
         Ownership::Foreign
     );
@@ -130,7 +129,7 @@ fn an_unrelated_configmap_with_the_companion_name_is_foreign() {
                 name: "colors",
                 uid: "uid-1"
             },
-            &NO_KEY
+            &()
         ),
         Ownership::Foreign
     );
@@ -155,7 +154,7 @@ fn a_configmap_controlled_by_something_else_is_foreign_even_with_our_label() {
                 name: "colors",
                 uid: "uid-1"
             },
-            &NO_KEY
+            &()
         ),
         Ownership::Foreign
     );
@@ -164,7 +163,7 @@ fn a_configmap_controlled_by_something_else_is_foreign_even_with_our_label() {
 #[test]
 fn a_mirror_is_ours_only_for_the_source_it_names() {
     let source = mk_source("colors", &[]);
-    let mirror = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
+    let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(
         mirror_ownership(&CachedCopy::of(&mirror), &source.metadata, &own_request()),
         Ownership::Ours
@@ -212,7 +211,7 @@ fn an_object_with_a_plain_owner_reference_to_the_source_is_foreign() {
                     name: "colors",
                     uid
                 },
-                &NO_KEY
+                &()
             ),
             Ownership::Foreign,
             "{uid}"
@@ -236,7 +235,7 @@ fn a_copy_claims_the_source_its_owner_reference_or_mirror_annotations_name() {
     ownerless.metadata.owner_references = None;
     assert_eq!(claimed_identity::<ConfigMap>(&ownerless.metadata), None);
 
-    let mirror = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
+    let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(
         claimed_identity::<ConfigMap>(&mirror.metadata),
         Some(SourceId {

@@ -10,7 +10,7 @@ use crate::{
     decisions::cache_form::CachedCopy,
     decisions::carried,
     decisions::ownership::untouched_since_written,
-    kind::{MirroredKind, SourceId},
+    kind::{ChecksumKey, MirroredKind, SourceId},
 };
 
 /// What differs between the companion as it is and as it should be.
@@ -50,7 +50,7 @@ pub fn difference<K: MirroredKind>(
     desired: &K,
     source: &SourceId<'_>,
     source_keys: &[String],
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Difference {
     // A built copy records its content's checksum in its annotation.
     let want_checksum = annotation(desired.meta(), CHECKSUM_ANNOTATION);
@@ -117,7 +117,7 @@ pub fn needs_recreate<K: MirroredKind>(
     actual: &CachedCopy<K>,
     desired: &K,
     source: &SourceId<'_>,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> bool {
     K::needs_recreate(
         actual.object(),

@@ -2,7 +2,6 @@ use super::*;
 use crate::decisions::cache_form::CachedCopy;
 use crate::decisions::owner_ref::owner_reference;
 use crate::decisions::ownership::claimed_source;
-use crate::test_fixtures::NO_KEY;
 use crate::test_fixtures::{
     SUFFIX, mk_companion_of, mk_configmap, mk_desired_companion, mk_desired_mirror,
     mk_mirrored_source, mk_source, source_keys,
@@ -12,15 +11,9 @@ use k8s_openapi::api::core::v1::ConfigMap;
 #[test]
 fn a_missing_companion_is_created() {
     let source = mk_source("a", &[("key", "v")]);
-    let desired = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let desired = mk_desired_companion(&source, &()).unwrap();
     assert_eq!(
-        plan(
-            desired.clone(),
-            None,
-            &source.metadata,
-            &source_keys(),
-            &NO_KEY
-        ),
+        plan(desired.clone(), None, &source.metadata, &source_keys(), &()),
         Ok(Write::Create(desired))
     );
 }
@@ -28,7 +21,7 @@ fn a_missing_companion_is_created() {
 #[test]
 fn a_companion_in_sync_is_left_alone() {
     let source = mk_source("a", &[("key", "v")]);
-    let desired = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let desired = mk_desired_companion(&source, &()).unwrap();
     let existing = mk_companion_of(&source);
     assert_eq!(
         plan(
@@ -36,7 +29,7 @@ fn a_companion_in_sync_is_left_alone() {
             Some(&CachedCopy::of(&existing)),
             &source.metadata,
             &source_keys(),
-            &NO_KEY
+            &()
         ),
         Ok(Write::Nothing)
     );
@@ -47,7 +40,7 @@ fn a_changed_source_replaces_the_companion_keeping_its_resource_version() {
     let old = mk_source("a", &[("key", "old")]);
     let existing = mk_companion_of(&old);
     let new = mk_source("a", &[("key", "new")]);
-    let desired = mk_desired_companion(&new, &NO_KEY).unwrap();
+    let desired = mk_desired_companion(&new, &()).unwrap();
     let Ok(Write::Replace {
         copy: companion,
         why,
@@ -56,7 +49,7 @@ fn a_changed_source_replaces_the_companion_keeping_its_resource_version() {
         Some(&CachedCopy::of(&existing)),
         &new.metadata,
         &source_keys(),
-        &NO_KEY,
+        &(),
     )
     else {
         panic!("expected a replace");
@@ -72,7 +65,7 @@ fn a_recreated_source_takes_over_the_companion_of_its_predecessor() {
     let existing = mk_companion_of(&old);
     let mut reborn = old.clone();
     reborn.metadata.uid = Some("uid-2".into());
-    let desired = mk_desired_companion(&reborn, &NO_KEY).unwrap();
+    let desired = mk_desired_companion(&reborn, &()).unwrap();
     let Ok(Write::Replace {
         copy: companion, ..
     }) = plan(
@@ -80,7 +73,7 @@ fn a_recreated_source_takes_over_the_companion_of_its_predecessor() {
         Some(&CachedCopy::of(&existing)),
         &reborn.metadata,
         &source_keys(),
-        &NO_KEY,
+        &(),
     )
     else {
         panic!("expected a replace");
@@ -92,7 +85,7 @@ fn a_recreated_source_takes_over_the_companion_of_its_predecessor() {
 #[test]
 fn a_foreign_object_at_the_companion_name_is_never_written() {
     let source = mk_source("a", &[("key", "v")]);
-    let desired = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let desired = mk_desired_companion(&source, &()).unwrap();
     let stranger = mk_configmap("ns", "a-synced");
     assert_eq!(
         plan(
@@ -100,7 +93,7 @@ fn a_foreign_object_at_the_companion_name_is_never_written() {
             Some(&CachedCopy::of(&stranger)),
             &source.metadata,
             &source_keys(),
-            &NO_KEY
+            &()
         ),
         Err(NameTaken)
     );
@@ -113,14 +106,14 @@ fn an_immutable_companion_with_stale_content_is_deleted_by_uid() {
     let existing = mk_companion_of(&old);
     let mut new = mk_source("a", &[("key", "new")]);
     new.immutable = Some(true);
-    let desired = mk_desired_companion(&new, &NO_KEY).unwrap();
+    let desired = mk_desired_companion(&new, &()).unwrap();
     assert_eq!(
         plan(
             desired.clone(),
             Some(&CachedCopy::of(&existing)),
             &new.metadata,
             &source_keys(),
-            &NO_KEY
+            &()
         ),
         Ok(Write::DeleteToRecreate {
             copy: desired,
@@ -137,15 +130,15 @@ fn a_mirror_of_another_source_with_the_same_name_is_never_written() {
     let source = mk_mirrored_source("*");
     let mut rival = mk_mirrored_source("*");
     rival.metadata.namespace = Some("elsewhere".into());
-    let rivals_mirror = mk_desired_mirror(&rival, "team-a", &NO_KEY).unwrap();
-    let desired = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
+    let rivals_mirror = mk_desired_mirror(&rival, "team-a", &()).unwrap();
+    let desired = mk_desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(
         plan(
             desired,
             Some(&CachedCopy::of(&rivals_mirror)),
             &source.metadata,
             &source_keys(),
-            &NO_KEY
+            &()
         ),
         Err(NameTaken)
     );

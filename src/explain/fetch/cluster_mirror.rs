@@ -10,6 +10,7 @@ mod in_namespace;
 pub use in_namespace::in_a_namespace;
 
 use super::*;
+use crate::kind::ChecksumKey;
 use crate::{
     api::{ClusterMirrorStatus, SourceKind, StoredClusterMirror},
     contract::CLUSTER_MIRROR_LABEL,
@@ -120,10 +121,10 @@ pub async fn cluster_mirror(client: &Client, install: &Rules, name: &str) -> Rep
 /// The key explain compares a ClusterMirror's copies of kind `K` under:
 /// the kind's, or for a Secret's keys published as ConfigMaps, a Secret
 /// content's.
-fn comparison_key<K: Explained>(request: &Result<Request, String>) -> K::DigestKey {
+fn comparison_key<K: Explained>(request: &Result<Request, String>) -> Box<dyn ChecksumKey<K>> {
     match request.as_ref().is_ok_and(Request::publishes_secret) {
         true => K::secret_content_key(),
-        false => K::comparison_key(),
+        false => Box::new(K::comparison_key()),
     }
 }
 

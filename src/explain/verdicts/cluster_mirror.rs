@@ -14,6 +14,7 @@ mod rows;
 use k8s_openapi::jiff::Timestamp;
 
 use super::*;
+use crate::kind::ChecksumKey;
 use crate::{
     api::ClusterMirrorStatus,
     decisions::cluster_mirror::{
@@ -66,7 +67,7 @@ pub struct ClusterMirrorAnswer {
 pub fn explain_cluster_mirror<K: Explained>(
     scene: &ClusterMirrorScene<K>,
     rules: &Rules,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
     now: Timestamp,
 ) -> ClusterMirrorAnswer {
     if scene.class_name != rules.cluster_mirror_class {
@@ -238,7 +239,7 @@ pub fn in_namespace<K: Explained>(
     scene: &ClusterMirrorScene<K>,
     namespace: &str,
     rules: &Rules,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Vec<Row> {
     // Another install's: what it puts here is that install's to say.
     if scene.class_name != rules.cluster_mirror_class {

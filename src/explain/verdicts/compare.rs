@@ -2,6 +2,7 @@
 //! plan.
 
 use super::*;
+use crate::kind::ChecksumKey;
 use crate::{
     contract::KEYED_KEYS_CHECKSUM_PREFIX, decisions::key_shape::checksum::copy_content_hash,
 };
@@ -13,7 +14,7 @@ pub(super) fn compare<K: Explained>(
     actual: &K,
     source: &ObjectMeta,
     rules: &Rules,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> (Verdict, String) {
     // A ConfigMap that publishes a Secret's keys is keyed as the Secret's
     // copies are.
@@ -101,7 +102,7 @@ pub(super) fn with_checksum_assumed<K: MirroredKind>(
     copy: &K,
     source: &ObjectMeta,
     prefix: &str,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> K {
     let mut copy = copy.clone();
     let hash = copy_content_hash(&copy);

@@ -29,7 +29,7 @@ pub fn is_copy<K: MirroredKind>(object: &K, rules: &Rules, existing_source: bool
 pub fn explain_copy<K: Explained>(
     scene: &CopyScene<K>,
     rules: &Rules,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Vec<Row> {
     let meta = scene.copy.meta();
     let mut rows = vec![copy_itself(scene, rules, key)];
@@ -54,7 +54,7 @@ pub fn explain_copy<K: Explained>(
 pub(super) fn copy_itself<K: Explained>(
     scene: &CopyScene<K>,
     rules: &Rules,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Row {
     let meta = scene.copy.meta();
     let namespace = meta.namespace.clone().unwrap_or_default();
@@ -82,7 +82,7 @@ fn judged<K: Explained>(
     what: What,
     claimed: Option<(String, String)>,
     rules: &Rules,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Result<Row, Said> {
     let copy = &scene.copy;
     let meta = copy.meta();
@@ -271,7 +271,7 @@ fn desired_of<K: Explained>(
     what: What,
     namespace: &str,
     rules: &Rules,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Result<K, Said> {
     let asked = match what {
         What::Mirror => Asked::Mirror { namespace },

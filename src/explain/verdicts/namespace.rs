@@ -116,7 +116,7 @@ pub fn explain_namespace<K: Explained>(
     namespace: &NamespaceFacts,
     scene: &NamespaceScene<K>,
     rules: &Rules,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Vec<Row> {
     let mut rows = Vec::new();
     let mut mirrored = BTreeSet::new();

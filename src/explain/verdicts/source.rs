@@ -51,7 +51,7 @@ fn companion_row<K: Explained>(
     desired: &K,
     actual: &Read<Option<K>>,
     rules: &Rules,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
     contested: &BTreeSet<String>,
 ) -> Row {
     let namespace = source.meta().namespace.clone().unwrap_or_default();
@@ -119,7 +119,7 @@ pub fn named_namespaces<K: MirroredKind>(source: &K) -> Vec<String> {
 pub fn explain_source<K: Explained>(
     scene: &SourceScene<K>,
     rules: &Rules,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Vec<Row> {
     let source = &scene.source;
     let managed = managed(source, rules, key);
@@ -144,7 +144,7 @@ pub fn explain_source<K: Explained>(
 fn mirror_rows<K: Explained>(
     scene: &SourceScene<K>,
     rules: &Rules,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Vec<Row> {
     let source = &scene.source;
     let meta = source.meta();
@@ -189,7 +189,7 @@ fn asked_row<K: Explained>(
     targets: &Targets,
     namespace: &NamespaceFacts,
     rules: &Rules,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> Row {
     let meta = scene.source.meta();
     // `mirror_rows` tells of a malformed name before any namespace.
@@ -234,7 +234,7 @@ fn mirror_compared<K: Explained>(
     scene: &SourceScene<K>,
     namespace: &str,
     rules: &Rules,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> (Verdict, String) {
     let source = &scene.source;
     match scene.at_name.get(namespace) {

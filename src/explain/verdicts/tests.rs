@@ -63,11 +63,11 @@ fn consenting(name: &str) -> NamespaceFacts {
 }
 
 /// As the controller writes them.
-fn companion_of<K: MirroredKind>(source: &K, key: &K::DigestKey) -> K {
+fn companion_of<K: MirroredKind>(source: &K, key: &dyn ChecksumKey<K>) -> K {
     stored(mk_desired_companion(source, key).unwrap())
 }
 
-fn mirror_in<K: MirroredKind>(source: &K, namespace: &str, key: &K::DigestKey) -> K {
+fn mirror_in<K: MirroredKind>(source: &K, namespace: &str, key: &dyn ChecksumKey<K>) -> K {
     stored(mk_desired_mirror(source, namespace, key).unwrap())
 }
 

@@ -1,5 +1,4 @@
 use super::*;
-use crate::test_fixtures::NO_KEY;
 
 use crate::test_fixtures::{SUFFIX, mk_desired_companion, mk_source};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -22,7 +21,7 @@ fn a_deleted_source_wakes_the_prune_of_its_companion() {
 #[test]
 fn a_completed_list_asks_for_a_resync_and_its_objects_wake_nothing_alone() {
     let source = mk_source("colors", &[]);
-    let companion = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let companion = mk_desired_companion(&source, &()).unwrap();
     assert!(source_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, &CopyIndex::default()).resync);
     assert!(copy_wakeups::<ConfigMap>(&Event::InitDone, SUFFIX, None).resync);
     assert_eq!(
@@ -38,7 +37,7 @@ fn a_completed_list_asks_for_a_resync_and_its_objects_wake_nothing_alone() {
 #[test]
 fn a_deleted_companion_wakes_the_sync_of_its_source() {
     let source = mk_source("colors", &[]);
-    let companion = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let companion = mk_desired_companion(&source, &()).unwrap();
     let wake = copy_wakeups(&Event::Delete(companion), SUFFIX, None);
     assert_eq!(
         wake.sync,
@@ -214,11 +213,11 @@ fn a_changed_source_wakes_the_cluster_mirrors_that_copy_it() {
 
 #[test]
 fn a_mirror_written_wakes_the_prune_of_its_source_s_other_mirrors_in_its_namespace() {
-    use crate::test_fixtures::{NO_KEY, mk_desired_mirror, mk_mirrored_source};
+    use crate::test_fixtures::{mk_desired_mirror, mk_mirrored_source};
     let index = CopyIndex::<ConfigMap>::default();
     let source = mk_mirrored_source("team-a,team-b");
     let mirror = |namespace: &str, name: &str| {
-        let mut copy = mk_desired_mirror(&source, namespace, &NO_KEY).unwrap();
+        let mut copy = mk_desired_mirror(&source, namespace, &()).unwrap();
         copy.metadata.name = Some(name.into());
         index.observe(&Event::Apply(copy.clone()));
         copy

@@ -16,7 +16,7 @@ use crate::{
     api::{ClusterMirrorStatus, SourceKind, StoredClusterMirror},
     cluster::cluster_mirrors::ClusterMirrors,
     cluster::cluster_sources::ClusterSources,
-    decisions::cluster_mirror::standing::Standing,
+    decisions::cluster_mirror::{Request, standing::Standing},
     decisions::consent::Consent,
     kind::secret::{SecretSourceRules, SharedDigestKey},
     reconcile::pending::PendingScopes,
@@ -45,6 +45,11 @@ pub struct ClusterMirrorCaches {
     /// Per ClusterMirror: where its copies stood after its last full
     /// comparison, for a narrower one to build on.
     standing: Mutex<HashMap<String, Standing>>,
+    /// Per ClusterMirror: whether its reconciles write copies (neither
+    /// suspended, blocked nor failing), from before the first write of
+    /// each. Only while it writes does it claim its copies' name where it
+    /// has no copy yet (`Request::claims`).
+    writing: Mutex<HashMap<String, bool>>,
     /// The workers each source namespace's ClusterMirrors hold.
     pub(super) workers: WorkerShares<ObjectRef<StoredClusterMirror>>,
 }
@@ -96,6 +101,7 @@ impl ClusterMirrorCaches {
             reported: Mutex::default(),
             pending: PendingScopes::default(),
             standing: Mutex::default(),
+            writing: Mutex::default(),
             workers: WorkerShares::new(workers),
         }
     }
@@ -112,6 +118,27 @@ impl ClusterMirrorCaches {
             Some(standing) => all.insert(name.to_owned(), standing),
             None => all.remove(name),
         };
+    }
+
+    /// Keeps whether `name`'s reconciles write copies.
+    pub(super) fn writes_for(&self, name: &str, writes: bool) {
+        lock(&self.writing).insert(name.to_owned(), writes);
+    }
+
+    /// Forgets what `name`'s reconciles did.
+    pub(super) fn forget_writes(&self, name: &str) {
+        lock(&self.writing).remove(name);
+    }
+
+    /// Whether `request`'s ClusterMirror writes copies. One not reconciled
+    /// since this process started (a new leader's) is taken to, unless
+    /// suspended (`Request::claims`): its copies' names are not left open
+    /// to a source's mirrors until it has looked. A spec changed since
+    /// the last reconcile keeps the answer for the one before, until its
+    /// own reconcile says otherwise: a change of spec opens no name
+    /// between the delete and the create of an immutable copy.
+    pub fn writes(&self, request: &Request) -> bool {
+        (lock(&self.writing).get(&request.name).copied()).unwrap_or(true)
     }
 
     /// Whether this install serves the ClusterMirror `object` at all: its

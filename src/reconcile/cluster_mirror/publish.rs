@@ -260,5 +260,6 @@ fn regarding(object: &StoredClusterMirror) -> ObjectReference {
 pub fn forget(name: &str, cluster_mirrors: &ClusterMirrorCaches, ctx: &LoopContext) {
     cluster_mirrors.reported().remove(name);
     cluster_mirrors.stand(name, None);
+    cluster_mirrors.forget_writes(name);
     ctx.metrics.forget_cluster_mirror(name);
 }

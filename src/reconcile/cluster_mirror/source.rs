@@ -13,7 +13,7 @@ use crate::{
     decisions::cluster_mirror::{Request, status::Blocked},
     decisions::secret_published::SecretAs,
     decisions::secret_published::secret_published,
-    kind::{MirroredKind, configmap::ConfigMapDigestKey, secret::SecretDigestKey},
+    kind::{ChecksumKey, MirroredKind, secret::SecretDigestKey},
     reconcile::context::Context,
     reconcile::error::Error,
 };
@@ -27,7 +27,7 @@ pub(super) struct Readable<K: MirroredKind> {
     /// The exact keys of `spec.target.keys` it lacks.
     pub(super) missing: Vec<String>,
     /// The key its copies are checksummed under.
-    pub(super) key: K::DigestKey,
+    pub(super) key: Box<dyn ChecksumKey<K>>,
     /// How the source's content, read afresh, becomes the copies' kind,
     /// when it is a Secret's and they are ConfigMaps.
     pub(super) from_secret: Option<SecretAs<K>>,
@@ -54,7 +54,7 @@ pub(super) fn configmap(
     Ok(Readable {
         cached,
         missing,
-        key: ConfigMapDigestKey::PLAIN,
+        key: Box::new(()),
         from_secret: None,
     })
 }
@@ -69,7 +69,7 @@ pub(super) fn secret(
     Ok(Readable {
         cached,
         missing,
-        key,
+        key: Box::new(key),
         from_secret: None,
     })
 }
@@ -86,7 +86,7 @@ pub(super) fn secret_as_configmap(
     Ok(Readable {
         cached: Arc::new(secret_published(&secret, &request.shape)),
         missing,
-        key: ConfigMapDigestKey::of_published_secret(key),
+        key: Box::new(key),
         from_secret: Some(secret_published),
     })
 }

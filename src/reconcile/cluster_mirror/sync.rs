@@ -50,6 +50,12 @@ impl Found {
         self.suspended && self.blocked.is_none() && self.missing
     }
 
+    /// Whether it wrote copies (compared them, and wrote those that
+    /// differ): not when suspended or blocked.
+    pub fn writes(&self) -> bool {
+        !self.suspended && self.blocked.is_none()
+    }
+
     /// A spec refused whole: nothing is copied, nothing counted
     /// (`Blocked::counts_selected`).
     pub fn invalid(generation: Option<i64>, why: String) -> Found {
@@ -86,11 +92,19 @@ pub async fn sync<K: MirroredKind>(
 ) -> Result<Found, Error> {
     let readable = match read {
         Ok(readable) => readable,
-        Err(Unreadable::Failed(error)) => return Err(error),
+        Err(Unreadable::Failed(error)) => {
+            // It writes nothing until its source can be read again (the
+            // digest key back, say): it claims no name it has not written.
+            cluster_mirrors.writes_for(&request.name, false);
+            return Err(error);
+        }
         Err(Unreadable::Blocked(why)) => {
             return Ok(blocked(request, why, cluster_mirrors, ctx).await);
         }
     };
+    // From before its first write: a source's mirror at its copies' name
+    // yields to it from then on (`Request::claims`).
+    cluster_mirrors.writes_for(&request.name, !request.suspend);
     let Readable {
         cached,
         missing,

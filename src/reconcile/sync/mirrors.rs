@@ -5,9 +5,9 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::ResourceExt;
 
 use crate::{
-    contract::warning,
+    contract::{cluster_mirror_of, warning},
     decisions::cluster_mirror::Request,
-    decisions::consent::{Consent, NamespaceFacts, NamespaceRefusal},
+    decisions::consent::{NamespaceFacts, NamespaceRefusal},
     decisions::desired_copy::{Asked, Refusal},
     decisions::mirror_name::mirror_name,
     decisions::scope::Scope,
@@ -186,22 +186,24 @@ pub(super) fn mirror_targets<K: MirroredKind>(
 }
 
 /// The ClusterMirrors of this kind that want the name of a source's
-/// mirrors for their copies: a ClusterMirror outranks a source's own mirrors, so a source
-/// never writes a mirror where one of them wants its copy, whether the
-/// name is free (between the delete and the create of an immutable copy,
-/// say), holds the source's own mirror (the ClusterMirror takes it over)
-/// or the ClusterMirror's copy.
-struct ClusterMirrorClaims<'a> {
+/// mirrors for their copies: a ClusterMirror outranks a source's own
+/// mirrors, so a source never writes a mirror where one of them claims
+/// the name, whether the name is free (between the delete and the create
+/// of an immutable copy, say), holds the source's own mirror (the
+/// ClusterMirror takes it over) or the ClusterMirror's copy. A claim takes
+/// effect only where the ClusterMirror writes (`Request::claims`): a
+/// suspended or blocked one leaves the source's mirror in sync.
+struct ClusterMirrorClaims<'a, K: MirroredKind> {
     requests: Vec<std::sync::Arc<Request>>,
-    consent: Option<&'a Consent>,
+    ctx: &'a Context<K>,
 }
 
-impl<'a> ClusterMirrorClaims<'a> {
-    fn of<K: MirroredKind>(name: &str, ctx: &'a Context<K>) -> ClusterMirrorClaims<'a> {
+impl<'a, K: MirroredKind> ClusterMirrorClaims<'a, K> {
+    fn of(name: &str, ctx: &'a Context<K>) -> ClusterMirrorClaims<'a, K> {
         let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
             return ClusterMirrorClaims {
                 requests: Vec::new(),
-                consent: None,
+                ctx,
             };
         };
         let requests = cluster_mirrors
@@ -216,20 +218,22 @@ impl<'a> ClusterMirrorClaims<'a> {
                     && request.served_by(&cluster_mirrors.install.class)
             })
             .collect();
-        ClusterMirrorClaims {
-            requests,
-            consent: Some(&cluster_mirrors.consent),
-        }
+        ClusterMirrorClaims { requests, ctx }
     }
 
-    /// The ClusterMirror that writes its copy in `namespace` under the
-    /// name of the source's mirrors, if one does.
+    /// The ClusterMirror that claims the name of the source's mirrors in
+    /// `namespace`, if one does.
     fn by(&self, namespace: &NamespaceFacts) -> Option<String> {
-        let consent = self.consent?;
-        self.requests
-            .iter()
-            .find(|request| request.selects(namespace, consent))
-            .map(|request| request.name.clone())
+        let cluster_mirrors = self.ctx.cluster_mirrors.as_ref()?;
+        let claims = |request: &&std::sync::Arc<Request>| {
+            let held = self.ctx.caches.copy(&namespace.name, &request.target_name);
+            let holds = held.is_some_and(|copy| {
+                cluster_mirror_of(copy.object().meta()) == Some(request.name.as_str())
+            });
+            let writing = cluster_mirrors.writes(request);
+            request.claims(namespace, &cluster_mirrors.consent, writing, holds)
+        };
+        (self.requests.iter().find(claims)).map(|request| request.name.clone())
     }
 }
 

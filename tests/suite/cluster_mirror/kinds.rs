@@ -17,8 +17,11 @@ async fn an_install_of_secrets_alone_serves_the_clustermirrors_of_secrets_only()
         .create(&ConfigMap::with_data("colors", &[("k", "v")], false))
         .await;
     create(&world, "plain", "colors").await;
-    let prod_only = json!({"namespaceSelector": {"matchLabels": {"env": "prod"}}});
-    super::secret_clustermirror(&world, "v", prod_only).await;
+    let prod_only = json!({
+        "namespaceSelector": {"matchLabels": {"env": "prod"}},
+        "namespaces": [format!("{}-*", world.prefix)],
+    });
+    super::secret_clustermirror(&world, "secret", "v", prod_only).await;
     ready(&world, "secret", "Synced").await;
     let copies: Api<Secret> = Api::namespaced(world.scene.client.clone(), &prod);
     let copy = copies.get("s").await.expect("the Secret's copy");
@@ -61,4 +64,39 @@ async fn an_install_of_secrets_alone_serves_the_clustermirrors_of_secrets_only()
         "no ConfigMap copy"
     );
     clean_up(world, &["plain", "secret"]).await;
+}
+
+/// A ClusterMirror that comes to ask for copies of a kind the install does
+/// not report on (`--kinds=secrets`, its Secret's keys now published as
+/// ConfigMaps) is forgotten: its series leave the metrics.
+#[tokio::test]
+async fn a_clustermirror_an_install_no_longer_reports_on_is_forgotten() {
+    let world = super::world_with::<ConfigMap>("cmir-secrets-forgot", &["--kinds=secrets"]).await;
+    world.namespace("a", false, &[("env", "prod")]).await;
+    let prod_only = json!({
+        "namespaceSelector": {"matchLabels": {"env": "prod"}},
+        "namespaces": [format!("{}-*", world.prefix)],
+    });
+    super::secret_clustermirror(&world, "published", "v", prod_only).await;
+    ready(&world, "published", "Synced").await;
+    let series = "configmap_mirror_clustermirror_targets{clustermirror=\"published\"";
+    let controller = world.controller();
+    let exported = |present: bool| async move {
+        let what = format!("the metrics to hold {series} {present}");
+        testenv::wait_for(&what, PATIENCE, || async {
+            let (_, text) = controller.get("/metrics").await.ok()?;
+            (text.contains(series) == present).then_some(())
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
+    };
+    exported(true).await;
+    patch_spec(
+        &world,
+        "published",
+        json!({"target": {"kind": "ConfigMap", "keys": [{"key": "k"}]}}),
+    )
+    .await;
+    exported(false).await;
+    clean_up(world, &["published"]).await;
 }

@@ -12,6 +12,7 @@ use kube::api::ListParams;
 crate::for_each_kind!(
     a_clustermirror_takes_over_a_tenant_s_mirror_at_its_name_and_nothing_flaps,
     a_clustermirror_copy_appears_once_a_held_name_is_freed_without_any_event,
+    a_suspended_clustermirror_takes_no_name_until_it_writes_there,
 );
 
 const ERRORS: &str = "controller_runtime_reconcile_errors_total";
@@ -50,6 +51,85 @@ async fn tenant_s_mirror<K: TestKind>(
     )
     .await
     .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()))
+}
+
+/// A platform's source `corp-ca` in the test's namespace, and a tenant's
+/// of that name, mirrored into the consenting namespace `prod` that a
+/// ClusterMirror `name` will select.
+struct Contest<K: TestKind> {
+    world: World<K>,
+    name: String,
+    platform: K,
+    target: String,
+    tenant: String,
+    theirs: K,
+}
+
+impl<K: TestKind> Contest<K> {
+    async fn set(tag: &str, immutable: bool) -> Contest<K> {
+        let world = super::world::<K>(tag).await;
+        // Cluster-scoped: a name of its own, whatever another test left.
+        let name = format!("{tag}-{}", K::kind(&()).to_lowercase());
+        let platform = world
+            .objects()
+            .create(&K::with_data(
+                "corp-ca",
+                &[("ca.crt", "the platform's")],
+                false,
+            ))
+            .await;
+        let target = world.namespace("prod", true, &[("env", "prod")]).await;
+        let tenant = world.namespace("tenant", false, &[]).await;
+        let theirs = tenant_s_mirror(&world, &tenant, &target, "corp-ca", immutable).await;
+        Contest {
+            world,
+            name,
+            platform,
+            target,
+            tenant,
+            theirs,
+        }
+    }
+
+    /// Edits the tenant's source.
+    async fn tenant_edits(&self, value: &str) {
+        let patch = K::data_patch(&[("ca.crt", Some(value))]);
+        (self.world.api(&self.tenant))
+            .patch("corp-ca", &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .expect("edit the tenant's source");
+    }
+
+    /// Edits the tenant's source, and waits for its mirror to follow.
+    async fn tenant_s_mirror_follows(&self, value: &str) {
+        self.tenant_edits(value).await;
+        let of = format!("{}/corp-ca", self.tenant);
+        let mirrors = self.world.api(&self.target);
+        testenv::wait_for(
+            "the tenant's mirror to follow its source",
+            PATIENCE,
+            || async {
+                let mirror = mirrors.get_opt("corp-ca").await.ok()??;
+                let theirs = mirror.annotations().get(MIRROR_OF_ANNOTATION) == Some(&of);
+                (theirs && mirror.value("ca.crt").as_deref() == Some(value)).then_some(())
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", self.world.controller().log_text()));
+    }
+
+    async fn clean_up(self) {
+        // The tenant's source lives outside the test's namespace: it goes first.
+        (self.world.api(&self.tenant))
+            .delete("corp-ca", &DeleteParams::default())
+            .await
+            .expect("delete the tenant's source");
+        self.world
+            .objects_in(&self.tenant)
+            .wait_gone("corp-ca-synced")
+            .await;
+        clean_up(self.world, &[&self.name]).await;
+    }
 }
 
 fn with_immutable<K: TestKind>(source: K) -> K {
@@ -116,24 +196,18 @@ async fn a_clustermirror_takes_over_a_tenant_s_immutable_mirror_at_its_name() {
 /// A tenant mirrors `corp-ca` into a consenting namespace first; then a
 /// ClusterMirror selecting that namespace wants the name.
 async fn takes_over<K: TestKind>(tag: &str, immutable: bool) {
-    let world = super::world::<K>(tag).await;
-    // Cluster-scoped: a name of its own, whatever another test left.
-    let name = format!("{tag}-{}", K::kind(&()).to_lowercase());
+    let contest = Contest::<K>::set(tag, immutable).await;
+    let Contest {
+        world,
+        name,
+        platform,
+        target,
+        tenant,
+        theirs,
+    } = &contest;
     let name = name.as_str();
-    let platform = world
-        .objects()
-        .create(&K::with_data(
-            "corp-ca",
-            &[("ca.crt", "the platform's")],
-            false,
-        ))
-        .await;
-    let target = world.namespace("prod", true, &[("env", "prod")]).await;
-    let tenant = world.namespace("tenant", false, &[]).await;
-    let theirs = tenant_s_mirror(&world, &tenant, &target, "corp-ca", immutable).await;
-
-    create(&world, name, "corp-ca").await;
-    let copy = cluster_copy_in_sync(&world, &target, "corp-ca", name).await;
+    create(world, name, "corp-ca").await;
+    let copy = cluster_copy_in_sync(world, target, "corp-ca", name).await;
     if !immutable {
         assert_eq!(copy.uid(), theirs.uid(), "taken over in place");
     }
@@ -146,11 +220,11 @@ async fn takes_over<K: TestKind>(tag: &str, immutable: bool) {
         copy.annotations()
     );
     assert!(!copy.labels().contains_key(SOURCE_LABEL));
-    let status = ready(&world, name, "Synced").await;
+    let status = ready(world, name, "Synced").await;
     assert_eq!(status.data["status"]["selected"], 1);
     assert_eq!(status.data["status"]["synced"], 1);
     assert_eq!(status.data["status"]["failed"], 0);
-    let warning = warning_on(&world, &tenant, "corp-ca", "MirrorNameTaken").await;
+    let warning = warning_on(world, tenant, "corp-ca", "MirrorNameTaken").await;
     let note = warning.note.unwrap_or_default();
     assert!(
         note.contains(&format!("{target}/corp-ca (ClusterMirror {name})")),
@@ -164,12 +238,12 @@ async fn takes_over<K: TestKind>(tag: &str, immutable: bool) {
     let writes = controller.writes().await;
     let errors = controller.metric(ERRORS, SYNC_LOOP).await;
     let successes = controller.metric(RECONCILES, SYNC_SUCCESS).await;
-    touch(&world, &tenant, "corp-ca", "1").await;
-    touch(&world, &world.prefix, "corp-ca", "1").await;
+    touch(world, tenant, "corp-ca", "1").await;
+    touch(world, &world.prefix, "corp-ca", "1").await;
     reaches(controller, ERRORS, SYNC_LOOP, errors + 2.0).await;
     reaches(controller, RECONCILES, SYNC_SUCCESS, successes + 1.0).await;
     let after = world
-        .api(&target)
+        .api(target)
         .get("corp-ca")
         .await
         .expect("the ClusterMirror's copy");
@@ -179,15 +253,89 @@ async fn takes_over<K: TestKind>(tag: &str, immutable: bool) {
         "no write since"
     );
     assert_eq!(controller.writes().await, writes, "no write since");
+    contest.clean_up().await;
+}
 
-    // The tenant's source lives outside the test's namespace: it goes first.
-    world
-        .api(&tenant)
-        .delete("corp-ca", &DeleteParams::default())
+/// A claim takes effect only where the claimant writes: a suspended
+/// ClusterMirror whose copies' name a tenant's mirror holds writes nothing
+/// there, so the tenant's mirror keeps following its source. Resumed, it
+/// takes the name over; suspended again, its copy keeps the name.
+async fn a_suspended_clustermirror_takes_no_name_until_it_writes_there<K: TestKind>() {
+    let contest = Contest::<K>::set("cmir-claim", false).await;
+    let Contest {
+        world,
+        name,
+        target,
+        ..
+    } = &contest;
+    let name = name.as_str();
+    let spec = json!({
+        "source": {"kind": K::kind(&()), "namespace": world.prefix, "name": "corp-ca"},
+        "target": {
+            "namespaceSelector": {"matchLabels": {"env": "prod"}},
+            "namespaces": [format!("{}-*", world.prefix)],
+        },
+        "suspend": true,
+    });
+    create_with(world, name, spec).await;
+    // Its reconcile read the request the tenant's source's reconcile reads.
+    ready(world, name, "Suspended").await;
+    contest
+        .tenant_s_mirror_follows("the tenant's, renewed")
+        .await;
+
+    patch_spec(world, name, json!({"suspend": false})).await;
+    let copy = cluster_copy_in_sync(world, target, "corp-ca", name).await;
+    ready(world, name, "Synced").await;
+    patch_spec(world, name, json!({"suspend": true})).await;
+    ready(world, name, "Suspended").await;
+    let controller = world.controller();
+    let errors = controller.metric(ERRORS, SYNC_LOOP).await;
+    let log_before = controller.log_text().len();
+    contest.tenant_edits("the tenant's, once more").await;
+    // The tenant's source is refused the name again: its reconcile ran;
+    // once a second one has, the first was told of too.
+    reaches(controller, ERRORS, SYNC_LOOP, errors + 1.0).await;
+    touch(world, &contest.tenant, "corp-ca", "1").await;
+    reaches(controller, ERRORS, SYNC_LOOP, errors + 2.0).await;
+    let told = controller.log_text();
+    assert!(
+        !told[log_before..].contains("is not a mirror of this source"),
+        "refused as the ClusterMirror's name, not as someone else's object:\n{told}"
+    );
+    let after = (world.api(target))
+        .get("corp-ca")
         .await
-        .expect("delete the tenant's source");
-    world.objects_in(&tenant).wait_gone("corp-ca-synced").await;
-    clean_up(world, &[name]).await;
+        .expect("the ClusterMirror's copy");
+    assert_eq!(
+        after.resource_version(),
+        copy.resource_version(),
+        "the copy keeps the name"
+    );
+    contest.clean_up().await;
+}
+
+/// Nor does a ClusterMirror whose source is missing claim a name it has
+/// not written: it writes nothing, and the tenant's mirror at its copies'
+/// name keeps following its source.
+#[tokio::test]
+async fn a_clustermirror_whose_source_is_missing_takes_no_name_it_has_not_written() {
+    let contest = Contest::<ConfigMap>::set("cmir-claim-absent", false).await;
+    let (world, name) = (&contest.world, contest.name.as_str());
+    let spec = json!({
+        "source": {"kind": "ConfigMap", "namespace": world.prefix, "name": "absent"},
+        "target": {
+            "name": "corp-ca",
+            "namespaceSelector": {"matchLabels": {"env": "prod"}},
+            "namespaces": [format!("{}-*", world.prefix)],
+        },
+    });
+    create_with(world, name, spec).await;
+    ready(world, name, "SourceNotFound").await;
+    contest
+        .tenant_s_mirror_follows("the tenant's, renewed")
+        .await;
+    contest.clean_up().await;
 }
 
 /// A selected namespace where someone else holds the name with an object

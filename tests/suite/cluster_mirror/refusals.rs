@@ -211,7 +211,7 @@ async fn a_secret_clustermirror_while_secrets_are_not_mirrored_says_so() {
     world.namespace("a", false, &[]).await;
     let everywhere =
         json!({"namespaceSelector": {}, "namespaces": [format!("{}-*", world.prefix)]});
-    secret_clustermirror(&world, crate::explain::VALUE, everywhere).await;
+    secret_clustermirror(&world, "secret", crate::explain::VALUE, everywhere).await;
     let disabled = ready(&world, "secret", "SecretsDisabled").await;
     assert_eq!(condition(&disabled, "Stalled").unwrap()["status"], "True");
     assert_eq!(counts(&disabled), (1, 0, 0, vec![]), "selected by the spec");

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use configmap_mirror::{
     contract::{self, CHECKSUM_ANNOTATION, MANAGED_BY_LABEL, MANAGER_NAME},
-    kind::{MirroredKind, configmap::ConfigMapDigestKey, secret::SecretDigestKey},
+    kind::{MirroredKind, secret::SecretDigestKey},
 };
 use k8s_openapi::{
     ByteString,
@@ -78,9 +78,7 @@ impl TestKind for ConfigMap {
             && self.immutable.unwrap_or(false) == other.immutable.unwrap_or(false)
     }
 
-    async fn digest_key(_: &Objects<'_, Self>) -> ConfigMapDigestKey {
-        ConfigMapDigestKey::PLAIN
-    }
+    async fn digest_key(_: &Objects<'_, Self>) {}
 }
 
 /// Where a namespaced controller keeps its key: its own namespace.

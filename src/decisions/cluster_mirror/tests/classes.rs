@@ -2,7 +2,6 @@
 //! install's own keys.
 
 use super::*;
-use crate::test_fixtures::NO_KEY;
 
 #[test]
 fn a_clustermirror_is_served_by_the_install_of_its_class_alone() {
@@ -66,7 +65,7 @@ fn a_copy_another_install_wrote_for_the_same_clustermirror_is_taken_over_in_plac
         Some(&CachedCopy::of(&before)),
         &bound.metadata,
         &[],
-        &NO_KEY,
+        &(),
     );
     let Ok(Write::Replace { copy, .. }) = planned else {
         panic!("a replace of the same object: {planned:?}");

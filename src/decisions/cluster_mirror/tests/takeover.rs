@@ -2,7 +2,6 @@
 //! keep their name.
 
 use super::*;
-use crate::test_fixtures::NO_KEY;
 
 /// The request's copy of `source` in `team-a` at the source's own name,
 /// where the source's label-driven mirror would be.
@@ -32,7 +31,7 @@ fn a_clustermirror_takes_over_this_install_s_own_label_driven_mirror_only() {
             Some(&CachedCopy::of(existing)),
             &bound.metadata,
             &[],
-            &NO_KEY,
+            &(),
         )
     };
     match plan_over(&ours) {
@@ -83,7 +82,7 @@ fn a_clustermirror_s_copy_is_taken_by_neither_another_clustermirror_nor_the_labe
         Some(&CachedCopy::of(&other)),
         &bound.metadata,
         &[],
-        &NO_KEY,
+        &(),
     );
     assert_eq!(
         taken,
@@ -95,7 +94,7 @@ fn a_clustermirror_s_copy_is_taken_by_neither_another_clustermirror_nor_the_labe
         Some(&CachedCopy::of(&desired)),
         &bound.metadata,
         &[],
-        &NO_KEY,
+        &(),
     );
     assert_eq!(ours, Ok(Write::Nothing));
     let label_desired = mirror_of_by(&source, "sel=1");
@@ -104,11 +103,37 @@ fn a_clustermirror_s_copy_is_taken_by_neither_another_clustermirror_nor_the_labe
         Some(&CachedCopy::of(&desired)),
         &source.metadata,
         &[],
-        &NO_KEY,
+        &(),
     );
     assert_eq!(
         taken,
         Err(plan::NameTaken),
         "the label path never takes a ClusterMirror's copy"
     );
+}
+
+#[test]
+fn a_claim_on_a_name_takes_effect_only_where_the_clustermirror_writes() {
+    let writing = prod_teams();
+    let mut suspended = prod_teams();
+    suspended.suspend = true;
+    let selected = prod("team-a");
+    // (writing now, its copy holds the name already) -> claims
+    let cases = [
+        (&writing, true, false, true),
+        (&writing, false, false, false),
+        (&writing, false, true, true),
+        (&suspended, true, false, false),
+        (&suspended, true, true, true),
+    ];
+    for (request, writes, holds, claims) in cases {
+        assert_eq!(
+            request.claims(&selected, &consent(), writes, holds),
+            claims,
+            "suspended {}, writing {writes}, holds {holds}",
+            request.suspend
+        );
+    }
+    let not_selected = mk_namespace("team-b", mk_map(&[]));
+    assert!(!writing.claims(&not_selected, &consent(), true, true));
 }

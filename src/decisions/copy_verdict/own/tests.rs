@@ -4,7 +4,6 @@ use super::*;
 use crate::decisions::desired_copy::{Asked, desired};
 use crate::decisions::install::Install;
 use crate::decisions::ownership::claimed_source;
-use crate::test_fixtures::NO_KEY;
 use crate::test_fixtures::{
     SUFFIX, mk_configmap, mk_consent, mk_consenting_labels, mk_desired_companion,
     mk_desired_mirror, mk_install, mk_mirrored_source, mk_namespace, mk_source,
@@ -13,7 +12,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 
 #[test]
 fn a_companion_whose_source_is_no_longer_managed_is_pruned() {
-    let companion = mk_desired_companion(&mk_source("a", &[("key", "v")]), &NO_KEY).unwrap();
+    let companion = mk_desired_companion(&mk_source("a", &[("key", "v")]), &()).unwrap();
     assert!(should_prune::<ConfigMap>(
         &companion.metadata,
         SUFFIX,
@@ -33,13 +32,13 @@ fn a_copy_under_another_name_is_never_pruned() {
         ..mk_install()
     };
     let source = mk_source("a", &[("key", "v")]);
-    let companion = desired(&source, &Asked::Companion, &install, &NO_KEY).unwrap();
+    let companion = desired(&source, &Asked::Companion, &install, &()).unwrap();
     assert!(!should_prune::<ConfigMap>(
         &companion.metadata,
         SUFFIX,
         |_| false
     ));
-    let mut backup = mk_desired_companion(&mk_source("a", &[("key", "v")]), &NO_KEY).unwrap();
+    let mut backup = mk_desired_companion(&mk_source("a", &[("key", "v")]), &()).unwrap();
     backup.metadata.name = Some("a-backup".into());
     assert!(!should_prune::<ConfigMap>(&backup.metadata, SUFFIX, |_| {
         false
@@ -64,7 +63,7 @@ fn consent_withdrawn_removes_a_mirror_even_while_the_annotation_is_malformed() {
 
 #[test]
 fn a_companion_without_a_controlling_owner_is_never_pruned() {
-    let mut companion = mk_desired_companion(&mk_source("a", &[("key", "v")]), &NO_KEY).unwrap();
+    let mut companion = mk_desired_companion(&mk_source("a", &[("key", "v")]), &()).unwrap();
     companion.metadata.owner_references = None;
     assert!(!should_prune::<ConfigMap>(
         &companion.metadata,
@@ -164,7 +163,7 @@ fn a_mirror_is_unwanted_once_its_namespace_stops_accepting_the_source_namespace(
 
 #[test]
 fn a_mirror_whose_name_became_reserved_is_no_longer_wanted() {
-    let mirror = mk_desired_mirror(&mk_mirrored_source("*"), "team-a", &NO_KEY).unwrap();
+    let mirror = mk_desired_mirror(&mk_mirrored_source("*"), "team-a", &()).unwrap();
     let name = mirror.metadata.name.clone().unwrap();
     assert!(mirror_name_reserved(
         &mirror.metadata,
@@ -179,7 +178,7 @@ fn a_mirror_whose_name_became_reserved_is_no_longer_wanted() {
 #[test]
 fn an_unmarked_copy_names_its_source_only_in_the_shape_this_install_writes() {
     let source = mk_mirrored_source("*");
-    let companion = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let companion = mk_desired_companion(&source, &()).unwrap();
     let expected = SourceRef {
         namespace: source.metadata.namespace.clone().unwrap(),
         name: source.metadata.name.clone().unwrap(),
@@ -194,7 +193,7 @@ fn an_unmarked_copy_names_its_source_only_in_the_shape_this_install_writes() {
         None,
         "another suffix"
     );
-    let mut mirror = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
+    let mut mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(
         unmarked_copy_source::<ConfigMap>(&mirror.metadata, SUFFIX),
         Some(expected)
@@ -238,10 +237,10 @@ fn named_mirrors(source: ConfigMap, name: &str) -> ConfigMap {
 #[test]
 fn a_mirror_under_a_name_its_source_no_longer_gives_goes_once_its_successor_is_there() {
     let source = mk_mirrored_source("team-a");
-    let mirror = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
+    let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
     assert_eq!(verdict_on(&mirror, &source), CopyVerdict::Keep);
     let renamed = named_mirrors(source, "palette");
-    let palette = mk_desired_mirror(&renamed, "team-a", &NO_KEY).unwrap();
+    let palette = mk_desired_mirror(&renamed, "team-a", &()).unwrap();
     assert_eq!(palette.metadata.name.as_deref(), Some("palette"));
     assert_eq!(verdict_on(&palette, &renamed), CopyVerdict::Keep);
     // Before the mirror under the new name is written (or while that name
@@ -262,7 +261,7 @@ fn a_mirror_under_a_name_its_source_no_longer_gives_goes_once_its_successor_is_t
 #[test]
 fn a_malformed_mirror_name_or_targets_keeps_the_mirrors_under_any_name() {
     let renamed = named_mirrors(mk_mirrored_source("team-a"), "palette");
-    let palette = mk_desired_mirror(&renamed, "team-a", &NO_KEY).unwrap();
+    let palette = mk_desired_mirror(&renamed, "team-a", &()).unwrap();
     let malformed = named_mirrors(mk_mirrored_source("team-a"), "Not A Name");
     assert_eq!(verdict_on(&palette, &malformed), CopyVerdict::Keep);
     let bad_targets = named_mirrors(mk_mirrored_source(""), "other");
@@ -272,8 +271,8 @@ fn a_malformed_mirror_name_or_targets_keeps_the_mirrors_under_any_name() {
 #[test]
 fn an_unwanted_copy_is_told_why() {
     let source = mk_mirrored_source("team-*");
-    let mirror = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
-    let companion = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
+    let companion = mk_desired_companion(&source, &()).unwrap();
     let verdict = |copy: &ConfigMap, managed: Option<&ConfigMap>, install: &Install| {
         copy_verdict::<ConfigMap, _>(
             &copy.metadata,

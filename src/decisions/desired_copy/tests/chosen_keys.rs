@@ -4,8 +4,7 @@
 use super::*;
 use crate::contract::MIRROR_KEYS_ANNOTATION;
 use crate::decisions::cache_form::slim_source;
-use crate::decisions::key_shape::copy_plan::content_plan;
-use crate::test_fixtures::NO_KEY;
+use crate::decisions::key_shape::{annotated_shape, copy_plan::content_plan};
 use crate::test_fixtures::mk_desired_companion;
 use k8s_openapi::api::core::v1::Secret;
 
@@ -18,7 +17,7 @@ fn shaped(keys: &str) -> ConfigMap {
 
 #[test]
 fn a_copy_holds_the_keys_the_annotation_chooses_under_their_names() {
-    let companion = mk_desired_companion(&shaped("a,b=bee"), &NO_KEY).unwrap();
+    let companion = mk_desired_companion(&shaped("a,b=bee"), &()).unwrap();
     assert_eq!(
         companion.data,
         Some(mk_map(&[("a", "1"), ("bee", "2")])),
@@ -33,11 +32,16 @@ fn the_checksum_decided_from_the_cache_is_the_one_written_from_the_fresh_source(
     let fresh = shaped("a,b=bee");
     let mut cached = fresh.clone();
     slim_source(&mut cached);
-    let built = mk_desired_mirror(&cached, "team-a", &NO_KEY).unwrap();
+    let built = mk_desired_mirror(&cached, "team-a", &()).unwrap();
     let from_cache = built.metadata.annotations.as_ref().unwrap()[CHECKSUM_ANNOTATION].clone();
     let shape = annotated_shape(&fresh.metadata).unwrap();
     let plan = content_plan(&fresh, &shape, CopyForm::default()).unwrap();
-    let written = with_fresh_content(built, &fresh, &cached.metadata, &NO_KEY, &plan);
+    let written = with_fresh_content(
+        built,
+        &fresh,
+        &planned_checksum(&plan, &cached.metadata, &()),
+        &plan,
+    );
     assert_eq!(
         written.metadata.annotations.unwrap()[CHECKSUM_ANNOTATION],
         from_cache
@@ -47,16 +51,16 @@ fn the_checksum_decided_from_the_cache_is_the_one_written_from_the_fresh_source(
 
 #[test]
 fn a_change_of_a_key_no_copy_holds_leaves_the_checksum_as_it_was() {
-    let before = mk_desired_companion(&shaped("a"), &NO_KEY).unwrap();
+    let before = mk_desired_companion(&shaped("a"), &()).unwrap();
     let mut changed = shaped("a");
     changed.data = Some(mk_map(&[("a", "1"), ("b", "changed"), ("c", "3")]));
-    let after = mk_desired_companion(&changed, &NO_KEY).unwrap();
+    let after = mk_desired_companion(&changed, &()).unwrap();
     assert_eq!(before, after);
 }
 
 #[test]
 fn a_malformed_annotation_or_a_broken_type_is_refused() {
-    let refusal = mk_desired_companion(&shaped("a,,b"), &NO_KEY).unwrap_err();
+    let refusal = mk_desired_companion(&shaped("a,,b"), &()).unwrap_err();
     assert!(
         matches!(refusal, Refusal::InvalidMirrorKeys(_)),
         "{refusal:?}"
@@ -84,10 +88,10 @@ fn a_malformed_annotation_or_a_broken_type_is_refused() {
 fn every_key_is_the_copy_of_before() {
     let plain = mk_source("colors", &[("a", "1")]);
     let every = with_annotations(plain.clone(), &[(MIRROR_KEYS_ANNOTATION, "*")]);
-    let copy = mk_desired_companion(&every, &NO_KEY).unwrap();
+    let copy = mk_desired_companion(&every, &()).unwrap();
     assert_eq!(
         copy.metadata.annotations.unwrap()[CHECKSUM_ANNOTATION],
-        mk_desired_companion(&plain, &NO_KEY)
+        mk_desired_companion(&plain, &())
             .unwrap()
             .metadata
             .annotations

@@ -2,7 +2,6 @@
 //! what the ClusterMirror's spec says in place of the source's lists.
 
 use super::*;
-use crate::test_fixtures::NO_KEY;
 
 static EVERY_KEY: KeyShape = KeyShape::EVERY_KEY;
 
@@ -37,7 +36,7 @@ fn a_copy_names_its_source_and_its_clustermirror_and_carries_only_allowed_keys()
         selector: "sel=1".into(),
         ..mk_install()
     };
-    let copy = desired(&source, &corp_ca(&labels, &annotations), &install, &NO_KEY).unwrap();
+    let copy = desired(&source, &corp_ca(&labels, &annotations), &install, &()).unwrap();
     let meta = &copy.metadata;
     assert_eq!(meta.name.as_deref(), Some("shared"));
     assert_eq!(meta.namespace.as_deref(), Some("team-a"));
@@ -71,7 +70,7 @@ fn a_copy_names_its_source_and_its_clustermirror_and_carries_only_allowed_keys()
 fn a_clustermirror_s_copy_ignores_the_source_s_own_lists_even_malformed() {
     let empty = BTreeMap::new();
     let listing = bound(listing_source());
-    let copy = desired(&listing, &corp_ca(&empty, &empty), &mk_install(), &NO_KEY).unwrap();
+    let copy = desired(&listing, &corp_ca(&empty, &empty), &mk_install(), &()).unwrap();
     let labels = copy.metadata.labels.unwrap();
     assert!(!labels.contains_key("team"));
     let annotations = copy.metadata.annotations.unwrap();
@@ -82,7 +81,7 @@ fn a_clustermirror_s_copy_ignores_the_source_s_own_lists_even_malformed() {
         mk_source("colors", &[]),
         &[(COPY_LABELS_ANNOTATION, "not a key")],
     ));
-    assert!(desired(&malformed, &corp_ca(&empty, &empty), &mk_install(), &NO_KEY).is_ok());
+    assert!(desired(&malformed, &corp_ca(&empty, &empty), &mk_install(), &()).is_ok());
 }
 
 #[test]
@@ -101,7 +100,7 @@ fn every_copy_is_refused_alike_for_a_source_that_is_a_copy_or_being_deleted() {
         corp_ca(&empty, &empty),
     ];
     for asked in asks {
-        let of = |source| desired(source, &asked, &mk_install(), &NO_KEY);
+        let of = |source| desired(source, &asked, &mk_install(), &());
         assert_eq!(of(&companion), Err(Refusal::SourceIsCompanion), "{asked:?}");
         assert_eq!(of(&deleted), Err(Refusal::BeingDeleted), "{asked:?}");
     }

@@ -13,8 +13,7 @@ use crate::decisions::cache_form::{
 };
 use crate::decisions::key_shape::content::shaped_content;
 use crate::decisions::secret_published::secret_published;
-use crate::kind::{SourceId, configmap::ConfigMapDigestKey, secret::SecretDigestKey};
-use crate::test_fixtures::NO_KEY;
+use crate::kind::{SourceId, secret::SecretDigestKey};
 use crate::test_fixtures::{mk_full_source, mk_map, mk_secret_source};
 
 fn key() -> SecretDigestKey {
@@ -100,7 +99,7 @@ fn the_cached_form_gives_what_the_full_source_gives() {
     let full = shaped_copy_hash_of(&source, &shape, CopyForm::default()).map(CopyKeys::from);
     assert_eq!(cached, Some(full));
     assert_eq!(
-        source_checksum(&slim, &NO_KEY),
+        source_checksum(&slim, &()),
         content_checksum(&source),
         "the plain one too"
     );
@@ -241,17 +240,17 @@ fn a_shaped_copy_compares_in_sync_from_the_caches() {
     slim_copy(&mut slim);
     let id = SourceId::of(&source.metadata);
     assert_eq!(
-        copy_from_cache(&slim).checksum_as_copy_of(&id, &NO_KEY),
+        copy_from_cache(&slim).checksum_as_copy_of(&id, &()),
         checksum
     );
     assert_eq!(
-        CachedCopy::of(&copy).checksum_as_copy_of(&id, &NO_KEY),
+        CachedCopy::of(&copy).checksum_as_copy_of(&id, &()),
         checksum
     );
     let mut edited = copy.clone();
     edited.data = Some(mk_map(&[("a", "edited")]));
     assert_ne!(
-        CachedCopy::of(&edited).checksum_as_copy_of(&id, &NO_KEY),
+        CachedCopy::of(&edited).checksum_as_copy_of(&id, &()),
         checksum
     );
 }
@@ -308,7 +307,7 @@ fn a_secret_s_public_part_as_a_configmap_is_keyed_and_compares_in_sync() {
     assert_eq!(cached_view.data, None, "a cached Secret has no values");
     let from_cache = source_copy_keys(&cached_view, &shape, form).unwrap();
     assert_eq!(from_cache.unwrap().hash, hash);
-    let key = ConfigMapDigestKey::of_published_secret(key());
+    let key = key();
     let checksum = ConfigMap::checksum(&hash, &id, &key).into_owned();
     assert!(checksum.starts_with("keys-hmac-sha256:"), "{checksum}");
     let copy = as_copy(content, checksum.clone());
@@ -319,7 +318,7 @@ fn a_secret_s_public_part_as_a_configmap_is_keyed_and_compares_in_sync() {
         checksum
     );
     assert_ne!(
-        copy_from_cache(&slim).checksum_as_copy_of(&id, &ConfigMapDigestKey::PLAIN),
+        copy_from_cache(&slim).checksum_as_copy_of(&id, &()),
         checksum,
         "unkeyed, it differs"
     );

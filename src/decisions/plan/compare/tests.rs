@@ -3,7 +3,6 @@ use crate::contract::{MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION};
 use crate::decisions::cache_form::{copy_from_cache, slim_copy};
 use crate::decisions::ownership::{Ownership, ownership};
 use crate::kind::secret::SecretDigestKey;
-use crate::test_fixtures::NO_KEY;
 use crate::test_fixtures::{
     colors_id, mk_binary, mk_companion_of, mk_desired_companion, mk_desired_mirror, mk_full_source,
     mk_map, mk_secret_source, mk_source, source_keys,
@@ -14,7 +13,7 @@ use k8s_openapi::{ByteString, api::core::v1::Secret};
 #[test]
 fn an_up_to_date_companion_needs_no_write() {
     let source = mk_source("colors", &[("a", "1")]);
-    let desired = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let desired = mk_desired_companion(&source, &()).unwrap();
     let mut actual = mk_companion_of(&source);
     actual
         .metadata
@@ -27,7 +26,7 @@ fn an_up_to_date_companion_needs_no_write() {
             &desired,
             &colors_id(),
             &source_keys(),
-            &NO_KEY
+            &()
         ),
         Difference::None
     );
@@ -38,28 +37,28 @@ fn a_changed_source_is_told_apart_from_a_hand_edit() {
     let before = mk_source("colors", &[("a", "1")]);
     let actual = mk_companion_of(&before);
     let after = mk_source("colors", &[("a", "2")]);
-    let desired = mk_desired_companion(&after, &NO_KEY).unwrap();
+    let desired = mk_desired_companion(&after, &()).unwrap();
     assert_eq!(
         difference(
             &CachedCopy::of(&actual),
             &desired,
             &colors_id(),
             &source_keys(),
-            &NO_KEY
+            &()
         ),
         Difference::SourceChanged
     );
 
     let mut edited = mk_companion_of(&before);
     edited.data = Some(mk_map(&[("a", "1"), ("extra", "by hand")]));
-    let desired_before = mk_desired_companion(&before, &NO_KEY).unwrap();
+    let desired_before = mk_desired_companion(&before, &()).unwrap();
     assert_eq!(
         difference(
             &CachedCopy::of(&edited),
             &desired_before,
             &colors_id(),
             &source_keys(),
-            &NO_KEY
+            &()
         ),
         Difference::Drifted
     );
@@ -68,7 +67,7 @@ fn a_changed_source_is_told_apart_from_a_hand_edit() {
 #[test]
 fn edits_to_owned_metadata_count_as_drift() {
     let source = mk_source("colors", &[("a", "1")]);
-    let desired = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let desired = mk_desired_companion(&source, &()).unwrap();
     let edits: Vec<fn(&mut ConfigMap)> = vec![
         |c| {
             c.metadata.annotations = None;
@@ -98,7 +97,7 @@ fn edits_to_owned_metadata_count_as_drift() {
                 &desired,
                 &colors_id(),
                 &source_keys(),
-                &NO_KEY
+                &()
             ),
             Difference::Drifted
         );
@@ -108,7 +107,7 @@ fn edits_to_owned_metadata_count_as_drift() {
 #[test]
 fn merge_restores_owned_fields_and_keeps_foreign_metadata() {
     let source = mk_source("colors", &[("a", "1")]);
-    let desired = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let desired = mk_desired_companion(&source, &()).unwrap();
     let mut actual = mk_companion_of(&source);
     actual.data = Some(mk_map(&[("a", "tampered"), ("extra", "x")]));
     actual.metadata.owner_references = None;
@@ -132,7 +131,7 @@ fn merge_restores_owned_fields_and_keeps_foreign_metadata() {
             &desired,
             &colors_id(),
             &source_keys(),
-            &NO_KEY
+            &()
         ),
         Difference::None
     );
@@ -144,12 +143,12 @@ fn an_immutable_companion_with_other_content_must_be_recreated() {
     source.immutable = Some(true);
     let actual = mk_companion_of(&source);
     source.data = Some(mk_map(&[("a", "2")]));
-    let desired = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let desired = mk_desired_companion(&source, &()).unwrap();
     assert!(needs_recreate(
         &CachedCopy::of(&actual),
         &desired,
         &colors_id(),
-        &NO_KEY
+        &()
     ));
 
     let mut metadata_only = actual.clone();
@@ -158,16 +157,16 @@ fn an_immutable_companion_with_other_content_must_be_recreated() {
     unchanged.immutable = Some(true);
     assert!(!needs_recreate(
         &CachedCopy::of(&metadata_only),
-        &mk_desired_companion(&unchanged, &NO_KEY).unwrap(),
+        &mk_desired_companion(&unchanged, &()).unwrap(),
         &colors_id(),
-        &NO_KEY
+        &()
     ));
 }
 
 #[test]
 fn a_mirror_whose_source_annotations_were_edited_has_drifted() {
     let source = mk_source("colors", &[("a", "1")]);
-    let desired = mk_desired_mirror(&source, "team-a", &NO_KEY).unwrap();
+    let desired = mk_desired_mirror(&source, "team-a", &()).unwrap();
     let mut actual = desired.clone();
     actual
         .metadata
@@ -180,7 +179,7 @@ fn a_mirror_whose_source_annotations_were_edited_has_drifted() {
             &desired,
             &colors_id(),
             &source_keys(),
-            &NO_KEY
+            &()
         ),
         Difference::Drifted
     );
@@ -190,7 +189,7 @@ fn a_mirror_whose_source_annotations_were_edited_has_drifted() {
             &desired,
             &colors_id(),
             &source_keys(),
-            &NO_KEY
+            &()
         ),
         Difference::None
     );
@@ -199,26 +198,20 @@ fn a_mirror_whose_source_annotations_were_edited_has_drifted() {
 #[test]
 fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
     let source = mk_full_source(&[("a", "1")]);
-    let desired = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let desired = mk_desired_companion(&source, &()).unwrap();
     let mut slim = mk_companion_of(&source);
     slim_copy(&mut slim);
     let cached = copy_from_cache(&slim);
     assert_eq!(
-        difference(&cached, &desired, &colors_id(), &source_keys(), &NO_KEY),
+        difference(&cached, &desired, &colors_id(), &source_keys(), &()),
         Difference::None
     );
-    assert_eq!(ownership(&cached, &colors_id(), &NO_KEY), Ownership::Ours);
+    assert_eq!(ownership(&cached, &colors_id(), &()), Ownership::Ours);
 
     let changed = mk_full_source(&[("a", "2")]);
-    let desired_changed = mk_desired_companion(&changed, &NO_KEY).unwrap();
+    let desired_changed = mk_desired_companion(&changed, &()).unwrap();
     assert_eq!(
-        difference(
-            &cached,
-            &desired_changed,
-            &colors_id(),
-            &source_keys(),
-            &NO_KEY
-        ),
+        difference(&cached, &desired_changed, &colors_id(), &source_keys(), &()),
         Difference::SourceChanged
     );
     let merged = merge_onto(&cached, &desired_changed, &source_keys());
@@ -237,7 +230,7 @@ fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
     );
     assert_eq!(merged.metadata.labels, desired.metadata.labels);
 
-    let mut edited = mk_desired_companion(&source, &NO_KEY).unwrap();
+    let mut edited = mk_desired_companion(&source, &()).unwrap();
     edited.data = Some(mk_map(&[("a", "tampered")]));
     slim_copy(&mut edited);
     assert_eq!(
@@ -246,7 +239,7 @@ fn a_copy_read_from_the_cache_compares_like_the_full_copy() {
             &desired,
             &colors_id(),
             &source_keys(),
-            &NO_KEY
+            &()
         ),
         Difference::Drifted
     );

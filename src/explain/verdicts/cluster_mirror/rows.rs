@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::decisions::copy_verdict::{PruneRules, Seen as SeenBy};
+use crate::kind::ChecksumKey;
 
 /// What was read of the namespaces a ClusterMirror may copy into.
 pub(super) struct Seen<'a, K> {
@@ -20,7 +21,7 @@ pub(super) fn namespace_rows<K: Explained>(
     blocked: Option<&Blocked>,
     seen: Seen<'_, K>,
     rules: &Rules,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
 ) -> (Tally, Vec<Row>) {
     let mut tally = Tally::default();
     let mut rows = Vec::new();
@@ -65,7 +66,7 @@ fn selected_row<K: Explained>(
     namespace: &NamespaceFacts,
     actual: Option<&K>,
     rules: &Rules,
-    key: &K::DigestKey,
+    key: &dyn ChecksumKey<K>,
     tally: &mut Tally,
 ) -> Row {
     let asked = request.copy_in(&namespace.name);

@@ -3,7 +3,6 @@
 use serde_json::json;
 
 use super::*;
-use crate::test_fixtures::NO_KEY;
 use crate::{
     api::{StoredClusterMirror, cluster_mirror::reason},
     contract::CLUSTER_MIRROR_LABEL,
@@ -40,7 +39,7 @@ fn prod(name: &str) -> NamespaceFacts {
 fn copy_in(request: &Request, namespace: &str) -> ConfigMap {
     let bound = request.bound_source(&source(&request.source_namespace));
     let asked = request.copy_in(namespace);
-    stored(desired(&bound, &asked, &mk_install(), &NO_KEY).unwrap())
+    stored(desired(&bound, &asked, &mk_install(), &()).unwrap())
 }
 
 fn scene(
@@ -91,7 +90,7 @@ fn each_namespace_gets_the_controller_s_verdict_and_the_status_counts_them() {
         ],
         vec![copy_in(&request, "prod-synced"), tenant, left],
     );
-    let answer = explain_cluster_mirror(&scene, &rules(), &NO_KEY, Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &rules(), &(), Timestamp::now());
     let rows = &answer.namespaces;
     assert_eq!(of(rows, "prod-synced"), Verdict::InSync);
     assert_eq!(of(rows, "prod-missing"), Verdict::Missing);
@@ -115,7 +114,7 @@ fn what_blocks_the_whole_request_is_its_verdict_and_each_namespace_s() {
         vec![prod("prod-a")],
         vec![copy_in(&elsewhere, "prod-a")],
     );
-    let answer = explain_cluster_mirror(&scene, &rules(), &NO_KEY, Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &rules(), &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::SourceNamespaceNotAllowed);
     assert_eq!(of(&answer.namespaces, "prod-a"), Verdict::NotCopied);
     assert!(answer.namespaces[0].detail.contains("kept as it is"));
@@ -128,14 +127,14 @@ fn what_blocks_the_whole_request_is_its_verdict_and_each_namespace_s() {
     let namespaces = vec![prod("prod-a"), prod("prod-b"), prod("admin")];
     let mut missing = self::scene(request("admin", false), namespaces, vec![]);
     missing.source = Ok(None);
-    let answer = explain_cluster_mirror(&missing, &rules(), &NO_KEY, Timestamp::now());
+    let answer = explain_cluster_mirror(&missing, &rules(), &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::SourceNotFound);
     assert_eq!(counts(&answer), (2, 0, 0), "selected by the spec alone");
 
     let mut no_kind = rules();
     no_kind.kinds = vec!["Secret"];
     let scene = self::scene(request("admin", false), vec![prod("prod-a")], vec![]);
-    let answer = explain_cluster_mirror(&scene, &no_kind, &NO_KEY, Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &no_kind, &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::InvalidSpec);
     assert_eq!(counts(&answer), (0, 0, 0), "a refused spec selects nothing");
 }
@@ -150,7 +149,7 @@ fn a_suspended_mirror_keeps_what_it_no_longer_wants() {
         vec![prod("prod-a"), namespace("team-left", &[], None)],
         vec![left],
     );
-    let answer = explain_cluster_mirror(&scene, &rules(), &NO_KEY, Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &rules(), &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::Suspended);
     assert_eq!(of(&answer.namespaces, "prod-a"), Verdict::Missing);
     let kept = &answer.namespaces[1];
@@ -165,7 +164,7 @@ fn a_namespace_left_out_is_said_so_in_its_own_view() {
         vec![namespace("team-plain", &[], None)],
         vec![],
     );
-    let rows = in_namespace(&scene, "team-plain", &rules(), &NO_KEY);
+    let rows = in_namespace(&scene, "team-plain", &rules(), &());
     assert_eq!(of(&rows, "team-plain"), Verdict::NotTargeted);
     assert!(rows[0].verdict.ok());
 }
@@ -184,14 +183,14 @@ fn a_key_never_carry_adds_makes_the_spec_invalid_as_the_controller_reads_it() {
     let scene = self::scene(request, vec![prod("prod-a")], vec![]);
     let mut never = rules();
     never.install.never_carried = crate::contract::NeverCarried::new(&["example.com/*".to_owned()]);
-    let answer = explain_cluster_mirror(&scene, &never, &NO_KEY, Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &never, &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::InvalidSpec);
     assert!(
         answer.own.detail.contains("example.com/team"),
         "{}",
         answer.own.detail
     );
-    let answer = explain_cluster_mirror(&scene, &rules(), &NO_KEY, Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &rules(), &(), Timestamp::now());
     assert_ne!(answer.own.verdict, Verdict::InvalidSpec);
 }
 
@@ -199,7 +198,7 @@ fn a_key_never_carry_adds_makes_the_spec_invalid_as_the_controller_reads_it() {
 fn a_clustermirror_of_another_class_is_another_install_s_and_nothing_is_compared() {
     let mut scene = scene(request("admin", false), vec![prod("prod-a")], vec![]);
     scene.class_name = "platform".into();
-    let answer = explain_cluster_mirror(&scene, &rules(), &NO_KEY, Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &rules(), &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::OtherClass);
     assert!(
         answer.own.detail.contains(r#"class "platform""#),
@@ -212,11 +211,11 @@ fn a_clustermirror_of_another_class_is_another_install_s_and_nothing_is_compared
         answer.own.detail
     );
     assert!(answer.namespaces.is_empty() && answer.status.is_none());
-    assert!(in_namespace(&scene, "prod-a", &rules(), &NO_KEY).is_empty());
+    assert!(in_namespace(&scene, "prod-a", &rules(), &()).is_empty());
     // Read as that class, it is this install's.
     let mut platform = rules();
     platform.cluster_mirror_class = "platform".into();
-    let answer = explain_cluster_mirror(&scene, &platform, &NO_KEY, Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &platform, &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::PartiallySynced);
 }
 
@@ -234,7 +233,7 @@ fn a_label_of_the_source_selector_on_the_copies_makes_the_spec_invalid() {
     let scene = self::scene(request, vec![prod("prod-a")], vec![]);
     let mut team = rules();
     team.install.source_label_keys = vec!["team".into()];
-    let answer = explain_cluster_mirror(&scene, &team, &NO_KEY, Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &team, &(), Timestamp::now());
     assert_eq!(answer.own.verdict, Verdict::InvalidSpec);
     assert!(
         answer.own.detail.contains("--selector"),
@@ -272,10 +271,10 @@ fn a_tenant_s_mirror_of_this_install_at_the_copy_s_name_is_taken_over() {
     let mut tenant_source = source("tenant");
     tenant_source.metadata.name = Some("ca".into());
     tenant_source.metadata.uid = Some("tenant-uid".into());
-    let theirs = mirror_in(&tenant_source, "prod-a", &NO_KEY);
-    let mut frozen = mirror_in(&tenant_source, "prod-b", &NO_KEY);
+    let theirs = mirror_in(&tenant_source, "prod-a", &());
+    let mut frozen = mirror_in(&tenant_source, "prod-b", &());
     frozen.immutable = Some(true);
-    let mut other_install = mirror_in(&tenant_source, "prod-c", &NO_KEY);
+    let mut other_install = mirror_in(&tenant_source, "prod-c", &());
     other_install
         .metadata
         .annotations
@@ -287,7 +286,7 @@ fn a_tenant_s_mirror_of_this_install_at_the_copy_s_name_is_taken_over() {
         vec![prod("prod-a"), prod("prod-b"), prod("prod-c")],
         vec![theirs, frozen, other_install],
     );
-    let answer = explain_cluster_mirror(&scene, &rules(), &NO_KEY, Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &rules(), &(), Timestamp::now());
     let rows = &answer.namespaces;
     assert_eq!(of(rows, "prod-a"), Verdict::TakenOver);
     assert_eq!(of(rows, "prod-b"), Verdict::TakenOver);
@@ -322,7 +321,7 @@ fn copies_that_would_be_too_large_fail_in_every_namespace_as_the_controller_coun
     let mut large = source("admin");
     large.data = Some(mk_map(&[("ca.crt", &"x".repeat(400_000))]));
     scene.source = Ok(Some(large));
-    let answer = explain_cluster_mirror(&scene, &rules(), &NO_KEY, Timestamp::now());
+    let answer = explain_cluster_mirror(&scene, &rules(), &(), Timestamp::now());
     assert_eq!(of(&answer.namespaces, "prod-a"), Verdict::CopyTooLarge);
     let status = answer.status.unwrap();
     assert_eq!((status.selected, status.synced, status.failed), (2, 0, 2));

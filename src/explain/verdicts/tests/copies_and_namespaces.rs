@@ -1,7 +1,6 @@
 //! A copy's and a namespace's verdicts.
 
 use super::*;
-use crate::test_fixtures::NO_KEY;
 
 fn copy_scene<K: MirroredKind>(
     copy: K,
@@ -21,11 +20,11 @@ fn copy_scene<K: MirroredKind>(
 fn a_copy_says_whose_it_is_and_whether_it_is_wanted() {
     let rules = rules();
     let source = mk_mirrored_source("in");
-    let mirror = mirror_in(&source, "in", &NO_KEY);
+    let mirror = mirror_in(&source, "in", &());
     let rows = explain_copy(
         &copy_scene(mirror.clone(), Some(source.clone()), Some(consenting("in"))),
         &rules,
-        &NO_KEY,
+        &(),
     );
     assert_eq!(rows[0].verdict, Verdict::InSync);
     assert_eq!(rows[0].source.as_deref(), Some("ns/colors"));
@@ -35,7 +34,7 @@ fn a_copy_says_whose_it_is_and_whether_it_is_wanted() {
     let rows = explain_copy(
         &copy_scene(mirror.clone(), Some(source.clone()), Some(withdrawn)),
         &rules,
-        &NO_KEY,
+        &(),
     );
     assert_eq!(rows[0].verdict, Verdict::Unwanted);
     assert!(rows[0].detail.contains("refuses"), "{}", rows[0].detail);
@@ -43,7 +42,7 @@ fn a_copy_says_whose_it_is_and_whether_it_is_wanted() {
     let rows = explain_copy(
         &copy_scene(mirror.clone(), None, Some(consenting("in"))),
         &rules,
-        &NO_KEY,
+        &(),
     );
     assert_eq!(rows[0].verdict, Verdict::Unwanted);
 
@@ -56,7 +55,7 @@ fn a_copy_says_whose_it_is_and_whether_it_is_wanted() {
     let rows = explain_copy(
         &copy_scene(other, Some(source.clone()), Some(consenting("in"))),
         &rules,
-        &NO_KEY,
+        &(),
     );
     assert_eq!(rows[0].verdict, Verdict::OtherInstall);
     assert!(rows[0].detail.contains("team=b"), "{}", rows[0].detail);
@@ -70,7 +69,7 @@ fn a_copy_says_whose_it_is_and_whether_it_is_wanted() {
     let rows = explain_copy(
         &copy_scene(unmarked, Some(unlabeled), Some(consenting("in"))),
         &rules,
-        &NO_KEY,
+        &(),
     );
     assert_eq!(rows[0].verdict, Verdict::Unmarked);
 }
@@ -83,7 +82,7 @@ fn an_object_of_someone_else_at_a_companion_s_name_is_not_a_copy() {
     theirs.metadata.labels = Some(mk_map(&[(MANAGED_BY_LABEL, "helm")]));
     assert!(is_copy(&theirs, &rules, true));
     assert!(!is_copy(&source, &rules, true));
-    let rows = explain_copy(&copy_scene(theirs, Some(source), None), &rules, &NO_KEY);
+    let rows = explain_copy(&copy_scene(theirs, Some(source), None), &rules, &());
     assert_eq!(rows[0].verdict, Verdict::NotACopy);
     assert!(rows[0].detail.contains("helm"), "{}", rows[0].detail);
     assert_eq!(rows[0].source.as_deref(), Some("ns/colors"));
@@ -128,7 +127,7 @@ fn a_namespace_says_what_it_accepts_and_which_sources_it_refuses() {
         sources: Ok(sources),
         at_name: BTreeMap::from([("colors".to_owned(), Ok(None))]),
     };
-    let rows = explain_namespace(&picky, &scene, &rules, &NO_KEY);
+    let rows = explain_namespace(&picky, &scene, &rules, &());
     assert_eq!(rows.len(), 2, "{rows:#?}");
     let of = |source: &str| {
         rows.iter()
@@ -148,7 +147,7 @@ fn a_namespace_says_what_it_accepts_and_which_sources_it_refuses() {
 fn a_namespace_s_mirrors_are_explained_as_copies() {
     let rules = rules();
     let source = mk_mirrored_source("in");
-    let mut stale = mirror_in(&source, "in", &NO_KEY);
+    let mut stale = mirror_in(&source, "in", &());
     stale.data = Some(mk_map(&[("a", "hacked")]));
     let scene = NamespaceScene::<ConfigMap> {
         mirrors: Ok(vec![copy_scene(
@@ -159,7 +158,7 @@ fn a_namespace_s_mirrors_are_explained_as_copies() {
         sources: Ok(vec![source.metadata.clone()]),
         at_name: BTreeMap::new(),
     };
-    let rows = explain_namespace(&consenting("in"), &scene, &rules, &NO_KEY);
+    let rows = explain_namespace(&consenting("in"), &scene, &rules, &());
     assert_eq!(rows.len(), 1, "one row per source: {rows:#?}");
     assert_eq!(rows[0].verdict, Verdict::Drifted);
 }
@@ -177,7 +176,7 @@ fn namespaces_that_cannot_be_read_are_said_so() {
         .namespaces
         .unreadable
         .insert("ns".into(), "forbidden: cannot get it".into());
-    let rows = explain_source(&scene, &rules(), &NO_KEY);
+    let rows = explain_source(&scene, &rules(), &());
     assert_eq!(verdict(&rows, What::Mirror, "ns"), Verdict::SourceNamespace);
     assert_eq!(verdict(&rows, What::Mirror, "named"), Verdict::CannotRead);
     assert_eq!(verdict(&rows, What::Mirror, "*"), Verdict::CannotRead);

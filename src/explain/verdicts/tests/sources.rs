@@ -1,7 +1,6 @@
 //! A source's verdicts: what it asks for, who receives, and why not.
 
 use super::*;
-use crate::test_fixtures::NO_KEY;
 
 #[test]
 fn each_namespace_a_source_asks_for_gets_the_controller_s_verdict() {
@@ -34,14 +33,14 @@ fn each_namespace_a_source_asks_for_gets_the_controller_s_verdict() {
     let scene = scene(
         source.clone(),
         namespaces.clone(),
-        Some(companion_of(&source, &NO_KEY)),
+        Some(companion_of(&source, &())),
         vec![
-            ("in", Some(mirror_in(&source, "in", &NO_KEY))),
+            ("in", Some(mirror_in(&source, "in", &()))),
             ("gone", None),
             ("taken", Some(theirs)),
         ],
     );
-    let rows = explain_source(&scene, &rules, &NO_KEY);
+    let rows = explain_source(&scene, &rules, &());
     assert_eq!(verdict(&rows, What::Source, "ns"), Verdict::Managed);
     assert_eq!(verdict(&rows, What::Companion, "ns"), Verdict::InSync);
     for (namespace, expected) in [
@@ -92,7 +91,7 @@ fn a_name_or_glob_matching_no_namespace_is_said() {
         None,
         vec![("in", None)],
     );
-    let rows = explain_source(&scene, &rules(), &NO_KEY);
+    let rows = explain_source(&scene, &rules(), &());
     assert_eq!(
         verdict(&rows, What::Mirror, "missing"),
         Verdict::NoSuchNamespace
@@ -127,7 +126,7 @@ fn a_source_the_install_does_not_manage_says_why_and_nothing_else() {
         let rows = explain_source(
             &scene(source, vec![consenting("in")], None, vec![]),
             &rules,
-            &NO_KEY,
+            &(),
         );
         assert_eq!(rows.len(), 1, "{rows:#?}");
         assert_eq!(rows[0].verdict, expected);
@@ -158,7 +157,7 @@ fn a_name_too_long_for_a_companion_still_has_its_mirrors() {
         None,
         vec![("in", None)],
     );
-    let rows = explain_source(&scene, &rules(), &NO_KEY);
+    let rows = explain_source(&scene, &rules(), &());
     assert_eq!(rows[0].verdict, Verdict::NameTooLong);
     assert!(rows.iter().all(|row| row.what != What::Companion));
     assert_eq!(verdict(&rows, What::Mirror, "in"), Verdict::Missing);
@@ -171,7 +170,7 @@ fn a_reserved_name_is_never_mirrored() {
     let scene = scene(source.clone(), vec![consenting("in")], None, vec![]);
     let rules = rules();
     assert!(mirror_namespaces(&source, &scene.namespaces, &rules).is_empty());
-    let rows = explain_source(&scene, &rules, &NO_KEY);
+    let rows = explain_source(&scene, &rules, &());
     assert_eq!(verdict(&rows, What::Mirror, "in"), Verdict::ReservedName);
 }
 
@@ -180,8 +179,8 @@ fn malformed_targets_keep_the_mirrors_written_before() {
     let source = mk_mirrored_source("team_a,,");
     let old_source = mk_mirrored_source("in");
     let mut scene = scene(source.clone(), vec![consenting("in")], None, vec![]);
-    scene.copies = Some(vec![mirror_in(&old_source, "in", &NO_KEY).metadata]);
-    let rows = explain_source(&scene, &rules(), &NO_KEY);
+    scene.copies = Some(vec![mirror_in(&old_source, "in", &()).metadata]);
+    let rows = explain_source(&scene, &rules(), &());
     assert_eq!(verdict(&rows, What::Mirror, ""), Verdict::InvalidTargets);
     assert_eq!(verdict(&rows, What::Mirror, "in"), Verdict::InvalidTargets);
 }
@@ -193,13 +192,13 @@ fn a_mirror_where_the_source_no_longer_asks_is_unwanted() {
         source.clone(),
         vec![consenting("in"), consenting("old")],
         None,
-        vec![("in", Some(mirror_in(&source, "in", &NO_KEY)))],
+        vec![("in", Some(mirror_in(&source, "in", &())))],
     );
     scene.copies = Some(vec![
-        mirror_in(&source, "in", &NO_KEY).metadata,
-        mirror_in(&source, "old", &NO_KEY).metadata,
+        mirror_in(&source, "in", &()).metadata,
+        mirror_in(&source, "old", &()).metadata,
     ]);
-    let rows = explain_source(&scene, &rules(), &NO_KEY);
+    let rows = explain_source(&scene, &rules(), &());
     assert_eq!(verdict(&rows, What::Mirror, "in"), Verdict::InSync);
     assert_eq!(verdict(&rows, What::Mirror, "old"), Verdict::Unwanted);
 }
@@ -220,7 +219,7 @@ fn a_preview_shows_who_would_receive_before_the_annotation_is_written() {
     assert_eq!(mirror_namespaces(&previewed, &namespaces, &rules), ["in"]);
     let mut scene = scene(previewed, namespaces.known, None, vec![("in", None)]);
     scene.preview = true;
-    let rows = explain_source(&scene, &rules, &NO_KEY);
+    let rows = explain_source(&scene, &rules, &());
     assert_eq!(verdict(&rows, What::Mirror, "in"), Verdict::WouldReceive);
     assert_eq!(
         verdict(&rows, What::Mirror, "refusing"),
@@ -234,35 +233,30 @@ fn a_companion_behind_its_source_differs_from_one_edited_by_hand() {
     let rules = rules();
     let old = mk_source("colors", &[("a", "old")]);
     let new = mk_source("colors", &[("a", "new")]);
-    let behind = scene(
-        new.clone(),
-        vec![],
-        Some(companion_of(&old, &NO_KEY)),
-        vec![],
-    );
-    let rows = explain_source(&behind, &rules, &NO_KEY);
+    let behind = scene(new.clone(), vec![], Some(companion_of(&old, &())), vec![]);
+    let rows = explain_source(&behind, &rules, &());
     assert_eq!(
         verdict(&rows, What::Companion, "ns"),
         Verdict::SourceChanged
     );
-    let mut edited = companion_of(&new, &NO_KEY);
+    let mut edited = companion_of(&new, &());
     edited.data = Some(mk_map(&[("a", "hacked")]));
     let rows = explain_source(
         &scene(new.clone(), vec![], Some(edited), vec![]),
         &rules,
-        &NO_KEY,
+        &(),
     );
     assert_eq!(verdict(&rows, What::Companion, "ns"), Verdict::Drifted);
-    let mut frozen = companion_of(&old, &NO_KEY);
+    let mut frozen = companion_of(&old, &());
     frozen.immutable = Some(true);
-    let rows = explain_source(&scene(new, vec![], Some(frozen), vec![]), &rules, &NO_KEY);
+    let rows = explain_source(&scene(new, vec![], Some(frozen), vec![]), &rules, &());
     assert_eq!(verdict(&rows, What::Companion, "ns"), Verdict::MustRecreate);
 }
 
 #[test]
 fn a_contested_copy_out_of_place_is_said_to_be_contested() {
     let source = mk_source("colors", &[("a", "1")]);
-    let mut edited = companion_of(&source, &NO_KEY);
+    let mut edited = companion_of(&source, &());
     edited.data = Some(mk_map(&[("a", "theirs")]));
     let mut scene = scene(source, vec![], Some(edited), vec![]);
     let now = Timestamp::now();
@@ -274,7 +268,7 @@ fn a_contested_copy_out_of_place_is_said_to_be_contested() {
         last_seen: Some(now - SignedDuration::from_mins(2)),
     }];
     scene.contested = contested_copies(&warnings, now);
-    let rows = explain_source(&scene, &rules(), &NO_KEY);
+    let rows = explain_source(&scene, &rules(), &());
     assert_eq!(verdict(&rows, What::Companion, "ns"), Verdict::Contested);
     let later = now + CONTESTED_RECENTLY;
     assert!(contested_copies(&warnings, later).is_empty());
@@ -288,7 +282,7 @@ fn a_source_whose_copies_would_be_too_large_is_told_so_and_nothing_is_written() 
     );
     source.data = Some(mk_map(&[("a", &"x".repeat(500_000))]));
     let scene = scene(source, vec![consenting("in")], None, vec![("in", None)]);
-    let rows = explain_source(&scene, &rules(), &NO_KEY);
+    let rows = explain_source(&scene, &rules(), &());
     assert_eq!(rows[0].verdict, Verdict::CopyTooLarge);
     assert!(
         rows[0].detail.contains("1,500,000 bytes") && rows[0].detail.contains("CopyTooLarge"),
