@@ -17,7 +17,6 @@ use common::{
 use configmap_mirror::contract::{
     CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, content_checksum,
 };
-use configmap_mirror::kind::configmap::ConfigMapDigestKey;
 use k8s_openapi::api::{
     coordination::v1::Lease,
     core::v1::{ConfigMap, Secret},
@@ -380,7 +379,7 @@ async fn a_tenant_cannot_take_over_a_companion_name_in_another_namespace() {
         .await;
     testenv::wait_for("b/app-synced to be b/app's companion", PATIENCE, || async {
         let companion = b_sources.get_opt("app-synced").await.ok()??;
-        common::is_exact_companion(&companion, &app, &ConfigMapDigestKey::PLAIN).then_some(())
+        common::is_exact_companion(&companion, &app, &()).then_some(())
     })
     .await
     .unwrap_or_else(|e| panic!("{e:#}"));
