@@ -25,7 +25,7 @@ use crate::{
     reconcile::backoff::BackoffKey,
     reconcile::cluster_mirror,
     reconcile::context::Context,
-    reconcile::write,
+    reconcile::write::{self, Deleted},
     reconcile::{
         api_outcome::{ApiOutcome, classify},
         error::Error,
@@ -67,7 +67,12 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
         return Ok(());
     };
     let namespace = copy.namespace().unwrap_or_default();
-    write::delete(ctx, &namespace, &copy.name_any(), seen).await?;
+    if write::delete(ctx, &namespace, &copy.name_any(), seen).await? == Deleted::AlreadyGone {
+        // Someone else, or an earlier prune of it, removed it first: nothing
+        // was deleted here, so nothing is told or counted.
+        tracing::debug!(copy = %object_key(copy.meta()), "copy already gone");
+        return Ok(());
+    }
     let role = CopyRole::of(copy.meta());
     let message = format!("deleted {} {} ({why})", role, object_key(copy.meta()));
     tracing::info!("{message}");

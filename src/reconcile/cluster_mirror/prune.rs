@@ -18,7 +18,7 @@ use crate::{
     decisions::plan::SeenVersion,
     kind::MirroredKind,
     reconcile::context::Context,
-    reconcile::write,
+    reconcile::write::{self, Deleted},
     reconcile::{
         api_outcome::{ApiOutcome, classify},
         error::Error,
@@ -104,7 +104,12 @@ async fn delete<K: MirroredKind>(
         return Ok(());
     };
     let namespace = copy.namespace().unwrap_or_default();
-    write::delete(ctx, &namespace, &copy.name_any(), seen).await?;
+    if write::delete(ctx, &namespace, &copy.name_any(), seen).await? == Deleted::AlreadyGone {
+        // Someone else, or an earlier prune of it, removed it first: nothing
+        // was deleted here, so nothing is told or counted.
+        tracing::debug!(copy = %object_key(copy.meta()), "copy already gone");
+        return Ok(());
+    }
     done(
         copy,
         name,
