@@ -8,14 +8,15 @@
 
 use crate::common;
 
-use std::{collections::BTreeMap, time::Duration};
-
-use common::{
-    ControllerProcess, PATIENCE, SOURCE_LABEL, TestKind, World, mk_source, mk_unmanaged, to,
-    with_json,
+use std::{
+    collections::BTreeMap,
+    sync::atomic::{AtomicUsize, Ordering},
 };
+
+use common::{PATIENCE, SOURCE_LABEL, TestKind, World, mk_source, mk_unmanaged, to, with_json};
 use configmap_mirror::contract::{
-    CHECKSUM_ANNOTATION, MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, content_checksum,
+    CHECKSUM_ANNOTATION, CLUSTER_MIRROR_LABEL, MANAGED_BY_LABEL, MANAGER_NAME,
+    MIRROR_OF_ANNOTATION, MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, content_checksum,
 };
 use k8s_openapi::api::{
     coordination::v1::Lease,
@@ -631,7 +632,9 @@ async fn a_name_kubernetes_publishes_everywhere_is_never_mirrored() {
 #[tokio::test]
 async fn the_work_follows_what_changed() {
     const SOURCES: usize = 10;
-    let world = World::<ConfigMap>::new("mt-cost").await;
+    const RESYNCED: &str = "configmap_mirror_resync_objects_total";
+    // With ClusterMirrors served, for `copies_caught_up`.
+    let world = crate::cluster_mirror::world::<ConfigMap>("mt-cost").await;
     let b = world.namespace("b", true, &[]).await;
     let quiet = world.namespace("quiet", true, &[]).await;
     // Where a canary source is mirrored once each consents: a later event of
@@ -639,64 +642,83 @@ async fn the_work_follows_what_changed() {
     let canaries = [
         world.namespace("c1", false, &[]).await,
         world.namespace("c2", false, &[]).await,
+        world.namespace("c3", false, &[]).await,
     ];
     for i in 0..SOURCES {
         world.mirrored(&format!("s{i}"), &[to(&b)]).await;
     }
-    world
-        .mirrored("canary", &[to(&format!("{},{}", canaries[0], canaries[1]))])
-        .await;
+    // Last on the sources' watch: its mirror written, every source before
+    // it was followed.
+    world.mirrored("canary", &[to(&canaries.join(","))]).await;
+    let companions = world.scene.configmaps();
     for i in 0..SOURCES {
+        companions.companion_in_sync(&format!("s{i}")).await;
         world.mirror_in_sync(&b, &format!("s{i}")).await;
     }
-    let controller = world.controller();
-    // Writing the copies wakes their sources once more: let that settle.
-    let before = settled(controller, "workqueue_adds_total").await;
-    let alone = canary_mirrored(&world, &canaries[0]).await;
+    companions.companion_in_sync("canary").await;
+    let before = canary_mirrored(&world, &canaries[0]).await;
+    let alone = canary_mirrored(&world, &canaries[1]).await;
     world.label_namespace(&quiet, "team", Some("x")).await;
-    // The watch delivers in order: once the canary's mirror is written,
-    // the label before it was followed, and its wakeups counted.
-    let after = canary_mirrored(&world, &canaries[1]).await;
+    // The namespace watch delivers in order: once the canary's mirror is
+    // written, the label before it was followed, and its wakeups counted.
+    let after = canary_mirrored(&world, &canaries[2]).await;
+    let controller = world.controller();
     assert_eq!(
         after - alone,
         alone - before,
-        "a namespace nobody mirrors into woke sources"
+        "a namespace nobody mirrors into woke sources (wakeups: {before} before, {alone} \
+         with one canary, {after} with the label and another)\n{}",
+        controller.log_text()
     );
 
-    let compared = settled(controller, "configmap_mirror_resync_objects_total").await;
+    let compared = controller.metric(RESYNCED, "").await;
     world.scene.configmaps().delete("s0").await;
     world.objects_in(&b).wait_gone("s0").await;
-    assert_eq!(
-        controller
-            .metric("configmap_mirror_resync_objects_total", "")
-            .await,
-        compared,
-        "deleting one source compared everything"
-    );
+    // A later event of the sources' watch, followed to its effect: the
+    // delete before it was followed, and a comparison it asked for made.
+    companions.set_data("s1", &[("color", Some("red"))]).await;
     world.mirror_in_sync(&b, "s1").await;
+    assert_eq!(
+        controller.metric(RESYNCED, "").await,
+        compared,
+        "deleting one source compared everything\n{}",
+        controller.log_text()
+    );
     world.clean_up().await;
 }
 
 /// `namespace` consents, and the canary source's mirror is written there:
-/// the wakeups handed to the sync loop once that has settled.
+/// the wakeups handed to the sync loop once the copies' watch has followed
+/// that write (which wakes the canary once more).
 async fn canary_mirrored(world: &World<ConfigMap>, namespace: &str) -> f64 {
     world
         .label_namespace(namespace, ConfigMap::CONSENT_LABEL, Some("true"))
         .await;
     world.mirror_in_sync(namespace, "canary").await;
-    settled(world.controller(), "workqueue_adds_total").await
+    copies_caught_up(world).await;
+    world.controller().metric("workqueue_adds_total", "").await
 }
 
-/// The metric once it has not moved for a second.
-pub(crate) async fn settled(controller: &ControllerProcess, name: &str) -> f64 {
-    testenv::wait_for(&format!("{name} to settle"), PATIENCE, || async {
-        let before = controller.metric(name, "").await;
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let after = controller.metric(name, "").await;
-        (before == after).then_some(after)
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e:#}"))
+/// Returns once the copies' watch has followed every event before the
+/// call. No copy of a source can be the later event that shows it: each
+/// write the controller makes of one comes back on that watch and wakes
+/// its source again. So the later event is a copy of a ClusterMirror that
+/// never existed, claiming no source: its prune keeps it as an orphan and
+/// says so in the log, and neither its creation nor its deletion wakes the
+/// sync loop.
+async fn copies_caught_up(world: &World<ConfigMap>) {
+    static LATER: AtomicUsize = AtomicUsize::new(0);
+    let name = format!("caught-up-{}", LATER.fetch_add(1, Ordering::Relaxed));
+    let marked = json!({"metadata": {
+        "labels": {MANAGED_BY_LABEL: MANAGER_NAME, CLUSTER_MIRROR_LABEL: name},
+        "annotations": {SOURCE_SELECTOR_ANNOTATION: format!("{SOURCE_LABEL}=true")},
+    }});
+    let orphan = with_json(ConfigMap::with_data(&name, &[("k", "v")], false), marked);
+    let objects = world.objects();
+    objects.create(&orphan).await;
+    let copy = format!("{}/{name}", world.scene.namespace);
+    crate::cluster_mirror::orphan_prunes_reaching(world.controller(), &copy, 1).await;
+    objects.delete(&name).await;
 }
 
 /// A tenant's source listing tens of thousands of names, re-annotated over
