@@ -10,6 +10,7 @@ pub(crate) mod cache_form;
 pub(crate) mod carried;
 pub(crate) mod cluster_mirror;
 pub(crate) mod consent;
+pub(crate) mod copy_request;
 pub(crate) mod copy_verdict;
 pub(crate) mod desired_copy;
 pub(crate) mod install;

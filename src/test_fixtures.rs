@@ -14,7 +14,8 @@ use kube::core::Status;
 use crate::{
     contract::MIRROR_OF_ANNOTATION,
     decisions::consent::{Consent, NamespaceFacts},
-    decisions::desired_copy::{Asked, Refusal, desired},
+    decisions::copy_request::CopyRequest,
+    decisions::desired_copy::{Refusal, desired},
     decisions::install::Install,
     decisions::selector::Selector,
     decisions::targets::MIRROR_TO_ANNOTATION,
@@ -85,7 +86,14 @@ pub(crate) fn mk_desired_companion<K: MirroredKind>(
     source: &K,
     key: &dyn ChecksumKey<K>,
 ) -> Result<K, Refusal> {
-    desired(source, &Asked::Companion, &mk_install(), key)
+    let namespace = source.meta().namespace.as_deref().unwrap_or_default();
+    desired(
+        source,
+        &CopyRequest::COMPANION,
+        namespace,
+        &mk_install(),
+        key,
+    )
 }
 
 /// The mirror of `source` in `namespace`, as a default install decides it.
@@ -94,7 +102,8 @@ pub(crate) fn mk_desired_mirror<K: MirroredKind>(
     namespace: &str,
     key: &dyn ChecksumKey<K>,
 ) -> Result<K, Refusal> {
-    desired(source, &Asked::Mirror { namespace }, &mk_install(), key)
+    let request = &CopyRequest::SOURCE_MIRRORS;
+    desired(source, request, namespace, &mk_install(), key)
 }
 
 /// A stored source in namespace `ns` (uid `uid-1`). Besides the selector's

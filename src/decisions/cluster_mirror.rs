@@ -26,7 +26,8 @@ use crate::{
     contract::{NeverCarried, cluster_mirror_of, is_managed_by_us, mirror_of},
     decisions::carried::Carried,
     decisions::consent::{Consent, NamespaceFacts},
-    decisions::desired_copy::{Asked, ClusterMirrorCopy, Refusal, copy_keys, never_a_source},
+    decisions::copy_request::{Asker, CarriedAsked, CopyRequest, NameAsked, ShapeAsked},
+    decisions::desired_copy::{Refusal, copy_keys, never_a_source},
     decisions::install::Install,
     decisions::key_shape::{
         KeyShape,
@@ -107,10 +108,7 @@ impl Request {
     /// The kind of its copies: a ConfigMap for a Secret whose keys it
     /// publishes (`target.kind: ConfigMap`), else its source's kind.
     pub fn copy_kind(&self) -> SourceKind {
-        match self.form.as_configmap {
-            true => SourceKind::ConfigMap,
-            false => self.kind,
-        }
+        self.copy_request().copy_kind(self.kind)
     }
 
     /// Whether it publishes a Secret's keys as ConfigMaps.
@@ -290,18 +288,25 @@ impl Request {
         bound
     }
 
-    /// Its copy in `namespace`, as [`desired`](crate::decisions::desired_copy::desired) takes it (with the source
-    /// from [`Request::bound_source`]).
-    pub fn copy_in<'a>(&'a self, namespace: &'a str) -> Asked<'a> {
-        Asked::ClusterMirror(ClusterMirrorCopy {
-            namespace,
-            name: &self.target_name,
-            cluster_mirror: &self.name,
-            labels: &self.labels,
-            annotations: &self.annotations,
-            shape: &self.shape,
-            form: self.form,
-        })
+    /// What it asks of each copy, as
+    /// [`desired`](crate::decisions::desired_copy::desired) takes it (with
+    /// the source from [`Request::bound_source`]): a mirror of its source
+    /// under the target name, labeled with its name, holding and carrying
+    /// what `spec.target` says (never what the source's own annotations
+    /// ask).
+    pub fn copy_request(&self) -> CopyRequest<'_> {
+        CopyRequest {
+            asker: Asker::ClusterMirror { name: &self.name },
+            shape: ShapeAsked::Given {
+                shape: &self.shape,
+                form: self.form,
+            },
+            name: NameAsked::Given(&self.target_name),
+            carried: CarriedAsked::Given {
+                labels: &self.labels,
+                annotations: &self.annotations,
+            },
+        }
     }
 
     /// Whether a copy this ClusterMirror wrote (its label names it) in a

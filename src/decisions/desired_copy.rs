@@ -3,7 +3,7 @@
 //! and a ClusterMirror's copies, for the reconcilers and for `explain`.
 //!
 //! Everything here is pure, and the same for every kind. Given a source,
-//! the copy asked for ([`Asked`]) and the install's settings ([`Install`]),
+//! the copy asked for (a [`CopyRequest`], whoever asks) and the install's settings ([`Install`]),
 //! [`desired`] says what the copy's name, content, checksum, labels,
 //! annotations and owner must be. Whether an existing object is that copy
 //! is `ownership`'s question, how it differs is `plan`'s; the reconcilers
@@ -31,6 +31,7 @@ use crate::{
         helm_storage_label, install::INSTALL_OWNED_LABEL, is_managed_by_us,
     },
     decisions::carried::{Carried, Lists},
+    decisions::copy_request::{Asker, CarriedAsked, CopyRequest, NameAsked},
     decisions::install::Install,
     decisions::key_shape::{
         KeyShape, checksum::CopyForm, content::shaped_content, copy_plan::ContentPlan,
@@ -43,7 +44,9 @@ use crate::{
 
 pub mod resolved;
 
-pub use resolved::{Resolved, ShapeKeys, copies_checksum, copy_keys, planned_checksum, shape_keys};
+pub use resolved::{
+    Resolved, ShapeKeys, copies_checksum, copy_keys, planned_checksum, shape_asked, shape_keys,
+};
 
 /// Why a companion cannot be built for a source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,62 +134,31 @@ fn identity<K: MirroredKind>(object: &K) -> Result<(&str, &str, &str), Refusal> 
     }
 }
 
-/// The copy asked for, of one source.
-#[derive(Debug, Clone, Copy)]
-pub enum Asked<'a> {
-    /// Its companion: `<name><suffix>` in its own namespace, owned by it.
-    Companion,
-    /// Its mirror in `namespace`, under the name its
-    /// `workshop.io/mirror-name` gives, else its own. A namespace cannot
-    /// own objects in another, so instead of an owner reference it names
-    /// its source in annotations, and the prune loop removes it when the
-    /// source no longer wants it.
-    Mirror { namespace: &'a str },
-    /// A ClusterMirror's copy.
-    ClusterMirror(ClusterMirrorCopy<'a>),
-}
-
-/// A ClusterMirror's copy in one namespace, as its spec asks for it: a
-/// mirror of its source under the target name, labeled with the
-/// ClusterMirror's name, carrying what `spec.target` sets (never what its
-/// source's own lists select). Its source is the one the ClusterMirror
-/// binds its copies to (`Request::bound_source`), whose uid the copy's
-/// checksum and `mirror-of-uid` name.
-#[derive(Debug, Clone, Copy)]
-pub struct ClusterMirrorCopy<'a> {
-    pub namespace: &'a str,
-    /// `spec.target.name`, or the source's name.
-    pub name: &'a str,
-    /// The ClusterMirror's name.
-    pub cluster_mirror: &'a str,
-    /// `spec.target.labels`.
-    pub labels: &'a BTreeMap<String, String>,
-    /// `spec.target.annotations`.
-    pub annotations: &'a BTreeMap<String, String>,
-    /// `spec.target.keys` and `spec.target.excludeKeys`.
-    pub shape: &'a KeyShape,
-    /// `spec.target.kind` and `spec.target.type`.
-    pub form: CopyForm<'a>,
-}
-
-/// The copy `asked` of `source`, as `install` writes it: the source's
-/// content under the copy's name, its checksum, the labels and annotations
-/// that mark it as this install's copy and name its source, and what it
-/// carries (with the record of the carried keys).
+/// The copy `request` asks of `source` in `namespace`, as `install`
+/// writes it: the source's content under the copy's name, its checksum,
+/// the labels and annotations that mark it as this install's copy and name
+/// its source, and what it carries (with the record of the carried keys).
 pub fn desired<K: MirroredKind>(
     source: &K,
-    asked: &Asked<'_>,
+    request: &CopyRequest<'_>,
+    namespace: &str,
     install: &Install,
     key: &dyn ChecksumKey<K>,
 ) -> Result<K, Refusal> {
-    let keys = shape_keys(source, asked);
+    let keys = shape_keys(source, request.shape);
     let checksum =
         (keys.as_ref()).map_or_else(|_| String::new(), |k| copies_checksum(source, k, key));
     let resolved = (keys.as_ref()).map(|keys| Resolved {
         keys,
         checksum: &checksum,
     });
-    desired_keys(source, asked, install, resolved.map_err(Clone::clone))
+    desired_keys(
+        source,
+        request,
+        namespace,
+        install,
+        resolved.map_err(Clone::clone),
+    )
 }
 
 /// [`desired`], with what its copies hold of `source` resolved before
@@ -194,31 +166,36 @@ pub fn desired<K: MirroredKind>(
 /// told only when nothing else refuses the copy first.
 pub fn desired_keys<K: MirroredKind>(
     source: &K,
-    asked: &Asked<'_>,
+    request: &CopyRequest<'_>,
+    namespace: &str,
     install: &Install,
     resolved: Result<Resolved<'_, '_>, Refusal>,
 ) -> Result<K, Refusal> {
-    let (name, namespace, uid) = identity(source)?;
-    let meta = match asked {
-        Asked::Companion => companion_meta::<K>(name, namespace, uid, &install.suffix)?,
-        Asked::Mirror { namespace: target } => {
+    let (name, source_namespace, uid) = identity(source)?;
+    let mut meta = match request.name {
+        NameAsked::Companion => companion_meta::<K>(name, source_namespace, uid, &install.suffix)?,
+        NameAsked::Annotated => {
             let copy_name = mirror_name(source.meta()).map_err(Refusal::InvalidMirrorName)?;
-            mirror_meta(name, namespace, uid, target, copy_name)
+            mirror_meta(name, source_namespace, uid, namespace, copy_name)
         }
-        Asked::ClusterMirror(copy) => {
-            let mut meta = mirror_meta(name, namespace, uid, copy.namespace, copy.name);
-            let labels = meta.labels.get_or_insert_with(BTreeMap::new);
-            labels.insert(CLUSTER_MIRROR_LABEL.into(), copy.cluster_mirror.into());
-            meta
+        NameAsked::Given(copy_name) => {
+            mirror_meta(name, source_namespace, uid, namespace, copy_name)
         }
     };
+    if let Asker::ClusterMirror { name } = request.asker {
+        let labels = meta.labels.get_or_insert_with(BTreeMap::new);
+        labels.insert(CLUSTER_MIRROR_LABEL.into(), name.into());
+    }
     let lists;
-    let carried = match asked {
-        Asked::ClusterMirror(copy) => Carried::Given {
-            labels: copy.labels,
-            annotations: copy.annotations,
+    let carried = match request.carried {
+        CarriedAsked::Given {
+            labels,
+            annotations,
+        } => Carried::Given {
+            labels,
+            annotations,
         },
-        Asked::Companion | Asked::Mirror { .. } => {
+        CarriedAsked::Listed => {
             lists = Lists::of(source.meta()).map_err(Refusal::InvalidCopyList)?;
             Carried::Listed {
                 source: source.meta(),

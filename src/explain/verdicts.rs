@@ -34,8 +34,9 @@ use crate::{
     decisions::consent::{
         ACCEPT_MIRRORS_FROM_ANNOTATION, Consent, NamespaceFacts, NamespaceRefusal,
     },
+    decisions::copy_request::CopyRequest,
     decisions::copy_verdict::{self, CopyVerdict, Unwanted},
-    decisions::desired_copy::{Asked, Refusal, desired, never_a_source},
+    decisions::desired_copy::{Refusal, desired, never_a_source},
     decisions::install::Install,
     decisions::key_shape::{annotated_shape, checksum::CopyForm},
     decisions::mirror_name::mirror_name,
@@ -214,79 +215,6 @@ pub(super) fn labels(meta: &ObjectMeta) -> &BTreeMap<String, String> {
     meta.labels.as_ref().unwrap_or(&EMPTY)
 }
 
-/// Whether the install manages a source, as the controller decides it.
-enum Managed<K> {
-    /// Not a source of this install: nothing of it is written.
-    No(Verdict, String),
-    /// A source: its finished companion, or why it can have none (its
-    /// mirrors are written anyway).
-    Yes { companion: Result<K, String> },
-}
-
-fn managed<K: Explained>(source: &K, rules: &Rules, key: &dyn ChecksumKey<K>) -> Managed<K> {
-    let meta = source.meta();
-    if !rules.install.source_selector.matches(labels(meta)) {
-        return Managed::No(
-            Verdict::NotSelected,
-            format!(
-                "its labels do not match the source selector {}: this install ignores it",
-                rules.install.selector
-            ),
-        );
-    }
-    if let Err(why) = Lists::of(meta) {
-        return invalid_copy_list(why);
-    }
-    if let Some(reason) = never_a_source(source, &K::source_rules(rules)) {
-        return Managed::refused(Condition::NeverASource, format!("{reason}: never copied"));
-    }
-    match desired(source, &Asked::Companion, &rules.install, key) {
-        Ok(companion) => within_size(source, companion),
-        Err(Refusal::NameTooLong { name, len }) => Managed::Yes {
-            companion: Err(format!(
-                "its companion's name {name} would be {len} characters long, over the limit of 253: it has no companion ({}); its mirrors are written",
-                warned(Condition::NameTooLong)
-            )),
-        },
-        Err(Refusal::SourceIsCompanion) => Managed::No(
-            Verdict::IsACopy,
-            format!(
-                "it carries {MANAGED_BY_LABEL}={MANAGER_NAME}, the label of a copy: a copy is never a source"
-            ),
-        ),
-        Err(Refusal::BeingDeleted) => Managed::No(
-            Verdict::BeingDeleted,
-            "it is being deleted: no copy is written for it".into(),
-        ),
-        Err(Refusal::Incomplete) => Managed::No(Verdict::NotFound, "it is not stored yet".into()),
-        Err(Refusal::InvalidCopyList(why)) => invalid_copy_list(why),
-        Err(Refusal::InvalidMirrorKeys(why)) => Managed::refused(
-            Condition::InvalidMirrorKeys,
-            format!("{why}: its copies are left as they are until it is fixed"),
-        ),
-        Err(Refusal::KeysBreakType(breaks)) => {
-            Managed::refused(Condition::KeysBreakType, breaks.label_path_message())
-        }
-        // Never for a companion, which keeps `<name><suffix>`.
-        Err(Refusal::InvalidMirrorName(why)) => {
-            let (verdict, why) = invalid_mirror_name(&why);
-            Managed::No(verdict, why)
-        }
-    }
-}
-
-/// A source whose companion can be built, unless its copies would hold more
-/// than the API server accepts: then none is written.
-fn within_size<K: Explained>(source: &K, companion: K) -> Managed<K> {
-    let shape = annotated_shape(source.meta()).unwrap_or_default();
-    match keys::too_large(source, &shape, CopyForm::default()) {
-        Some(too_large) => Managed::refused(Condition::CopyTooLarge, too_large),
-        None => Managed::Yes {
-            companion: Ok(companion),
-        },
-    }
-}
-
 /// Why a source whose `workshop.io/mirror-name` cannot be a name has no
 /// mirror written.
 pub(crate) fn invalid_mirror_name(why: &str) -> (Verdict, String) {
@@ -294,22 +222,6 @@ pub(crate) fn invalid_mirror_name(why: &str) -> (Verdict, String) {
         Condition::InvalidMirrorName,
         format!("{why}: no mirror is written, and those written before stay, until it is fixed"),
     )
-}
-
-/// A source whose list of keys to carry is malformed.
-fn invalid_copy_list<K>(why: String) -> Managed<K> {
-    Managed::refused(
-        Condition::InvalidCopyList,
-        format!("{why}: nothing of it is written until it is fixed"),
-    )
-}
-
-impl<K> Managed<K> {
-    /// Not managed, for `condition`, as the table tells of it.
-    fn refused(condition: Condition, why: impl std::fmt::Display) -> Managed<K> {
-        let (verdict, why) = Verdict::told(condition, why);
-        Managed::No(verdict, why)
-    }
 }
 
 /// The row saying whether the install manages `source`.
@@ -369,6 +281,8 @@ mod compare;
 mod contested;
 mod copy;
 mod keys;
+mod managed;
+use managed::{Managed, managed};
 mod namespace;
 mod orphan;
 mod refusal;

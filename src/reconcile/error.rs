@@ -2,7 +2,10 @@
 //! of the table (`contract::condition`) it is, and its message.
 
 pub use crate::contract::condition::Retry;
-use crate::{contract::condition::Condition, decisions::key_shape::copy_plan::CopyTooLarge};
+use crate::{
+    contract::condition::Condition, decisions::desired_copy::Refusal,
+    decisions::key_shape::copy_plan::CopyTooLarge,
+};
 
 /// Everything a reconcile can fail with: each variant is the [`Condition`]
 /// of its name (which says what it means), with the data its message tells.
@@ -103,6 +106,22 @@ fn mirror_names_taken(names: &[String], claimed: &[(String, String)]) -> String 
 }
 
 impl Error {
+    /// What a source is told of a refusal of one of its own copies; None
+    /// for a source that is quietly not copied (a copy itself, being
+    /// deleted, or not yet stored).
+    pub fn of_refusal(refusal: Refusal) -> Option<Error> {
+        match refusal {
+            Refusal::NameTooLong { name, len } => Some(Error::NameTooLong { name, len }),
+            Refusal::InvalidCopyList(why) => Some(Error::InvalidCopyList(why)),
+            Refusal::InvalidMirrorKeys(why) => Some(Error::InvalidMirrorKeys(why)),
+            Refusal::InvalidMirrorName(why) => Some(Error::InvalidMirrorName(why)),
+            Refusal::KeysBreakType(breaks) => {
+                Some(Error::KeysBreakType(breaks.label_path_message()))
+            }
+            Refusal::SourceIsCompanion | Refusal::Incomplete | Refusal::BeingDeleted => None,
+        }
+    }
+
     /// Which condition of the table this is.
     pub fn condition(&self) -> Condition {
         match self {

@@ -1,11 +1,15 @@
-//! The writes of many copies of one source, in as many namespaces, and
-//! what their outcomes come to: the one fan-out of a source's own mirrors
-//! and of a ClusterMirror's copies. Each path tells the outcomes its own
-//! way (Events on the source; a ClusterMirror's status).
+//! The engine of every request for copies in many namespaces: a copy
+//! request ([`CopyRequest`]) of one source becomes its copies, one per
+//! namespace, and they are written, with what their outcomes come to. A
+//! source's own mirrors and a ClusterMirror's copies go through it alike;
+//! each asker picks its namespaces (its consent), and tells the outcomes
+//! its own way (Events on the source; a ClusterMirror's status).
 
 use futures::{StreamExt, stream};
 
 use crate::{
+    decisions::copy_request::CopyRequest,
+    decisions::desired_copy::Refusal,
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::copy::sync_copy,
@@ -31,6 +35,36 @@ pub(crate) async fn let_others_run(checked: usize) {
     if checked % NAMESPACES_BETWEEN_YIELDS == NAMESPACES_BETWEEN_YIELDS - 1 {
         tokio::task::yield_now().await;
     }
+}
+
+/// The copies `request` asks of `source`, one in each of `namespaces`, as
+/// the install writes them. A refusal is the request's as a whole (none
+/// depends on the namespace), so the first found stands for every copy.
+pub(crate) async fn desired_copies<K: MirroredKind>(
+    source: &Source<'_, K>,
+    request: &CopyRequest<'_>,
+    namespaces: Vec<String>,
+    ctx: &Context<K>,
+) -> Result<Vec<(String, K)>, Refusal> {
+    let mut copies = Vec::with_capacity(namespaces.len());
+    for (built, namespace) in namespaces.into_iter().enumerate() {
+        let_others_run(built).await;
+        let copy = source.desired(request, &namespace, &ctx.install)?;
+        copies.push((namespace, copy));
+    }
+    Ok(copies)
+}
+
+/// The copies `request` asks of `source` in `namespaces`
+/// ([`desired_copies`]), written ([`write_copies`]).
+pub(crate) async fn fan_out<K: MirroredKind>(
+    source: &Source<'_, K>,
+    request: &CopyRequest<'_>,
+    namespaces: Vec<String>,
+    ctx: &Context<K>,
+) -> Result<Outcomes, Refusal> {
+    let copies = desired_copies(source, request, namespaces, ctx).await?;
+    Ok(write_copies(source, copies, ctx).await)
 }
 
 /// Writes each copy (with the namespace it is for), `WRITES_AT_ONCE` at a

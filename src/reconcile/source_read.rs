@@ -27,13 +27,14 @@ pub(crate) mod still_decides;
 use crate::{
     contract::object_key,
     decisions::cache_form::content_size,
+    decisions::copy_request::{CopyRequest, ShapeAsked},
     decisions::desired_copy::{
-        Asked, Refusal, Resolved, ShapeKeys, copies_checksum, copy_keys, desired_keys,
-        planned_checksum, shape_keys,
+        Refusal, Resolved, ShapeKeys, copies_checksum, desired_keys, planned_checksum, shape_asked,
+        shape_keys,
     },
     decisions::install::Install,
     decisions::key_shape::{
-        KeyShape, annotated_shape,
+        KeyShape,
         checksum::CopyForm,
         copy_plan::{ContentPlan, CopyTooLarge, content_plan},
     },
@@ -62,9 +63,9 @@ pub struct Source<'a, K: MirroredKind> {
     /// carries the uid its copies are bound to (`decisions::cluster_mirror`),
     /// and the request, not the source's labels, decides what is copied.
     requested_uid: Option<String>,
-    /// For a ClusterMirror's request, the keys its copies hold and their
-    /// form, as its spec says; a source's own copies follow the source.
-    requested_shape: Option<(&'a KeyShape, CopyForm<'a>)>,
+    /// Which keys its copies hold and in which form, as their request
+    /// asks: one answer for every copy of the reconcile.
+    shape: ShapeAsked<'a>,
     /// What its copies hold of its keys, decided once from `cached` for
     /// every copy of the reconcile (a shape may cost the work of its every
     /// key against each of its globs).
@@ -110,7 +111,7 @@ impl<'a, K: MirroredKind> Source<'a, K> {
             key,
             content: OnceCell::new(),
             requested_uid: None,
-            requested_shape: None,
+            shape: ShapeAsked::Annotated,
             shape_keys: OnceLock::new(),
             checksum: OnceLock::new(),
             plan: OnceLock::new(),
@@ -126,39 +127,38 @@ impl<'a, K: MirroredKind> Source<'a, K> {
 
     /// What its copies hold of its keys (see [`ShapeKeys`]), decided once.
     pub fn shape_keys(&self) -> Result<&ShapeKeys<'a>, Refusal> {
-        let decided = self.shape_keys.get_or_init(|| match self.requested_shape {
-            Some((shape, form)) => copy_keys(self.cached, shape, form).map(|keys| ShapeKeys {
-                shape: Cow::Borrowed(shape),
-                form,
-                keys,
-            }),
-            None => shape_keys(self.cached, &Asked::Companion),
-        });
+        let decided = (self.shape_keys).get_or_init(|| shape_keys(self.cached, self.shape));
         decided.as_ref().map_err(Clone::clone)
     }
 
-    /// The copy `asked` of this source, as `install` writes it
-    /// (`decisions::desired_copy::desired`), its keys decided once.
-    pub fn desired(&self, asked: &Asked<'_>, install: &Install) -> Result<K, Refusal> {
+    /// The copy `request` asks of this source in `namespace`, as `install`
+    /// writes it (`decisions::desired_copy::desired`), its keys decided
+    /// once from this source's shape, which is the request's.
+    pub fn desired(
+        &self,
+        request: &CopyRequest<'_>,
+        namespace: &str,
+        install: &Install,
+    ) -> Result<K, Refusal> {
         let resolved = self.shape_keys().map(|keys| Resolved {
             keys,
             checksum: (self.checksum).get_or_init(|| copies_checksum(self.cached, keys, &self.key)),
         });
-        desired_keys(self.cached, asked, install, resolved)
+        desired_keys(self.cached, request, namespace, install, resolved)
     }
 
     /// The source of a ClusterMirror's copies: `bound` is the cached source
-    /// under the uid its copies are bound to, `uid` its own.
+    /// under the uid its copies are bound to, `uid` its own, and `request`
+    /// what its copies are.
     pub fn requested(
         bound: &'a K,
         key: Box<dyn ChecksumKey<K>>,
         uid: String,
-        shape: &'a KeyShape,
-        form: CopyForm<'a>,
+        request: &CopyRequest<'a>,
     ) -> Source<'a, K> {
         Source {
             requested_uid: Some(uid),
-            requested_shape: Some((shape, form)),
+            shape: request.shape,
             ..Source::keyed(bound, key)
         }
     }
@@ -172,14 +172,7 @@ impl<'a, K: MirroredKind> Source<'a, K> {
     /// Which keys the copies of `fresh` (this source, read now) hold, and
     /// in which form.
     fn shape_of(&self, fresh: &K) -> Result<(Cow<'a, KeyShape>, CopyForm<'a>), PlanRefusal> {
-        match self.requested_shape {
-            Some((shape, form)) => Ok((Cow::Borrowed(shape), form)),
-            None => {
-                let shape =
-                    annotated_shape(fresh.meta()).map_err(PlanRefusal::InvalidMirrorKeys)?;
-                Ok((Cow::Owned(shape), CopyForm::default()))
-            }
-        }
+        shape_asked(fresh.meta(), self.shape).map_err(PlanRefusal::InvalidMirrorKeys)
     }
 
     /// What every copy of `fresh` (this source, read now) takes from it,
@@ -215,9 +208,8 @@ impl<'a, K: MirroredKind> Source<'a, K> {
     /// publish as ConfigMaps, or a Secret copy): then nothing the API
     /// server says of a write of them is passed on beyond who refused it.
     pub fn content_is_secret(&self) -> bool {
-        let asked_as_configmap = self
-            .requested_shape
-            .is_some_and(|(_, form)| form.as_configmap);
+        let asked_as_configmap =
+            matches!(self.shape, ShapeAsked::Given { form, .. } if form.as_configmap);
         K::CONFIDENTIAL || asked_as_configmap || self.secret_as.is_some()
     }
 
@@ -230,8 +222,10 @@ impl<'a, K: MirroredKind> Source<'a, K> {
     /// The keys asked for and how they become this kind's, when the source
     /// is a Secret whose keys its copies publish.
     fn publishes_secret(&self) -> Option<(&'a KeyShape, SecretAs<K>)> {
-        let (shape, _) = self.requested_shape?;
-        Some((shape, self.secret_as?))
+        match self.shape {
+            ShapeAsked::Given { shape, .. } => Some((shape, self.secret_as?)),
+            ShapeAsked::Annotated => None,
+        }
     }
 
     /// The source as the API server holds it now: the same object (by

@@ -12,7 +12,8 @@ use kube::runtime::{controller::Action, reflector::ObjectRef};
 use crate::{
     contract::object_key,
     decisions::carried::{Carried, Lists},
-    decisions::desired_copy::{Asked, Refusal, ShapeKeys, never_a_source, shape_keys},
+    decisions::copy_request::{CopyRequest, ShapeAsked},
+    decisions::desired_copy::{Refusal, ShapeKeys, never_a_source, shape_keys},
     decisions::plan::Write,
     decisions::scope::Scope,
     kind::MirroredKind,
@@ -60,7 +61,7 @@ async fn sync<K: MirroredKind>(cached: &K, scope: &Scope, ctx: &Context<K>) -> R
     let lists = Lists::of(cached.meta()).map_err(Error::InvalidCopyList)?;
     // So does a malformed or type-breaking list of keys to mirror: what the
     // copies hold is decided once, for the companion and every mirror.
-    let keys = shape_keys(cached, &Asked::Companion);
+    let keys = shape_keys(cached, ShapeAsked::Annotated);
     let missing_keys = keys_missing(&keys)?;
     let key = K::current_key(&ctx.digest_key).ok_or(Error::NoDigestKey)?;
     let source = Source::new(cached, key).knowing(keys);
@@ -85,11 +86,7 @@ async fn sync<K: MirroredKind>(cached: &K, scope: &Scope, ctx: &Context<K>) -> R
 fn keys_missing(keys: &Result<ShapeKeys<'_>, Refusal>) -> Result<Result<(), Error>, Error> {
     let missing = match keys {
         Ok(keys) => keys.keys.as_ref().map(|keys| keys.missing.clone()),
-        Err(Refusal::InvalidMirrorKeys(why)) => return Err(Error::InvalidMirrorKeys(why.clone())),
-        Err(Refusal::KeysBreakType(breaks)) => {
-            return Err(Error::KeysBreakType(breaks.label_path_message()));
-        }
-        Err(_) => None,
+        Err(refusal) => return Error::of_refusal(refusal.clone()).map_or(Ok(Ok(())), Err),
     };
     let missing = missing.unwrap_or_default();
     Ok(match missing.is_empty() {
@@ -114,17 +111,15 @@ fn companion_of<K: MirroredKind>(
     source: &Source<'_, K>,
     ctx: &Context<K>,
 ) -> Result<Option<K>, Error> {
-    match source.desired(&Asked::Companion, &ctx.install) {
+    let namespace = source
+        .cached
+        .meta()
+        .namespace
+        .as_deref()
+        .unwrap_or_default();
+    match source.desired(&CopyRequest::COMPANION, namespace, &ctx.install) {
         Ok(desired) => Ok(Some(desired)),
-        Err(Refusal::NameTooLong { name, len }) => Err(Error::NameTooLong { name, len }),
-        Err(Refusal::InvalidCopyList(why)) => Err(Error::InvalidCopyList(why)),
-        Err(Refusal::InvalidMirrorKeys(why)) => Err(Error::InvalidMirrorKeys(why)),
-        Err(Refusal::KeysBreakType(breaks)) => {
-            Err(Error::KeysBreakType(breaks.label_path_message()))
-        }
-        // Never for a companion, which keeps `<name><suffix>`.
-        Err(Refusal::InvalidMirrorName(why)) => Err(Error::InvalidMirrorName(why)),
-        Err(Refusal::SourceIsCompanion | Refusal::Incomplete | Refusal::BeingDeleted) => Ok(None),
+        Err(refusal) => Error::of_refusal(refusal).map_or(Ok(None), Err),
     }
 }
 

@@ -58,17 +58,15 @@ fn install_of(selector: &str) -> Install {
 /// `selector` writes it.
 fn copy_of(request: &Request, source: &ConfigMap, namespace: &str, selector: &str) -> ConfigMap {
     let bound = request.bound_source(source);
-    let asked = request.copy_in(namespace);
-    desired(&bound, &asked, &install_of(selector), &()).unwrap()
+    let asked = request.copy_request();
+    desired(&bound, &asked, namespace, &install_of(selector), &()).unwrap()
 }
 
 /// The label-driven mirror of `source` in `team-a`, as the install of
 /// `selector` writes it.
 fn mirror_of_by(source: &ConfigMap, selector: &str) -> ConfigMap {
-    let asked = Asked::Mirror {
-        namespace: "team-a",
-    };
-    desired(source, &asked, &install_of(selector), &()).unwrap()
+    let asked = CopyRequest::SOURCE_MIRRORS;
+    desired(source, &asked, "team-a", &install_of(selector), &()).unwrap()
 }
 
 fn consent() -> Consent {

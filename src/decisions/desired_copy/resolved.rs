@@ -9,9 +9,10 @@ use std::borrow::Cow;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::{Asked, Refusal};
+use super::Refusal;
 use crate::{
     decisions::cache_form::{key_digests::source_copy_keys, source_checksum},
+    decisions::copy_request::ShapeAsked,
     decisions::key_shape::{
         KeyShape, annotated_shape,
         checksum::{CopyForm, CopyKeys},
@@ -51,29 +52,26 @@ pub struct ShapeKeys<'a> {
     pub keys: Option<CopyKeys>,
 }
 
-/// [`ShapeKeys`] of the copy `asked` of `source`.
+/// [`ShapeKeys`] of the copies `shape` asks of `source`.
 pub fn shape_keys<'a, K: MirroredKind>(
     source: &K,
-    asked: &Asked<'a>,
+    shape: ShapeAsked<'a>,
 ) -> Result<ShapeKeys<'a>, Refusal> {
-    let (shape, form) = shape_asked(source, asked)?;
+    let (shape, form) = shape_asked(source.meta(), shape).map_err(Refusal::InvalidMirrorKeys)?;
     let keys = copy_keys(source, &shape, form)?;
     Ok(ShapeKeys { shape, form, keys })
 }
 
-/// Which keys the copy `asked` of `source` holds, and in which form: a
-/// ClusterMirror's spec says; a source's own copies follow its
-/// `workshop.io/mirror-keys` (absent: every key, as it is).
-fn shape_asked<'a, K: MirroredKind>(
-    source: &K,
-    asked: &Asked<'a>,
-) -> Result<(Cow<'a, KeyShape>, CopyForm<'a>), Refusal> {
+/// Which keys the copies `asked` of `source` hold, and in which form: a
+/// spec says, or the source's `workshop.io/mirror-keys` (absent: every
+/// key, as it is); an error says why that annotation cannot be read.
+pub fn shape_asked<'a>(
+    source: &ObjectMeta,
+    asked: ShapeAsked<'a>,
+) -> Result<(Cow<'a, KeyShape>, CopyForm<'a>), String> {
     match asked {
-        Asked::ClusterMirror(copy) => Ok((Cow::Borrowed(copy.shape), copy.form)),
-        Asked::Companion | Asked::Mirror { .. } => {
-            let shape = annotated_shape(source.meta()).map_err(Refusal::InvalidMirrorKeys)?;
-            Ok((Cow::Owned(shape), CopyForm::default()))
-        }
+        ShapeAsked::Given { shape, form } => Ok((Cow::Borrowed(shape), form)),
+        ShapeAsked::Annotated => Ok((Cow::Owned(annotated_shape(source)?), CopyForm::default())),
     }
 }
 

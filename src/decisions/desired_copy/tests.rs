@@ -210,13 +210,8 @@ fn keys_never_carry_adds_are_left_off_every_copy_of_the_label_path() {
         never_carried: NeverCarried::new(&["team".to_owned()]),
         ..mk_install()
     };
-    for asked in [
-        Asked::Companion,
-        Asked::Mirror {
-            namespace: "team-a",
-        },
-    ] {
-        let copy = desired(&source, &asked, &install, &()).unwrap();
+    for asked in [CopyRequest::COMPANION, CopyRequest::SOURCE_MIRRORS] {
+        let copy = desired(&source, &asked, "team-a", &install, &()).unwrap();
         let labels = copy.metadata.labels.unwrap();
         assert!(!labels.contains_key("team"), "{asked:?}");
         let annotations = copy.metadata.annotations.unwrap();
@@ -233,13 +228,8 @@ fn a_malformed_list_refuses_every_copy_of_the_label_path_but_no_name_before_it()
         mk_source("colors", &[]),
         &[(COPY_LABELS_ANNOTATION, "not a key")],
     );
-    for asked in [
-        Asked::Companion,
-        Asked::Mirror {
-            namespace: "team-a",
-        },
-    ] {
-        let refusal = desired(&source, &asked, &mk_install(), &()).unwrap_err();
+    for asked in [CopyRequest::COMPANION, CopyRequest::SOURCE_MIRRORS] {
+        let refusal = desired(&source, &asked, "team-a", &mk_install(), &()).unwrap_err();
         assert!(
             matches!(&refusal, Refusal::InvalidCopyList(why) if why.contains(COPY_LABELS_ANNOTATION)),
             "{refusal:?}"
@@ -250,7 +240,7 @@ fn a_malformed_list_refuses_every_copy_of_the_label_path_but_no_name_before_it()
         mk_source(&long, &[]),
         &[(COPY_LABELS_ANNOTATION, "not a key")],
     );
-    let refusal = desired(&both, &Asked::Companion, &mk_install(), &()).unwrap_err();
+    let refusal = desired(&both, &CopyRequest::COMPANION, "ns", &mk_install(), &()).unwrap_err();
     assert!(
         matches!(refusal, Refusal::NameTooLong { .. }),
         "the name is told first, as before: {refusal:?}"

@@ -4,7 +4,7 @@
 //!
 //! The decisions are the controller's: [`Request::blocked`] for what stops
 //! the whole request, [`Request::selects`] and the cluster consent for the
-//! namespaces, [`desired`] of [`Request::copy_in`] and the plan (through
+//! namespaces, [`desired`] of [`Request::copy_request`] and the plan (through
 //! [`compare`]) for each copy, [`copy_fate`] for the copies it holds
 //! elsewhere, and [`status::status`] for its conditions.
 

@@ -274,10 +274,10 @@ fn desired_of<K: Explained>(
     key: &dyn ChecksumKey<K>,
 ) -> Result<K, Said> {
     let asked = match what {
-        What::Mirror => Asked::Mirror { namespace },
-        _ => Asked::Companion,
+        What::Mirror => CopyRequest::SOURCE_MIRRORS,
+        _ => CopyRequest::COMPANION,
     };
-    match desired(source, &asked, &rules.install, key) {
+    match desired(source, &asked, namespace, &rules.install, key) {
         Ok(desired) => Ok(desired),
         Err(Refusal::InvalidCopyList(why)) => Err((
             Verdict::InvalidCopyList,

@@ -113,8 +113,8 @@ pub async fn sync<K: MirroredKind>(
     } = readable;
     let bound = request.bound_source(cached.as_ref());
     let uid = cached.meta().uid.clone().unwrap_or_default();
-    let source = Source::requested(&bound, key, uid, &request.shape, request.form)
-        .reading_secret_as(from_secret);
+    let source =
+        Source::requested(&bound, key, uid, &request.copy_request()).reading_secret_as(from_secret);
     let made_from = MadeFrom {
         uid: request.uid.clone(),
         generation: request.generation,
@@ -168,17 +168,16 @@ async fn sync_all<K: MirroredKind>(
     ctx: &Context<K>,
 ) -> Result<Found, Error> {
     let namespaces = selected(request, cluster_mirrors, ctx).await;
-    let mut wanted = Vec::with_capacity(namespaces.len());
-    for namespace in &namespaces {
-        match source.desired(&request.copy_in(namespace), &ctx.install) {
-            Ok(copy) => wanted.push((namespace.clone(), copy)),
-            // Never for a stored source, which is not a copy (checked above).
-            Err(refusal) => {
-                let why = Blocked::SourceNotCopyable(format!("{refusal:?}"));
-                return Ok(Found::blocked(request.generation, why, namespaces.len()));
-            }
+    let count = namespaces.len();
+    let asked = request.copy_request();
+    let wanted = match fan_out::desired_copies(source, &asked, namespaces, ctx).await {
+        Ok(wanted) => wanted,
+        // Never for a stored source, which is not a copy (checked above).
+        Err(refusal) => {
+            let why = Blocked::SourceNotCopyable(format!("{refusal:?}"));
+            return Ok(Found::blocked(request.generation, why, count));
         }
-    }
+    };
     let mut copies_missing = false;
     let mut outcomes = match request.suspend {
         true => {
@@ -191,7 +190,7 @@ async fn sync_all<K: MirroredKind>(
     written_without(&mut outcomes, missing);
     let tally = Tally {
         // A namespace being deleted is no target any more.
-        selected: namespaces.len() - outcomes.terminating,
+        selected: count - outcomes.terminating,
         synced: outcomes.in_sync.len(),
         failures: failures(&outcomes),
     };
@@ -217,16 +216,16 @@ async fn sync_some<K: MirroredKind>(
     cluster_mirrors: &ClusterMirrorCaches,
     ctx: &Context<K>,
 ) -> Option<Found> {
-    let mut wanted = Vec::with_capacity(namespaces.len());
-    for namespace in namespaces {
-        if !still_selected(request, namespace, cluster_mirrors, ctx) {
-            return None;
-        }
-        let asked = request.copy_in(namespace);
-        let copy = source.desired(&asked, &ctx.install).ok()?;
-        wanted.push((namespace.clone(), copy));
+    if !(namespaces.iter())
+        .all(|namespace| still_selected(request, namespace, cluster_mirrors, ctx))
+    {
+        return None;
     }
-    let mut outcomes = fan_out::write_copies(source, wanted, ctx).await;
+    let namespaces = namespaces.iter().cloned().collect();
+    let asked = request.copy_request();
+    let mut outcomes = fan_out::fan_out(source, &asked, namespaces, ctx)
+        .await
+        .ok()?;
     written_without(&mut outcomes, missing);
     if outcomes.terminating > 0 {
         return None;

@@ -8,7 +8,7 @@ use crate::{
     contract::{cluster_mirror_of, warning},
     decisions::cluster_mirror::Request,
     decisions::consent::{NamespaceFacts, NamespaceRefusal},
-    decisions::desired_copy::{Asked, Refusal},
+    decisions::copy_request::CopyRequest,
     decisions::mirror_name::mirror_name,
     decisions::scope::Scope,
     decisions::targets::Targets,
@@ -51,9 +51,9 @@ pub(super) async fn sync_mirrors<K: MirroredKind>(
     let mut claimed = Vec::new();
     for (checked, namespace) in candidates(&targets, scope, ctx).into_iter().enumerate() {
         fan_out::let_others_run(checked).await;
-        let Some(mirror) = wanted_mirror(source, &source_namespace, &namespace, ctx)? else {
+        if !accepts(&source_namespace, &namespace, ctx) {
             continue;
-        };
+        }
         match claims.by(&namespace) {
             Some(cluster_mirror) => {
                 let error = Error::NameClaimed {
@@ -62,10 +62,17 @@ pub(super) async fn sync_mirrors<K: MirroredKind>(
                 };
                 claimed.push((namespace.name, error));
             }
-            None => wanted.push((namespace.name, mirror)),
+            None => wanted.push(namespace.name),
         }
     }
-    let mut outcomes = fan_out::write_copies(source, wanted, ctx).await;
+    let request = &CopyRequest::SOURCE_MIRRORS;
+    let mut outcomes = match fan_out::fan_out(source, request, wanted, ctx).await {
+        Ok(outcomes) => outcomes,
+        Err(refusal) => match Error::of_refusal(refusal) {
+            Some(error) => return Err(error),
+            None => Outcomes::default(),
+        },
+    };
     outcomes.failed.extend(claimed);
     // Protected namespaces are told of by a reconcile that looks at all.
     let protected = match scope {
@@ -95,35 +102,20 @@ fn candidates<K: MirroredKind>(
     }
 }
 
-/// The mirror a namespace that admits the kind and is asked for should
-/// hold, if it accepts mirrors from the source's namespace.
-fn wanted_mirror<K: MirroredKind>(
-    source: &Source<'_, K>,
+/// Whether a namespace that admits the kind and is asked for accepts
+/// mirrors from the source's namespace.
+fn accepts<K: MirroredKind>(
     source_namespace: &str,
     namespace: &NamespaceFacts,
     ctx: &Context<K>,
-) -> Result<Option<K>, Error> {
+) -> bool {
     match ctx.consent.verdict(source_namespace, namespace) {
-        Ok(()) => {
-            let asked = Asked::Mirror {
-                namespace: &namespace.name,
-            };
-            match source.desired(&asked, &ctx.install) {
-                Ok(mirror) => Ok(Some(mirror)),
-                Err(Refusal::InvalidCopyList(why)) => Err(Error::InvalidCopyList(why)),
-                Err(Refusal::InvalidMirrorKeys(why)) => Err(Error::InvalidMirrorKeys(why)),
-                Err(Refusal::InvalidMirrorName(why)) => Err(Error::InvalidMirrorName(why)),
-                Err(Refusal::KeysBreakType(breaks)) => {
-                    Err(Error::KeysBreakType(breaks.label_path_message()))
-                }
-                Err(_) => Ok(None),
-            }
-        }
+        Ok(()) => true,
         Err(NamespaceRefusal::MalformedAcceptFrom(why)) => {
             warn_namespace(ctx, namespace, &why);
-            Ok(None)
+            false
         }
-        Err(_) => Ok(None),
+        Err(_) => false,
     }
 }
 

@@ -1,9 +1,9 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::decisions::desired_copy::{Asked, desired};
 use crate::decisions::install::Install;
 use crate::decisions::ownership::claimed_source;
+use crate::decisions::{copy_request::CopyRequest, desired_copy::desired};
 use crate::test_fixtures::{
     SUFFIX, mk_configmap, mk_consent, mk_consenting_labels, mk_desired_companion,
     mk_desired_mirror, mk_install, mk_mirrored_source, mk_namespace, mk_source,
@@ -32,7 +32,7 @@ fn a_copy_under_another_name_is_never_pruned() {
         ..mk_install()
     };
     let source = mk_source("a", &[("key", "v")]);
-    let companion = desired(&source, &Asked::Companion, &install, &()).unwrap();
+    let companion = desired(&source, &CopyRequest::COMPANION, "ns", &install, &()).unwrap();
     assert!(!should_prune::<ConfigMap>(
         &companion.metadata,
         SUFFIX,

@@ -77,7 +77,7 @@ fn a_malformed_annotation_or_a_broken_type_is_refused() {
             .collect(),
     );
     let key = crate::kind::secret::SecretDigestKey::from_bytes(&[7; 32]).unwrap();
-    let refusal = desired(&tls, &Asked::Companion, &mk_install(), &key).unwrap_err();
+    let refusal = desired(&tls, &CopyRequest::COMPANION, "ns", &mk_install(), &key).unwrap_err();
     let Refusal::KeysBreakType(breaks) = refusal else {
         panic!("{refusal:?}");
     };

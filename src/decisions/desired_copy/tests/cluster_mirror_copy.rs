@@ -2,23 +2,27 @@
 //! what the ClusterMirror's spec says in place of the source's lists.
 
 use super::*;
+use crate::decisions::copy_request::ShapeAsked;
 
 static EVERY_KEY: KeyShape = KeyShape::EVERY_KEY;
 
-/// What the ClusterMirror `corp-ca` (uid `cm-uid`) asks for in `team-a`.
+/// What the ClusterMirror `corp-ca` (uid `cm-uid`) asks of its copies.
 fn corp_ca<'a>(
     labels: &'a BTreeMap<String, String>,
     annotations: &'a BTreeMap<String, String>,
-) -> Asked<'a> {
-    Asked::ClusterMirror(ClusterMirrorCopy {
-        namespace: "team-a",
-        name: "shared",
-        cluster_mirror: "corp-ca",
-        labels,
-        annotations,
-        shape: &EVERY_KEY,
-        form: CopyForm::default(),
-    })
+) -> CopyRequest<'a> {
+    CopyRequest {
+        asker: Asker::ClusterMirror { name: "corp-ca" },
+        shape: ShapeAsked::Given {
+            shape: &EVERY_KEY,
+            form: CopyForm::default(),
+        },
+        name: NameAsked::Given("shared"),
+        carried: CarriedAsked::Given {
+            labels,
+            annotations,
+        },
+    }
 }
 
 /// `source` as `corp-ca` binds its copies to it.
@@ -36,7 +40,14 @@ fn a_copy_names_its_source_and_its_clustermirror_and_carries_only_allowed_keys()
         selector: "sel=1".into(),
         ..mk_install()
     };
-    let copy = desired(&source, &corp_ca(&labels, &annotations), &install, &()).unwrap();
+    let copy = desired(
+        &source,
+        &corp_ca(&labels, &annotations),
+        "team-a",
+        &install,
+        &(),
+    )
+    .unwrap();
     let meta = &copy.metadata;
     assert_eq!(meta.name.as_deref(), Some("shared"));
     assert_eq!(meta.namespace.as_deref(), Some("team-a"));
@@ -70,7 +81,14 @@ fn a_copy_names_its_source_and_its_clustermirror_and_carries_only_allowed_keys()
 fn a_clustermirror_s_copy_ignores_the_source_s_own_lists_even_malformed() {
     let empty = BTreeMap::new();
     let listing = bound(listing_source());
-    let copy = desired(&listing, &corp_ca(&empty, &empty), &mk_install(), &()).unwrap();
+    let copy = desired(
+        &listing,
+        &corp_ca(&empty, &empty),
+        "team-a",
+        &mk_install(),
+        &(),
+    )
+    .unwrap();
     let labels = copy.metadata.labels.unwrap();
     assert!(!labels.contains_key("team"));
     let annotations = copy.metadata.annotations.unwrap();
@@ -81,7 +99,16 @@ fn a_clustermirror_s_copy_ignores_the_source_s_own_lists_even_malformed() {
         mk_source("colors", &[]),
         &[(COPY_LABELS_ANNOTATION, "not a key")],
     ));
-    assert!(desired(&malformed, &corp_ca(&empty, &empty), &mk_install(), &()).is_ok());
+    assert!(
+        desired(
+            &malformed,
+            &corp_ca(&empty, &empty),
+            "team-a",
+            &mk_install(),
+            &()
+        )
+        .is_ok()
+    );
 }
 
 #[test]
@@ -93,14 +120,12 @@ fn every_copy_is_refused_alike_for_a_source_that_is_a_copy_or_being_deleted() {
         k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()),
     );
     let asks = [
-        Asked::Companion,
-        Asked::Mirror {
-            namespace: "team-a",
-        },
+        CopyRequest::COMPANION,
+        CopyRequest::SOURCE_MIRRORS,
         corp_ca(&empty, &empty),
     ];
     for asked in asks {
-        let of = |source| desired(source, &asked, &mk_install(), &());
+        let of = |source| desired(source, &asked, "team-a", &mk_install(), &());
         assert_eq!(of(&companion), Err(Refusal::SourceIsCompanion), "{asked:?}");
         assert_eq!(of(&deleted), Err(Refusal::BeingDeleted), "{asked:?}");
     }

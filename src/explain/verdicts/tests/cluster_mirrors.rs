@@ -38,8 +38,8 @@ fn prod(name: &str) -> NamespaceFacts {
 /// The copy the controller writes in `namespace`.
 fn copy_in(request: &Request, namespace: &str) -> ConfigMap {
     let bound = request.bound_source(&source(&request.source_namespace));
-    let asked = request.copy_in(namespace);
-    stored(desired(&bound, &asked, &mk_install(), &()).unwrap())
+    let asked = request.copy_request();
+    stored(desired(&bound, &asked, namespace, &mk_install(), &()).unwrap())
 }
 
 fn scene(
