@@ -6,10 +6,11 @@
 //! in one namespace, the same way for every asker.
 //!
 //! What differs between askers is only where each answer comes from: the
-//! source's own annotations, read by their parsers when the copy is built
-//! (a source's own copies), or given, read from a spec once (a
-//! ClusterMirror's). A new way to ask is a new [`Asker`] and the answers it
-//! gives; the decision that builds the copy does not change.
+//! source's own annotations, read by their parsers (a source's own
+//! copies, once per reconcile), or given, read from a spec once (a
+//! ClusterMirror's). A new way to ask is a new [`Asker`], the answers it
+//! gives, and the mark its copies bear; the rest of the decision that
+//! builds the copy does not change.
 //!
 //! Pure.
 
@@ -20,9 +21,10 @@ use crate::{
     decisions::key_shape::{KeyShape, checksum::CopyForm},
 };
 
-/// Who asks for a copy, which its marks name: the owner a companion names,
-/// the `mirror-of` a mirror names, the ClusterMirror label a ClusterMirror's
-/// copy bears.
+/// Who asks for a copy. A source's own copies name it (a companion by its
+/// owner reference, a mirror by `mirror-of`, as [`NameAsked`] decides); a
+/// ClusterMirror's copy also bears its label, so that it is never taken
+/// for a source's own mirror.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Asker<'a> {
     /// A labelled source, for its companion: `<name><suffix>` in its own
@@ -120,17 +122,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_source_s_own_copies_take_their_answers_from_its_annotations() {
-        for request in [CopyRequest::COMPANION, CopyRequest::SOURCE_MIRRORS] {
-            assert_eq!(request.shape, ShapeAsked::Annotated);
-            assert_eq!(request.carried, CarriedAsked::Listed);
-            assert_eq!(request.copy_kind(SourceKind::Secret), SourceKind::Secret);
-        }
-    }
-
-    #[test]
     fn a_copy_s_kind_is_apart_from_its_source_s() {
         let shape = KeyShape::default();
+        let none = BTreeMap::new();
         let published = CopyForm {
             as_configmap: true,
             ..CopyForm::default()
@@ -142,13 +136,19 @@ mod tests {
                 form,
             },
             name: NameAsked::Given("ca"),
-            carried: CarriedAsked::Listed,
+            carried: CarriedAsked::Given {
+                labels: &none,
+                annotations: &none,
+            },
         };
         let published = request(published);
         assert_eq!(
             published.copy_kind(SourceKind::Secret),
             SourceKind::ConfigMap
         );
+        for own in [CopyRequest::COMPANION, CopyRequest::SOURCE_MIRRORS] {
+            assert_eq!(own.copy_kind(SourceKind::Secret), SourceKind::Secret);
+        }
         let same = request(CopyForm::default());
         assert_eq!(same.copy_kind(SourceKind::Secret), SourceKind::Secret);
         assert_eq!(same.copy_kind(SourceKind::ConfigMap), SourceKind::ConfigMap);

@@ -3,9 +3,10 @@
 //! and a ClusterMirror's copies, for the reconcilers and for `explain`.
 //!
 //! Everything here is pure, and the same for every kind. Given a source,
-//! the copy asked for (a [`CopyRequest`], whoever asks) and the install's settings ([`Install`]),
-//! [`desired`] says what the copy's name, content, checksum, labels,
-//! annotations and owner must be. Whether an existing object is that copy
+//! the copy asked for (a [`CopyRequest`], whoever asks), the namespace it
+//! is for and the install's settings ([`Install`]), [`desired`] says what
+//! the copy's name, content, checksum, labels, annotations and owner must
+//! be. Whether an existing object is that copy
 //! is `ownership`'s question, how it differs is `plan`'s; the reconcilers
 //! do the I/O.
 //!

@@ -140,6 +140,7 @@ impl<'a, K: MirroredKind> Source<'a, K> {
         namespace: &str,
         install: &Install,
     ) -> Result<K, Refusal> {
+        debug_assert_eq!(request.shape, self.shape, "one shape for every copy");
         let resolved = self.shape_keys().map(|keys| Resolved {
             keys,
             checksum: (self.checksum).get_or_init(|| copies_checksum(self.cached, keys, &self.key)),

@@ -98,7 +98,7 @@ fn invalid_copy_list<K>(why: String) -> Managed<K> {
 
 impl<K> Managed<K> {
     /// Not managed, for `condition`, as the table tells of it.
-    pub(super) fn refused(condition: Condition, why: impl std::fmt::Display) -> Managed<K> {
+    fn refused(condition: Condition, why: impl std::fmt::Display) -> Managed<K> {
         let (verdict, why) = Verdict::told(condition, why);
         Managed::No(verdict, why)
     }

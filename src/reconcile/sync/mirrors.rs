@@ -46,12 +46,23 @@ pub(super) async fn sync_mirrors<K: MirroredKind>(
         return Err(Error::ReservedName { name });
     }
     let source_namespace = cached.namespace().unwrap_or_default();
+    let request = &CopyRequest::SOURCE_MIRRORS;
+    // What refuses the request refuses it whole, before any namespace is
+    // looked at. A source quietly not copied (a copy itself, or being
+    // deleted) writes no mirror, so no ClusterMirror's claim refuses it one.
+    let quiet = match source.desired(request, &source_namespace, &ctx.install) {
+        Ok(_) => false,
+        Err(refusal) => match Error::of_refusal(refusal) {
+            Some(error) => return Err(error),
+            None => true,
+        },
+    };
     let claims = ClusterMirrorClaims::of(name, ctx);
     let mut wanted = Vec::new();
     let mut claimed = Vec::new();
     for (checked, namespace) in candidates(&targets, scope, ctx).into_iter().enumerate() {
         fan_out::let_others_run(checked).await;
-        if !accepts(&source_namespace, &namespace, ctx) {
+        if !accepts(&source_namespace, &namespace, ctx) || quiet {
             continue;
         }
         match claims.by(&namespace) {
@@ -65,7 +76,6 @@ pub(super) async fn sync_mirrors<K: MirroredKind>(
             None => wanted.push(namespace.name),
         }
     }
-    let request = &CopyRequest::SOURCE_MIRRORS;
     let mut outcomes = match fan_out::fan_out(source, request, wanted, ctx).await {
         Ok(outcomes) => outcomes,
         Err(refusal) => match Error::of_refusal(refusal) {

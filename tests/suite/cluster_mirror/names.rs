@@ -381,3 +381,42 @@ async fn a_clustermirror_copy_appears_once_a_held_name_is_freed_without_any_even
     assert_eq!(status.data["status"]["failed"], 0);
     clean_up(world, &[name]).await;
 }
+
+/// A tenant's source being deleted (held by a finalizer) is quietly not
+/// copied: it writes no mirror, so a ClusterMirror's claim on its mirrors'
+/// name refuses it nothing, and its reconcile succeeds.
+#[tokio::test]
+async fn a_source_being_deleted_is_refused_no_name_it_no_longer_writes() {
+    const HOLD: &str = "example.com/hold";
+    let Contest {
+        world,
+        name,
+        target,
+        tenant,
+        ..
+    } = Contest::<ConfigMap>::set("cmir-claim-deleting", false).await;
+    create(&world, &name, "corp-ca").await;
+    cluster_copy_in_sync(&world, &target, "corp-ca", &name).await;
+    // While it lives, the name is the ClusterMirror's: each reconcile of
+    // the tenant's source, the only labelled one here, fails.
+    warning_on(&world, &tenant, "corp-ca", "MirrorNameTaken").await;
+    let sources = world.api(&tenant);
+    let hold = json!({"metadata": {"finalizers": [HOLD]}});
+    (sources.patch("corp-ca", &PatchParams::default(), &Patch::Merge(&hold)))
+        .await
+        .expect("hold the tenant's source");
+    let controller = world.controller();
+    let successes = controller.metric(RECONCILES, SYNC_SUCCESS).await;
+    (sources.delete("corp-ca", &DeleteParams::default()))
+        .await
+        .expect("delete the tenant's source");
+    reaches(controller, RECONCILES, SYNC_SUCCESS, successes + 1.0).await;
+
+    let release = json!({"metadata": {"finalizers": null}});
+    (sources.patch("corp-ca", &PatchParams::default(), &Patch::Merge(&release)))
+        .await
+        .expect("release the tenant's source");
+    world.objects_in(&tenant).wait_gone("corp-ca").await;
+    world.objects_in(&tenant).wait_gone("corp-ca-synced").await;
+    clean_up(world, &[&name]).await;
+}
