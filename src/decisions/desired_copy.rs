@@ -35,8 +35,7 @@ use crate::{
     decisions::copy_request::{Asker, CarriedAsked, CopyRequest, NameAsked},
     decisions::install::Install,
     decisions::key_shape::{
-        KeyShape, checksum::CopyForm, content::shaped_content, copy_plan::ContentPlan,
-        secret_type::KeysBreakType,
+        KeyShape, checksum::CopyForm, content::shaped_content, secret_type::KeysBreakType,
     },
     decisions::mirror_name::mirror_name,
     decisions::owner_ref::owner_reference,
@@ -210,25 +209,6 @@ pub fn desired_keys<K: MirroredKind>(
     annotations.insert(CHECKSUM_ANNOTATION.into(), checksum.to_owned());
     annotations.insert(SOURCE_SELECTOR_ANNOTATION.into(), install.selector.clone());
     Ok(content_under(meta, source, &keys.shape, keys.form))
-}
-
-/// `copy`, which [`desired`] built from a cached source (which keeps its
-/// content's hash, not its content), with its source's content as read
-/// now (`fresh`), as `plan` chooses it, and that content's checksum, as
-/// [`planned_checksum`] says once for every copy. A newer source only
-/// makes the copy newer.
-pub fn with_fresh_content<K: MirroredKind>(
-    mut copy: K,
-    fresh: &K,
-    checksum: &str,
-    plan: &ContentPlan,
-) -> K {
-    let mut meta = std::mem::take(copy.meta_mut());
-    let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
-    annotations.insert(CHECKSUM_ANNOTATION.into(), checksum.to_owned());
-    let mut copy = plan.content(fresh);
-    *copy.meta_mut() = meta;
-    copy
 }
 
 /// What of `source` a copy holds, under `meta`: the one place the content

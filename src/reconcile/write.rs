@@ -12,7 +12,6 @@ use crate::{
     contract::object_key,
     contract::{CopyRole, MANAGER_NAME, Operation},
     decisions::cache_form::CachedCopy,
-    decisions::desired_copy::with_fresh_content,
     decisions::plan::{Difference, SeenVersion, Write},
     kind::MirroredKind,
     reconcile::contest::{Fingerprint, WriteKind},
@@ -166,7 +165,7 @@ async fn with_content<K: MirroredKind>(
 ) -> Result<K, Error> {
     let content = source.read(ctx).await?;
     let (plan, checksum) = source.planned(content)?;
-    Ok(with_fresh_content(copy, content, checksum, plan))
+    Ok(plan.fill(copy, content, checksum))
 }
 
 /// What a delete of a copy found.

@@ -253,11 +253,10 @@ fn a_copy_written_takes_its_source_s_content_as_read_now_and_its_checksum() {
     let built = mk_desired_mirror(&cached, "team-a", &()).unwrap();
     let fresh = mk_source("colors", &[("a", "2")]);
     let plan = content_plan(&fresh, &KeyShape::EVERY_KEY, CopyForm::default()).unwrap();
-    let written = with_fresh_content(
+    let written = plan.fill(
         built,
         &fresh,
         &planned_checksum(&plan, &cached.metadata, &()),
-        &plan,
     );
     assert_eq!(
         written,

@@ -5,11 +5,14 @@
 //!
 //! Pure.
 
+use std::collections::BTreeMap;
+
 use super::{
     CopiedKey, KeyShape, SourceKey,
     checksum::{CopyForm, key_digest, keys_hash},
     secret_type::{KeysBreakType, copy_type},
 };
+use crate::contract::CHECKSUM_ANNOTATION;
 use crate::kind::{KeyValue, MirroredKind, entries_cost};
 
 /// The most bytes the API server accepts in a ConfigMap's `data` and
@@ -113,6 +116,20 @@ impl ContentPlan {
             })
         });
         K::content_from_keys(source, copied, self.copy_type.as_deref())
+    }
+
+    /// `copy`, which `desired_copy` built from a cached source (which
+    /// keeps its content's hash, not its content), holding what this plan
+    /// takes of `source` as read now, and recording `checksum`, that
+    /// content's, as `desired_copy::planned_checksum` says once for every
+    /// copy. A newer source only makes the copy newer.
+    pub fn fill<K: MirroredKind>(&self, mut copy: K, source: &K, checksum: &str) -> K {
+        let mut meta = std::mem::take(copy.meta_mut());
+        let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
+        annotations.insert(CHECKSUM_ANNOTATION.into(), checksum.to_owned());
+        let mut copy = self.content(source);
+        *copy.meta_mut() = meta;
+        copy
     }
 
     /// Why the API server would refuse the copy, a `kind` (as Kubernetes

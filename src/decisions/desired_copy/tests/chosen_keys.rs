@@ -36,11 +36,10 @@ fn the_checksum_decided_from_the_cache_is_the_one_written_from_the_fresh_source(
     let from_cache = built.metadata.annotations.as_ref().unwrap()[CHECKSUM_ANNOTATION].clone();
     let shape = annotated_shape(&fresh.metadata).unwrap();
     let plan = content_plan(&fresh, &shape, CopyForm::default()).unwrap();
-    let written = with_fresh_content(
+    let written = plan.fill(
         built,
         &fresh,
         &planned_checksum(&plan, &cached.metadata, &()),
-        &plan,
     );
     assert_eq!(
         written.metadata.annotations.unwrap()[CHECKSUM_ANNOTATION],
