@@ -35,7 +35,7 @@ use crate::{
     decisions::copy_request::{Asker, CarriedAsked, CopyRequest, NameAsked},
     decisions::install::Install,
     decisions::key_shape::{
-        KeyShape, checksum::CopyForm, content::shaped_content, secret_type::KeysBreakType,
+        checksum::CopyForm, copy_plan::content_plan, secret_type::KeysBreakType,
     },
     decisions::mirror_name::mirror_name,
     decisions::owner_ref::owner_reference,
@@ -134,10 +134,12 @@ fn identity<K: MirroredKind>(object: &K) -> Result<(&str, &str, &str), Refusal> 
     }
 }
 
-/// The copy `request` asks of `source` in `namespace`, as `install`
-/// writes it: the source's content under the copy's name, its checksum,
-/// the labels and annotations that mark it as this install's copy and name
-/// its source, and what it carries (with the record of the carried keys).
+/// The copy `request` asks of `source` (a full object) in `namespace`,
+/// as `install` writes it: the source's content under the copy's name,
+/// its checksum, the labels and annotations that mark it as this
+/// install's copy and name its source, and what it carries (with the
+/// record of the carried keys). Its content is what a write's plan takes
+/// of the source (`ContentPlan`), as the reconcilers fill it.
 pub fn desired<K: MirroredKind>(
     source: &K,
     request: &CopyRequest<'_>,
@@ -152,18 +154,25 @@ pub fn desired<K: MirroredKind>(
         keys,
         checksum: &checksum,
     });
-    desired_keys(
+    let copy = desired_keys(
         source,
         request,
         namespace,
         install,
         resolved.map_err(Clone::clone),
-    )
+    )?;
+    let keys = keys?;
+    let plan = content_plan(source, &keys.shape, keys.form).map_err(Refusal::KeysBreakType)?;
+    Ok(plan.fill(copy, source, &checksum))
 }
 
 /// [`desired`], with what its copies hold of `source` resolved before
 /// (as [`shape_keys`] and [`copies_checksum`] say): a refusal of those is
-/// told only when nothing else refuses the copy first.
+/// told only when nothing else refuses the copy first. The copy holds none
+/// of the source's keys, only the rest of its content (its type, whether
+/// it is immutable), which the comparison reads beside the checksum: what
+/// it holds is the plan's, made once from the source read now
+/// (`ContentPlan::fill`), as a cached source keeps no content.
 pub fn desired_keys<K: MirroredKind>(
     source: &K,
     request: &CopyRequest<'_>,
@@ -208,21 +217,12 @@ pub fn desired_keys<K: MirroredKind>(
     let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
     annotations.insert(CHECKSUM_ANNOTATION.into(), checksum.to_owned());
     annotations.insert(SOURCE_SELECTOR_ANNOTATION.into(), install.selector.clone());
-    Ok(content_under(meta, source, &keys.shape, keys.form))
+    Ok(keyless_content(meta, source, keys.form))
 }
 
-/// What of `source` a copy holds, under `meta`: the one place the content
-/// of every copy is taken from its source.
-fn content_under<K: MirroredKind>(
-    meta: ObjectMeta,
-    source: &K,
-    shape: &KeyShape,
-    form: CopyForm<'_>,
-) -> K {
-    let mut copy = match shape.is_every_key() && form == CopyForm::default() {
-        true => K::content_of(source),
-        false => shaped_content(source, shape, form.copy_type).0,
-    };
+/// The content of a copy of `source` in `form`, but its keys, under `meta`.
+fn keyless_content<K: MirroredKind>(meta: ObjectMeta, source: &K, form: CopyForm<'_>) -> K {
+    let mut copy = K::content_from_keys(source, std::iter::empty(), form.copy_type);
     *copy.meta_mut() = meta;
     copy
 }

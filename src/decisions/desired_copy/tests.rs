@@ -7,7 +7,7 @@ use crate::contract::{
     CARRIED_ANNOTATIONS_ANNOTATION, CARRIED_LABELS_ANNOTATION, COPY_ANNOTATIONS_ANNOTATION,
     COPY_LABELS_ANNOTATION, NeverCarried, content_checksum, mirror_of,
 };
-use crate::decisions::key_shape::copy_plan::content_plan;
+use crate::decisions::key_shape::KeyShape;
 use crate::test_fixtures::{
     SELECTOR, SUFFIX, mk_binary, mk_companion_of, mk_desired_companion, mk_desired_mirror,
     mk_install, mk_map, mk_source, with_annotations,

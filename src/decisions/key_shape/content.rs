@@ -4,8 +4,12 @@
 //!
 //! Pure.
 
-use super::{CopiedKey, KeyShape, Shaped, SourceKey};
-use crate::kind::{KeyValue, MirroredKind};
+#[cfg(test)]
+use super::KeyShape;
+use super::{CopiedKey, Shaped, SourceKey};
+#[cfg(test)]
+use crate::kind::KeyValue;
+use crate::kind::MirroredKind;
 
 /// The keys of a content as a shape reads them, values borrowed.
 pub fn source_keys<K: MirroredKind>(content: &K) -> impl Iterator<Item = SourceKey<'_, &[u8]>> {
@@ -17,6 +21,7 @@ pub fn source_keys<K: MirroredKind>(content: &K) -> impl Iterator<Item = SourceK
 }
 
 /// A copied key, borrowed as a content holds it.
+#[cfg(test)]
 fn as_key_value<'a>(key: &'a CopiedKey<&'a [u8]>) -> KeyValue<'a> {
     KeyValue {
         field: key.field,
@@ -46,6 +51,12 @@ pub fn without_values<V>(shaped: Shaped<V>) -> Shaped<()> {
 /// source's kind, of type `copy_type` when given (a Secret's `Opaque`),
 /// and what the shape made of its keys. A copy of every key as it is, of
 /// the source's type, is exactly today's copy ([`MirroredKind::content_of`]).
+///
+/// Copies take their content from their write's plan
+/// (`copy_plan::ContentPlan`), which keeps the keys by place rather than
+/// by value; this shapes the content itself, so that the tests hold the
+/// plan to what the shape says.
+#[cfg(test)]
 pub fn shaped_content<K: MirroredKind>(
     source: &K,
     shape: &KeyShape,
