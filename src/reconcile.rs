@@ -2,7 +2,8 @@
 //! (`sync`) and the prune of a copy (`prune`), run by `controller`, and
 //! the reconcile of a ClusterMirror (`cluster_mirror`); what each
 //! reconcile is handed (`context`), one copy made what it should be
-//! (`copy`), the one write each makes (`write`), the writes of many
+//! (`copy`), what the caches say of a copy and the verdict on it
+//! (`copy_facts`), the one write each makes (`write`), the writes of many
 //! copies at once and what their outcomes come to (`fan_out`), the full
 //! comparison after a list (`resync`), the one error type (`error`), the
 //! source's content read fresh when a write needs it, those reads
@@ -21,6 +22,7 @@ pub(crate) mod context;
 pub(crate) mod controller;
 pub(crate) mod copy;
 pub(crate) mod copy_budget;
+pub(crate) mod copy_facts;
 pub(crate) mod error;
 pub(crate) mod fan_out;
 pub(crate) mod pending;

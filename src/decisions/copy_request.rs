@@ -16,8 +16,11 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
 use crate::{
     api::SourceKind,
+    contract::{cluster_mirror_of, mirror_of},
     decisions::key_shape::{KeyShape, checksum::CopyForm},
 };
 
@@ -37,6 +40,21 @@ pub enum Asker<'a> {
     /// A ClusterMirror, by name, for its copies in the namespaces it
     /// selects.
     ClusterMirror { name: &'a str },
+}
+
+impl<'a> Asker<'a> {
+    /// Who asked for `copy`, as its marks say: a ClusterMirror's label, a
+    /// mirror's `mirror-of`, else a companion (its owner reference). Whether
+    /// the copy is this install's at all is the verdict's to check first.
+    pub fn of_marks(copy: &'a ObjectMeta) -> Asker<'a> {
+        if let Some(name) = cluster_mirror_of(copy) {
+            return Asker::ClusterMirror { name };
+        }
+        match mirror_of(copy) {
+            Some(_) => Asker::SourceMirrors,
+            None => Asker::Companion,
+        }
+    }
 }
 
 /// Which keys a copy holds, and in which form.

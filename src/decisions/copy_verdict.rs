@@ -8,14 +8,83 @@ pub mod cluster_mirror;
 pub mod own;
 
 pub use cluster_mirror::{PruneRules, Seen, Witnessed, copy_fate};
-pub use own::{SourceRef, copy_verdict};
+pub use own::SourceRef;
+
+use std::borrow::Borrow;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::api::DeletionPolicy;
+use crate::{
+    api::DeletionPolicy,
+    decisions::consent::{Consent, NamespaceFacts},
+    decisions::copy_request::Asker,
+    decisions::install::Install,
+    kind::MirroredKind,
+};
 
-/// What becomes of a copy: the prune loop's verdict on a source's own
-/// copy ([`copy_verdict`]) and on a ClusterMirror's ([`copy_fate`]).
+/// What a copy's verdict reads of the cluster, whoever asked for the copy:
+/// lookups only. The prune loop answers from its caches, `explain` from
+/// what it read.
+pub trait CopyFacts<K: MirroredKind> {
+    /// A managed source, as these facts hold it.
+    type Source<'f>: Borrow<K>
+    where
+        Self: 'f;
+
+    /// The source at `namespace/name`, if this install manages it.
+    fn managed_source(&self, namespace: &str, name: &str) -> Option<Self::Source<'_>>;
+
+    /// What consent reads of `namespace`; None when it is gone.
+    fn namespace(&self, namespace: &str) -> Option<NamespaceFacts>;
+
+    /// The copy at `namespace/name`, if any.
+    fn copy_at(&self, namespace: &str, name: &str) -> Option<ObjectMeta>;
+
+    /// The verdict on `copy`, of the ClusterMirror `name`: `fate`, given
+    /// what is seen of that ClusterMirror (its deletion, as bound to that
+    /// copy) and the rules of its copies.
+    /// Without a ClusterMirror of this install's to judge by (one
+    /// namespace only, another install's class, nothing read of it), its
+    /// copies are kept.
+    fn cluster_mirror_fate(
+        &self,
+        copy: &ObjectMeta,
+        name: &str,
+        fate: impl FnOnce(&Seen<'_>, &PruneRules<'_>) -> CopyVerdict,
+    ) -> CopyVerdict {
+        let _ = (copy, name, fate);
+        CopyVerdict::Keep
+    }
+}
+
+/// The verdict on `copy`, whoever asked for it: its asker, read from its
+/// marks, is asked whether it still wants the copy there; if not, the copy
+/// goes, for the reason given. `install` decides which copies are its own,
+/// `consent` where a source's own mirrors may be.
+pub fn copy_verdict<K: MirroredKind>(
+    copy: &ObjectMeta,
+    install: &Install,
+    consent: &Consent,
+    facts: &impl CopyFacts<K>,
+) -> CopyVerdict {
+    let namespace = copy.namespace.as_deref().unwrap_or_default();
+    match Asker::of_marks(copy) {
+        Asker::ClusterMirror { name } => facts.cluster_mirror_fate(copy, name, |seen, rules| {
+            copy_fate(copy, facts.namespace(namespace).as_ref(), rules, seen)
+        }),
+        Asker::Companion | Asker::SourceMirrors => own::source_copy_verdict::<K, _>(
+            copy,
+            install,
+            consent,
+            |namespace, name| facts.managed_source(namespace, name),
+            |namespace| facts.namespace(namespace),
+            |namespace, name| facts.copy_at(namespace, name),
+        ),
+    }
+}
+
+/// What becomes of a copy: the prune loop's verdict ([`copy_verdict`]),
+/// and `explain`'s.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CopyVerdict {
     Keep,
@@ -78,3 +147,6 @@ pub fn mirror_name_reserved(mirror: &ObjectMeta, reserved_names: &[String]) -> b
         .as_deref()
         .is_some_and(|name| reserved_names.iter().any(|reserved| reserved == name))
 }
+
+#[cfg(test)]
+mod tests;

@@ -17,7 +17,6 @@ use crate::{
     contract::{self, CopyRole, MIRROR_OF_UID_ANNOTATION, Operation},
     decisions::cache_form,
     decisions::copy_verdict::{self, CopyVerdict},
-    decisions::desired_copy::never_a_source,
     decisions::owner_ref::controlling_owner,
     decisions::plan::SeenVersion,
     kind::MirroredKind,
@@ -25,6 +24,7 @@ use crate::{
     reconcile::backoff::BackoffKey,
     reconcile::cluster_mirror,
     reconcile::context::Context,
+    reconcile::copy_facts::verdict,
     reconcile::write::{self, Deleted},
     reconcile::{
         api_outcome::{ApiOutcome, classify},
@@ -97,39 +97,6 @@ pub fn needs_prune<K: MirroredKind>(cached: &K, ctx: &Context<K>) -> bool {
         verdict(copy.object(), ctx),
         CopyVerdict::Keep | CopyVerdict::Orphaned
     )
-}
-
-/// The prune loop's verdict on a cached copy: its ClusterMirror's
-/// ([`cluster_mirror::prune::fate`]) for a ClusterMirror's copy, else its
-/// source's ([`copy_verdict::copy_verdict`]), where a refused source is no
-/// managed source, so its copies go.
-fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> CopyVerdict {
-    if let Some(name) = contract::cluster_mirror_of(copy.meta()) {
-        return cluster_mirror::prune::fate(copy, name, ctx);
-    }
-    copy_verdict::copy_verdict::<K, _>(
-        copy.meta(),
-        &ctx.install,
-        &ctx.consent,
-        |namespace, name| managed_source(ctx, namespace, name),
-        |namespace| ctx.caches.namespace_facts(namespace),
-        |namespace, name| {
-            let copy = ctx.caches.copy(namespace, name)?;
-            Some(copy.object().meta().clone())
-        },
-    )
-}
-
-/// The source in the cache, unless it is never a source: such an object
-/// wants no copies, and those written before it was refused go.
-fn managed_source<K: MirroredKind>(
-    ctx: &Context<K>,
-    namespace: &str,
-    name: &str,
-) -> Option<Arc<K>> {
-    ctx.caches
-        .source(namespace, name)
-        .filter(|source| never_a_source(source.as_ref(), &ctx.source_rules).is_none())
 }
 
 /// Whether the source no longer exists with the uid the copy records.

@@ -133,14 +133,14 @@ pub fn should_prune<K: MirroredKind>(
     companion_name(owner, suffix) == name && !is_managed_source(owner)
 }
 
-/// The prune loop's verdict on a copy of `install` (its source selector,
+/// The verdict on a source's own copy (its companion, a mirror) of `install` (its source selector,
 /// suffix and reserved names decide), given `managed_source` (the
 /// managed source at a namespace and name, if any) and `namespace_facts`
 /// (what consent reads of a namespace, None if it is gone) and `copy_at`
 /// (the copy cached at a namespace and name, if any). Only a copy
 /// this install wrote is ever unwanted: one marked with another install's
 /// selector belongs to someone else.
-pub fn copy_verdict<K: MirroredKind, S: Borrow<K>>(
+pub fn source_copy_verdict<K: MirroredKind, S: Borrow<K>>(
     copy: &ObjectMeta,
     install: &Install,
     consent: &Consent,

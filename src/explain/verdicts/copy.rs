@@ -204,21 +204,33 @@ struct Seen<'a, K> {
     successor: Option<&'a ObjectMeta>,
 }
 
+/// What explain read, as the copy's verdict asks: only the source the
+/// copy names, and the copy at the name that source gives its mirrors now
+/// (its successor), were read.
+impl<K: Explained> copy_verdict::CopyFacts<K> for Seen<'_, K> {
+    type Source<'f>
+        = &'f K
+    where
+        Self: 'f;
+
+    fn managed_source(&self, namespace: &str, name: &str) -> Option<&K> {
+        let (source_namespace, source_name) = self.claimed;
+        (self.managed_source).filter(|_| namespace == source_namespace && name == source_name)
+    }
+
+    fn namespace(&self, _: &str) -> Option<NamespaceFacts> {
+        self.facts.cloned()
+    }
+
+    fn copy_at(&self, _: &str, _: &str) -> Option<ObjectMeta> {
+        self.successor.cloned()
+    }
+}
+
 /// Why the prune loop removes the copy (or keeps it only while its
 /// source exists), if it does.
 fn unwanted<K: Explained>(meta: &ObjectMeta, seen: &Seen<'_, K>, rules: &Rules) -> Option<Said> {
-    let (source_namespace, source_name) = seen.claimed;
-    let verdict = copy_verdict::copy_verdict::<K, _>(
-        meta,
-        &rules.install,
-        K::consent(rules),
-        |ns, n| {
-            seen.managed_source
-                .filter(|_| ns == source_namespace && n == source_name)
-        },
-        |_| seen.facts.cloned(),
-        |_, _| seen.successor.cloned(),
-    );
+    let verdict = copy_verdict::copy_verdict(meta, &rules.install, K::consent(rules), seen);
     match verdict {
         CopyVerdict::Unwanted(why) => {
             let why = match (why, seen.managed_source) {

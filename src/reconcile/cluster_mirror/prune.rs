@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use kube::{ResourceExt, api::PostParams, runtime::reflector::ObjectRef};
+use kube::{ResourceExt, api::PostParams};
 
 use crate::{
     api::DeletionPolicy,
@@ -14,10 +14,10 @@ use crate::{
     decisions::cache_form,
     decisions::cluster_mirror::release as release_marks,
     decisions::copy_verdict::CopyVerdict,
-    decisions::copy_verdict::{PruneRules, Seen, copy_fate},
     decisions::plan::SeenVersion,
     kind::MirroredKind,
     reconcile::context::Context,
+    reconcile::copy_facts::verdict,
     reconcile::write::{self, Deleted},
     reconcile::{
         api_outcome::{ApiOutcome, classify},
@@ -25,44 +25,7 @@ use crate::{
     },
 };
 
-/// The fate of `copy`, written by the ClusterMirror `name`, as the caches
-/// say; Keep when this install has no ClusterMirrors (one namespace only),
-/// or when its ClusterMirror is of another install's class.
-pub fn fate<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> CopyVerdict {
-    let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
-        return CopyVerdict::Keep;
-    };
-    let exists = cluster_mirrors
-        .mirrors
-        .store
-        .get(&ObjectRef::new(name))
-        .is_some();
-    let request = cluster_mirrors.mirrors.request(name);
-    // A copy of a ClusterMirror another install serves is that install's.
-    if request
-        .as_ref()
-        .is_some_and(|r| !r.served_by(&cluster_mirrors.install.class))
-    {
-        return CopyVerdict::Keep;
-    }
-    let namespace = ctx
-        .caches
-        .namespace_facts(&copy.namespace().unwrap_or_default());
-    let rules = PruneRules {
-        kind: K::SOURCE_KIND,
-        install: &ctx.install,
-        consent: &cluster_mirrors.consent,
-    };
-    let seen = Seen {
-        listed: cluster_mirrors.mirrors.is_listed(),
-        exists,
-        request: request.as_deref(),
-        deletion: cluster_mirrors.mirrors.deletion_of(name, copy.meta()),
-    };
-    copy_fate(copy.meta(), namespace.as_ref(), &rules, &seen)
-}
-
-/// Carries out `verdict` (its [`fate`]) on `copy`, written by the
+/// Carries out `verdict` on `copy`, written by the
 /// ClusterMirror `name`.
 pub async fn prune<K: MirroredKind>(
     copy: &K,
@@ -227,7 +190,7 @@ pub fn count_orphans<K: MirroredKind>(ctx: &Context<K>, counts: &mut BTreeMap<St
             continue;
         };
         let copy = cache_form::copy_from_cache(cached.as_ref());
-        if fate(copy.object(), name, ctx) == CopyVerdict::Orphaned {
+        if verdict(copy.object(), ctx) == CopyVerdict::Orphaned {
             *counts.entry(name.to_owned()).or_default() += 1;
         }
     }

@@ -214,7 +214,7 @@ fn verdict_on(mirror: &ConfigMap, source: &ConfigMap) -> CopyVerdict {
 
 /// [`verdict_on`], with `at` the object at any other name there.
 fn verdict_with_at(mirror: &ConfigMap, source: &ConfigMap, at: Option<&ConfigMap>) -> CopyVerdict {
-    copy_verdict::<ConfigMap, _>(
+    source_copy_verdict::<ConfigMap, _>(
         &mirror.metadata,
         &mk_install(),
         &mk_consent(),
@@ -274,7 +274,7 @@ fn an_unwanted_copy_is_told_why() {
     let mirror = mk_desired_mirror(&source, "team-a", &()).unwrap();
     let companion = mk_desired_companion(&source, &()).unwrap();
     let verdict = |copy: &ConfigMap, managed: Option<&ConfigMap>, install: &Install| {
-        copy_verdict::<ConfigMap, _>(
+        source_copy_verdict::<ConfigMap, _>(
             &copy.metadata,
             install,
             &mk_consent(),

@@ -18,10 +18,12 @@ pub(super) fn leftover_rows<K: Explained>(
         meta.namespace.clone().unwrap_or_default(),
         meta.name.clone().unwrap_or_default(),
     );
-    let managed_source = |namespace: &str, name: &str| {
-        ((namespace, name) == (source_ref.0.as_str(), source_ref.1.as_str())
-            && rules.install.source_selector.matches(labels(meta)))
-        .then_some(&scene.source)
+    let facts = MirrorsRead {
+        source_ref: (source_ref.0.as_str(), source_ref.1.as_str()),
+        managed_source: (rules.install.source_selector.matches(labels(meta)))
+            .then_some(&scene.source),
+        namespaces: &scene.namespaces,
+        copies,
     };
     let named = mirror_name(meta).ok();
     let mut rows = Vec::new();
@@ -37,14 +39,7 @@ pub(super) fn leftover_rows<K: Explained>(
         {
             continue;
         }
-        let verdict = copy_verdict::copy_verdict::<K, _>(
-            copy,
-            &rules.install,
-            K::consent(rules),
-            managed_source,
-            |namespace| scene.namespaces.get(namespace).cloned(),
-            |namespace, name| copy_at(copies, namespace, name),
-        );
+        let verdict = copy_verdict::copy_verdict(copy, &rules.install, K::consent(rules), &facts);
         let asked_there = asked.contains(&namespace);
         let Some((verdict, detail)) = leftover_said(verdict, copy, asked_there, named, rules)
         else {
@@ -134,9 +129,34 @@ fn contract_written_under(copy: &ObjectMeta, rules: &Rules) -> bool {
 }
 
 /// The copy among `copies` at `namespace/name`, if any.
-fn copy_at(copies: &[ObjectMeta], namespace: &str, name: &str) -> Option<ObjectMeta> {
-    let at = |copy: &&ObjectMeta| {
-        copy.namespace.as_deref() == Some(namespace) && copy.name.as_deref() == Some(name)
-    };
-    copies.iter().find(at).cloned()
+/// What explain read of a source's mirrors, as their verdict asks: the
+/// source (when this install manages it), the namespaces and the
+/// source's mirrors.
+struct MirrorsRead<'r, K> {
+    source_ref: (&'r str, &'r str),
+    managed_source: Option<&'r K>,
+    namespaces: &'r Namespaces,
+    copies: &'r [ObjectMeta],
+}
+
+impl<'r, K: Explained> copy_verdict::CopyFacts<K> for MirrorsRead<'r, K> {
+    type Source<'f>
+        = &'r K
+    where
+        Self: 'f;
+
+    fn managed_source(&self, namespace: &str, name: &str) -> Option<&'r K> {
+        (self.managed_source).filter(|_| (namespace, name) == self.source_ref)
+    }
+
+    fn namespace(&self, namespace: &str) -> Option<NamespaceFacts> {
+        self.namespaces.get(namespace).cloned()
+    }
+
+    fn copy_at(&self, namespace: &str, name: &str) -> Option<ObjectMeta> {
+        let at = |copy: &&ObjectMeta| {
+            copy.namespace.as_deref() == Some(namespace) && copy.name.as_deref() == Some(name)
+        };
+        self.copies.iter().find(at).cloned()
+    }
 }
