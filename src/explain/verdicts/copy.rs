@@ -285,11 +285,11 @@ fn desired_of<K: Explained>(
     rules: &Rules,
     key: &dyn ChecksumKey<K>,
 ) -> Result<K, Said> {
-    let asked = match what {
+    let request = match what {
         What::Mirror => CopyRequest::SOURCE_MIRRORS,
         _ => CopyRequest::COMPANION,
     };
-    match desired(source, &asked, namespace, &rules.install, key) {
+    match desired(source, &request, namespace, &rules.install, key) {
         Ok(desired) => Ok(desired),
         Err(Refusal::InvalidCopyList(why)) => Err((
             Verdict::InvalidCopyList,

@@ -249,8 +249,8 @@ fn mirror_compared<K: Explained>(
             "it consents, and has no mirror yet: the controller writes it".into(),
         ),
         Some(Ok(Some(actual))) => {
-            let asked = &CopyRequest::SOURCE_MIRRORS;
-            match desired(source, asked, namespace, &rules.install, key) {
+            let request = &CopyRequest::SOURCE_MIRRORS;
+            match desired(source, request, namespace, &rules.install, key) {
                 Ok(desired) => compare(desired, actual, source.meta(), rules, key),
                 Err(_) => (Verdict::NoSource, "no mirror can be built of it".into()),
             }
