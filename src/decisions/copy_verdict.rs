@@ -42,19 +42,15 @@ pub trait CopyFacts<K: MirroredKind> {
 
     /// The verdict on `copy`, of the ClusterMirror `name`: `fate`, given
     /// what is seen of that ClusterMirror (its deletion, as bound to that
-    /// copy) and the rules of its copies.
-    /// Without a ClusterMirror of this install's to judge by (one
-    /// namespace only, another install's class, nothing read of it), its
-    /// copies are kept.
+    /// copy) and the rules of its copies; Keep without a ClusterMirror of
+    /// this install's to judge by (one namespace only, another install's
+    /// class, nothing read of it). Each reader says which it is.
     fn cluster_mirror_fate(
         &self,
         copy: &ObjectMeta,
         name: &str,
         fate: impl FnOnce(&Seen<'_>, &PruneRules<'_>) -> CopyVerdict,
-    ) -> CopyVerdict {
-        let _ = (copy, name, fate);
-        CopyVerdict::Keep
-    }
+    ) -> CopyVerdict;
 }
 
 /// The verdict on `copy`, whoever asked for it: its asker, read from its

@@ -159,4 +159,14 @@ impl<'r, K: Explained> copy_verdict::CopyFacts<K> for MirrorsRead<'r, K> {
         };
         self.copies.iter().find(at).cloned()
     }
+    /// A ClusterMirror's copy is explained with its ClusterMirror, which
+    /// is not read here: kept, as what is not known always is.
+    fn cluster_mirror_fate(
+        &self,
+        _: &ObjectMeta,
+        _: &str,
+        _: impl FnOnce(&copy_verdict::Seen<'_>, &copy_verdict::PruneRules<'_>) -> CopyVerdict,
+    ) -> CopyVerdict {
+        CopyVerdict::Keep
+    }
 }
