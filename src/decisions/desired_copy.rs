@@ -34,9 +34,7 @@ use crate::{
     decisions::carried::{Carried, Lists},
     decisions::copy_request::{Asker, CarriedAsked, CopyRequest, NameAsked},
     decisions::install::Install,
-    decisions::key_shape::{
-        checksum::CopyForm, copy_plan::content_plan, secret_type::KeysBreakType,
-    },
+    decisions::key_shape::{copy_plan::content_plan, secret_type::KeysBreakType},
     decisions::mirror_name::mirror_name,
     decisions::owner_ref::owner_reference,
     kind::{ChecksumKey, MirroredKind},
@@ -154,86 +152,135 @@ pub fn desired<K: MirroredKind>(
         keys,
         checksum: &checksum,
     });
-    let copy = desired_keys(
-        source,
-        request,
-        namespace,
-        install,
-        resolved.map_err(Clone::clone),
-    )?;
+    let copy = answered(source, request, install, resolved.map_err(Clone::clone))?
+        .copy_in(namespace, install);
     let keys = keys?;
     let plan = content_plan(source, &keys.shape, keys.form).map_err(Refusal::KeysBreakType)?;
     Ok(plan.fill(copy, source, &checksum))
 }
 
-/// [`desired`], with what its copies hold of `source` resolved before
-/// (as [`shape_keys`] and [`copies_checksum`] say): a refusal of those is
-/// told only when nothing else refuses the copy first. The copy holds none
-/// of the source's keys, only the rest of its content (its type, whether
-/// it is immutable), which the comparison reads beside the checksum: what
-/// it holds is the plan's, made once from the source read now
-/// (`ContentPlan::fill`), as a cached source keeps no content.
-pub fn desired_keys<K: MirroredKind>(
-    source: &K,
-    request: &CopyRequest<'_>,
-    namespace: &str,
+/// What `request` asks of `source`, answered once for every namespace it
+/// has a copy in: the source's identity, the copies' name, what they carry
+/// and what they hold of the source ([`Resolved`]). The copy in each
+/// namespace is then built from it ([`Answered::copy_in`]), and no
+/// namespace can refuse it.
+pub struct Answered<'x, 'a, K> {
+    source: &'x K,
+    identity: (&'x str, &'x str, &'x str),
+    copy_name: CopyName<'x>,
+    cluster_mirror: Option<&'x str>,
+    carried: CarriedAnswer<'x>,
+    resolved: Resolved<'x, 'a>,
+}
+
+/// The name every copy of one request bears.
+enum CopyName<'x> {
+    /// `<name><suffix>`, in the source's namespace.
+    Companion(String),
+    /// The same name in each namespace.
+    Mirror(&'x str),
+}
+
+/// What every copy of one request carries, as the request answered it.
+enum CarriedAnswer<'x> {
+    Listed(Lists),
+    Given {
+        labels: &'x BTreeMap<String, String>,
+        annotations: &'x BTreeMap<String, String>,
+    },
+}
+
+/// The answers of `request` of `source`, as `install` names its copies,
+/// with what its copies hold of `source` resolved before (as
+/// [`shape_keys`] and [`copies_checksum`] say); else why the request is
+/// refused as a whole, the first refusal met in this order: the source
+/// itself, the copies' name, the lists of keys to carry, what they hold.
+pub fn answered<'x, 'a, K: MirroredKind>(
+    source: &'x K,
+    request: &CopyRequest<'x>,
     install: &Install,
-    resolved: Result<Resolved<'_, '_>, Refusal>,
-) -> Result<K, Refusal> {
-    let (name, source_namespace, uid) = identity(source)?;
-    let mut meta = match request.name {
-        NameAsked::Companion => companion_meta::<K>(name, source_namespace, uid, &install.suffix)?,
+    resolved: Result<Resolved<'x, 'a>, Refusal>,
+) -> Result<Answered<'x, 'a, K>, Refusal> {
+    let identity = identity(source)?;
+    let copy_name = match request.name {
+        NameAsked::Companion => CopyName::Companion(companion_named(identity.0, &install.suffix)?),
         NameAsked::Annotated => {
-            let copy_name = mirror_name(source.meta()).map_err(Refusal::InvalidMirrorName)?;
-            mirror_meta(name, source_namespace, uid, namespace, copy_name)
+            CopyName::Mirror(mirror_name(source.meta()).map_err(Refusal::InvalidMirrorName)?)
         }
-        NameAsked::Given(copy_name) => {
-            mirror_meta(name, source_namespace, uid, namespace, copy_name)
-        }
+        NameAsked::Given(copy_name) => CopyName::Mirror(copy_name),
     };
-    if let Asker::ClusterMirror { name } = request.asker {
-        let labels = meta.labels.get_or_insert_with(BTreeMap::new);
-        labels.insert(CLUSTER_MIRROR_LABEL.into(), name.into());
-    }
-    let lists;
     let carried = match request.carried {
         CarriedAsked::Given {
             labels,
             annotations,
-        } => Carried::Given {
+        } => CarriedAnswer::Given {
             labels,
             annotations,
         },
         CarriedAsked::Listed => {
-            lists = Lists::of(source.meta()).map_err(Refusal::InvalidCopyList)?;
-            Carried::Listed {
-                source: source.meta(),
-                lists: &lists,
-            }
+            CarriedAnswer::Listed(Lists::of(source.meta()).map_err(Refusal::InvalidCopyList)?)
         }
     };
-    let Resolved { keys, checksum } = resolved?;
-    let mut meta = carried.onto(meta, &install.never_carried, &install.source_label_keys);
-    let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
-    annotations.insert(CHECKSUM_ANNOTATION.into(), checksum.to_owned());
-    annotations.insert(SOURCE_SELECTOR_ANNOTATION.into(), install.selector.clone());
-    Ok(keyless_content(meta, source, keys.form))
+    let cluster_mirror = match request.asker {
+        Asker::ClusterMirror { name } => Some(name),
+        Asker::Companion | Asker::SourceMirrors => None,
+    };
+    Ok(Answered {
+        source,
+        identity,
+        copy_name,
+        cluster_mirror,
+        carried,
+        resolved: resolved?,
+    })
 }
 
-/// The content of a copy of `source` in `form`, but its keys, under `meta`.
-fn keyless_content<K: MirroredKind>(meta: ObjectMeta, source: &K, form: CopyForm<'_>) -> K {
-    let mut copy = K::content_from_keys(source, std::iter::empty(), form.copy_type);
-    *copy.meta_mut() = meta;
-    copy
+impl<K: MirroredKind> Answered<'_, '_, K> {
+    /// The copy in `namespace`, as `install` writes it. It holds none of
+    /// the source's keys, only the rest of its content (its type, whether
+    /// it is immutable), which the comparison reads beside the checksum:
+    /// what it holds is the plan's, made once from the source read now
+    /// (`ContentPlan::fill`), as a cached source keeps no content.
+    pub fn copy_in(&self, namespace: &str, install: &Install) -> K {
+        let (name, source_namespace, uid) = self.identity;
+        let mut meta = match &self.copy_name {
+            CopyName::Companion(companion) => {
+                companion_meta::<K>(name, source_namespace, uid, companion)
+            }
+            CopyName::Mirror(copy_name) => {
+                mirror_meta(name, source_namespace, uid, namespace, copy_name)
+            }
+        };
+        if let Some(name) = self.cluster_mirror {
+            let labels = meta.labels.get_or_insert_with(BTreeMap::new);
+            labels.insert(CLUSTER_MIRROR_LABEL.into(), name.into());
+        }
+        let carried = match &self.carried {
+            CarriedAnswer::Listed(lists) => Carried::Listed {
+                source: self.source.meta(),
+                lists,
+            },
+            CarriedAnswer::Given {
+                labels,
+                annotations,
+            } => Carried::Given {
+                labels,
+                annotations,
+            },
+        };
+        let mut meta = carried.onto(meta, &install.never_carried, &install.source_label_keys);
+        let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
+        let Resolved { keys, checksum } = self.resolved;
+        annotations.insert(CHECKSUM_ANNOTATION.into(), checksum.to_owned());
+        annotations.insert(SOURCE_SELECTOR_ANNOTATION.into(), install.selector.clone());
+        let mut copy = K::content_from_keys(self.source, std::iter::empty(), keys.form.copy_type);
+        *copy.meta_mut() = meta;
+        copy
+    }
 }
 
-/// A companion's metadata: `<name><suffix>`, owned by its source.
-fn companion_meta<K: MirroredKind>(
-    name: &str,
-    namespace: &str,
-    uid: &str,
-    suffix: &str,
-) -> Result<ObjectMeta, Refusal> {
+/// `<name><suffix>`, unless longer than Kubernetes allows.
+fn companion_named(name: &str, suffix: &str) -> Result<String, Refusal> {
     let companion = companion_name(name, suffix);
     if companion.len() > MAX_NAME_LEN {
         let len = companion.len();
@@ -242,14 +289,25 @@ fn companion_meta<K: MirroredKind>(
             len,
         });
     }
-    Ok(ObjectMeta {
-        name: Some(companion),
+    Ok(companion)
+}
+
+/// A companion's metadata: `companion` in the source's namespace, owned
+/// by its source.
+fn companion_meta<K: MirroredKind>(
+    name: &str,
+    namespace: &str,
+    uid: &str,
+    companion: &str,
+) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(companion.into()),
         namespace: Some(namespace.into()),
         labels: Some(managed_by_us()),
         annotations: Some(BTreeMap::new()),
         owner_references: Some(vec![owner_reference::<K>(name, uid)]),
         ..ObjectMeta::default()
-    })
+    }
 }
 
 /// A mirror's metadata: `copy_name` in `target`, naming its source.

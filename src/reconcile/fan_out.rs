@@ -8,8 +8,7 @@
 use futures::{StreamExt, stream};
 
 use crate::{
-    decisions::copy_request::CopyRequest,
-    decisions::desired_copy::Refusal,
+    decisions::desired_copy::Answered,
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::copy::sync_copy,
@@ -37,34 +36,33 @@ pub(crate) async fn let_others_run(checked: usize) {
     }
 }
 
-/// The copies `request` asks of `source`, one in each of `namespaces`, as
-/// the install writes them. A refusal is the request's as a whole (none
-/// depends on the namespace), so the first found stands for every copy.
+/// The copies of one request, answered once (`Source::answered`), one in
+/// each of `namespaces`, as the install writes them: no namespace can
+/// refuse one, as the request was refused or answered as a whole.
 pub(crate) async fn desired_copies<K: MirroredKind>(
-    source: &Source<'_, K>,
-    request: &CopyRequest<'_>,
+    answered: &Answered<'_, '_, K>,
     namespaces: Vec<String>,
     ctx: &Context<K>,
-) -> Result<Vec<(String, K)>, Refusal> {
+) -> Vec<(String, K)> {
     let mut copies = Vec::with_capacity(namespaces.len());
     for (built, namespace) in namespaces.into_iter().enumerate() {
         let_others_run(built).await;
-        let copy = source.desired(request, &namespace, &ctx.install)?;
+        let copy = answered.copy_in(&namespace, &ctx.install);
         copies.push((namespace, copy));
     }
-    Ok(copies)
+    copies
 }
 
-/// The copies `request` asks of `source` in `namespaces`
-/// ([`desired_copies`]), written ([`write_copies`]).
+/// The copies of `source` `answered` in `namespaces` ([`desired_copies`]),
+/// written ([`write_copies`]).
 pub(crate) async fn fan_out<K: MirroredKind>(
     source: &Source<'_, K>,
-    request: &CopyRequest<'_>,
+    answered: &Answered<'_, '_, K>,
     namespaces: Vec<String>,
     ctx: &Context<K>,
-) -> Result<Outcomes, Refusal> {
-    let copies = desired_copies(source, request, namespaces, ctx).await?;
-    Ok(write_copies(source, copies, ctx).await)
+) -> Outcomes {
+    let copies = desired_copies(answered, namespaces, ctx).await;
+    write_copies(source, copies, ctx).await
 }
 
 /// Writes each copy (with the namespace it is for), `WRITES_AT_ONCE` at a

@@ -29,8 +29,8 @@ use crate::{
     decisions::cache_form::content_size,
     decisions::copy_request::{CopyRequest, ShapeAsked},
     decisions::desired_copy::{
-        Refusal, Resolved, ShapeKeys, copies_checksum, desired_keys, planned_checksum, shape_asked,
-        shape_keys,
+        Answered, Refusal, Resolved, ShapeKeys, answered, copies_checksum, planned_checksum,
+        shape_asked, shape_keys,
     },
     decisions::install::Install,
     decisions::key_shape::{
@@ -131,21 +131,21 @@ impl<'a, K: MirroredKind> Source<'a, K> {
         decided.as_ref().map_err(Clone::clone)
     }
 
-    /// The copy `request` asks of this source in `namespace`, as `install`
-    /// writes it (`decisions::desired_copy::desired`), its keys decided
-    /// once from this source's shape, which is the request's.
-    pub fn desired(
-        &self,
-        request: &CopyRequest<'_>,
-        namespace: &str,
+    /// What `request` asks of this source, answered once for every
+    /// namespace it has a copy in (`decisions::desired_copy::answered`),
+    /// its keys decided once from this source's shape, which is the
+    /// request's; else why the request is refused as a whole.
+    pub fn answered<'s>(
+        &'s self,
+        request: &CopyRequest<'s>,
         install: &Install,
-    ) -> Result<K, Refusal> {
+    ) -> Result<Answered<'s, 'a, K>, Refusal> {
         debug_assert_eq!(request.shape, self.shape, "one shape for every copy");
         let resolved = self.shape_keys().map(|keys| Resolved {
             keys,
             checksum: (self.checksum).get_or_init(|| copies_checksum(self.cached, keys, &self.key)),
         });
-        desired_keys(self.cached, request, namespace, install, resolved)
+        answered(self.cached, request, install, resolved)
     }
 
     /// The source of a ClusterMirror's copies: `bound` is the cached source

@@ -117,8 +117,8 @@ fn companion_of<K: MirroredKind>(
         .namespace
         .as_deref()
         .unwrap_or_default();
-    match source.desired(&CopyRequest::COMPANION, namespace, &ctx.install) {
-        Ok(desired) => Ok(Some(desired)),
+    match source.answered(&CopyRequest::COMPANION, &ctx.install) {
+        Ok(answered) => Ok(Some(answered.copy_in(namespace, &ctx.install))),
         Err(refusal) => Error::of_refusal(refusal).map_or(Ok(None), Err),
     }
 }

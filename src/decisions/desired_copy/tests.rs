@@ -7,7 +7,7 @@ use crate::contract::{
     CARRIED_ANNOTATIONS_ANNOTATION, CARRIED_LABELS_ANNOTATION, COPY_ANNOTATIONS_ANNOTATION,
     COPY_LABELS_ANNOTATION, NeverCarried, content_checksum, mirror_of,
 };
-use crate::decisions::key_shape::KeyShape;
+use crate::decisions::key_shape::{KeyShape, checksum::CopyForm};
 use crate::test_fixtures::{
     SELECTOR, SUFFIX, mk_binary, mk_companion_of, mk_desired_companion, mk_desired_mirror,
     mk_install, mk_map, mk_source, with_annotations,
@@ -288,4 +288,27 @@ fn mirrors_take_the_name_the_source_gives_them_and_the_companion_keeps_its_own()
         Err(Refusal::InvalidMirrorName(_))
     ));
     assert!(mk_desired_companion(&malformed, &()).is_ok());
+}
+
+#[test]
+fn a_request_answered_once_builds_each_namespace_s_copy_as_the_whole_decision_does() {
+    let source = listing_source();
+    let (install, request) = (mk_install(), CopyRequest::SOURCE_MIRRORS);
+    let keys = shape_keys(&source, request.shape).unwrap();
+    let checksum = copies_checksum(&source, &keys, &());
+    let resolved = Resolved {
+        keys: &keys,
+        checksum: &checksum,
+    };
+    let answered = answered(&source, &request, &install, Ok(resolved)).unwrap();
+    for namespace in ["team-a", "team-b"] {
+        let built = answered.copy_in(namespace, &install);
+        let whole = desired(&source, &request, namespace, &install, &()).unwrap();
+        assert_eq!(built.metadata, whole.metadata, "{namespace}");
+        assert_eq!(built.metadata.namespace.as_deref(), Some(namespace));
+        // The whole decision fills the keys from the plan; the answers
+        // build the copy without them.
+        assert_eq!(built.data, None);
+        assert!(whole.data.is_some_and(|data| !data.is_empty()));
+    }
 }

@@ -169,15 +169,16 @@ async fn sync_all<K: MirroredKind>(
 ) -> Result<Found, Error> {
     let namespaces = selected(request, cluster_mirrors, ctx).await;
     let count = namespaces.len();
-    let asked = request.copy_request();
-    let wanted = match fan_out::desired_copies(source, &asked, namespaces, ctx).await {
-        Ok(wanted) => wanted,
+    let copy_request = request.copy_request();
+    let answered = match source.answered(&copy_request, &ctx.install) {
+        Ok(answered) => answered,
         // Never for a stored source, which is not a copy (checked above).
         Err(refusal) => {
             let why = Blocked::SourceNotCopyable(format!("{refusal:?}"));
             return Ok(Found::blocked(request.generation, why, count));
         }
     };
+    let wanted = fan_out::desired_copies(&answered, namespaces, ctx).await;
     let mut copies_missing = false;
     let mut outcomes = match request.suspend {
         true => {
@@ -222,10 +223,9 @@ async fn sync_some<K: MirroredKind>(
         return None;
     }
     let namespaces = namespaces.iter().cloned().collect();
-    let asked = request.copy_request();
-    let mut outcomes = fan_out::fan_out(source, &asked, namespaces, ctx)
-        .await
-        .ok()?;
+    let copy_request = request.copy_request();
+    let answered = source.answered(&copy_request, &ctx.install).ok()?;
+    let mut outcomes = fan_out::fan_out(source, &answered, namespaces, ctx).await;
     written_without(&mut outcomes, missing);
     if outcomes.terminating > 0 {
         return None;

@@ -50,11 +50,11 @@ pub(super) async fn sync_mirrors<K: MirroredKind>(
     // What refuses the request refuses it whole, before any namespace is
     // looked at. A source quietly not copied (a copy itself, or being
     // deleted) writes no mirror, so no ClusterMirror's claim refuses it one.
-    let quiet = match source.desired(request, &source_namespace, &ctx.install) {
-        Ok(_) => false,
+    let answered = match source.answered(request, &ctx.install) {
+        Ok(answered) => Some(answered),
         Err(refusal) => match Error::of_refusal(refusal) {
             Some(error) => return Err(error),
-            None => true,
+            None => None,
         },
     };
     let claims = ClusterMirrorClaims::of(name, ctx);
@@ -62,7 +62,7 @@ pub(super) async fn sync_mirrors<K: MirroredKind>(
     let mut claimed = Vec::new();
     for (checked, namespace) in candidates(&targets, scope, ctx).into_iter().enumerate() {
         fan_out::let_others_run(checked).await;
-        if !accepts(&source_namespace, &namespace, ctx) || quiet {
+        if !accepts(&source_namespace, &namespace, ctx) || answered.is_none() {
             continue;
         }
         match claims.by(&namespace) {
@@ -76,12 +76,9 @@ pub(super) async fn sync_mirrors<K: MirroredKind>(
             None => wanted.push(namespace.name),
         }
     }
-    let mut outcomes = match fan_out::fan_out(source, request, wanted, ctx).await {
-        Ok(outcomes) => outcomes,
-        Err(refusal) => match Error::of_refusal(refusal) {
-            Some(error) => return Err(error),
-            None => Outcomes::default(),
-        },
+    let mut outcomes = match &answered {
+        Some(answered) => fan_out::fan_out(source, answered, wanted, ctx).await,
+        None => Outcomes::default(),
     };
     outcomes.failed.extend(claimed);
     // Protected namespaces are told of by a reconcile that looks at all.
