@@ -291,7 +291,7 @@ fn mirrors_take_the_name_the_source_gives_them_and_the_companion_keeps_its_own()
 }
 
 #[test]
-fn a_request_answered_once_builds_each_namespace_s_copy_as_the_whole_decision_does() {
+fn a_request_answered_once_builds_each_namespace_s_copy() {
     let source = listing_source();
     let (install, request) = (mk_install(), CopyRequest::SOURCE_MIRRORS);
     let keys = shape_keys(&source, request.shape).unwrap();
@@ -303,12 +303,23 @@ fn a_request_answered_once_builds_each_namespace_s_copy_as_the_whole_decision_do
     let answered = answered(&source, &request, &install, Ok(resolved)).unwrap();
     for namespace in ["team-a", "team-b"] {
         let built = answered.copy_in(namespace, &install);
-        let whole = desired(&source, &request, namespace, &install, &()).unwrap();
-        assert_eq!(built.metadata, whole.metadata, "{namespace}");
-        assert_eq!(built.metadata.namespace.as_deref(), Some(namespace));
-        // The whole decision fills the keys from the plan; the answers
-        // build the copy without them.
+        let meta = &built.metadata;
+        assert_eq!(meta.namespace.as_deref(), Some(namespace));
+        assert_eq!(meta.name.as_deref(), Some("colors"));
+        assert_eq!(
+            mirror_of(meta),
+            Some(("ns".to_owned(), "colors".to_owned()))
+        );
+        let annotations = meta.annotations.clone().unwrap_or_default();
+        assert_eq!(annotations.get(CHECKSUM_ANNOTATION), Some(&checksum));
+        assert_eq!(
+            annotations.get(SOURCE_SELECTOR_ANNOTATION),
+            Some(&install.selector)
+        );
+        assert!(annotations.contains_key(CARRIED_LABELS_ANNOTATION));
+        // The keys are the plan's to fill, from the source read now.
         assert_eq!(built.data, None);
-        assert!(whole.data.is_some_and(|data| !data.is_empty()));
+        let whole = desired(&source, &request, namespace, &install, &()).unwrap();
+        assert_eq!(&whole.metadata, meta, "{namespace}");
     }
 }

@@ -170,15 +170,17 @@ async fn sync_all<K: MirroredKind>(
     let namespaces = selected(request, cluster_mirrors, ctx).await;
     let count = namespaces.len();
     let copy_request = request.copy_request();
-    let answered = match source.answered(&copy_request, &ctx.install) {
-        Ok(answered) => answered,
-        // Never for a stored source, which is not a copy (checked above).
+    let wanted = match source.answered(&copy_request, &ctx.install) {
+        Ok(answered) => fan_out::desired_copies(&answered, namespaces, ctx).await,
+        // A source that is not a copy (checked above) is refused only
+        // while it is being deleted, held by a finalizer: that blocks the
+        // ClusterMirror only where it selects a namespace to write into.
+        Err(_) if namespaces.is_empty() => Vec::new(),
         Err(refusal) => {
             let why = Blocked::SourceNotCopyable(format!("{refusal:?}"));
             return Ok(Found::blocked(request.generation, why, count));
         }
     };
-    let wanted = fan_out::desired_copies(&answered, namespaces, ctx).await;
     let mut copies_missing = false;
     let mut outcomes = match request.suspend {
         true => {
