@@ -34,6 +34,14 @@ pub const SOURCE_SELECTOR_ANNOTATION: &str = "workshop.io/source-selector";
 /// without it was asked for by its source's labels.
 pub const CLUSTER_MIRROR_LABEL: &str = "workshop.io/cluster-mirror";
 
+/// On a copy a ClusterMirror wrote: what that ClusterMirror's deletion
+/// does to it (its `deletionPolicy`), and the uid of the CRD it was made
+/// under. Together they let a deletion nobody saw (no leader ran) be told
+/// from its CRD being deleted or replaced.
+pub const DELETION_POLICY_ANNOTATION: &str = "workshop.io/deletion-policy";
+/// See [`DELETION_POLICY_ANNOTATION`].
+pub const WRITTEN_UNDER_CRD_ANNOTATION: &str = "workshop.io/written-under-crd";
+
 /// The prefix of this controller's own label and annotation keys, which a
 /// copy never carries from its source.
 pub const CONTROLLER_KEY_PREFIX: &str = "workshop.io/";

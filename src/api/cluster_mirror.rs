@@ -106,28 +106,12 @@ pub struct ClusterMirrorSpec {
     /// default) removes them; `Orphan` releases them, left in place with
     /// their content as plain objects the controller no longer keeps
     /// (its labels and annotations removed). Read from the object as it
-    /// was deleted. A copy whose ClusterMirror went without the controller
-    /// seeing it deleted (the CRD deleted or replaced, the controller not
-    /// running) is kept either way.
+    /// was deleted; each copy records it too, so that a deletion made while
+    /// the controller was not running does the same once it runs. A copy
+    /// whose ClusterMirror went with its CRD (deleted or replaced) is kept
+    /// either way.
     #[serde(default, skip_serializing_if = "DeletionPolicy::is_default")]
     pub deletion_policy: DeletionPolicy,
-}
-
-/// What deleting a ClusterMirror does to its copies.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
-pub enum DeletionPolicy {
-    /// Its copies are deleted.
-    #[default]
-    Delete,
-    /// Its copies stay, released: the controller's labels and annotations
-    /// are removed, and nothing keeps them any more.
-    Orphan,
-}
-
-impl DeletionPolicy {
-    fn is_default(&self) -> bool {
-        *self == DeletionPolicy::Delete
-    }
 }
 
 /// The object a ClusterMirror copies.
@@ -394,7 +378,10 @@ fn is_false(value: &bool) -> bool {
     !value
 }
 
+mod deletion_policy;
 pub mod rules;
 pub mod stored;
+
+pub use deletion_policy::DeletionPolicy;
 #[cfg(test)]
 mod tests;

@@ -22,6 +22,7 @@
 
 mod crd;
 mod deletions;
+mod gone;
 
 use std::{
     collections::HashMap,
@@ -49,16 +50,18 @@ use tokio::sync::watch;
 use crate::{
     api::{ClusterMirror, StoredClusterMirror, StoredStatus},
     cluster::api_client,
-    decisions::cluster_mirror::{Request, bound_cluster_mirror_uid},
+    decisions::cluster_mirror::{LiveCrd, Request, bound_cluster_mirror_uid},
     decisions::copy_verdict::Witnessed,
     ops::metrics::Metrics,
 };
 
 use crd::{CrdReads, CrdSeen, follow_crd, retry_pause};
 use deletions::Deletions;
+pub use gone::Gone;
 
-/// How long a deletion seen before the CRD watch first reported waits for
-/// it: without knowing the live CRD, the deletion could remove nothing.
+/// How long a deletion seen, or the first list, waits for the CRD watch to
+/// first report: without knowing the live CRD, the deletion could remove
+/// nothing, and the copies written would record no CRD.
 const CRD_FIRST_REPORT: Duration = Duration::from_secs(10);
 
 /// What changed of one ClusterMirror's request, for the kinds to act on.
@@ -88,6 +91,10 @@ pub struct ClusterMirrors {
     crd: watch::Receiver<CrdSeen>,
     crd_reads: CrdReads,
     deletions: Deletions,
+    /// Held while a deletion nobody saw is confirmed: one at a time, so
+    /// that the copies of one ClusterMirror read it once between them.
+    confirming: Arc<tokio::sync::Mutex<()>>,
+    client: Client,
 }
 
 impl ClusterMirrors {
@@ -109,8 +116,10 @@ impl ClusterMirrors {
             listed,
             listeners: Arc::default(),
             crd,
-            crd_reads: CrdReads::new(client),
+            crd_reads: CrdReads::new(client.clone()),
             deletions: Deletions::default(),
+            confirming: Arc::default(),
+            client,
         };
         // Read leniently (see `StoredClusterMirror`): a ClusterMirror this
         // version cannot read fails neither the watch nor the others.
@@ -129,7 +138,8 @@ impl ClusterMirrors {
             async move {
                 futures::join!(
                     mirrors.follow(events, writer, listed_tx),
-                    follow_crd(crd_events, metrics, crd_tx)
+                    follow_crd(crd_events, metrics, crd_tx),
+                    mirrors.wake_on_new_crd(),
                 );
             }
         };
@@ -162,6 +172,12 @@ impl ClusterMirrors {
         self.crd.borrow().as_ref().is_some_and(Option::is_some)
     }
 
+    /// The CRD as its watch last saw it live; None when missing, being
+    /// deleted or not reported yet.
+    pub fn live_crd(&self) -> Option<LiveCrd> {
+        self.crd.borrow().clone().flatten()
+    }
+
     /// The request of the ClusterMirror called `name`, if its spec reads.
     pub fn request(&self, name: &str) -> Option<Arc<Request>> {
         self.lock_requests().get(name).cloned()
@@ -176,20 +192,6 @@ impl ClusterMirrors {
     /// that `copy` is bound to (by uid).
     pub fn deletion_of(&self, name: &str, copy: &ObjectMeta) -> Option<Witnessed> {
         self.deletions.of(name, bound_cluster_mirror_uid(copy)?)
-    }
-
-    /// Whether the deletion of the ClusterMirror `copy` is bound to was
-    /// made by someone, its CRD live: read from the API server after the
-    /// deletion was seen, once for all its copies.
-    pub async fn deleted_by_someone(&self, copy: &ObjectMeta) -> Result<bool, kube::Error> {
-        let Some(uid) = bound_cluster_mirror_uid(copy) else {
-            return Ok(false);
-        };
-        if let Some(settled) = self.deletions.settled(uid) {
-            return Ok(settled);
-        }
-        let live = self.crd_reads.live_since_absence().await?;
-        Ok(self.deletions.settle(uid, live.as_ref()))
     }
 
     /// Whether the orphans of `name` are to be told about now: once, until
@@ -236,6 +238,11 @@ impl ClusterMirrors {
                 _ => None,
             };
             writer.apply_watcher_event(&event);
+            if matches!(event, Event::InitDone) {
+                // Copies written from now on record the CRD they are made
+                // under: the first looks wait for it to be known.
+                self.crd_reported().await;
+            }
             for change in self.observe(&event, status_before) {
                 self.tell(change);
             }
@@ -245,15 +252,41 @@ impl ClusterMirrors {
         }
     }
 
+    /// Looks at every ClusterMirror again whenever a CRD the cache has not
+    /// been looked at under becomes live (reported after the cache was
+    /// listed, or made again): their copies record the CRD they were made
+    /// under, which those written before it was known do not.
+    async fn wake_on_new_crd(&self) {
+        let mut crd = self.crd.clone();
+        let mut looked_under: Option<String> = None;
+        while crd.changed().await.is_ok() {
+            let live = crd.borrow_and_update().clone().flatten().map(|crd| crd.uid);
+            if live.is_none() || live == looked_under {
+                continue;
+            }
+            looked_under = live;
+            // Until listed, the list's end wakes everything anyway.
+            if self.is_listed() {
+                self.tell(Change::Listed);
+            }
+        }
+    }
+
+    /// The live CRD, once the CRD watch has reported (waited for a moment
+    /// if it has not yet).
+    async fn crd_reported(&self) -> Option<LiveCrd> {
+        let mut crd = self.crd.clone();
+        let reported = crd.wait_for(Option::is_some);
+        match tokio::time::timeout(CRD_FIRST_REPORT, reported).await {
+            Ok(Ok(seen)) => seen.clone().flatten(),
+            _ => None,
+        }
+    }
+
     /// Remembers the deletion of `object`, as the CRD watch says which CRD
     /// is live (waited for a moment if it has not reported yet).
     async fn witness(&self, object: &StoredClusterMirror) {
-        let mut crd = self.crd.clone();
-        let reported = crd.wait_for(Option::is_some);
-        let crd_uid = match tokio::time::timeout(CRD_FIRST_REPORT, reported).await {
-            Ok(Ok(seen)) => seen.clone().flatten(),
-            _ => None,
-        };
+        let crd_uid = self.crd_reported().await.map(|crd| crd.uid);
         let policy = object.deletion_policy();
         let name = object.name_any();
         match &object.metadata.uid {

@@ -15,11 +15,11 @@ pub mod standing;
 pub mod status;
 pub mod status_writers;
 
-pub use marks::{bound_cluster_mirror_uid, release};
+pub use marks::{DeletionMark, LiveCrd, bound_cluster_mirror_uid, release};
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::{apimachinery::pkg::apis::meta::v1::ObjectMeta, jiff::Timestamp};
 
 use crate::{
     api::{DeletionPolicy, SourceKind, StoredClusterMirror},
@@ -45,6 +45,8 @@ pub struct Request {
     pub name: String,
     pub uid: String,
     pub generation: Option<i64>,
+    /// When it was made: under which CRD it can have been made.
+    pub created: Option<Timestamp>,
     pub kind: SourceKind,
     pub source_namespace: String,
     pub source_name: String,
@@ -91,6 +93,7 @@ impl Request {
             name: meta.name.clone().unwrap_or_default(),
             uid: meta.uid.clone().unwrap_or_default(),
             generation: meta.generation,
+            created: meta.creation_timestamp.as_ref().map(|t| t.0),
             target_name: spec.copy_name().to_owned(),
             kind: spec.source.kind,
             source_namespace: spec.source.namespace.clone(),
@@ -108,7 +111,7 @@ impl Request {
     /// The kind of its copies: a ConfigMap for a Secret whose keys it
     /// publishes (`target.kind: ConfigMap`), else its source's kind.
     pub fn copy_kind(&self) -> SourceKind {
-        self.copy_request().copy_kind(self.kind)
+        self.copy_request(None).copy_kind(self.kind)
     }
 
     /// Whether it publishes a Secret's keys as ConfigMaps.
@@ -293,10 +296,14 @@ impl Request {
     /// the source from [`Request::bound_source`]): a mirror of its source
     /// under the target name, labeled with its name, holding and carrying
     /// what `spec.target` says (never what the source's own annotations
-    /// ask).
-    pub fn copy_request(&self) -> CopyRequest<'_> {
+    /// ask). Under `crd`, the CRD live (None: not known), whose uid its
+    /// copies record with its deletion policy if it was made under it.
+    pub fn copy_request<'a>(&'a self, crd: Option<&'a LiveCrd>) -> CopyRequest<'a> {
         CopyRequest {
-            asker: Asker::ClusterMirror { name: &self.name },
+            asker: Asker::ClusterMirror {
+                name: &self.name,
+                deletion: DeletionMark::of(self.deletion_policy, self.created, crd),
+            },
             shape: ShapeAsked::Given {
                 shape: &self.shape,
                 form: self.form,

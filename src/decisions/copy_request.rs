@@ -21,6 +21,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::{
     api::SourceKind,
     contract::{cluster_mirror_of, mirror_of},
+    decisions::cluster_mirror::marks::DeletionMark,
     decisions::key_shape::{KeyShape, checksum::CopyForm},
 };
 
@@ -38,17 +39,23 @@ pub enum Asker<'a> {
     /// another, so a mirror names its source in annotations instead.
     SourceMirrors,
     /// A ClusterMirror, by name, for its copies in the namespaces it
-    /// selects.
-    ClusterMirror { name: &'a str },
+    /// selects; with what its deletion does to them, when the CRD it was
+    /// made under is known.
+    ClusterMirror {
+        name: &'a str,
+        deletion: Option<DeletionMark<'a>>,
+    },
 }
 
 impl<'a> Asker<'a> {
-    /// Who asked for `copy`, as its marks say: a ClusterMirror's label, a
-    /// mirror's `mirror-of`, else a companion (its owner reference). Whether
-    /// the copy is this install's at all is the verdict's to check first.
+    /// Who asked for `copy`, as its marks say: a ClusterMirror's label
+    /// (and its deletion mark), a mirror's `mirror-of`, else a companion
+    /// (its owner reference). Whether the copy is this install's at all is
+    /// the verdict's to check first.
     pub fn of_marks(copy: &'a ObjectMeta) -> Asker<'a> {
         if let Some(name) = cluster_mirror_of(copy) {
-            return Asker::ClusterMirror { name };
+            let deletion = DeletionMark::on(copy);
+            return Asker::ClusterMirror { name, deletion };
         }
         match mirror_of(copy) {
             Some(_) => Asker::SourceMirrors,
@@ -148,7 +155,10 @@ mod tests {
             ..CopyForm::default()
         };
         let request = |form| CopyRequest {
-            asker: Asker::ClusterMirror { name: "ca" },
+            asker: Asker::ClusterMirror {
+                name: "ca",
+                deletion: None,
+            },
             shape: ShapeAsked::Given {
                 shape: &shape,
                 form,

@@ -65,9 +65,11 @@ pub fn copy_verdict<K: MirroredKind>(
 ) -> CopyVerdict {
     let namespace = copy.namespace.as_deref().unwrap_or_default();
     match Asker::of_marks(copy) {
-        Asker::ClusterMirror { name } => facts.cluster_mirror_fate(copy, name, |seen, rules| {
-            copy_fate(copy, facts.namespace(namespace).as_ref(), rules, seen)
-        }),
+        Asker::ClusterMirror { name, .. } => {
+            facts.cluster_mirror_fate(copy, name, |seen, rules| {
+                copy_fate(copy, facts.namespace(namespace).as_ref(), rules, seen)
+            })
+        }
         Asker::Companion | Asker::SourceMirrors => own::source_copy_verdict::<K, _>(
             copy,
             install,
@@ -91,10 +93,11 @@ pub enum CopyVerdict {
     /// goes only once that source is gone, which no install can want
     /// copies of, told as a marked copy of a source gone would be.
     UnwantedIfSourceGone(SourceRef, Unwanted),
-    /// A ClusterMirror's copy whose ClusterMirror was seen deleted:
-    /// deleted (`Delete`) or released (`Orphan`) once the CRD is read live
-    /// since (unless the read already said so: then
-    /// `Witnessed::crd_live` is Some(true)).
+    /// A ClusterMirror's copy whose ClusterMirror was seen deleted, or is
+    /// absent and the copy records the CRD it was made under: deleted
+    /// (`Delete`) or released (`Orphan`) once the API server, read since,
+    /// says it was deleted by someone (unless a read already said so:
+    /// then `Witnessed::crd_live` is Some(true)).
     ClusterMirrorDeleted(DeletionPolicy),
     /// A ClusterMirror's copy whose ClusterMirror is gone and nobody saw
     /// it go, or it went with its CRD: kept as it is, counted and told as

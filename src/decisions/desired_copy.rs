@@ -32,6 +32,7 @@ use crate::{
         helm_storage_label, install::INSTALL_OWNED_LABEL, is_managed_by_us,
     },
     decisions::carried::{Carried, Lists},
+    decisions::cluster_mirror::marks::DeletionMark,
     decisions::copy_request::{Asker, CarriedAsked, CopyRequest, NameAsked},
     decisions::install::Install,
     decisions::key_shape::{copy_plan::content_plan, secret_type::KeysBreakType},
@@ -168,7 +169,7 @@ pub struct Answered<'x, 'a, K> {
     source: &'x K,
     identity: (&'x str, &'x str, &'x str),
     copy_name: CopyName<'x>,
-    cluster_mirror: Option<&'x str>,
+    cluster_mirror: Option<(&'x str, Option<DeletionMark<'x>>)>,
     carried: CarriedAnswer<'x>,
     resolved: Resolved<'x, 'a>,
 }
@@ -222,7 +223,7 @@ pub fn answered<'x, 'a, K: MirroredKind>(
         }
     };
     let cluster_mirror = match request.asker {
-        Asker::ClusterMirror { name } => Some(name),
+        Asker::ClusterMirror { name, deletion } => Some((name, deletion)),
         Asker::Companion | Asker::SourceMirrors => None,
     };
     Ok(Answered {
@@ -251,7 +252,7 @@ impl<K: MirroredKind> Answered<'_, '_, K> {
                 mirror_meta(name, source_namespace, uid, namespace, copy_name)
             }
         };
-        if let Some(name) = self.cluster_mirror {
+        if let Some((name, _)) = self.cluster_mirror {
             let labels = meta.labels.get_or_insert_with(BTreeMap::new);
             labels.insert(CLUSTER_MIRROR_LABEL.into(), name.into());
         }
@@ -273,6 +274,9 @@ impl<K: MirroredKind> Answered<'_, '_, K> {
         let Resolved { keys, checksum } = self.resolved;
         annotations.insert(CHECKSUM_ANNOTATION.into(), checksum.to_owned());
         annotations.insert(SOURCE_SELECTOR_ANNOTATION.into(), install.selector.clone());
+        if let Some((_, Some(mark))) = self.cluster_mirror {
+            mark.write(annotations);
+        }
         let mut copy = K::content_from_keys(self.source, std::iter::empty(), keys.form.copy_type);
         *copy.meta_mut() = meta;
         copy

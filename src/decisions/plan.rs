@@ -30,6 +30,22 @@ pub enum Write<K> {
     DeleteToRecreate { copy: K, seen: SeenVersion },
 }
 
+impl<K> Write<K> {
+    /// Whether the copy already holds and carries what it should: nothing
+    /// to write, or only its deletion mark (which a suspended
+    /// ClusterMirror, writing nothing, leaves as it is).
+    pub fn in_sync(&self) -> bool {
+        matches!(
+            self,
+            Write::Nothing
+                | Write::Replace {
+                    why: Difference::DeletionUnmarked,
+                    ..
+                }
+        )
+    }
+}
+
 /// The exact object a delete was decided on. Sent as the delete's
 /// preconditions: neither another object under the same name nor this one
 /// changed since (its owner reference or labels edited, making it someone

@@ -91,6 +91,7 @@ async fn apply<K: MirroredKind>(
             let verb = match why {
                 Difference::SourceChanged => "updated",
                 Difference::TakenOver => "took over",
+                Difference::DeletionUnmarked => "marked",
                 Difference::None | Difference::Drifted => "restored",
             };
             let why = format!(" ({})", why.reason());

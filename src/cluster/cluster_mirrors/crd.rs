@@ -10,7 +10,6 @@ use std::sync::{
 
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_openapi::jiff::Timestamp;
 use kube::{
     Api, Client, CustomResourceExt,
     core::PartialObjectMeta,
@@ -21,18 +20,11 @@ use kube::{
 };
 use tokio::sync::watch;
 
-use crate::{api::ClusterMirror, ops::metrics::Metrics};
+use crate::{api::ClusterMirror, decisions::cluster_mirror::LiveCrd, ops::metrics::Metrics};
 
 /// What the CRD watch last said: None before it first reported; then the
-/// uid of the CRD while it exists and is not being deleted, else None.
-pub type CrdSeen = Option<Option<String>>;
-
-/// The CRD as a read found it live: its uid and when it was created.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LiveCrd {
-    pub uid: String,
-    pub created: Option<Timestamp>,
-}
+/// CRD while it exists and is not being deleted, else None.
+pub type CrdSeen = Option<Option<LiveCrd>>;
 
 /// A read of the CRD: the count of absences seen when it began, and the
 /// CRD if it was live.
@@ -67,6 +59,13 @@ impl CrdReads {
     }
 
     /// The CRD if it exists and is not being deleted, as read from the API
+    /// server after this call began.
+    pub async fn live_now(&self) -> Result<Option<LiveCrd>, kube::Error> {
+        self.absence_seen();
+        self.live_since_absence().await
+    }
+
+    /// The CRD if it exists and is not being deleted, as read from the API
     /// server after every absence seen so far. A read that began after the
     /// last absence was seen answers again, so one read answers for every
     /// copy of a deleted ClusterMirror, however many.
@@ -80,14 +79,7 @@ impl CrdReads {
         }
         let api = Api::<CustomResourceDefinition>::all(self.client.clone());
         let crd = api.get_metadata_opt(ClusterMirror::crd_name()).await?;
-        let live = crd
-            .filter(|crd| crd.metadata.deletion_timestamp.is_none())
-            .and_then(|crd| {
-                Some(LiveCrd {
-                    uid: crd.metadata.uid?,
-                    created: crd.metadata.creation_timestamp.map(|t| t.0),
-                })
-            });
+        let live = crd.and_then(live_crd);
         *last_read = Some((absences, live.clone()));
         Ok(live)
     }
@@ -129,22 +121,15 @@ pub async fn follow_crd(
     let mut present: Option<bool> = None;
     let mut listing = None;
     while let Some(event) = events.next().await {
-        let live_uid = |crd: PartialObjectMeta<CustomResourceDefinition>| {
-            crd.metadata
-                .deletion_timestamp
-                .is_none()
-                .then_some(crd.metadata.uid)
-                .flatten()
-        };
         let now_live = match event {
-            Ok(Event::Apply(crd)) => live_uid(crd),
+            Ok(Event::Apply(crd)) => live_crd(crd),
             Ok(Event::Delete(_)) => None,
             Ok(Event::Init) => {
                 listing = None;
                 continue;
             }
             Ok(Event::InitApply(crd)) => {
-                listing = live_uid(crd);
+                listing = live_crd(crd);
                 continue;
             }
             Ok(Event::InitDone) => listing.take(),
@@ -170,4 +155,15 @@ pub async fn follow_crd(
         live.send_replace(Some(now_live));
         metrics.set_cluster_mirror_crd_present(now_present);
     }
+}
+
+/// The CRD as read, if it is there and not being deleted.
+fn live_crd(crd: PartialObjectMeta<CustomResourceDefinition>) -> Option<LiveCrd> {
+    if crd.metadata.deletion_timestamp.is_some() {
+        return None;
+    }
+    Some(LiveCrd {
+        uid: crd.metadata.uid?,
+        created: crd.metadata.creation_timestamp.map(|t| t.0),
+    })
 }

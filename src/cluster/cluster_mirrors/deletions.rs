@@ -21,8 +21,9 @@ use std::{
 
 use k8s_openapi::jiff::Timestamp;
 
-use super::crd::LiveCrd;
-use crate::{api::DeletionPolicy, decisions::copy_verdict::Witnessed};
+use crate::{
+    api::DeletionPolicy, decisions::cluster_mirror::LiveCrd, decisions::copy_verdict::Witnessed,
+};
 
 /// One deletion seen.
 #[derive(Debug, Clone)]
@@ -67,6 +68,20 @@ impl Deletions {
         lock(&self.seen).insert(uid.to_owned(), deletion);
     }
 
+    /// The ClusterMirror `name` (`uid`), asking `policy`, was found gone
+    /// though nobody saw it go: deleted by someone, its CRD live, or not.
+    /// Settled: every copy bound to it is answered alike.
+    pub fn confirmed(&self, name: &str, uid: &str, policy: DeletionPolicy, by_someone: bool) {
+        let deletion = Deletion {
+            name: name.to_owned(),
+            policy,
+            crd_uid: None,
+            created: None,
+            crd_live: Some(by_someone),
+        };
+        lock(&self.seen).insert(uid.to_owned(), deletion);
+    }
+
     /// The deletion of the ClusterMirror `name` whose uid is `uid`, if seen.
     pub fn of(&self, name: &str, uid: &str) -> Option<Witnessed> {
         let seen = lock(&self.seen);
@@ -88,7 +103,7 @@ impl Deletions {
         *deletion.crd_live.get_or_insert_with(|| {
             live.is_some_and(|live| {
                 deletion.crd_uid.as_deref() == Some(live.uid.as_str())
-                    && made_under(deletion.created, live.created)
+                    && live.may_hold(deletion.created)
             })
         })
     }
@@ -108,15 +123,6 @@ impl Deletions {
     pub fn appeared(&self, name: &str) {
         lock(&self.told).remove(name);
     }
-}
-
-/// Whether a ClusterMirror made at `created` can have been made under the
-/// CRD made at `crd_created`: not before it (the same second is allowed,
-/// timestamps having whole seconds). Unknown times say no: kept.
-fn made_under(created: Option<Timestamp>, crd_created: Option<Timestamp>) -> bool {
-    created
-        .zip(crd_created)
-        .is_some_and(|(created, crd_created)| created >= crd_created)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -175,6 +181,21 @@ mod tests {
             !deletions.settle("u5", Some(&crd("crd-1", 100))),
             "never seen"
         );
+    }
+
+    #[test]
+    fn a_deletion_nobody_saw_is_settled_once_for_every_copy() {
+        let deletions = Deletions::default();
+        assert_eq!(deletions.settled("u1"), None);
+        deletions.confirmed("ca", "u1", DeletionPolicy::Orphan, true);
+        assert_eq!(deletions.settled("u1"), Some(true));
+        let witnessed = deletions.of("ca", "u1").unwrap();
+        assert_eq!(witnessed.policy, DeletionPolicy::Orphan);
+        assert_eq!(witnessed.crd_live, Some(true));
+        assert!(deletions.settle("u1", None), "the first answer stays");
+        deletions.confirmed("db", "u2", DeletionPolicy::Delete, false);
+        assert_eq!(deletions.settled("u2"), Some(false));
+        assert_eq!(deletions.of("other", "u2"), None, "bound by name too");
     }
 
     #[test]

@@ -9,14 +9,17 @@ fn mirrors() -> (ClusterMirrors, Writer<StoredClusterMirror>) {
         Err::<http::Response<kube::client::Body>, _>(std::io::Error::other("no API server"))
     });
     let writer = Writer::default();
+    let client = Client::new(no_api_server, "default");
     let mirrors = ClusterMirrors {
         store: writer.as_reader(),
         requests: Arc::default(),
         listed: watch::channel(false).1,
         listeners: Arc::default(),
         crd: watch::channel(None).1,
-        crd_reads: CrdReads::new(Client::new(no_api_server, "default")),
+        crd_reads: CrdReads::new(client.clone()),
         deletions: Deletions::default(),
+        confirming: Arc::default(),
+        client,
     };
     (mirrors, writer)
 }

@@ -58,7 +58,7 @@ fn install_of(selector: &str) -> Install {
 /// `selector` writes it.
 fn copy_of(request: &Request, source: &ConfigMap, namespace: &str, selector: &str) -> ConfigMap {
     let bound = request.bound_source(source);
-    let asked = request.copy_request();
+    let asked = request.copy_request(None);
     desired(&bound, &asked, namespace, &install_of(selector), &()).unwrap()
 }
 

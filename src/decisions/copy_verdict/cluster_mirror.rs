@@ -1,13 +1,17 @@
 //! The verdict on a copy a ClusterMirror wrote.
 //!
-//! A copy goes only for a deletion the controller saw happen: its
-//! ClusterMirror's watch reported it deleted (bound by uid: the deletion
-//! of one ClusterMirror is never taken for another's of the same name),
-//! or the ClusterMirror, still there, no longer asks for it. A
-//! ClusterMirror merely absent (from a list, at start, after a relist,
-//! after its CRD came back) leaves its copies as orphans: kept as they
-//! are, never rewritten, never deleted, until a ClusterMirror of that
-//! name adopts them or the operator removes them.
+//! A copy goes only for a deletion made by someone: its ClusterMirror's
+//! watch reported it deleted (bound by uid: the deletion of one
+//! ClusterMirror is never taken for another's of the same name), or it is
+//! absent and the copy records the CRD it was made under (a deletion
+//! nobody saw, while no leader ran); or the ClusterMirror, still there, no
+//! longer asks for it. Either deletion counts only once the API server,
+//! read since, shows that same CRD live: one deleted or made again took
+//! the ClusterMirror with it. A ClusterMirror absent with nothing to tell
+//! (a copy written before the mark, or after its CRD came back) leaves its
+//! copies as orphans: kept as they are, never rewritten, never deleted,
+//! until a ClusterMirror of that name adopts them or the operator removes
+//! them.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -15,13 +19,14 @@ use super::{CopyVerdict, Unwanted, mirror_name_reserved};
 use crate::{
     api::{DeletionPolicy, SourceKind},
     contract::written_under,
-    decisions::cluster_mirror::Request,
+    decisions::cluster_mirror::{DeletionMark, Request},
     decisions::consent::{Consent, NamespaceFacts},
     decisions::install::Install,
 };
 
-/// A ClusterMirror's deletion as the controller saw it happen: a delete
-/// event of its watch, never an absence from a list.
+/// A ClusterMirror's deletion as the controller saw it happen (a delete
+/// event of its watch), or found it when its copy's mark let it tell
+/// (settled then).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Witnessed {
     /// Its `spec.deletionPolicy`, as the deleted object said.
@@ -81,7 +86,12 @@ pub fn copy_fate(
         (None, Some(witnessed)) if witnessed.crd_live != Some(false) => {
             CopyVerdict::ClusterMirrorDeleted(witnessed.policy)
         }
-        (None, _) => CopyVerdict::Orphaned,
+        (None, Some(_)) => CopyVerdict::Orphaned,
+        // Nobody saw it go: its copy says whether that can be told.
+        (None, None) => match DeletionMark::on(copy) {
+            Some(mark) => CopyVerdict::ClusterMirrorDeleted(mark.policy),
+            None => CopyVerdict::Orphaned,
+        },
     }
 }
 

@@ -82,7 +82,10 @@ fn a_copy_is_judged_by_what_its_marks_say_asked_for_it() {
         [
             Asker::Companion,
             Asker::SourceMirrors,
-            Asker::ClusterMirror { name: "ca" }
+            Asker::ClusterMirror {
+                name: "ca",
+                deletion: None
+            }
         ]
     );
 

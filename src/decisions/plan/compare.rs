@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
-    contract::{CHECKSUM_ANNOTATION, annotation},
+    contract::{
+        CHECKSUM_ANNOTATION, DELETION_POLICY_ANNOTATION, WRITTEN_UNDER_CRD_ANNOTATION, annotation,
+    },
     decisions::cache_form::CachedCopy,
     decisions::carried,
     decisions::ownership::untouched_since_written,
@@ -25,6 +27,10 @@ pub enum Difference {
     /// A source's own mirror, at the name of a ClusterMirror's copy: the
     /// ClusterMirror outranks it and takes it over.
     TakenOver,
+    /// A ClusterMirror's copy as it should be but for its deletion mark
+    /// (written by a release that did not mark copies so, or before its
+    /// policy changed).
+    DeletionUnmarked,
 }
 
 impl Difference {
@@ -35,6 +41,9 @@ impl Difference {
             Difference::SourceChanged => "source changed",
             Difference::Drifted => "drifted",
             Difference::TakenOver => "a source's own mirror, which a ClusterMirror outranks",
+            Difference::DeletionUnmarked => {
+                "to record what its ClusterMirror's deletion does to it, and under which CRD"
+            }
         }
     }
 }
@@ -59,13 +68,11 @@ pub fn difference<K: MirroredKind>(
     let untouched = || untouched_since_written(actual, source, key);
     let (actual, desired) = (actual.object().meta(), desired.meta());
     let have_checksum = annotation(actual, CHECKSUM_ANNOTATION);
-    let metadata_equal = contains_all(&actual.annotations, &desired.annotations)
-        && contains_all(&actual.labels, &desired.labels)
-        && !carries_unwanted(actual, desired)
-        && !carries_any_label(actual, source_keys)
-        && actual.owner_references == desired.owner_references;
-    if content_equal && metadata_equal {
+    if content_equal && metadata_equal(actual, desired, source_keys, &[]) {
         return Difference::None;
+    }
+    if content_equal && metadata_equal(actual, desired, source_keys, &DELETION_MARK_KEYS) {
+        return Difference::DeletionUnmarked;
     }
     // The copy still holds what it last copied, under that copy's
     // checksum: the source moved on. Anything else was edited by hand.
@@ -76,15 +83,36 @@ pub fn difference<K: MirroredKind>(
     }
 }
 
-/// Whether every entry of `wanted` is in `actual`, with the same value.
+/// The annotations of a ClusterMirror's copy's deletion mark.
+const DELETION_MARK_KEYS: [&str; 2] = [DELETION_POLICY_ANNOTATION, WRITTEN_UNDER_CRD_ANNOTATION];
+
+/// Whether the metadata this controller owns is in `actual` as in
+/// `desired`, but for the annotations `except`.
+fn metadata_equal(
+    actual: &ObjectMeta,
+    desired: &ObjectMeta,
+    source_keys: &[String],
+    except: &[&str],
+) -> bool {
+    contains_all(&actual.annotations, &desired.annotations, except)
+        && contains_all(&actual.labels, &desired.labels, &[])
+        && !carries_unwanted(actual, desired)
+        && !carries_any_label(actual, source_keys)
+        && actual.owner_references == desired.owner_references
+}
+
+/// Whether every entry of `wanted` but those under `except` is in
+/// `actual`, with the same value.
 fn contains_all(
     actual: &Option<BTreeMap<String, String>>,
     wanted: &Option<BTreeMap<String, String>>,
+    except: &[&str],
 ) -> bool {
     let actual = actual.as_ref();
     wanted
         .iter()
         .flatten()
+        .filter(|(key, _)| !except.contains(&key.as_str()))
         .all(|(key, value)| actual.and_then(|a| a.get(key)) == Some(value))
 }
 

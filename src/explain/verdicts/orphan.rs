@@ -2,10 +2,33 @@
 //! the controller keeps as it is (`decisions::cluster_mirror::fate`).
 
 use super::*;
+use crate::{api::DeletionPolicy, decisions::cluster_mirror::DeletionMark};
 
 /// The row of `copy`, a copy of kind `kind` whose ClusterMirror
-/// `cluster_mirror` is not there.
+/// `cluster_mirror` is not there: an orphan, unless it records what its
+/// ClusterMirror's deletion does to it and under which CRD it was made.
 pub fn orphan_row(kind: &'static str, copy: &ObjectMeta, cluster_mirror: &str) -> Row {
+    let (verdict, detail) = match DeletionMark::on(copy) {
+        Some(mark) => {
+            let done = match mark.policy {
+                DeletionPolicy::Delete => "deletes it",
+                DeletionPolicy::Orphan => "releases it (deletionPolicy Orphan)",
+            };
+            (
+                Verdict::Unwanted,
+                format!(
+                    "its ClusterMirror {cluster_mirror} is gone; the copy records the CRD it was made under ({}): if that CRD is live, the ClusterMirror was deleted by someone and the controller {done}; if the CRD was deleted or replaced, it keeps it as an orphan",
+                    mark.crd_uid
+                ),
+            )
+        }
+        None => (
+            Verdict::Orphaned,
+            format!(
+                "its ClusterMirror {cluster_mirror} is gone, and nothing tells whether it was deleted by someone (its CRD was deleted or replaced, or the copy was written by an earlier release and the controller was not running): kept as it is, neither updated nor removed; apply ClusterMirror {cluster_mirror} again to adopt it, then delete that to remove it"
+            ),
+        ),
+    };
     Row {
         what: What::ClusterMirrorCopy,
         kind,
@@ -13,10 +36,8 @@ pub fn orphan_row(kind: &'static str, copy: &ObjectMeta, cluster_mirror: &str) -
         name: copy.name.clone().unwrap_or_default(),
         source: mirror_of(copy).map(|(namespace, name)| format!("{namespace}/{name}")),
         cluster_mirror: Some(cluster_mirror.to_owned()),
-        verdict: Verdict::Orphaned,
-        detail: format!(
-            "its ClusterMirror {cluster_mirror} is gone, and the controller did not see it deleted (its CRD was deleted or replaced, or the controller was not running): kept as it is, neither updated nor removed; apply ClusterMirror {cluster_mirror} again to adopt it, then delete that to remove it"
-        ),
+        verdict,
+        detail,
     }
 }
 

@@ -1,8 +1,8 @@
 //! The prune of a copy a ClusterMirror wrote: deleted once its
-//! ClusterMirror no longer wants it, or was seen deleted by someone
-//! (released instead, with `deletionPolicy: Orphan`); kept as an orphan
-//! when its ClusterMirror is gone and nobody saw it go, or went with its
-//! CRD.
+//! ClusterMirror no longer wants it, or was deleted by someone, seen or
+//! found so (released instead, with `deletionPolicy: Orphan`); kept as an
+//! orphan when its ClusterMirror went with its CRD, or is gone with
+//! nothing to tell how.
 
 use std::collections::BTreeMap;
 
@@ -10,6 +10,7 @@ use kube::{ResourceExt, api::PostParams};
 
 use crate::{
     api::DeletionPolicy,
+    cluster::cluster_mirrors::Gone,
     contract::{MANAGER_NAME, Operation, object_key, warning},
     decisions::cache_form,
     decisions::cluster_mirror::release as release_marks,
@@ -39,9 +40,13 @@ pub async fn prune<K: MirroredKind>(
         CopyVerdict::UnwantedIfSourceGone(..) => Ok(()),
         CopyVerdict::Unwanted(why) => delete(copy, name, ctx, why.said()).await,
         CopyVerdict::ClusterMirrorDeleted(policy) => {
-            if !deleted_by_someone(copy, ctx).await? {
-                orphaned(copy, name, ctx);
-                return Ok(());
+            match gone(copy, name, ctx).await? {
+                Gone::BySomeone => {}
+                Gone::WithItsCrd => {
+                    orphaned(copy, name, ctx);
+                    return Ok(());
+                }
+                Gone::StillThere => return Ok(()),
             }
             match policy {
                 DeletionPolicy::Delete => {
@@ -138,15 +143,17 @@ fn failed<K: MirroredKind>(err: kube::Error) -> Error {
     }
 }
 
-/// Whether the ClusterMirror `copy` is bound to was deleted by someone
-/// while its CRD was live, read since the deletion.
-async fn deleted_by_someone<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<bool, Error> {
+/// What became of the ClusterMirror `name` that `copy` is bound to, read
+/// from the API server (see [`ClusterMirrors::gone`]).
+///
+/// [`ClusterMirrors::gone`]: crate::cluster::cluster_mirrors::ClusterMirrors::gone
+async fn gone<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> Result<Gone, Error> {
     let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
-        return Ok(false);
+        return Ok(Gone::StillThere);
     };
     cluster_mirrors
         .mirrors
-        .deleted_by_someone(copy.meta())
+        .gone(name, copy.meta())
         .await
         .map_err(Error::Transient)
 }
@@ -168,7 +175,7 @@ fn orphaned<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) {
         return;
     }
     let message = format!(
-        "ClusterMirror {name} is gone and its deletion was not seen (its CRD was deleted or replaced, or the controller was not running): its copies, such as this one, are kept as orphans, neither updated nor removed. Apply ClusterMirror {name} again to adopt them; delete it then to remove them"
+        "ClusterMirror {name} is gone and its deletion was not seen (its CRD was deleted or replaced, or it went while the controller was not running and its copies, written by an earlier release, record no CRD): its copies, such as this one, are kept as orphans, neither updated nor removed. Apply ClusterMirror {name} again to adopt them; delete it then to remove them"
     );
     tracing::warn!(clustermirror = name, copy = %object_key(copy.meta()), "{message}");
     ctx.events

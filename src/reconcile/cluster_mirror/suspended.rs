@@ -62,7 +62,7 @@ pub(super) async fn compare<K: MirroredKind>(
                     missing = true;
                     Ok(false)
                 }
-                planned => planned.map(|write| write == Write::Nothing),
+                planned => planned.map(|write| write.in_sync()),
             };
             (namespace, outcome)
         })

@@ -113,8 +113,8 @@ pub async fn sync<K: MirroredKind>(
     } = readable;
     let bound = request.bound_source(cached.as_ref());
     let uid = cached.meta().uid.clone().unwrap_or_default();
-    let source =
-        Source::requested(&bound, key, uid, &request.copy_request()).reading_secret_as(from_secret);
+    let source = Source::requested(&bound, key, uid, &request.copy_request(None))
+        .reading_secret_as(from_secret);
     let made_from = MadeFrom {
         uid: request.uid.clone(),
         generation: request.generation,
@@ -169,7 +169,8 @@ async fn sync_all<K: MirroredKind>(
 ) -> Result<Found, Error> {
     let namespaces = selected(request, cluster_mirrors, ctx).await;
     let count = namespaces.len();
-    let copy_request = request.copy_request();
+    let crd = cluster_mirrors.mirrors.live_crd();
+    let copy_request = request.copy_request(crd.as_ref());
     let wanted = match source.answered(&copy_request, &ctx.install) {
         Ok(answered) => fan_out::desired_copies(&answered, namespaces, ctx).await,
         // A source that is not a copy (checked above) is refused only
@@ -225,7 +226,8 @@ async fn sync_some<K: MirroredKind>(
         return None;
     }
     let namespaces = namespaces.iter().cloned().collect();
-    let copy_request = request.copy_request();
+    let crd = cluster_mirrors.mirrors.live_crd();
+    let copy_request = request.copy_request(crd.as_ref());
     let answered = source.answered(&copy_request, &ctx.install).ok()?;
     let mut outcomes = fan_out::fan_out(source, &answered, namespaces, ctx).await;
     written_without(&mut outcomes, missing);

@@ -1,13 +1,17 @@
-//! A ClusterMirror's copies are removed only for a deletion the controller
-//! saw happen. One that went while the controller was not running leaves
-//! its copies as orphans: kept as they are, counted, told about once and
-//! explained; applied again under the same name, it adopts them in place;
-//! deleted then, it removes them.
+//! A ClusterMirror's copies are removed only for a deletion made by
+//! someone. One that went while the controller was not running, of copies
+//! that record no CRD (written by an earlier version), leaves them as
+//! orphans: kept as they are, counted, told about once and explained;
+//! applied again under the same name, it adopts them in place; deleted
+//! then, it removes them. (Copies that record their CRD are removed:
+//! `unseen_deletion`.)
 
 use super::*;
 use crate::common::{Objects, Scene};
 use crate::explain::{described, rows, verdict};
-use configmap_mirror::contract::MIRROR_OF_UID_ANNOTATION;
+use configmap_mirror::contract::{
+    DELETION_POLICY_ANNOTATION, MIRROR_OF_UID_ANNOTATION, WRITTEN_UNDER_CRD_ANNOTATION,
+};
 use k8s_openapi::api::{
     core::v1::{ConfigMap, Secret},
     events::v1::Event,
@@ -31,10 +35,45 @@ async fn present<K: TestKind>(world: &World<K>, namespace: &str, name: &str) -> 
         })
 }
 
-/// Stops the controller, deletes the ClusterMirror `name` meanwhile, and
-/// starts it again.
-async fn deleted_while_stopped<K: TestKind>(world: &mut World<K>, name: &str) {
+/// Stops the controller; meanwhile makes its copy `copy` in each of
+/// `namespaces` as an earlier version wrote it, recording no CRD, and
+/// deletes the ClusterMirror `name`; then starts it again. Returns the
+/// copies as left then.
+async fn deleted_while_stopped<K: TestKind>(
+    world: &mut World<K>,
+    name: &str,
+    copy: &str,
+    namespaces: &[&str],
+) -> Vec<K> {
+    for namespace in namespaces {
+        let api = world.api(namespace);
+        testenv::wait_for(
+            &format!("{namespace}/{copy} to record its CRD"),
+            PATIENCE,
+            || async {
+                let copy = api.get_opt(copy).await.ok()??;
+                (copy.annotations())
+                    .contains_key(WRITTEN_UNDER_CRD_ANNOTATION)
+                    .then_some(())
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()));
+    }
     world.stop();
+    let mut unmarked = Vec::new();
+    let unmark = json!({"metadata": {"annotations": {
+        DELETION_POLICY_ANNOTATION: null,
+        WRITTEN_UNDER_CRD_ANNOTATION: null,
+    }}});
+    for namespace in namespaces {
+        let api = world.api(namespace);
+        let patched = api
+            .patch(copy, &PatchParams::default(), &Patch::Merge(&unmark))
+            .await
+            .expect("unmark the copy");
+        unmarked.push(patched);
+    }
     cluster_mirrors(&world.scene.client)
         .delete(name, &DeleteParams::default())
         .await
@@ -43,6 +82,7 @@ async fn deleted_while_stopped<K: TestKind>(world: &mut World<K>, name: &str) {
     world
         .start_with(&["--cluster-mirror-source-namespaces", &sources])
         .await;
+    unmarked
 }
 
 /// The Warning Events `reason` about objects called `name` in `namespaces`.
@@ -103,13 +143,11 @@ async fn a_clustermirror_deleted_while_the_controller_is_down_leaves_its_copies_
     let a = world.namespace("a", false, &[("env", "prod")]).await;
     let b = world.namespace("b", false, &[("env", "prod")]).await;
     create(&world, "gone", "corp-ca").await;
-    let before = [
-        cluster_copy_in_sync(&world, &a, "corp-ca", "gone").await,
-        cluster_copy_in_sync(&world, &b, "corp-ca", "gone").await,
-    ];
+    cluster_copy_in_sync(&world, &a, "corp-ca", "gone").await;
+    cluster_copy_in_sync(&world, &b, "corp-ca", "gone").await;
     ready(&world, "gone", "Synced").await;
 
-    deleted_while_stopped(&mut world, "gone").await;
+    let before = deleted_while_stopped(&mut world, "gone", "corp-ca", &[&a, &b]).await;
     let orphans = world
         .controller()
         .metric_reaching(ORPHANS, "clustermirror=\"gone\"", 2.0)
@@ -192,10 +230,12 @@ async fn adopts_in_place<K: TestKind>(tag: &str) {
         .await;
     let prod = world.namespace("a", false, &[("env", "prod")]).await;
     create(&world, "pull", "pull").await;
-    let before = cluster_copy_in_sync(&world, &prod, "pull", "pull").await;
+    cluster_copy_in_sync(&world, &prod, "pull", "pull").await;
     ready(&world, "pull", "Synced").await;
 
-    deleted_while_stopped(&mut world, "pull").await;
+    let [before] =
+        <[K; 1]>::try_from(deleted_while_stopped(&mut world, "pull", "pull", &[&prod]).await)
+            .unwrap_or_else(|_| unreachable!("one namespace"));
     world
         .controller()
         .metric_reaching(ORPHANS, "clustermirror=\"pull\"", 1.0)

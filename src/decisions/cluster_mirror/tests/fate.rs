@@ -5,6 +5,7 @@ use super::*;
 use crate::decisions::copy_verdict::{
     CopyVerdict, PruneRules, Seen, Unwanted, Witnessed, copy_fate,
 };
+use k8s_openapi::jiff::Timestamp;
 
 fn prune_rules<'a>(kind: SourceKind, install: &'a Install, consent: &'a Consent) -> PruneRules<'a> {
     PruneRules {
@@ -133,6 +134,61 @@ fn only_a_deletion_seen_with_its_crd_live_removes_copies_and_an_absence_orphans_
         &seen(None, None),
     );
     assert_eq!(theirs, CopyVerdict::Keep);
+}
+
+#[test]
+fn an_absence_nobody_saw_goes_by_the_policy_its_copy_records_until_settled_otherwise() {
+    let mut request = prod_teams();
+    request.created = Timestamp::from_second(1_000).ok();
+    let crd = LiveCrd {
+        uid: "crd-1".into(),
+        created: request.created,
+    };
+    let source = mk_source("colors", &[("a", "1")]);
+    let bound = request.bound_source(&source);
+    let asked = request.copy_request(Some(&crd));
+    let install = install_reserving(&[]);
+    let copy = desired(&bound, &asked, "team-a", &install, &()).unwrap();
+    assert_eq!(
+        DeletionMark::on(&copy.metadata),
+        Some(DeletionMark {
+            policy: DeletionPolicy::Delete,
+            crd_uid: "crd-1"
+        }),
+        "its copy records the CRD it was made under"
+    );
+    let consent = consent();
+    let rules = prune_rules(SourceKind::ConfigMap, &install, &consent);
+    let fate = |seen: Seen<'_>| copy_fate(&copy.metadata, Some(&prod("team-a")), &rules, &seen);
+    assert_eq!(
+        fate(seen(None, None)),
+        CopyVerdict::ClusterMirrorDeleted(DeletionPolicy::Delete),
+        "absent, unseen: the API server is asked"
+    );
+    let settled = |crd_live| {
+        Some(Witnessed {
+            policy: DeletionPolicy::Delete,
+            crd_live: Some(crd_live),
+        })
+    };
+    assert_eq!(fate(seen(None, settled(false))), CopyVerdict::Orphaned);
+    assert_eq!(
+        fate(seen(None, settled(true))),
+        CopyVerdict::ClusterMirrorDeleted(DeletionPolicy::Delete)
+    );
+    let there = Seen {
+        exists: true,
+        ..seen(None, None)
+    };
+    assert_eq!(fate(there), CopyVerdict::Keep);
+    // Made before the CRD live now: it records none, and is an orphan.
+    let older = LiveCrd {
+        uid: "crd-2".into(),
+        created: Timestamp::from_second(1_001).ok(),
+    };
+    let asked = request.copy_request(Some(&older));
+    let unmarked = desired(&bound, &asked, "team-a", &install, &()).unwrap();
+    assert_eq!(DeletionMark::on(&unmarked.metadata), None);
 }
 
 #[test]

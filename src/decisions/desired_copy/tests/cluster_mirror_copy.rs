@@ -12,7 +12,10 @@ fn corp_ca<'a>(
     annotations: &'a BTreeMap<String, String>,
 ) -> CopyRequest<'a> {
     CopyRequest {
-        asker: Asker::ClusterMirror { name: "corp-ca" },
+        asker: Asker::ClusterMirror {
+            name: "corp-ca",
+            deletion: None,
+        },
         shape: ShapeAsked::Given {
             shape: &EVERY_KEY,
             form: CopyForm::default(),

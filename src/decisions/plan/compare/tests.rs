@@ -327,3 +327,41 @@ fn a_secret_copy_untouched_since_written_is_told_from_an_edited_one() {
         "an untouched copy whose owner reference was removed is taken back"
     );
 }
+
+#[test]
+fn a_copy_lacking_only_its_deletion_mark_is_told_apart_from_a_drift() {
+    let source = mk_source("colors", &[("a", "1")]);
+    let actual = mk_companion_of(&source);
+    let mut desired = mk_desired_companion(&source, &()).unwrap();
+    let mark = crate::decisions::cluster_mirror::DeletionMark {
+        policy: crate::api::DeletionPolicy::Delete,
+        crd_uid: "crd-1",
+    };
+    mark.write(
+        desired
+            .metadata
+            .annotations
+            .get_or_insert_with(BTreeMap::new),
+    );
+    let compared = |actual: &ConfigMap| {
+        difference(
+            &CachedCopy::of(actual),
+            &desired,
+            &colors_id(),
+            &source_keys(),
+            &(),
+        )
+    };
+    assert_eq!(compared(&actual), Difference::DeletionUnmarked);
+    let mut marked = actual.clone();
+    mark.write(
+        marked
+            .metadata
+            .annotations
+            .get_or_insert_with(BTreeMap::new),
+    );
+    assert_eq!(compared(&marked), Difference::None);
+    let mut edited = actual.clone();
+    edited.data = Some(mk_map(&[("a", "edited")]));
+    assert_eq!(compared(&edited), Difference::Drifted, "a drift besides");
+}

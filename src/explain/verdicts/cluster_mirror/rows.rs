@@ -69,7 +69,7 @@ fn selected_row<K: Explained>(
     key: &dyn ChecksumKey<K>,
     tally: &mut Tally,
 ) -> Row {
-    let copy_request = request.copy_request();
+    let copy_request = request.copy_request(None);
     let desired = desired(bound, &copy_request, &namespace.name, &rules.install, key);
     let too_large = (desired.is_ok())
         .then(|| super::super::keys::too_large(bound, &request.shape, request.form))

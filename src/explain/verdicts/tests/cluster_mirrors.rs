@@ -38,7 +38,7 @@ fn prod(name: &str) -> NamespaceFacts {
 /// The copy the controller writes in `namespace`.
 fn copy_in(request: &Request, namespace: &str) -> ConfigMap {
     let bound = request.bound_source(&source(&request.source_namespace));
-    let asked = request.copy_request();
+    let asked = request.copy_request(None);
     stored(desired(&bound, &asked, namespace, &mk_install(), &()).unwrap())
 }
 
@@ -263,6 +263,19 @@ fn a_copy_of_a_clustermirror_that_is_gone_is_an_orphan_of_this_install_only() {
     assert!(gone[0].detail.contains("apply ClusterMirror corp-ca again"));
     let present = BTreeSet::from(["corp-ca".to_owned()]);
     assert!(orphan_rows("ConfigMap", &copies, &rules(), &present).is_empty());
+    // One that records its CRD is removed (or released) once a leader runs,
+    // if that CRD is live.
+    let mut marked = orphan.metadata.clone();
+    let mark = crate::decisions::cluster_mirror::DeletionMark {
+        policy: crate::api::DeletionPolicy::Orphan,
+        crd_uid: "crd-1",
+    };
+    mark.write(marked.annotations.get_or_insert_with(Default::default));
+    let rows = orphan_rows("ConfigMap", &[marked], &rules(), &BTreeSet::new());
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].verdict, Verdict::Unwanted);
+    assert!(rows[0].detail.contains("(crd-1)"), "{}", rows[0].detail);
+    assert!(rows[0].detail.contains("releases it"), "{}", rows[0].detail);
 }
 
 #[test]
