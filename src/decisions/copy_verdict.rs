@@ -39,12 +39,16 @@ pub trait CopyFacts<K: MirroredKind> {
 
     /// The copy at `namespace/name`, if any.
     fn copy_at(&self, namespace: &str, name: &str) -> Option<ObjectMeta>;
+}
 
+/// What a copy's verdict reads of a ClusterMirror: a reader of the
+/// ClusterMirrors, or [`ClusterMirrorsNotRead`].
+pub trait ClusterMirrorFacts {
     /// The verdict on `copy`, of the ClusterMirror `name`: `fate`, given
     /// what is seen of that ClusterMirror (its deletion, as bound to that
     /// copy) and the rules of its copies; Keep without a ClusterMirror of
     /// this install's to judge by (one namespace only, another install's
-    /// class, nothing read of it). Each reader says which it is.
+    /// class).
     fn cluster_mirror_fate(
         &self,
         copy: &ObjectMeta,
@@ -53,20 +57,40 @@ pub trait CopyFacts<K: MirroredKind> {
     ) -> CopyVerdict;
 }
 
+/// For a reader that reads no ClusterMirror (`explain` of a copy or a
+/// source explains a ClusterMirror's copy with its ClusterMirror): a
+/// ClusterMirror's copy is kept, as what is not known always is.
+pub struct ClusterMirrorsNotRead;
+
+impl ClusterMirrorFacts for ClusterMirrorsNotRead {
+    fn cluster_mirror_fate(
+        &self,
+        _: &ObjectMeta,
+        _: &str,
+        _: impl FnOnce(&Seen<'_>, &PruneRules<'_>) -> CopyVerdict,
+    ) -> CopyVerdict {
+        CopyVerdict::Keep
+    }
+}
+
 /// The verdict on `copy`, whoever asked for it: its asker, read from its
 /// marks, is asked whether it still wants the copy there; if not, the copy
 /// goes, for the reason given. `install` decides which copies are its own,
-/// `consent` where a source's own mirrors may be.
+/// `consent` where a source's own mirrors may be; `facts` and
+/// `cluster_mirrors` are what the reader knows of the cluster (its caller
+/// says what it reads of ClusterMirrors: [`ClusterMirrorsNotRead`] for
+/// nothing).
 pub fn copy_verdict<K: MirroredKind>(
     copy: &ObjectMeta,
     install: &Install,
     consent: &Consent,
     facts: &impl CopyFacts<K>,
+    cluster_mirrors: &impl ClusterMirrorFacts,
 ) -> CopyVerdict {
     let namespace = copy.namespace.as_deref().unwrap_or_default();
     match Asker::of_marks(copy) {
         Asker::ClusterMirror { name, .. } => {
-            facts.cluster_mirror_fate(copy, name, |seen, rules| {
+            cluster_mirrors.cluster_mirror_fate(copy, name, |seen, rules| {
                 copy_fate(copy, facts.namespace(namespace).as_ref(), rules, seen)
             })
         }

@@ -10,7 +10,7 @@ use kube::runtime::reflector::ObjectRef;
 
 use crate::{
     decisions::consent::NamespaceFacts,
-    decisions::copy_verdict::{self, CopyFacts, CopyVerdict, PruneRules, Seen},
+    decisions::copy_verdict::{self, ClusterMirrorFacts, CopyFacts, CopyVerdict, PruneRules, Seen},
     decisions::desired_copy::never_a_source,
     kind::MirroredKind,
     reconcile::context::Context,
@@ -19,7 +19,8 @@ use crate::{
 /// The verdict on a cached copy, from the caches, where a refused source
 /// is no managed source, so its copies go.
 pub fn verdict<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> CopyVerdict {
-    copy_verdict::copy_verdict(copy.meta(), &ctx.install, &ctx.consent, &Cached(ctx))
+    let cached = Cached(ctx);
+    copy_verdict::copy_verdict(copy.meta(), &ctx.install, &ctx.consent, &cached, &cached)
 }
 
 /// The caches of a reconcile's context, as a copy's verdict reads them.
@@ -46,7 +47,9 @@ impl<K: MirroredKind> CopyFacts<K> for Cached<'_, K> {
         let copy = self.0.caches.copy(namespace, name)?;
         Some(copy.object().meta().clone())
     }
+}
 
+impl<K: MirroredKind> ClusterMirrorFacts for Cached<'_, K> {
     /// Keep when this install has no ClusterMirrors (one namespace only),
     /// or when that ClusterMirror is of another install's class.
     fn cluster_mirror_fate(

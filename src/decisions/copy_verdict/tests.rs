@@ -36,7 +36,9 @@ impl<'f> CopyFacts<ConfigMap> for Facts<'f> {
     fn copy_at(&self, _: &str, _: &str) -> Option<ObjectMeta> {
         None
     }
+}
 
+impl ClusterMirrorFacts for Facts<'_> {
     fn cluster_mirror_fate(
         &self,
         _: &ObjectMeta,
@@ -62,7 +64,7 @@ impl<'f> CopyFacts<ConfigMap> for Facts<'f> {
 }
 
 fn verdict(copy: &ConfigMap, facts: &Facts<'_>) -> CopyVerdict {
-    copy_verdict::<ConfigMap>(&copy.metadata, &mk_install(), &mk_consent(), facts)
+    copy_verdict::<ConfigMap>(&copy.metadata, &mk_install(), &mk_consent(), facts, facts)
 }
 
 #[test]
@@ -116,4 +118,12 @@ fn a_copy_is_judged_by_what_its_marks_say_asked_for_it() {
     );
     // Facts that know no ClusterMirror keep its copies.
     assert_eq!(verdict(&cluster_mirror_copy, &unmanaged), CopyVerdict::Keep);
+    let not_read = copy_verdict::<ConfigMap>(
+        &cluster_mirror_copy.metadata,
+        &mk_install(),
+        &mk_consent(),
+        &managed,
+        &ClusterMirrorsNotRead,
+    );
+    assert_eq!(not_read, CopyVerdict::Keep, "nor does a reader of none");
 }

@@ -225,22 +225,18 @@ impl<K: Explained> copy_verdict::CopyFacts<K> for Seen<'_, K> {
     fn copy_at(&self, _: &str, _: &str) -> Option<ObjectMeta> {
         self.successor.cloned()
     }
-    /// A ClusterMirror's copy is explained with its ClusterMirror, which
-    /// is not read here: kept, as what is not known always is.
-    fn cluster_mirror_fate(
-        &self,
-        _: &ObjectMeta,
-        _: &str,
-        _: impl FnOnce(&copy_verdict::Seen<'_>, &copy_verdict::PruneRules<'_>) -> CopyVerdict,
-    ) -> CopyVerdict {
-        CopyVerdict::Keep
-    }
 }
 
 /// Why the prune loop removes the copy (or keeps it only while its
 /// source exists), if it does.
 fn unwanted<K: Explained>(meta: &ObjectMeta, seen: &Seen<'_, K>, rules: &Rules) -> Option<Said> {
-    let verdict = copy_verdict::copy_verdict(meta, &rules.install, K::consent(rules), seen);
+    let verdict = copy_verdict::copy_verdict(
+        meta,
+        &rules.install,
+        K::consent(rules),
+        seen,
+        &copy_verdict::ClusterMirrorsNotRead,
+    );
     match verdict {
         CopyVerdict::Unwanted(why) => {
             let why = match (why, seen.managed_source) {

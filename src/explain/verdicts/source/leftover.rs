@@ -39,7 +39,13 @@ pub(super) fn leftover_rows<K: Explained>(
         {
             continue;
         }
-        let verdict = copy_verdict::copy_verdict(copy, &rules.install, K::consent(rules), &facts);
+        let verdict = copy_verdict::copy_verdict(
+            copy,
+            &rules.install,
+            K::consent(rules),
+            &facts,
+            &copy_verdict::ClusterMirrorsNotRead,
+        );
         let asked_there = asked.contains(&namespace);
         let Some((verdict, detail)) = leftover_said(verdict, copy, asked_there, named, rules)
         else {
@@ -158,15 +164,5 @@ impl<'r, K: Explained> copy_verdict::CopyFacts<K> for MirrorsRead<'r, K> {
             copy.namespace.as_deref() == Some(namespace) && copy.name.as_deref() == Some(name)
         };
         self.copies.iter().find(at).cloned()
-    }
-    /// A ClusterMirror's copy is explained with its ClusterMirror, which
-    /// is not read here: kept, as what is not known always is.
-    fn cluster_mirror_fate(
-        &self,
-        _: &ObjectMeta,
-        _: &str,
-        _: impl FnOnce(&copy_verdict::Seen<'_>, &copy_verdict::PruneRules<'_>) -> CopyVerdict,
-    ) -> CopyVerdict {
-        CopyVerdict::Keep
     }
 }
