@@ -10,9 +10,13 @@
 //! is `ownership`'s question, how it differs is `plan`'s; the reconcilers
 //! do the I/O.
 //!
-//! What every copy of one reconcile holds (its keys, their form, the
-//! checksum they record) is resolved once for all of them ([`resolved`]),
-//! and carried to each copy and to its write.
+//! A reconcile answers its request once ([`answered`]: the source's
+//! identity, the copies' name, what they carry, or why the request is
+//! refused as a whole), then builds the copy in each namespace from that
+//! answer ([`Answered::copy_in`]), which no namespace can refuse. What
+//! every copy of one reconcile holds (its keys, their form, the checksum
+//! they record) is resolved once for all of them ([`resolved`]), and
+//! carried to each copy and to its write.
 //!
 //! The measure of this module: a new option of what a copy holds (say,
 //! only some keys, renamed) changes this decision (what is resolved once,
