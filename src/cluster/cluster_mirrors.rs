@@ -3,7 +3,8 @@
 //! there to be trusted.
 //!
 //! A ClusterMirror's copies are removed (or released) only for a deletion
-//! the controller saw happen: a delete event of the watch, bound to the
+//! made by someone. One the controller saw happen is a delete event of the
+//! watch, bound to the
 //! deleted object's uid and to the CRD live when it came
 //! (`deletions`). Deleting the CRD makes the API server delete every
 //! ClusterMirror first: the watch then reports each as deleted, exactly as
@@ -14,15 +15,18 @@
 //! created again has another uid, so that read cannot mistake either. One
 //! read answers every copy pruned for absences seen before it began, so
 //! deleting a ClusterMirror with 5,000 copies reads the CRD once, not 5,000
-//! times. A ClusterMirror merely absent (from a list, at start, after a
-//! relist, after the CRD came back) leaves its copies as orphans. While
-//! the CRD is missing (also at start), the ClusterMirror cache never
-//! completes, and no copy of a ClusterMirror is pruned; the label-driven
-//! path runs as ever.
+//! times. A deletion nobody saw (no leader ran) is found by what the
+//! copies record: the CRD their ClusterMirror was proven made under, which
+//! must be live after the ClusterMirror is read absent (`marks`). A
+//! ClusterMirror merely absent with nothing to tell (copies written before
+//! that mark, or under a CRD since deleted or replaced) leaves its copies
+//! as orphans. While the CRD is missing (also at start), the ClusterMirror
+//! cache never completes, and no copy of a ClusterMirror is pruned; the
+//! label-driven path runs as ever.
 
 mod crd;
 mod deletions;
-mod gone;
+mod marks;
 
 use std::{
     collections::HashMap,
@@ -50,18 +54,17 @@ use tokio::sync::watch;
 use crate::{
     api::{ClusterMirror, StoredClusterMirror, StoredStatus},
     cluster::api_client,
-    decisions::cluster_mirror::{LiveCrd, Request, bound_cluster_mirror_uid},
+    decisions::cluster_mirror::{DeletionMark, LiveCrd, Request, bound_cluster_mirror_uid},
     decisions::copy_verdict::Witnessed,
     ops::metrics::Metrics,
 };
 
 use crd::{CrdReads, CrdSeen, follow_crd, retry_pause};
 use deletions::Deletions;
-pub use gone::Gone;
+pub use marks::Gone;
 
-/// How long a deletion seen, or the first list, waits for the CRD watch to
-/// first report: without knowing the live CRD, the deletion could remove
-/// nothing, and the copies written would record no CRD.
+/// How long a deletion seen before the CRD watch first reported waits for
+/// it: without knowing the live CRD, the deletion could remove nothing.
 const CRD_FIRST_REPORT: Duration = Duration::from_secs(10);
 
 /// What changed of one ClusterMirror's request, for the kinds to act on.
@@ -91,9 +94,11 @@ pub struct ClusterMirrors {
     crd: watch::Receiver<CrdSeen>,
     crd_reads: CrdReads,
     deletions: Deletions,
-    /// Held while a deletion nobody saw is confirmed: one at a time, so
-    /// that the copies of one ClusterMirror read it once between them.
+    /// Held while a ClusterMirror nobody saw go is read absent: one at a
+    /// time, so that the copies of one ClusterMirror read it once.
     confirming: Arc<tokio::sync::Mutex<()>>,
+    /// By ClusterMirror uid, the uid of the CRD it was proven made under.
+    made_under: Arc<Mutex<HashMap<String, String>>>,
     client: Client,
 }
 
@@ -119,6 +124,7 @@ impl ClusterMirrors {
             crd_reads: CrdReads::new(client.clone()),
             deletions: Deletions::default(),
             confirming: Arc::default(),
+            made_under: Arc::default(),
             client,
         };
         // Read leniently (see `StoredClusterMirror`): a ClusterMirror this
@@ -138,8 +144,7 @@ impl ClusterMirrors {
             async move {
                 futures::join!(
                     mirrors.follow(events, writer, listed_tx),
-                    follow_crd(crd_events, metrics, crd_tx),
-                    mirrors.wake_on_new_crd(),
+                    follow_crd(crd_events, metrics, crd_tx)
                 );
             }
         };
@@ -172,12 +177,6 @@ impl ClusterMirrors {
         self.crd.borrow().as_ref().is_some_and(Option::is_some)
     }
 
-    /// The CRD as its watch last saw it live; None when missing, being
-    /// deleted or not reported yet.
-    pub fn live_crd(&self) -> Option<LiveCrd> {
-        self.crd.borrow().clone().flatten()
-    }
-
     /// The request of the ClusterMirror called `name`, if its spec reads.
     pub fn request(&self, name: &str) -> Option<Arc<Request>> {
         self.lock_requests().get(name).cloned()
@@ -189,9 +188,20 @@ impl ClusterMirrors {
     }
 
     /// The deletion, seen by this process, of the ClusterMirror `name`
-    /// that `copy` is bound to (by uid).
+    /// that `copy` is bound to (by uid); else, when it was read absent
+    /// though nobody saw it go, what the copy's own mark makes of that: a
+    /// deletion by someone if the CRD live then is the one it names.
     pub fn deletion_of(&self, name: &str, copy: &ObjectMeta) -> Option<Witnessed> {
-        self.deletions.of(name, bound_cluster_mirror_uid(copy)?)
+        let uid = bound_cluster_mirror_uid(copy)?;
+        if let Some(seen) = self.deletions.of(name, uid) {
+            return Some(seen);
+        }
+        let mark = DeletionMark::on(copy)?;
+        let live = self.deletions.absent_under(name, uid)?;
+        Some(Witnessed {
+            policy: mark.policy,
+            crd_live: Some(live.as_deref() == Some(mark.crd_uid)),
+        })
     }
 
     /// Whether the orphans of `name` are to be told about now: once, until
@@ -238,36 +248,11 @@ impl ClusterMirrors {
                 _ => None,
             };
             writer.apply_watcher_event(&event);
-            if matches!(event, Event::InitDone) {
-                // Copies written from now on record the CRD they are made
-                // under: the first looks wait for it to be known.
-                self.crd_reported().await;
-            }
             for change in self.observe(&event, status_before) {
                 self.tell(change);
             }
             if matches!(event, Event::InitDone) {
                 listed.send_replace(true);
-            }
-        }
-    }
-
-    /// Looks at every ClusterMirror again whenever a CRD the cache has not
-    /// been looked at under becomes live (reported after the cache was
-    /// listed, or made again): their copies record the CRD they were made
-    /// under, which those written before it was known do not.
-    async fn wake_on_new_crd(&self) {
-        let mut crd = self.crd.clone();
-        let mut looked_under: Option<String> = None;
-        while crd.changed().await.is_ok() {
-            let live = crd.borrow_and_update().clone().flatten().map(|crd| crd.uid);
-            if live.is_none() || live == looked_under {
-                continue;
-            }
-            looked_under = live;
-            // Until listed, the list's end wakes everything anyway.
-            if self.is_listed() {
-                self.tell(Change::Listed);
             }
         }
     }
@@ -345,6 +330,8 @@ impl ClusterMirrors {
             Event::Delete(object) => {
                 let name = object.name_any();
                 requests.remove(&name);
+                let uid = object.metadata.uid.as_deref().unwrap_or_default();
+                self.forget_made_under(|kept| kept != uid);
                 vec![Change::Request { name, after: None }]
             }
             Event::Init => Vec::new(),
@@ -358,6 +345,13 @@ impl ClusterMirrors {
                 let listed: std::collections::HashSet<String> =
                     self.store.state().iter().map(|o| o.name_any()).collect();
                 requests.retain(|name, _| listed.contains(name));
+                let uids: std::collections::HashSet<String> = self
+                    .store
+                    .state()
+                    .iter()
+                    .filter_map(|o| o.metadata.uid.clone())
+                    .collect();
+                self.forget_made_under(|uid| uids.contains(uid));
                 vec![Change::Listed]
             }
         }

@@ -19,7 +19,7 @@ pub use marks::{DeletionMark, LiveCrd, bound_cluster_mirror_uid, release};
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::{apimachinery::pkg::apis::meta::v1::ObjectMeta, jiff::Timestamp};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     api::{DeletionPolicy, SourceKind, StoredClusterMirror},
@@ -45,8 +45,6 @@ pub struct Request {
     pub name: String,
     pub uid: String,
     pub generation: Option<i64>,
-    /// When it was made: under which CRD it can have been made.
-    pub created: Option<Timestamp>,
     pub kind: SourceKind,
     pub source_namespace: String,
     pub source_name: String,
@@ -93,7 +91,6 @@ impl Request {
             name: meta.name.clone().unwrap_or_default(),
             uid: meta.uid.clone().unwrap_or_default(),
             generation: meta.generation,
-            created: meta.creation_timestamp.as_ref().map(|t| t.0),
             target_name: spec.copy_name().to_owned(),
             kind: spec.source.kind,
             source_namespace: spec.source.namespace.clone(),
@@ -296,13 +293,13 @@ impl Request {
     /// the source from [`Request::bound_source`]): a mirror of its source
     /// under the target name, labeled with its name, holding and carrying
     /// what `spec.target` says (never what the source's own annotations
-    /// ask). Under `crd`, the CRD live (None: not known), whose uid its
-    /// copies record with its deletion policy if it was made under it.
-    pub fn copy_request<'a>(&'a self, crd: Option<&'a LiveCrd>) -> CopyRequest<'a> {
+    /// ask). `crd_uid` is the CRD it is proven made under (None: not
+    /// proven), which its copies record with its deletion policy.
+    pub fn copy_request<'a>(&'a self, crd_uid: Option<&'a str>) -> CopyRequest<'a> {
         CopyRequest {
             asker: Asker::ClusterMirror {
                 name: &self.name,
-                deletion: DeletionMark::of(self.deletion_policy, self.created, crd),
+                deletion: DeletionMark::of(self.deletion_policy, crd_uid),
             },
             shape: ShapeAsked::Given {
                 shape: &self.shape,

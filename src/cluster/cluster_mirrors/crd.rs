@@ -59,10 +59,11 @@ impl CrdReads {
     }
 
     /// The CRD if it exists and is not being deleted, as read from the API
-    /// server after this call began.
-    pub async fn live_now(&self) -> Result<Option<LiveCrd>, kube::Error> {
-        self.absence_seen();
-        self.live_since_absence().await
+    /// server now.
+    pub async fn read(&self) -> Result<Option<LiveCrd>, kube::Error> {
+        let api = Api::<CustomResourceDefinition>::all(self.client.clone());
+        let crd = api.get_metadata_opt(ClusterMirror::crd_name()).await?;
+        Ok(crd.and_then(live_crd))
     }
 
     /// The CRD if it exists and is not being deleted, as read from the API
@@ -77,9 +78,7 @@ impl CrdReads {
         {
             return Ok(live.clone());
         }
-        let api = Api::<CustomResourceDefinition>::all(self.client.clone());
-        let crd = api.get_metadata_opt(ClusterMirror::crd_name()).await?;
-        let live = crd.and_then(live_crd);
+        let live = self.read().await?;
         *last_read = Some((absences, live.clone()));
         Ok(live)
     }

@@ -45,7 +45,16 @@ pub struct Deletions {
     /// The ClusterMirror names whose orphans were told about, until a
     /// ClusterMirror of the name appears again.
     told: Arc<Mutex<HashSet<String>>>,
+    /// The ClusterMirrors read absent that nobody saw go, by name and
+    /// uid: the CRD live when read.
+    absent: Arc<Mutex<HashMap<NameAndUid, Option<String>>>>,
 }
+
+type NameAndUid = (String, String);
+
+/// How many ClusterMirrors read absent are remembered at most (a few
+/// hundred bytes each).
+const MAX_ABSENT: usize = 4096;
 
 impl Deletions {
     /// The ClusterMirror `name` (`uid`, made at `created`) was seen
@@ -68,18 +77,27 @@ impl Deletions {
         lock(&self.seen).insert(uid.to_owned(), deletion);
     }
 
-    /// The ClusterMirror `name` (`uid`), asking `policy`, was found gone
-    /// though nobody saw it go: deleted by someone, its CRD live, or not.
-    /// Settled: every copy bound to it is answered alike.
-    pub fn confirmed(&self, name: &str, uid: &str, policy: DeletionPolicy, by_someone: bool) {
-        let deletion = Deletion {
-            name: name.to_owned(),
-            policy,
-            crd_uid: None,
-            created: None,
-            crd_live: Some(by_someone),
-        };
-        lock(&self.seen).insert(uid.to_owned(), deletion);
+    /// The ClusterMirror `name` (`uid`) was read absent though nobody saw
+    /// it go, and the CRD read after that was `live` (its uid; None: none
+    /// live). Kept apart from the deletions seen, and by name and uid both,
+    /// as copies claim them: what one copy's claim found answers only
+    /// copies making the same claim, each by the CRD its own mark names.
+    pub fn found_absent(&self, name: &str, uid: &str, live: Option<String>) {
+        let mut absent = lock(&self.absent);
+        // Each entry costs two reads to find again: past the bound (copies
+        // forged in their thousands), all are forgotten at once.
+        if absent.len() >= MAX_ABSENT {
+            absent.clear();
+        }
+        absent.insert((name.to_owned(), uid.to_owned()), live);
+    }
+
+    /// What was read when the ClusterMirror `name` (`uid`) was found
+    /// absent: the CRD then live, if any; None if it was not read.
+    pub fn absent_under(&self, name: &str, uid: &str) -> Option<Option<String>> {
+        lock(&self.absent)
+            .get(&(name.to_owned(), uid.to_owned()))
+            .cloned()
     }
 
     /// The deletion of the ClusterMirror `name` whose uid is `uid`, if seen.
@@ -106,11 +124,6 @@ impl Deletions {
                     && live.may_hold(deletion.created)
             })
         })
-    }
-
-    /// The settled answer for `uid`, if any.
-    pub fn settled(&self, uid: &str) -> Option<bool> {
-        lock(&self.seen).get(uid).and_then(|d| d.crd_live)
     }
 
     /// Whether the orphans of `name` are to be told about now: once, until
@@ -164,7 +177,10 @@ mod tests {
             !deletions.settle("u1", Some(&crd("crd-1", 100))),
             "the first answer stays"
         );
-        assert_eq!(deletions.settled("u1"), Some(false));
+        assert_eq!(
+            deletions.of("ca", "u1").and_then(|w| w.crd_live),
+            Some(false)
+        );
 
         deletions.record(
             "ca",
@@ -184,18 +200,24 @@ mod tests {
     }
 
     #[test]
-    fn a_deletion_nobody_saw_is_settled_once_for_every_copy() {
+    fn an_absence_read_answers_only_the_same_claim_and_never_a_deletion_seen() {
         let deletions = Deletions::default();
-        assert_eq!(deletions.settled("u1"), None);
-        deletions.confirmed("ca", "u1", DeletionPolicy::Orphan, true);
-        assert_eq!(deletions.settled("u1"), Some(true));
-        let witnessed = deletions.of("ca", "u1").unwrap();
-        assert_eq!(witnessed.policy, DeletionPolicy::Orphan);
-        assert_eq!(witnessed.crd_live, Some(true));
-        assert!(deletions.settle("u1", None), "the first answer stays");
-        deletions.confirmed("db", "u2", DeletionPolicy::Delete, false);
-        assert_eq!(deletions.settled("u2"), Some(false));
-        assert_eq!(deletions.of("other", "u2"), None, "bound by name too");
+        assert_eq!(deletions.absent_under("ca", "u1"), None);
+        deletions.found_absent("ca", "u1", Some("crd-1".into()));
+        assert_eq!(
+            deletions.absent_under("ca", "u1"),
+            Some(Some("crd-1".into()))
+        );
+        // A claim of another name (a forged copy's, say) answers nothing of
+        // the ClusterMirror `ca`, and is no deletion seen.
+        deletions.found_absent("zzz", "u2", Some("crd-1".into()));
+        assert_eq!(deletions.absent_under("ca", "u2"), None);
+        assert_eq!(deletions.of("zzz", "u2"), None);
+        assert_eq!(deletions.of("ca", "u2"), None);
+        for i in 0..MAX_ABSENT {
+            deletions.found_absent("n", &format!("u{i}"), None);
+        }
+        assert!(lock(&deletions.absent).len() <= MAX_ABSENT, "bounded");
     }
 
     #[test]

@@ -19,6 +19,7 @@ fn mirrors() -> (ClusterMirrors, Writer<StoredClusterMirror>) {
         crd_reads: CrdReads::new(client.clone()),
         deletions: Deletions::default(),
         confirming: Arc::default(),
+        made_under: Arc::default(),
         client,
     };
     (mirrors, writer)

@@ -4,6 +4,8 @@
 //! ClusterMirror.
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::CustomResourceExt;
 
 mod in_namespace;
 
@@ -12,7 +14,7 @@ pub use in_namespace::in_a_namespace;
 use super::*;
 use crate::kind::ChecksumKey;
 use crate::{
-    api::{ClusterMirrorStatus, SourceKind, StoredClusterMirror},
+    api::{ClusterMirror, ClusterMirrorStatus, SourceKind, StoredClusterMirror},
     contract::CLUSTER_MIRROR_LABEL,
     decisions::cluster_mirror::Request,
     explain::render::Classes,
@@ -26,6 +28,21 @@ use crate::{
 /// whose spec this version cannot read is still explained.
 fn cluster_mirrors(client: &Client) -> Api<StoredClusterMirror> {
     Api::all(client.clone())
+}
+
+/// The uid of the ClusterMirror CRD live (None: none, or being deleted),
+/// as read now; None when it cannot be read (the user may not `get`
+/// CRDs): orphans are then explained either way.
+pub(super) async fn live_crd_uid(client: &Client) -> Option<Option<String>> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd = crds
+        .get_metadata_opt(ClusterMirror::crd_name())
+        .await
+        .ok()?;
+    Some(
+        crd.filter(|crd| crd.metadata.deletion_timestamp.is_none())
+            .and_then(|crd| crd.metadata.uid),
+    )
 }
 
 /// Reads the ClusterMirror `name`; when it cannot, the row that says why.
@@ -287,9 +304,11 @@ pub async fn copy_of<K: Explained>(
     let object = match cluster_mirrors(client).get_opt(cluster_mirror).await {
         Ok(Some(object)) => object,
         Ok(None) => {
+            let crd = live_crd_uid(client).await;
+            let crd = crd.as_ref().map(Option::as_deref);
             report
                 .rows
-                .push(orphan_row(K::NAME, copy.meta(), cluster_mirror));
+                .push(orphan_row(K::NAME, copy.meta(), cluster_mirror, crd));
             return report;
         }
         Err(kube::Error::Api(status)) if status.code == 404 => {

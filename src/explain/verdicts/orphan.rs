@@ -4,28 +4,53 @@
 use super::*;
 use crate::{api::DeletionPolicy, decisions::cluster_mirror::DeletionMark};
 
+/// What explain read of the ClusterMirror CRD: the uid of the one live
+/// (None: none live), or nothing (it could not be read).
+pub type CrdRead<'a> = Option<Option<&'a str>>;
+
 /// The row of `copy`, a copy of kind `kind` whose ClusterMirror
-/// `cluster_mirror` is not there: an orphan, unless it records what its
-/// ClusterMirror's deletion does to it and under which CRD it was made.
-pub fn orphan_row(kind: &'static str, copy: &ObjectMeta, cluster_mirror: &str) -> Row {
-    let (verdict, detail) = match DeletionMark::on(copy) {
-        Some(mark) => {
-            let done = match mark.policy {
-                DeletionPolicy::Delete => "deletes it",
-                DeletionPolicy::Orphan => "releases it (deletionPolicy Orphan)",
-            };
-            (
-                Verdict::Unwanted,
-                format!(
-                    "its ClusterMirror {cluster_mirror} is gone; the copy records the CRD it was made under ({}): if that CRD is live, the ClusterMirror was deleted by someone and the controller {done}; if the CRD was deleted or replaced, it keeps it as an orphan",
-                    mark.crd_uid
-                ),
-            )
-        }
-        None => (
+/// `cluster_mirror` is not there: an orphan, unless it records the CRD
+/// its ClusterMirror was made under and that CRD is live (`crd`): then its
+/// ClusterMirror was deleted by someone, and the controller removes (or
+/// releases) it once it runs.
+pub fn orphan_row(
+    kind: &'static str,
+    copy: &ObjectMeta,
+    cluster_mirror: &str,
+    crd: CrdRead<'_>,
+) -> Row {
+    let mark = DeletionMark::on(copy);
+    let (verdict, detail) = match (mark, crd) {
+        (Some(mark), Some(live)) if live == Some(mark.crd_uid) => (
+            Verdict::Unwanted,
+            format!(
+                "its ClusterMirror {cluster_mirror} is gone, deleted by someone: the CRD it was made under ({}, as the copy records) is live, so the controller {} once it runs",
+                mark.crd_uid,
+                match mark.policy {
+                    DeletionPolicy::Delete => "deletes it",
+                    DeletionPolicy::Orphan => "releases it (deletionPolicy Orphan)",
+                }
+            ),
+        ),
+        (Some(mark), None) => (
             Verdict::Orphaned,
             format!(
-                "its ClusterMirror {cluster_mirror} is gone, and nothing tells whether it was deleted by someone (its CRD was deleted or replaced, or the copy was written by an earlier release and the controller was not running): kept as it is, neither updated nor removed; apply ClusterMirror {cluster_mirror} again to adopt it, then delete that to remove it"
+                "its ClusterMirror {cluster_mirror} is gone, and the CRD could not be read: if the CRD it was made under ({}, as the copy records) is live, the controller removes it by its deletionPolicy ({}); if that CRD was deleted or replaced, it keeps it as it is, an orphan",
+                mark.crd_uid,
+                mark.policy.as_str()
+            ),
+        ),
+        (Some(mark), Some(_)) => (
+            Verdict::Orphaned,
+            format!(
+                "its ClusterMirror {cluster_mirror} went with the CRD it was made under ({}, as the copy records), which was deleted or replaced: kept as it is, neither updated nor removed; apply ClusterMirror {cluster_mirror} again to adopt it, then delete that to remove it",
+                mark.crd_uid
+            ),
+        ),
+        (None, _) => (
+            Verdict::Orphaned,
+            format!(
+                "its ClusterMirror {cluster_mirror} is gone, and nothing tells whether it was deleted by someone (its CRD was deleted or replaced, or the copy was written by an earlier version and the controller was not running): kept as it is, neither updated nor removed; apply ClusterMirror {cluster_mirror} again to adopt it, then delete that to remove it"
             ),
         ),
     };
@@ -49,6 +74,7 @@ pub fn orphan_rows(
     copies: &[ObjectMeta],
     rules: &Rules,
     present: &BTreeSet<String>,
+    crd: CrdRead<'_>,
 ) -> Vec<Row> {
     copies
         .iter()
@@ -57,7 +83,7 @@ pub fn orphan_rows(
         })
         .filter_map(|copy| {
             let name = cluster_mirror_of(copy)?;
-            (!present.contains(name)).then(|| orphan_row(kind, copy, name))
+            (!present.contains(name)).then(|| orphan_row(kind, copy, name, crd))
         })
         .collect()
 }

@@ -51,7 +51,7 @@ impl Collector for OrphanCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let mut family = encoder.encode_descriptor(
             "configmap_mirror_clustermirror_orphans",
-            "Copies kept as orphans, by ClusterMirror: their ClusterMirror is gone and its deletion was not seen (its CRD was deleted or replaced, or the controller was not running); apply it again to adopt them",
+            "Copies kept as orphans, by ClusterMirror: their ClusterMirror went with its CRD (deleted or replaced), or while the controller was not running and they record no CRD; apply it again to adopt them",
             None,
             MetricType::Gauge,
         )?;

@@ -102,6 +102,11 @@ pub async fn sync<K: MirroredKind>(
             return Ok(blocked(request, why, cluster_mirrors, ctx).await);
         }
     };
+    // Its copies record the CRD it is made under, once that is proven.
+    if let Err(error) = cluster_mirrors.mirrors.prove_made_under(request).await {
+        cluster_mirrors.writes_for(&request.name, false);
+        return Err(Error::Transient(error));
+    }
     // From before its first write: a source's mirror at its copies' name
     // yields to it from then on (`Request::claims`).
     cluster_mirrors.writes_for(&request.name, !request.suspend);
@@ -169,8 +174,8 @@ async fn sync_all<K: MirroredKind>(
 ) -> Result<Found, Error> {
     let namespaces = selected(request, cluster_mirrors, ctx).await;
     let count = namespaces.len();
-    let crd = cluster_mirrors.mirrors.live_crd();
-    let copy_request = request.copy_request(crd.as_ref());
+    let made_under = cluster_mirrors.mirrors.proven_made_under(&request.uid);
+    let copy_request = request.copy_request(made_under.as_deref());
     let wanted = match source.answered(&copy_request, &ctx.install) {
         Ok(answered) => fan_out::desired_copies(&answered, namespaces, ctx).await,
         // A source that is not a copy (checked above) is refused only
@@ -226,8 +231,8 @@ async fn sync_some<K: MirroredKind>(
         return None;
     }
     let namespaces = namespaces.iter().cloned().collect();
-    let crd = cluster_mirrors.mirrors.live_crd();
-    let copy_request = request.copy_request(crd.as_ref());
+    let made_under = cluster_mirrors.mirrors.proven_made_under(&request.uid);
+    let copy_request = request.copy_request(made_under.as_deref());
     let answered = source.answered(&copy_request, &ctx.install).ok()?;
     let mut outcomes = fan_out::fan_out(source, &answered, namespaces, ctx).await;
     written_without(&mut outcomes, missing);

@@ -5,7 +5,6 @@ use super::*;
 use crate::decisions::copy_verdict::{
     CopyVerdict, PruneRules, Seen, Unwanted, Witnessed, copy_fate,
 };
-use k8s_openapi::jiff::Timestamp;
 
 fn prune_rules<'a>(kind: SourceKind, install: &'a Install, consent: &'a Consent) -> PruneRules<'a> {
     PruneRules {
@@ -138,15 +137,10 @@ fn only_a_deletion_seen_with_its_crd_live_removes_copies_and_an_absence_orphans_
 
 #[test]
 fn an_absence_nobody_saw_goes_by_the_policy_its_copy_records_until_settled_otherwise() {
-    let mut request = prod_teams();
-    request.created = Timestamp::from_second(1_000).ok();
-    let crd = LiveCrd {
-        uid: "crd-1".into(),
-        created: request.created,
-    };
+    let request = prod_teams();
     let source = mk_source("colors", &[("a", "1")]);
     let bound = request.bound_source(&source);
-    let asked = request.copy_request(Some(&crd));
+    let asked = request.copy_request(Some("crd-1"));
     let install = install_reserving(&[]);
     let copy = desired(&bound, &asked, "team-a", &install, &()).unwrap();
     assert_eq!(
@@ -181,14 +175,18 @@ fn an_absence_nobody_saw_goes_by_the_policy_its_copy_records_until_settled_other
         ..seen(None, None)
     };
     assert_eq!(fate(there), CopyVerdict::Keep);
-    // Made before the CRD live now: it records none, and is an orphan.
-    let older = LiveCrd {
-        uid: "crd-2".into(),
-        created: Timestamp::from_second(1_001).ok(),
-    };
-    let asked = request.copy_request(Some(&older));
-    let unmarked = desired(&bound, &asked, "team-a", &install, &()).unwrap();
-    assert_eq!(DeletionMark::on(&unmarked.metadata), None);
+    // Not proven made under a CRD: it records none, and is an orphan.
+    let unproven = desired(&bound, &request.copy_request(None), "team-a", &install, &()).unwrap();
+    assert_eq!(DeletionMark::on(&unproven.metadata), None);
+    assert_eq!(
+        copy_fate(
+            &unproven.metadata,
+            Some(&prod("team-a")),
+            &rules,
+            &seen(None, None)
+        ),
+        CopyVerdict::Orphaned
+    );
 }
 
 #[test]

@@ -93,7 +93,15 @@ async fn orphans_in<K: Explained>(
     match api.list_metadata(&labelled).await {
         Ok(list) => {
             let copies: Vec<_> = list.items.into_iter().map(|copy| copy.metadata).collect();
-            orphan_rows(K::NAME, &copies, install, present)
+            let absent = |copy: &ObjectMeta| {
+                crate::contract::cluster_mirror_of(copy).is_some_and(|name| !present.contains(name))
+            };
+            let crd = match copies.iter().any(absent) {
+                true => super::live_crd_uid(client).await,
+                false => None,
+            };
+            let crd = crd.as_ref().map(Option::as_deref);
+            orphan_rows(K::NAME, &copies, install, present, crd)
         }
         Err(error) => {
             notes.push(format!(

@@ -254,7 +254,7 @@ fn a_copy_of_a_clustermirror_that_is_gone_is_an_orphan_of_this_install_only() {
         .unwrap()
         .insert(SOURCE_SELECTOR_ANNOTATION.into(), "other=true".into());
     let copies = [orphan.metadata.clone(), other_install.metadata];
-    let gone = orphan_rows("ConfigMap", &copies, &rules(), &BTreeSet::new());
+    let gone = orphan_rows("ConfigMap", &copies, &rules(), &BTreeSet::new(), None);
     assert_eq!(gone.len(), 1, "{gone:?}");
     assert_eq!(gone[0].verdict, Verdict::Orphaned);
     assert_eq!(gone[0].namespace, "team-a");
@@ -262,7 +262,7 @@ fn a_copy_of_a_clustermirror_that_is_gone_is_an_orphan_of_this_install_only() {
     assert_eq!(gone[0].cluster_mirror.as_deref(), Some("corp-ca"));
     assert!(gone[0].detail.contains("apply ClusterMirror corp-ca again"));
     let present = BTreeSet::from(["corp-ca".to_owned()]);
-    assert!(orphan_rows("ConfigMap", &copies, &rules(), &present).is_empty());
+    assert!(orphan_rows("ConfigMap", &copies, &rules(), &present, None).is_empty());
     // One that records its CRD is removed (or released) once a leader runs,
     // if that CRD is live.
     let mut marked = orphan.metadata.clone();
@@ -271,11 +271,25 @@ fn a_copy_of_a_clustermirror_that_is_gone_is_an_orphan_of_this_install_only() {
         crd_uid: "crd-1",
     };
     mark.write(marked.annotations.get_or_insert_with(Default::default));
-    let rows = orphan_rows("ConfigMap", &[marked], &rules(), &BTreeSet::new());
-    assert_eq!(rows.len(), 1, "{rows:?}");
-    assert_eq!(rows[0].verdict, Verdict::Unwanted);
-    assert!(rows[0].detail.contains("(crd-1)"), "{}", rows[0].detail);
-    assert!(rows[0].detail.contains("releases it"), "{}", rows[0].detail);
+    let marked = [marked];
+    let rows_under = |crd| orphan_rows("ConfigMap", &marked, &rules(), &BTreeSet::new(), crd);
+    let live = rows_under(Some(Some("crd-1")));
+    assert_eq!(live.len(), 1, "{live:?}");
+    assert_eq!(live[0].verdict, Verdict::Unwanted);
+    assert!(live[0].detail.contains("releases it"), "{}", live[0].detail);
+    // Its CRD replaced (or none live): an orphan, as the controller keeps it.
+    for crd in [Some(Some("crd-2")), Some(None)] {
+        let replaced = rows_under(crd);
+        assert_eq!(replaced[0].verdict, Verdict::Orphaned, "{crd:?}");
+        assert!(replaced[0].detail.contains("deleted or replaced"));
+    }
+    let unread = rows_under(None);
+    assert_eq!(unread[0].verdict, Verdict::Orphaned);
+    assert!(
+        unread[0].detail.contains("could not be read"),
+        "{}",
+        unread[0].detail
+    );
 }
 
 #[test]
