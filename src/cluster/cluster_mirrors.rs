@@ -268,16 +268,22 @@ impl ClusterMirrors {
         }
     }
 
-    /// Remembers the deletion of `object`, as the CRD watch says which CRD
-    /// is live (waited for a moment if it has not reported yet).
+    /// Remembers the deletion of `object`, under the CRD it was proven made
+    /// under, else the one the CRD watch says is live (waited for a moment
+    /// if it has not reported yet).
     async fn witness(&self, object: &StoredClusterMirror) {
-        let crd_uid = self.crd_reported().await.map(|crd| crd.uid);
         let policy = object.deletion_policy();
         let name = object.name_any();
         match &object.metadata.uid {
             Some(uid) => {
+                // Proven made under a CRD, that CRD tells; else the one the
+                // watch says is live, and when it was made.
+                let crd = match self.proven_made_under(uid) {
+                    Some(proven) => (Some(proven), true),
+                    None => (self.crd_reported().await.map(|crd| crd.uid), false),
+                };
                 let created = object.metadata.creation_timestamp.as_ref().map(|t| t.0);
-                self.deletions.record(&name, uid, policy, crd_uid, created)
+                self.deletions.record(&name, uid, policy, crd, created)
             }
             None => {
                 tracing::warn!(clustermirror = %name, "a ClusterMirror deleted without a uid: its copies are kept")

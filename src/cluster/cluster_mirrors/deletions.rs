@@ -34,6 +34,9 @@ struct Deletion {
     crd_uid: Option<String>,
     /// When the ClusterMirror was created.
     created: Option<Timestamp>,
+    /// Whether it was proven made under `crd_uid` (by reads, see
+    /// `ClusterMirrors::prove_made_under`): then that uid alone tells.
+    proven: bool,
     /// What the CRD read since says (see [`Witnessed::crd_live`]).
     crd_live: Option<bool>,
 }
@@ -58,13 +61,14 @@ const MAX_ABSENT: usize = 4096;
 
 impl Deletions {
     /// The ClusterMirror `name` (`uid`, made at `created`) was seen
-    /// deleted, asking `policy`, while the CRD `crd_uid` was live.
+    /// deleted, asking `policy`, while the CRD `crd_uid` was live, or
+    /// (`proven`) having been proven made under it.
     pub fn record(
         &self,
         name: &str,
         uid: &str,
         policy: DeletionPolicy,
-        crd_uid: Option<String>,
+        (crd_uid, proven): (Option<String>, bool),
         created: Option<Timestamp>,
     ) {
         let deletion = Deletion {
@@ -72,6 +76,7 @@ impl Deletions {
             policy,
             crd_uid,
             created,
+            proven,
             crd_live: None,
         };
         lock(&self.seen).insert(uid.to_owned(), deletion);
@@ -121,7 +126,7 @@ impl Deletions {
         *deletion.crd_live.get_or_insert_with(|| {
             live.is_some_and(|live| {
                 deletion.crd_uid.as_deref() == Some(live.uid.as_str())
-                    && live.may_hold(deletion.created)
+                    && (deletion.proven || live.may_hold(deletion.created))
             })
         })
     }
@@ -161,7 +166,7 @@ mod tests {
     fn a_deletion_removes_copies_only_if_the_same_crd_was_live_after_it() {
         let deletions = Deletions::default();
         let delete = DeletionPolicy::Delete;
-        deletions.record("ca", "u1", delete, Some("crd-1".into()), at(200));
+        deletions.record("ca", "u1", delete, (Some("crd-1".into()), false), at(200));
         assert_eq!(deletions.of("other", "u1"), None, "bound by name too");
         assert_eq!(deletions.of("ca", "u2"), None, "and by uid");
         assert_eq!(
@@ -186,12 +191,12 @@ mod tests {
             "ca",
             "u3",
             DeletionPolicy::Orphan,
-            Some("crd-1".into()),
+            (Some("crd-1".into()), false),
             at(200),
         );
         assert!(deletions.settle("u3", Some(&crd("crd-1", 100))));
         assert!(deletions.settle("u3", None), "the first answer stays");
-        deletions.record("db", "u4", delete, None, at(200));
+        deletions.record("db", "u4", delete, (None, false), at(200));
         assert!(!deletions.settle("u4", None), "no CRD known: kept");
         assert!(
             !deletions.settle("u5", Some(&crd("crd-1", 100))),
@@ -231,7 +236,7 @@ mod tests {
             "ca",
             "u1",
             DeletionPolicy::Delete,
-            Some("crd-2".into()),
+            (Some("crd-2".into()), false),
             at(200),
         );
         assert!(!deletions.settle("u1", Some(&replaced)));
@@ -240,7 +245,7 @@ mod tests {
             "ca",
             "u2",
             DeletionPolicy::Delete,
-            Some("crd-2".into()),
+            (Some("crd-2".into()), false),
             at(300),
         );
         assert!(deletions.settle("u2", Some(&replaced)));
@@ -248,10 +253,17 @@ mod tests {
             "db",
             "u3",
             DeletionPolicy::Delete,
-            Some("crd-2".into()),
+            (Some("crd-2".into()), false),
             None,
         );
         assert!(!deletions.settle("u3", Some(&replaced)), "no time: kept");
+        // Proven made under the CRD (by reads), its uid alone tells: the
+        // same second or not, and a CRD made again has another uid.
+        let proven = (Some("crd-2".into()), true);
+        deletions.record("ca", "u4", DeletionPolicy::Delete, proven.clone(), at(200));
+        assert!(deletions.settle("u4", Some(&replaced)));
+        deletions.record("ca", "u5", DeletionPolicy::Delete, proven, at(300));
+        assert!(!deletions.settle("u5", Some(&crd("crd-3", 300))));
     }
 
     #[test]

@@ -61,7 +61,13 @@ impl ClusterMirrors {
         };
         let api = Api::<ClusterMirror>::all(self.client.clone());
         let there = api.get_metadata_opt(&request.name).await?;
-        if there.is_some_and(|object| object.metadata.uid.as_deref() == Some(&request.uid)) {
+        // One being deleted may be going with a CRD since deleted: proven
+        // of none.
+        let proven = there.is_some_and(|object| {
+            object.metadata.uid.as_deref() == Some(&request.uid)
+                && object.metadata.deletion_timestamp.is_none()
+        });
+        if proven {
             self.lock_made_under().insert(request.uid.clone(), crd.uid);
         }
         Ok(())

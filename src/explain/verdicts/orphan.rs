@@ -33,7 +33,7 @@ pub fn orphan_row(
             ),
         ),
         (Some(mark), None) => (
-            Verdict::Orphaned,
+            Verdict::CannotRead,
             format!(
                 "its ClusterMirror {cluster_mirror} is gone, and the CRD could not be read: if the CRD it was made under ({}, as the copy records) is live, the controller removes it by its deletionPolicy ({}); if that CRD was deleted or replaced, it keeps it as it is, an orphan",
                 mark.crd_uid,

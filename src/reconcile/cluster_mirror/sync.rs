@@ -102,10 +102,10 @@ pub async fn sync<K: MirroredKind>(
             return Ok(blocked(request, why, cluster_mirrors, ctx).await);
         }
     };
-    // Its copies record the CRD it is made under, once that is proven.
+    // Its copies record the CRD it is made under, once that is proven; till
+    // then they record none (an existing record stays), as before marks.
     if let Err(error) = cluster_mirrors.mirrors.prove_made_under(request).await {
-        cluster_mirrors.writes_for(&request.name, false);
-        return Err(Error::Transient(error));
+        tracing::warn!(clustermirror = %request.name, %error, "cannot read which CRD the ClusterMirror is made under: its copies are written without recording it, until a later reconcile can");
     }
     // From before its first write: a source's mirror at its copies' name
     // yields to it from then on (`Request::claims`).

@@ -284,7 +284,7 @@ fn a_copy_of_a_clustermirror_that_is_gone_is_an_orphan_of_this_install_only() {
         assert!(replaced[0].detail.contains("deleted or replaced"));
     }
     let unread = rows_under(None);
-    assert_eq!(unread[0].verdict, Verdict::Orphaned);
+    assert_eq!(unread[0].verdict, Verdict::CannotRead);
     assert!(
         unread[0].detail.contains("could not be read"),
         "{}",
