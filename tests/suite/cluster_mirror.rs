@@ -28,12 +28,14 @@ use std::process::{Command, Stdio};
 
 use crate::common::{ControllerProcess, Objects, PATIENCE, TestKind, World};
 use configmap_mirror::api::ClusterMirror;
-use configmap_mirror::contract::{CLUSTER_MIRROR_LABEL, MIRROR_OF_ANNOTATION};
+use configmap_mirror::contract::{
+    CLUSTER_MIRROR_LABEL, MANAGED_BY_LABEL, MANAGER_NAME, MIRROR_OF_ANNOTATION,
+};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{
     Api, Client, CustomResourceExt, ResourceExt,
-    api::{ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams},
+    api::{ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams},
 };
 use serde_json::{Value, json};
 use testenv::ControlPlane;
@@ -289,13 +291,45 @@ pub(crate) async fn cluster_copy_in_sync<K: TestKind>(
     .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()))
 }
 
-/// Deletes the ClusterMirror, waits for its copies to go, and cleans up.
-pub(crate) async fn clean_up<K: TestKind>(world: World<K>, names: &[&str]) {
+/// Deletes the ClusterMirrors, waits for their copies of either kind to
+/// go, and cleans up. Either kind: a copy left behind while its namespace
+/// is being deleted would be one more object to the next test's
+/// controller, whatever kind that test's World is of.
+pub(crate) async fn clean_up<K: TestKind>(mut world: World<K>, names: &[&str]) {
+    if !world.is_running() {
+        world.start().await;
+    }
     let api = cluster_mirrors(&world.scene.client);
     for name in names {
         let _ = api.delete(name, &DeleteParams::default()).await;
     }
+    if !names.is_empty() {
+        copies_gone::<ConfigMap, K>(&world, names).await;
+        copies_gone::<Secret, K>(&world, names).await;
+    }
     world.clean_up().await;
+}
+
+/// Waits until no object of kind `C` is a copy of one of the ClusterMirrors
+/// `names`.
+async fn copies_gone<C, K: TestKind>(world: &World<K>, names: &[&str])
+where
+    C: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    let copies: Api<C> = Api::all(world.scene.client.clone());
+    let claimed = ListParams::default().labels(&format!(
+        "{MANAGED_BY_LABEL}={MANAGER_NAME},{CLUSTER_MIRROR_LABEL} in ({})",
+        names.join(",")
+    ));
+    testenv::wait_for("the ClusterMirrors' copies to go", PATIENCE, || async {
+        let left = copies.list_metadata(&claimed).await.ok()?;
+        left.items.is_empty().then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()));
 }
 
 /// Waits until the ClusterMirror's status was written for its spec as it

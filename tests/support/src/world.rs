@@ -191,6 +191,11 @@ impl<K: TestKind> World<K> {
         self.controller = Some(controller);
     }
 
+    /// Whether the controller runs now (started and not stopped).
+    pub fn is_running(&self) -> bool {
+        self.controller.is_some()
+    }
+
     pub fn controller(&self) -> &ControllerProcess {
         self.controller.as_ref().expect("the controller runs")
     }
@@ -353,7 +358,7 @@ impl<K: TestKind> World<K> {
     /// Deletes the test's sources and waits until every copy made from
     /// them, anywhere, is gone, so the next test starts from a clean cluster.
     pub async fn clean_up(mut self) {
-        if self.controller.is_none() {
+        if !self.is_running() {
             self.start().await;
         }
         let sources = self.objects().api;
