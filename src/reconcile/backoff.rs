@@ -15,7 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use prometheus_client::metrics::gauge::Gauge;
 use rand::Rng;
 
-use crate::{ops::metrics::Loop, reconcile::error::Retry};
+use crate::{api::SourceKind, ops::metrics::Loop, reconcile::error::Retry};
 
 /// First delay and cap of the exponential backoff of each kind of retry.
 #[derive(Debug, Clone, Copy)]
@@ -46,11 +46,21 @@ impl RetryPolicy {
 /// One object's failures in one loop. By uid: a source deleted and
 /// recreated under the same name starts with no backoff and gets its
 /// Warning, and the entry of an object that is gone can be found and
-/// dropped.
+/// dropped. And by whose loop it is (`Of`): every loop shares one map, and
+/// a sweep of one kind's cache must drop only that kind's entries.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct BackoffKey {
     which: Loop,
+    of: Of,
     uid: String,
+}
+
+/// Whose objects a loop reconciles: one mirrored kind's, or the
+/// ClusterMirrors'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Of {
+    Kind(SourceKind),
+    ClusterMirrors,
 }
 
 impl BackoffKey {
@@ -58,7 +68,7 @@ impl BackoffKey {
         self.which
     }
 
-    pub(crate) fn new(which: Loop, meta: &ObjectMeta) -> Self {
+    pub(crate) fn new(which: Loop, of: Of, meta: &ObjectMeta) -> Self {
         // Every stored object has a uid; the name is a stand-in only.
         let uid = meta.uid.clone().unwrap_or_else(|| {
             format!(
@@ -67,7 +77,7 @@ impl BackoffKey {
                 meta.name.as_deref().unwrap_or_default()
             )
         });
-        BackoffKey { which, uid }
+        BackoffKey { which, of, uid }
     }
 }
 
@@ -142,10 +152,13 @@ impl Backoffs {
         self.update(|failures| failures.retain(|key, _| key.uid != uid));
     }
 
-    /// Keeps, of `which` loop's entries, only those whose uid is `live`:
-    /// after a list, whatever is not in the cache is gone.
-    pub(crate) fn retain(&self, which: Loop, live: impl Fn(&str) -> bool) {
-        self.update(|failures| failures.retain(|key, _| key.which != which || live(&key.uid)));
+    /// Keeps, of `which` loop's entries of `of`'s objects, only those
+    /// whose uid is `live`: after a list, whatever is not in the cache is
+    /// gone. Other kinds' entries are not this cache's to judge.
+    pub(crate) fn retain(&self, which: Loop, of: Of, live: impl Fn(&str) -> bool) {
+        self.update(|failures| {
+            failures.retain(|key, _| key.which != which || key.of != of || live(&key.uid))
+        });
     }
 
     fn with<T>(&self, key: &BackoffKey, f: impl FnOnce(&mut Failures) -> T) -> T {
@@ -180,9 +193,12 @@ fn jittered(delay: Duration, factor: f64) -> Duration {
 mod tests {
     use super::*;
 
+    const CONFIGMAPS: Of = Of::Kind(SourceKind::ConfigMap);
+
     fn key(uid: &str) -> BackoffKey {
         BackoffKey {
             which: Loop::sync,
+            of: CONFIGMAPS,
             uid: uid.into(),
         }
     }
@@ -246,14 +262,45 @@ mod tests {
         backoffs.is_new_condition(&key("b"), "name_too_long");
         let prune_a = BackoffKey {
             which: Loop::prune,
+            of: CONFIGMAPS,
             uid: "a".into(),
         };
         backoffs.is_new_condition(&prune_a, "forbidden");
         assert_eq!(gauge.get(), 3);
         backoffs.forget("a");
         assert_eq!(gauge.get(), 1);
-        backoffs.retain(Loop::sync, |uid| uid != "b");
+        backoffs.retain(Loop::sync, CONFIGMAPS, |uid| uid != "b");
         assert_eq!(backoffs.failing.get(), 0);
         assert_eq!(gauge.get(), 0);
+    }
+
+    #[test]
+    fn a_sweep_of_one_kind_keeps_what_was_told_of_another_kind_s_objects() {
+        let backoffs = Backoffs::default();
+        let secret = BackoffKey {
+            which: Loop::sync,
+            of: Of::Kind(SourceKind::Secret),
+            uid: "s".into(),
+        };
+        let cluster_mirror = BackoffKey {
+            which: Loop::sync,
+            of: Of::ClusterMirrors,
+            uid: "c".into(),
+        };
+        let refused = "never_a_source: it is never copied";
+        assert!(backoffs.is_new_condition(&secret, refused));
+        assert!(backoffs.is_new_condition(&cluster_mirror, refused));
+        // The ConfigMaps' cache, listed again, holds neither uid.
+        backoffs.retain(Loop::sync, CONFIGMAPS, |_| false);
+        assert!(
+            !backoffs.is_new_condition(&secret, refused),
+            "told once, not again after another kind's sweep"
+        );
+        assert!(!backoffs.is_new_condition(&cluster_mirror, refused));
+        backoffs.retain(Loop::sync, Of::Kind(SourceKind::Secret), |_| false);
+        assert!(
+            backoffs.is_new_condition(&secret, refused),
+            "its own sweep drops it"
+        );
     }
 }

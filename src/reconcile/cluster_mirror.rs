@@ -52,7 +52,7 @@ use crate::{
     decisions::scope::Reach,
     index::wakeups::{self, ClusterWake},
     ops::metrics::Loop,
-    reconcile::backoff::BackoffKey,
+    reconcile::backoff::{BackoffKey, Of},
     reconcile::error::{Error, Retry},
 };
 
@@ -224,6 +224,7 @@ fn names_woken(this: &ClusterMirrorLoop, input: Input) -> Vec<String> {
     match input {
         Input::Everything | Input::Change(Change::Listed) => {
             this.writers.prune_copies(None, any_cluster_mirror);
+            publish::forget_failures_of_the_gone(&this.caches, &this.ctx);
             of_class(None)
         }
         Input::CompareAll(kind) => {
@@ -285,6 +286,7 @@ fn request_changed(
         }
         None => {
             publish::forget(&name, caches, &this.ctx);
+            publish::forget_failures_of_the_gone(&this.caches, &this.ctx);
             // An unreadable spec is reported by the install of its class
             // that reports on the kind it names, if it reads that far.
             vec![name]
@@ -335,7 +337,7 @@ async fn reconcile(
     else {
         return Ok(Action::await_change());
     };
-    let key = BackoffKey::new(Loop::sync, &object.metadata);
+    let key = BackoffKey::new(Loop::sync, Of::ClusterMirrors, &object.metadata);
     let served = caches.pending.reconcile_started(&object.name_any());
     let ctx = &this.ctx;
     // When to run again without a wakeup: a status write that had to wait,
@@ -373,7 +375,7 @@ fn error_policy(
     error: &Error,
     this: Arc<ClusterMirrorLoop>,
 ) -> Action {
-    let key = BackoffKey::new(Loop::sync, &object.metadata);
+    let key = BackoffKey::new(Loop::sync, Of::ClusterMirrors, &object.metadata);
     // Its retry compares everything: nothing narrower builds on it.
     this.caches.stand(&object.name_any(), None);
     this.caches.pending.retried(&object.name_any());

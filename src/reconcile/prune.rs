@@ -21,7 +21,7 @@ use crate::{
     decisions::plan::SeenVersion,
     kind::MirroredKind,
     ops::metrics::Loop,
-    reconcile::backoff::BackoffKey,
+    reconcile::backoff::{BackoffKey, Of},
     reconcile::cluster_mirror,
     reconcile::context::Context,
     reconcile::copy_facts::verdict,
@@ -39,7 +39,7 @@ pub async fn reconcile<K: MirroredKind>(
     // Only the copy's metadata decides its fate: its content is not read.
     let copy = cache_form::copy_from_cache(cached.as_ref());
     let copy = copy.object();
-    let key = BackoffKey::new(Loop::prune, copy.meta());
+    let key = BackoffKey::new(Loop::prune, Of::Kind(K::SOURCE_KIND), copy.meta());
     (ctx.around())
         .run_reconcile(Loop::prune, copy.meta(), &key, None, prune(copy, &ctx))
         .await
@@ -169,7 +169,7 @@ fn source_reference<K: MirroredKind>(companion: &K) -> Option<ObjectReference> {
 }
 
 pub fn error_policy<K: MirroredKind>(copy: Arc<K>, error: &Error, ctx: Arc<Context<K>>) -> Action {
-    let key = BackoffKey::new(Loop::prune, copy.meta());
+    let key = BackoffKey::new(Loop::prune, Of::Kind(K::SOURCE_KIND), copy.meta());
     if ctx.backoffs.is_new_condition(&key, &error.to_string()) {
         tracing::warn!(copy = %object_key(copy.meta()), %error, "could not prune copy; retrying with backoff");
     }

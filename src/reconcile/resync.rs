@@ -17,7 +17,8 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use tokio::sync::watch;
 
 use crate::{
-    kind::MirroredKind, ops::leader::Leadership, ops::metrics::Loop, reconcile::context::Context,
+    kind::MirroredKind, ops::leader::Leadership, ops::metrics::Loop, reconcile::backoff::Of,
+    reconcile::context::Context,
 };
 
 /// Whether one cached object's reconcile has something to do.
@@ -55,7 +56,8 @@ fn sweep<K: MirroredKind>(
         .iter()
         .filter_map(|o| o.meta().uid.as_deref())
         .collect();
-    ctx.backoffs.retain(which, |uid| live.contains(uid));
+    ctx.backoffs
+        .retain(which, Of::Kind(K::SOURCE_KIND), |uid| live.contains(uid));
     let due: Vec<_> = cached
         .iter()
         .filter(|object| needs_work(object, ctx))

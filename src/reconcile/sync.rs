@@ -18,7 +18,7 @@ use crate::{
     decisions::scope::Scope,
     kind::MirroredKind,
     ops::metrics::Loop,
-    reconcile::backoff::BackoffKey,
+    reconcile::backoff::{BackoffKey, Of},
     reconcile::context::Context,
     reconcile::copy::{cached_copy, plan_copy, sync_copy},
     reconcile::source_read::Source,
@@ -41,7 +41,7 @@ pub async fn reconcile<K: MirroredKind>(
     let Some(_worker) = ctx.sync_workers.take(namespace, &object) else {
         return Ok(Action::await_change());
     };
-    let key = BackoffKey::new(Loop::sync, source.meta());
+    let key = BackoffKey::new(Loop::sync, Of::Kind(K::SOURCE_KIND), source.meta());
     let served = ctx
         .pending
         .reconcile_started(&ObjectRef::from_obj(source.as_ref()));
@@ -161,7 +161,7 @@ pub fn error_policy<K: MirroredKind>(
     error: &Error,
     ctx: Arc<Context<K>>,
 ) -> Action {
-    let key = BackoffKey::new(Loop::sync, source.meta());
+    let key = BackoffKey::new(Loop::sync, Of::Kind(K::SOURCE_KIND), source.meta());
     // A condition that waits for a change of the source is found again by
     // any reconcile; a failed write must be tried again by one that looks
     // at everything (`decisions::scope`).

@@ -62,7 +62,12 @@ async fn never_copied<K: TestKind>(
             "{companion} exists"
         );
         let warnings = objects.scene.events(name, "SourceNotCopyable").await;
-        assert_eq!(times(&warnings), 1, "{name}: one Warning");
+        assert_eq!(
+            times(&warnings),
+            1,
+            "{name}: one Warning\n{warnings:#?}\n{}",
+            controller.log_text()
+        );
     }
 }
 

@@ -256,6 +256,18 @@ fn regarding(object: &StoredClusterMirror) -> ObjectReference {
     }
 }
 
+/// Forgets the failures told of ClusterMirrors no longer in the cache.
+pub fn forget_failures_of_the_gone(cluster_mirrors: &ClusterMirrorCaches, ctx: &LoopContext) {
+    let state = cluster_mirrors.mirrors.store.state();
+    let live: std::collections::HashSet<&str> = (state.iter())
+        .filter_map(|object| object.metadata.uid.as_deref())
+        .collect();
+    let of = crate::reconcile::backoff::Of::ClusterMirrors;
+    (ctx.backoffs).retain(crate::ops::metrics::Loop::sync, of, |uid| {
+        live.contains(uid)
+    });
+}
+
 /// A ClusterMirror that is gone leaves nothing behind here.
 pub fn forget(name: &str, cluster_mirrors: &ClusterMirrorCaches, ctx: &LoopContext) {
     cluster_mirrors.reported().remove(name);
