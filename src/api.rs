@@ -4,6 +4,7 @@
 //! reads the contract only, and every layer above may read it.
 
 pub mod cluster_mirror;
+pub mod mirror_grant;
 
 pub use cluster_mirror::{
     ClusterMirror, ClusterMirrorSpec, ClusterMirrorStatus, CopyType, DeletionPolicy, Failure,
@@ -16,7 +17,7 @@ use kube::CustomResourceExt;
 
 /// The CRDs of this controller's API, as installed.
 pub fn crds() -> Vec<CustomResourceDefinition> {
-    vec![ClusterMirror::crd()]
+    vec![ClusterMirror::crd(), mirror_grant::MirrorGrant::crd()]
 }
 
 /// [`crds`] as one YAML stream, each document after a `---`: what

@@ -19,7 +19,7 @@ use crate::{
     cluster::cluster_mirrors::ClusterMirrors,
     cluster::cluster_sources::ClusterSources,
     cluster::events::EventPublisher,
-    cluster::watches::{Namespaces, WatchSettings},
+    cluster::watches::{GrantWarnings, Namespaces, WatchSettings},
     decisions::consent::Consent,
     kind::secret::{SecretSourceRules, SharedDigestKey},
     ops::config::{Config, Kind},
@@ -48,7 +48,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         lead(&lifeline, &kube_config, &config, &health, &metrics)?;
 
     let settings = watch_settings(&config);
-    let (namespaces, namespace_watch) = Namespaces::new(&kube_config, &settings, health.clone())?;
+    let events = EventPublisher::new(client.clone(), identity);
+    let grant_warnings = GrantWarnings {
+        events: events.clone(),
+        leadership: leadership.clone(),
+    };
+    let (namespaces, namespace_watch) =
+        Namespaces::new(&kube_config, &settings, health.clone(), grant_warnings)?;
     tokio::spawn(api_probe::while_watches_fail(
         client.clone(),
         config.namespace.clone(),
@@ -68,7 +74,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     );
     let shared = Shared {
         kube_config,
-        events: EventPublisher::new(client.clone(), identity),
+        events,
         client,
         settings,
         namespaces,

@@ -13,6 +13,7 @@ pub(crate) mod consent;
 pub(crate) mod copy_request;
 pub(crate) mod copy_verdict;
 pub(crate) mod desired_copy;
+pub(crate) mod grants;
 pub(crate) mod install;
 pub(crate) mod key_secret;
 pub(crate) mod key_shape;

@@ -7,6 +7,7 @@
 pub(crate) mod admitting_namespaces;
 pub(crate) mod caches;
 pub(crate) mod copy_index;
+pub(crate) mod grants;
 pub(crate) mod mirroring_sources;
 pub(crate) mod source_bytes;
 pub(crate) mod wakeups;

@@ -190,6 +190,7 @@ pub(crate) fn mk_mirror(namespace: &str, of: &str) -> ConfigMap {
 /// The consent selector of a default install.
 pub(crate) fn mk_consent() -> Consent {
     Consent::new(
+        crate::api::SourceKind::ConfigMap,
         Selector::parse("workshop.io/accept-mirrors=true").unwrap(),
         ["kube-system".to_owned()],
     )
@@ -201,6 +202,7 @@ pub(crate) fn mk_namespace(name: &str, labels: BTreeMap<String, String>) -> Name
         name: name.into(),
         labels,
         accept_from: None,
+        grants: crate::decisions::grants::NamespaceGrants::none(),
     }
 }
 

@@ -9,6 +9,11 @@
 //! sends those wakeups to its controllers (`forward`).
 
 mod forward;
+mod grants;
+mod namespaces;
+
+pub use grants::GrantWarnings;
+pub use namespaces::Namespaces;
 
 use std::{
     collections::HashMap,
@@ -19,6 +24,7 @@ use std::{
 use futures::{Stream, StreamExt, TryStreamExt, channel::mpsc};
 use kube::{
     Api, Client,
+    api::DynamicObject,
     runtime::{
         WatchStreamExt,
         reflector::{self, ObjectRef, Store},
@@ -39,6 +45,7 @@ use crate::{
     index::admitting_namespaces::NamespaceMeta,
     index::caches::Caches,
     index::copy_index::CopyIndex,
+    index::grants::{GrantChange, GrantIndex},
     index::mirroring_sources::MirroringSources,
     index::source_bytes::SourceBytes,
     index::wakeups::ClusterWake,
@@ -82,133 +89,6 @@ const NAMESPACES: &str = "namespaces";
 // Deep enough that the watches never wait on the controllers' schedulers,
 // which take wakeups as fast as they come and merge duplicates.
 const WAKEUP_BUFFER: usize = 1024;
-
-/// The namespace watch every kind shares: one cache, and the kinds that
-/// follow it. A kind may join while the watch runs (one whose start waits
-/// on something, such as its digest key): its own first lists are
-/// compared in full, so it misses nothing by joining late.
-#[derive(Clone)]
-pub struct Namespaces {
-    store: Option<Store<NamespaceMeta>>,
-    listeners: Arc<Mutex<Vec<Box<dyn NamespaceListener>>>>,
-    // `Store::wait_until_ready` wakes only the most recent of several
-    // concurrent waiters, and every kind waits for this cache.
-    listed: Arc<watch::Sender<bool>>,
-}
-
-impl Namespaces {
-    /// Starts nothing yet: returns the handle the kinds join, and the
-    /// future that runs the watch until it ends (never, when one namespace
-    /// is watched: there is no namespace cache then).
-    pub fn new(
-        config: &kube::Config,
-        settings: &WatchSettings,
-        health: Arc<Health>,
-    ) -> anyhow::Result<(Namespaces, impl Future<Output = ()> + Send + use<>)> {
-        let mut namespaces = Namespaces {
-            store: None,
-            listeners: Arc::default(),
-            listed: Arc::new(watch::Sender::new(false)),
-        };
-        let events = match settings.namespace {
-            Some(_) => None,
-            None => {
-                let (store, writer) = reflector::store();
-                let api = Api::<NamespaceMeta>::all(client_for(config, &health, NAMESPACES)?);
-                let events = watch_stream::events(
-                    api,
-                    watcher::Config::default(),
-                    settings.initial_list,
-                    NAMESPACES,
-                    health.clone(),
-                )
-                .modify(|ns: &mut NamespaceMeta| consent::slim_namespace(&mut ns.metadata))
-                .reflect(writer);
-                namespaces.store = Some(store);
-                Some(events)
-            }
-        };
-        let drive = {
-            let namespaces = namespaces.clone();
-            async move {
-                match events {
-                    Some(events) => namespaces.drive(events, &health).await,
-                    None => std::future::pending().await,
-                }
-            }
-        };
-        Ok((namespaces, drive))
-    }
-
-    /// Runs until the watch ends: each event goes to every kind's follower.
-    async fn drive(
-        &self,
-        events: impl Stream<Item = Result<Event<NamespaceMeta>, watcher::Error>>,
-        health: &Health,
-    ) {
-        let forward = async {
-            let mut events = std::pin::pin!(events);
-            while let Some(event) = events.next().await {
-                let Some(event) = forward::observed(NAMESPACES, event, health) else {
-                    continue;
-                };
-                // Taken out for the event, so that a kind can join meanwhile.
-                let mut listeners = std::mem::take(&mut *self.lock_listeners());
-                for listener in &mut listeners {
-                    listener.deliver(&event).await;
-                }
-                let mut joined = self.lock_listeners();
-                listeners.append(&mut joined);
-                *joined = listeners;
-            }
-        };
-        let announce = async {
-            if let Some(store) = &self.store {
-                synced(NAMESPACES, store, health).await;
-            }
-            self.listed.send_replace(true);
-        };
-        futures::join!(forward, announce);
-    }
-
-    /// When namespaces are watched, kind `K`'s caches and wakeups follow
-    /// them, under the kind's `consent`.
-    fn follow_for<K: MirroredKind>(
-        &self,
-        caches: &Caches<K>,
-        consent: Consent,
-        forwarder: &Forwarder<K>,
-    ) {
-        if self.store.is_some() {
-            self.join(Box::new(KindNamespaces {
-                follower: NamespaceFollower {
-                    caches: caches.clone(),
-                    consent,
-                    seen: HashMap::new(),
-                },
-                forwarder: forwarder.clone(),
-            }));
-        }
-    }
-
-    /// Under the lock, so that every event the listener has not seen in
-    /// the cache when it joins is delivered to it.
-    fn join(&self, mut listener: Box<dyn NamespaceListener>) {
-        let mut listeners = self.lock_listeners();
-        if let Some(store) = &self.store {
-            listener.joined(store);
-        }
-        listeners.push(listener);
-    }
-
-    fn lock_listeners(&self) -> MutexGuard<'_, Vec<Box<dyn NamespaceListener>>> {
-        // A panic while the list was held left it whole: each step either
-        // pushed a listener or did not.
-        self.listeners
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
 
 /// Starts nothing yet: returns one kind's caches, its wakeups, and the
 /// future that drives its two watches (it runs until they end): its
@@ -258,6 +138,7 @@ pub fn watch<K: MirroredKind, R: Stream<Item = ()> + Send + 'static>(
         source_bytes,
         index: CopyIndex::default(),
         admitting: AdmittingNamespaces::default(),
+        grants: namespaces.grants.clone(),
         ready,
     };
     let (forwarder, wakeups) = Forwarder::new(health.clone(), metrics.clone());

@@ -12,6 +12,8 @@ pub const MIRROR_NAME_RESERVED: &str = "MirrorNameReserved";
 pub const MIRROR_NAMESPACE_PROTECTED: &str = "MirrorNamespaceProtected";
 /// On a Namespace: its `workshop.io/accept-mirrors-from` cannot be read.
 pub const INVALID_ACCEPT_MIRRORS_FROM: &str = "InvalidAcceptMirrorsFrom";
+/// On a MirrorGrant: it cannot be read, and lets nothing in.
+pub const INVALID_MIRROR_GRANT: &str = "InvalidMirrorGrant";
 pub const COPY_CONTESTED: &str = "CopyContested";
 /// Raised for mirrors too: named before there were mirrors.
 pub const COMPANION_REJECTED: &str = "CompanionRejected";

@@ -329,7 +329,10 @@ impl Request {
 /// Which namespaces no ClusterMirror writes into: the protected ones, and
 /// every namespace ClusterMirror sources may come from.
 pub fn cluster_consent(protected: &[String], source_namespaces: &[String]) -> Consent {
+    // Only its protection is read: a ClusterMirror asks no consent, of any
+    // kind.
     Consent::new(
+        crate::api::SourceKind::ConfigMap,
         Selector::default(),
         protected.iter().chain(source_namespaces).cloned(),
     )

@@ -9,28 +9,39 @@
 //! - it may name the source namespaces it accepts from, in the annotation
 //!   `workshop.io/accept-mirrors-from` (names and `*` globs, as
 //!   `workshop.io/mirror-to`); a malformed list accepts nothing;
+//! - a namespace whose labels do not consent may still consent by a
+//!   MirrorGrant in it that names the kind and the source's namespace
+//!   (`grants`); until the grants are known, it is neither written nor
+//!   emptied;
 //! - a protected namespace (`--protected-namespaces`, and always the
-//!   install's own) is never a target, whatever its labels say.
+//!   install's own) is never a target, whatever its labels or grants say.
 
 use std::{collections::BTreeMap, fmt, sync::Arc};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::decisions::{patterns, selector::Selector};
+use crate::api::SourceKind;
+use crate::decisions::{
+    grants::{GrantsNotKnown, NamespaceGrants},
+    patterns,
+    selector::Selector,
+};
 
 /// On a Namespace: the source namespaces whose mirrors it accepts.
 pub const ACCEPT_MIRRORS_FROM_ANNOTATION: &str = "workshop.io/accept-mirrors-from";
 
-/// What consent reads of a namespace: its name, labels and the source
-/// namespaces it accepts from.
+/// What consent reads of a namespace: its name, labels, the source
+/// namespaces it accepts from, and the grants it holds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NamespaceFacts {
     pub name: String,
     pub labels: BTreeMap<String, String>,
     pub accept_from: Option<String>,
+    pub grants: NamespaceGrants,
 }
 
 impl NamespaceFacts {
+    /// What the Namespace object says; its grants not known.
     pub fn of(namespace: &ObjectMeta) -> NamespaceFacts {
         NamespaceFacts {
             name: namespace.name.clone().unwrap_or_default(),
@@ -40,7 +51,12 @@ impl NamespaceFacts {
                 .as_ref()
                 .and_then(|a| a.get(ACCEPT_MIRRORS_FROM_ANNOTATION))
                 .cloned(),
+            grants: NamespaceGrants::NotKnown,
         }
+    }
+
+    pub fn with_grants(self, grants: NamespaceGrants) -> NamespaceFacts {
+        NamespaceFacts { grants, ..self }
     }
 }
 
@@ -73,6 +89,21 @@ pub enum NamespaceRefusal {
     /// Its `workshop.io/accept-mirrors-from` cannot be read: it accepts
     /// nothing until it is fixed.
     MalformedAcceptFrom(String),
+    /// Its labels do not consent, and its grants are not known yet (not
+    /// listed, or not readable): it is neither written nor emptied.
+    GrantsNotKnown,
+}
+
+/// How a namespace consents to a kind's mirrors from a source namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admission {
+    /// Its labels match the kind's consent selector, and its
+    /// `workshop.io/accept-mirrors-from` (if any) names the source's
+    /// namespace.
+    ByLabels,
+    /// The MirrorGrant of this name in it names the kind and the source's
+    /// namespace (the first by name, of several).
+    ByGrant(String),
 }
 
 impl fmt::Display for NamespaceRefusal {
@@ -90,13 +121,18 @@ impl fmt::Display for NamespaceRefusal {
             NamespaceRefusal::MalformedAcceptFrom(why) => {
                 write!(f, "it accepts nothing until fixed: {why}")
             }
+            NamespaceRefusal::GrantsNotKnown => {
+                f.write_str("its labels do not consent, and its MirrorGrants are not known yet")
+            }
         }
     }
 }
 
 /// One kind's consent rules.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Consent {
+    /// The kind consented to: that of the mirrors a namespace receives.
+    kind: SourceKind,
     /// The namespaces whose labels match accept this kind's mirrors.
     pub selector: Selector,
     /// Never targets, of any kind.
@@ -104,7 +140,11 @@ pub struct Consent {
 }
 
 impl Consent {
-    pub fn new(selector: Selector, protected: impl IntoIterator<Item = String>) -> Consent {
+    pub fn new(
+        kind: SourceKind,
+        selector: Selector,
+        protected: impl IntoIterator<Item = String>,
+    ) -> Consent {
         let mut protected: Vec<String> = protected
             .into_iter()
             .map(|name| name.trim().to_owned())
@@ -113,9 +153,14 @@ impl Consent {
         protected.sort();
         protected.dedup();
         Consent {
+            kind,
             selector,
             protected: protected.into(),
         }
+    }
+
+    pub fn kind(&self) -> SourceKind {
+        self.kind
     }
 
     pub fn is_protected(&self, namespace: &str) -> bool {
@@ -128,28 +173,47 @@ impl Consent {
 
     /// Whether `namespace` takes this kind's mirrors of a source in
     /// `source_namespace`, and why not. Protection is checked first: it is
-    /// the one a namespace's own labels cannot change.
+    /// the one a namespace's own labels and grants cannot change.
     pub fn verdict(
         &self,
         source_namespace: &str,
         namespace: &NamespaceFacts,
     ) -> Result<(), NamespaceRefusal> {
+        self.admission(source_namespace, namespace).map(|_| ())
+    }
+
+    /// [`Consent::verdict`], saying how the namespace consents: by its
+    /// labels, or by which grant.
+    pub fn admission(
+        &self,
+        source_namespace: &str,
+        namespace: &NamespaceFacts,
+    ) -> Result<Admission, NamespaceRefusal> {
         if namespace.name == source_namespace {
             return Err(NamespaceRefusal::SourceNamespace);
         }
         if self.is_protected(&namespace.name) {
             return Err(NamespaceRefusal::Protected);
         }
-        if !self.selector.matches(&namespace.labels) {
-            return Err(NamespaceRefusal::NotConsenting);
+        let by_labels = match self.selector.matches(&namespace.labels) {
+            true => accepts_from(namespace, source_namespace),
+            false => Err(NamespaceRefusal::NotConsenting),
+        };
+        let Err(refusal) = by_labels else {
+            return Ok(Admission::ByLabels);
+        };
+        match namespace.grants.letting_in(self.kind, source_namespace) {
+            Ok(Some(grant)) => Ok(Admission::ByGrant(grant.name().to_owned())),
+            Ok(None) => Err(refusal),
+            Err(GrantsNotKnown) => Err(NamespaceRefusal::GrantsNotKnown),
         }
-        accepts_from(namespace, source_namespace)
     }
 
     /// The cheap part of the verdict, independent of any source: whether
     /// the namespace could take this kind's mirrors from anywhere.
     pub fn admits(&self, namespace: &NamespaceFacts) -> bool {
-        !self.is_protected(&namespace.name) && self.selector.matches(&namespace.labels)
+        !self.is_protected(&namespace.name)
+            && (self.selector.matches(&namespace.labels) || namespace.grants.let_in_any(self.kind))
     }
 }
 
@@ -174,139 +238,4 @@ fn accepts_from(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn consent() -> Consent {
-        Consent::new(
-            Selector::parse("workshop.io/accept-mirrors=true").unwrap(),
-            ["kube-system".to_owned(), " ".to_owned()],
-        )
-    }
-
-    fn mk_labels() -> BTreeMap<String, String> {
-        BTreeMap::from([("workshop.io/accept-mirrors".into(), "true".into())])
-    }
-
-    fn namespace(name: &str, consents: bool, accept_from: Option<&str>) -> NamespaceFacts {
-        let labels = match consents {
-            true => mk_labels(),
-            false => BTreeMap::new(),
-        };
-        NamespaceFacts {
-            name: name.into(),
-            labels,
-            accept_from: accept_from.map(str::to_owned),
-        }
-    }
-
-    #[test]
-    fn a_consenting_namespace_accepts_any_source_namespace_unless_it_names_some() {
-        let consent = consent();
-        assert_eq!(
-            consent.verdict("home", &namespace("team-a", true, None)),
-            Ok(())
-        );
-        let picky = namespace("team-a", true, Some("home, platform-*"));
-        assert_eq!(consent.verdict("home", &picky), Ok(()));
-        assert_eq!(consent.verdict("platform-x", &picky), Ok(()));
-        assert_eq!(
-            consent.verdict("tenant", &picky),
-            Err(NamespaceRefusal::SourceNamespaceNotAccepted)
-        );
-    }
-
-    #[test]
-    fn a_malformed_accept_from_accepts_nothing_and_says_why() {
-        let refusal = consent()
-            .verdict("home", &namespace("team-a", true, Some("home,,Bad_Name")))
-            .unwrap_err();
-        let NamespaceRefusal::MalformedAcceptFrom(why) = refusal else {
-            panic!("{refusal:?}");
-        };
-        assert!(why.contains(ACCEPT_MIRRORS_FROM_ANNOTATION), "{why}");
-        let too_many = (0..=patterns::MAX_PATTERNS)
-            .map(|i| format!("n{i}"))
-            .collect::<Vec<_>>()
-            .join(",");
-        assert!(matches!(
-            consent().verdict("n1", &namespace("team-a", true, Some(&too_many))),
-            Err(NamespaceRefusal::MalformedAcceptFrom(_))
-        ));
-    }
-
-    #[test]
-    fn a_protected_namespace_refuses_whatever_its_labels_say() {
-        let consent = consent();
-        assert_eq!(
-            consent.verdict("home", &namespace("kube-system", true, Some("*"))),
-            Err(NamespaceRefusal::Protected)
-        );
-        assert!(!consent.admits(&namespace("kube-system", true, None)));
-        assert_eq!(consent.protected(), ["kube-system".to_owned()]);
-    }
-
-    #[test]
-    fn a_cached_namespace_keeps_only_what_consent_reads() {
-        let mut namespace = ObjectMeta {
-            name: Some("team-a".into()),
-            labels: Some(BTreeMap::from([("team".into(), "a".into())])),
-            annotations: Some(BTreeMap::from([
-                (ACCEPT_MIRRORS_FROM_ANNOTATION.into(), "home".into()),
-                (
-                    "kubectl.kubernetes.io/last-applied-configuration".into(),
-                    "{}".into(),
-                ),
-            ])),
-            ..ObjectMeta::default()
-        };
-        let before = NamespaceFacts::of(&namespace);
-        slim_namespace(&mut namespace);
-        assert_eq!(NamespaceFacts::of(&namespace), before);
-        assert_eq!(namespace.annotations.map(|a| a.len()), Some(1));
-    }
-
-    #[test]
-    fn a_cached_list_over_its_length_is_cut_short_and_still_accepts_nothing() {
-        let long = format!("home,{}", "x".repeat(256 * 1024));
-        let mut cached = ObjectMeta {
-            name: Some("team-a".into()),
-            labels: Some(mk_labels()),
-            annotations: Some(BTreeMap::from([(
-                ACCEPT_MIRRORS_FROM_ANNOTATION.into(),
-                long.clone(),
-            )])),
-            ..ObjectMeta::default()
-        };
-        slim_namespace(&mut cached);
-        let facts = NamespaceFacts::of(&cached);
-        let kept = facts.accept_from.as_deref().unwrap_or_default();
-        assert_eq!(kept.len(), patterns::MAX_PATTERNS_LEN + 1);
-        assert!(long.starts_with(kept));
-        let refusal = consent().verdict("home", &facts).unwrap_err();
-        assert_eq!(
-            refusal,
-            NamespaceRefusal::MalformedAcceptFrom(format!(
-                "{ACCEPT_MIRRORS_FROM_ANNOTATION} is over the limit of 8192 bytes"
-            ))
-        );
-    }
-
-    #[test]
-    fn the_labels_must_match_this_kinds_selector() {
-        let secrets = Consent::new(
-            Selector::parse("workshop.io/accept-secret-mirrors=true").unwrap(),
-            [],
-        );
-        let configmaps_only = namespace("team-a", true, None);
-        assert_eq!(
-            secrets.verdict("home", &configmaps_only),
-            Err(NamespaceRefusal::NotConsenting)
-        );
-        assert!(!secrets.admits(&configmaps_only));
-        assert_eq!(
-            consent().verdict("home", &namespace("home", true, None)),
-            Err(NamespaceRefusal::SourceNamespace)
-        );
-    }
-}
+mod tests;

@@ -374,6 +374,7 @@ async fn mirror_scene<K: Explained>(
 }
 
 mod cluster_mirror;
+mod grants;
 mod reads;
 
 pub use cluster_mirror::cluster_mirror;

@@ -37,6 +37,7 @@ use crate::{
     decisions::copy_request::CopyRequest,
     decisions::copy_verdict::{self, CopyVerdict, Unwanted},
     decisions::desired_copy::{Refusal, desired, never_a_source},
+    decisions::grants::NamespaceGrants,
     decisions::install::Install,
     decisions::key_shape::{annotated_shape, checksum::CopyForm},
     decisions::mirror_name::mirror_name,

@@ -21,7 +21,10 @@ use kube::{
     runtime::{reflector::Store, watcher::Event},
 };
 
-use crate::decisions::consent::{Consent, NamespaceFacts};
+use crate::{
+    decisions::consent::{Consent, NamespaceFacts},
+    index::grants::GrantIndex,
+};
 
 /// What is cached of a namespace: its metadata.
 pub type NamespaceMeta = PartialObjectMeta<Namespace>;
@@ -41,10 +44,11 @@ impl AdmittingNamespaces {
         event: &Event<NamespaceMeta>,
         consent: &Consent,
         cache: &Store<NamespaceMeta>,
+        grants: &GrantIndex,
     ) {
         match event {
             Event::Apply(namespace) => {
-                let facts = NamespaceFacts::of(&namespace.metadata);
+                let facts = facts_of(namespace, grants);
                 let mut names = self.write();
                 if consent.admits(&facts) {
                     names.insert(facts.name);
@@ -57,17 +61,17 @@ impl AdmittingNamespaces {
                     self.write().remove(name);
                 }
             }
-            Event::InitDone => self.fill_from(cache, consent),
+            Event::InitDone => self.fill_from(cache, consent, grants),
             Event::Init | Event::InitApply(_) => {}
         }
     }
 
     /// Replaces the set with what `cache` holds now.
-    pub fn fill_from(&self, cache: &Store<NamespaceMeta>, consent: &Consent) {
+    pub fn fill_from(&self, cache: &Store<NamespaceMeta>, consent: &Consent, grants: &GrantIndex) {
         let admitting = cache
             .state()
             .iter()
-            .map(|namespace| NamespaceFacts::of(&namespace.metadata))
+            .map(|namespace| facts_of(namespace, grants))
             .filter(|facts| consent.admits(facts))
             .map(|facts| facts.name)
             .collect();
@@ -111,6 +115,14 @@ impl AdmittingNamespaces {
     }
 }
 
+/// What consent reads of a cached namespace, its grants as `grants` has
+/// them.
+fn facts_of(namespace: &NamespaceMeta, grants: &GrantIndex) -> NamespaceFacts {
+    let facts = NamespaceFacts::of(&namespace.metadata);
+    let held = grants.of_namespace(&facts.name);
+    facts.with_grants(held)
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -145,33 +157,39 @@ mod tests {
             &Event::Apply(namespace("team-a", mk_consenting_labels())),
             &consent,
             &cache,
+            &GrantIndex::default(),
         );
         index.follow(
             &Event::Apply(namespace("team-b", mk_consenting_labels())),
             &consent,
             &cache,
+            &GrantIndex::default(),
         );
         index.follow(
             &Event::Apply(namespace("team-c", BTreeMap::new())),
             &consent,
             &cache,
+            &GrantIndex::default(),
         );
         index.follow(
             &Event::Apply(namespace("kube-system", mk_consenting_labels())),
             &consent,
             &cache,
+            &GrantIndex::default(),
         );
         assert_eq!(index.beginning_with(None), ["team-a", "team-b"]);
         index.follow(
             &Event::Apply(namespace("team-a", BTreeMap::new())),
             &consent,
             &cache,
+            &GrantIndex::default(),
         );
         assert_eq!(index.beginning_with(None), ["team-b"], "consent withdrawn");
         index.follow(
             &Event::Delete(namespace("team-b", mk_consenting_labels())),
             &consent,
             &cache,
+            &GrantIndex::default(),
         );
         assert!(index.beginning_with(None).is_empty(), "namespace deleted");
     }
@@ -185,6 +203,7 @@ mod tests {
                 &Event::Apply(namespace(name, mk_consenting_labels())),
                 &mk_consent(),
                 &cache,
+                &GrantIndex::default(),
             );
         }
         assert_eq!(index.beginning_with(Some(&["team-"])), ["team-a", "team-b"]);
@@ -211,16 +230,17 @@ mod tests {
             &Event::Apply(namespace("gone", mk_consenting_labels())),
             &consent,
             &cache,
+            &GrantIndex::default(),
         );
         writer.apply_watcher_event(&Event::Apply(namespace("team-a", mk_consenting_labels())));
         writer.apply_watcher_event(&Event::Apply(namespace("team-b", BTreeMap::new())));
-        index.follow(&Event::Init, &consent, &cache);
+        index.follow(&Event::Init, &consent, &cache, &GrantIndex::default());
         assert_eq!(
             index.beginning_with(None),
             ["gone"],
             "the old set serves until done"
         );
-        index.follow(&Event::InitDone, &consent, &cache);
+        index.follow(&Event::InitDone, &consent, &cache, &GrantIndex::default());
         assert_eq!(index.beginning_with(None), ["team-a"]);
     }
 }

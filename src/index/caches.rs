@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{
     Resource,
     runtime::reflector::{ObjectRef, Store},
@@ -22,6 +23,7 @@ use crate::{
     decisions::targets::Targets,
     index::admitting_namespaces::{AdmittingNamespaces, NamespaceMeta},
     index::copy_index::CopyIndex,
+    index::grants::GrantIndex,
     index::mirroring_sources::MirroringSources,
     index::source_bytes::SourceBytes,
     kind::MirroredKind,
@@ -44,6 +46,8 @@ pub struct Caches<K: MirroredKind> {
     pub index: CopyIndex<K>,
     /// The namespaces that admit this kind's mirrors, by name.
     pub admitting: AdmittingNamespaces,
+    /// The MirrorGrants of every namespace, shared by every kind.
+    pub grants: GrantIndex,
     // `Store::wait_until_ready` wakes only the most recent of several
     // concurrent waiters, so the reconciles wait on this instead.
     pub(crate) ready: watch::Receiver<bool>,
@@ -91,11 +95,18 @@ impl<K: MirroredKind> Caches<K> {
             .collect()
     }
 
-    /// What consent reads of a namespace, or None if it does not exist (or
-    /// mirroring is off).
+    /// What consent reads of a namespace (its grants too), or None if it
+    /// does not exist (or mirroring is off).
     pub fn namespace_facts(&self, name: &str) -> Option<NamespaceFacts> {
         let namespace = self.namespaces.as_ref()?.get(&ObjectRef::new(name))?;
-        Some(NamespaceFacts::of(namespace.meta()))
+        Some(self.facts_of(namespace.meta()))
+    }
+
+    /// What consent reads of the namespace `meta` is of, its grants too.
+    pub fn facts_of(&self, meta: &ObjectMeta) -> NamespaceFacts {
+        let facts = NamespaceFacts::of(meta);
+        let grants = self.grants.of_namespace(&facts.name);
+        facts.with_grants(grants)
     }
 
     /// Sources that want a mirror in `namespace`.
@@ -155,7 +166,9 @@ mod tests {
             writer.apply_watcher_event(&Event::Apply(namespace));
         }
         let admitting = AdmittingNamespaces::default();
-        admitting.fill_from(&store, &mk_consent());
+        let grants = GrantIndex::default();
+        grants.none_exist();
+        admitting.fill_from(&store, &mk_consent(), &grants);
         Caches {
             sources: reflector::store().0,
             copies: reflector::store().0,
@@ -164,6 +177,7 @@ mod tests {
             source_bytes: SourceBytes::default(),
             index: CopyIndex::default(),
             admitting,
+            grants,
             ready: watch::channel(true).1,
         }
     }

@@ -233,7 +233,8 @@ pub fn renamed_mirrors<K: MirroredKind>(
 }
 
 /// A namespace that appears or changes what consent reads of it (its
-/// labels, the source namespaces it accepts from) may now be wanted by some
+/// labels, the source namespaces it accepts from, its grants: a grant's
+/// change is delivered as an event of its namespace) may now be wanted by some
 /// mirroring sources (those look again), and may no longer want the mirrors
 /// it holds (those look again). Any other change of a namespace (other
 /// annotations, its status) wakes nothing. A namespace that goes takes its
@@ -247,12 +248,22 @@ pub fn namespace_wakeups<K: MirroredKind>(
 ) -> Wake<K> {
     match event {
         Event::Apply(namespace) => {
-            let facts = NamespaceFacts::of(&namespace.metadata);
+            let facts = caches.facts_of(&namespace.metadata);
             let before = seen.get(&facts.name).cloned();
             if before.as_ref() == Some(&facts) {
                 return Wake::default();
             }
             let reach = Reach::Namespace(facts.name.clone());
+            // ClusterMirrors select by labels alone: a change of the grants
+            // or of `accept-mirrors-from` is none of theirs.
+            let selected_alike = before.as_ref().is_some_and(|b| b.labels == facts.labels);
+            let cluster = match selected_alike {
+                true => Vec::new(),
+                false => vec![ClusterWake::Namespace {
+                    before: before.clone(),
+                    after: Some(facts.clone()),
+                }],
+            };
             let wake = Wake {
                 sync: caches
                     .sources_wanting_mirror_in(&facts, consent)
@@ -261,10 +272,7 @@ pub fn namespace_wakeups<K: MirroredKind>(
                     .collect(),
                 prune: caches.mirrors_in(&facts.name),
                 resync: false,
-                cluster: vec![ClusterWake::Namespace {
-                    before,
-                    after: Some(facts.clone()),
-                }],
+                cluster,
             };
             seen.insert(facts.name.clone(), facts);
             wake
@@ -289,7 +297,7 @@ pub fn namespace_wakeups<K: MirroredKind>(
             Wake::default()
         }
         Event::InitApply(namespace) => {
-            let facts = NamespaceFacts::of(&namespace.metadata);
+            let facts = caches.facts_of(&namespace.metadata);
             seen.insert(facts.name.clone(), facts);
             Wake::default()
         }

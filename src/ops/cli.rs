@@ -77,9 +77,9 @@ pub enum Command {
 
     /// Print the CustomResourceDefinitions of this controller's API (YAML)
     ///
-    /// ClusterMirror (`mirror.workshop.io/v1alpha1`), as the chart and the
-    /// plain manifests install it: `configmap-mirror crd | kubectl apply
-    /// -f -`.
+    /// ClusterMirror and MirrorGrant (`mirror.workshop.io/v1alpha1`), as
+    /// the chart and the plain manifests install them: `configmap-mirror crd
+    /// | kubectl apply -f -`.
     Crd,
 }
 

@@ -12,6 +12,7 @@ pub(crate) use parsers::{
 };
 
 use crate::{
+    api::SourceKind,
     decisions::consent::Consent,
     decisions::install::Install,
     decisions::names,
@@ -341,14 +342,20 @@ impl Rules {
     /// Kind `kind`'s consent rules, from its consent selector flag, never
     /// mirroring into `protected`.
     pub(crate) fn consent(&self, kind: Kind, protected: &[String]) -> anyhow::Result<Consent> {
-        let (flag, value) = match kind {
-            Kind::Configmaps => ("accept-mirrors-selector", &self.accept_mirrors_selector),
+        let (of, flag, value) = match kind {
+            Kind::Configmaps => (
+                SourceKind::ConfigMap,
+                "accept-mirrors-selector",
+                &self.accept_mirrors_selector,
+            ),
             Kind::Secrets => (
+                SourceKind::Secret,
                 "accept-secret-mirrors-selector",
                 &self.accept_secret_mirrors_selector,
             ),
         };
         Ok(Consent::new(
+            of,
             selector_flag(flag, value)?,
             protected.to_vec(),
         ))

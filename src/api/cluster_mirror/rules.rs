@@ -27,7 +27,7 @@ pub const OBJECT_NAME_PATTERN: &str =
     "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
 /// A glob of the `workshop.io/mirror-to` syntax: lowercase letters,
 /// digits, `-` and `*`, with at least one `*`.
-const GLOB_PATTERN: &str = "^[-a-z0-9*]*[*][-a-z0-9*]*$";
+pub const GLOB_PATTERN: &str = "^[-a-z0-9*]*[*][-a-z0-9*]*$";
 
 /// The root's rule: `metadata.name` is short enough to be a label value.
 pub fn name_rule() -> kube::core::Rule {

@@ -81,7 +81,8 @@ pub(super) struct NamespaceFollower<K: MirroredKind> {
 impl<K: MirroredKind> Follower<NamespaceMeta, K> for NamespaceFollower<K> {
     fn follow(&mut self, event: &Event<NamespaceMeta>) -> Wake<K> {
         if let Some(cache) = &self.caches.namespaces {
-            self.caches.admitting.follow(event, &self.consent, cache);
+            let caches = &self.caches;
+            (caches.admitting).follow(event, &self.consent, cache, &caches.grants);
         }
         wakeups::namespace_wakeups(event, &self.caches, &self.consent, &mut self.seen)
     }
@@ -220,6 +221,10 @@ pub(super) trait NamespaceListener: Send {
     /// The listener joins the watch, whose cache holds `cache` now.
     fn joined(&mut self, cache: &Store<NamespaceMeta>);
     fn deliver<'a>(&'a mut self, event: &'a Event<NamespaceMeta>) -> BoxFuture<'a, ()>;
+    /// Every namespace's consent may have changed (the grants became
+    /// known): the admitting set is taken again from `cache`, and every
+    /// cached object compared.
+    fn consent_changed<'a>(&'a mut self, cache: &'a Store<NamespaceMeta>) -> BoxFuture<'a, ()>;
 }
 
 pub(super) struct KindNamespaces<K: MirroredKind> {
@@ -230,14 +235,20 @@ pub(super) struct KindNamespaces<K: MirroredKind> {
 impl<K: MirroredKind> NamespaceListener for KindNamespaces<K> {
     fn joined(&mut self, cache: &Store<NamespaceMeta>) {
         let follower = &self.follower;
-        follower
-            .caches
-            .admitting
-            .fill_from(cache, &follower.consent);
+        let caches = &follower.caches;
+        (caches.admitting).fill_from(cache, &follower.consent, &caches.grants);
     }
 
     fn deliver<'a>(&'a mut self, event: &'a Event<NamespaceMeta>) -> BoxFuture<'a, ()> {
         let wake = self.follower.follow(event);
         Box::pin(self.forwarder.deliver(wake))
+    }
+
+    fn consent_changed<'a>(&'a mut self, cache: &'a Store<NamespaceMeta>) -> BoxFuture<'a, ()> {
+        self.joined(cache);
+        Box::pin(self.forwarder.deliver(Wake {
+            resync: true,
+            ..Wake::default()
+        }))
     }
 }

@@ -8,7 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use super::{CopyVerdict, Unwanted, mirror_name_reserved};
 use crate::{
     contract::{self, companion_name},
-    decisions::consent::{Consent, NamespaceFacts},
+    decisions::consent::{Consent, NamespaceFacts, NamespaceRefusal},
     decisions::install::Install,
     decisions::mirror_name::mirror_name,
     decisions::owner_ref::{controlling_owner, controlling_source},
@@ -22,7 +22,8 @@ use crate::{
 ///
 /// Consent comes first, always: a namespace that no longer consents to the
 /// kind, no longer accepts the source's namespace, or is protected loses
-/// its mirrors. Only then does a source whose mirror annotations are
+/// its mirrors (but while its grants are not known, one whose labels do
+/// not consent keeps them: a grant may admit it). Only then does a source whose mirror annotations are
 /// malformed keep its mirrors until it is fixed: a typo must not delete
 /// copies that workloads depend on.
 pub fn mirror_wanted(
@@ -37,12 +38,19 @@ pub fn mirror_wanted(
         return false;
     };
     let source_namespace = source.namespace.as_deref().unwrap_or_default();
-    if consent.verdict(source_namespace, namespace).is_err() {
-        return false;
-    }
+    let consents = match consent.verdict(source_namespace, namespace) {
+        // Consent by grant can be neither given nor withdrawn yet: only the
+        // source's own withdrawal counts.
+        Err(NamespaceRefusal::GrantsNotKnown) => None,
+        Err(_) => return false,
+        Ok(()) => Some(()),
+    };
     match Targets::of(source) {
         Err(_) => true,
         Ok(None) => false,
+        Ok(Some(targets)) if consents.is_none() => {
+            targets.includes(&namespace.name, &namespace.labels)
+        }
         Ok(Some(targets)) => wants_mirror(&targets, source_namespace, namespace, consent),
     }
 }

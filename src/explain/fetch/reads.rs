@@ -13,13 +13,15 @@ pub(super) fn copies() -> ListParams {
 /// read on its own.
 pub(super) async fn namespaces(client: &Client, by_name: &[String]) -> Namespaces {
     let api: Api<Namespace> = Api::all(client.clone());
+    let listed = grants::grants(client, None).await;
+    let facts = |ns: &PartialObjectMeta<Namespace>| {
+        let facts = NamespaceFacts::of(&ns.metadata);
+        let held = grants::of(listed.as_ref(), &facts.name);
+        facts.with_grants(held)
+    };
     match api.list_metadata(&ListParams::default()).await {
         Ok(list) => Namespaces {
-            known: list
-                .items
-                .iter()
-                .map(|ns| NamespaceFacts::of(&ns.metadata))
-                .collect(),
+            known: list.items.iter().map(facts).collect(),
             list_error: None,
             unreadable: BTreeMap::new(),
         },
@@ -44,10 +46,13 @@ pub(super) async fn namespaces(client: &Client, by_name: &[String]) -> Namespace
 
 pub(super) async fn namespace_facts(client: &Client, name: &str) -> Read<Option<NamespaceFacts>> {
     let api: Api<Namespace> = Api::all(client.clone());
-    api.get_metadata_opt(name)
-        .await
-        .map(|found| found.map(|ns: PartialObjectMeta<Namespace>| NamespaceFacts::of(&ns.metadata)))
-        .map_err(why)
+    let found = api.get_metadata_opt(name).await.map_err(why)?;
+    let Some(found) = found else {
+        return Ok(None);
+    };
+    let listed = grants::grants(client, Some(name)).await;
+    let facts = NamespaceFacts::of(&found.metadata);
+    Ok(Some(facts.with_grants(grants::of(listed.as_ref(), name))))
 }
 
 /// The object at `name` in each of `namespaces`.

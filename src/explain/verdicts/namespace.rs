@@ -68,12 +68,59 @@ fn consent_row<K: Explained>(namespace: &NamespaceFacts, rules: &Rules) -> Row {
             format!("its labels match {}", consent.selector),
         )
     } else {
-        (
-            Verdict::DoesNotAccept,
-            format!("its labels do not match {}", consent.selector),
-        )
+        by_grants::<K>(namespace, rules)
     };
     row_at::<K>(What::Consent, &namespace.name, "", None, verdict, detail)
+}
+
+/// The consent of a namespace whose labels do not consent to kind K: that
+/// of its MirrorGrants, each named with the source namespaces it lets K
+/// in from, and each that cannot be read with why.
+fn by_grants<K: Explained>(namespace: &NamespaceFacts, rules: &Rules) -> (Verdict, String) {
+    let consent = K::consent(rules);
+    let labels = format!("its labels do not match {}", consent.selector);
+    let NamespaceGrants::Known(grants) = &namespace.grants else {
+        return (
+            Verdict::GrantsNotKnown,
+            format!("{labels}, and its MirrorGrants cannot be read"),
+        );
+    };
+    let admitting: Vec<String> = grants
+        .iter()
+        .filter(|grant| grant.lets_in_any(consent.kind()))
+        .map(|grant| {
+            let from = grant.namespaces_letting_in(consent.kind()).join(", ");
+            format!(
+                "MirrorGrant {} lets {} mirrors in from {from}",
+                grant.name(),
+                K::NAME
+            )
+        })
+        .collect();
+    let malformed: Vec<String> = namespace
+        .grants
+        .malformed()
+        .map(|(name, why)| format!("MirrorGrant {name} lets nothing in: {why}"))
+        .collect();
+    let said = admitting
+        .iter()
+        .chain(&malformed)
+        .cloned()
+        .collect::<Vec<_>>();
+    match (admitting.is_empty(), said.is_empty()) {
+        (false, _) => (
+            Verdict::AcceptsByGrant,
+            format!("{labels}; {}", said.join("; ")),
+        ),
+        (true, true) => (
+            Verdict::DoesNotAccept,
+            format!("{labels}, and no MirrorGrant lets {} mirrors in", K::NAME),
+        ),
+        (true, false) => (
+            Verdict::DoesNotAccept,
+            format!("{labels}; {}", said.join("; ")),
+        ),
+    }
 }
 
 /// The sources of kind K that ask for `namespace`, and for each, why it

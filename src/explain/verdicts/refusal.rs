@@ -63,6 +63,14 @@ pub(super) fn refusal<K: Explained>(
                 warning::INVALID_ACCEPT_MIRRORS_FROM
             ),
         ),
+        Err(NamespaceRefusal::GrantsNotKnown) => (
+            Verdict::GrantsNotKnown,
+            format!(
+                "its labels do not match {}, and its MirrorGrants cannot be read: \
+                 nothing is written there or removed until they can",
+                consent.selector
+            ),
+        ),
         Ok(()) => (
             Verdict::NotConsenting,
             "it does not take this source's mirror".into(),

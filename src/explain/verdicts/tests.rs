@@ -10,6 +10,7 @@ use k8s_openapi::{
 use super::contested::CONTESTED_RECENTLY;
 use super::*;
 use crate::{
+    api::SourceKind,
     contract::{MANAGED_BY_LABEL, MANAGER_NAME, SOURCE_SELECTOR_ANNOTATION},
     decisions::consent::{ACCEPT_MIRRORS_FROM_ANNOTATION, Consent, NamespaceFacts},
     decisions::selector::Selector,
@@ -22,8 +23,9 @@ use crate::{
 };
 
 fn rules() -> Rules {
-    let consent = |selector| {
+    let consent = |kind, selector| {
         Consent::new(
+            kind,
             Selector::parse(selector).unwrap(),
             ["kube-system".to_owned()],
         )
@@ -33,8 +35,8 @@ fn rules() -> Rules {
             reserved_names: targets::reserved_names(&["reserved".to_owned()]),
             ..mk_install()
         },
-        configmaps: consent("workshop.io/accept-mirrors=true"),
-        secrets: consent("workshop.io/accept-secret-mirrors=true"),
+        configmaps: consent(SourceKind::ConfigMap, "workshop.io/accept-mirrors=true"),
+        secrets: consent(SourceKind::Secret, "workshop.io/accept-secret-mirrors=true"),
         secret_rules: Default::default(),
         kinds: vec!["ConfigMap"],
         cluster_mirror_sources: vec!["admin".into()],
@@ -51,6 +53,7 @@ fn namespace(name: &str, labels: &[(&str, &str)], accept_from: Option<&str>) -> 
         name: name.into(),
         labels: mk_map(labels),
         accept_from: accept_from.map(str::to_owned),
+        grants: crate::decisions::grants::NamespaceGrants::none(),
     }
 }
 
@@ -59,6 +62,7 @@ fn consenting(name: &str) -> NamespaceFacts {
         name: name.into(),
         labels: mk_consenting_labels(),
         accept_from: None,
+        grants: crate::decisions::grants::NamespaceGrants::none(),
     }
 }
 

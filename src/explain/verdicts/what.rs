@@ -98,6 +98,7 @@ verdicts! {
     KindNotAccepted => "kind-not-accepted", false;
     SourceNamespaceNotAccepted => "source-namespace-not-accepted", false;
     InvalidAcceptMirrorsFrom => "invalid-accept-mirrors-from", false;
+    GrantsNotKnown => "grants-not-known", false;
     ReservedName => named(Condition::ReservedName), false;
     InvalidTargets => named(Condition::InvalidTargets), false;
     InvalidMirrorName => named(Condition::InvalidMirrorName), false;
@@ -115,6 +116,7 @@ verdicts! {
     Orphaned => "orphaned", false;
     // A namespace's consent.
     Accepts => "accepts", true;
+    AcceptsByGrant => "accepts-by-grant", true;
     DoesNotAccept => "does-not-accept", true;
     ProtectedNamespace => "protected-namespace", true;
     FromAny => "from-any", true;

@@ -92,6 +92,11 @@ fn caches() -> Caches<ConfigMap> {
         source_bytes: Default::default(),
         index: CopyIndex::default(),
         admitting: Default::default(),
+        grants: {
+            let grants = crate::index::grants::GrantIndex::default();
+            grants.none_exist();
+            grants
+        },
         ready: tokio::sync::watch::channel(true).1,
     }
 }
@@ -108,7 +113,7 @@ fn a_namespace_relabelled_or_deleted_tells_the_cluster_mirrors_what_it_was() {
         &consent,
         &mut seen,
     );
-    let facts = |ns: &NamespaceMeta| Some(NamespaceFacts::of(&ns.metadata));
+    let facts = |ns: &NamespaceMeta| Some(caches.facts_of(&ns.metadata));
     let relabelled = namespace_wakeups(&Event::Apply(plain.clone()), &caches, &consent, &mut seen);
     assert_eq!(
         relabelled.cluster,
@@ -126,6 +131,46 @@ fn a_namespace_relabelled_or_deleted_tells_the_cluster_mirrors_what_it_was() {
             before: facts(&plain),
             after: None,
         }]
+    );
+}
+
+/// A grant's change reaches the kinds as an event of its namespace: the
+/// namespace's mirrors are looked at again, the ClusterMirrors are not
+/// woken (they select by labels alone).
+#[test]
+fn a_grant_change_wakes_the_namespace_s_mirrors_and_no_cluster_mirror() {
+    use crate::decisions::grants::Grant;
+    use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+    let (caches, consent) = (caches(), crate::test_fixtures::mk_consent());
+    let mut seen = HashMap::new();
+    let team = namespace("team-a", &[]);
+    namespace_wakeups(
+        &Event::InitApply(team.clone()),
+        &caches,
+        &consent,
+        &mut seen,
+    );
+    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(
+        "mirror.workshop.io",
+        "v1alpha1",
+        "MirrorGrant",
+    ));
+    let grant = DynamicObject::new("g", &resource)
+        .within("team-a")
+        .data(serde_json::json!({"spec": {"from": [{"namespace": "*", "kinds": ["ConfigMap"]}]}}));
+    caches.grants.follow(&Event::Apply(grant));
+    let granted = namespace_wakeups(&Event::Apply(team.clone()), &caches, &consent, &mut seen);
+    assert!(granted.cluster.is_empty(), "{:?}", granted.cluster);
+    let held = seen.get("team-a").map(|facts| facts.grants.clone());
+    let lets_in = held.map(|grants| {
+        grants
+            .letting_in(crate::api::SourceKind::ConfigMap, "home")
+            .map(|found| found.map(Grant::name).map(str::to_owned))
+    });
+    assert_eq!(
+        lets_in,
+        Some(Ok(Some("g".to_owned()))),
+        "what consent read is remembered"
     );
 }
 

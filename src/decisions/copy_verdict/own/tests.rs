@@ -303,3 +303,26 @@ fn an_unwanted_copy_is_told_why() {
         unwanted(Unwanted::ReservedName)
     );
 }
+
+#[test]
+fn a_mirror_admitted_by_a_grant_alone_is_kept_while_grants_are_not_known() {
+    use crate::decisions::grants::{Grant, NamespaceGrants};
+    let consent = mk_consent();
+    let source = mk_mirrored_source("team-*");
+    let from = serde_json::json!({"from": [{"namespace": "*", "kinds": ["ConfigMap"]}]});
+    let granted = NamespaceGrants::known(vec![Grant::parse("g", Some(&from))]);
+    let namespace = |grants| NamespaceFacts {
+        grants,
+        ..mk_namespace("team-a", BTreeMap::new())
+    };
+    let wanted = |grants| mirror_wanted(Some(&source.metadata), Some(&namespace(grants)), &consent);
+    assert!(wanted(granted), "admitted by its grant");
+    assert!(wanted(NamespaceGrants::NotKnown), "grants not known: kept");
+    assert!(!wanted(NamespaceGrants::none()), "no grant: removed");
+    let elsewhere = mk_mirrored_source("payments");
+    let unknown = namespace(NamespaceGrants::NotKnown);
+    assert!(
+        !mirror_wanted(Some(&elsewhere.metadata), Some(&unknown), &consent),
+        "grants not known: the source's own withdrawal still counts"
+    );
+}

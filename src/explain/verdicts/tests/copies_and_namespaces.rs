@@ -190,3 +190,45 @@ fn namespaces_that_cannot_be_read_are_said_so() {
         ["named"]
     );
 }
+
+#[test]
+fn a_namespace_s_consent_row_names_the_grant_that_lets_a_kind_in_or_says_grants_are_unknown() {
+    use crate::decisions::grants::{Grant, NamespaceGrants};
+    let rules = rules();
+    let spec = serde_json::json!({"from": [{"namespace": "platform-*", "kinds": ["Secret"]}]});
+    let broken = serde_json::json!({"from": []});
+    let granted = NamespaceFacts {
+        grants: NamespaceGrants::known(vec![
+            Grant::parse("from-platform", Some(&spec)),
+            Grant::parse("typo", Some(&broken)),
+        ]),
+        ..namespace("team-b", &[], None)
+    };
+    let rows = consent_rows(&granted, &rules);
+    assert_eq!(
+        rows[0].verdict,
+        Verdict::DoesNotAccept,
+        "no ConfigMap let in"
+    );
+    assert!(
+        rows[0].detail.contains("MirrorGrant typo lets nothing in"),
+        "{}",
+        rows[0].detail
+    );
+    assert_eq!(rows[1].verdict, Verdict::AcceptsByGrant);
+    assert!(
+        rows[1]
+            .detail
+            .contains("MirrorGrant from-platform lets Secret mirrors in from platform-*"),
+        "{}",
+        rows[1].detail
+    );
+    let unknown = NamespaceFacts {
+        grants: NamespaceGrants::NotKnown,
+        ..namespace("team-b", &[], None)
+    };
+    assert_eq!(
+        consent_rows(&unknown, &rules)[0].verdict,
+        Verdict::GrantsNotKnown
+    );
+}
