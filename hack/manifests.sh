@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Writes the chart's CRD template from the binary's API types, then renders
+# Writes the chart's CRD templates from the binary's API types, then renders
 # every plain manifest from the Helm chart, its one source
 # (`make manifests`):
-#   - charts/configmap-mirror/templates/crd-clustermirrors.yaml, the
-#     ClusterMirror CRD as `configmap-mirror crd` prints it, behind
-#     crds.enabled and crds.keep;
+#   - charts/configmap-mirror/templates/crd-clustermirrors.yaml and
+#     crd-mirrorgrants.yaml, the ClusterMirror and MirrorGrant CRDs as
+#     `configmap-mirror crd` prints them, each behind crds.enabled and
+#     crds.keep, in cluster-wide mode only;
 #   - deploy/base/*.yaml, the cluster-wide install `kubectl apply -k deploy/`
 #     applies (the kustomization files around them are written by hand);
 #   - deploy/components/namespaced/rbac-namespaced.yaml,
@@ -21,7 +22,7 @@
 #                                 (the tests compare that with what is committed)
 #
 #   HELM        the helm binary to use (default: hack/install-helm.sh's)
-#   CONFIGMAP_MIRROR   the controller binary that prints the CRD
+#   CONFIGMAP_MIRROR   the controller binary that prints the CRDs
 #               (default: `cargo run` of this checkout)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -44,43 +45,105 @@ if [ "$out" = "$root" ]; then
   sed -i -E "s/^( *newTag: ).*/\1\"$version\"/" deploy/base/kustomization.yaml
 fi
 
-# The CRD, from the binary: the chart's template wraps its spec in the
-# chart's own metadata. Written first, so that the renders below read it.
+# The CRDs, from the binary: each gets a chart template of its own (below),
+# which wraps its spec in the chart's own metadata. Written first, so that
+# the renders below read them. These are every CRD the chart installs.
+crd_names=(clustermirrors.mirror.workshop.io mirrorgrants.mirror.workshop.io)
 if [ -n "${CONFIGMAP_MIRROR:-}" ]; then
-  crd="$("$CONFIGMAP_MIRROR" crd)"
+  crds="$("$CONFIGMAP_MIRROR" crd)"
 else
-  crd="$(cargo run --quiet --locked --bin configmap-mirror -- crd)"
+  crds="$(cargo run --quiet --locked --bin configmap-mirror -- crd)"
 fi
-case "$crd" in *"{{"*) die "the CRD holds '{{', which Helm would read as a template" ;; esac
-[ "$(printf '%s\n' "$crd" | grep -c '^kind: CustomResourceDefinition$')" = 1 ] \
-  || die "configmap-mirror crd printed other than one CRD"
-crd_template="$chart/templates/crd-clustermirrors.yaml"
-mkdir -p "$(dirname "$out/$crd_template")"
-{
-  cat <<'TEMPLATE'
-{{- /* Written by `make manifests` (hack/manifests.sh) from `configmap-mirror crd`: edit the Rust types in src/api/, not this file. */}}
-{{- /* Cluster-wide mode only: an install limited to one namespace serves no ClusterMirror, and may not create CRDs. */}}
-{{- if and .Values.crds.enabled (not .Values.controller.watchNamespace) }}
-# ClusterMirror: copies one ConfigMap or Secret from an allowed source
-# namespace into every namespace a selector picks (docs/user/clustermirror.md).
-# Deleting this CRD deletes every ClusterMirror but no copy: the controller
-# never reads a missing CRD as "every ClusterMirror was deleted".
+case "$crds" in *"{{"*) die "the CRDs hold '{{', which Helm would read as a template" ;; esac
+
+# One file per document of the stream, split on the `---` lines between
+# them, without trailing blank lines (and none for an empty document): a
+# `---` at the start of a line is always a separator, never part of a
+# value, since a block scalar's lines are indented.
+crd_dir="$(mktemp -d "${TMPDIR:-/tmp}/configmap-mirror-crds.XXXXXX")"
+trap 'rm -rf "$crd_dir"' EXIT
+printf '%s\n' "$crds" | awk -v dir="$crd_dir" '
+  function flush() {
+    sub(/[[:space:]]+$/, "", body)
+    if (body != "") { n++; file = dir "/" n ".yaml"; print body > file; close(file) }
+    body = ""
+  }
+  /^---[[:space:]]*$/ { flush(); next }
+  { body = body $0 "\n" }
+  END { flush() }'
+
+# Each document by its metadata.name: every one must be one of crd_names,
+# once, and every one of those must be there, before any template is
+# written. A CRD added to src/api/ fails here until the chart gets its
+# template, instead of being left out of every install.
+declare -A crd_file=()
+for file in "$crd_dir"/*.yaml; do
+  [ -e "$file" ] || die "configmap-mirror crd printed no CRD"
+  kind="$(awk '/^kind:/ {print $2; exit}' "$file")"
+  name="$(awk '/^metadata:$/ {meta = 1; next} /^[^ ]/ {meta = 0} meta && /^  name:/ {print $2; exit}' "$file")"
+  [ "$kind" = CustomResourceDefinition ] \
+    || die "configmap-mirror crd printed a ${kind:-document without a kind} (${name:-no name}), not a CustomResourceDefinition"
+  [[ " ${crd_names[*]} " == *" $name "* ]] \
+    || die "configmap-mirror crd printed the CRD ${name:-without a name}, which hack/manifests.sh writes no chart template for"
+  [ -z "${crd_file[$name]:-}" ] || die "configmap-mirror crd printed the CRD $name twice"
+  grep -qx 'spec:' "$file" || die "the CRD $name that configmap-mirror crd printed has no spec"
+  crd_file[$name]="$file"
+done
+for name in "${crd_names[@]}"; do
+  [ -n "${crd_file[$name]:-}" ] || die "configmap-mirror crd printed no CRD $name"
+done
+
+declare -A crd_written=()
+# crd_template NAME KIND: writes templates/crd-<plural>.yaml, the CRD NAME of
+# objects KIND, behind crds.enabled and crds.keep in cluster-wide mode (an
+# install limited to one namespace reads no such object, and may not create
+# CRDs): the chart's metadata, the comment lines on stdin, then the spec as
+# the binary printed it.
+crd_template() {
+  local name="$1" kind="$2" comment
+  local template="$chart/templates/crd-${name%%.*}.yaml"
+  comment="$(cat)"
+  mkdir -p "$(dirname "$out/$template")"
+  {
+    # shellcheck disable=SC2016 # backquotes to print, not to run
+    echo '{{- /* Written by `make manifests` (hack/manifests.sh) from `configmap-mirror crd`: edit the Rust types in src/api/, not this file. */}}'
+    echo '{{- if and .Values.crds.enabled (not .Values.controller.watchNamespace) }}'
+    printf '%s\n' "$comment"
+    cat <<HEAD
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
-  name: clustermirrors.mirror.workshop.io
+  name: $name
   labels:
     {{- include "configmap-mirror.labels" . | nindent 4 }}
   {{- if .Values.crds.keep }}
   annotations:
-    # An uninstall leaves the CRD, and so every ClusterMirror, in place.
+    # An uninstall leaves the CRD, and so every $kind, in place.
     helm.sh/resource-policy: keep
   {{- end }}
-TEMPLATE
-  printf '%s\n' "$crd" | sed -n '/^spec:$/,$p'
-  echo '{{- end }}'
-} >"$out/$crd_template.partial"
-mv "$out/$crd_template.partial" "$out/$crd_template"
+HEAD
+    sed -n '/^spec:$/,$p' "${crd_file[$name]}"
+    echo '{{- end }}'
+  } >"$out/$template.partial"
+  mv "$out/$template.partial" "$out/$template"
+  crd_written[$name]=1
+}
+
+crd_template clustermirrors.mirror.workshop.io ClusterMirror <<'COMMENT'
+# ClusterMirror: copies one ConfigMap or Secret from an allowed source
+# namespace into every namespace a selector picks (docs/user/clustermirror.md).
+# Deleting this CRD deletes every ClusterMirror but no copy: the controller
+# never reads a missing CRD as "every ClusterMirror was deleted".
+COMMENT
+
+crd_template mirrorgrants.mirror.workshop.io MirrorGrant <<'COMMENT'
+# MirrorGrant (namespaced): consent given from inside a namespace to the
+# mirrors of the kinds it names, from the source namespaces it names.
+# Deleting this CRD deletes every MirrorGrant, and so the consent they gave.
+COMMENT
+for name in "${crd_names[@]}"; do
+  [ -n "${crd_written[$name]:-}" ] || die "hack/manifests.sh writes no chart template for the CRD $name"
+done
 
 # helm template, without Helm's bookkeeping: these files are applied with
 # kubectl, so they carry neither `app.kubernetes.io/managed-by: Helm` nor
@@ -106,7 +169,7 @@ write() {
 }
 
 header="# Rendered from $chart by \`make manifests\` (hack/manifests.sh): edit the chart, not this file."
-for template in crd-clustermirrors namespace serviceaccount rbac-cluster rbac-clustermirror-users rbac-leader-election deployment service poddisruptionbudget; do
+for template in crd-clustermirrors crd-mirrorgrants namespace serviceaccount rbac-cluster rbac-clustermirror-users rbac-mirrorgrant-users rbac-leader-election deployment service poddisruptionbudget; do
   render --show-only "templates/$template.yaml" | write "deploy/base/$template.yaml" "$header"
 done
 render --set controller.watchNamespace=target-namespace --show-only templates/rbac-namespaced.yaml \

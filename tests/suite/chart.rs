@@ -928,8 +928,9 @@ fn pairs(rules: &[(&str, &[&str])]) -> BTreeSet<(String, String)> {
 const CONFIGMAP_VERBS: &[&str] = &["get", "list", "watch", "create", "update", "delete"];
 const EVENT_VERBS: &[&str] = &["create", "patch"];
 const LEASE_VERBS: &[&str] = &["get", "create", "update"];
-/// ClusterMirrors, their status, and the one CRD (by name): cluster-wide.
-const CLUSTER_MIRROR_RULES: [(&str, &[&str]); 3] = [
+/// ClusterMirrors, their status, the one CRD (by name), and MirrorGrants:
+/// cluster-wide.
+const CLUSTER_MIRROR_RULES: [(&str, &[&str]); 4] = [
     (
         "clustermirrors.mirror.workshop.io",
         &["get", "list", "watch"],
@@ -939,6 +940,7 @@ const CLUSTER_MIRROR_RULES: [(&str, &[&str]); 3] = [
         "customresourcedefinitions.apiextensions.k8s.io",
         &["get", "list", "watch"],
     ),
+    ("mirrorgrants.mirror.workshop.io", &["list", "watch"]),
 ];
 
 /// `kubectl auth can-i` as the account: `where` is `-n <namespace>` or
@@ -1048,6 +1050,7 @@ async fn an_install_grants_exactly_the_documented_permissions_cluster_wide() {
         CLUSTER_MIRROR_RULES[0],
         CLUSTER_MIRROR_RULES[1],
         CLUSTER_MIRROR_RULES[2],
+        CLUSTER_MIRROR_RULES[3],
     ];
     let mut at_home = everywhere.to_vec();
     at_home.push(("leases.coordination.k8s.io", LEASE_VERBS));
@@ -1147,6 +1150,7 @@ async fn an_install_mirroring_secrets_adds_exactly_the_secret_verbs_cluster_wide
         CLUSTER_MIRROR_RULES[0],
         CLUSTER_MIRROR_RULES[1],
         CLUSTER_MIRROR_RULES[2],
+        CLUSTER_MIRROR_RULES[3],
     ];
     assert_eq!(
         granted(control_plane, &account, &elsewhere),

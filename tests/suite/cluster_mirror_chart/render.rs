@@ -2,7 +2,7 @@
 //! a cluster: the CRD and its annotation, the roles, the source namespaces
 //! and the class the controller and the policy are given.
 
-use configmap_mirror::api::ClusterMirror;
+use configmap_mirror::api::{ClusterMirror, mirror_grant::MirrorGrant};
 use kube::CustomResourceExt;
 use serde_json::{Value, json};
 
@@ -16,7 +16,12 @@ fn named<'a>(objects: &'a [Value], kind: &str, name: &str) -> Option<&'a Value> 
 
 #[test]
 fn crds_enabled_and_keep_decide_the_crd_and_its_annotation() {
-    let crd = ClusterMirror::crd_name();
+    for crd in [ClusterMirror::crd_name(), MirrorGrant::crd_name()] {
+        crd_follows_the_values(crd);
+    }
+}
+
+fn crd_follows_the_values(crd: &str) {
     let objects = rendered(&[]);
     let kept = named(&objects, "CustomResourceDefinition", crd).expect("the CRD by default");
     assert_eq!(
@@ -65,6 +70,53 @@ fn the_editor_role_is_aggregated_nowhere_and_the_viewer_role_into_view() {
         o["metadata"]["name"]
             .as_str()
             .is_some_and(|name| name.contains("clustermirror-"))
+    }));
+}
+
+/// A MirrorGrant lets other namespaces write into its own: the built-in
+/// `admin` role may edit grants, `edit` may not; `view` reads them.
+#[test]
+fn the_grant_roles_aggregate_into_admin_and_view_only_and_can_be_left_out() {
+    let objects = rendered(&[]);
+    let role = |name: &str| {
+        named(
+            &objects,
+            "ClusterRole",
+            &format!("r-configmap-mirror-mirrorgrant-{name}"),
+        )
+        .unwrap_or_else(|| panic!("the {name} role"))
+        .clone()
+    };
+    let aggregated = |role: &Value| -> Vec<String> {
+        let labels = role["metadata"]["labels"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let mut into: Vec<String> = labels
+            .into_iter()
+            .filter(|(key, value)| key.contains("aggregate-to") && value == "true")
+            .map(|(key, _)| key)
+            .collect();
+        into.sort();
+        into
+    };
+    let editor = role("editor");
+    assert_eq!(
+        aggregated(&editor),
+        ["rbac.authorization.k8s.io/aggregate-to-admin"]
+    );
+    assert_eq!(editor["rules"][0]["resources"], json!(["mirrorgrants"]));
+    let viewer = role("viewer");
+    assert_eq!(
+        aggregated(&viewer),
+        ["rbac.authorization.k8s.io/aggregate-to-view"]
+    );
+    assert_eq!(viewer["rules"][0]["verbs"], json!(["get", "list", "watch"]));
+    let objects = rendered(&["--set", "mirrorGrant.aggregateToDefaultRoles=false"]);
+    assert!(!objects.iter().any(|o| {
+        o["metadata"]["name"]
+            .as_str()
+            .is_some_and(|name| name.contains("mirrorgrant-"))
     }));
 }
 
