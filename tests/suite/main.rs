@@ -21,6 +21,7 @@ mod digest_key;
 mod explain;
 mod flags;
 mod fresh_reads;
+mod grants;
 mod healing;
 mod health;
 mod hostile_tenant;
