@@ -14,8 +14,11 @@ use kube::{
 };
 use serde_json::json;
 
-use crate::common::{PATIENCE, TestKind, World, to};
+use crate::common::{
+    ControllerProcess, PATIENCE, TestKind, World, kubectl_apply, service_account, to,
+};
 use crate::explain::explain;
+use k8s_openapi::api::core::v1::ConfigMap;
 
 crate::for_each_kind!(
     a_grant_lets_its_kind_in_and_its_deletion_removes_only_what_it_alone_let_in,
@@ -206,4 +209,143 @@ async fn a_grant_opens_no_protected_namespace<K: TestKind>() {
     world.objects_in(&guarded).wait_gone("shared").await;
     revoke(&world, &guarded, "g").await;
     world.clean_up().await;
+}
+
+/// What a controller of ConfigMaps needs cluster-wide, but for any right on
+/// MirrorGrants: an install whose RBAC is an older chart's.
+fn cluster_role_without_grants(namespace: &str, account: &str) -> String {
+    format!(
+        r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {{name: {namespace}-no-grants}}
+rules:
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, list, watch, create, update, delete]
+- apiGroups: [""]
+  resources: [namespaces]
+  verbs: [list, watch]
+- apiGroups: [events.k8s.io]
+  resources: [events]
+  verbs: [create, patch]
+- apiGroups: [mirror.workshop.io]
+  resources: [clustermirrors]
+  verbs: [get, list, watch]
+- apiGroups: [mirror.workshop.io]
+  resources: [clustermirrors/status]
+  verbs: [patch]
+- apiGroups: [apiextensions.k8s.io]
+  resources: [customresourcedefinitions]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {{name: {namespace}-no-grants}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: {namespace}-no-grants}}
+subjects:
+- {{kind: ServiceAccount, name: {account}, namespace: {namespace}}}
+"#
+    )
+}
+
+/// Grants the controller may not read are not known, never none: with a
+/// grant deleted and another created while it was stopped, a controller
+/// whose RBAC lacks MirrorGrants says so in `/readyz`, writes no mirror the
+/// new grant alone would let in and removes none the deleted one let in.
+/// A controller that may read them then acts on both.
+#[tokio::test]
+async fn grants_the_controller_may_not_read_neither_let_in_nor_take_back() {
+    let mut world = World::<ConfigMap>::new("gr-unread").await;
+    install_grant_crd(&world.scene.client).await;
+    let granted = world.namespace("granted", false, &[]).await;
+    let fresh = world.namespace("fresh", false, &[]).await;
+    let open = world.namespace("open", true, &[]).await;
+    grant(&world, &granted, "g", &world.prefix, &["ConfigMap"]).await;
+    world
+        .mirrored("shared", &[to(&format!("{granted},{fresh},{open}"))])
+        .await;
+    let kept = world.mirror_in_sync(&granted, "shared").await;
+    world.stop();
+    revoke(&world, &granted, "g").await;
+    grant(&world, &fresh, "g", &world.prefix, &["ConfigMap"]).await;
+
+    let account = "no-grants";
+    kubectl_apply(&world.scene, &service_account(&world.prefix, account));
+    kubectl_apply(
+        &world.scene,
+        &cluster_role_without_grants(&world.prefix, account),
+    );
+    let kubeconfig = world.scene.token_kubeconfig(account).await;
+    let plane = world.scene.control_plane;
+    let tag = format!("{}-no-grants", world.prefix);
+    let controller = ControllerProcess::start_unready(plane, &kubeconfig, &tag, &[]).await;
+    let why = testenv::wait_for("/readyz to name the grants", PATIENCE, || async {
+        let (code, body) = controller.get("/readyz").await.ok()?;
+        (code == 503 && body.contains("mirrorgrants")).then_some(body)
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
+    assert!(why.contains("forbidden"), "{why}");
+
+    // One reconcile of the source decides every namespace it asks for: its
+    // new content in `open` says `fresh` was decided too.
+    world
+        .objects()
+        .set_data("shared", &[("color", Some("green"))])
+        .await;
+    mirror_in_sync_for(&world, &controller, &open).await;
+    // The start's sweep of the copies: every prune it queued has run.
+    let sweep = "configmap_mirror_resync_objects_total";
+    controller
+        .metric_reaching(sweep, "loop=\"prune\"", 1.0)
+        .await;
+    let queued = controller
+        .metric(sweep, "loop=\"prune\",result=\"queued\"")
+        .await;
+    let reconciles = "controller_runtime_reconcile_total";
+    let pruned = controller
+        .metric_reaching(reconciles, "loop=\"prune\"", queued)
+        .await;
+    assert!(pruned >= queued, "{pruned} prunes of {queued} queued");
+    assert!(
+        world
+            .api(&fresh)
+            .get_opt("shared")
+            .await
+            .expect("read")
+            .is_none(),
+        "no mirror let in by a grant that could not be read"
+    );
+    let still = world.api(&granted).get_opt("shared").await.expect("read");
+    assert_eq!(
+        still.and_then(|m| m.uid()),
+        kept.uid(),
+        "no mirror taken back for a grant that could not be read"
+    );
+    assert!(controller.stop().success());
+
+    // With rights to read them, both grants' changes take effect.
+    world.start().await;
+    world.mirror_in_sync(&fresh, "shared").await;
+    world.objects_in(&granted).wait_gone("shared").await;
+    revoke(&world, &fresh, "g").await;
+    world.clean_up().await;
+}
+
+/// Waits until `namespace` holds the mirror of `shared` as the source is
+/// now, or fails with `controller`'s log.
+async fn mirror_in_sync_for(
+    world: &World<ConfigMap>,
+    controller: &ControllerProcess,
+    namespace: &str,
+) {
+    let source = world.objects().api.get("shared").await.expect("the source");
+    let mirrors = world.api(namespace);
+    testenv::wait_for(&format!("the mirror in {namespace}"), PATIENCE, || async {
+        let mirror = mirrors.get_opt("shared").await.ok()??;
+        (mirror.data == source.data).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}\n{}", controller.log_text()));
 }
