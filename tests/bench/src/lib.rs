@@ -14,6 +14,7 @@ pub mod cluster_fanout;
 pub mod controller;
 pub mod fanout;
 pub mod glob;
+pub mod grant_fanout;
 pub mod hostile;
 pub mod observer;
 pub mod only;

@@ -19,6 +19,7 @@ use crate::cluster_fanout::{self, ClusterFanOut};
 use crate::controller::{Controller, check_binary};
 use crate::fanout::CopyHeal;
 use crate::glob::{self, NewNamespaces};
+use crate::grant_fanout::{self, GrantFanOut};
 use crate::hostile::{self, HostileFigures, HostileParams};
 use crate::params;
 use crate::phases;
@@ -46,6 +47,9 @@ pub enum Phase {
     /// The six attacks of a tenant with no cluster rights (issue 51), with
     /// another tenant's heals timed meanwhile; `--fan-out` sizes attack 6.
     HostileTenant,
+    /// `--fan-out` namespaces that consent by one MirrorGrant each: the
+    /// grants' memory, one source into them all, every grant withdrawn.
+    Grants,
 }
 
 impl Phase {
@@ -125,6 +129,7 @@ pub enum Figures {
     NewNamespaces(NewNamespaces),
     ClusterMirror(ClusterFanOut),
     HostileTenant(HostileFigures),
+    Grants(GrantFanOut),
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -210,6 +215,15 @@ async fn run_phase(plane: &Plane, params: &OnlyParams) -> anyhow::Result<Figures
             Figures::ClusterMirror(figures)
         }
         Phase::HostileTenant => Figures::HostileTenant(hostile::run(plane, &params.hostile).await?),
+        Phase::Grants => {
+            grant_fanout::install_crd(&client).await?;
+            let mut running = start(Vec::new())?;
+            running.wait_ready().await?;
+            let (namespaces, concurrency) = (params.namespaces, sweep.concurrency);
+            let figures = grant_fanout::run(&client, &mut running, namespaces, concurrency).await?;
+            running.stop().await.context("stopping the controller")?;
+            Figures::Grants(figures)
+        }
     };
     Ok(figures)
 }
@@ -270,6 +284,18 @@ impl OnlyResults {
             ),
             Figures::ClusterMirror(c) => cluster_mirror_table(&mut out, c),
             Figures::HostileTenant(h) => h.table(&mut out),
+            Figures::Grants(g) => writeln!(
+                out,
+                "{} namespaces consenting by a grant each: grants followed in {:.1} s, RSS {:.0} B per grant; \
+                 floor {:.1} s; all mirrors {:.1} s (x{:.2} the floor); every grant withdrawn, mirrors gone in {:.1} s",
+                g.namespaces,
+                g.grants_followed_seconds,
+                g.memory_per_grant_bytes,
+                g.floor.seconds,
+                g.fan_out.converge_seconds,
+                g.converge_ratio_to_floor,
+                g.withdraw_seconds
+            ),
         };
         out
     }

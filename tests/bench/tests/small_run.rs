@@ -85,3 +85,25 @@ async fn the_cluster_mirror_phase_runs_alone_and_its_counts_agree() {
     );
     assert!(c.floor.seconds > 0.0 && c.converge_ratio_to_floor > 0.0);
 }
+
+/// The MirrorGrant phase alone at 20 namespaces: every grant is followed,
+/// the source reaches every granting namespace, and every mirror goes with
+/// its grant (the phase fails otherwise). No timing is asserted.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_grants_phase_runs_alone_and_each_grant_takes_its_mirror_back() {
+    let controller = controller_binary();
+    let params = OnlyParams::small(Phase::Grants);
+    let namespaces = params.namespaces;
+    let results = mirror_bench::only::run(params, &controller)
+        .await
+        .unwrap_or_else(|e| panic!("the grants phase failed: {e:#}"));
+    println!("{}", results.table());
+    let Figures::Grants(g) = &results.figures else {
+        panic!("the grants phase gave {:?}", results.figures);
+    };
+    assert_eq!(
+        (g.namespaces, g.fan_out.namespaces),
+        (namespaces, namespaces)
+    );
+    assert!(g.floor.seconds > 0.0 && g.withdraw_seconds > 0.0, "{g:?}");
+}
