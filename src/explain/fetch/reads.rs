@@ -20,11 +20,22 @@ pub(super) async fn namespaces(client: &Client, by_name: &[String]) -> Namespace
         facts.with_grants(held)
     };
     match api.list_metadata(&ListParams::default()).await {
-        Ok(list) => Namespaces {
-            known: list.items.iter().map(facts).collect(),
-            list_error: None,
-            unreadable: BTreeMap::new(),
-        },
+        Ok(list) => {
+            let mut known: Vec<NamespaceFacts> = list.items.iter().map(facts).collect();
+            if listed.is_none() {
+                // Allowed to list them in some namespaces only, as `view`
+                // bound in a namespace allows: those asked about, each.
+                for facts in known.iter_mut().filter(|ns| by_name.contains(&ns.name)) {
+                    let in_it = grants::grants(client, Some(&facts.name)).await;
+                    facts.grants = grants::of(in_it.as_ref(), &facts.name);
+                }
+            }
+            Namespaces {
+                known,
+                list_error: None,
+                unreadable: BTreeMap::new(),
+            }
+        }
         Err(error) => {
             let mut namespaces = Namespaces {
                 list_error: Some(why(error)),
