@@ -18,9 +18,13 @@ use crate::api::mirror_grant::{MAX_GRANT_ENTRIES, MirrorGrantSpec};
 use crate::decisions::patterns::{self, Glob};
 
 /// One MirrorGrant as consent reads it: its name, and what it lets in, or
-/// why it cannot be read (it then lets nothing in).
+/// why it cannot be read (it then lets nothing in). Shared, not copied,
+/// by the views of its namespace's grants.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Grant {
+pub struct Grant(Arc<Parsed>);
+
+#[derive(Debug, PartialEq, Eq)]
+struct Parsed {
     name: String,
     from: Result<Vec<GrantEntry>, String>,
 }
@@ -48,22 +52,22 @@ impl Grant {
     /// schema says, or malformed (a spec the schema did not check, such as
     /// one stored under another version of the CRD).
     pub fn parse(name: &str, spec: Option<&Value>) -> Grant {
-        Grant {
+        Grant(Arc::new(Parsed {
             name: name.to_owned(),
             from: spec
                 .ok_or_else(|| "it has no spec".to_owned())
                 .and_then(entries)
                 .map_err(cut_short),
-        }
+        }))
     }
 
     pub fn name(&self) -> &str {
-        &self.name
+        &self.0.name
     }
 
     /// Why the grant lets nothing in, if it cannot be read.
     pub fn malformed(&self) -> Option<&str> {
-        self.from.as_ref().err().map(String::as_str)
+        self.0.from.as_ref().err().map(String::as_str)
     }
 
     /// Whether it lets in mirrors of `kind` from `source_namespace`.
@@ -86,7 +90,7 @@ impl Grant {
     }
 
     fn entries(&self) -> impl Iterator<Item = &GrantEntry> {
-        self.from.iter().flatten()
+        self.0.from.iter().flatten()
     }
 }
 
@@ -169,7 +173,7 @@ impl NamespaceGrants {
     /// namespace is the same one every time; only the first
     /// [`MAX_GRANTS_PER_NAMESPACE`] count.
     pub fn known(mut grants: Vec<Grant>) -> NamespaceGrants {
-        grants.sort_by(|a, b| a.name.cmp(&b.name));
+        grants.sort_by(|a, b| a.name().cmp(b.name()));
         grants.truncate(MAX_GRANTS_PER_NAMESPACE);
         NamespaceGrants::Known(grants.into())
     }

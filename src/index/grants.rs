@@ -12,7 +12,7 @@
 //! not make that read cost without bound.
 
 use std::{
-    collections::{BTreeMap, BTreeSet, HashMap},
+    collections::{BTreeSet, HashMap},
     sync::{Arc, PoisonError, RwLock},
 };
 
@@ -20,8 +20,10 @@ use kube::{ResourceExt, api::DynamicObject, runtime::watcher::Event};
 
 use crate::decisions::grants::{Grant, MAX_GRANTS_PER_NAMESPACE, NamespaceGrants};
 
-/// The grants of each namespace, by name.
-type ByNamespace = HashMap<String, BTreeMap<String, Grant>>;
+/// The grants of each namespace, in order of their names. A Vec, not a
+/// map: most namespaces hold one grant or a few, and a map's node would
+/// cost each of them room for a dozen.
+type ByNamespace = HashMap<String, Vec<Grant>>;
 
 /// What consent reads of each namespace's grants, made once per change.
 fn views_of(grants: &ByNamespace) -> HashMap<String, NamespaceGrants> {
@@ -30,9 +32,25 @@ fn views_of(grants: &ByNamespace) -> HashMap<String, NamespaceGrants> {
         .collect()
 }
 
-fn view_of(held: &BTreeMap<String, Grant>) -> NamespaceGrants {
-    let counted = held.values().take(MAX_GRANTS_PER_NAMESPACE).cloned();
+fn view_of(held: &[Grant]) -> NamespaceGrants {
+    let counted = held.iter().take(MAX_GRANTS_PER_NAMESPACE).cloned();
     NamespaceGrants::known(counted.collect())
+}
+
+/// Puts `grant` in `held` at its name's place, replacing the one of that
+/// name; false when that one is the same.
+fn put(held: &mut Vec<Grant>, grant: Grant) -> bool {
+    match held.binary_search_by(|g| g.name().cmp(grant.name())) {
+        Ok(at) if held[at] == grant => false,
+        Ok(at) => {
+            held[at] = grant;
+            true
+        }
+        Err(at) => {
+            held.insert(at, grant);
+            true
+        }
+    }
 }
 
 /// Whose consent an event of the grants' watch changed.
@@ -76,15 +94,14 @@ impl GrantIndex {
         let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
         match event {
             Event::Apply(object) => {
-                let (namespace, name, grant) = parsed(object);
+                let (namespace, grant) = parsed(object);
                 let Some(known) = state.known.as_mut() else {
                     return GrantChange::Nothing;
                 };
                 let grants = known.entry(namespace.clone()).or_default();
-                if grants.get(&name) == Some(&grant) {
+                if !put(grants, grant) {
                     return GrantChange::Nothing;
                 }
-                grants.insert(name, grant);
                 let view = view_of(grants);
                 state.views.insert(namespace.clone(), view);
                 GrantChange::Namespaces(BTreeSet::from([namespace]))
@@ -97,9 +114,11 @@ impl GrantIndex {
                 let Some(grants) = known.get_mut(&namespace) else {
                     return GrantChange::Nothing;
                 };
-                if grants.remove(&object.name_any()).is_none() {
+                let name = object.name_any();
+                let Ok(at) = grants.binary_search_by(|g| g.name().cmp(&name)) else {
                     return GrantChange::Nothing;
-                }
+                };
+                grants.remove(at);
                 if grants.is_empty() {
                     known.remove(&namespace);
                     state.views.remove(&namespace);
@@ -114,11 +133,9 @@ impl GrantIndex {
                 GrantChange::Nothing
             }
             Event::InitApply(object) => {
-                let (namespace, name, grant) = parsed(object);
-                (state.relisting.get_or_insert_with(ByNamespace::new))
-                    .entry(namespace)
-                    .or_default()
-                    .insert(name, grant);
+                let (namespace, grant) = parsed(object);
+                let relisting = state.relisting.get_or_insert_with(ByNamespace::new);
+                put(relisting.entry(namespace).or_default(), grant);
                 GrantChange::Nothing
             }
             Event::InitDone => {
@@ -155,11 +172,10 @@ fn replace(state: &mut State, now: ByNamespace) -> GrantChange {
     }
 }
 
-/// A grant's namespace, name and what consent reads of it.
-fn parsed(object: &DynamicObject) -> (String, String, Grant) {
-    let name = object.name_any();
-    let grant = Grant::parse(&name, object.data.get("spec"));
-    (object.namespace().unwrap_or_default(), name, grant)
+/// A grant's namespace, and what consent reads of it.
+fn parsed(object: &DynamicObject) -> (String, Grant) {
+    let grant = Grant::parse(&object.name_any(), object.data.get("spec"));
+    (object.namespace().unwrap_or_default(), grant)
 }
 
 #[cfg(test)]
