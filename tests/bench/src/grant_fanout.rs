@@ -10,17 +10,18 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use configmap_mirror::api::mirror_grant::MirrorGrant;
 use futures::{StreamExt, TryStreamExt, stream};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{
     Api, Client, CustomResourceExt, Resource,
-    api::{ApiResource, DeleteParams, DynamicObject, ListParams, ObjectMeta, PostParams},
+    api::{ApiResource, DeleteParams, DynamicObject, ListParams, PostParams},
 };
 use serde::Serialize;
 use serde_json::json;
 
 use crate::controller::Controller;
 use crate::fanout::{self, FanOut};
+use crate::only;
 use crate::profile::Profile;
 use crate::report::Floor;
 use crate::workload;
@@ -75,7 +76,7 @@ pub async fn run(
     let plain = BTreeMap::new();
     fanout::create_labelled_namespaces(client, &plain, PREFIX, namespaces, concurrency).await?;
     for name in [HOME, MARKER] {
-        create_namespace(client, name).await?;
+        only::create_namespace(client, name).await?;
     }
     let mut probe = workload::configmap(PROBE.to_owned(), true, fanout::source_data(0));
     Profile::ConfigMapMirror.ask_for_copies(&mut probe, MARKER);
@@ -174,20 +175,5 @@ async fn revoke(client: &Client, namespace: String) -> anyhow::Result<()> {
         .delete("bench", &DeleteParams::default())
         .await
         .with_context(|| format!("revoking in {namespace}"))?;
-    Ok(())
-}
-
-async fn create_namespace(client: &Client, name: &str) -> anyhow::Result<()> {
-    let namespace = Namespace {
-        metadata: ObjectMeta {
-            name: Some(name.to_owned()),
-            ..ObjectMeta::default()
-        },
-        ..Namespace::default()
-    };
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .with_context(|| format!("creating the namespace {name}"))?;
     Ok(())
 }

@@ -244,7 +244,7 @@ pub(crate) async fn install_cluster_mirror_crd(client: &Client) -> anyhow::Resul
     .await
 }
 
-async fn create_namespace(client: &Client, name: &str) -> anyhow::Result<()> {
+pub(crate) async fn create_namespace(client: &Client, name: &str) -> anyhow::Result<()> {
     let namespace = Namespace {
         metadata: ObjectMeta {
             name: Some(name.to_owned()),
