@@ -4,6 +4,7 @@
 //! reads the contract only, and every layer above may read it.
 
 pub mod cluster_mirror;
+pub mod mirror;
 pub mod mirror_grant;
 
 pub use cluster_mirror::{

@@ -288,7 +288,7 @@ impl ClusterMirrorSpec {
     }
 }
 
-/// What a ClusterMirror achieved, as of `observedGeneration`.
+/// What a ClusterMirror or a Mirror achieved, as of `observedGeneration`.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterMirrorStatus {
@@ -297,7 +297,8 @@ pub struct ClusterMirrorStatus {
     pub observed_generation: Option<i64>,
 
     /// Namespaces the spec selects, less protected ones and the source's
-    /// own.
+    /// own; for a Mirror, those that consent, and those it names exactly
+    /// that refuse it.
     #[serde(default)]
     pub selected: i32,
 
@@ -305,7 +306,8 @@ pub struct ClusterMirrorStatus {
     #[serde(default)]
     pub synced: i32,
 
-    /// Selected namespaces where the copy could not be written.
+    /// Selected namespaces where the copy could not be written (for a
+    /// Mirror, or that refuse it).
     #[serde(default)]
     pub failed: i32,
 
@@ -372,6 +374,11 @@ pub mod reason {
     pub const KEY_MISSING: &str = Condition::KeyMissing.row().failure;
     /// A failure: the copy would hold more than the API server accepts.
     pub const COPY_TOO_LARGE: &str = Condition::CopyTooLarge.row().failure;
+    /// A failure of a Mirror: a namespace it names exactly does not
+    /// consent to the kind from its namespace.
+    pub const NOT_CONSENTING: &str = "NotConsenting";
+    /// A failure of a Mirror: a namespace it names exactly is protected.
+    pub const NAMESPACE_PROTECTED: &str = "NamespaceProtected";
 }
 
 fn is_false(value: &bool) -> bool {

@@ -16,7 +16,7 @@ pub enum DeletionPolicy {
 }
 
 impl DeletionPolicy {
-    pub(super) fn is_default(&self) -> bool {
+    pub(crate) fn is_default(&self) -> bool {
         *self == DeletionPolicy::Delete
     }
 

@@ -171,7 +171,8 @@ fn cel_string(text: &str) -> String {
     format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
-fn add_rule(schema: &mut Schema, rule: Value) {
+/// Adds `rule` to the schema's `x-kubernetes-validations`.
+pub fn add_rule(schema: &mut Schema, rule: Value) {
     let rules = schema
         .ensure_object()
         .entry("x-kubernetes-validations")

@@ -106,9 +106,20 @@ impl StoredClusterMirror {
     /// Reads `metadata`, `spec` and `status` as stored (`spec` and
     /// `status` None when absent).
     pub fn read(metadata: ObjectMeta, spec: Option<&Value>, status: Option<&Value>) -> Self {
+        let spec_read = read_spec_with(spec, |spec| ClusterMirrorSpec::deserialize(spec));
+        StoredClusterMirror::read_with(metadata, spec_read, status)
+    }
+
+    /// A stored object of `metadata`, its spec read already (`spec`), its
+    /// `status` as stored.
+    pub fn read_with(
+        metadata: ObjectMeta,
+        spec: Result<ClusterMirrorSpec, UnreadableSpec>,
+        status: Option<&Value>,
+    ) -> Self {
         StoredClusterMirror {
             metadata,
-            spec: read_spec(spec),
+            spec,
             status: status.map(|status| StoredStatus {
                 readable: ClusterMirrorStatus::deserialize(status).ok(),
                 observed_generation: status.get("observedGeneration").and_then(Value::as_i64),
@@ -138,10 +149,15 @@ fn fingerprint(value: &Value) -> u64 {
     hashing.0.finish()
 }
 
-fn read_spec(spec: Option<&Value>) -> Result<ClusterMirrorSpec, UnreadableSpec> {
+/// Reads `spec` by `read` (None: absent); else why it does not read,
+/// beside what is read of it apart.
+pub fn read_spec_with<E: std::fmt::Display>(
+    spec: Option<&Value>,
+    read: impl FnOnce(&Value) -> Result<ClusterMirrorSpec, E>,
+) -> Result<ClusterMirrorSpec, UnreadableSpec> {
     let why = match spec {
         None => "it has no spec".to_owned(),
-        Some(spec) => match ClusterMirrorSpec::deserialize(spec) {
+        Some(spec) => match read(spec) {
             Ok(spec) => return Ok(spec),
             Err(error) => format!("spec: {error}"),
         },
@@ -167,9 +183,12 @@ fn read_spec(spec: Option<&Value>) -> Result<ClusterMirrorSpec, UnreadableSpec> 
     })
 }
 
-impl<'de> Deserialize<'de> for StoredClusterMirror {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        /// The object as sent: only its metadata must read.
+impl StoredClusterMirror {
+    /// The object as sent, its metadata read (which must read) and its
+    /// spec and status as they are.
+    pub fn sent<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<(ObjectMeta, Option<Value>, Option<Value>), D::Error> {
         #[derive(Deserialize)]
         struct Sent {
             metadata: ObjectMeta,
@@ -179,10 +198,17 @@ impl<'de> Deserialize<'de> for StoredClusterMirror {
             status: Option<Value>,
         }
         let sent = Sent::deserialize(deserializer)?;
+        Ok((sent.metadata, sent.spec, sent.status))
+    }
+}
+
+impl<'de> Deserialize<'de> for StoredClusterMirror {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (metadata, spec, status) = StoredClusterMirror::sent(deserializer)?;
         Ok(StoredClusterMirror::read(
-            sent.metadata,
-            sent.spec.as_ref(),
-            sent.status.as_ref(),
+            metadata,
+            spec.as_ref(),
+            status.as_ref(),
         ))
     }
 }
