@@ -18,7 +18,11 @@ use kube::CustomResourceExt;
 
 /// The CRDs of this controller's API, as installed.
 pub fn crds() -> Vec<CustomResourceDefinition> {
-    vec![ClusterMirror::crd(), mirror_grant::MirrorGrant::crd()]
+    vec![
+        ClusterMirror::crd(),
+        mirror::Mirror::crd(),
+        mirror_grant::MirrorGrant::crd(),
+    ]
 }
 
 /// [`crds`] as one YAML stream, each document after a `---`: what

@@ -34,6 +34,10 @@ pub const SOURCE_SELECTOR_ANNOTATION: &str = "workshop.io/source-selector";
 /// without it was asked for by its source's labels.
 pub const CLUSTER_MIRROR_LABEL: &str = "workshop.io/cluster-mirror";
 
+/// On a copy a Mirror wrote: that Mirror's name. Its namespace is the
+/// source's, which `workshop.io/mirror-of` names.
+pub const MIRROR_LABEL: &str = "workshop.io/mirror";
+
 /// On a copy a ClusterMirror wrote: what that ClusterMirror's deletion
 /// does to it (its `deletionPolicy`), and the uid of the CRD it was made
 /// under. Together they let a deletion nobody saw (no leader ran) be told
@@ -268,6 +272,14 @@ pub fn cluster_mirror_of(meta: &ObjectMeta) -> Option<&str> {
         .as_ref()?
         .get(CLUSTER_MIRROR_LABEL)
         .map(String::as_str)
+}
+
+/// The Mirror a copy says wrote it, if any, as (namespace, name): the
+/// namespace its `workshop.io/mirror-of` names, the name its label.
+pub fn namespaced_mirror_of(meta: &ObjectMeta) -> Option<(&str, &str)> {
+    let name = meta.labels.as_ref()?.get(MIRROR_LABEL)?;
+    let (namespace, _) = annotation(meta, MIRROR_OF_ANNOTATION)?.split_once('/')?;
+    Some((namespace, name))
 }
 
 /// The label by which Helm's storage drivers find its release records

@@ -23,6 +23,7 @@ pub(crate) mod owner_ref;
 pub(crate) mod ownership;
 pub(crate) mod patterns;
 pub(crate) mod plan;
+pub(crate) mod request_key;
 pub(crate) mod scope;
 pub(crate) mod secret_published;
 pub(crate) mod selector;

@@ -1,6 +1,8 @@
-//! The ClusterMirrors, as one cache every kind shares, the deletions of
-//! them this process saw, and whether their CustomResourceDefinition is
-//! there to be trusted.
+//! The ClusterMirrors and the Mirrors, as one cache every kind shares (the
+//! one the loop that serves both reads), the deletions of them this
+//! process saw, and whether each one's CustomResourceDefinition is there
+//! to be trusted. What follows is said of ClusterMirrors, and holds of
+//! Mirrors alike, each under its own CRD.
 //!
 //! A ClusterMirror's copies are removed (or released) only for a deletion
 //! made by someone. One the controller saw happen is a delete event of the
@@ -26,6 +28,7 @@
 
 mod crd;
 mod deletions;
+mod follow;
 mod marks;
 
 use std::{
@@ -34,32 +37,33 @@ use std::{
     time::Duration,
 };
 
-use futures::{StreamExt, channel::mpsc};
+use futures::{StreamExt, TryStreamExt, channel::mpsc};
 use k8s_openapi::{
     apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
 use kube::{
-    Api, Client, CustomResourceExt, ResourceExt,
+    Api, Client,
+    api::{ApiResource, DynamicObject},
     core::PartialObjectMeta,
     runtime::{
         WatchStreamExt,
         reflector::{self, Store},
-        utils::Backoff,
-        watcher::{self, Event},
+        watcher::{self},
     },
 };
 use tokio::sync::watch;
 
 use crate::{
-    api::{ClusterMirror, StoredClusterMirror, StoredStatus},
+    api::{ClusterMirror, StoredClusterMirror, mirror::Mirror, mirror::stored::StoredMirror},
     cluster::api_client,
-    decisions::cluster_mirror::{DeletionMark, LiveCrd, Request, bound_cluster_mirror_uid},
+    decisions::cluster_mirror::{DeletionMark, Request, bound_cluster_mirror_uid},
     decisions::copy_verdict::Witnessed,
+    decisions::request_key::{RequestKey, RequestKind},
     ops::metrics::Metrics,
 };
 
-use crd::{CrdReads, CrdSeen, follow_crd, retry_pause};
+use crd::{CrdReads, CrdSeen};
 use deletions::Deletions;
 pub use marks::Gone;
 
@@ -67,44 +71,113 @@ pub use marks::Gone;
 /// it: without knowing the live CRD, the deletion could remove nothing.
 const CRD_FIRST_REPORT: Duration = Duration::from_secs(10);
 
-/// What changed of one ClusterMirror's request, for the kinds to act on.
+/// What changed of one ClusterMirror's or Mirror's request, for the kinds
+/// to act on.
 #[derive(Debug, Clone)]
 pub enum Change {
     /// Its spec changed, it appeared or it went (its copies may no longer
     /// be wanted): `after` is what it asks for now.
     Request {
-        name: String,
+        key: RequestKey,
         after: Option<Arc<Request>>,
     },
     /// Its status was written (by this install, or another), its spec
     /// unchanged.
-    StatusWritten { name: String },
-    /// The cache was listed (again): every ClusterMirror is looked at.
+    StatusWritten { key: RequestKey },
+    /// The cache of one CRD's objects was listed (again): every request is
+    /// looked at.
     Listed,
 }
 
-/// The shared ClusterMirror cache.
+/// The API of the object `key` names (in its namespace, for a Mirror),
+/// read as untyped objects: only their metadata is read.
+fn api_of(client: Client, key: &RequestKey) -> Api<DynamicObject> {
+    let resource = match RequestKind::of(key) {
+        RequestKind::ClusterMirror => ApiResource::erase::<ClusterMirror>(&()),
+        RequestKind::Mirror => ApiResource::erase::<Mirror>(&()),
+    };
+    match &key.namespace {
+        Some(namespace) => Api::namespaced_with(client, namespace, &resource),
+        None => Api::all_with(client, &resource),
+    }
+}
+
+/// The shared cache of ClusterMirrors and Mirrors.
 #[derive(Clone)]
 pub struct ClusterMirrors {
+    /// Both kinds, a Mirror by namespace and name.
     pub store: Store<StoredClusterMirror>,
-    /// The parsed requests, by name; an unreadable spec is left out.
-    requests: Arc<Mutex<HashMap<String, Arc<Request>>>>,
-    listed: watch::Receiver<bool>,
+    /// The parsed requests; an unreadable spec is left out.
+    requests: Arc<Mutex<HashMap<RequestKey, Arc<Request>>>>,
     listeners: Arc<Mutex<Vec<mpsc::UnboundedSender<Change>>>>,
+    cluster_mirrors: Served,
+    mirrors: Served,
+    client: Client,
+}
+
+/// What is followed of one CRD and its objects.
+#[derive(Clone)]
+struct Served {
+    kind: RequestKind,
+    listed: watch::Receiver<bool>,
     crd: watch::Receiver<CrdSeen>,
     crd_reads: CrdReads,
     deletions: Deletions,
-    /// Held while a ClusterMirror nobody saw go is read absent: one at a
-    /// time, so that the copies of one ClusterMirror read it once.
+    /// Held while an object nobody saw go is read absent: one at a time,
+    /// so that the copies of one request read it once.
     confirming: Arc<tokio::sync::Mutex<()>>,
-    /// By ClusterMirror uid, the uid of the CRD it was proven made under.
+    /// By object uid, the uid of the CRD it was proven made under.
     made_under: Arc<Mutex<HashMap<String, String>>>,
-    client: Client,
+}
+
+/// What the watches of one CRD's objects need to run.
+struct Follower<E> {
+    served: Served,
+    events: E,
+    listed: watch::Sender<bool>,
+    crd_events: crd::CrdEvents,
+    crd: watch::Sender<CrdSeen>,
+}
+
+impl Served {
+    fn new<E>(
+        kind: RequestKind,
+        client: &Client,
+        watch_client: &Client,
+        events: E,
+    ) -> (Served, Follower<E>) {
+        let (listed_tx, listed) = watch::channel(false);
+        let (crd_tx, crd) = watch::channel(None);
+        let served = Served {
+            kind,
+            listed,
+            crd,
+            crd_reads: CrdReads::new(client.clone(), kind),
+            deletions: Deletions::default(),
+            confirming: Arc::default(),
+            made_under: Arc::default(),
+        };
+        let crd_api = Api::<PartialObjectMeta<CustomResourceDefinition>>::all(watch_client.clone());
+        let crd_events = watcher::watcher(
+            crd_api,
+            watcher::Config::default().fields(&format!("metadata.name={}", kind.crd_name())),
+        )
+        .default_backoff()
+        .boxed();
+        let follower = Follower {
+            served: served.clone(),
+            events,
+            listed: listed_tx,
+            crd_events,
+            crd: crd_tx,
+        };
+        (served, follower)
+    }
 }
 
 impl ClusterMirrors {
     /// Starts nothing yet: the handle, and the future that runs the
-    /// ClusterMirror and CRD watches until the process ends.
+    /// ClusterMirror, Mirror and CRD watches until the process ends.
     pub fn new(
         config: &kube::Config,
         client: Client,
@@ -112,43 +185,54 @@ impl ClusterMirrors {
     ) -> anyhow::Result<(ClusterMirrors, impl Future<Output = ()> + Send + use<>)> {
         let watch_client = api_client::for_watch(config, || {})?;
         let writer = reflector::store::Writer::default();
-        let store = writer.as_reader();
-        let (listed_tx, listed) = watch::channel(false);
-        let (crd_tx, crd) = watch::channel(None);
-        let mirrors = ClusterMirrors {
-            store,
+        // Read leniently (see `StoredClusterMirror`): an object this
+        // version cannot read fails neither the watch nor the others.
+        // Backed off in `follow`, which retries at once when the CRD comes.
+        let cluster_events = watcher::watcher(
+            Api::<StoredClusterMirror>::all(watch_client.clone()),
+            watcher::Config::default(),
+        )
+        .boxed();
+        let mirror_events = watcher::watcher(
+            Api::<StoredMirror>::all(watch_client.clone()),
+            watcher::Config::default(),
+        )
+        .map_ok(follow::as_stored)
+        .boxed();
+        let (cluster_mirrors, cluster_follower) = Served::new(
+            RequestKind::ClusterMirror,
+            &client,
+            &watch_client,
+            cluster_events,
+        );
+        let (mirrors, mirror_follower) =
+            Served::new(RequestKind::Mirror, &client, &watch_client, mirror_events);
+        let cache = ClusterMirrors {
+            store: writer.as_reader(),
             requests: Arc::default(),
-            listed,
             listeners: Arc::default(),
-            crd,
-            crd_reads: CrdReads::new(client.clone()),
-            deletions: Deletions::default(),
-            confirming: Arc::default(),
-            made_under: Arc::default(),
+            cluster_mirrors,
+            mirrors,
             client,
         };
-        // Read leniently (see `StoredClusterMirror`): a ClusterMirror this
-        // version cannot read fails neither the watch nor the others.
-        let api = Api::<StoredClusterMirror>::all(watch_client.clone());
-        // Backed off in `follow`, which retries at once when the CRD comes.
-        let events = watcher::watcher(api, watcher::Config::default());
-        let crd_api = Api::<PartialObjectMeta<CustomResourceDefinition>>::all(watch_client);
-        let crd_events = watcher::watcher(
-            crd_api,
-            watcher::Config::default()
-                .fields(&format!("metadata.name={}", ClusterMirror::crd_name())),
-        )
-        .default_backoff();
         let drive = {
-            let mirrors = mirrors.clone();
+            let cache = cache.clone();
+            let writer = Arc::new(Mutex::new(writer));
             async move {
                 futures::join!(
-                    mirrors.follow(events, writer, listed_tx),
-                    follow_crd(crd_events, metrics, crd_tx)
+                    cache.follow(cluster_follower, writer.clone(), metrics.clone()),
+                    cache.follow(mirror_follower, writer, metrics),
                 );
             }
         };
-        Ok((mirrors, drive))
+        Ok((cache, drive))
+    }
+
+    fn served(&self, kind: RequestKind) -> &Served {
+        match kind {
+            RequestKind::ClusterMirror => &self.cluster_mirrors,
+            RequestKind::Mirror => &self.mirrors,
+        }
     }
 
     /// The changes from now on, for one subscriber.
@@ -161,25 +245,34 @@ impl ClusterMirrors {
         rx
     }
 
-    /// Whether the cache has completed a list: until then (the CRD missing,
-    /// say) no ClusterMirror's absence means anything.
-    pub fn is_listed(&self) -> bool {
-        *self.listed.borrow()
+    /// Whether the cache of `kind`'s objects has completed a list: until
+    /// then (the CRD missing, say) no absence of one means anything.
+    pub fn is_listed(&self, kind: RequestKind) -> bool {
+        *self.served(kind).listed.borrow()
     }
 
-    /// Waits until the cache has completed a list.
+    /// Waits until the cache of either kind has completed a list.
     pub async fn wait_listed(&self) {
-        let _ = self.listed.clone().wait_for(|listed| *listed).await;
+        let listed = |served: &Served| {
+            let mut listed = served.listed.clone();
+            async move {
+                let _ = listed.wait_for(|listed| *listed).await;
+            }
+        };
+        let cluster_mirrors = std::pin::pin!(listed(&self.cluster_mirrors));
+        let mirrors = std::pin::pin!(listed(&self.mirrors));
+        futures::future::select(cluster_mirrors, mirrors).await;
     }
 
-    /// Whether the CRD watch last saw the CRD there and not being deleted.
-    pub fn crd_live(&self) -> bool {
-        self.crd.borrow().as_ref().is_some_and(Option::is_some)
+    /// Whether the CRD watch of `kind` last saw its CRD there and not
+    /// being deleted.
+    pub fn crd_live(&self, kind: RequestKind) -> bool {
+        (self.served(kind).crd.borrow().as_ref()).is_some_and(Option::is_some)
     }
 
-    /// The request of the ClusterMirror called `name`, if its spec reads.
-    pub fn request(&self, name: &str) -> Option<Arc<Request>> {
-        self.lock_requests().get(name).cloned()
+    /// The request of `key`, if its spec reads.
+    pub fn request(&self, key: &RequestKey) -> Option<Arc<Request>> {
+        self.lock_requests().get(key).cloned()
     }
 
     /// Every readable request.
@@ -187,180 +280,35 @@ impl ClusterMirrors {
         self.lock_requests().values().cloned().collect()
     }
 
-    /// The deletion, seen by this process, of the ClusterMirror `name`
-    /// that `copy` is bound to (by uid); else, when it was read absent
-    /// though nobody saw it go, what the copy's own mark makes of that: a
+    /// The object of `key`, as the cache holds it.
+    pub fn object(&self, key: &RequestKey) -> Option<Arc<StoredClusterMirror>> {
+        let mut at = reflector::ObjectRef::new(&key.name);
+        at.namespace.clone_from(&key.namespace);
+        self.store.get(&at)
+    }
+
+    /// The deletion, seen by this process, of the request `key` that
+    /// `copy` is bound to (by uid); else, when it was read absent though
+    /// nobody saw it go, what the copy's own mark makes of that: a
     /// deletion by someone if the CRD live then is the one it names.
-    pub fn deletion_of(&self, name: &str, copy: &ObjectMeta) -> Option<Witnessed> {
+    pub fn deletion_of(&self, key: &RequestKey, copy: &ObjectMeta) -> Option<Witnessed> {
         let uid = bound_cluster_mirror_uid(copy)?;
-        if let Some(seen) = self.deletions.of(name, uid) {
+        let served = self.served(RequestKind::of(key));
+        if let Some(seen) = served.deletions.of(key, uid) {
             return Some(seen);
         }
         let mark = DeletionMark::on(copy)?;
-        let live = self.deletions.absent_under(name, uid)?;
+        let live = served.deletions.absent_under(key, uid)?;
         Some(Witnessed {
             policy: mark.policy,
             crd_live: Some(live.as_deref() == Some(mark.crd_uid)),
         })
     }
 
-    /// Whether the orphans of `name` are to be told about now: once, until
-    /// a ClusterMirror of that name appears again.
-    pub fn first_orphaned(&self, name: &str) -> bool {
-        self.deletions.first_orphaned(name)
-    }
-
-    async fn follow(
-        &self,
-        events: impl futures::Stream<Item = Result<Event<StoredClusterMirror>, watcher::Error>>,
-        mut writer: reflector::store::Writer<StoredClusterMirror>,
-        listed: watch::Sender<bool>,
-    ) {
-        let mut backoff = watcher::DefaultBackoff::default();
-        let mut events = std::pin::pin!(events);
-        let mut crd = self.crd.clone();
-        let mut failing = false;
-        while let Some(event) = events.next().await {
-            let event = match event {
-                Ok(event) => event,
-                Err(error) => {
-                    if !failing {
-                        tracing::error!(%error, "cannot watch ClusterMirrors (is the CRD installed?); no ClusterMirror copy is written or removed until it can; label-driven mirroring goes on");
-                    }
-                    failing = true;
-                    retry_pause(&mut backoff, &mut crd).await;
-                    continue;
-                }
-            };
-            failing = false;
-            backoff.reset();
-            if let Event::Delete(object) = &event {
-                self.witness(object).await;
-            }
-            if matches!(event, Event::Delete(_) | Event::InitDone) {
-                self.crd_reads.absence_seen();
-            }
-            let status_before = match &event {
-                Event::Apply(object) => {
-                    let at = reflector::ObjectRef::from_obj(object);
-                    self.store.get(&at).map(|old| old.status.clone())
-                }
-                _ => None,
-            };
-            writer.apply_watcher_event(&event);
-            for change in self.observe(&event, status_before) {
-                self.tell(change);
-            }
-            if matches!(event, Event::InitDone) {
-                listed.send_replace(true);
-            }
-        }
-    }
-
-    /// The live CRD, once the CRD watch has reported (waited for a moment
-    /// if it has not yet).
-    async fn crd_reported(&self) -> Option<LiveCrd> {
-        let mut crd = self.crd.clone();
-        let reported = crd.wait_for(Option::is_some);
-        match tokio::time::timeout(CRD_FIRST_REPORT, reported).await {
-            Ok(Ok(seen)) => seen.clone().flatten(),
-            _ => None,
-        }
-    }
-
-    /// Remembers the deletion of `object`, under the CRD it was proven made
-    /// under, else the one the CRD watch says is live (waited for a moment
-    /// if it has not reported yet).
-    async fn witness(&self, object: &StoredClusterMirror) {
-        let policy = object.deletion_policy();
-        let name = object.name_any();
-        match &object.metadata.uid {
-            Some(uid) => {
-                // Proven made under a CRD, that CRD tells; else the one the
-                // watch says is live, and when it was made.
-                let crd = match self.proven_made_under(uid) {
-                    Some(proven) => (Some(proven), true),
-                    None => (self.crd_reported().await.map(|crd| crd.uid), false),
-                };
-                let created = object.metadata.creation_timestamp.as_ref().map(|t| t.0);
-                self.deletions.record(&name, uid, policy, crd, created)
-            }
-            None => {
-                tracing::warn!(clustermirror = %name, "a ClusterMirror deleted without a uid: its copies are kept")
-            }
-        }
-    }
-
-    /// Keeps the parsed requests, and says what changed; `status_before`
-    /// is an applied object's status as the cache held it, if it did.
-    fn observe(
-        &self,
-        event: &Event<StoredClusterMirror>,
-        status_before: Option<Option<StoredStatus>>,
-    ) -> Vec<Change> {
-        let parse = |object: &StoredClusterMirror| Request::of(object).ok().map(Arc::new);
-        if let Event::Apply(object) | Event::InitApply(object) = event {
-            self.deletions.appeared(&object.name_any());
-        }
-        let mut requests = self.lock_requests();
-        match event {
-            Event::Apply(object) => {
-                let name = object.name_any();
-                let after = parse(object);
-                let before = requests.get(&name).cloned();
-                let same = before
-                    .as_ref()
-                    .zip(after.as_ref())
-                    .is_some_and(|(b, a)| b.uid == a.uid && b.generation == a.generation);
-                match &after {
-                    Some(request) => requests.insert(name.clone(), request.clone()),
-                    None => requests.remove(&name),
-                };
-                // A status write changes neither uid nor generation: the
-                // controller's own writes wake no reconcile (whose write it
-                // was is looked at, see `Change::StatusWritten`). Compared
-                // as stored, not as this version reads it: another
-                // install's write of only fields this version does not
-                // know (a newer version's) is a write all the same.
-                let fingerprint = |status: &Option<StoredStatus>| {
-                    status.as_ref().map(|status| status.fingerprint)
-                };
-                let status_written = status_before
-                    .is_some_and(|before| fingerprint(&before) != fingerprint(&object.status));
-                match same {
-                    true if status_written => vec![Change::StatusWritten { name }],
-                    true => Vec::new(),
-                    false => vec![Change::Request { name, after }],
-                }
-            }
-            Event::Delete(object) => {
-                let name = object.name_any();
-                requests.remove(&name);
-                let uid = object.metadata.uid.as_deref().unwrap_or_default();
-                self.forget_made_under(|kept| kept != uid);
-                vec![Change::Request { name, after: None }]
-            }
-            Event::Init => Vec::new(),
-            Event::InitApply(object) => {
-                if let Some(request) = parse(object) {
-                    requests.insert(object.name_any(), request);
-                }
-                Vec::new()
-            }
-            Event::InitDone => {
-                let listed: std::collections::HashSet<String> =
-                    self.store.state().iter().map(|o| o.name_any()).collect();
-                requests.retain(|name, _| listed.contains(name));
-                let uids: std::collections::HashSet<String> = self
-                    .store
-                    .state()
-                    .iter()
-                    .filter_map(|o| o.metadata.uid.clone())
-                    .collect();
-                self.forget_made_under(|uid| uids.contains(uid));
-                vec![Change::Listed]
-            }
-        }
+    /// Whether the orphans of `key` are to be told about now: once, until
+    /// an object of that key appears again.
+    pub fn first_orphaned(&self, key: &RequestKey) -> bool {
+        (self.served(RequestKind::of(key)).deletions).first_orphaned(key)
     }
 
     fn tell(&self, change: Change) {
@@ -371,7 +319,7 @@ impl ClusterMirrors {
         listeners.retain(|listener| listener.unbounded_send(change.clone()).is_ok());
     }
 
-    fn lock_requests(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Request>>> {
+    fn lock_requests(&self) -> std::sync::MutexGuard<'_, HashMap<RequestKey, Arc<Request>>> {
         self.requests.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

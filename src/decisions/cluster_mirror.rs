@@ -11,19 +11,21 @@
 
 pub mod marks;
 pub mod routes;
+pub mod selection;
 pub mod standing;
 pub mod status;
 pub mod status_writers;
 
 pub use marks::{DeletionMark, LiveCrd, bound_cluster_mirror_uid, release};
+pub use selection::{NamedRefusal, Origin, Selection};
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
-    api::{DeletionPolicy, SourceKind, StoredClusterMirror},
-    contract::{NeverCarried, cluster_mirror_of, is_managed_by_us, mirror_of},
+    api::{ClusterMirrorSpec, DeletionPolicy, SourceKind, StoredClusterMirror},
+    contract::{NeverCarried, is_managed_by_us, mirror_of},
     decisions::carried::Carried,
     decisions::consent::{Consent, NamespaceFacts},
     decisions::copy_request::{Asker, CarriedAsked, CopyRequest, NameAsked, ShapeAsked},
@@ -35,13 +37,16 @@ use crate::{
         spec::{copy_form, key_shape},
     },
     decisions::patterns::{Glob, parse_patterns},
+    decisions::request_key::RequestKey,
     decisions::selector::Selector,
     kind::MirroredKind,
 };
 
-/// A ClusterMirror's spec, as this controller reads it.
+/// A ClusterMirror's spec, or a Mirror's, as this controller reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
+    /// Who asks: a ClusterMirror, or a Mirror in `source_namespace`.
+    pub origin: Origin,
     pub name: String,
     pub uid: String,
     pub generation: Option<i64>,
@@ -68,15 +73,31 @@ pub struct Request {
 }
 
 impl Request {
-    /// Reads a ClusterMirror as stored; an error says what of its spec
-    /// cannot be read or acted on (the CRD's schema and rules refuse most
-    /// of it).
+    /// Reads a ClusterMirror, or a Mirror (its namespace tells), as
+    /// stored; an error says what of its spec cannot be read or acted on
+    /// (the CRD's schema and rules refuse most of it).
     pub fn of(object: &StoredClusterMirror) -> Result<Request, String> {
         let spec = object
             .spec
             .as_ref()
             .map_err(|unreadable| unreadable.why.clone())?;
-        let meta = &object.metadata;
+        let origin = match object.metadata.namespace {
+            None => Origin::ClusterMirror,
+            Some(_) => Origin::Mirror {
+                named: (spec.target.namespaces.iter())
+                    .filter(|entry| !Glob::new(entry).has_star())
+                    .cloned()
+                    .collect(),
+            },
+        };
+        Request::of_spec(&object.metadata, spec, origin)
+    }
+
+    fn of_spec(
+        meta: &ObjectMeta,
+        spec: &ClusterMirrorSpec,
+        origin: Origin,
+    ) -> Result<Request, String> {
         let selector = Selector::of_label_selector(spec.target.namespace_selector.clone())
             .map_err(|e| format!("spec.target.namespaceSelector: {e}"))?;
         let patterns = match spec.target.namespaces.is_empty() {
@@ -86,6 +107,7 @@ impl Request {
         let shape = key_shape(&spec.target)?;
         let form = copy_form(spec)?;
         Ok(Request {
+            origin,
             shape,
             form,
             name: meta.name.clone().unwrap_or_default(),
@@ -191,6 +213,14 @@ impl Request {
         before: Option<&NamespaceFacts>,
         after: Option<&NamespaceFacts>,
     ) -> bool {
+        // A ClusterMirror selects by labels alone: a change of the grants
+        // or of `accept-mirrors-from` is none of its business.
+        if self.origin == Origin::ClusterMirror
+            && let (Some(before), Some(after)) = (before, after)
+            && before.labels == after.labels
+        {
+            return false;
+        }
         [before, after]
             .into_iter()
             .flatten()
@@ -198,11 +228,10 @@ impl Request {
     }
 
     /// Whether `namespace` receives a copy: asked for, not protected (see
-    /// [`cluster_consent`]) and not the source's own.
+    /// [`cluster_consent`]) and not the source's own; for a Mirror, it
+    /// must consent too.
     pub fn selects(&self, namespace: &NamespaceFacts, consent: &Consent) -> bool {
-        namespace.name != self.source_namespace
-            && !consent.is_protected(&namespace.name)
-            && self.asks_for(namespace)
+        matches!(self.selection(namespace, consent), Selection::Selected(_))
     }
 
     /// Whether its claim on its copies' name in `namespace`, which
@@ -221,7 +250,21 @@ impl Request {
         writing: bool,
         holds: bool,
     ) -> bool {
-        self.selects(namespace, consent) && (holds || (writing && !self.suspend))
+        match self.selection(namespace, consent) {
+            Selection::Selected(_) => holds || (writing && !self.suspend),
+            // A Mirror's copy stays where its consent is not known yet,
+            // and so does its claim; it makes no new one there.
+            Selection::Undecided => holds,
+            Selection::NotSelected | Selection::Refused(_) => false,
+        }
+    }
+
+    /// Which ClusterMirror or Mirror it is.
+    pub fn key(&self) -> RequestKey {
+        match self.origin {
+            Origin::ClusterMirror => RequestKey::cluster_mirror(&self.name),
+            Origin::Mirror { .. } => RequestKey::mirror(&self.source_namespace, &self.name),
+        }
     }
 
     /// The uid a copy's checksum and `mirror-of-uid` bind it to: its
@@ -296,11 +339,20 @@ impl Request {
     /// ask). `crd_uid` is the CRD it is proven made under (None: not
     /// proven), which its copies record with its deletion policy.
     pub fn copy_request<'a>(&'a self, crd_uid: Option<&'a str>) -> CopyRequest<'a> {
-        CopyRequest {
-            asker: Asker::ClusterMirror {
+        let deletion = DeletionMark::of(self.deletion_policy, crd_uid);
+        let asker = match self.origin {
+            Origin::ClusterMirror => Asker::ClusterMirror {
                 name: &self.name,
-                deletion: DeletionMark::of(self.deletion_policy, crd_uid),
+                deletion,
             },
+            Origin::Mirror { .. } => Asker::Mirror {
+                namespace: &self.source_namespace,
+                name: &self.name,
+                deletion,
+            },
+        };
+        CopyRequest {
+            asker,
             shape: ShapeAsked::Given {
                 shape: &self.shape,
                 form: self.form,
@@ -313,16 +365,22 @@ impl Request {
         }
     }
 
+    /// Whether `copy`'s marks say this request wrote it: a ClusterMirror's
+    /// label of its name, or a Mirror's, from its namespace.
+    pub fn marked_on(&self, copy: &ObjectMeta) -> bool {
+        self.key().marks(copy)
+    }
+
     /// Whether a copy this ClusterMirror wrote (its label names it) in a
     /// namespace that exists is what its spec asks for now (suspended or
     /// not: see [`copy_fate`]).
     pub fn wants(&self, copy: &ObjectMeta, namespace: &NamespaceFacts, consent: &Consent) -> bool {
         let same_source = mirror_of(copy)
             .is_some_and(|(ns, name)| ns == self.source_namespace && name == self.source_name);
-        cluster_mirror_of(copy) == Some(self.name.as_str())
+        self.marked_on(copy)
             && copy.name.as_deref() == Some(self.target_name.as_str())
             && same_source
-            && self.selects(namespace, consent)
+            && self.selection(namespace, consent).keeps()
     }
 }
 

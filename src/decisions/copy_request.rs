@@ -20,7 +20,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     api::SourceKind,
-    contract::{cluster_mirror_of, mirror_of},
+    contract::{cluster_mirror_of, mirror_of, namespaced_mirror_of},
     decisions::cluster_mirror::marks::DeletionMark,
     decisions::key_shape::{KeyShape, checksum::CopyForm},
 };
@@ -45,17 +45,32 @@ pub enum Asker<'a> {
         name: &'a str,
         deletion: Option<DeletionMark<'a>>,
     },
+    /// A Mirror, by namespace (its source's) and name, for its copies in
+    /// the namespaces it selects that consent; its copies bear its label
+    /// and their deletion mark as a ClusterMirror's do.
+    Mirror {
+        namespace: &'a str,
+        name: &'a str,
+        deletion: Option<DeletionMark<'a>>,
+    },
 }
 
 impl<'a> Asker<'a> {
-    /// Who asked for `copy`, as its marks say: a ClusterMirror's label
-    /// (and its deletion mark), a mirror's `mirror-of`, else a companion
-    /// (its owner reference). Whether the copy is this install's at all is
-    /// the verdict's to check first.
+    /// Who asked for `copy`, as its marks say: a ClusterMirror's label, or
+    /// a Mirror's (each with its deletion mark), a mirror's `mirror-of`,
+    /// else a companion (its owner reference). Whether the copy is this
+    /// install's at all is the verdict's to check first.
     pub fn of_marks(copy: &'a ObjectMeta) -> Asker<'a> {
+        let deletion = DeletionMark::on(copy);
         if let Some(name) = cluster_mirror_of(copy) {
-            let deletion = DeletionMark::on(copy);
             return Asker::ClusterMirror { name, deletion };
+        }
+        if let Some((namespace, name)) = namespaced_mirror_of(copy) {
+            return Asker::Mirror {
+                namespace,
+                name,
+                deletion,
+            };
         }
         match mirror_of(copy) {
             Some(_) => Asker::SourceMirrors,

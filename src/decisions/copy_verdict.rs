@@ -19,6 +19,7 @@ use crate::{
     decisions::consent::{Consent, NamespaceFacts},
     decisions::copy_request::Asker,
     decisions::install::Install,
+    decisions::request_key::RequestKey,
     kind::MirroredKind,
 };
 
@@ -44,15 +45,15 @@ pub trait CopyFacts<K: MirroredKind> {
 /// What a copy's verdict reads of a ClusterMirror: a reader of the
 /// ClusterMirrors, or [`ClusterMirrorsNotRead`].
 pub trait ClusterMirrorFacts {
-    /// The verdict on `copy`, of the ClusterMirror `name`: `fate`, given
-    /// what is seen of that ClusterMirror (its deletion, as bound to that
-    /// copy) and the rules of its copies; Keep without a ClusterMirror of
-    /// this install's to judge by (one namespace only, another install's
+    /// The verdict on `copy`, of the ClusterMirror or Mirror `key`:
+    /// `fate`, given what is seen of it (its deletion, as bound to that
+    /// copy) and the rules of its copies; Keep without a request of this
+    /// install's to judge by (one namespace only, another install's
     /// class).
     fn cluster_mirror_fate(
         &self,
         copy: &ObjectMeta,
-        name: &str,
+        key: &RequestKey,
         fate: impl FnOnce(&Seen<'_>, &PruneRules<'_>) -> CopyVerdict,
     ) -> CopyVerdict;
 }
@@ -66,7 +67,7 @@ impl ClusterMirrorFacts for ClusterMirrorsNotRead {
     fn cluster_mirror_fate(
         &self,
         _: &ObjectMeta,
-        _: &str,
+        _: &RequestKey,
         _: impl FnOnce(&Seen<'_>, &PruneRules<'_>) -> CopyVerdict,
     ) -> CopyVerdict {
         CopyVerdict::Keep
@@ -89,8 +90,11 @@ pub fn copy_verdict<K: MirroredKind>(
 ) -> CopyVerdict {
     let namespace = copy.namespace.as_deref().unwrap_or_default();
     match Asker::of_marks(copy) {
-        Asker::ClusterMirror { name, .. } => {
-            cluster_mirrors.cluster_mirror_fate(copy, name, |seen, rules| {
+        Asker::ClusterMirror { .. } | Asker::Mirror { .. } => {
+            let Some(key) = RequestKey::of_copy(copy) else {
+                return CopyVerdict::Keep;
+            };
+            cluster_mirrors.cluster_mirror_fate(copy, &key, |seen, rules| {
                 copy_fate(copy, facts.namespace(namespace).as_ref(), rules, seen)
             })
         }
@@ -143,8 +147,9 @@ pub enum Unwanted {
     NotWantedHere,
     /// A companion of no managed source.
     SourceNotManaged,
-    /// A ClusterMirror's copy its ClusterMirror, there, no longer asks for
-    /// (another namespace, source, kind or name, or a name now reserved).
+    /// A ClusterMirror's or Mirror's copy its request, there, no longer
+    /// asks for (another namespace, source, kind or name, or a name now
+    /// reserved), or a Mirror's where its namespace withdrew consent.
     NotAskedByClusterMirror,
 }
 
@@ -156,7 +161,9 @@ impl Unwanted {
             Unwanted::Renamed => "its source names its mirrors otherwise now",
             Unwanted::NotWantedHere => "no longer wanted in this namespace",
             Unwanted::SourceNotManaged => "source no longer managed",
-            Unwanted::NotAskedByClusterMirror => "no longer wanted by its ClusterMirror",
+            Unwanted::NotAskedByClusterMirror => {
+                "no longer wanted by its ClusterMirror or Mirror, or in this namespace"
+            }
         }
     }
 }

@@ -31,7 +31,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::{
     contract::{
         CHECKSUM_ANNOTATION, CLUSTER_MIRROR_LABEL, HELM_RELEASE_NAME_PREFIX, HELM_STORAGE_LABEL,
-        MANAGED_BY_LABEL, MANAGER_NAME, MAX_NAME_LEN, MIRROR_OF_ANNOTATION,
+        MANAGED_BY_LABEL, MANAGER_NAME, MAX_NAME_LEN, MIRROR_LABEL, MIRROR_OF_ANNOTATION,
         MIRROR_OF_UID_ANNOTATION, SOURCE_SELECTOR_ANNOTATION, TILLER_STORAGE_LABEL, companion_name,
         helm_storage_label, install::INSTALL_OWNED_LABEL, is_managed_by_us,
     },
@@ -173,7 +173,9 @@ pub struct Answered<'x, 'a, K> {
     source: &'x K,
     identity: (&'x str, &'x str, &'x str),
     copy_name: CopyName<'x>,
-    cluster_mirror: Option<(&'x str, Option<DeletionMark<'x>>)>,
+    /// The label a ClusterMirror's or a Mirror's copies bear, with its
+    /// name, and their deletion mark.
+    marked: Option<(&'static str, &'x str, Option<DeletionMark<'x>>)>,
     carried: CarriedAnswer<'x>,
     resolved: Resolved<'x, 'a>,
 }
@@ -226,15 +228,17 @@ pub fn answered<'x, 'a, K: MirroredKind>(
             CarriedAnswer::Listed(Lists::of(source.meta()).map_err(Refusal::InvalidCopyList)?)
         }
     };
-    let cluster_mirror = match request.asker {
-        Asker::ClusterMirror { name, deletion } => Some((name, deletion)),
+    let marked = match request.asker {
+        Asker::ClusterMirror { name, deletion } => Some((CLUSTER_MIRROR_LABEL, name, deletion)),
+        // Its namespace is the source's, which `mirror-of` names.
+        Asker::Mirror { name, deletion, .. } => Some((MIRROR_LABEL, name, deletion)),
         Asker::Companion | Asker::SourceMirrors => None,
     };
     Ok(Answered {
         source,
         identity,
         copy_name,
-        cluster_mirror,
+        marked,
         carried,
         resolved: resolved?,
     })
@@ -256,9 +260,9 @@ impl<K: MirroredKind> Answered<'_, '_, K> {
                 mirror_meta(name, source_namespace, uid, namespace, copy_name)
             }
         };
-        if let Some((name, _)) = self.cluster_mirror {
+        if let Some((label, name, _)) = self.marked {
             let labels = meta.labels.get_or_insert_with(BTreeMap::new);
-            labels.insert(CLUSTER_MIRROR_LABEL.into(), name.into());
+            labels.insert(label.into(), name.into());
         }
         let carried = match &self.carried {
             CarriedAnswer::Listed(lists) => Carried::Listed {
@@ -278,7 +282,7 @@ impl<K: MirroredKind> Answered<'_, '_, K> {
         let Resolved { keys, checksum } = self.resolved;
         annotations.insert(CHECKSUM_ANNOTATION.into(), checksum.to_owned());
         annotations.insert(SOURCE_SELECTOR_ANNOTATION.into(), install.selector.clone());
-        if let Some((_, Some(mark))) = self.cluster_mirror {
+        if let Some((_, _, Some(mark))) = self.marked {
             mark.write(annotations);
         }
         let mut copy = K::content_from_keys(self.source, std::iter::empty(), keys.form.copy_type);

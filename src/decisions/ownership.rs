@@ -15,6 +15,7 @@ use crate::{
     decisions::cache_form::CachedCopy,
     decisions::carried,
     decisions::owner_ref::{controlling_owner, controlling_source, owner_references, refers_to},
+    decisions::request_key::RequestKey,
     kind::{ChecksumKey, MirroredKind, SourceId},
 };
 
@@ -140,20 +141,21 @@ pub fn ownership<K: MirroredKind>(
 /// name) in its annotations and carry our label. A mirror of an earlier
 /// source of the same name (deleted and recreated) is taken over; anything
 /// else, including the mirror of another source with the same name, is
-/// never touched; so is a mirror written for another requester, with one
-/// exception: a ClusterMirror outranks a source's own request, and takes
-/// over the mirror this install wrote for one ([`outranked_mirror`]).
+/// never touched; so is a mirror written for another requester (a
+/// source's own request, a ClusterMirror, a Mirror: whoever holds the name
+/// keeps it), with one exception: a ClusterMirror outranks a source's own
+/// request and a Mirror, and takes over the mirror this install wrote for
+/// one ([`outranked_mirror`]).
 pub fn mirror_ownership<K: MirroredKind>(
     existing: &CachedCopy<K>,
     source: &ObjectMeta,
     desired: &ObjectMeta,
 ) -> Ownership {
     let existing = existing.object().meta();
-    let cluster_mirror = cluster_mirror_of(desired);
     if outranked_mirror(existing, desired) {
         return Ownership::Adoptable;
     }
-    if cluster_mirror_of(existing) != cluster_mirror {
+    if RequestKey::of_copy(existing) != RequestKey::of_copy(desired) {
         return Ownership::Foreign;
     }
     let source_ref = source.namespace.as_deref().zip(source.name.as_deref());
@@ -175,8 +177,8 @@ pub fn mirror_ownership<K: MirroredKind>(
 }
 
 /// Whether `existing` is a mirror this install wrote for a source's own
-/// request (its `workshop.io/mirror-to`), which the ClusterMirror copy
-/// `desired` takes over: a ClusterMirror outranks a source's own mirrors
+/// request (its `workshop.io/mirror-to`) or for a Mirror, which the
+/// ClusterMirror copy `desired` takes over: a ClusterMirror outranks both
 /// at its name. Only a mirror carrying every mark of this install's (the
 /// managed-by label, a `mirror-of` annotation, no owner, and the install's
 /// source selector, which `desired` carries); a mirror of another install

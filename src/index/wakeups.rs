@@ -34,6 +34,7 @@ use crate::{
     decisions::cluster_mirror::Request,
     decisions::consent::{Consent, NamespaceFacts},
     decisions::ownership,
+    decisions::request_key::RequestKey,
     decisions::scope::Reach,
     index::admitting_namespaces::NamespaceMeta,
     index::caches::Caches,
@@ -55,9 +56,15 @@ pub struct Wake<K: MirroredKind> {
 /// An event a ClusterMirror may have to act on.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClusterWake {
-    /// A copy the ClusterMirror `mirror` wrote, in `namespace`, changed or
-    /// went: its ClusterMirror compares that copy.
-    Copy { mirror: String, namespace: String },
+    /// A copy the ClusterMirror or Mirror `mirror` wrote, in `namespace`,
+    /// under `name`, changed or went: its request compares that copy, and
+    /// so do the Mirrors asking for that name there (it may have taken
+    /// their name, or given it back).
+    Copy {
+        mirror: RequestKey,
+        namespace: String,
+        name: String,
+    },
     /// A namespace appeared, went, or changed what selection reads of it:
     /// the ClusterMirrors that asked for it as it was (`before`: they
     /// counted it) or ask for it as it is (`after`) look again.
@@ -72,13 +79,16 @@ impl ClusterWake {
     /// ones for a namespace: one leaving the selection wakes those that
     /// counted it, whatever they held there (a failure, or nothing while
     /// suspended).
-    pub fn woken<R: Borrow<Request>>(&self, served: impl IntoIterator<Item = R>) -> Vec<String> {
+    pub fn woken<R: Borrow<Request>>(
+        &self,
+        served: impl IntoIterator<Item = R>,
+    ) -> Vec<RequestKey> {
         match self {
             ClusterWake::Copy { mirror, .. } => vec![mirror.clone()],
             ClusterWake::Namespace { before, after } => served
                 .into_iter()
                 .filter(|r| r.borrow().concerned_by(before.as_ref(), after.as_ref()))
-                .map(|r| r.borrow().name.clone())
+                .map(|r| r.borrow().key())
                 .collect(),
         }
     }
@@ -92,7 +102,7 @@ pub fn cluster_mirrors_copying<R: Borrow<Request>>(
     kind: SourceKind,
     namespace: &str,
     name: &str,
-) -> Vec<String> {
+) -> Vec<RequestKey> {
     served
         .into_iter()
         .filter(|r| {
@@ -101,7 +111,7 @@ pub fn cluster_mirrors_copying<R: Borrow<Request>>(
                 && request.source_namespace == namespace
                 && request.source_name == name
         })
-        .map(|r| r.borrow().name.clone())
+        .map(|r| r.borrow().key())
         .collect()
 }
 
@@ -181,9 +191,10 @@ pub fn copy_wakeups<K: MirroredKind>(
         sync
     };
     let cluster = |copy: &K| {
-        contract::cluster_mirror_of(copy.meta())
-            .map(|name| ClusterWake::Copy {
-                mirror: name.to_owned(),
+        RequestKey::of_copy(copy.meta())
+            .map(|mirror| ClusterWake::Copy {
+                mirror,
+                name: copy.name_any(),
                 namespace: copy.namespace().unwrap_or_default(),
             })
             .into_iter()
@@ -254,16 +265,13 @@ pub fn namespace_wakeups<K: MirroredKind>(
                 return Wake::default();
             }
             let reach = Reach::Namespace(facts.name.clone());
-            // ClusterMirrors select by labels alone: a change of the grants
-            // or of `accept-mirrors-from` is none of theirs.
-            let selected_alike = before.as_ref().is_some_and(|b| b.labels == facts.labels);
-            let cluster = match selected_alike {
-                true => Vec::new(),
-                false => vec![ClusterWake::Namespace {
-                    before: before.clone(),
-                    after: Some(facts.clone()),
-                }],
-            };
+            // Which requests it concerns is theirs to say: ClusterMirrors
+            // select by labels alone, Mirrors need consent too
+            // (`Request::concerned_by`).
+            let cluster = vec![ClusterWake::Namespace {
+                before: before.clone(),
+                after: Some(facts.clone()),
+            }];
             let wake = Wake {
                 sync: caches
                     .sources_wanting_mirror_in(&facts, consent)

@@ -25,7 +25,12 @@ use std::{borrow::Cow, sync::Arc, time::Instant};
 
 use prometheus_client::{encoding::text::encode, metrics::gauge::Gauge, registry::Registry};
 
-use crate::{contract::MANAGER_NAME, contract::Operation, ops::health::Health};
+use crate::{
+    contract::MANAGER_NAME,
+    contract::Operation,
+    decisions::request_key::{RequestKey, RequestKind},
+    ops::health::Health,
+};
 
 pub use orphans::{CountOrphans, Orphans};
 pub use reconciles::{Loop, Outcome, ReconcileTimer};
@@ -146,14 +151,16 @@ impl Metrics {
         self.objects.set_managed_sources(kind, count);
     }
 
-    /// A ClusterMirror's namespaces: selected, synced and failed.
-    pub fn set_cluster_mirror_targets(&self, name: &str, counts: [usize; 3]) {
-        self.cluster_mirrors.set_targets(name, counts);
+    /// A ClusterMirror's or a Mirror's namespaces: selected, synced and
+    /// failed.
+    pub fn set_request_targets(&self, key: &RequestKey, counts: [usize; 3]) {
+        self.cluster_mirrors.set_targets(key, counts);
     }
 
-    /// A ClusterMirror that is gone has no series.
-    pub fn forget_cluster_mirror(&self, name: &str) {
-        self.cluster_mirrors.forget(name);
+    /// A ClusterMirror that is gone has no series; a Mirror gone counts no
+    /// more.
+    pub fn forget_request(&self, key: &RequestKey) {
+        self.cluster_mirrors.forget(key);
     }
 
     /// Counts one kind's ClusterMirror orphans at each scrape.
@@ -161,8 +168,8 @@ impl Metrics {
         self.orphans.add(count);
     }
 
-    pub fn set_cluster_mirror_crd_present(&self, present: bool) {
-        self.cluster_mirrors.set_crd_present(present);
+    pub fn set_crd_present(&self, kind: RequestKind, present: bool) {
+        self.cluster_mirrors.set_crd_present(kind, present);
     }
 
     pub fn resynced(&self, which: Loop, checked: usize, queued: usize) {

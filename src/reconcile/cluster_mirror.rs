@@ -24,22 +24,21 @@ pub mod caches;
 pub mod loop_context;
 pub mod prune;
 mod publish;
+mod selected;
 mod source;
 mod suspended;
 mod sync;
+mod woken;
 pub mod writers;
 
 use std::{sync::Arc, time::Instant};
 
 use futures::{Stream, StreamExt, channel::mpsc, future, stream};
-use kube::{
-    ResourceExt,
-    runtime::{
-        Controller,
-        controller::{self, Action},
-        reflector::ObjectRef,
-        watcher,
-    },
+use kube::runtime::{
+    Controller,
+    controller::{self, Action},
+    reflector::ObjectRef,
+    watcher,
 };
 
 use crate::{
@@ -47,10 +46,9 @@ use crate::{
     cluster::cluster_mirrors::Change,
     cluster::cluster_sources::SourceChange,
     cluster::digest_key,
-    contract,
     decisions::cluster_mirror::Request,
-    decisions::scope::Reach,
-    index::wakeups::{self, ClusterWake},
+    decisions::request_key::RequestKey,
+    index::wakeups::ClusterWake,
     ops::metrics::Loop,
     reconcile::backoff::{BackoffKey, Of},
     reconcile::error::{Error, Retry},
@@ -99,7 +97,7 @@ pub async fn run(
         () = caches.mirrors.wait_listed() => {}
         _ = this.ctx.shutdown.requested() => return,
     }
-    let names = wakeups(this.clone(), inputs).map(|name| ObjectRef::new(&name));
+    let names = wakeups(this.clone(), inputs).map(|key| caches::object_ref(&key));
     let names = stream::select(names, caches.workers.unparked());
     let config = controller::Config::default().concurrency(concurrency);
     Controller::for_stream(
@@ -113,7 +111,13 @@ pub async fn run(
     .for_each(|outcome| {
         match outcome {
             Ok(_) | Err(controller::Error::ReconcilerFailed(..)) => {}
-            Err(controller::Error::ObjectNotFound(object)) => caches.pending.forget(&object.name),
+            Err(controller::Error::ObjectNotFound(object)) => {
+                let key = RequestKey {
+                    namespace: object.namespace.clone(),
+                    name: object.name.clone(),
+                };
+                caches.pending.forget(&key);
+            }
             Err(error) => {
                 tracing::warn!(controller = "clustermirror", %error, "controller error");
             }
@@ -124,7 +128,7 @@ pub async fn run(
 }
 
 /// One thing that may wake ClusterMirrors.
-enum Input {
+pub(super) enum Input {
     Change(Change),
     Source(SourceChange),
     Watch(SourceKind, ClusterWake),
@@ -136,8 +140,8 @@ enum Input {
     Everything,
 }
 
-/// The names of the ClusterMirrors each input wakes.
-fn wakeups(this: Arc<ClusterMirrorLoop>, inputs: Inputs) -> impl Stream<Item = String> + Send {
+/// The ClusterMirrors and Mirrors each input wakes.
+fn wakeups(this: Arc<ClusterMirrorLoop>, inputs: Inputs) -> impl Stream<Item = RequestKey> + Send {
     let leading = stream::unfold(this.ctx.leadership.clone(), |mut leadership| async move {
         loop {
             if !leadership.changed().await {
@@ -166,132 +170,15 @@ fn wakeups(this: Arc<ClusterMirrorLoop>, inputs: Inputs) -> impl Stream<Item = S
         leading.boxed(),
     ]);
     inputs.flat_map(move |input| {
-        let names: Vec<String> = woken(&this, input)
+        let names: Vec<RequestKey> = woken::woken(&this, input)
             .into_iter()
-            .map(|(name, reach)| {
-                this.caches.pending.taken(&name, Instant::now(), reach);
-                name
+            .map(|(key, reach)| {
+                this.caches.pending.taken(&key, Instant::now(), reach);
+                key
             })
             .collect();
         stream::iter(names)
     })
-}
-
-/// Whom one input wakes, among the ClusterMirrors this install serves, and
-/// about which of their copies: a copy's event about that copy alone,
-/// anything else about all (it may change what is selected). A changed or
-/// deleted ClusterMirror also wakes the prune of the copies carrying its
-/// name.
-fn woken(this: &ClusterMirrorLoop, input: Input) -> Vec<(String, Reach)> {
-    if let Input::Watch(_, ClusterWake::Copy { mirror, namespace }) = input {
-        let at = ObjectRef::new(&mirror);
-        let ours = (this.caches.mirrors.store.get(&at)).is_some_and(|o| this.serves(&o));
-        return match ours {
-            true => vec![(mirror, Reach::Namespace(namespace))],
-            false => Vec::new(),
-        };
-    }
-    names_woken(this, input)
-        .into_iter()
-        .map(|name| (name, Reach::Everything))
-        .collect()
-}
-
-fn names_woken(this: &ClusterMirrorLoop, input: Input) -> Vec<String> {
-    let caches = &this.caches;
-    let kinds = this.writers.kinds();
-    // The readable ClusterMirrors served, by the kind that reports on them.
-    let served = |by: Option<SourceKind>| {
-        (caches.mirrors.requests().into_iter()).filter(move |r| {
-            let reporter = kinds.reporter(Some(r.copy_kind()));
-            r.served_by(&caches.install.class)
-                && reporter.is_some()
-                && by.is_none_or(|by| reporter == Some(by))
-        })
-    };
-    // Every ClusterMirror served, readable or not, by the kind that
-    // reports on them (None: by any).
-    let of_class = |by: Option<SourceKind>| {
-        (caches.mirrors.store.state().iter())
-            .filter(|o| this.serves(o))
-            .filter(|o| by.is_none_or(|by| kinds.reporter(o.copy_kind()) == Some(by)))
-            .map(|o| o.name_any())
-            .collect()
-    };
-    // Copies of a ClusterMirror that went while none was watched: kept as
-    // orphans, and told about.
-    let any_cluster_mirror = |meta: &_| contract::cluster_mirror_of(meta).is_some();
-    match input {
-        Input::Everything | Input::Change(Change::Listed) => {
-            this.writers.prune_copies(None, any_cluster_mirror);
-            publish::forget_failures_of_the_gone(&this.caches, &this.ctx);
-            of_class(None)
-        }
-        Input::CompareAll(kind) => {
-            this.writers.prune_copies(Some(kind), any_cluster_mirror);
-            of_class(Some(kind))
-        }
-        Input::Change(Change::StatusWritten { name }) => {
-            let serves = |object: &StoredClusterMirror| this.serves(object);
-            publish::status_written(&name, serves, caches, &this.ctx)
-                .into_iter()
-                .collect()
-        }
-        Input::Change(Change::Request { name, after }) => request_changed(this, name, after),
-        Input::Source(SourceChange::Listed { kind }) => served(None)
-            .filter(|r| r.kind == kind)
-            .map(|r| r.name.clone())
-            .collect(),
-        Input::NewKey => served(None)
-            .filter(|r| r.publishes_secret())
-            .map(|r| r.name.clone())
-            .collect(),
-        Input::Source(SourceChange::Object {
-            kind,
-            namespace,
-            name,
-        }) => wakeups::cluster_mirrors_copying(served(None), kind, &namespace, &name),
-        // Each kind's watches tell of every namespace: each wakes the
-        // ClusterMirrors its kind's writer reports on.
-        Input::Watch(kind, wake) => wake.woken(served(Some(kind))),
-    }
-}
-
-/// Whom a changed (or, with no `after`, deleted) ClusterMirror `name`
-/// wakes, after the prune of every copy carrying its name.
-fn request_changed(
-    this: &ClusterMirrorLoop,
-    name: String,
-    after: Option<Arc<Request>>,
-) -> Vec<String> {
-    // Every copy it wrote, whatever source, name or kind it asked
-    // for when it wrote it (a suspended one may have changed its
-    // spec many times since).
-    let carrying = |meta: &_| contract::cluster_mirror_of(meta) == Some(name.as_str());
-    this.writers.prune_copies(None, carrying);
-    let caches = &this.caches;
-    let reported = |kind| this.writers.kinds().reporter(kind).is_some();
-    match after {
-        Some(after) if !after.served_by(&caches.install.class) => {
-            // Handed over to another install: this one forgets it.
-            publish::forget(&name, caches, &this.ctx);
-            Vec::new()
-        }
-        Some(after) if reported(Some(after.copy_kind())) => vec![name],
-        Some(_) => {
-            // Asks now for copies of a kind this install does not report
-            // on: it forgets it, as it never knew it.
-            publish::forget(&name, caches, &this.ctx);
-            Vec::new()
-        }
-        None => {
-            publish::forget(&name, caches, &this.ctx);
-            publish::forget_failures_of_the_gone(&this.caches, &this.ctx);
-            // An unreadable spec is reported by the install of its class
-            // that reports on the kind it names, if it reads that far.
-            vec![name]
-        }
-    }
 }
 
 impl ClusterMirrorLoop {
@@ -310,9 +197,19 @@ impl ClusterMirrorLoop {
     /// `SourceChange::Listed`).
     fn listed(&self, object: &StoredClusterMirror) -> bool {
         let reporter = self.writers.kinds().reporter(object.copy_kind());
-        let source = object.spec.as_ref().ok().map(|spec| spec.source.kind);
+        let source = object.spec.as_ref().ok().map(|spec| &spec.source);
+        // A Mirror woken before its namespace's watch started (by another
+        // input than its own change): started now, it is woken once listed.
+        if let Some(source) = source
+            && object.metadata.namespace.is_some()
+            && !self.caches.sources_watched(source.kind, &source.namespace)
+        {
+            self.caches.follow_mirror_sources();
+            return false;
+        }
         reporter.is_some_and(|kind| self.writers.caches_listed(kind))
-            && source.is_none_or(|kind| self.caches.sources_listed(kind))
+            && source
+                .is_none_or(|source| self.caches.sources_listed(source.kind, &source.namespace))
     }
 }
 
@@ -322,8 +219,9 @@ async fn reconcile(
 ) -> Result<Action, Error> {
     let caches = &this.caches;
     // Another install's: nothing of it is written here, not even a status.
+    let request_key = RequestKey::of_meta(&object.metadata);
     if !this.serves(&object) || !this.listed(&object) {
-        caches.pending.forget(&object.name_any());
+        caches.pending.forget(&request_key);
         return Ok(Action::await_change());
     }
     // Shared by the namespace its source is in, as that source's own
@@ -338,7 +236,7 @@ async fn reconcile(
         return Ok(Action::await_change());
     };
     let key = BackoffKey::new(Loop::sync, Of::ClusterMirrors, &object.metadata);
-    let served = caches.pending.reconcile_started(&object.name_any());
+    let served = caches.pending.reconcile_started(&request_key);
     let ctx = &this.ctx;
     // When to run again without a wakeup: a status write that had to wait,
     // or a look on the slow timer at what no watch reports.
@@ -349,7 +247,7 @@ async fn reconcile(
             Err(why) => Found::invalid(object.metadata.generation, why),
         };
         if !found.writes() {
-            caches.writes_for(&object.name_any(), false);
+            caches.writes_for(&request_key, false);
         }
         let waiting = publish::report(&object, &found, caches, ctx).await?;
         again = waiting.or_else(|| found.looks_again().then_some(ctx.retry_policy.slowly.0));
@@ -376,17 +274,18 @@ fn error_policy(
     this: Arc<ClusterMirrorLoop>,
 ) -> Action {
     let key = BackoffKey::new(Loop::sync, Of::ClusterMirrors, &object.metadata);
+    let request = RequestKey::of_meta(&object.metadata);
     // Its retry compares everything: nothing narrower builds on it.
-    this.caches.stand(&object.name_any(), None);
-    this.caches.pending.retried(&object.name_any());
+    this.caches.stand(&request, None);
+    this.caches.pending.retried(&request);
     let new = this.ctx.backoffs.is_new_condition(&key, &error.to_string());
     match error.retry() {
         // Told in its status and Event already; only looked at again.
         Retry::Slowly => {
-            tracing::debug!(clustermirror = %object.name_any(), %error, "ClusterMirror failures wait for a person; looking again on the slow timer")
+            tracing::debug!(%request, %error, "failures wait for a person; looking again on the slow timer")
         }
         _ if new => {
-            tracing::warn!(clustermirror = %object.name_any(), %error, "ClusterMirror reconcile failed; retrying with backoff")
+            tracing::warn!(%request, %error, "reconcile failed; retrying with backoff")
         }
         _ => {}
     }

@@ -6,12 +6,12 @@
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::runtime::reflector::ObjectRef;
 
 use crate::{
     decisions::consent::NamespaceFacts,
     decisions::copy_verdict::{self, ClusterMirrorFacts, CopyFacts, CopyVerdict, PruneRules, Seen},
     decisions::desired_copy::never_a_source,
+    decisions::request_key::RequestKey,
     kind::MirroredKind,
     reconcile::context::Context,
 };
@@ -51,23 +51,21 @@ impl<K: MirroredKind> CopyFacts<K> for Cached<'_, K> {
 
 impl<K: MirroredKind> ClusterMirrorFacts for Cached<'_, K> {
     /// Keep when this install has no ClusterMirrors (one namespace only),
-    /// or when that ClusterMirror is of another install's class.
+    /// or when that ClusterMirror or Mirror is of another install's class.
+    /// A Mirror's copies are judged by the consent of their kind, a
+    /// ClusterMirror's by the protected namespaces alone.
     fn cluster_mirror_fate(
         &self,
         copy: &ObjectMeta,
-        name: &str,
+        key: &RequestKey,
         fate: impl FnOnce(&Seen<'_>, &PruneRules<'_>) -> CopyVerdict,
     ) -> CopyVerdict {
         let ctx = self.0;
         let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
             return CopyVerdict::Keep;
         };
-        let exists = cluster_mirrors
-            .mirrors
-            .store
-            .get(&ObjectRef::new(name))
-            .is_some();
-        let request = cluster_mirrors.mirrors.request(name);
+        let exists = cluster_mirrors.mirrors.object(key).is_some();
+        let request = cluster_mirrors.mirrors.request(key);
         // A copy of a ClusterMirror another install serves is that install's.
         if request
             .as_ref()
@@ -78,13 +76,16 @@ impl<K: MirroredKind> ClusterMirrorFacts for Cached<'_, K> {
         let rules = PruneRules {
             kind: K::SOURCE_KIND,
             install: &ctx.install,
-            consent: &cluster_mirrors.consent,
+            consent: match key.is_mirror() {
+                true => &ctx.consent,
+                false => &cluster_mirrors.consent,
+            },
         };
         let seen = Seen {
-            listed: cluster_mirrors.mirrors.is_listed(),
+            listed: cluster_mirrors.mirrors.is_listed(key.kind()),
             exists,
             request: request.as_deref(),
-            deletion: cluster_mirrors.mirrors.deletion_of(name, copy),
+            deletion: cluster_mirrors.mirrors.deletion_of(key, copy),
         };
         fate(&seen, &rules)
     }

@@ -19,6 +19,7 @@ use crate::{
     decisions::copy_verdict::{self, CopyVerdict},
     decisions::owner_ref::controlling_owner,
     decisions::plan::SeenVersion,
+    decisions::request_key::RequestKey,
     kind::MirroredKind,
     ops::metrics::Loop,
     reconcile::backoff::{BackoffKey, Of},
@@ -50,13 +51,12 @@ async fn prune<K: MirroredKind>(copy: &K, ctx: &Context<K>) -> Result<(), Error>
     // make every source look unmanaged.
     ctx.caches_ready().await?;
     let verdict = verdict(copy, ctx);
-    if let Some(cluster_mirror) = contract::cluster_mirror_of(copy.meta()) {
-        let cluster_mirror = cluster_mirror.to_owned();
-        return cluster_mirror::prune::prune(copy, &cluster_mirror, verdict, ctx).await;
+    if let Some(request) = RequestKey::of_copy(copy.meta()) {
+        return cluster_mirror::prune::prune(copy, &request, verdict, ctx).await;
     }
     let why = match verdict {
-        // Only a ClusterMirror's copy is kept or released for its
-        // ClusterMirror's sake.
+        // Only a ClusterMirror's or a Mirror's copy is kept or released
+        // for its request's sake.
         CopyVerdict::Keep | CopyVerdict::ClusterMirrorDeleted(_) | CopyVerdict::Orphaned => None,
         CopyVerdict::Unwanted(why) => Some(why.said()),
         CopyVerdict::UnwantedIfSourceGone(source, why) => {

@@ -28,7 +28,7 @@ use crate::{
     },
 };
 
-mod mirrors;
+pub(crate) mod mirrors;
 
 pub async fn reconcile<K: MirroredKind>(
     source: Arc<K>,

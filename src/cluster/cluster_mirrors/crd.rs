@@ -11,7 +11,7 @@ use std::sync::{
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{
-    Api, Client, CustomResourceExt,
+    Api, Client,
     core::PartialObjectMeta,
     runtime::{
         utils::Backoff,
@@ -20,7 +20,14 @@ use kube::{
 };
 use tokio::sync::watch;
 
-use crate::{api::ClusterMirror, decisions::cluster_mirror::LiveCrd, ops::metrics::Metrics};
+use crate::decisions::request_key::RequestKind;
+use crate::{decisions::cluster_mirror::LiveCrd, ops::metrics::Metrics};
+
+/// The events of one CRD's watch.
+pub type CrdEvents = futures::stream::BoxStream<
+    'static,
+    Result<Event<PartialObjectMeta<CustomResourceDefinition>>, watcher::Error>,
+>;
 
 /// What the CRD watch last said: None before it first reported; then the
 /// CRD while it exists and is not being deleted, else None.
@@ -34,6 +41,7 @@ type LastRead = (u64, Option<LiveCrd>);
 #[derive(Clone)]
 pub struct CrdReads {
     client: Client,
+    kind: RequestKind,
     /// How many events that can make a ClusterMirror absent (a delete, a
     /// new list) were seen; counted before the store shows the absence.
     absences_seen: Arc<AtomicU64>,
@@ -43,9 +51,10 @@ pub struct CrdReads {
 }
 
 impl CrdReads {
-    pub fn new(client: Client) -> CrdReads {
+    pub fn new(client: Client, kind: RequestKind) -> CrdReads {
         CrdReads {
             client,
+            kind,
             absences_seen: Arc::default(),
             last_read: Arc::default(),
         }
@@ -62,7 +71,7 @@ impl CrdReads {
     /// server now.
     pub async fn read(&self) -> Result<Option<LiveCrd>, kube::Error> {
         let api = Api::<CustomResourceDefinition>::all(self.client.clone());
-        let crd = api.get_metadata_opt(ClusterMirror::crd_name()).await?;
+        let crd = api.get_metadata_opt(self.kind.crd_name()).await?;
         Ok(crd.and_then(live_crd))
     }
 
@@ -110,12 +119,12 @@ pub async fn retry_pause(
 /// Says loudly, and in a metric, whenever the CRD goes or is being
 /// deleted; tells `live` which CRD is live.
 pub async fn follow_crd(
-    events: impl futures::Stream<
-        Item = Result<Event<PartialObjectMeta<CustomResourceDefinition>>, watcher::Error>,
-    >,
+    kind: RequestKind,
+    events: CrdEvents,
     metrics: Arc<Metrics>,
     live: watch::Sender<CrdSeen>,
 ) {
+    let (crd, kind) = (kind.crd_name(), kind);
     let mut events = std::pin::pin!(events);
     let mut present: Option<bool> = None;
     let mut listing = None;
@@ -133,26 +142,24 @@ pub async fn follow_crd(
             }
             Ok(Event::InitDone) => listing.take(),
             Err(error) => {
-                tracing::warn!(%error, crd = ClusterMirror::crd_name(), "cannot watch the ClusterMirror CRD");
+                tracing::warn!(%error, crd, "cannot watch the {} CRD", kind.name());
                 continue;
             }
         };
         let now_present = now_live.is_some();
         if present != Some(now_present) {
+            let kind = kind.name();
             match now_present {
-                true => tracing::info!(
-                    crd = ClusterMirror::crd_name(),
-                    "the ClusterMirror CRD is installed"
-                ),
+                true => tracing::info!(crd, "the {kind} CRD is installed"),
                 false => tracing::error!(
-                    crd = ClusterMirror::crd_name(),
-                    "the ClusterMirror CRD is missing or being deleted: no ClusterMirror copy is removed; label-driven mirroring goes on"
+                    crd,
+                    "the {kind} CRD is missing or being deleted: no {kind} copy is removed; label-driven mirroring goes on"
                 ),
             }
         }
         present = Some(now_present);
         live.send_replace(Some(now_live));
-        metrics.set_cluster_mirror_crd_present(now_present);
+        metrics.set_crd_present(kind, now_present);
     }
 }
 

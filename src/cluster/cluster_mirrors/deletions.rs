@@ -23,12 +23,13 @@ use k8s_openapi::jiff::Timestamp;
 
 use crate::{
     api::DeletionPolicy, decisions::cluster_mirror::LiveCrd, decisions::copy_verdict::Witnessed,
+    decisions::request_key::RequestKey,
 };
 
 /// One deletion seen.
 #[derive(Debug, Clone)]
 struct Deletion {
-    name: String,
+    key: RequestKey,
     policy: DeletionPolicy,
     /// The CRD live when it was seen, by uid; None if none was known.
     crd_uid: Option<String>,
@@ -47,13 +48,13 @@ pub struct Deletions {
     seen: Arc<Mutex<HashMap<String, Deletion>>>,
     /// The ClusterMirror names whose orphans were told about, until a
     /// ClusterMirror of the name appears again.
-    told: Arc<Mutex<HashSet<String>>>,
+    told: Arc<Mutex<HashSet<RequestKey>>>,
     /// The ClusterMirrors read absent that nobody saw go, by name and
     /// uid: the CRD live when read.
     absent: Arc<Mutex<HashMap<NameAndUid, Option<String>>>>,
 }
 
-type NameAndUid = (String, String);
+type NameAndUid = (RequestKey, String);
 
 /// How many ClusterMirrors read absent are remembered at most (a few
 /// hundred bytes each).
@@ -65,14 +66,14 @@ impl Deletions {
     /// (`proven`) having been proven made under it.
     pub fn record(
         &self,
-        name: &str,
+        key: &RequestKey,
         uid: &str,
         policy: DeletionPolicy,
         (crd_uid, proven): (Option<String>, bool),
         created: Option<Timestamp>,
     ) {
         let deletion = Deletion {
-            name: name.to_owned(),
+            key: key.clone(),
             policy,
             crd_uid,
             created,
@@ -87,28 +88,28 @@ impl Deletions {
     /// live). Kept apart from the deletions seen, and by name and uid both,
     /// as copies claim them: what one copy's claim found answers only
     /// copies making the same claim, each by the CRD its own mark names.
-    pub fn found_absent(&self, name: &str, uid: &str, live: Option<String>) {
+    pub fn found_absent(&self, key: &RequestKey, uid: &str, live: Option<String>) {
         let mut absent = lock(&self.absent);
         // Each entry costs two reads to find again: past the bound (copies
         // forged in their thousands), all are forgotten at once.
         if absent.len() >= MAX_ABSENT {
             absent.clear();
         }
-        absent.insert((name.to_owned(), uid.to_owned()), live);
+        absent.insert((key.clone(), uid.to_owned()), live);
     }
 
     /// What was read when the ClusterMirror `name` (`uid`) was found
     /// absent: the CRD then live, if any; None if it was not read.
-    pub fn absent_under(&self, name: &str, uid: &str) -> Option<Option<String>> {
+    pub fn absent_under(&self, key: &RequestKey, uid: &str) -> Option<Option<String>> {
         lock(&self.absent)
-            .get(&(name.to_owned(), uid.to_owned()))
+            .get(&(key.clone(), uid.to_owned()))
             .cloned()
     }
 
     /// The deletion of the ClusterMirror `name` whose uid is `uid`, if seen.
-    pub fn of(&self, name: &str, uid: &str) -> Option<Witnessed> {
+    pub fn of(&self, key: &RequestKey, uid: &str) -> Option<Witnessed> {
         let seen = lock(&self.seen);
-        let deletion = seen.get(uid).filter(|d| d.name == name)?;
+        let deletion = seen.get(uid).filter(|d| d.key == *key)?;
         Some(Witnessed {
             policy: deletion.policy,
             crd_live: deletion.crd_live,
@@ -133,13 +134,13 @@ impl Deletions {
 
     /// Whether the orphans of `name` are to be told about now: once, until
     /// a ClusterMirror of that name appears again.
-    pub fn first_orphaned(&self, name: &str) -> bool {
-        lock(&self.told).insert(name.to_owned())
+    pub fn first_orphaned(&self, key: &RequestKey) -> bool {
+        lock(&self.told).insert(key.clone())
     }
 
-    /// A ClusterMirror called `name` is there.
-    pub fn appeared(&self, name: &str) {
-        lock(&self.told).remove(name);
+    /// A ClusterMirror called `key` is there.
+    pub fn appeared(&self, key: &RequestKey) {
+        lock(&self.told).remove(key);
     }
 }
 
@@ -150,6 +151,10 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn k(name: &str) -> RequestKey {
+        RequestKey::cluster_mirror(name)
+    }
 
     fn at(seconds: i64) -> Option<Timestamp> {
         Timestamp::from_second(seconds).ok()
@@ -166,11 +171,17 @@ mod tests {
     fn a_deletion_removes_copies_only_if_the_same_crd_was_live_after_it() {
         let deletions = Deletions::default();
         let delete = DeletionPolicy::Delete;
-        deletions.record("ca", "u1", delete, (Some("crd-1".into()), false), at(200));
-        assert_eq!(deletions.of("other", "u1"), None, "bound by name too");
-        assert_eq!(deletions.of("ca", "u2"), None, "and by uid");
+        deletions.record(
+            &k("ca"),
+            "u1",
+            delete,
+            (Some("crd-1".into()), false),
+            at(200),
+        );
+        assert_eq!(deletions.of(&k("other"), "u1"), None, "bound by name too");
+        assert_eq!(deletions.of(&k("ca"), "u2"), None, "and by uid");
         assert_eq!(
-            deletions.of("ca", "u1").map(|w| w.crd_live),
+            deletions.of(&k("ca"), "u1").map(|w| w.crd_live),
             Some(None),
             "not read yet"
         );
@@ -183,12 +194,12 @@ mod tests {
             "the first answer stays"
         );
         assert_eq!(
-            deletions.of("ca", "u1").and_then(|w| w.crd_live),
+            deletions.of(&k("ca"), "u1").and_then(|w| w.crd_live),
             Some(false)
         );
 
         deletions.record(
-            "ca",
+            &k("ca"),
             "u3",
             DeletionPolicy::Orphan,
             (Some("crd-1".into()), false),
@@ -196,7 +207,7 @@ mod tests {
         );
         assert!(deletions.settle("u3", Some(&crd("crd-1", 100))));
         assert!(deletions.settle("u3", None), "the first answer stays");
-        deletions.record("db", "u4", delete, (None, false), at(200));
+        deletions.record(&k("db"), "u4", delete, (None, false), at(200));
         assert!(!deletions.settle("u4", None), "no CRD known: kept");
         assert!(
             !deletions.settle("u5", Some(&crd("crd-1", 100))),
@@ -207,20 +218,20 @@ mod tests {
     #[test]
     fn an_absence_read_answers_only_the_same_claim_and_never_a_deletion_seen() {
         let deletions = Deletions::default();
-        assert_eq!(deletions.absent_under("ca", "u1"), None);
-        deletions.found_absent("ca", "u1", Some("crd-1".into()));
+        assert_eq!(deletions.absent_under(&k("ca"), "u1"), None);
+        deletions.found_absent(&k("ca"), "u1", Some("crd-1".into()));
         assert_eq!(
-            deletions.absent_under("ca", "u1"),
+            deletions.absent_under(&k("ca"), "u1"),
             Some(Some("crd-1".into()))
         );
         // A claim of another name (a forged copy's, say) answers nothing of
         // the ClusterMirror `ca`, and is no deletion seen.
-        deletions.found_absent("zzz", "u2", Some("crd-1".into()));
-        assert_eq!(deletions.absent_under("ca", "u2"), None);
-        assert_eq!(deletions.of("zzz", "u2"), None);
-        assert_eq!(deletions.of("ca", "u2"), None);
+        deletions.found_absent(&k("zzz"), "u2", Some("crd-1".into()));
+        assert_eq!(deletions.absent_under(&k("ca"), "u2"), None);
+        assert_eq!(deletions.of(&k("zzz"), "u2"), None);
+        assert_eq!(deletions.of(&k("ca"), "u2"), None);
         for i in 0..MAX_ABSENT {
-            deletions.found_absent("n", &format!("u{i}"), None);
+            deletions.found_absent(&k("n"), &format!("u{i}"), None);
         }
         assert!(lock(&deletions.absent).len() <= MAX_ABSENT, "bounded");
     }
@@ -233,7 +244,7 @@ mod tests {
         // arrives: the uids agree, the times do not.
         let replaced = crd("crd-2", 300);
         deletions.record(
-            "ca",
+            &k("ca"),
             "u1",
             DeletionPolicy::Delete,
             (Some("crd-2".into()), false),
@@ -242,7 +253,7 @@ mod tests {
         assert!(!deletions.settle("u1", Some(&replaced)));
         // One made under the new CRD, the same second included, is deleted.
         deletions.record(
-            "ca",
+            &k("ca"),
             "u2",
             DeletionPolicy::Delete,
             (Some("crd-2".into()), false),
@@ -250,7 +261,7 @@ mod tests {
         );
         assert!(deletions.settle("u2", Some(&replaced)));
         deletions.record(
-            "db",
+            &k("db"),
             "u3",
             DeletionPolicy::Delete,
             (Some("crd-2".into()), false),
@@ -260,19 +271,25 @@ mod tests {
         // Proven made under the CRD (by reads), its uid alone tells: the
         // same second or not, and a CRD made again has another uid.
         let proven = (Some("crd-2".into()), true);
-        deletions.record("ca", "u4", DeletionPolicy::Delete, proven.clone(), at(200));
+        deletions.record(
+            &k("ca"),
+            "u4",
+            DeletionPolicy::Delete,
+            proven.clone(),
+            at(200),
+        );
         assert!(deletions.settle("u4", Some(&replaced)));
-        deletions.record("ca", "u5", DeletionPolicy::Delete, proven, at(300));
+        deletions.record(&k("ca"), "u5", DeletionPolicy::Delete, proven, at(300));
         assert!(!deletions.settle("u5", Some(&crd("crd-3", 300))));
     }
 
     #[test]
     fn orphans_are_told_once_per_name_until_it_appears_again() {
         let deletions = Deletions::default();
-        assert!(deletions.first_orphaned("ca"));
-        assert!(!deletions.first_orphaned("ca"));
-        assert!(deletions.first_orphaned("db"));
-        deletions.appeared("ca");
-        assert!(deletions.first_orphaned("ca"));
+        assert!(deletions.first_orphaned(&k("ca")));
+        assert!(!deletions.first_orphaned(&k("ca")));
+        assert!(deletions.first_orphaned(&k("db")));
+        deletions.appeared(&k("ca"));
+        assert!(deletions.first_orphaned(&k("ca")));
     }
 }

@@ -11,12 +11,12 @@ use std::{
 };
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::{Api, api::ListParams};
+use kube::api::ListParams;
 
-use super::ClusterMirrors;
+use super::{ClusterMirrors, Served, api_of};
 use crate::{
-    api::ClusterMirror,
     decisions::cluster_mirror::{DeletionMark, Request, bound_cluster_mirror_uid},
+    decisions::request_key::{RequestKey, RequestKind},
 };
 
 /// What became of the ClusterMirror a copy is bound to, which the cache no
@@ -53,14 +53,17 @@ impl ClusterMirrors {
     /// [`Self::proven_made_under`] says it. Not proven (the ClusterMirror
     /// gone, or no CRD live), its copies record no CRD.
     pub async fn prove_made_under(&self, request: &Request) -> Result<(), kube::Error> {
-        if self.proven_made_under(&request.uid).is_some() {
+        let key = request.key();
+        let kind = RequestKind::of(&key);
+        let served = self.served(kind);
+        if served.proven_made_under(&request.uid).is_some() {
             return Ok(());
         }
-        let Some(crd) = self.crd_reads.read().await? else {
+        let Some(crd) = served.crd_reads.read().await? else {
             return Ok(());
         };
-        let api = Api::<ClusterMirror>::all(self.client.clone());
-        let there = api.get_metadata_opt(&request.name).await?;
+        let api = api_of(self.client.clone(), &key);
+        let there = api.get_metadata_opt(&key.name).await?;
         // One being deleted may be going with a CRD since deleted: proven
         // of none.
         let proven = there.is_some_and(|object| {
@@ -68,14 +71,18 @@ impl ClusterMirrors {
                 && object.metadata.deletion_timestamp.is_none()
         });
         if proven {
-            self.lock_made_under().insert(request.uid.clone(), crd.uid);
+            served
+                .lock_made_under()
+                .insert(request.uid.clone(), crd.uid);
         }
         Ok(())
     }
 
-    /// The uid of the CRD the ClusterMirror `uid` was proven made under.
+    /// The uid of the CRD the ClusterMirror or Mirror `uid` was proven
+    /// made under.
     pub fn proven_made_under(&self, uid: &str) -> Option<String> {
-        self.lock_made_under().get(uid).cloned()
+        (self.cluster_mirrors.proven_made_under(uid))
+            .or_else(|| self.mirrors.proven_made_under(uid))
     }
 
     /// What became of the ClusterMirror `name` that `copy` is bound to,
@@ -85,21 +92,22 @@ impl ClusterMirrors {
     /// mark names was live after it was read absent
     /// ([`Self::read_absent`]). Once for all the copies of one
     /// ClusterMirror.
-    pub async fn gone(&self, name: &str, copy: &ObjectMeta) -> Result<Gone, kube::Error> {
+    pub async fn gone(&self, key: &RequestKey, copy: &ObjectMeta) -> Result<Gone, kube::Error> {
         let Some(uid) = bound_cluster_mirror_uid(copy) else {
             return Ok(Gone::WithItsCrd);
         };
-        if let Some(seen) = self.deletions.of(name, uid) {
+        let served = self.served(RequestKind::of(key));
+        if let Some(seen) = served.deletions.of(key, uid) {
             if let Some(settled) = seen.crd_live {
                 return Ok(settled.into());
             }
-            let live = self.crd_reads.live_since_absence().await?;
-            return Ok(self.deletions.settle(uid, live.as_ref()).into());
+            let live = served.crd_reads.live_since_absence().await?;
+            return Ok(served.deletions.settle(uid, live.as_ref()).into());
         }
         let Some(mark) = DeletionMark::on(copy) else {
             return Ok(Gone::WithItsCrd);
         };
-        match self.read_absent(name, uid).await? {
+        match self.read_absent(served, key, uid).await? {
             None => Ok(Gone::StillThere),
             Some(live) => Ok((live.as_deref() == Some(mark.crd_uid)).into()),
         }
@@ -115,26 +123,34 @@ impl ClusterMirrors {
     /// time, so that the copies of one ClusterMirror read it once.
     async fn read_absent(
         &self,
-        name: &str,
+        served: &Served,
+        key: &RequestKey,
         uid: &str,
     ) -> Result<Option<Option<String>>, kube::Error> {
-        let _one_at_a_time = self.confirming.lock().await;
-        if let Some(live) = self.deletions.absent_under(name, uid) {
+        let _one_at_a_time = served.confirming.lock().await;
+        if let Some(live) = served.deletions.absent_under(key, uid) {
             return Ok(Some(live));
         }
-        let api = Api::<ClusterMirror>::all(self.client.clone());
-        let by_name = ListParams::default().fields(&format!("metadata.name={name}"));
+        let api = api_of(self.client.clone(), key);
+        let by_name = ListParams::default().fields(&format!("metadata.name={}", key.name));
         let listed = api.list_metadata(&by_name).await?;
         if (listed.items.iter()).any(|object| object.metadata.uid.as_deref() == Some(uid)) {
             return Ok(None);
         }
-        let live = self.crd_reads.read().await?.map(|crd| crd.uid);
-        self.deletions.found_absent(name, uid, live.clone());
+        let live = served.crd_reads.read().await?.map(|crd| crd.uid);
+        served.deletions.found_absent(key, uid, live.clone());
         Ok(Some(live))
     }
+}
 
-    /// Forgets what was proven of the ClusterMirrors whose uids `keep`
-    /// does not hold.
+impl Served {
+    /// The uid of the CRD the object `uid` was proven made under.
+    pub(super) fn proven_made_under(&self, uid: &str) -> Option<String> {
+        self.lock_made_under().get(uid).cloned()
+    }
+
+    /// Forgets what was proven of the objects whose uids `keep` does not
+    /// hold.
     pub(super) fn forget_made_under(&self, keep: impl Fn(&str) -> bool) {
         self.lock_made_under().retain(|uid, _| keep(uid));
     }

@@ -1,7 +1,8 @@
-use kube::runtime::reflector::store::Writer;
+use kube::runtime::{reflector::store::Writer, watcher::Event};
 use serde_json::{Value, json};
 
 use super::*;
+use crate::api::StoredStatus;
 
 /// The cache with no API server behind it: `observe` reads none.
 fn mirrors() -> (ClusterMirrors, Writer<StoredClusterMirror>) {
@@ -10,19 +11,42 @@ fn mirrors() -> (ClusterMirrors, Writer<StoredClusterMirror>) {
     });
     let writer = Writer::default();
     let client = Client::new(no_api_server, "default");
-    let mirrors = ClusterMirrors {
-        store: writer.as_reader(),
-        requests: Arc::default(),
+    let served = |kind| Served {
+        kind,
         listed: watch::channel(false).1,
-        listeners: Arc::default(),
         crd: watch::channel(None).1,
-        crd_reads: CrdReads::new(client.clone()),
+        crd_reads: CrdReads::new(client.clone(), kind),
         deletions: Deletions::default(),
         confirming: Arc::default(),
         made_under: Arc::default(),
+    };
+    let mirrors = ClusterMirrors {
+        store: writer.as_reader(),
+        requests: Arc::default(),
+        listeners: Arc::default(),
+        cluster_mirrors: served(RequestKind::ClusterMirror),
+        mirrors: served(RequestKind::Mirror),
         client,
     };
     (mirrors, writer)
+}
+
+fn observe(
+    mirrors: &ClusterMirrors,
+    event: &Event<StoredClusterMirror>,
+    before: Option<Option<StoredStatus>>,
+) -> Vec<Change> {
+    let kind = match event {
+        Event::Apply(o) | Event::InitApply(o) | Event::Delete(o) => {
+            RequestKind::of(&RequestKey::of_meta(&o.metadata))
+        }
+        _ => RequestKind::ClusterMirror,
+    };
+    mirrors.observe(mirrors.served(kind), event, before)
+}
+
+fn key(name: &str) -> RequestKey {
+    RequestKey::cluster_mirror(name)
 }
 
 fn stored(name: &str, generation: i64, spec: Value, status: Value) -> StoredClusterMirror {
@@ -49,14 +73,16 @@ fn applied(
     before: Option<&StoredClusterMirror>,
 ) -> Vec<String> {
     let before = before.map(|before| before.status.clone());
-    let changes = mirrors.observe(&Event::Apply(object), before);
+    let changes = observe(mirrors, &Event::Apply(object), before);
     changes.iter().map(said).collect()
 }
 
 fn said(change: &Change) -> String {
     match change {
-        Change::Request { name, after } => format!("request {name} readable={}", after.is_some()),
-        Change::StatusWritten { name } => format!("status of {name} written"),
+        Change::Request { key, after } => {
+            format!("request {} readable={}", key.name, after.is_some())
+        }
+        Change::StatusWritten { key } => format!("status of {} written", key.name),
         Change::Listed => "listed".to_owned(),
     }
 }
@@ -119,7 +145,7 @@ async fn a_spec_changed_or_made_unreadable_is_a_request_changed() {
         applied(&mirrors, second.clone(), Some(&first)),
         ["request a readable=true"]
     );
-    assert_eq!(mirrors.request("a").unwrap().generation, Some(2));
+    assert_eq!(mirrors.request(&key("a")).unwrap().generation, Some(2));
     let mut unknown = spec();
     unknown["target"]["keys"] = json!(["ca.crt"]);
     let third = stored("a", 3, unknown, json!({}));
@@ -128,7 +154,7 @@ async fn a_spec_changed_or_made_unreadable_is_a_request_changed() {
         ["request a readable=false"]
     );
     assert!(
-        mirrors.request("a").is_none(),
+        mirrors.request(&key("a")).is_none(),
         "an unreadable spec asks for nothing"
     );
 }
@@ -140,7 +166,7 @@ async fn a_list_keeps_the_requests_of_the_listed_only() {
     let kept = stored("kept", 1, spec(), json!({}));
     for event in [Event::Init, Event::InitApply(kept), Event::InitDone] {
         writer.apply_watcher_event(&event);
-        let said: Vec<String> = mirrors.observe(&event, None).iter().map(said).collect();
+        let said: Vec<String> = observe(&mirrors, &event, None).iter().map(said).collect();
         let listed = matches!(event, Event::InitDone);
         assert_eq!(said, if listed { vec!["listed"] } else { vec![] });
     }
@@ -153,10 +179,37 @@ async fn a_deletion_is_a_request_for_nothing() {
     let (mirrors, _writer) = mirrors();
     let object = stored("a", 1, spec(), json!({}));
     applied(&mirrors, object.clone(), None);
-    let changes = mirrors.observe(&Event::Delete(object), None);
+    let changes = observe(&mirrors, &Event::Delete(object), None);
     assert_eq!(
         changes.iter().map(said).collect::<Vec<_>>(),
         ["request a readable=false"]
     );
-    assert!(mirrors.request("a").is_none());
+    assert!(mirrors.request(&key("a")).is_none());
+}
+
+#[tokio::test]
+async fn a_list_of_clustermirrors_keeps_the_mirrors_requests() {
+    let (mirrors, mut writer) = mirrors();
+    let mirror: StoredClusterMirror = StoredMirror::read(
+        serde_json::from_value(json!({"name": "m", "namespace": "team-a", "uid": "u-m"})).unwrap(),
+        Some(
+            &json!({"source": {"kind": "ConfigMap", "name": "s"}, "target": {"namespaces": ["b"]}}),
+        ),
+        None,
+    )
+    .0;
+    writer.apply_watcher_event(&Event::Apply(mirror.clone()));
+    observe(&mirrors, &Event::Apply(mirror), None);
+    let listed = stored("kept", 1, spec(), json!({}));
+    writer.apply_watcher_event(&Event::Apply(listed.clone()));
+    for event in [Event::Init, Event::InitApply(listed), Event::InitDone] {
+        observe(&mirrors, &event, None);
+    }
+    let mut keys: Vec<String> = mirrors
+        .requests()
+        .iter()
+        .map(|r| r.key().to_string())
+        .collect();
+    keys.sort();
+    assert_eq!(keys, ["clustermirror/kept", "mirror/team-a/m"]);
 }

@@ -19,7 +19,8 @@ use super::{CopyVerdict, Unwanted, mirror_name_reserved};
 use crate::{
     api::{DeletionPolicy, SourceKind},
     contract::written_under,
-    decisions::cluster_mirror::{DeletionMark, Request},
+    decisions::cluster_mirror::{DeletionMark, Origin, Request},
+    decisions::consent::NamespaceRefusal,
     decisions::consent::{Consent, NamespaceFacts},
     decisions::install::Install,
 };
@@ -95,9 +96,11 @@ pub fn copy_fate(
     }
 }
 
-/// The fate of a copy whose ClusterMirror is there: a suspended one
-/// deletes nothing, whatever its spec says now; else the copy goes unless
-/// the spec asks for it, at a name that is not reserved.
+/// The fate of a copy whose ClusterMirror or Mirror is there: a suspended
+/// one deletes nothing, whatever its spec says now, but a Mirror's copy
+/// where its namespace no longer consents (consent comes first: the
+/// namespace's owner takes it back, suspended or not); else the copy goes
+/// unless the spec asks for it, at a name that is not reserved.
 fn asked(
     copy: &ObjectMeta,
     namespace: &NamespaceFacts,
@@ -105,7 +108,17 @@ fn asked(
     rules: &PruneRules<'_>,
 ) -> CopyVerdict {
     if request.suspend {
-        return CopyVerdict::Keep;
+        // Consent alone, not the spec: a suspended Mirror whose spec no
+        // longer asks for the namespace deletes nothing there.
+        let consent_withdrawn = request.origin != Origin::ClusterMirror
+            && matches!(
+                rules.consent.admission(&request.source_namespace, namespace),
+                Err(refusal) if refusal != NamespaceRefusal::GrantsNotKnown
+            );
+        return match consent_withdrawn {
+            true => CopyVerdict::Unwanted(Unwanted::NotAskedByClusterMirror),
+            false => CopyVerdict::Keep,
+        };
     }
     let reserved = mirror_name_reserved(copy, &rules.install.reserved_names);
     match request.copy_kind() == rules.kind

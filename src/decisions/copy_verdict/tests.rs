@@ -42,7 +42,7 @@ impl ClusterMirrorFacts for Facts<'_> {
     fn cluster_mirror_fate(
         &self,
         _: &ObjectMeta,
-        _: &str,
+        _: &RequestKey,
         fate: impl FnOnce(&Seen<'_>, &PruneRules<'_>) -> CopyVerdict,
     ) -> CopyVerdict {
         if !self.knows_cluster_mirrors {

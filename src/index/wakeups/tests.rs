@@ -135,10 +135,11 @@ fn a_namespace_relabelled_or_deleted_tells_the_cluster_mirrors_what_it_was() {
 }
 
 /// A grant's change reaches the kinds as an event of its namespace: the
-/// namespace's mirrors are looked at again, the ClusterMirrors are not
-/// woken (they select by labels alone).
+/// namespace's mirrors are looked at again, and the requests are told, for
+/// the Mirrors' sake (a ClusterMirror, which selects by labels alone, is
+/// not concerned: `Request::concerned_by`).
 #[test]
-fn a_grant_change_wakes_the_namespace_s_mirrors_and_no_cluster_mirror() {
+fn a_grant_change_wakes_the_namespace_s_mirrors_and_tells_the_requests() {
     use crate::decisions::grants::Grant;
     use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
     let (caches, consent) = (caches(), crate::test_fixtures::mk_consent());
@@ -160,7 +161,11 @@ fn a_grant_change_wakes_the_namespace_s_mirrors_and_no_cluster_mirror() {
         .data(serde_json::json!({"spec": {"from": [{"namespace": "*", "kinds": ["ConfigMap"]}]}}));
     caches.grants.follow(&Event::Apply(grant));
     let granted = namespace_wakeups(&Event::Apply(team.clone()), &caches, &consent, &mut seen);
-    assert!(granted.cluster.is_empty(), "{:?}", granted.cluster);
+    let [ClusterWake::Namespace { before, after }] = &granted.cluster[..] else {
+        panic!("one namespace change: {:?}", granted.cluster)
+    };
+    let grants = |facts: &Option<NamespaceFacts>| facts.as_ref().map(|f| f.grants.clone());
+    assert_ne!(grants(before), grants(after), "the grants changed");
     let held = seen.get("team-a").map(|facts| facts.grants.clone());
     let lets_in = held.map(|grants| {
         grants
@@ -220,19 +225,20 @@ fn a_namespace_leaving_or_joining_the_selection_wakes_the_cluster_mirrors_that_s
         before: facts(&[("env", "prod")]),
         after: facts(&[]),
     };
-    assert_eq!(left.woken(&served), ["corp-ca", "colors"]);
+    assert_eq!(left.woken(&served), [cm("corp-ca"), cm("colors")]);
     let elsewhere = ClusterWake::Namespace {
         before: facts(&[]),
         after: facts(&[("env", "dev")]),
     };
     assert!(elsewhere.woken(&served).is_empty());
     let copy = ClusterWake::Copy {
-        mirror: "corp-ca".into(),
+        mirror: cm("corp-ca"),
+        name: "ca".into(),
         namespace: "team-a".into(),
     };
     assert_eq!(
         copy.woken(&served),
-        ["corp-ca"],
+        [cm("corp-ca")],
         "that copy's ClusterMirror"
     );
 }
@@ -247,7 +253,7 @@ fn a_changed_source_wakes_the_cluster_mirrors_that_copy_it() {
     let configmap = SourceKind::ConfigMap;
     assert_eq!(
         cluster_mirrors_copying(&served, configmap, "ns", "ca"),
-        ["corp-ca"]
+        [cm("corp-ca")]
     );
     assert!(cluster_mirrors_copying(&served, configmap, "ns", "gone").is_empty());
     assert!(
@@ -274,4 +280,8 @@ fn a_mirror_written_wakes_the_prune_of_its_source_s_other_mirrors_in_its_namespa
     let colors = source.metadata.name.clone().unwrap();
     assert_eq!(woken, [ObjectRef::new(&colors).within("team-a")]);
     assert!(renamed_mirrors(&Event::Delete(palette), &index).is_empty());
+}
+
+fn cm(name: &str) -> RequestKey {
+    RequestKey::cluster_mirror(name)
 }

@@ -4,7 +4,7 @@
 //! into.
 
 use std::{
-    collections::HashMap,
+    collections::{BTreeSet, HashMap},
     sync::{Mutex, MutexGuard, PoisonError},
     time::Instant,
 };
@@ -16,8 +16,9 @@ use crate::{
     api::{ClusterMirrorStatus, SourceKind, StoredClusterMirror},
     cluster::cluster_mirrors::ClusterMirrors,
     cluster::cluster_sources::ClusterSources,
-    decisions::cluster_mirror::{Request, standing::Standing},
+    decisions::cluster_mirror::{Origin, Request, standing::Standing},
     decisions::consent::Consent,
+    decisions::request_key::RequestKey,
     kind::secret::{SecretSourceRules, SharedDigestKey},
     reconcile::pending::PendingScopes,
     reconcile::worker_share::WorkerShares,
@@ -38,18 +39,18 @@ pub struct ClusterMirrorCaches {
     pub install: InstallClass,
     /// Per ClusterMirror: the status last written and when, and the Ready
     /// reason last told in an Event.
-    pub(super) reported: Mutex<HashMap<String, Reported>>,
+    pub(super) reported: Mutex<HashMap<RequestKey, Reported>>,
     /// Per ClusterMirror: when the wakeups waiting for its next reconcile
     /// came and what they ask it to compare, as a source's.
-    pub(super) pending: PendingScopes<String>,
+    pub(super) pending: PendingScopes<RequestKey>,
     /// Per ClusterMirror: where its copies stood after its last full
     /// comparison, for a narrower one to build on.
-    standing: Mutex<HashMap<String, Standing>>,
+    standing: Mutex<HashMap<RequestKey, Standing>>,
     /// Per ClusterMirror: whether its reconciles write copies (neither
     /// suspended, blocked nor failing), from before the first write of
     /// each. Only while it writes does it claim its copies' name where it
     /// has no copy yet (`Request::claims`).
-    writing: Mutex<HashMap<String, bool>>,
+    writing: Mutex<HashMap<RequestKey, bool>>,
     /// The workers each source namespace's ClusterMirrors hold.
     pub(super) workers: WorkerShares<ObjectRef<StoredClusterMirror>>,
 }
@@ -106,28 +107,28 @@ impl ClusterMirrorCaches {
         }
     }
 
-    /// Where `name`'s copies stood after its last full comparison.
-    pub(super) fn standing(&self, name: &str) -> Option<Standing> {
-        lock(&self.standing).get(name).cloned()
+    /// Where `key`'s copies stood after its last full comparison.
+    pub(super) fn standing(&self, key: &RequestKey) -> Option<Standing> {
+        lock(&self.standing).get(key).cloned()
     }
 
-    /// Keeps (or, with None, drops) where `name`'s copies stand.
-    pub(super) fn stand(&self, name: &str, standing: Option<Standing>) {
+    /// Keeps (or, with None, drops) where `key`'s copies stand.
+    pub(super) fn stand(&self, key: &RequestKey, standing: Option<Standing>) {
         let mut all = lock(&self.standing);
         match standing {
-            Some(standing) => all.insert(name.to_owned(), standing),
-            None => all.remove(name),
+            Some(standing) => all.insert(key.clone(), standing),
+            None => all.remove(key),
         };
     }
 
-    /// Keeps whether `name`'s reconciles write copies.
-    pub(super) fn writes_for(&self, name: &str, writes: bool) {
-        lock(&self.writing).insert(name.to_owned(), writes);
+    /// Keeps whether `key`'s reconciles write copies.
+    pub(super) fn writes_for(&self, key: &RequestKey, writes: bool) {
+        lock(&self.writing).insert(key.clone(), writes);
     }
 
-    /// Forgets what `name`'s reconciles did.
-    pub(super) fn forget_writes(&self, name: &str) {
-        lock(&self.writing).remove(name);
+    /// Forgets what `key`'s reconciles did.
+    pub(super) fn forget_writes(&self, key: &RequestKey) {
+        lock(&self.writing).remove(key);
     }
 
     /// Whether `request`'s ClusterMirror writes copies. One not reconciled
@@ -138,7 +139,7 @@ impl ClusterMirrorCaches {
     /// own reconcile says otherwise: a change of spec opens no name
     /// between the delete and the create of an immutable copy.
     pub fn writes(&self, request: &Request) -> bool {
-        (lock(&self.writing).get(&request.name).copied()).unwrap_or(true)
+        (lock(&self.writing).get(&request.key()).copied()).unwrap_or(true)
     }
 
     /// Whether this install serves the ClusterMirror `object` at all: its
@@ -148,19 +149,66 @@ impl ClusterMirrorCaches {
         object.class() == self.install.class
     }
 
-    /// Whether the objects of `kind` ClusterMirrors may copy have been
-    /// listed; true for a kind not watched, whose requests their route
-    /// refuses.
-    pub fn sources_listed(&self, kind: SourceKind) -> bool {
+    /// Whether the objects of `kind` in `namespace` that requests may
+    /// copy have been listed; true for a kind or a namespace not watched,
+    /// whose requests their route refuses.
+    pub fn sources_listed(&self, kind: SourceKind, namespace: &str) -> bool {
         match kind {
-            SourceKind::ConfigMap => (self.configmaps.as_ref()).is_none_or(|c| c.is_ready()),
-            SourceKind::Secret => (self.secrets.as_ref()).is_none_or(|s| s.sources.is_ready()),
+            SourceKind::ConfigMap => {
+                (self.configmaps.as_ref()).is_none_or(|c| c.is_listed(namespace))
+            }
+            SourceKind::Secret => {
+                (self.secrets.as_ref()).is_none_or(|s| s.sources.is_listed(namespace))
+            }
         }
     }
 
-    pub(super) fn reported(&self) -> MutexGuard<'_, HashMap<String, Reported>> {
+    /// Whether the objects of `kind` in `namespace` are watched; true for a
+    /// kind not watched at all, whose requests their route refuses.
+    pub fn sources_watched(&self, kind: SourceKind, namespace: &str) -> bool {
+        match kind {
+            SourceKind::ConfigMap => {
+                (self.configmaps.as_ref()).is_none_or(|c| c.is_watched(namespace))
+            }
+            SourceKind::Secret => {
+                (self.secrets.as_ref()).is_none_or(|s| s.sources.is_watched(namespace))
+            }
+        }
+    }
+
+    /// Watches the sources of the Mirrors there are, in their namespaces,
+    /// and no other namespace's besides the allowed ones.
+    pub fn follow_mirror_sources(&self) {
+        let mut configmaps = BTreeSet::new();
+        let mut secrets = BTreeSet::new();
+        for request in self.mirrors.requests() {
+            if request.origin == Origin::ClusterMirror {
+                continue;
+            }
+            let namespace = request.source_namespace.clone();
+            match request.kind {
+                SourceKind::ConfigMap => configmaps.insert(namespace),
+                SourceKind::Secret => secrets.insert(namespace),
+            };
+        }
+        if let Some(sources) = &self.configmaps {
+            sources.follow_mirrors_in(&configmaps);
+        }
+        if let Some(secrets_sources) = &self.secrets {
+            secrets_sources.sources.follow_mirrors_in(&secrets);
+        }
+    }
+
+    pub(super) fn reported(&self) -> MutexGuard<'_, HashMap<RequestKey, Reported>> {
         lock(&self.reported)
     }
+}
+
+/// Where the loop's store holds the object of `key`.
+pub fn object_ref(key: &RequestKey) -> ObjectRef<StoredClusterMirror> {
+    let mut at = ObjectRef::new(&key.name);
+    at.namespace.clone_from(&key.namespace);
+    at
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -1,8 +1,8 @@
-//! The prune of a copy a ClusterMirror wrote: deleted once its
-//! ClusterMirror no longer wants it, or was deleted by someone, seen or
+//! The prune of a copy a ClusterMirror or a Mirror wrote: deleted once
+//! its request no longer wants it, or was deleted by someone, seen or
 //! found so (released instead, with `deletionPolicy: Orphan`); kept as an
-//! orphan when its ClusterMirror went with its CRD, or is gone with
-//! nothing to tell how.
+//! orphan when its request went with its CRD, or is gone with nothing to
+//! tell how.
 
 use std::collections::BTreeMap;
 
@@ -16,6 +16,7 @@ use crate::{
     decisions::cluster_mirror::release as release_marks,
     decisions::copy_verdict::CopyVerdict,
     decisions::plan::SeenVersion,
+    decisions::request_key::{RequestKey, RequestKind},
     kind::MirroredKind,
     reconcile::context::Context,
     reconcile::copy_facts::verdict,
@@ -26,11 +27,11 @@ use crate::{
     },
 };
 
-/// Carries out `verdict` on `copy`, written by the
-/// ClusterMirror `name`.
+/// Carries out `verdict` on `copy`, written by the ClusterMirror or
+/// Mirror `key`.
 pub async fn prune<K: MirroredKind>(
     copy: &K,
-    name: &str,
+    key: &RequestKey,
     verdict: CopyVerdict,
     ctx: &Context<K>,
 ) -> Result<(), Error> {
@@ -38,25 +39,26 @@ pub async fn prune<K: MirroredKind>(
         CopyVerdict::Keep => Ok(()),
         // A source's own copy's verdict, never a ClusterMirror's.
         CopyVerdict::UnwantedIfSourceGone(..) => Ok(()),
-        CopyVerdict::Unwanted(why) => delete(copy, name, ctx, why.said()).await,
+        CopyVerdict::Unwanted(why) => delete(copy, key, ctx, why.said()).await,
         CopyVerdict::ClusterMirrorDeleted(policy) => {
-            match gone(copy, name, ctx).await? {
+            match gone(copy, key, ctx).await? {
                 Gone::BySomeone => {}
                 Gone::WithItsCrd => {
-                    orphaned(copy, name, ctx);
+                    orphaned(copy, key, ctx);
                     return Ok(());
                 }
                 Gone::StillThere => return Ok(()),
             }
             match policy {
                 DeletionPolicy::Delete => {
-                    delete(copy, name, ctx, "its ClusterMirror was deleted").await
+                    let why = format!("its {} was deleted", key.kind().name());
+                    delete(copy, key, ctx, &why).await
                 }
-                DeletionPolicy::Orphan => release(copy, name, ctx).await,
+                DeletionPolicy::Orphan => release(copy, key, ctx).await,
             }
         }
         CopyVerdict::Orphaned => {
-            orphaned(copy, name, ctx);
+            orphaned(copy, key, ctx);
             Ok(())
         }
     }
@@ -64,7 +66,7 @@ pub async fn prune<K: MirroredKind>(
 
 async fn delete<K: MirroredKind>(
     copy: &K,
-    name: &str,
+    key: &RequestKey,
     ctx: &Context<K>,
     why: &str,
 ) -> Result<(), Error> {
@@ -80,7 +82,7 @@ async fn delete<K: MirroredKind>(
     }
     done(
         copy,
-        name,
+        key,
         ctx,
         Operation::Delete,
         ("deleted", &format!(" ({why})")),
@@ -93,7 +95,11 @@ async fn delete<K: MirroredKind>(
 /// policy) takes it for a copy any more. Read and replaced, as every
 /// write of a copy is (no `patch` right is needed), and only if it is
 /// still the version decided on.
-async fn release<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> Result<(), Error> {
+async fn release<K: MirroredKind>(
+    copy: &K,
+    key: &RequestKey,
+    ctx: &Context<K>,
+) -> Result<(), Error> {
     let namespace = copy.namespace().unwrap_or_default();
     let api = ctx.api(&namespace);
     let Some(mut current) = api.get_opt(&copy.name_any()).await.map_err(failed::<K>)? else {
@@ -114,22 +120,25 @@ async fn release<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> Res
         Err(kube::Error::Api(status)) if status.is_not_found() => return Ok(()),
         Err(err) => return Err(failed::<K>(err)),
     }
-    let after = " (its ClusterMirror was deleted with deletionPolicy Orphan): it stays, a plain object the controller no longer keeps";
-    done(copy, name, ctx, Operation::Update, ("released", after));
+    let after = format!(
+        " (its {} was deleted with deletionPolicy Orphan): it stays, a plain object the controller no longer keeps",
+        key.kind().name()
+    );
+    done(copy, key, ctx, Operation::Update, ("released", &after));
     Ok(())
 }
 
-/// Logs and counts the write `operation` made of `copy`, of the
-/// ClusterMirror `name`: "`verb` copy namespace/name`after`".
+/// Logs and counts the write `operation` made of `copy`, of the request
+/// `key`: "`verb` copy namespace/name`after`".
 fn done<K: MirroredKind>(
     copy: &K,
-    name: &str,
+    key: &RequestKey,
     ctx: &Context<K>,
     operation: Operation,
     (verb, after): (&str, &str),
 ) {
     tracing::info!(
-        clustermirror = name,
+        request = %key,
         "{verb} copy {}{after}",
         object_key(copy.meta())
     );
@@ -143,53 +152,60 @@ fn failed<K: MirroredKind>(err: kube::Error) -> Error {
     }
 }
 
-/// What became of the ClusterMirror `name` that `copy` is bound to, read
-/// from the API server (see [`ClusterMirrors::gone`]).
+/// What became of the request `key` that `copy` is bound to, read from
+/// the API server (see [`ClusterMirrors::gone`]).
 ///
 /// [`ClusterMirrors::gone`]: crate::cluster::cluster_mirrors::ClusterMirrors::gone
-async fn gone<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) -> Result<Gone, Error> {
+async fn gone<K: MirroredKind>(
+    copy: &K,
+    key: &RequestKey,
+    ctx: &Context<K>,
+) -> Result<Gone, Error> {
     let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
         return Ok(Gone::StillThere);
     };
     cluster_mirrors
         .mirrors
-        .gone(name, copy.meta())
+        .gone(key, copy.meta())
         .await
         .map_err(Error::Transient)
 }
 
-/// `copy` is an orphan: told once per ClusterMirror name, in the log and
-/// as a Warning Event about the copy.
-fn orphaned<K: MirroredKind>(copy: &K, name: &str, ctx: &Context<K>) {
+/// `copy` is an orphan: told once per request, in the log and as a
+/// Warning Event about the copy.
+fn orphaned<K: MirroredKind>(copy: &K, key: &RequestKey, ctx: &Context<K>) {
     let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
         return;
     };
     // Each orphan's prune says it kept it, told or not: the one trace that
     // the prune of every copy of a gone ClusterMirror has been made.
     tracing::debug!(
-        clustermirror = name,
+        request = %key,
         "kept copy {} as an orphan",
         object_key(copy.meta())
     );
-    if !cluster_mirrors.mirrors.first_orphaned(name) {
+    if !cluster_mirrors.mirrors.first_orphaned(key) {
         return;
     }
+    let said = key.said();
     let message = format!(
-        "ClusterMirror {name} is gone and its deletion was not seen (its CRD was deleted or replaced, or it went while the controller was not running and its copies, written by an earlier release, record no CRD): its copies, such as this one, are kept as orphans, neither updated nor removed. Apply ClusterMirror {name} again to adopt them; delete it then to remove them"
+        "{said} is gone and its deletion was not seen (its CRD was deleted or replaced, or it went while the controller was not running and its copies, written by an earlier release, record no CRD): its copies, such as this one, are kept as orphans, neither updated nor removed. Apply {said} again to adopt them; delete it then to remove them"
     );
-    tracing::warn!(clustermirror = name, copy = %object_key(copy.meta()), "{message}");
+    tracing::warn!(request = %key, copy = %object_key(copy.meta()), "{message}");
     ctx.events
         .warning(copy, warning::CLUSTER_MIRROR_COPY_ORPHANED, message);
 }
 
 /// Adds the orphans among this kind's cached copies to `counts`, by
-/// ClusterMirror name. None while the ClusterMirror cache is not listed or
-/// the CRD is missing: then no absence means anything.
+/// ClusterMirror name (a Mirror's are not counted: a tenant's name is no
+/// label). None while the ClusterMirror cache is not listed or the CRD is
+/// missing: then no absence means anything.
 pub fn count_orphans<K: MirroredKind>(ctx: &Context<K>, counts: &mut BTreeMap<String, u64>) {
     let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
         return;
     };
-    if !cluster_mirrors.mirrors.is_listed() || !cluster_mirrors.mirrors.crd_live() {
+    let kind = RequestKind::ClusterMirror;
+    if !cluster_mirrors.mirrors.is_listed(kind) || !cluster_mirrors.mirrors.crd_live(kind) {
         return;
     }
     for cached in ctx.caches.copies.state() {

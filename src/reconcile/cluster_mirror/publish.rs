@@ -1,7 +1,8 @@
-//! What a ClusterMirror's reconcile found, told: its status (written with
-//! server-side apply only when it changes, at most once a second), one
-//! Event per distinct Ready condition (on the ClusterMirror, never in a
-//! target namespace) and its gauge of namespaces by state.
+//! What a ClusterMirror's or a Mirror's reconcile found, told: its status
+//! (written with server-side apply only when it changes, at most once a
+//! second), one Event per distinct Ready condition (on the ClusterMirror
+//! or Mirror, never in a target namespace) and its gauge of namespaces by
+//! state.
 
 use std::time::{Duration, Instant};
 
@@ -9,15 +10,18 @@ use k8s_openapi::{api::core::v1::ObjectReference, jiff::Timestamp};
 use kube::{
     Api, Resource, ResourceExt,
     api::{Patch, PatchParams},
-    runtime::reflector::ObjectRef,
 };
 use serde_json::json;
 
 use crate::{
-    api::{ClusterMirrorStatus, StoredClusterMirror, cluster_mirror::reason},
+    api::{
+        ClusterMirrorStatus, StoredClusterMirror, cluster_mirror::reason,
+        mirror::stored::StoredMirror,
+    },
     contract::warning::CLUSTER_MIRROR_CLASS_CONFLICT,
     decisions::cluster_mirror::status::{self, ready_reason},
     decisions::cluster_mirror::status_writers::other_status_writers,
+    decisions::request_key::{RequestKey, RequestKind},
     reconcile::error::Error,
 };
 
@@ -34,7 +38,7 @@ pub async fn report(
     cluster_mirrors: &ClusterMirrorCaches,
     ctx: &LoopContext,
 ) -> Result<Option<Duration>, Error> {
-    let name = object.name_any();
+    let name = RequestKey::of_meta(&object.metadata);
     if !still_served(&name, found, cluster_mirrors) {
         return Ok(None);
     }
@@ -62,7 +66,7 @@ pub async fn report(
     );
     let tally = &found.tally;
     ctx.metrics
-        .set_cluster_mirror_targets(&name, [tally.selected, tally.synced, tally.failures.len()]);
+        .set_request_targets(&name, [tally.selected, tally.synced, tally.failures.len()]);
     let reason = ready_reason(tally, found.blocked.as_ref(), found.suspended);
     if told != Some(reason) {
         tell(object, reason, &wanted, ctx);
@@ -90,32 +94,25 @@ pub async fn report(
 /// ends without metrics, Events or a status: the install now serving it
 /// reports, and this one has forgotten it. After a spec change, the
 /// reconcile the change queued reports instead.
-fn still_served(name: &str, found: &Found, cluster_mirrors: &ClusterMirrorCaches) -> bool {
-    cluster_mirrors
-        .mirrors
-        .store
-        .get(&ObjectRef::new(name))
-        .is_some_and(|current| {
-            cluster_mirrors.serves_class(&current)
-                && current.metadata.generation == found.generation
-        })
+fn still_served(name: &RequestKey, found: &Found, cluster_mirrors: &ClusterMirrorCaches) -> bool {
+    cluster_mirrors.mirrors.object(name).is_some_and(|current| {
+        cluster_mirrors.serves_class(&current) && current.metadata.generation == found.generation
+    })
 }
 
-/// Writes `wanted` as the status of the ClusterMirror `name`, and keeps it
-/// as this install's last write.
+/// Writes `wanted` as the status of the ClusterMirror or Mirror `name`,
+/// and keeps it as this install's last write.
 async fn write_status(
-    name: &str,
+    name: &RequestKey,
     wanted: ClusterMirrorStatus,
     cluster_mirrors: &ClusterMirrorCaches,
     ctx: &LoopContext,
 ) -> Result<Option<Duration>, Error> {
     ctx.ensure_leading()?;
-    // Its answer is read leniently too: a spec this version cannot read
-    // makes no successful write look failed.
-    let api = Api::<StoredClusterMirror>::all(ctx.client.clone());
+    let (api_version, kind) = api_version_and_kind(name);
     let mut patch = json!({
-        "apiVersion": StoredClusterMirror::api_version(&()),
-        "kind": StoredClusterMirror::kind(&()),
+        "apiVersion": api_version,
+        "kind": kind,
         "status": wanted,
     });
     // Every field of the status, `failures` too when there are none: a
@@ -128,14 +125,26 @@ async fn write_status(
     // Named after the install: whose write a status is shows in its
     // managedFields (see `status_written`).
     let params = PatchParams::apply(&cluster_mirrors.install.field_manager).force();
-    match api.patch_status(name, &params, &Patch::Apply(&patch)).await {
-        Ok(_) => {}
+    // Its answer is read leniently too: a spec this version cannot read
+    // makes no successful write look failed.
+    let written = match &name.namespace {
+        None => Api::<StoredClusterMirror>::all(ctx.client.clone())
+            .patch_status(&name.name, &params, &Patch::Apply(&patch))
+            .await
+            .map(|_| ()),
+        Some(namespace) => Api::<StoredMirror>::namespaced(ctx.client.clone(), namespace)
+            .patch_status(&name.name, &params, &Patch::Apply(&patch))
+            .await
+            .map(|_| ()),
+    };
+    match written {
+        Ok(()) => {}
         // Deleted meanwhile: nothing to report on.
         Err(kube::Error::Api(status)) if status.is_not_found() => return Ok(None),
         Err(error) => return Err(Error::Transient(error)),
     }
     let mut reported = cluster_mirrors.reported();
-    let entry = reported.entry(name.to_owned()).or_default();
+    let entry = reported.entry(name.clone()).or_default();
     entry.status = Some(wanted);
     entry.written_at = Some(Instant::now());
     Ok(None)
@@ -149,12 +158,12 @@ async fn write_status(
 /// its status written again. Only the install that `serves` it, and only
 /// while leading, looks.
 pub fn status_written(
-    name: &str,
+    name: &RequestKey,
     serves: impl Fn(&StoredClusterMirror) -> bool,
     cluster_mirrors: &ClusterMirrorCaches,
     ctx: &LoopContext,
-) -> Option<String> {
-    let object = cluster_mirrors.mirrors.store.get(&ObjectRef::new(name))?;
+) -> Option<RequestKey> {
+    let object = cluster_mirrors.mirrors.object(name)?;
     if !serves(&object) {
         return None;
     }
@@ -181,7 +190,7 @@ pub fn status_written(
         if let Some(entry) = cluster_mirrors.reported().get_mut(name) {
             entry.status = None;
         }
-        return Some(name.to_owned());
+        return Some(name.clone());
     }
     tell_conflicts(name, &object, others, cluster_mirrors, ctx);
     None
@@ -190,7 +199,7 @@ pub fn status_written(
 /// Tells a person, once per other install, that it wrote the status of the
 /// ClusterMirror `name` for its current spec: two installs serve its class.
 fn tell_conflicts(
-    name: &str,
+    name: &RequestKey,
     object: &StoredClusterMirror,
     others: Vec<String>,
     cluster_mirrors: &ClusterMirrorCaches,
@@ -198,7 +207,7 @@ fn tell_conflicts(
 ) {
     for manager in others {
         let mut reported = cluster_mirrors.reported();
-        let told = &mut reported.entry(name.to_owned()).or_default().conflicts_told;
+        let told = &mut reported.entry(name.clone()).or_default().conflicts_told;
         if told.contains(&manager) {
             continue;
         }
@@ -208,13 +217,14 @@ fn tell_conflicts(
             "" => "no class".to_owned(),
             class => format!("class {class:?}"),
         };
+        let kind = name.kind().name();
         let message = format!(
-            "another install (field manager {manager}) wrote this ClusterMirror's status for its \
-             current spec: two installs serve ClusterMirrors of {class} \
+            "another install (field manager {manager}) wrote this {kind}'s status for its \
+             current spec: two installs serve {kind}s of {class} \
              (--cluster-mirror-class), and its status and copies flap between them; give each \
              install a class of its own"
         );
-        tracing::warn!(clustermirror = %name, reason = CLUSTER_MIRROR_CLASS_CONFLICT, "{message}");
+        tracing::warn!(request = %name, reason = CLUSTER_MIRROR_CLASS_CONFLICT, "{message}");
         ctx.events
             .warning_about(regarding(object), CLUSTER_MIRROR_CLASS_CONFLICT, message);
     }
@@ -232,27 +242,43 @@ fn tell(
         .first()
         .map(|ready| ready.message.clone())
         .unwrap_or_default();
-    let name = object.name_any();
+    let name = RequestKey::of_meta(&object.metadata);
     match reason {
         reason::SYNCED | reason::SUSPENDED => {
-            tracing::info!(clustermirror = %name, reason, "{message}");
+            tracing::info!(request = %name, reason, "{message}");
             ctx.events.normal_about(regarding(object), reason, message);
         }
         _ => {
-            tracing::warn!(clustermirror = %name, reason, "{message}");
+            tracing::warn!(request = %name, reason, "{message}");
             ctx.events.warning_about(regarding(object), reason, message);
         }
     }
 }
 
-/// The ClusterMirror, as its Events name it.
+/// The ClusterMirror or Mirror, as its Events name it.
 fn regarding(object: &StoredClusterMirror) -> ObjectReference {
+    let (api_version, kind) = api_version_and_kind(&RequestKey::of_meta(&object.metadata));
     ObjectReference {
-        api_version: Some(StoredClusterMirror::api_version(&()).into_owned()),
-        kind: Some(StoredClusterMirror::kind(&()).into_owned()),
+        api_version: Some(api_version),
+        kind: Some(kind),
         name: Some(object.name_any()),
+        namespace: object.metadata.namespace.clone(),
         uid: object.metadata.uid.clone(),
         ..ObjectReference::default()
+    }
+}
+
+/// The `apiVersion` and `kind` of the object of `key`.
+fn api_version_and_kind(key: &RequestKey) -> (String, String) {
+    match key.kind() {
+        RequestKind::ClusterMirror => (
+            StoredClusterMirror::api_version(&()).into_owned(),
+            StoredClusterMirror::kind(&()).into_owned(),
+        ),
+        RequestKind::Mirror => (
+            StoredMirror::api_version(&()).into_owned(),
+            StoredMirror::kind(&()).into_owned(),
+        ),
     }
 }
 
@@ -268,10 +294,22 @@ pub fn forget_failures_of_the_gone(cluster_mirrors: &ClusterMirrorCaches, ctx: &
     });
 }
 
-/// A ClusterMirror that is gone leaves nothing behind here.
-pub fn forget(name: &str, cluster_mirrors: &ClusterMirrorCaches, ctx: &LoopContext) {
+/// The ClusterMirrors and Mirrors reported on that the cache no longer
+/// holds (deleted while the watch was relisting, say) leave nothing behind:
+/// no status record, no gauge, no count in the Mirrors' sums.
+pub fn forget_the_gone(cluster_mirrors: &ClusterMirrorCaches, ctx: &LoopContext) {
+    let reported: Vec<RequestKey> = cluster_mirrors.reported().keys().cloned().collect();
+    for key in reported {
+        if cluster_mirrors.mirrors.object(&key).is_none() {
+            forget(&key, cluster_mirrors, ctx);
+        }
+    }
+}
+
+/// A ClusterMirror or Mirror that is gone leaves nothing behind here.
+pub fn forget(name: &RequestKey, cluster_mirrors: &ClusterMirrorCaches, ctx: &LoopContext) {
     cluster_mirrors.reported().remove(name);
     cluster_mirrors.stand(name, None);
     cluster_mirrors.forget_writes(name);
-    ctx.metrics.forget_cluster_mirror(name);
+    ctx.metrics.forget_request(name);
 }

@@ -1,6 +1,6 @@
-//! One ClusterMirror's copies made what they should be, with the same
-//! plan and writes as a source's own mirrors (`reconcile::copy`), and what
-//! its status says of them.
+//! One ClusterMirror's or Mirror's copies made what they should be, with
+//! the same plan and writes as a source's own mirrors (`reconcile::copy`),
+//! and what its status says of them.
 
 use kube::runtime::reflector::ObjectRef;
 
@@ -10,7 +10,6 @@ use crate::{
         standing::{MadeFrom, Standing},
         status::{Blocked, Failure, Tally},
     },
-    decisions::consent::NamespaceFacts,
     decisions::scope::Scope,
     kind::MirroredKind,
     reconcile::context::Context,
@@ -21,6 +20,7 @@ use crate::{
 
 use super::{
     caches::ClusterMirrorCaches,
+    selected::{Selected, claimed_by, consent_for, selected},
     source::{Readable, Unreadable},
     suspended,
 };
@@ -95,7 +95,7 @@ pub async fn sync<K: MirroredKind>(
         Err(Unreadable::Failed(error)) => {
             // It writes nothing until its source can be read again (the
             // digest key back, say): it claims no name it has not written.
-            cluster_mirrors.writes_for(&request.name, false);
+            cluster_mirrors.writes_for(&request.key(), false);
             return Err(error);
         }
         Err(Unreadable::Blocked(why)) => {
@@ -105,11 +105,11 @@ pub async fn sync<K: MirroredKind>(
     // Its copies record the CRD it is made under, once that is proven; till
     // then they record none (an existing record stays), as before marks.
     if let Err(error) = cluster_mirrors.mirrors.prove_made_under(request).await {
-        tracing::warn!(clustermirror = %request.name, %error, "cannot read which CRD the ClusterMirror is made under: its copies are written without recording it, until a later reconcile can");
+        tracing::warn!(request = %request.key(), %error, "cannot read which CRD it is made under: its copies are written without recording it, until a later reconcile can");
     }
     // From before its first write: a source's mirror at its copies' name
     // yields to it from then on (`Request::claims`).
-    cluster_mirrors.writes_for(&request.name, !request.suspend);
+    cluster_mirrors.writes_for(&request.key(), !request.suspend);
     let Readable {
         cached,
         missing,
@@ -126,7 +126,7 @@ pub async fn sync<K: MirroredKind>(
         source_uid: cached.meta().uid.clone(),
         source_version: cached.meta().resource_version.clone(),
     };
-    let name = &request.name;
+    let name = &request.key();
     if let Scope::Namespaces(some) = &scope
         && !request.suspend
         && let Some(standing) = cluster_mirrors
@@ -160,7 +160,7 @@ pub async fn blocked<K: MirroredKind>(
     cluster_mirrors: &ClusterMirrorCaches,
     ctx: &Context<K>,
 ) -> Found {
-    let selected = selected(request, cluster_mirrors, ctx).await.len();
+    let selected = selected(request, cluster_mirrors, ctx).await.count();
     Found::blocked(request.generation, why, selected)
 }
 
@@ -172,8 +172,11 @@ async fn sync_all<K: MirroredKind>(
     cluster_mirrors: &ClusterMirrorCaches,
     ctx: &Context<K>,
 ) -> Result<Found, Error> {
-    let namespaces = selected(request, cluster_mirrors, ctx).await;
-    let count = namespaces.len();
+    let Selected {
+        namespaces,
+        refused,
+    } = selected(request, cluster_mirrors, ctx).await;
+    let count = namespaces.len() + refused.len();
     let made_under = cluster_mirrors.mirrors.proven_made_under(&request.uid);
     let copy_request = request.copy_request(made_under.as_deref());
     let wanted = match source.answered(&copy_request, &ctx.install) {
@@ -197,11 +200,13 @@ async fn sync_all<K: MirroredKind>(
         false => fan_out::write_copies(source, wanted, ctx).await,
     };
     written_without(&mut outcomes, missing);
+    let mut failures = failures(request, &outcomes);
+    failures.extend(refused);
     let tally = Tally {
         // A namespace being deleted is no target any more.
         selected: count - outcomes.terminating,
         synced: outcomes.in_sync.len(),
-        failures: failures(&outcomes),
+        failures,
     };
     Ok(Found {
         tally,
@@ -242,7 +247,7 @@ async fn sync_some<K: MirroredKind>(
     for namespace in &outcomes.in_sync {
         standing.compared(namespace, None);
     }
-    for failure in failures(&outcomes) {
+    for failure in failures(request, &outcomes) {
         standing.compared(&failure.namespace.clone(), Some(failure));
     }
     let found = Found {
@@ -253,7 +258,7 @@ async fn sync_some<K: MirroredKind>(
     };
     // A copy out of sync makes the next wakeup compare all.
     let keep = found.tally.failures.is_empty().then_some(standing);
-    cluster_mirrors.stand(&request.name, keep);
+    cluster_mirrors.stand(&request.key(), keep);
     Some(found)
 }
 
@@ -280,58 +285,35 @@ fn still_selected<K: MirroredKind>(
     let Some(store) = &ctx.caches.namespaces else {
         return false;
     };
+    let consent = consent_for(request, cluster_mirrors, ctx);
     store.get(&ObjectRef::new(namespace)).is_some_and(|object| {
         object.metadata.deletion_timestamp.is_none()
-            && request.selects(
-                &NamespaceFacts::of(&object.metadata),
-                &cluster_mirrors.consent,
-            )
+            && request.selects(&ctx.caches.facts_of(&object.metadata), consent)
+            && claimed_by(request, &ctx.caches.facts_of(&object.metadata), ctx).is_none()
     })
 }
 
 /// How the status tells each failed copy, in the order found.
-fn failures(outcomes: &Outcomes) -> Vec<Failure> {
+fn failures(request: &Request, outcomes: &Outcomes) -> Vec<Failure> {
     outcomes
         .failed
         .iter()
-        .map(|(namespace, error)| failure(namespace.clone(), error))
+        .map(|(namespace, error)| failure(request, namespace.clone(), error))
         .collect()
 }
 
 /// The copy in `namespace` failed with `error`: how the status tells it.
-fn failure(namespace: String, error: &Error) -> Failure {
+fn failure(request: &Request, namespace: String, error: &Error) -> Failure {
     Failure {
         reason: error.condition().row().failure,
         message: match error {
             Error::NameTaken { name } => format!(
-                "{name} already exists and was not written by this ClusterMirror; it is left untouched"
+                "{name} already exists and was not written by this {}; it is left untouched",
+                request.key().kind().name()
             ),
             error => error.to_string(),
         },
         namespace,
         retried: error.retry() == Retry::Soon,
     }
-}
-
-/// The namespaces the request selects, in the namespace cache's order.
-async fn selected<K: MirroredKind>(
-    request: &Request,
-    cluster_mirrors: &ClusterMirrorCaches,
-    ctx: &Context<K>,
-) -> Vec<String> {
-    let Some(store) = &ctx.caches.namespaces else {
-        return Vec::new();
-    };
-    let mut selected = Vec::new();
-    for (checked, namespace) in store.state().iter().enumerate() {
-        fan_out::let_others_run(checked).await;
-        let facts = NamespaceFacts::of(&namespace.metadata);
-        if namespace.metadata.deletion_timestamp.is_none()
-            && request.selects(&facts, &cluster_mirrors.consent)
-        {
-            selected.push(facts.name);
-        }
-    }
-    selected.sort();
-    selected
 }

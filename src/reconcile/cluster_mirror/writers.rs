@@ -16,6 +16,7 @@ use crate::{
     decisions::cluster_mirror::Request,
     decisions::cluster_mirror::routes::{MirroredKinds, Route},
     decisions::cluster_mirror::status::Blocked,
+    decisions::consent::NamespaceFacts,
     decisions::scope::Scope,
     kind::MirroredKind,
     reconcile::context::Context,
@@ -95,6 +96,15 @@ impl Writers {
         MirroredKinds {
             configmaps: self.configmaps().is_some(),
             secrets: self.secrets().is_some(),
+        }
+    }
+
+    /// What consent reads of `namespace`, from the caches of `kind`'s
+    /// writer; None when it is gone or not written into.
+    pub fn namespace_facts(&self, kind: SourceKind, namespace: &str) -> Option<NamespaceFacts> {
+        match kind {
+            SourceKind::ConfigMap => self.configmaps()?.ctx.caches.namespace_facts(namespace),
+            SourceKind::Secret => self.secrets()?.ctx.caches.namespace_facts(namespace),
         }
     }
 

@@ -6,7 +6,7 @@ use kube::ResourceExt;
 
 use crate::{
     contract::{cluster_mirror_of, warning},
-    decisions::cluster_mirror::Request,
+    decisions::cluster_mirror::{Origin, Request},
     decisions::consent::{NamespaceFacts, NamespaceRefusal},
     decisions::copy_request::CopyRequest,
     decisions::mirror_name::mirror_name,
@@ -192,13 +192,13 @@ pub(super) fn mirror_targets<K: MirroredKind>(
 /// ClusterMirror takes it over) or the ClusterMirror's copy. A claim takes
 /// effect only where the ClusterMirror writes (`Request::claims`): a
 /// suspended or blocked one leaves the source's mirror in sync.
-struct ClusterMirrorClaims<'a, K: MirroredKind> {
+pub(crate) struct ClusterMirrorClaims<'a, K: MirroredKind> {
     requests: Vec<std::sync::Arc<Request>>,
     ctx: &'a Context<K>,
 }
 
 impl<'a, K: MirroredKind> ClusterMirrorClaims<'a, K> {
-    fn of(name: &str, ctx: &'a Context<K>) -> ClusterMirrorClaims<'a, K> {
+    pub(crate) fn of(name: &str, ctx: &'a Context<K>) -> ClusterMirrorClaims<'a, K> {
         let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
             return ClusterMirrorClaims {
                 requests: Vec::new(),
@@ -211,8 +211,10 @@ impl<'a, K: MirroredKind> ClusterMirrorClaims<'a, K> {
             .into_iter()
             // Only this install's class: another install's ClusterMirror is
             // that install's to write, and takes no name from this one.
+            // A Mirror claims no name: it keeps one it holds.
             .filter(|request| {
-                request.copy_kind() == K::SOURCE_KIND
+                request.origin == Origin::ClusterMirror
+                    && request.copy_kind() == K::SOURCE_KIND
                     && request.target_name == name
                     && request.served_by(&cluster_mirrors.install.class)
             })
@@ -222,7 +224,7 @@ impl<'a, K: MirroredKind> ClusterMirrorClaims<'a, K> {
 
     /// The ClusterMirror that claims the name of the source's mirrors in
     /// `namespace`, if one does.
-    fn by(&self, namespace: &NamespaceFacts) -> Option<String> {
+    pub(crate) fn by(&self, namespace: &NamespaceFacts) -> Option<String> {
         let cluster_mirrors = self.ctx.cluster_mirrors.as_ref()?;
         let claims = |request: &&std::sync::Arc<Request>| {
             let held = self.ctx.caches.copy(&namespace.name, &request.target_name);

@@ -2,6 +2,7 @@
 //! keep their name.
 
 use super::*;
+use crate::contract::cluster_mirror_of;
 
 /// The request's copy of `source` in `team-a` at the source's own name,
 /// where the source's label-driven mirror would be.
