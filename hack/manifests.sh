@@ -2,9 +2,9 @@
 # Writes the chart's CRD templates from the binary's API types, then renders
 # every plain manifest from the Helm chart, its one source
 # (`make manifests`):
-#   - charts/configmap-mirror/templates/crd-clustermirrors.yaml and
-#     crd-mirrorgrants.yaml, the ClusterMirror and MirrorGrant CRDs as
-#     `configmap-mirror crd` prints them, each behind crds.enabled and
+#   - charts/configmap-mirror/templates/crd-clustermirrors.yaml,
+#     crd-mirrors.yaml and crd-mirrorgrants.yaml, the ClusterMirror, Mirror
+#     and MirrorGrant CRDs as `configmap-mirror crd` prints them, each behind crds.enabled and
 #     crds.keep, in cluster-wide mode only;
 #   - deploy/base/*.yaml, the cluster-wide install `kubectl apply -k deploy/`
 #     applies (the kustomization files around them are written by hand);
@@ -12,7 +12,7 @@
 #     deploy/components/servicemonitor/servicemonitor.yaml,
 #     deploy/components/secrets/rbac-secrets.yaml and
 #     deploy/components/admission-policy/admission-policy.yaml and
-#     admission-policy-clustermirror.yaml;
+#     admission-policy-clustermirror.yaml and admission-policy-mirror.yaml;
 #   - configmap-mirror.yaml, the whole cluster-wide install in one file, for
 #     `kubectl apply -f`.
 # Writing into the repository, it first sets the chart's version and
@@ -48,7 +48,7 @@ fi
 # The CRDs, from the binary: each gets a chart template of its own (below),
 # which wraps its spec in the chart's own metadata. Written first, so that
 # the renders below read them. These are every CRD the chart installs.
-crd_names=(clustermirrors.mirror.workshop.io mirrorgrants.mirror.workshop.io)
+crd_names=(clustermirrors.mirror.workshop.io mirrors.mirror.workshop.io mirrorgrants.mirror.workshop.io)
 if [ -n "${CONFIGMAP_MIRROR:-}" ]; then
   crds="$("$CONFIGMAP_MIRROR" crd)"
 else
@@ -136,6 +136,12 @@ crd_template clustermirrors.mirror.workshop.io ClusterMirror <<'COMMENT'
 # never reads a missing CRD as "every ClusterMirror was deleted".
 COMMENT
 
+crd_template mirrors.mirror.workshop.io Mirror <<'COMMENT'
+# Mirror (namespaced): a tenant's own request for copies of one ConfigMap or
+# Secret of its namespace, into namespaces that consent (docs/user/mirror.md).
+# Deleting this CRD deletes every Mirror but no copy, as for ClusterMirrors.
+COMMENT
+
 crd_template mirrorgrants.mirror.workshop.io MirrorGrant <<'COMMENT'
 # MirrorGrant (namespaced): consent given from inside a namespace to the
 # mirrors of the kinds it names, from the source namespaces it names.
@@ -169,7 +175,7 @@ write() {
 }
 
 header="# Rendered from $chart by \`make manifests\` (hack/manifests.sh): edit the chart, not this file."
-for template in crd-clustermirrors crd-mirrorgrants namespace serviceaccount rbac-cluster rbac-clustermirror-users rbac-mirrorgrant-users rbac-leader-election deployment service poddisruptionbudget; do
+for template in crd-clustermirrors crd-mirrors crd-mirrorgrants namespace serviceaccount rbac-cluster rbac-clustermirror-users rbac-mirror-users rbac-mirrorgrant-users rbac-leader-election deployment service poddisruptionbudget; do
   render --show-only "templates/$template.yaml" | write "deploy/base/$template.yaml" "$header"
 done
 render --set controller.watchNamespace=target-namespace --show-only templates/rbac-namespaced.yaml \
@@ -184,6 +190,8 @@ render --set admissionPolicy.enabled=true --show-only templates/admission-policy
   | write deploy/components/admission-policy/admission-policy.yaml "$header"
 render --set admissionPolicy.enabled=true --show-only templates/admission-policy-clustermirror.yaml \
   | write deploy/components/admission-policy/admission-policy-clustermirror.yaml "$header"
+render --set admissionPolicy.enabled=true --show-only templates/admission-policy-mirror.yaml \
+  | write deploy/components/admission-policy/admission-policy-mirror.yaml "$header"
 render | write configmap-mirror.yaml "# configmap-mirror $version: the cluster-wide install, in namespace $namespace.
 #
 #   kubectl apply -f configmap-mirror.yaml
