@@ -930,7 +930,7 @@ const EVENT_VERBS: &[&str] = &["create", "patch"];
 const LEASE_VERBS: &[&str] = &["get", "create", "update"];
 /// ClusterMirrors, their status, the one CRD (by name), and MirrorGrants:
 /// cluster-wide.
-const CLUSTER_MIRROR_RULES: [(&str, &[&str]); 4] = [
+const CLUSTER_MIRROR_RULES: [(&str, &[&str]); 6] = [
     (
         "clustermirrors.mirror.workshop.io",
         &["get", "list", "watch"],
@@ -941,6 +941,8 @@ const CLUSTER_MIRROR_RULES: [(&str, &[&str]); 4] = [
         &["get", "list", "watch"],
     ),
     ("mirrorgrants.mirror.workshop.io", &["list", "watch"]),
+    ("mirrors.mirror.workshop.io", &["get", "list", "watch"]),
+    ("mirrors.mirror.workshop.io/status", &["patch"]),
 ];
 
 /// `kubectl auth can-i` as the account: `where` is `-n <namespace>` or
@@ -1051,6 +1053,8 @@ async fn an_install_grants_exactly_the_documented_permissions_cluster_wide() {
         CLUSTER_MIRROR_RULES[1],
         CLUSTER_MIRROR_RULES[2],
         CLUSTER_MIRROR_RULES[3],
+        CLUSTER_MIRROR_RULES[4],
+        CLUSTER_MIRROR_RULES[5],
     ];
     let mut at_home = everywhere.to_vec();
     at_home.push(("leases.coordination.k8s.io", LEASE_VERBS));
@@ -1077,7 +1081,8 @@ async fn an_install_grants_exactly_the_documented_permissions_cluster_wide() {
             );
         }
     }
-    // The CRD check reads the ClusterMirror CRD by name, and no other.
+    // The CRD checks read the ClusterMirror and Mirror CRDs by name, and
+    // no other.
     let crds = "customresourcedefinitions.apiextensions.k8s.io";
     for (verb, resource, allowed) in [
         (
@@ -1085,6 +1090,7 @@ async fn an_install_grants_exactly_the_documented_permissions_cluster_wide() {
             format!("{crds}/clustermirrors.mirror.workshop.io"),
             true,
         ),
+        ("get", format!("{crds}/mirrors.mirror.workshop.io"), true),
         ("get", format!("{crds}/other.example.com"), false),
         ("list", crds.to_owned(), false),
         (
@@ -1151,6 +1157,8 @@ async fn an_install_mirroring_secrets_adds_exactly_the_secret_verbs_cluster_wide
         CLUSTER_MIRROR_RULES[1],
         CLUSTER_MIRROR_RULES[2],
         CLUSTER_MIRROR_RULES[3],
+        CLUSTER_MIRROR_RULES[4],
+        CLUSTER_MIRROR_RULES[5],
     ];
     assert_eq!(
         granted(control_plane, &account, &elsewhere),

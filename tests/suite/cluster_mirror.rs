@@ -20,7 +20,7 @@ mod status;
 mod suspend;
 mod tenant;
 mod unreadable;
-mod unseen_deletion;
+pub(crate) mod unseen_deletion;
 mod walk;
 
 use std::io::Write;

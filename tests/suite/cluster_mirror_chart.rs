@@ -1,13 +1,14 @@
-//! The chart's ClusterMirror parts: the CRD installs from `templates/`
-//! (behind `crds.enabled`, kept on uninstall with `crds.keep`), the editor
-//! and viewer roles, and the admission policy by which the API server
-//! refuses a ClusterMirror of a Secret to whoever may not `get` that
-//! Secret, asked of its own authorizer (users impersonated).
+//! The chart's ClusterMirror and Mirror parts: the CRD installs from
+//! `templates/` (behind `crds.enabled`, kept on uninstall with
+//! `crds.keep`), the editor and viewer roles, and the admission policies by
+//! which the API server refuses a ClusterMirror of a Secret, or a Mirror of
+//! any source, to whoever may not `get` that source, asked of its own
+//! authorizer (users impersonated).
 //!
 //! The CRD and the policy are cluster-wide: these run on a control plane
 //! of their own, with one release installed by helm.
 
-use configmap_mirror::api::ClusterMirror;
+use configmap_mirror::api::{ClusterMirror, mirror::Mirror};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{
     Api, Client, CustomResourceExt,
@@ -79,6 +80,14 @@ subjects:
   - {{apiGroup: rbac.authorization.k8s.io, kind: User, name: {JUNIOR}}}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {{name: mir-editors, namespace: {namespace}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: {RELEASE}-mirror-editor}}
+subjects:
+  - {{apiGroup: rbac.authorization.k8s.io, kind: User, name: {LEAD}}}
+  - {{apiGroup: rbac.authorization.k8s.io, kind: User, name: {JUNIOR}}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata: {{name: get-corp-ca, namespace: {namespace}}}
 rules:
@@ -99,6 +108,69 @@ subjects:
             namespace
         })
         .await
+}
+
+/// The Mirrors of `namespace` as `user`, impersonated, once the Mirror CRD
+/// serves.
+async fn mirrors_as(user: &str, namespace: &str) -> Api<DynamicObject> {
+    let mut config = control_plane().kube_config();
+    config.auth_info.impersonate = Some(user.to_owned());
+    let client = Client::try_from(config).expect("a client");
+    let resource = ApiResource::erase::<Mirror>(&());
+    let api = Api::namespaced_with(client, namespace, &resource);
+    wait_for("the Mirror CRD to serve", PATIENCE, || async {
+        api.list(&Default::default()).await.ok().map(drop)
+    })
+    .await
+    .expect("the Mirror CRD serves");
+    api
+}
+
+/// A Mirror `name` of the `kind` called `SOURCE` in its namespace.
+fn tenant_mirror(name: &str, kind: &str) -> DynamicObject {
+    let resource = ApiResource::erase::<Mirror>(&());
+    let mut object = DynamicObject::new(name, &resource);
+    object.data = json!({"spec": {
+        "source": {"kind": kind, "name": SOURCE},
+        "target": {"namespaces": ["elsewhere"]},
+    }});
+    object
+}
+
+/// A Mirror of any source is refused to whoever may not `get` that source,
+/// and its message names the permission missing; whoever may, may.
+#[tokio::test]
+async fn a_mirror_is_refused_to_whoever_may_not_get_its_source() {
+    let namespace = installed().await;
+    let junior = mirrors_as(JUNIOR, namespace).await;
+    let create = |api: Api<DynamicObject>, object: DynamicObject| async move {
+        match api.create(&PostParams::default(), &object).await {
+            Ok(_) => None,
+            Err(kube::Error::Api(status)) if status.code == 403 => Some(status.message),
+            Err(error) => panic!("refused for another cause: {error}"),
+        }
+    };
+    let secret = tenant_mirror("junior-secret", "Secret");
+    let message = wait_for("the Mirror policy to refuse the junior", PATIENCE, || {
+        create(junior.clone(), secret.clone())
+    })
+    .await
+    .expect("the policy refuses");
+    assert!(
+        message.contains(&format!("the Secret {namespace}/{SOURCE}"))
+            && message.contains("get on secrets")
+            && message.contains(JUNIOR),
+        "{message}"
+    );
+    let configmap = tenant_mirror("junior-configmap", "ConfigMap");
+    let message = create(junior.clone(), configmap).await.expect("refused");
+    assert!(message.contains("get on configmaps"), "{message}");
+    let lead = mirrors_as(LEAD, namespace).await;
+    assert_eq!(
+        create(lead, tenant_mirror("lead-secret", "Secret")).await,
+        None,
+        "who may get the Secret may mirror it"
+    );
 }
 
 /// The ClusterMirror API as `user`, impersonated.

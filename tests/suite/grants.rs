@@ -28,7 +28,7 @@ crate::for_each_kind!(
 
 /// Installs the MirrorGrant CRD the chart ships, if it is not there yet,
 /// and waits until it serves.
-async fn install_grant_crd(client: &Client) {
+pub(crate) async fn install_grant_crd(client: &Client) {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     match crds
         .create(&PostParams::default(), &MirrorGrant::crd())
@@ -53,7 +53,7 @@ fn grants(client: &Client, namespace: &str) -> Api<DynamicObject> {
 
 /// Creates (or replaces the spec of) the grant `name` in `namespace`,
 /// letting `kinds` in from `from`.
-async fn grant<K: TestKind>(
+pub(crate) async fn grant<K: TestKind>(
     world: &World<K>,
     namespace: &str,
     name: &str,
@@ -76,7 +76,7 @@ async fn grant<K: TestKind>(
     .unwrap_or_else(|e| panic!("grant {namespace}/{name}: {e}"));
 }
 
-async fn revoke<K: TestKind>(world: &World<K>, namespace: &str, name: &str) {
+pub(crate) async fn revoke<K: TestKind>(world: &World<K>, namespace: &str, name: &str) {
     grants(&world.scene.client, namespace)
         .delete(name, &DeleteParams::default())
         .await

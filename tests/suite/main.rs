@@ -29,6 +29,7 @@ mod idempotency;
 mod immutable;
 mod leader_election;
 mod metrics;
+mod mirror;
 mod mirror_name;
 mod mirroring;
 mod monitoring;

@@ -28,6 +28,7 @@ const PAGES: &[&str] = &[
     "docs/user/secrets.md",
     "docs/user/explain.md",
     "docs/user/clustermirror.md",
+    "docs/user/mirror.md",
 ];
 
 /// How long the controller gets to become ready, on a machine that may be

@@ -22,7 +22,7 @@ fn copies_policy(objects: &[Value]) -> &Value {
             o["kind"] == "ValidatingAdmissionPolicy"
                 && o["metadata"]["name"]
                     .as_str()
-                    .is_some_and(|n| !n.ends_with("-clustermirror-source"))
+                    .is_some_and(|n| !n.ends_with("mirror-source"))
         })
         .expect("the policy guarding copies")
 }

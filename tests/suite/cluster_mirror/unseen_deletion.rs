@@ -51,7 +51,10 @@ async fn marked<K: TestKind>(
 }
 
 /// Stops the controller, runs `meanwhile`, and starts it again.
-async fn while_stopped<K: TestKind>(world: &mut World<K>, meanwhile: impl AsyncFnOnce(&Client)) {
+pub(crate) async fn while_stopped<K: TestKind>(
+    world: &mut World<K>,
+    meanwhile: impl AsyncFnOnce(&Client),
+) {
     world.stop();
     meanwhile(&world.scene.client).await;
     let sources = world.prefix.clone();
