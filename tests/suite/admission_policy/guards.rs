@@ -55,8 +55,8 @@ async fn deleting_a_copy_is_refused_saying_how_to_stop_receiving_it<K: TestKind>
         message.contains(&format!(
             "{targets}/app is a copy of {source} kept by configmap-mirror and may not be deleted"
         )) && message.contains(&format!(
-            "withdraw the namespace's consent (its labels matching {consent}=true)"
-        )) && message.contains("workshop.io/mirror-to"),
+            "withdraw the namespace's consent (its labels matching {consent}=true, or a MirrorGrant in it)"
+        )) && message.contains("workshop.io/mirror-to, or their Mirror or ClusterMirror"),
         "{message}"
     );
 
