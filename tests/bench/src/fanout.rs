@@ -398,7 +398,7 @@ pub(crate) struct CopyWatch(Watched<SeenCopies>);
 impl CopyWatch {
     /// Watches the fan-out source's copies under `prefix`, and waits for
     /// the initial list.
-    async fn of_fan_out(client: Client, prefix: &str) -> anyhow::Result<CopyWatch> {
+    pub(crate) async fn of_fan_out(client: Client, prefix: &str) -> anyhow::Result<CopyWatch> {
         let config = watcher::Config::default().fields(&format!("metadata.name={SOURCE}"));
         CopyWatch::start(client, config, prefix).await
     }

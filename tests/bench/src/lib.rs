@@ -16,6 +16,7 @@ pub mod fanout;
 pub mod glob;
 pub mod grant_fanout;
 pub mod hostile;
+pub mod mirror_fanout;
 pub mod observer;
 pub mod only;
 pub mod params;

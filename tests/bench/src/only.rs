@@ -21,6 +21,7 @@ use crate::fanout::CopyHeal;
 use crate::glob::{self, NewNamespaces};
 use crate::grant_fanout::{self, GrantFanOut};
 use crate::hostile::{self, HostileFigures, HostileParams};
+use crate::mirror_fanout::{self, MirrorFanOut};
 use crate::params;
 use crate::phases;
 use crate::profile::Profile;
@@ -50,6 +51,10 @@ pub enum Phase {
     /// `--fan-out` namespaces that consent by one MirrorGrant each: the
     /// grants' memory, one source into them all, every grant withdrawn.
     Grants,
+    /// One tenant's Mirror into `--fan-out` consenting namespaces, beside
+    /// the floor; then a tenth as many Mirrors (at most 1,000) that mirror
+    /// nothing, for their memory.
+    Mirrors,
 }
 
 impl Phase {
@@ -130,6 +135,7 @@ pub enum Figures {
     ClusterMirror(ClusterFanOut),
     HostileTenant(HostileFigures),
     Grants(GrantFanOut),
+    Mirrors(MirrorFanOut),
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -224,6 +230,23 @@ async fn run_phase(plane: &Plane, params: &OnlyParams) -> anyhow::Result<Figures
             running.stop().await.context("stopping the controller")?;
             Figures::Grants(figures)
         }
+        Phase::Mirrors => {
+            mirror_fanout::install_crd(&client).await?;
+            let mut running = start(Vec::new())?;
+            running.wait_ready().await?;
+            let namespaces = params.namespaces;
+            let mirrors = (namespaces / 10).clamp(1, 1000);
+            let figures = mirror_fanout::run(
+                &client,
+                &mut running,
+                namespaces,
+                mirrors,
+                sweep.concurrency,
+            )
+            .await?;
+            running.stop().await.context("stopping the controller")?;
+            Figures::Mirrors(figures)
+        }
     };
     Ok(figures)
 }
@@ -295,6 +318,20 @@ impl OnlyResults {
                 g.fan_out.converge_seconds,
                 g.converge_ratio_to_floor,
                 g.withdraw_seconds
+            ),
+            Figures::Mirrors(m) => writeln!(
+                out,
+                "one Mirror into {} consenting namespaces: floor {:.1} s; all copies {:.1} s (x{:.2} the floor); \
+                 one update {:.1} s (x{:.2}); {} Mirrors more, mirroring nothing, reported in {:.1} s, RSS {:.0} B per Mirror",
+                m.namespaces,
+                m.floor.seconds,
+                m.fan_out.converge_seconds,
+                m.converge_ratio_to_floor,
+                m.fan_out.propagate_seconds,
+                m.propagate_ratio_to_floor,
+                m.mirrors,
+                m.mirrors_reported_seconds,
+                m.memory_per_mirror_bytes
             ),
         };
         out

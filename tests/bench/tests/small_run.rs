@@ -107,3 +107,29 @@ async fn the_grants_phase_runs_alone_and_each_grant_takes_its_mirror_back() {
     );
     assert!(g.floor.seconds > 0.0 && g.withdraw_seconds > 0.0, "{g:?}");
 }
+
+/// The Mirror phase alone at 20 namespaces: one Mirror's copies reach every
+/// consenting namespace and follow one update, and the Mirrors that mirror
+/// nothing all report (the phase fails otherwise). No timing is asserted.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_mirrors_phase_runs_alone_and_one_mirror_reaches_every_consenting_namespace() {
+    let controller = controller_binary();
+    let params = OnlyParams::small(Phase::Mirrors);
+    let namespaces = params.namespaces;
+    let results = mirror_bench::only::run(params, &controller)
+        .await
+        .unwrap_or_else(|e| panic!("the Mirrors phase failed: {e:#}"));
+    println!("{}", results.table());
+    let Figures::Mirrors(m) = &results.figures else {
+        panic!("the Mirrors phase gave {:?}", results.figures);
+    };
+    assert_eq!(
+        (m.namespaces, m.fan_out.namespaces),
+        (namespaces, namespaces)
+    );
+    assert_eq!(m.mirrors, 2, "a tenth of the namespaces");
+    assert!(
+        m.floor.seconds > 0.0 && m.converge_ratio_to_floor > 0.0,
+        "{m:?}"
+    );
+}
