@@ -287,9 +287,10 @@ fn still_selected<K: MirroredKind>(
     };
     let consent = consent_for(request, cluster_mirrors, ctx);
     store.get(&ObjectRef::new(namespace)).is_some_and(|object| {
+        let facts = ctx.caches.facts_of(&object.metadata);
         object.metadata.deletion_timestamp.is_none()
-            && request.selects(&ctx.caches.facts_of(&object.metadata), consent)
-            && claimed_by(request, &ctx.caches.facts_of(&object.metadata), ctx).is_none()
+            && request.selects(&facts, consent)
+            && claimed_by(request, &facts, ctx).is_none()
     })
 }
 
