@@ -505,3 +505,36 @@ async fn a_mirror_crd_deleted_and_created_again_while_the_controller_is_down_wip
         .unwrap();
     clean_up(world, &[]).await;
 }
+
+/// A Mirror never touches an object it did not make at its copies' name:
+/// a tenant cannot overwrite another's object in a namespace that
+/// consents. The namespace is a `NameTaken` failure, and the object stays
+/// as it was.
+#[tokio::test]
+async fn a_mirror_overwrites_no_object_it_did_not_make() {
+    let world = world::<ConfigMap>("mir-held").await;
+    let open = world.namespace("open", true, &[]).await;
+    let theirs = world
+        .api(&open)
+        .create(
+            &PostParams::default(),
+            &ConfigMap::with_data("app", &[("who", "them")], false),
+        )
+        .await
+        .expect("their object");
+    world
+        .objects()
+        .create(&ConfigMap::with_data("app", &[("who", "tenant")], false))
+        .await;
+    create(&world, "app", "app", json!({"namespaces": [open]})).await;
+    let status = status_of(&world, "app", [1, 0, 1]).await;
+    assert_eq!(status["failures"][0]["reason"], "NameTaken", "{status}");
+    let now = world.api(&open).get("app").await.expect("their object");
+    assert_eq!(
+        now.resource_version(),
+        theirs.resource_version(),
+        "untouched"
+    );
+    assert!(!now.labels().contains_key(MIRROR_LABEL));
+    clean_up(world, &["app"]).await;
+}
