@@ -109,6 +109,29 @@ impl Request {
         }
     }
 
+    /// Whose consent its copies need, of `cluster` (the protected
+    /// namespaces', see [`cluster_consent`]) and `copies_kind` (that of
+    /// its copies' kind): a ClusterMirror needs the first, a Mirror the
+    /// second.
+    ///
+    /// [`cluster_consent`]: super::cluster_consent
+    pub fn consent<'a>(&self, cluster: &'a Consent, copies_kind: &'a Consent) -> &'a Consent {
+        match self.origin {
+            Origin::ClusterMirror => cluster,
+            Origin::Mirror { .. } => copies_kind,
+        }
+    }
+
+    /// Whether it may copy from its source's namespace, given whether
+    /// ClusterMirror sources may come from there: a Mirror's source is in
+    /// its own namespace, which it may always copy from.
+    pub fn may_copy_from_its_namespace(&self, allowed_for_cluster_mirrors: bool) -> bool {
+        match self.origin {
+            Origin::ClusterMirror => allowed_for_cluster_mirrors,
+            Origin::Mirror { .. } => true,
+        }
+    }
+
     /// The namespaces it names exactly, for a Mirror: each one absent is
     /// a failure too, `NotConsenting`, as one there that does not consent,
     /// so that its status tells nothing of which namespaces exist.

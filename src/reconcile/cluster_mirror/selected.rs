@@ -22,10 +22,7 @@ pub(super) fn consent_for<'a, K: MirroredKind>(
     cluster_mirrors: &'a ClusterMirrorCaches,
     ctx: &'a Context<K>,
 ) -> &'a Consent {
-    match request.origin {
-        Origin::ClusterMirror => &cluster_mirrors.consent,
-        Origin::Mirror { .. } => &ctx.consent,
-    }
+    request.consent(&cluster_mirrors.consent, &ctx.consent)
 }
 
 /// The ClusterMirror that claims a Mirror's copies' name in `namespace`,

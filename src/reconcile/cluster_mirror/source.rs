@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 
 use crate::{
     cluster::cluster_sources::ClusterSources,
-    decisions::cluster_mirror::{Origin, Request, status::Blocked},
+    decisions::cluster_mirror::{Request, status::Blocked},
     decisions::secret_published::SecretAs,
     decisions::secret_published::secret_published,
     kind::{ChecksumKey, MirroredKind, secret::SecretDigestKey},
@@ -134,11 +134,7 @@ fn checked_source<S: MirroredKind>(
     reserved_names: &[String],
 ) -> Result<(Arc<S>, Vec<String>), Unreadable> {
     let cached = sources.get(&request.source_namespace, &request.source_name);
-    // A Mirror's source is in its own namespace, which it may copy from.
-    let allowed = match request.origin {
-        Origin::ClusterMirror => sources.allows(&request.source_namespace),
-        Origin::Mirror { .. } => true,
-    };
+    let allowed = request.may_copy_from_its_namespace(sources.allows(&request.source_namespace));
     let keys = cached.as_deref().map(|source| request.keys_missing(source));
     let why_blocked = request
         .blocked(allowed, cached.as_deref(), rules, reserved_names)
