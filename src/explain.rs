@@ -16,8 +16,9 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use crate::{
     cluster::api_client,
     decisions::cluster_mirror::cluster_consent,
+    decisions::request_key::RequestKey,
     kind::secret::SecretSourceRules,
-    ops::cli::{ExplainArgs, ObjectKind, Output},
+    ops::cli::{ExplainArgs, ObjectArg, ObjectKind, Output},
     ops::config::Kind,
 };
 use verdicts::{Preview, Rules};
@@ -43,15 +44,26 @@ pub async fn run(args: ExplainArgs) -> ExitCode {
             mirror_to_selector: args.mirror_to_selector.clone(),
         });
     let report = match (&args.object, &args.namespace) {
+        (Some(ObjectArg::Mirror(..)), _) if preview.is_some() || args.kind.is_some() => {
+            return bad_input(anyhow::anyhow!(
+                "mirror/NAMESPACE/NAME is a Mirror: --kind, --mirror-to and --mirror-to-selector do not apply"
+            ));
+        }
+        (Some(ObjectArg::Mirror(namespace, name)), _) => {
+            fetch::request(&client, &rules, &RequestKey::mirror(namespace, name)).await
+        }
         (Some(_), _) if args.cluster_mirror().is_some() && preview.is_some() => {
             return bad_input(anyhow::anyhow!(
                 "--mirror-to and --mirror-to-selector preview a source, not a ClusterMirror"
             ));
         }
-        (Some((_, name)), _) if args.cluster_mirror().is_some() => {
-            fetch::cluster_mirror(&client, &rules, name).await
+        (Some(_), _) if let Some(name) = args.cluster_mirror() => {
+            fetch::request(&client, &rules, &RequestKey::cluster_mirror(name)).await
         }
-        (Some((namespace, name)), _) => match args.kind.unwrap_or(ObjectKind::Configmap) {
+        (Some(ObjectArg::Named(namespace, name)), _) => match args
+            .kind
+            .unwrap_or(ObjectKind::Configmap)
+        {
             ObjectKind::Configmap => {
                 fetch::object::<ConfigMap>(&client, &rules, namespace, name, preview.as_ref()).await
             }

@@ -9,7 +9,7 @@ use kube::CustomResourceExt;
 
 use crate::{
     api::{ClusterMirror, mirror::Mirror},
-    contract::{cluster_mirror_of, namespaced_mirror_of},
+    contract::{CLUSTER_MIRROR_LABEL, MIRROR_LABEL, cluster_mirror_of, namespaced_mirror_of},
 };
 
 /// A ClusterMirror by name, or a Mirror by namespace and name. A
@@ -69,6 +69,16 @@ impl RequestKey {
                 cluster_mirror_of(copy).is_none()
                     && namespaced_mirror_of(copy) == Some((namespace.as_str(), self.name.as_str()))
             }
+        }
+    }
+
+    /// The label selector of the objects that may be its copies: those
+    /// carrying its label; for a Mirror, [`marks`](Self::marks) tells its
+    /// own from those of Mirrors of its name in other namespaces.
+    pub fn copies_selector(&self) -> String {
+        match &self.namespace {
+            None => format!("{CLUSTER_MIRROR_LABEL}={}", self.name),
+            Some(_) => format!("{MIRROR_LABEL}={}", self.name),
         }
     }
 

@@ -26,6 +26,7 @@ use crate::{
     decisions::consent::NamespaceFacts,
     decisions::mirror_name::mirror_name,
     decisions::ownership::claimed_source,
+    decisions::request_key::RequestKey,
 };
 
 /// How many objects are read at once.
@@ -71,7 +72,7 @@ pub async fn object<K: Explained>(
             namespace: namespace.to_owned(),
             name: name.to_owned(),
             source: None,
-            cluster_mirror: None,
+            request: None,
             verdict,
             detail,
         }],
@@ -103,11 +104,10 @@ pub async fn object<K: Explained>(
         Some(source) => api.get_opt(&source).await.ok().flatten().is_some(),
         None => false,
     };
-    if let Some(cluster_mirror) = contract::cluster_mirror_of(object.meta())
+    if let Some(asker) = RequestKey::of_copy(object.meta())
         && contract::is_managed_by_us(object.meta())
     {
-        let cluster_mirror = cluster_mirror.to_owned();
-        return cluster_mirror::copy_of(client, rules, object, &cluster_mirror).await;
+        return cluster_mirror::copy_of(client, rules, object, &asker).await;
     }
     match verdicts::is_copy(&object, rules, existing_source) {
         true => copy::<K>(client, rules, object, preview.is_some()).await,
@@ -228,7 +228,7 @@ pub async fn namespace(client: &Client, rules: &Rules, name: &str, kinds: Kinds)
         namespace: name.to_owned(),
         name: String::new(),
         source: None,
-        cluster_mirror: None,
+        request: None,
         verdict,
         detail,
     };
@@ -297,8 +297,8 @@ async fn namespace_kind<K: Explained>(
                 .items
                 .into_iter()
                 .filter(|copy| mirror_of(copy.meta()).is_some())
-                // A ClusterMirror's copy has its own rows.
-                .filter(|copy| contract::cluster_mirror_of(copy.meta()).is_none());
+                // A ClusterMirror's or a Mirror's copy has its own rows.
+                .filter(|copy| RequestKey::of_copy(copy.meta()).is_none());
             Ok(stream::iter(mirrors)
                 .map(|mirror| mirror_scene(client, namespace, mirror))
                 .buffered(READS_AT_ONCE)
@@ -377,6 +377,6 @@ mod cluster_mirror;
 mod grants;
 mod reads;
 
-pub use cluster_mirror::cluster_mirror;
+pub use cluster_mirror::request;
 
 use reads::{copies, namespace_facts, namespaces, objects_at, successor, warnings, warnings_about};

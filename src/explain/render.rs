@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde_json::{Value, json};
 
 use super::verdicts::{Preview, Row, Warning};
-use crate::api::ClusterMirrorStatus;
+use crate::{api::ClusterMirrorStatus, decisions::request_key::RequestKey};
 
 /// The version of the JSON output's schema. A field is never renamed or
 /// given another meaning within one version; new fields may appear.
@@ -31,6 +31,7 @@ pub enum Is {
     Copy,
     Namespace,
     ClusterMirror,
+    Mirror,
     /// It could not be read, or does not exist.
     Unknown,
 }
@@ -42,8 +43,14 @@ impl Is {
             Is::Copy => "copy",
             Is::Namespace => "namespace",
             Is::ClusterMirror => "clustermirror",
+            Is::Mirror => "mirror",
             Is::Unknown => "unknown",
         }
+    }
+
+    /// A ClusterMirror or a Mirror: a request for copies.
+    fn is_request(self) -> bool {
+        matches!(self, Is::ClusterMirror | Is::Mirror)
     }
 }
 
@@ -114,10 +121,18 @@ impl Report {
                     "ok": row.verdict.ok(),
                     "detail": row.detail,
                 });
-                // Only on the rows of ClusterMirrors: the others' stay as
-                // they were.
-                if let Some(name) = &row.cluster_mirror {
-                    json["clusterMirror"] = json!(name);
+                // Only on the rows of ClusterMirrors and Mirrors: the
+                // others' stay as they were.
+                match &row.request {
+                    None => {}
+                    Some(RequestKey {
+                        namespace: None,
+                        name,
+                    }) => json["clusterMirror"] = json!(name),
+                    Some(RequestKey {
+                        namespace: Some(namespace),
+                        name,
+                    }) => json["mirror"] = json!(format!("{namespace}/{name}")),
                 }
                 json
             })
@@ -152,11 +167,16 @@ impl Report {
             "warnings": warnings,
             "notes": self.notes,
         });
-        if self.subject.is == Is::ClusterMirror {
-            json["clusterMirror"] = json!({"status": self.status});
+        let request = match self.subject.is {
+            Is::ClusterMirror => Some("clusterMirror"),
+            Is::Mirror => Some("mirror"),
+            _ => None,
+        };
+        if let Some(request) = request {
+            json[request] = json!({"status": self.status});
             if let Some(classes) = &self.classes {
-                json["clusterMirror"]["class"] = json!(classes.read_as);
-                json["clusterMirror"]["className"] = json!(classes.class_name);
+                json[request]["class"] = json!(classes.read_as);
+                json[request]["className"] = json!(classes.class_name);
             }
         }
         json
@@ -190,10 +210,7 @@ impl Report {
             Some(namespace) => format!("{} {namespace}/{}", self.subject.kind, self.subject.name),
             None => format!("{} {}", self.subject.kind, self.subject.name),
         };
-        let own = self
-            .rows
-            .first()
-            .filter(|_| self.subject.is == Is::ClusterMirror);
+        let own = self.rows.first().filter(|_| self.subject.is.is_request());
         // Copies of another kind than their source's: a Secret's keys
         // published as ConfigMaps.
         let copies_as = |own: &Row| {
@@ -207,13 +224,13 @@ impl Report {
             }
         };
         let mut out = match (self.subject.is, own) {
-            (Is::ClusterMirror, Some(own)) => format!(
+            (Is::ClusterMirror | Is::Mirror, Some(own)) => format!(
                 "{subject}: copies {} {}{}\n",
                 own.kind,
                 own.source.as_deref().unwrap_or_default(),
                 copies_as(own)
             ),
-            (Is::Unknown | Is::ClusterMirror, _) => format!("{subject}\n"),
+            (Is::Unknown | Is::ClusterMirror | Is::Mirror, _) => format!("{subject}\n"),
             (is, _) => format!("{subject}: a {}\n", is.as_str()),
         };
         // Said when either is not the default: two installs are told apart.
@@ -247,8 +264,8 @@ impl Report {
             .namespace
             .as_ref()
             .map(|ns| format!("{ns}/{}", self.subject.name));
-        // A ClusterMirror's heading says its kind and source.
-        let one_cluster_mirror = self.subject.is == Is::ClusterMirror;
+        // A ClusterMirror's or a Mirror's heading says its kind and source.
+        let one_cluster_mirror = self.subject.is.is_request();
         let kinds_vary = !one_cluster_mirror
             && self
                 .rows
@@ -260,8 +277,15 @@ impl Report {
                 .rows
                 .iter()
                 .any(|row| row.source.is_some() && row.source != subject_key);
-        let cluster_mirrors_shown =
-            !one_cluster_mirror && self.rows.iter().any(|row| row.cluster_mirror.is_some());
+        let requests_shown = |mirror: bool| {
+            !one_cluster_mirror
+                && (self.rows.iter()).any(|row| {
+                    row.request
+                        .as_ref()
+                        .is_some_and(|r| r.is_mirror() == mirror)
+                })
+        };
+        let (cluster_mirrors_shown, mirrors_shown) = (requests_shown(false), requests_shown(true));
         let mut header = vec!["WHAT"];
         if kinds_vary {
             header.push("KIND");
@@ -272,6 +296,9 @@ impl Report {
         }
         if cluster_mirrors_shown {
             header.push("CLUSTERMIRROR");
+        }
+        if mirrors_shown {
+            header.push("MIRROR");
         }
         header.extend(["VERDICT", "DETAIL"]);
         let mut lines = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
@@ -284,8 +311,16 @@ impl Report {
             if sources_vary {
                 line.push(row.source.clone().unwrap_or_default());
             }
+            let request = row.request.as_ref();
             if cluster_mirrors_shown {
-                line.push(row.cluster_mirror.clone().unwrap_or_default());
+                let name = request.filter(|r| !r.is_mirror()).map(|r| r.name.clone());
+                line.push(name.unwrap_or_default());
+            }
+            if mirrors_shown {
+                let mirror = request.filter(|r| r.is_mirror());
+                let key = mirror
+                    .map(|r| format!("{}/{}", r.namespace.as_deref().unwrap_or_default(), r.name));
+                line.push(key.unwrap_or_default());
             }
             line.extend([row.verdict.as_str().to_owned(), row.detail.clone()]);
             lines.push(line);

@@ -44,6 +44,7 @@ use crate::{
     decisions::ownership::{claimed_source, outranked_mirror},
     decisions::patterns,
     decisions::plan::{self, Difference, NameTaken, Write},
+    decisions::request_key::RequestKey,
     decisions::secret_published::{SecretAs, secret_published_naming_the_rest},
     decisions::selector::Selector,
     decisions::targets::{
@@ -169,8 +170,9 @@ pub struct Row {
     pub name: String,
     /// For a copy: `namespace/name` of its source.
     pub source: Option<String>,
-    /// The ClusterMirror a row is about, or whose copy it is about.
-    pub cluster_mirror: Option<String>,
+    /// The ClusterMirror or Mirror a row is about, or whose copy it is
+    /// about.
+    pub request: Option<RequestKey>,
     pub verdict: Verdict,
     pub detail: String,
 }
@@ -271,7 +273,7 @@ fn row_at<K: Explained>(
         namespace: namespace.to_owned(),
         name: name.to_owned(),
         source,
-        cluster_mirror: None,
+        request: None,
         verdict,
         detail,
     }

@@ -101,9 +101,10 @@ pub enum Invocation {
 pub struct ExplainArgs {
     /// The source or copy to explain; `clustermirror/NAME` (or
     /// `clustermirrors/NAME`, `cmir/NAME`) explains a ClusterMirror, unless
-    /// --kind says it is an object in a namespace of that name.
+    /// --kind says it is an object in a namespace of that name;
+    /// `mirror/NAMESPACE/NAME` (or `mirrors/`, `mir/`) a Mirror.
     #[arg(value_name = "NAMESPACE/NAME", value_parser = parse_object_ref)]
-    pub object: Option<(String, String)>,
+    pub object: Option<ObjectArg>,
 
     /// Explain a namespace instead: the mirrors it holds, the sources that
     /// ask for it, and what it accepts.
@@ -179,6 +180,16 @@ pub struct ExplainArgs {
     pub kube: KubeconfigArgs,
 }
 
+/// What `explain` is asked about by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ObjectArg {
+    /// `NAMESPACE/NAME`: an object; or, as `clustermirror/NAME`, a
+    /// ClusterMirror (see [`ExplainArgs::cluster_mirror`]).
+    Named(String, String),
+    /// `mirror/NAMESPACE/NAME`: a Mirror.
+    Mirror(String, String),
+}
+
 /// A kind `explain` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ObjectKind {
@@ -189,10 +200,16 @@ pub enum ObjectKind {
 /// Whether `word`, before the slash, names a ClusterMirror as kubectl
 /// names the resource: its kind lower-cased, its plural or a short name.
 fn names_cluster_mirror(word: &str) -> bool {
-    use kube::{CustomResourceExt, Resource};
-    let resource = api::ClusterMirror::kind(&()).to_lowercase() == word
-        || api::ClusterMirror::plural(&()) == word;
-    resource || api::ClusterMirror::shortnames().contains(&word)
+    names_resource::<api::ClusterMirror>(word)
+}
+
+/// Whether `word` names the resource of `R` as kubectl does.
+fn names_resource<R>(word: &str) -> bool
+where
+    R: kube::CustomResourceExt + kube::Resource<DynamicType = ()>,
+{
+    let resource = R::kind(&()).to_lowercase() == word || R::plural(&()) == word;
+    resource || R::shortnames().contains(&word)
 }
 
 impl ExplainArgs {
@@ -219,7 +236,9 @@ impl ExplainArgs {
     /// or short name) without `--kind`. With `--kind`, the same words are a
     /// namespace of that name, as a NAMESPACE/NAME always was.
     pub fn cluster_mirror(&self) -> Option<&str> {
-        let (prefix, name) = self.object.as_ref()?;
+        let Some(ObjectArg::Named(prefix, name)) = self.object.as_ref() else {
+            return None;
+        };
         (self.kind.is_none() && names_cluster_mirror(prefix)).then_some(name.as_str())
     }
 }
@@ -294,8 +313,17 @@ fn is_plugin(program: Option<&OsString>) -> bool {
 }
 
 /// `NAMESPACE/NAME`, each checked as Kubernetes checks it.
-fn parse_object_ref(value: &str) -> Result<(String, String), String> {
-    namespaced_name_of(value, "an object")
+fn parse_object_ref(value: &str) -> Result<ObjectArg, String> {
+    match value.split_once('/') {
+        Some((word, rest)) if rest.contains('/') && names_resource::<api::mirror::Mirror>(word) => {
+            let (namespace, name) = namespaced_name_of(rest, "a Mirror")?;
+            Ok(ObjectArg::Mirror(namespace, name))
+        }
+        _ => {
+            let (namespace, name) = namespaced_name_of(value, "an object")?;
+            Ok(ObjectArg::Named(namespace, name))
+        }
+    }
 }
 
 /// Checked as the controller reads the annotation.

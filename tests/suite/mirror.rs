@@ -538,3 +538,5 @@ async fn a_mirror_overwrites_no_object_it_did_not_make() {
     assert!(!now.labels().contains_key(MIRROR_LABEL));
     clean_up(world, &["app"]).await;
 }
+
+mod explain;

@@ -1,22 +1,25 @@
-//! What explain reads of a ClusterMirror: the object, its source, the
-//! namespaces, the objects at its copies' name and those carrying its
-//! label; for `--namespace`, the same within that namespace, for every
-//! ClusterMirror.
+//! What explain reads of a ClusterMirror or a Mirror: the object, its
+//! source, the namespaces (with their MirrorGrants, for a Mirror), the
+//! objects at its copies' name and those carrying its label; for
+//! `--namespace`, the same within that namespace, for every ClusterMirror.
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::CustomResourceExt;
 
+mod copy;
 mod in_namespace;
 
+pub use copy::copy_of;
 pub use in_namespace::in_a_namespace;
 
 use super::*;
 use crate::kind::ChecksumKey;
 use crate::{
-    api::{ClusterMirror, ClusterMirrorStatus, SourceKind, StoredClusterMirror},
+    api::{ClusterMirrorStatus, SourceKind, StoredClusterMirror, mirror::stored::StoredMirror},
     contract::CLUSTER_MIRROR_LABEL,
     decisions::cluster_mirror::Request,
+    decisions::grants::NamespaceGrants,
+    decisions::request_key::{RequestKey, RequestKind},
     explain::render::Classes,
     explain::verdicts::{
         ClusterMirrorScene, class_words, explain_cluster_mirror, in_namespace, orphan_row,
@@ -30,44 +33,57 @@ fn cluster_mirrors(client: &Client) -> Api<StoredClusterMirror> {
     Api::all(client.clone())
 }
 
-/// The uid of the ClusterMirror CRD live (None: none, or being deleted),
-/// as read now; None when it cannot be read (the user may not `get`
-/// CRDs): orphans are then explained either way.
-pub(super) async fn live_crd_uid(client: &Client) -> Option<Option<String>> {
+/// The uid of the CRD of `kind` live (None: none, or being deleted), as
+/// read now; None when it cannot be read (the user may not `get` CRDs):
+/// orphans are then explained either way.
+pub(super) async fn live_crd_uid(client: &Client, kind: RequestKind) -> Option<Option<String>> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let crd = crds
-        .get_metadata_opt(ClusterMirror::crd_name())
-        .await
-        .ok()?;
+    let crd = crds.get_metadata_opt(kind.crd_name()).await.ok()?;
     Some(
         crd.filter(|crd| crd.metadata.deletion_timestamp.is_none())
             .and_then(|crd| crd.metadata.uid),
     )
 }
 
-/// Reads the ClusterMirror `name`; when it cannot, the row that says why.
-async fn read_cluster_mirror(client: &Client, name: &str) -> Result<StoredClusterMirror, Row> {
+/// The ClusterMirror or Mirror `key`, as read; None when there is none.
+async fn get_request(
+    client: &Client,
+    key: &RequestKey,
+) -> kube::Result<Option<StoredClusterMirror>> {
+    match &key.namespace {
+        None => cluster_mirrors(client).get_opt(&key.name).await,
+        Some(namespace) => {
+            let mirrors: Api<StoredMirror> = Api::namespaced(client.clone(), namespace);
+            Ok(mirrors.get_opt(&key.name).await?.map(|mirror| mirror.0))
+        }
+    }
+}
+
+/// Reads the ClusterMirror or Mirror `key`; when it cannot, the row that
+/// says why.
+async fn read_request(client: &Client, key: &RequestKey) -> Result<StoredClusterMirror, Row> {
     let unread = |verdict, detail| Row {
-        what: What::ClusterMirror,
+        what: What::of_request(key),
         kind: "",
-        namespace: String::new(),
-        name: name.to_owned(),
+        namespace: key.namespace.clone().unwrap_or_default(),
+        name: key.name.clone(),
         source: None,
-        cluster_mirror: Some(name.to_owned()),
+        request: Some(key.clone()),
         verdict,
         detail,
     };
-    match cluster_mirrors(client).get_opt(name).await {
+    let said = key.said();
+    match get_request(client, key).await {
         Ok(Some(object)) => Ok(object),
-        Ok(None) => Err(unread(
-            Verdict::NotFound,
-            format!("there is no ClusterMirror {name}"),
-        )),
+        Ok(None) => Err(unread(Verdict::NotFound, format!("there is no {said}"))),
         // No CRD: the API server knows no such resource, and answers 404
         // without a Status (so without the reason NotFound).
         Err(kube::Error::Api(status)) if status.code == 404 => Err(unread(
             Verdict::NotFound,
-            format!("there is no ClusterMirror {name}: the ClusterMirror CRD is not installed"),
+            format!(
+                "there is no {said}: the {} CRD is not installed",
+                key.kind().name()
+            ),
         )),
         Err(error) => Err(unread(
             Verdict::CannotRead,
@@ -76,22 +92,25 @@ async fn read_cluster_mirror(client: &Client, name: &str) -> Result<StoredCluste
     }
 }
 
-/// Explains the ClusterMirror `name`.
-pub async fn cluster_mirror(client: &Client, install: &Rules, name: &str) -> Report {
+/// Explains the ClusterMirror or Mirror `key`.
+pub async fn request(client: &Client, install: &Rules, key: &RequestKey) -> Report {
     let mut report = Report::about(Subject {
-        kind: <StoredClusterMirror as kube::Resource>::kind(&()),
-        namespace: None,
-        name: name.to_owned(),
+        kind: key.kind().name().into(),
+        namespace: key.namespace.clone(),
+        name: key.name.clone(),
         is: Is::Unknown,
     });
-    let object = match read_cluster_mirror(client, name).await {
+    let object = match read_request(client, key).await {
         Ok(object) => object,
         Err(row) => {
             report.rows.push(row);
             return report;
         }
     };
-    report.subject.is = Is::ClusterMirror;
+    report.subject.is = match key.is_mirror() {
+        false => Is::ClusterMirror,
+        true => Is::Mirror,
+    };
     let request = Request::of(&object);
     let answer = match request.as_ref().map(Request::copy_kind) {
         Ok(SourceKind::Secret) => {
@@ -109,7 +128,7 @@ pub async fn cluster_mirror(client: &Client, install: &Rules, name: &str) -> Rep
         answer.status.as_ref(),
         object.stored_status(),
     ));
-    if install.cluster_mirror_sources.is_empty() {
+    if install.cluster_mirror_sources.is_empty() && !key.is_mirror() {
         report.notes.push(
             "no namespace is allowed as a ClusterMirror source: give the install's --cluster-mirror-source-namespaces (its default is the namespace it runs in, --install-namespaces)".into(),
         );
@@ -124,10 +143,11 @@ pub async fn cluster_mirror(client: &Client, install: &Rules, name: &str) -> Rep
     // Events about a cluster-scoped object are recorded in `default`.
     report.warnings = warnings(
         client,
-        "default",
+        key.namespace.as_deref().unwrap_or("default"),
         &format!(
-            "involvedObject.kind={},involvedObject.name={name},type=Warning",
-            <StoredClusterMirror as kube::Resource>::kind(&())
+            "involvedObject.kind={},involvedObject.name={},type=Warning",
+            key.kind().name(),
+            key.name
         ),
         &mut report.notes,
     )
@@ -174,9 +194,9 @@ async fn scene<K: Explained>(
     request: Result<Request, String>,
     only: Option<&NamespaceFacts>,
 ) -> ClusterMirrorScene<K> {
-    let name = object.metadata.name.clone().unwrap_or_default();
+    let key = RequestKey::of_meta(&object.metadata);
     let empty = || ClusterMirrorScene {
-        name: name.clone(),
+        key: key.clone(),
         generation: object.metadata.generation,
         request: Err(String::new()),
         class_name: object.class().to_owned(),
@@ -186,6 +206,7 @@ async fn scene<K: Explained>(
         namespaces: Ok(Vec::new()),
         at_name: Ok(Vec::new()),
         copies: Ok(Vec::new()),
+        every_namespace: only.is_none(),
     };
     // Another install's, or unreadable: nothing more is read.
     let theirs = object.class() != install.cluster_mirror_class;
@@ -194,7 +215,7 @@ async fn scene<K: Explained>(
         _ => return ClusterMirrorScene { request, ..empty() },
     };
     let (source, published) = read_source::<K>(client, spec).await;
-    let labelled = ListParams::default().labels(&format!("{CLUSTER_MIRROR_LABEL}={name}"));
+    let labelled = ListParams::default().labels(&key.copies_selector());
     let (namespaces, at_name, copies) = match only {
         Some(namespace) => {
             let api: Api<K> = Api::namespaced(client.clone(), &namespace.name);
@@ -210,8 +231,12 @@ async fn scene<K: Explained>(
             let api: Api<K> = Api::all(client.clone());
             let at_name =
                 ListParams::default().fields(&format!("metadata.name={}", spec.target_name));
+            let namespaces = match key.is_mirror() {
+                false => live_namespaces(client).await,
+                true => consenting(client, spec).await,
+            };
             (
-                live_namespaces(client).await,
+                namespaces,
                 api.list(&at_name).await.map(|list| list.items).map_err(why),
                 api.list(&labelled)
                     .await
@@ -220,6 +245,12 @@ async fn scene<K: Explained>(
             )
         }
     };
+    // Those of Mirrors of its name in other namespaces are not its own.
+    let copies = copies.map(|copies| {
+        (copies.into_iter())
+            .filter(|copy| key.marks(copy.meta()))
+            .collect()
+    });
     ClusterMirrorScene {
         source,
         published,
@@ -255,6 +286,26 @@ async fn read_source<K: Explained>(
     (source.map_err(Clone::clone), Some(secret))
 }
 
+/// The namespaces not being deleted, each with its MirrorGrants, which a
+/// Mirror's copies need unless the namespace's labels let them in: all
+/// of them, or, for a user who may not list them across namespaces, those
+/// of the namespaces `request` names.
+async fn consenting(client: &Client, request: &Request) -> Read<Vec<NamespaceFacts>> {
+    let mut namespaces = live_namespaces(client).await?;
+    let listed = super::grants::grants(client, None).await;
+    for facts in &mut namespaces {
+        facts.grants = match &listed {
+            Some(_) => super::grants::of(listed.as_ref(), &facts.name),
+            None if request.named().contains(&facts.name) => {
+                let in_it = super::grants::grants(client, Some(&facts.name)).await;
+                super::grants::of(in_it.as_ref(), &facts.name)
+            }
+            None => NamespaceGrants::NotKnown,
+        };
+    }
+    Ok(namespaces)
+}
+
 /// The namespaces not being deleted.
 async fn live_namespaces(client: &Client) -> Read<Vec<NamespaceFacts>> {
     let api: Api<Namespace> = Api::all(client.clone());
@@ -268,87 +319,4 @@ async fn live_namespaces(client: &Client) -> Read<Vec<NamespaceFacts>> {
         .filter(|ns| ns.metadata.deletion_timestamp.is_none())
         .map(|ns| NamespaceFacts::of(&ns.metadata))
         .collect())
-}
-
-/// Explains a copy carrying the label of ClusterMirror `cluster_mirror`:
-/// that ClusterMirror's row for it, as in `--namespace`.
-pub async fn copy_of<K: Explained>(
-    client: &Client,
-    install: &Rules,
-    copy: K,
-    cluster_mirror: &str,
-) -> Report {
-    let meta = copy.meta().clone();
-    let namespace = meta.namespace.clone().unwrap_or_default();
-    let name = meta.name.clone().unwrap_or_default();
-    let mut report = Report::about(subject::<K>(&namespace, &name, Is::Copy));
-    let row = |verdict, detail| Row {
-        what: What::ClusterMirrorCopy,
-        kind: K::NAME,
-        namespace: namespace.clone(),
-        name: name.clone(),
-        source: mirror_of(&meta).map(|(ns, n)| format!("{ns}/{n}")),
-        cluster_mirror: Some(cluster_mirror.to_owned()),
-        verdict,
-        detail,
-    };
-    let facts = match namespace_facts(client, &namespace).await {
-        Ok(Some(facts)) => facts,
-        Ok(None) => return report,
-        Err(why) => {
-            let detail = format!("cannot read its namespace: {why}");
-            report.rows.push(row(Verdict::CannotRead, detail));
-            return report;
-        }
-    };
-    let object = match cluster_mirrors(client).get_opt(cluster_mirror).await {
-        Ok(Some(object)) => object,
-        Ok(None) => {
-            let crd = live_crd_uid(client).await;
-            let crd = crd.as_ref().map(Option::as_deref);
-            report
-                .rows
-                .push(orphan_row(K::NAME, copy.meta(), cluster_mirror, crd));
-            return report;
-        }
-        Err(kube::Error::Api(status)) if status.code == 404 => {
-            let detail = "the ClusterMirror CRD is not installed: no ClusterMirror copy is removed while it is missing".into();
-            report.rows.push(row(Verdict::NoSource, detail));
-            return report;
-        }
-        Err(error) => {
-            let detail = format!("cannot read ClusterMirror {cluster_mirror}: {}", why(error));
-            report.rows.push(row(Verdict::CannotRead, detail));
-            return report;
-        }
-    };
-    let class = object.class();
-    if class != install.cluster_mirror_class {
-        let detail = format!(
-            "its ClusterMirror {cluster_mirror} is of {}, served by another install: this one \
-             leaves it alone (explain it with --cluster-mirror-class={class})",
-            class_words(class)
-        );
-        report.rows.push(row(Verdict::OtherInstall, detail));
-        return report;
-    }
-    let request = Request::of(&object);
-    if let Ok(request) = &request
-        && request.copy_kind() != K::SOURCE_KIND
-    {
-        let detail = format!(
-            "its ClusterMirror's copies are {}s now: the controller removes it",
-            request.copy_kind()
-        );
-        report.rows.push(row(Verdict::Unwanted, detail));
-        return report;
-    }
-    let key = comparison_key::<K>(&request);
-    let scene = scene::<K>(client, install, &object, request, Some(&facts)).await;
-    let rows = in_namespace(&scene, &namespace, install, &key);
-    report.rows.extend(
-        rows.into_iter()
-            .filter(|row| row.name == name || row.verdict == Verdict::CannotRead),
-    );
-    report
 }

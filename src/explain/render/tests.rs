@@ -10,7 +10,7 @@ fn row(what: What, name: &str, verdict: Verdict) -> Row {
         namespace: "team-a".into(),
         name: name.into(),
         source: Some("team-a/colors".into()),
-        cluster_mirror: None,
+        request: None,
         verdict,
         detail: format!("{} detail", verdict.as_str()),
     }

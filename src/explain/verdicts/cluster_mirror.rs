@@ -22,14 +22,15 @@ use crate::{
         status::{self, Blocked, Failure, Tally},
     },
     decisions::copy_verdict::copy_fate,
+    decisions::request_key::RequestKey,
 };
 pub use class::class_words;
 use class::other_class;
 use rows::{Seen, namespace_row, namespace_rows};
 
-/// Everything read about one ClusterMirror of kind K.
+/// Everything read about one ClusterMirror or Mirror of kind K.
 pub struct ClusterMirrorScene<K> {
-    pub name: String,
+    pub key: RequestKey,
     pub generation: Option<i64>,
     /// Its spec as the controller reads it, or why it cannot be read.
     pub request: Result<Request, String>,
@@ -48,8 +49,12 @@ pub struct ClusterMirrorScene<K> {
     pub namespaces: Read<Vec<NamespaceFacts>>,
     /// The objects at its copies' name in those namespaces.
     pub at_name: Read<Vec<K>>,
-    /// The objects carrying its label in those namespaces.
+    /// Its copies (those carrying its label, and for a Mirror its
+    /// namespace in their `mirror-of`) in those namespaces.
     pub copies: Read<Vec<K>>,
+    /// Whether every namespace was looked at, not one alone: only then
+    /// is a namespace a Mirror names and that is not there a failure.
+    pub every_namespace: bool,
 }
 
 /// What explain says of a ClusterMirror.
@@ -108,6 +113,7 @@ pub fn explain_cluster_mirror<K: Explained>(
         namespaces,
         at_name,
         copies,
+        every_namespace: scene.every_namespace,
     };
     let (tally, rows) = namespace_rows(request, bound.as_ref(), blocked.as_ref(), seen, rules, key);
     finish(scene, Some(request), blocked.as_ref(), tally, rows, now)
@@ -122,9 +128,11 @@ fn source_blocked<K: Explained>(
     request: &Request,
     rules: &Rules,
 ) -> Result<Option<Blocked>, String> {
-    let allowed = rules
-        .cluster_mirror_sources
-        .contains(&request.source_namespace);
+    let allowed = request.may_copy_from_its_namespace(
+        rules
+            .cluster_mirror_sources
+            .contains(&request.source_namespace),
+    );
     let reserved = &rules.install.reserved_names;
     // The copies' kind first: an install that mirrors no ConfigMaps does
     // not publish a Secret's keys either.
@@ -220,12 +228,12 @@ fn own_row<K: Explained>(
         false => K::NAME,
     };
     Row {
-        what: What::ClusterMirror,
+        what: What::of_request(&scene.key),
         kind,
-        namespace: String::new(),
-        name: scene.name.clone(),
+        namespace: scene.key.namespace.clone().unwrap_or_default(),
+        name: scene.key.name.clone(),
         source: request.map(source_key),
-        cluster_mirror: Some(scene.name.clone()),
+        request: Some(scene.key.clone()),
         verdict,
         detail,
     }

@@ -45,7 +45,7 @@ pub fn consent_rows(namespace: &NamespaceFacts, rules: &Rules) -> Vec<Row> {
         namespace: namespace.name.clone(),
         name: String::new(),
         source: None,
-        cluster_mirror: None,
+        request: None,
         verdict,
         detail,
     });

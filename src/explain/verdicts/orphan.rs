@@ -1,4 +1,4 @@
-//! A ClusterMirror's copy whose ClusterMirror is gone: an orphan, which
+//! A copy whose ClusterMirror or Mirror is gone: an orphan, which
 //! the controller keeps as it is (`decisions::cluster_mirror::fate`).
 
 use super::*;
@@ -8,23 +8,24 @@ use crate::{api::DeletionPolicy, decisions::cluster_mirror::DeletionMark};
 /// (None: none live), or nothing (it could not be read).
 pub type CrdRead<'a> = Option<Option<&'a str>>;
 
-/// The row of `copy`, a copy of kind `kind` whose ClusterMirror
-/// `cluster_mirror` is not there: an orphan, unless it records the CRD
-/// its ClusterMirror was made under and that CRD is live (`crd`): then its
-/// ClusterMirror was deleted by someone, and the controller removes (or
-/// releases) it once it runs.
+/// The row of `copy`, a copy of kind `kind` whose ClusterMirror or
+/// Mirror `request` is not there: an orphan, unless it records the CRD
+/// its request was made under and that CRD is live (`crd`): then it was
+/// deleted by someone, and the controller removes (or releases) the copy
+/// once it runs.
 pub fn orphan_row(
     kind: &'static str,
     copy: &ObjectMeta,
-    cluster_mirror: &str,
+    request: &RequestKey,
     crd: CrdRead<'_>,
 ) -> Row {
+    let said = request.said();
     let mark = DeletionMark::on(copy);
     let (verdict, detail) = match (mark, crd) {
         (Some(mark), Some(live)) if live == Some(mark.crd_uid) => (
             Verdict::Unwanted,
             format!(
-                "its ClusterMirror {cluster_mirror} is gone, deleted by someone: the CRD it was made under ({}, as the copy records) is live, so the controller {} once it runs",
+                "its {said} is gone, deleted by someone: the CRD it was made under ({}, as the copy records) is live, so the controller {} once it runs",
                 mark.crd_uid,
                 match mark.policy {
                     DeletionPolicy::Delete => "deletes it",
@@ -35,7 +36,7 @@ pub fn orphan_row(
         (Some(mark), None) => (
             Verdict::CannotRead,
             format!(
-                "its ClusterMirror {cluster_mirror} is gone, and the CRD could not be read: if the CRD it was made under ({}, as the copy records) is live, the controller removes it by its deletionPolicy ({}); if that CRD was deleted or replaced, it keeps it as it is, an orphan",
+                "its {said} is gone, and the CRD could not be read: if the CRD it was made under ({}, as the copy records) is live, the controller removes it by its deletionPolicy ({}); if that CRD was deleted or replaced, it keeps it as it is, an orphan",
                 mark.crd_uid,
                 mark.policy.as_str()
             ),
@@ -43,24 +44,24 @@ pub fn orphan_row(
         (Some(mark), Some(_)) => (
             Verdict::Orphaned,
             format!(
-                "its ClusterMirror {cluster_mirror} went with the CRD it was made under ({}, as the copy records), which was deleted or replaced: kept as it is, neither updated nor removed; apply ClusterMirror {cluster_mirror} again to adopt it, then delete that to remove it",
+                "its {said} went with the CRD it was made under ({}, as the copy records), which was deleted or replaced: kept as it is, neither updated nor removed; apply {said} again to adopt it, then delete that to remove it",
                 mark.crd_uid
             ),
         ),
         (None, _) => (
             Verdict::Orphaned,
             format!(
-                "its ClusterMirror {cluster_mirror} is gone, and nothing tells whether it was deleted by someone (its CRD was deleted or replaced, or the copy was written by an earlier version and the controller was not running): kept as it is, neither updated nor removed; apply ClusterMirror {cluster_mirror} again to adopt it, then delete that to remove it"
+                "its {said} is gone, and nothing tells whether it was deleted by someone (its CRD was deleted or replaced, or the copy was written by an earlier version and the controller was not running): kept as it is, neither updated nor removed; apply {said} again to adopt it, then delete that to remove it"
             ),
         ),
     };
     Row {
-        what: What::ClusterMirrorCopy,
+        what: What::copy_of_request(request),
         kind,
         namespace: copy.namespace.clone().unwrap_or_default(),
         name: copy.name.clone().unwrap_or_default(),
         source: mirror_of(copy).map(|(namespace, name)| format!("{namespace}/{name}")),
-        cluster_mirror: Some(cluster_mirror.to_owned()),
+        request: Some(request.clone()),
         verdict,
         detail,
     }
@@ -83,7 +84,8 @@ pub fn orphan_rows(
         })
         .filter_map(|copy| {
             let name = cluster_mirror_of(copy)?;
-            (!present.contains(name)).then(|| orphan_row(kind, copy, name, crd))
+            (!present.contains(name))
+                .then(|| orphan_row(kind, copy, &RequestKey::cluster_mirror(name), crd))
         })
         .collect()
 }

@@ -137,6 +137,7 @@ fn secret(name: &str, data: &[(&str, &str)]) -> Secret {
 
 mod cluster_mirrors;
 mod copies_and_namespaces;
+mod mirrors;
 mod secrets;
 mod sources;
 

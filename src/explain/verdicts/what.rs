@@ -1,6 +1,6 @@
 //! The vocabulary of explain's rows: what a row is about, and its verdict.
 
-use crate::contract::condition::Condition;
+use crate::{contract::condition::Condition, decisions::request_key::RequestKey};
 
 /// What a row is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,6 +16,10 @@ pub enum What {
     ClusterMirror,
     /// A ClusterMirror's copy in one namespace (or why it has none).
     ClusterMirrorCopy,
+    /// A Mirror (the namespaced resource), as its conditions say.
+    NamespacedMirror,
+    /// A Mirror's copy in one namespace (or why it has none).
+    NamespacedMirrorCopy,
 }
 
 impl What {
@@ -28,6 +32,24 @@ impl What {
             What::AcceptFrom => "accept-from",
             What::ClusterMirror => "clustermirror",
             What::ClusterMirrorCopy => "clustermirror-copy",
+            What::NamespacedMirror => "namespaced-mirror",
+            What::NamespacedMirrorCopy => "namespaced-mirror-copy",
+        }
+    }
+
+    /// The row of the ClusterMirror or Mirror `key` itself.
+    pub fn of_request(key: &RequestKey) -> What {
+        match key.is_mirror() {
+            false => What::ClusterMirror,
+            true => What::NamespacedMirror,
+        }
+    }
+
+    /// The row of a copy of the ClusterMirror or Mirror `key`.
+    pub fn copy_of_request(key: &RequestKey) -> What {
+        match key.is_mirror() {
+            false => What::ClusterMirrorCopy,
+            true => What::NamespacedMirrorCopy,
         }
     }
 }

@@ -13,8 +13,8 @@ pub fn whose(meta: &ObjectMeta, rules: &Rules) -> String {
             Some(selector) if selector != rules.install.selector => {
                 format!("a copy of another install (source selector {selector})")
             }
-            _ => match (cluster_mirror_of(meta), mirror_of(meta)) {
-                (Some(cluster_mirror), _) => format!("the copy of ClusterMirror {cluster_mirror}"),
+            _ => match (RequestKey::of_copy(meta), mirror_of(meta)) {
+                (Some(asker), _) => format!("the copy of {}", asker.said()),
                 (None, Some((namespace, name))) => format!("the mirror of {namespace}/{name}"),
                 (None, None) => match meta.owner_references.iter().flatten().next() {
                     Some(owner) => format!("an object owned by {} {}", owner.kind, owner.name),

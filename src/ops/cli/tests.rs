@@ -26,7 +26,10 @@ fn explain_takes_the_controller_s_rules_with_their_defaults() {
     ]) else {
         panic!("not explain");
     };
-    assert_eq!(args.object, Some(("team-a".into(), "colors".into())));
+    assert_eq!(
+        args.object,
+        Some(ObjectArg::Named("team-a".into(), "colors".into()))
+    );
     assert_eq!(args.rules.suffix, "-copy");
     assert_eq!(args.rules.selector, "workshop.io/managed=true");
     assert_eq!(args.rules.protected_namespaces, ["kube-system", "guarded"]);
@@ -192,4 +195,38 @@ fn crd_is_a_subcommand_of_the_binary_and_of_the_plugin() {
 #[test]
 fn the_command_line_is_well_formed() {
     Cli::command().debug_assert();
+}
+
+#[test]
+fn mirror_namespace_name_names_a_mirror_and_nothing_else_takes_three_parts() {
+    for word in ["mirror", "mirrors", "mir"] {
+        let object = format!("{word}/team-a/team-ca");
+        let Ok(Invocation::Explain(args)) = parse(&["configmap-mirror", "explain", &object]) else {
+            panic!("not explain");
+        };
+        assert_eq!(
+            args.object,
+            Some(ObjectArg::Mirror("team-a".into(), "team-ca".into()))
+        );
+        assert_eq!(args.cluster_mirror(), None);
+    }
+    // Two parts stay an object in a namespace called mirror.
+    let Ok(Invocation::Explain(args)) = parse(&["configmap-mirror", "explain", "mirror/x"]) else {
+        panic!("not explain");
+    };
+    assert_eq!(
+        args.object,
+        Some(ObjectArg::Named("mirror".into(), "x".into()))
+    );
+    for bad in [
+        "team-a/b/c",
+        "mirror/Team_A/x",
+        "mirror/team-a/",
+        "mir/a/b/c",
+    ] {
+        assert!(
+            parse(&["configmap-mirror", "explain", bad]).is_err(),
+            "{bad} is refused"
+        );
+    }
 }

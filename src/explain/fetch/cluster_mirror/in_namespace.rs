@@ -97,7 +97,7 @@ async fn orphans_in<K: Explained>(
                 crate::contract::cluster_mirror_of(copy).is_some_and(|name| !present.contains(name))
             };
             let crd = match copies.iter().any(absent) {
-                true => super::live_crd_uid(client).await,
+                true => super::live_crd_uid(client, RequestKind::ClusterMirror).await,
                 false => None,
             };
             let crd = crd.as_ref().map(Option::as_deref);

@@ -2,6 +2,8 @@
 //! or asks for, and one per copy it holds elsewhere.
 
 use super::*;
+use crate::decisions::cluster_mirror::{NamedRefusal, Origin, Selection};
+use crate::decisions::consent::{Admission, NamespaceRefusal};
 use crate::decisions::copy_verdict::{PruneRules, Seen as SeenBy};
 use crate::kind::ChecksumKey;
 
@@ -10,6 +12,7 @@ pub(super) struct Seen<'a, K> {
     pub(super) namespaces: &'a [NamespaceFacts],
     pub(super) at_name: &'a [K],
     pub(super) copies: &'a [K],
+    pub(super) every_namespace: bool,
 }
 
 /// One row per namespace the request selects or asks for, and per copy it
@@ -27,6 +30,8 @@ pub(super) fn namespace_rows<K: Explained>(
     let mut rows = Vec::new();
     let mut sorted: Vec<&NamespaceFacts> = seen.namespaces.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    let consent = request.consent(&rules.cluster_consent, K::consent(rules));
+    let counted = blocked.is_none_or(Blocked::counts_selected);
     for namespace in sorted {
         let here = |object: &&K| object.meta().namespace.as_deref() == Some(&namespace.name);
         let at = seen
@@ -34,18 +39,41 @@ pub(super) fn namespace_rows<K: Explained>(
             .iter()
             .filter(here)
             .find(|object| object.meta().name.as_deref() == Some(&request.target_name));
-        let selected = request.selects(namespace, &rules.cluster_consent);
-        if selected {
-            if blocked.is_none_or(Blocked::counts_selected) {
-                tally.selected += 1;
+        let selection = request.selection(namespace, consent);
+        let selected = matches!(selection, Selection::Selected(_));
+        match selection {
+            Selection::Selected(admission) => {
+                tally.selected += usize::from(counted);
+                let row = match bound {
+                    Some(bound) => {
+                        selected_row(request, bound, namespace, at, rules, key, &mut tally)
+                    }
+                    None => not_copied(request, blocked, namespace, at, rules),
+                };
+                rows.push(consented(row, admission.as_ref()));
             }
-            let row = match bound {
-                Some(bound) => selected_row(request, bound, namespace, at, rules, key, &mut tally),
-                None => not_copied(request, blocked, namespace, at, rules),
-            };
-            rows.push(row);
-        } else if request.asks_for(namespace) {
-            rows.push(never_written::<K>(request, namespace));
+            Selection::Refused(why) => {
+                rows.push(refused::<K>(
+                    request,
+                    &namespace.name,
+                    &why,
+                    counted,
+                    blocked,
+                    &mut tally,
+                ));
+            }
+            Selection::Undecided => rows.push(namespace_row::<K>(
+                request,
+                &namespace.name,
+                Verdict::GrantsNotKnown,
+                "its labels do not let the copies in, and its MirrorGrants cannot be read: \
+                 the controller writes nothing here until it knows them, and keeps a copy there is"
+                    .into(),
+            )),
+            Selection::NotSelected if request.asks_for(namespace) => {
+                rows.push(never_written::<K>(request, namespace, consent));
+            }
+            Selection::NotSelected => {}
         }
         for copy in seen.copies.iter().filter(here) {
             let at_target = copy.meta().name.as_deref() == Some(&request.target_name);
@@ -54,7 +82,66 @@ pub(super) fn namespace_rows<K: Explained>(
             }
         }
     }
+    // A namespace a Mirror names exactly and that is not there fails as
+    // one that does not consent.
+    let absent = (request.named().iter()).filter(|name| {
+        seen.every_namespace
+            && **name != request.source_namespace
+            && !seen.namespaces.iter().any(|ns| &ns.name == *name)
+    });
+    for name in absent {
+        let why = NamedRefusal::NotConsenting;
+        rows.push(refused::<K>(
+            request, name, &why, counted, blocked, &mut tally,
+        ));
+    }
     (tally, rows)
+}
+
+/// The row of a namespace a Mirror names exactly that refuses it: a
+/// failure, counted as selected as the controller counts it (and listed
+/// among the failures unless the whole request is blocked).
+fn refused<K: Explained>(
+    request: &Request,
+    namespace: &str,
+    why: &NamedRefusal,
+    counted: bool,
+    blocked: Option<&Blocked>,
+    tally: &mut Tally,
+) -> Row {
+    tally.selected += usize::from(counted);
+    if blocked.is_none() {
+        tally.failures.push(Failure {
+            namespace: namespace.to_owned(),
+            reason: why.reason(),
+            message: why.message(),
+            retried: false,
+        });
+    }
+    let verdict = match why {
+        NamedRefusal::Protected => Verdict::Protected,
+        NamedRefusal::NotConsenting => Verdict::NotConsenting,
+    };
+    let detail = format!(
+        "{} (named exactly in spec.target.namespaces: a failure, {})",
+        why.message(),
+        why.reason()
+    );
+    namespace_row::<K>(request, namespace, verdict, detail)
+}
+
+/// A selected namespace's row, saying how it consents to a Mirror's
+/// copies: by its labels, or by which MirrorGrant.
+fn consented(mut row: Row, admission: Option<&Admission>) -> Row {
+    match admission {
+        None => {}
+        Some(Admission::ByLabels) => row.detail.push_str("; it consents by its labels"),
+        Some(Admission::ByGrant(grant)) => {
+            row.detail
+                .push_str(&format!("; it consents by MirrorGrant {grant}"));
+        }
+    }
+    row
 }
 
 /// The row of one selected namespace, compared as the controller's plan
@@ -115,8 +202,10 @@ fn selected_row<K: Explained>(
             namespace: namespace.name.clone(),
             reason: crate::api::cluster_mirror::reason::NAME_TAKEN,
             message: format!(
-                "{}/{} already exists and was not written by this ClusterMirror; it is left untouched",
-                namespace.name, request.target_name
+                "{}/{} already exists and was not written by this {}; it is left untouched",
+                namespace.name,
+                request.target_name,
+                request.key().kind().name()
             ),
             retried: false,
         });
@@ -163,20 +252,38 @@ fn not_copied<K: Explained>(
     )
 }
 
-/// The row of a namespace the spec asks for that no ClusterMirror writes.
-fn never_written<K: Explained>(request: &Request, namespace: &NamespaceFacts) -> Row {
-    let detail = match namespace.name == request.source_namespace {
-        true => "the source's own namespace: never written, and not counted as selected",
-        false => {
+/// The row of a namespace the spec asks for that it does not write into:
+/// the source's own, a protected one, or for a Mirror one it reaches by a
+/// glob or its selector that does not consent (which is no failure).
+fn never_written<K: Explained>(
+    request: &Request,
+    namespace: &NamespaceFacts,
+    consent: &Consent,
+) -> Row {
+    let protected = match request.origin {
+        Origin::ClusterMirror => {
             "protected (or a namespace ClusterMirror sources may come from): never written, even when selected, and not counted as selected"
         }
+        Origin::Mirror { .. } => "protected: never written, and not counted as selected",
     };
-    namespace_row::<K>(
-        request,
-        &namespace.name,
-        Verdict::ProtectedNamespace,
-        detail.into(),
-    )
+    let (verdict, detail) = match consent.admission(&request.source_namespace, namespace) {
+        _ if namespace.name == request.source_namespace => (
+            Verdict::ProtectedNamespace,
+            "the source's own namespace: never written, and not counted as selected".to_owned(),
+        ),
+        _ if request.origin == Origin::ClusterMirror => {
+            (Verdict::ProtectedNamespace, protected.to_owned())
+        }
+        Err(NamespaceRefusal::Protected) => (Verdict::ProtectedNamespace, protected.to_owned()),
+        Err(refusal) => (
+            Verdict::DoesNotAccept,
+            format!(
+                "reached by a glob or the selector, and {refusal}: not selected, and not counted"
+            ),
+        ),
+        Ok(_) => (Verdict::ProtectedNamespace, protected.to_owned()),
+    };
+    namespace_row::<K>(request, &namespace.name, verdict, detail)
 }
 
 /// The row of a copy carrying the ClusterMirror's label that is not its
@@ -192,7 +299,7 @@ fn held<K: Explained>(
     let prune_rules = PruneRules {
         kind: K::SOURCE_KIND,
         install: &rules.install,
-        consent: &rules.cluster_consent,
+        consent: request.consent(&rules.cluster_consent, K::consent(rules)),
     };
     let seen = SeenBy {
         listed: true,
@@ -201,24 +308,26 @@ fn held<K: Explained>(
         deletion: None,
     };
     let fate = copy_fate(meta, Some(namespace), &prune_rules, &seen);
+    let asker = request.key().kind().name();
     let (verdict, detail) = match fate {
         _ if !crate::contract::written_under(meta, &rules.install.selector) => (
             Verdict::OtherInstall,
-            format!(
-                "{}: this install leaves it alone",
-                whose(meta, rules)
-            ),
+            format!("{}: this install leaves it alone", whose(meta, rules)),
         ),
         CopyVerdict::Keep => (
             Verdict::Unwanted,
-            "not wanted here any more, but the ClusterMirror is suspended: kept until it resumes".into(),
+            format!(
+                "not wanted here any more, but the {asker} is suspended: kept until it resumes"
+            ),
         ),
         CopyVerdict::Unwanted(_)
         | CopyVerdict::UnwantedIfSourceGone(..)
         | CopyVerdict::ClusterMirrorDeleted(_)
         | CopyVerdict::Orphaned => (
             Verdict::Unwanted,
-            "the ClusterMirror no longer selects this namespace, or copies another source or name, or the name is reserved: the controller removes it".into(),
+            format!(
+                "the {asker} no longer selects this namespace (or it no longer consents), or copies another source or name, or the name is reserved: the controller removes it"
+            ),
         ),
     };
     let mut row = namespace_row::<K>(request, &namespace.name, verdict, detail);
@@ -232,13 +341,14 @@ pub(super) fn namespace_row<K: Explained>(
     verdict: Verdict,
     detail: String,
 ) -> Row {
+    let key = request.key();
     Row {
-        what: What::ClusterMirrorCopy,
+        what: What::copy_of_request(&key),
         kind: K::NAME,
         namespace: namespace.to_owned(),
         name: request.target_name.clone(),
         source: Some(source_key(request)),
-        cluster_mirror: Some(request.name.clone()),
+        request: Some(key),
         verdict,
         detail,
     }

@@ -32,10 +32,10 @@ pub(super) fn leftover_rows<K: Explained>(
         // The mirror at its name in a namespace asked for has its row; one
         // under another name there is left over from an earlier name.
         let asked_here = asked.contains(&namespace) && copy.name.as_deref() == named;
-        // A ClusterMirror's copy is its ClusterMirror's to judge.
+        // A ClusterMirror's or a Mirror's copy is theirs to judge.
         if mirror_of(copy).as_ref() != Some(&source_ref)
             || asked_here
-            || cluster_mirror_of(copy).is_some()
+            || RequestKey::of_copy(copy).is_some()
         {
             continue;
         }

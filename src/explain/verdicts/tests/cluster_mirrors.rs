@@ -53,7 +53,7 @@ fn scene(
         .cloned()
         .collect();
     ClusterMirrorScene {
-        name: "corp-ca".into(),
+        key: crate::decisions::request_key::RequestKey::cluster_mirror("corp-ca"),
         generation: Some(2),
         class_name: request.class_name.clone(),
         source: Ok(Some(source(&request.source_namespace))),
@@ -63,6 +63,7 @@ fn scene(
         namespaces: Ok(namespaces),
         at_name: Ok(at_name),
         copies: Ok(copies),
+        every_namespace: true,
     }
 }
 
@@ -259,7 +260,12 @@ fn a_copy_of_a_clustermirror_that_is_gone_is_an_orphan_of_this_install_only() {
     assert_eq!(gone[0].verdict, Verdict::Orphaned);
     assert_eq!(gone[0].namespace, "team-a");
     assert_eq!(gone[0].source.as_deref(), Some("admin/ca"));
-    assert_eq!(gone[0].cluster_mirror.as_deref(), Some("corp-ca"));
+    assert_eq!(
+        gone[0].request,
+        Some(crate::decisions::request_key::RequestKey::cluster_mirror(
+            "corp-ca"
+        ))
+    );
     assert!(gone[0].detail.contains("apply ClusterMirror corp-ca again"));
     let present = BTreeSet::from(["corp-ca".to_owned()]);
     assert!(orphan_rows("ConfigMap", &copies, &rules(), &present, None).is_empty());
