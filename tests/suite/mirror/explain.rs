@@ -2,7 +2,8 @@
 //! controller that acted on the same Mirror: each namespace's verdict says
 //! how it consents (by its labels, or by which grant) or why it refuses,
 //! and the exit code says whether every copy is in place. A Mirror's copy
-//! explained from its side is the Mirror's, not a source's own mirror.
+//! explained from its side, or in its namespace, is the Mirror's, not a
+//! source's own mirror.
 
 use super::*;
 use crate::explain::{VALUE, described, explain, never_shows_the_value, row, verdict};
@@ -104,7 +105,8 @@ async fn explain_a_mirror_says_how_each_namespace_consents_and_exits_1_for_a_mis
         "{}",
         described(&json)
     );
-    // A namespace's own mirrors do not count it among them.
+    // A namespace explained shows it as the Mirror's, not among the
+    // mirrors of sources.
     let json = explained(&world, &["--namespace", &granting, "-o", "json"]).json();
     assert!(
         crate::explain::rows(&json)
@@ -113,6 +115,13 @@ async fn explain_a_mirror_says_how_each_namespace_consents_and_exits_1_for_a_mis
         "{}",
         described(&json)
     );
+    assert_eq!(
+        verdict(&json, copies, &granting),
+        "in-sync",
+        "{}",
+        described(&json)
+    );
+    assert_eq!(row(&json, copies, &granting)["mirror"], mirror.as_str());
 
     // With no controller running, a copy deleted stays missing.
     world.stop();

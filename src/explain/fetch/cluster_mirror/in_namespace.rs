@@ -1,7 +1,10 @@
-//! What explain reads of the ClusterMirrors for `--namespace`: what each
-//! puts in the namespace (or would, or cannot), and the orphans there.
+//! What explain reads of the ClusterMirrors and Mirrors for
+//! `--namespace`: what each puts in the namespace (or would, or cannot),
+//! and the orphans there.
 
 use super::*;
+
+mod mirrors;
 
 /// What the ClusterMirrors put in `namespace` (or would, or cannot), for
 /// the kinds asked; a ClusterMirror whose kind is unreadable is shown with
@@ -47,23 +50,34 @@ pub async fn in_a_namespace(
         ));
     }
     for object in ours {
-        let request = Request::of(object);
-        let secret = request
-            .as_ref()
-            .is_ok_and(|r| r.copy_kind() == SourceKind::Secret);
-        match secret {
-            true if kinds.secrets => {
-                rows.extend(rows_in::<Secret>(client, install, object, request, namespace).await);
-            }
-            false if kinds.configmaps => {
-                rows.extend(
-                    rows_in::<ConfigMap>(client, install, object, request, namespace).await,
-                );
-            }
-            _ => {}
-        }
+        rows.extend(request_rows(client, install, object, namespace, kinds).await);
     }
+    rows.extend(mirrors::in_a_namespace(client, install, namespace, kinds, notes).await);
     rows
+}
+
+/// The rows of the ClusterMirror or Mirror `object` in `namespace`, when
+/// its copies are of a kind asked.
+async fn request_rows(
+    client: &Client,
+    install: &Rules,
+    object: &StoredClusterMirror,
+    namespace: &NamespaceFacts,
+    kinds: Kinds,
+) -> Vec<Row> {
+    let request = Request::of(object);
+    let secret = request
+        .as_ref()
+        .is_ok_and(|r| r.copy_kind() == SourceKind::Secret);
+    match secret {
+        true if kinds.secrets => {
+            rows_in::<Secret>(client, install, object, request, namespace).await
+        }
+        false if kinds.configmaps => {
+            rows_in::<ConfigMap>(client, install, object, request, namespace).await
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// The rows of ClusterMirror `object`, of kind K, in `namespace`.
