@@ -30,6 +30,7 @@ mod crd;
 mod deletions;
 mod follow;
 mod marks;
+mod requests;
 
 use std::{
     collections::HashMap,
@@ -55,7 +56,10 @@ use kube::{
 use tokio::sync::watch;
 
 use crate::{
-    api::{ClusterMirror, StoredClusterMirror, mirror::Mirror, mirror::stored::StoredMirror},
+    api::{
+        ClusterMirror, SourceKind, StoredClusterMirror, mirror::Mirror,
+        mirror::stored::StoredMirror,
+    },
     cluster::api_client,
     decisions::cluster_mirror::{DeletionMark, Request, bound_cluster_mirror_uid},
     decisions::copy_verdict::Witnessed,
@@ -66,6 +70,7 @@ use crate::{
 use crd::{CrdReads, CrdSeen};
 use deletions::Deletions;
 pub use marks::Gone;
+use requests::Requests;
 
 /// How long a deletion seen before the CRD watch first reported waits for
 /// it: without knowing the live CRD, the deletion could remove nothing.
@@ -108,7 +113,7 @@ pub struct ClusterMirrors {
     /// Both kinds, a Mirror by namespace and name.
     pub store: Store<StoredClusterMirror>,
     /// The parsed requests; an unreadable spec is left out.
-    requests: Arc<Mutex<HashMap<RequestKey, Arc<Request>>>>,
+    requests: Arc<Mutex<Requests>>,
     listeners: Arc<Mutex<Vec<mpsc::UnboundedSender<Change>>>>,
     cluster_mirrors: Served,
     mirrors: Served,
@@ -280,6 +285,11 @@ impl ClusterMirrors {
         self.lock_requests().values().cloned().collect()
     }
 
+    /// The readable Mirrors whose copies are of `kind` and named `name`.
+    pub fn mirrors_copying(&self, kind: SourceKind, name: &str) -> Vec<Arc<Request>> {
+        self.lock_requests().mirrors_copying(kind, name)
+    }
+
     /// The object of `key`, as the cache holds it.
     pub fn object(&self, key: &RequestKey) -> Option<Arc<StoredClusterMirror>> {
         let mut at = reflector::ObjectRef::new(&key.name);
@@ -319,7 +329,7 @@ impl ClusterMirrors {
         listeners.retain(|listener| listener.unbounded_send(change.clone()).is_ok());
     }
 
-    fn lock_requests(&self) -> std::sync::MutexGuard<'_, HashMap<RequestKey, Arc<Request>>> {
+    fn lock_requests(&self) -> std::sync::MutexGuard<'_, Requests> {
         self.requests.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

@@ -236,7 +236,7 @@ impl ClusterMirrors {
                     .map(|object| (key_of(object), object.metadata.uid.as_deref()))
                     .map(|(key, uid)| (key, uid.unwrap_or_default()))
                     .unzip();
-                requests.retain(|key, _| RequestKind::of(key) != served.kind || keys.contains(key));
+                requests.retain(|key| RequestKind::of(key) != served.kind || keys.contains(key));
                 served.forget_made_under(|uid| uids.contains(uid));
                 vec![Change::Listed]
             }

@@ -8,7 +8,7 @@ use crate::{
     api::{SourceKind, StoredClusterMirror},
     cluster::cluster_mirrors::Change,
     cluster::cluster_sources::SourceChange,
-    decisions::cluster_mirror::{Origin, Request},
+    decisions::cluster_mirror::Request,
     decisions::request_key::RequestKey,
     decisions::scope::Reach,
     index::wakeups::{self, ClusterWake},
@@ -59,14 +59,8 @@ fn contending_mirrors(
     let Some(facts) = this.writers.namespace_facts(kind, namespace) else {
         return Vec::new();
     };
-    (this.caches.mirrors.requests().into_iter())
-        .filter(|request| {
-            request.origin != Origin::ClusterMirror
-                && request.target_name == name
-                && request.copy_kind() == kind
-                && request.served_by(&this.caches.install.class)
-                && request.asks_for(&facts)
-        })
+    (this.caches.mirrors.mirrors_copying(kind, name).into_iter())
+        .filter(|request| request.served_by(&this.caches.install.class) && request.asks_for(&facts))
         .map(|request| request.key())
         .filter(|key| key != besides)
         .collect()
