@@ -30,6 +30,7 @@ use tokio::sync::OnceCell;
 
 use crate::common::PATIENCE;
 
+mod mirror;
 mod shaped_copies;
 
 fn control_plane() -> &'static ControlPlane {

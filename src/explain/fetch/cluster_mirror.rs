@@ -207,6 +207,7 @@ async fn scene<K: Explained>(
         at_name: Ok(Vec::new()),
         copies: Ok(Vec::new()),
         every_namespace: only.is_none(),
+        outranking: Vec::new(),
     };
     // Another install's, or unreadable: nothing more is read.
     let theirs = object.class() != install.cluster_mirror_class;
@@ -251,15 +252,32 @@ async fn scene<K: Explained>(
             .filter(|copy| key.marks(copy.meta()))
             .collect()
     });
+    let outranking = match key.is_mirror() {
+        true => outranking(client, install, spec).await,
+        false => Vec::new(),
+    };
     ClusterMirrorScene {
         source,
         published,
         namespaces,
         at_name,
         copies,
+        outranking,
         request,
         ..empty()
     }
+}
+
+/// The ClusterMirrors this install serves that ask for copies of the kind
+/// and name of the Mirror `mirror`'s; none when they cannot be listed.
+async fn outranking(client: &Client, install: &Rules, mirror: &Request) -> Vec<Request> {
+    let listed = cluster_mirrors(client).list(&ListParams::default()).await;
+    let objects = listed.map(|list| list.items).unwrap_or_default();
+    (objects.iter())
+        .filter(|object| object.class() == install.cluster_mirror_class)
+        .filter_map(|object| Request::of(object).ok())
+        .filter(|r| r.copy_kind() == mirror.copy_kind() && r.target_name == mirror.target_name)
+        .collect()
 }
 
 /// The source `request` copies, of kind `K`; for a Secret whose keys are

@@ -55,6 +55,9 @@ pub struct ClusterMirrorScene<K> {
     /// Whether every namespace was looked at, not one alone: only then
     /// is a namespace a Mirror names and that is not there a failure.
     pub every_namespace: bool,
+    /// For a Mirror: the ClusterMirrors this install serves that ask for
+    /// copies of its kind and name, which outrank it where they write.
+    pub outranking: Vec<Request>,
 }
 
 /// What explain says of a ClusterMirror.
@@ -114,6 +117,7 @@ pub fn explain_cluster_mirror<K: Explained>(
         at_name,
         copies,
         every_namespace: scene.every_namespace,
+        outranking: &scene.outranking,
     };
     let (tally, rows) = namespace_rows(request, bound.as_ref(), blocked.as_ref(), seen, rules, key);
     finish(scene, Some(request), blocked.as_ref(), tally, rows, now)

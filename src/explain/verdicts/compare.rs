@@ -90,9 +90,12 @@ pub(super) fn compare<K: Explained>(
 
 /// "the mirror of <source>'s own request", as a taken-over mirror names it.
 fn source_s_own_mirror(mirror: &ObjectMeta) -> String {
-    match mirror_of(mirror) {
-        Some((namespace, name)) => format!("the mirror of {namespace}/{name}'s own request"),
-        None => "a source's own mirror".into(),
+    match (RequestKey::of_copy(mirror), mirror_of(mirror)) {
+        (Some(asker), _) => format!("the copy of {}", asker.said()),
+        (None, Some((namespace, name))) => {
+            format!("the mirror of {namespace}/{name}'s own request")
+        }
+        (None, None) => "a source's own mirror".into(),
     }
 }
 

@@ -142,3 +142,95 @@ async fn explain_a_mirror_says_how_each_namespace_consents_and_exits_1_for_a_mis
     copy_in_sync(&world, &granting, "ca", "ca", "team-ca").await;
     clean_up(world, &["team-ca"]).await;
 }
+
+/// Rights a tenant of `receiving` has, as ServiceAccount `account` of
+/// `home` (the Mirror's namespace): to read `receiving` and what is in it,
+/// the Mirror and its source in `home`; nothing across namespaces.
+fn tenant_rights(home: &str, receiving: &str, account: &str) -> String {
+    format!(
+        r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {{name: {home}-{account}}}
+rules:
+- {{apiGroups: [""], resources: [namespaces], resourceNames: [{receiving}], verbs: [get]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {{name: {home}-{account}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: {home}-{account}}}
+subjects: [{{kind: ServiceAccount, name: {account}, namespace: {home}}}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {{name: {account}, namespace: {receiving}}}
+rules:
+- {{apiGroups: [""], resources: [configmaps, events], verbs: [get, list]}}
+- {{apiGroups: [mirror.workshop.io], resources: [mirrorgrants], verbs: [get, list]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {{name: {account}, namespace: {receiving}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {account}}}
+subjects: [{{kind: ServiceAccount, name: {account}, namespace: {home}}}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {{name: {account}, namespace: {home}}}
+rules:
+- {{apiGroups: [""], resources: [configmaps], verbs: [get]}}
+- {{apiGroups: [mirror.workshop.io], resources: [mirrors], verbs: [get]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {{name: {account}, namespace: {home}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {account}}}
+subjects: [{{kind: ServiceAccount, name: {account}, namespace: {home}}}]
+"#
+    )
+}
+
+/// A tenant who may list neither ClusterMirrors nor Mirrors across
+/// namespaces still sees, in its namespace, the Mirror's copy as the
+/// Mirror's (in sync), with notes saying what it could not list.
+#[tokio::test]
+async fn a_tenant_who_may_not_list_mirrors_sees_the_mirror_s_copy_in_its_namespace() {
+    let world = world::<ConfigMap>("mir-tenant").await;
+    let receiving = world.namespace("receiving", true, &[]).await;
+    world
+        .objects()
+        .create(&ConfigMap::with_data("ca", &[("ca.crt", VALUE)], false))
+        .await;
+    create(&world, "team-ca", "ca", json!({"namespaces": [receiving]})).await;
+    copy_in_sync(&world, &receiving, "ca", "ca", "team-ca").await;
+    status_of(&world, "team-ca", [1, 1, 0]).await;
+
+    let account = "tenant";
+    crate::common::kubectl_apply(
+        &world.scene,
+        &crate::common::service_account(&world.prefix, account),
+    );
+    crate::common::kubectl_apply(
+        &world.scene,
+        &tenant_rights(&world.prefix, &receiving, account),
+    );
+    let kubeconfig = world.scene.token_kubeconfig(account).await;
+    let run = explain(&kubeconfig, &["--namespace", &receiving, "-o", "json"]);
+    never_shows_the_value(&run);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    let json = run.json();
+    let copies = "namespaced-mirror-copy";
+    assert_eq!(
+        verdict(&json, copies, &receiving),
+        "in-sync",
+        "{}",
+        described(&json)
+    );
+    let notes = json["notes"].to_string();
+    assert!(notes.contains("cannot list the ClusterMirrors"), "{notes}");
+    assert!(
+        notes.contains("cannot list the Mirrors across namespaces"),
+        "{notes}"
+    );
+    clean_up(world, &["team-ca"]).await;
+}

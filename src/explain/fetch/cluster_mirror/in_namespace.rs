@@ -16,17 +16,33 @@ pub async fn in_a_namespace(
     kinds: Kinds,
     notes: &mut Vec<String>,
 ) -> Vec<Row> {
-    let objects = match cluster_mirrors(client).list(&ListParams::default()).await {
-        Ok(list) => list.items,
-        Err(kube::Error::Api(status)) if status.code == 404 => return Vec::new(),
+    let mut rows = match cluster_mirrors(client).list(&ListParams::default()).await {
+        Ok(list) => {
+            cluster_mirror_rows(client, install, namespace, kinds, &list.items, notes).await
+        }
+        Err(kube::Error::Api(status)) if status.code == 404 => Vec::new(),
         Err(error) => {
             notes.push(format!(
                 "cannot list the ClusterMirrors, so what they put here is not shown: {}",
                 why(error)
             ));
-            return Vec::new();
+            Vec::new()
         }
     };
+    rows.extend(mirrors::in_a_namespace(client, install, namespace, kinds, notes).await);
+    rows
+}
+
+/// What the ClusterMirrors `objects` (all there are) put in `namespace`,
+/// and the orphans of those gone.
+async fn cluster_mirror_rows(
+    client: &Client,
+    install: &Rules,
+    namespace: &NamespaceFacts,
+    kinds: Kinds,
+    objects: &[StoredClusterMirror],
+    notes: &mut Vec<String>,
+) -> Vec<Row> {
     let present: BTreeSet<String> = objects
         .iter()
         .filter_map(|object| object.metadata.name.clone())
@@ -52,7 +68,6 @@ pub async fn in_a_namespace(
     for object in ours {
         rows.extend(request_rows(client, install, object, namespace, kinds).await);
     }
-    rows.extend(mirrors::in_a_namespace(client, install, namespace, kinds, notes).await);
     rows
 }
 

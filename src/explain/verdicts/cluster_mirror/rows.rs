@@ -13,7 +13,12 @@ pub(super) struct Seen<'a, K> {
     pub(super) at_name: &'a [K],
     pub(super) copies: &'a [K],
     pub(super) every_namespace: bool,
+    /// For a Mirror: the ClusterMirrors served that ask for copies of its
+    /// kind and name, which outrank it.
+    pub(super) outranking: &'a [Request],
 }
+
+mod mirror;
 
 /// One row per namespace the request selects or asks for, and per copy it
 /// holds elsewhere, by namespace name; counted as the controller counts.
@@ -40,20 +45,26 @@ pub(super) fn namespace_rows<K: Explained>(
             .filter(here)
             .find(|object| object.meta().name.as_deref() == Some(&request.target_name));
         let selection = request.selection(namespace, consent);
-        let selected = matches!(selection, Selection::Selected(_));
+        // Where a Mirror's consent is not known, its copy is kept.
+        let selected = selection.keeps();
         match selection {
             Selection::Selected(admission) => {
                 tally.selected += usize::from(counted);
-                let row = match bound {
-                    Some(bound) => {
+                let claimant = mirror::claimant(request, seen.outranking, namespace, at, rules);
+                let row = match (claimant, bound) {
+                    (Some(claimant), _) => {
+                        let told = blocked.is_none();
+                        mirror::claimed::<K>(request, &namespace.name, claimant, told, &mut tally)
+                    }
+                    (None, Some(bound)) => {
                         selected_row(request, bound, namespace, at, rules, key, &mut tally)
                     }
-                    None => not_copied(request, blocked, namespace, at, rules),
+                    (None, None) => not_copied(request, blocked, namespace, at, rules),
                 };
-                rows.push(consented(row, admission.as_ref()));
+                rows.push(mirror::consented(row, admission.as_ref()));
             }
             Selection::Refused(why) => {
-                rows.push(refused::<K>(
+                rows.push(mirror::refused::<K>(
                     request,
                     &namespace.name,
                     &why,
@@ -62,14 +73,7 @@ pub(super) fn namespace_rows<K: Explained>(
                     &mut tally,
                 ));
             }
-            Selection::Undecided => rows.push(namespace_row::<K>(
-                request,
-                &namespace.name,
-                Verdict::GrantsNotKnown,
-                "its labels do not let the copies in, and its MirrorGrants cannot be read: \
-                 the controller writes nothing here until it knows them, and keeps a copy there is"
-                    .into(),
-            )),
+            Selection::Undecided => rows.push(mirror::undecided::<K>(request, &namespace.name)),
             Selection::NotSelected if request.asks_for(namespace) => {
                 rows.push(never_written::<K>(request, namespace, consent));
             }
@@ -82,66 +86,10 @@ pub(super) fn namespace_rows<K: Explained>(
             }
         }
     }
-    // A namespace a Mirror names exactly and that is not there fails as
-    // one that does not consent.
-    let absent = (request.named().iter()).filter(|name| {
-        seen.every_namespace
-            && **name != request.source_namespace
-            && !seen.namespaces.iter().any(|ns| &ns.name == *name)
-    });
-    for name in absent {
-        let why = NamedRefusal::NotConsenting;
-        rows.push(refused::<K>(
-            request, name, &why, counted, blocked, &mut tally,
-        ));
-    }
+    rows.extend(mirror::absent::<K>(
+        request, &seen, counted, blocked, &mut tally,
+    ));
     (tally, rows)
-}
-
-/// The row of a namespace a Mirror names exactly that refuses it: a
-/// failure, counted as selected as the controller counts it (and listed
-/// among the failures unless the whole request is blocked).
-fn refused<K: Explained>(
-    request: &Request,
-    namespace: &str,
-    why: &NamedRefusal,
-    counted: bool,
-    blocked: Option<&Blocked>,
-    tally: &mut Tally,
-) -> Row {
-    tally.selected += usize::from(counted);
-    if blocked.is_none() {
-        tally.failures.push(Failure {
-            namespace: namespace.to_owned(),
-            reason: why.reason(),
-            message: why.message(),
-            retried: false,
-        });
-    }
-    let verdict = match why {
-        NamedRefusal::Protected => Verdict::Protected,
-        NamedRefusal::NotConsenting => Verdict::NotConsenting,
-    };
-    let detail = format!(
-        "{} (named exactly in spec.target.namespaces: a failure, {})",
-        why.message(),
-        why.reason()
-    );
-    namespace_row::<K>(request, namespace, verdict, detail)
-}
-
-/// A selected namespace's row, saying how it consents to a Mirror's
-/// copies: by its labels, or by which MirrorGrant.
-fn consented(mut row: Row, admission: Option<&Admission>) -> Row {
-    match admission {
-        None => {}
-        Some(Admission::ByLabels) => row.detail.push_str("; it consents by its labels"),
-        Some(Admission::ByGrant(grant)) => {
-            row.detail
-                .push_str(&format!("; it consents by MirrorGrant {grant}"));
-        }
-    }
-    row
 }
 
 /// The row of one selected namespace, compared as the controller's plan
@@ -236,7 +184,7 @@ fn not_copied<K: Explained>(
     let why = blocked.map_or_else(|| "its source cannot be read".into(), Blocked::message);
     let here = match at {
         None => "there is no copy here".to_owned(),
-        Some(object) if cluster_mirror_of(object.meta()) == Some(request.name.as_str()) => {
+        Some(object) if request.key().marks(object.meta()) => {
             match !request.suspend && rules.install.reserved_names.contains(&request.target_name) {
                 true => "its copy here is removed: the name is reserved".into(),
                 false => "its copy here is kept as it is".into(),

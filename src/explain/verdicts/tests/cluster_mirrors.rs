@@ -64,6 +64,7 @@ fn scene(
         at_name: Ok(at_name),
         copies: Ok(copies),
         every_namespace: true,
+        outranking: Vec::new(),
     }
 }
 

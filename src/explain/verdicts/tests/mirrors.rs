@@ -64,6 +64,7 @@ fn scene(request: &Request, namespaces: Vec<NamespaceFacts>) -> ClusterMirrorSce
         at_name: Ok(vec![held.clone()]),
         copies: Ok(vec![held]),
         every_namespace: true,
+        outranking: Vec::new(),
     }
 }
 
@@ -171,4 +172,58 @@ fn a_mirror_s_report_names_it_by_namespace_in_json_and_its_table() {
         table.starts_with("Mirror team-a/team-ca: copies ConfigMap team-a/ca\n"),
         "{table}"
     );
+}
+
+fn cluster_mirror(suspend: bool) -> Request {
+    let meta = ObjectMeta {
+        name: Some("corp".into()),
+        uid: Some("cm-uid".into()),
+        ..ObjectMeta::default()
+    };
+    let spec = json!({
+        "source": {"kind": "ConfigMap", "namespace": "admin", "name": "corp"},
+        "target": {"namespaces": ["team-*"], "namespaceSelector": {}, "name": "ca"},
+        "suspend": suspend,
+    });
+    let stored = crate::api::StoredClusterMirror::read(meta, Some(&spec), None);
+    Request::of(&stored).unwrap()
+}
+
+#[test]
+fn a_clustermirror_that_writes_claims_a_mirror_s_name_as_the_controller_says() {
+    let request = mirror(&["team-c"]);
+    let mut writing = scene(&request, vec![consenting("team-c")]);
+    writing.outranking = vec![cluster_mirror(false)];
+    let answer = explain_cluster_mirror(&writing, &rules(), &(), Timestamp::now());
+    let row = &answer.namespaces[0];
+    assert_eq!(row.verdict, Verdict::NameTaken, "{row:#?}");
+    assert!(
+        row.detail
+            .contains("ca is claimed by ClusterMirror corp, which outranks a Mirror")
+    );
+    let status = answer.status.unwrap();
+    assert_eq!((status.selected, status.synced, status.failed), (1, 0, 1));
+    assert_eq!(status.failures[0].reason, reason::NAME_TAKEN);
+
+    // Suspended, and not holding the name: the Mirror's copy stays in sync.
+    let mut suspended = scene(&request, vec![consenting("team-c")]);
+    suspended.outranking = vec![cluster_mirror(true)];
+    let answer = explain_cluster_mirror(&suspended, &rules(), &(), Timestamp::now());
+    assert_eq!(answer.namespaces[0].verdict, Verdict::InSync);
+}
+
+#[test]
+fn a_copy_where_the_grants_are_unknown_gets_one_row_that_says_so() {
+    let request = mirror(&["team-*"]);
+    let mut unknown = namespace("team-c", &[], None);
+    unknown.grants = NamespaceGrants::NotKnown;
+    let answer = explain_cluster_mirror(
+        &scene(&request, vec![unknown]),
+        &rules(),
+        &(),
+        Timestamp::now(),
+    );
+    assert_eq!(answer.namespaces.len(), 1, "{:#?}", answer.namespaces);
+    assert_eq!(answer.namespaces[0].verdict, Verdict::GrantsNotKnown);
+    assert!(answer.namespaces[0].detail.contains("not known here"));
 }
