@@ -32,7 +32,7 @@ use crate::{
     ops::health::Health,
 };
 
-pub use orphans::{CountOrphans, Orphans};
+pub use orphans::{CountOrphans, OrphanCounts, Orphans};
 pub use reconciles::{Loop, Outcome, ReconcileTimer};
 
 pub struct Metrics {

@@ -498,11 +498,19 @@ async fn a_mirror_crd_deleted_and_created_again_while_the_controller_is_down_wip
         before.resource_version(),
         "never rewritten"
     );
+    let orphans = "configmap_mirror_mirror_orphans";
+    let counted = world.controller().metric_reaching(orphans, "", 1.0).await;
+    assert_eq!(counted, 1.0, "the orphan is counted, with no Mirror's name");
     world
         .api(&open)
         .delete("app", &DeleteParams::default())
         .await
         .unwrap();
+    testenv::wait_for("no Mirror orphan to be counted", PATIENCE, || async {
+        (world.controller().metric(orphans, "").await == 0.0).then_some(())
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
     clean_up(world, &[]).await;
 }
 

@@ -4,7 +4,7 @@
 //! orphan when its request went with its CRD, or is gone with nothing to
 //! tell how.
 
-use std::collections::BTreeMap;
+use crate::ops::metrics::OrphanCounts;
 
 use kube::{ResourceExt, api::PostParams};
 
@@ -196,25 +196,27 @@ fn orphaned<K: MirroredKind>(copy: &K, key: &RequestKey, ctx: &Context<K>) {
         .warning(copy, warning::CLUSTER_MIRROR_COPY_ORPHANED, message);
 }
 
-/// Adds the orphans among this kind's cached copies to `counts`, by
-/// ClusterMirror name (a Mirror's are not counted: a tenant's name is no
-/// label). None while the ClusterMirror cache is not listed or the CRD is
+/// Adds the orphans among this kind's cached copies to `counts`: a
+/// ClusterMirror's by its name, a Mirror's to their sum (a tenant's name is
+/// no label). None of a kind while its cache is not listed or its CRD is
 /// missing: then no absence means anything.
-pub fn count_orphans<K: MirroredKind>(ctx: &Context<K>, counts: &mut BTreeMap<String, u64>) {
+pub fn count_orphans<K: MirroredKind>(ctx: &Context<K>, counts: &mut OrphanCounts) {
     let Some(cluster_mirrors) = &ctx.cluster_mirrors else {
         return;
     };
-    let kind = RequestKind::ClusterMirror;
-    if !cluster_mirrors.mirrors.is_listed(kind) || !cluster_mirrors.mirrors.crd_live(kind) {
-        return;
-    }
+    let requests = &cluster_mirrors.mirrors;
+    let told = |kind: RequestKind| requests.is_listed(kind) && requests.crd_live(kind);
     for cached in ctx.caches.copies.state() {
-        let Some(name) = crate::contract::cluster_mirror_of(cached.meta()) else {
+        let Some(asker) = RequestKey::of_copy(cached.meta()).filter(|key| told(key.kind())) else {
             continue;
         };
         let copy = cache_form::copy_from_cache(cached.as_ref());
-        if verdict(copy.object(), ctx) == CopyVerdict::Orphaned {
-            *counts.entry(name.to_owned()).or_default() += 1;
+        if verdict(copy.object(), ctx) != CopyVerdict::Orphaned {
+            continue;
+        }
+        match asker.is_mirror() {
+            false => *counts.by_cluster_mirror.entry(asker.name).or_default() += 1,
+            true => counts.of_mirrors += 1,
         }
     }
 }
