@@ -110,6 +110,58 @@ pub async fn floor(
     })
 }
 
+/// The floor again, of objects shaped as `copy` is (its labels and
+/// annotations, as many and as long, under keys no controller reads, and
+/// its data), one per namespace: what the API server takes to write the
+/// copies themselves, so that what a controller adds to it can be told
+/// from what the copies' own metadata costs.
+pub async fn shaped_floor(
+    client: &Client,
+    prefix: &str,
+    namespaces: usize,
+    concurrency: usize,
+    copy: &ConfigMap,
+) -> anyhow::Result<Floor> {
+    // As long as the key it stands for, under a prefix nobody watches.
+    let renamed = |keys: &Option<BTreeMap<String, String>>| {
+        let keys = keys.iter().flatten().enumerate();
+        let renamed = keys.map(|(i, (key, value))| {
+            let stand_in = format!(
+                "shape.bench/{i:0>width$}",
+                width = key.len().saturating_sub(12)
+            );
+            (stand_in, value.clone())
+        });
+        Some(renamed.collect::<BTreeMap<_, _>>())
+    };
+    let shaped = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(format!("{FLOOR_OBJECT}-shaped")),
+            labels: renamed(&copy.metadata.labels),
+            annotations: renamed(&copy.metadata.annotations),
+            ..ObjectMeta::default()
+        },
+        data: copy.data.clone(),
+        ..ConfigMap::default()
+    };
+    let started = Instant::now();
+    stream::iter(0..namespaces)
+        .map(|i| {
+            let api: Api<ConfigMap> = Api::namespaced(client.clone(), &format!("{prefix}{i}"));
+            let object = shaped.clone();
+            async move { workload::create(&api, object).await }
+        })
+        .buffer_unordered(concurrency.max(1))
+        .try_collect::<()>()
+        .await
+        .context("creating the shaped floor's ConfigMaps")?;
+    let seconds = started.elapsed().as_secs_f64();
+    Ok(Floor {
+        seconds,
+        writes_per_second: namespaces as f64 / seconds,
+    })
+}
+
 /// One source in `source_namespace` asking for copies in the `namespaces`
 /// namespaces named `prefix` and a number, which exist already: until every
 /// copy is there, then one update until every copy shows it.

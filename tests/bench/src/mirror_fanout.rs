@@ -50,6 +50,15 @@ pub struct MirrorFanOut {
     pub mirrors_reported_seconds: f64,
     /// RSS growth over them, divided by them.
     pub memory_per_mirror_bytes: f64,
+    /// The controller's CPU time while the floor was written (it watches
+    /// those ConfigMaps too), and while the Mirror's copies were written
+    /// and updated: on a machine of few CPUs, the controller's share of
+    /// them is taken from the API server's.
+    pub controller_cpu_seconds_floor: f64,
+    pub controller_cpu_seconds_fan_out: f64,
+    /// The floor of objects shaped as the copies, written after them.
+    pub shaped_floor: Floor,
+    pub converge_ratio_to_shaped_floor: f64,
 }
 
 /// Installs the Mirror CRD and waits until it serves.
@@ -79,10 +88,21 @@ pub async fn run(
         .await?;
     only::create_namespace(client, TENANT).await?;
     eprintln!("bench: API floor, {namespaces} writes");
+    let cpu = || crate::procstat::cpu_seconds(running.pid());
+    let before_floor = cpu()?;
     let floor = fanout::floor(client, PREFIX, namespaces, concurrency).await?;
+    let controller_cpu_seconds_floor = cpu()? - before_floor;
 
     eprintln!("bench: one Mirror into the {namespaces} namespaces");
+    let before_fan_out = cpu()?;
     let fan_out = converge(client, namespaces).await?;
+    let controller_cpu_seconds_fan_out = cpu()? - before_fan_out;
+    eprintln!("bench: the floor again, of objects shaped as the copies");
+    let copy = Api::<ConfigMap>::namespaced(client.clone(), &format!("{PREFIX}0"))
+        .get(FAN_OUT)
+        .await
+        .context("reading a copy to imitate")?;
+    let shaped_floor = fanout::shaped_floor(client, PREFIX, namespaces, concurrency, &copy).await?;
 
     running.wait_quiet(0.0, PATIENCE).await?;
     let rss_before = running.memory()?.rss_bytes;
@@ -114,7 +134,9 @@ pub async fn run(
     let mirrors_reported_seconds = started.elapsed().as_secs_f64();
     running.wait_quiet(0.0, PATIENCE).await?;
     let rss_after = running.memory()?.rss_bytes;
+    let converge_ratio_to_shaped_floor = fan_out.converge_seconds / shaped_floor.seconds;
     Ok(MirrorFanOut {
+        converge_ratio_to_shaped_floor,
         namespaces,
         converge_ratio_to_floor: fan_out.converge_seconds / floor.seconds,
         propagate_ratio_to_floor: fan_out.propagate_seconds / floor.seconds,
@@ -123,6 +145,9 @@ pub async fn run(
         mirrors,
         mirrors_reported_seconds,
         memory_per_mirror_bytes: rss_after.saturating_sub(rss_before) as f64 / mirrors as f64,
+        controller_cpu_seconds_floor,
+        controller_cpu_seconds_fan_out,
+        shaped_floor,
     })
 }
 

@@ -322,13 +322,19 @@ impl OnlyResults {
             Figures::Mirrors(m) => writeln!(
                 out,
                 "one Mirror into {} consenting namespaces: floor {:.1} s; all copies {:.1} s (x{:.2} the floor); \
-                 one update {:.1} s (x{:.2}); {} Mirrors more, mirroring nothing, reported in {:.1} s, RSS {:.0} B per Mirror",
+                 one update {:.1} s (x{:.2}); controller CPU {:.1} s during the floor, {:.1} s during both; \
+                 floor of objects shaped as the copies {:.1} s (all copies x{:.2} of it); \
+                 {} Mirrors more, mirroring nothing, reported in {:.1} s, RSS {:.0} B per Mirror",
                 m.namespaces,
                 m.floor.seconds,
                 m.fan_out.converge_seconds,
                 m.converge_ratio_to_floor,
                 m.fan_out.propagate_seconds,
                 m.propagate_ratio_to_floor,
+                m.controller_cpu_seconds_floor,
+                m.controller_cpu_seconds_fan_out,
+                m.shaped_floor.seconds,
+                m.converge_ratio_to_shaped_floor,
                 m.mirrors,
                 m.mirrors_reported_seconds,
                 m.memory_per_mirror_bytes

@@ -132,4 +132,8 @@ async fn the_mirrors_phase_runs_alone_and_one_mirror_reaches_every_consenting_na
         m.floor.seconds > 0.0 && m.converge_ratio_to_floor > 0.0,
         "{m:?}"
     );
+    assert!(
+        m.shaped_floor.seconds > 0.0 && m.converge_ratio_to_shaped_floor > 0.0,
+        "the shaped floor is written: {m:?}"
+    );
 }
