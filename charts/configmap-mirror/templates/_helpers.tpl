@@ -333,3 +333,33 @@ the built-in list and controller.neverCarry, but the controller's own keys
 {{- end }}
 {{- toJson (dict "exact" (uniq $exact) "prefixes" (uniq $prefixes)) }}
 {{- end }}
+
+{{/*
+The validation of a ClusterMirror's or a Mirror's policy that refuses
+target.labels or target.annotations setting a key of controller.neverCarry
+(the CRDs' own rules refuse the built-in never-carried keys). A dict: "root"
+the chart's context, "what" the object as the message names it ("a Mirror").
+*/}}
+{{- define "configmap-mirror.neverCarryValidation" -}}
+{{- $exact := list }}
+{{- $prefixes := list }}
+{{- range .root.Values.controller.neverCarry }}
+{{- if hasSuffix "*" . }}
+{{- $prefixes = append $prefixes (trimSuffix "*" .) }}
+{{- else }}
+{{- $exact = append $exact . }}
+{{- end }}
+{{- end }}
+- expression: >-
+    !object.spec.target.?labels.orValue({}).exists(k, k in {{ toJson $exact }}
+    || {{ toJson $prefixes }}.exists(p, k.startsWith(p)))
+    && !object.spec.target.?annotations.orValue({}).exists(k, k in {{ toJson $exact }}
+    || {{ toJson $prefixes }}.exists(p, k.startsWith(p)))
+  messageExpression: >-
+    '{{ .what }} may not set ' + (object.spec.target.?labels.orValue({}).filter(k,
+    k in {{ toJson $exact }} || {{ toJson $prefixes }}.exists(p, k.startsWith(p)))
+    + object.spec.target.?annotations.orValue({}).filter(k,
+    k in {{ toJson $exact }} || {{ toJson $prefixes }}.exists(p, k.startsWith(p)))).join(', ')
+    + ' on its copies: this install never carries it (controller.neverCarry)'
+  reason: Invalid
+{{- end }}
