@@ -39,6 +39,10 @@ helm: ## Build (or find cached) helm, the release pinned in hack/helm-version
 manifests: helm ## Render deploy/'s manifests and configmap-mirror.yaml from the Helm chart
 	@bash hack/manifests.sh
 
+.PHONY: kstatus
+kstatus: ## Build (or find cached) kstatus, how the kstatus library reads an object's status (hack/kstatus), for the suite
+	@bash hack/install-kstatus.sh >/dev/null
+
 .PHONY: helm-docs
 helm-docs: ## Build (or find cached) helm-docs, the release pinned in hack/helm-docs-version
 	@bash hack/install-helm-docs.sh >/dev/null
@@ -91,7 +95,7 @@ lint: helm helm-docs ## rustfmt, clippy (warnings are errors), cargo-deny, hadol
 	bash hack/flags-docs.sh --check
 
 .PHONY: test
-test: prereqs k8s k8s-compat node helm lint docs release ## The whole test suite, against real local control planes (and a kubelet node)
+test: prereqs k8s k8s-compat node helm kstatus lint docs release ## The whole test suite, against real local control planes (and a kubelet node)
 	cargo test --workspace --locked
 
 .PHONY: run

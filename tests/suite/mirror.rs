@@ -114,6 +114,22 @@ async fn status_of<K: TestKind>(
     .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()))
 }
 
+/// How the kstatus library reads the Mirror `name` as the API server
+/// holds it: what Argo CD's and Flux's health checks say of it.
+async fn kstatus_of<K: TestKind>(world: &World<K>, name: &str) -> String {
+    let object = mirrors(&world.scene.client, &world.prefix)
+        .get(name)
+        .await
+        .unwrap_or_else(|e| panic!("get Mirror {name}: {e}"));
+    let object = serde_json::to_value(&object).expect("a Mirror as JSON");
+    let (status, message) = crate::common::kstatus(&object);
+    assert!(
+        !message.is_empty() || status == "Current",
+        "{status}: no message"
+    );
+    status
+}
+
 fn ready_reason(status: &Value) -> &str {
     let conditions = status["conditions"].as_array().map(Vec::as_slice);
     (conditions.unwrap_or_default().iter())
@@ -229,6 +245,11 @@ async fn a_mirror_copies_an_untouched_source_into_the_namespaces_that_consent<K:
         ]
     );
     assert_eq!(ready_reason(&status), "PartiallySynced");
+    assert_eq!(
+        kstatus_of(&world, "team-ca").await,
+        "Failed",
+        "failures that wait for a person"
+    );
     assert!(
         world.api(&globbed).get_opt("ca").await.unwrap().is_none(),
         "reached by a glob only, without consent"
@@ -283,9 +304,11 @@ async fn a_grant_lets_a_mirror_in_and_its_deletion_takes_the_copy_back<K: TestKi
     .await;
     copy_in_sync(&world, &granting, "cfg", "cfg", "cfg").await;
     status_of(&world, "cfg", [1, 1, 0]).await;
+    assert_eq!(kstatus_of(&world, "cfg").await, "Current");
     crate::grants::revoke(&world, &granting, "from-tenant").await;
     world.objects_in(&granting).wait_gone("cfg").await;
     status_of(&world, "cfg", [1, 0, 1]).await;
+    assert_eq!(kstatus_of(&world, "cfg").await, "Failed", "NotConsenting");
     clean_up(world, &["cfg"]).await;
 }
 
@@ -537,6 +560,7 @@ async fn a_mirror_overwrites_no_object_it_did_not_make() {
     create(&world, "app", "app", json!({"namespaces": [open]})).await;
     let status = status_of(&world, "app", [1, 0, 1]).await;
     assert_eq!(status["failures"][0]["reason"], "NameTaken", "{status}");
+    assert_eq!(kstatus_of(&world, "app").await, "Failed", "NameTaken");
     let now = world.api(&open).get("app").await.expect("their object");
     assert_eq!(
         now.resource_version(),

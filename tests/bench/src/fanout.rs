@@ -92,17 +92,31 @@ pub async fn floor(
     namespaces: usize,
     concurrency: usize,
 ) -> anyhow::Result<Floor> {
+    let plain = workload::configmap(FLOOR_OBJECT.to_owned(), false, source_data(0));
+    write_floor(client, prefix, namespaces, concurrency, &plain)
+        .await
+        .context("creating the fan-out floor's ConfigMaps")
+}
+
+/// Creates `object` in each of the namespaces `prefix` and a number,
+/// `concurrency` at once: how long that took.
+async fn write_floor(
+    client: &Client,
+    prefix: &str,
+    namespaces: usize,
+    concurrency: usize,
+    object: &ConfigMap,
+) -> anyhow::Result<Floor> {
     let started = Instant::now();
     stream::iter(0..namespaces)
         .map(|i| {
             let api: Api<ConfigMap> = Api::namespaced(client.clone(), &format!("{prefix}{i}"));
-            let plain = workload::configmap(FLOOR_OBJECT.to_owned(), false, source_data(0));
-            async move { workload::create(&api, plain).await }
+            let object = object.clone();
+            async move { workload::create(&api, object).await }
         })
         .buffer_unordered(concurrency.max(1))
         .try_collect::<()>()
-        .await
-        .context("creating the fan-out floor's ConfigMaps")?;
+        .await?;
     let seconds = started.elapsed().as_secs_f64();
     Ok(Floor {
         seconds,
@@ -144,22 +158,9 @@ pub async fn shaped_floor(
         data: copy.data.clone(),
         ..ConfigMap::default()
     };
-    let started = Instant::now();
-    stream::iter(0..namespaces)
-        .map(|i| {
-            let api: Api<ConfigMap> = Api::namespaced(client.clone(), &format!("{prefix}{i}"));
-            let object = shaped.clone();
-            async move { workload::create(&api, object).await }
-        })
-        .buffer_unordered(concurrency.max(1))
-        .try_collect::<()>()
+    write_floor(client, prefix, namespaces, concurrency, &shaped)
         .await
-        .context("creating the shaped floor's ConfigMaps")?;
-    let seconds = started.elapsed().as_secs_f64();
-    Ok(Floor {
-        seconds,
-        writes_per_second: namespaces as f64 / seconds,
-    })
+        .context("creating the shaped floor's ConfigMaps")
 }
 
 /// One source in `source_namespace` asking for copies in the `namespaces`

@@ -25,6 +25,15 @@ async fn gauge(world: &World<ConfigMap>, name: &str, state: &str, want: f64) -> 
     }
 }
 
+/// How the kstatus library reads `object`, a ClusterMirror as the API
+/// server returned it: what Argo CD's and Flux's health checks say.
+fn kstatus_of(object: &DynamicObject) -> String {
+    let object = serde_json::to_value(object).expect("a ClusterMirror as JSON");
+    crate::common::kstatus(&object).0
+}
+
+/// Counted out, and read by the kstatus library: `Failed` while a name is
+/// taken (a failure that waits for a person), `Current` once synced.
 #[tokio::test]
 async fn a_namespace_leaving_the_selection_with_its_name_taken_is_counted_out() {
     let (world, taken) = with_a_name_taken("cmir-left-taken").await;
@@ -33,12 +42,14 @@ async fn a_namespace_leaving_the_selection_with_its_name_taken_is_counted_out() 
     cluster_copy_in_sync(&world, &a, "app", "left").await;
     let before = counted(&world, "left", (2, 1, 1)).await;
     assert_eq!(counts(&before).3, std::slice::from_ref(&taken));
+    assert_eq!(kstatus_of(&before), "Failed", "NameTaken");
 
     // Nothing else happens: leaving is the only event.
     world.label_namespace(&taken, "env", None).await;
     let after = counted(&world, "left", (1, 1, 0)).await;
     assert!(counts(&after).3.is_empty(), "{:?}", counts(&after));
     assert_eq!(condition(&after, "Ready").unwrap()["reason"], "Synced");
+    assert_eq!(kstatus_of(&after), "Current");
     clean_up(world, &["left"]).await;
 }
 

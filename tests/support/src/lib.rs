@@ -12,6 +12,7 @@ mod controller_process;
 mod fixtures;
 mod helm;
 mod kinds;
+mod kstatus;
 mod manifests;
 mod scene;
 mod waits;
@@ -27,6 +28,7 @@ pub use controller_process::{ControllerProcess, sum_metric};
 pub use fixtures::{SOURCE_LABEL, mk_source, mk_unmanaged, with_binary};
 pub use helm::{find_helm, helm, helm_binary, helm_on, rendered, template};
 pub use kinds::{KEY_SECRET, Objects, TestKind, is_exact_companion, with_json};
+pub use kstatus::kstatus;
 pub use manifests::{
     delete_policy, kubectl_apply, kubectl_delete, policy_enforced, refusal_enforced,
     refusing_configmap, refusing_policy, replica_role, role_for, secrets_role, service_account,
