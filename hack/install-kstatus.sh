@@ -41,7 +41,7 @@ mkdir -p "$dest/bin.partial"
 (cd "$src" && go build -mod=readonly -trimpath -ldflags "-s -w" -o "$dest/bin.partial/kstatus" .) \
   || die "building kstatus failed"
 have_all "$dest/bin.partial" || die "build finished without all of: ${REQUIRED[*]}"
-answer="$(printf '%s' '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}' | "$dest/bin.partial/kstatus")"
+answer="$(printf '%s' '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","generation":1}}' | "$dest/bin.partial/kstatus")"
 [[ "$answer" == *'"status":"Current"'* ]] \
   || die "the kstatus built reads a ConfigMap as $answer, not Current"
 mv "$dest/bin.partial" "$dest/bin"

@@ -19,11 +19,12 @@ func main() {
 	if err != nil {
 		fail("reading stdin: %v", err)
 	}
-	var object map[string]interface{}
-	if err := json.Unmarshal(data, &object); err != nil {
-		fail("stdin is not a JSON object: %v", err)
+	// Read as the API machinery reads objects: integers stay integers.
+	object := &unstructured.Unstructured{}
+	if err := object.UnmarshalJSON(data); err != nil {
+		fail("stdin is not a Kubernetes object: %v", err)
 	}
-	result, err := status.Compute(&unstructured.Unstructured{Object: object})
+	result, err := status.Compute(object)
 	if err != nil {
 		fail("kstatus: %v", err)
 	}

@@ -10,7 +10,7 @@
 use configmap_mirror::api::mirror::Mirror;
 use configmap_mirror::contract::{
     CLUSTER_MIRROR_LABEL, MANAGED_BY_LABEL, MANAGER_NAME, MIRROR_LABEL, MIRROR_OF_ANNOTATION,
-    WRITTEN_UNDER_CRD_ANNOTATION,
+    WRITTEN_UNDER_CRD_ANNOTATION, namespaced_mirror_of,
 };
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -192,10 +192,14 @@ async fn clean_up<K: TestKind>(world: World<K>, names: &[&str]) {
         "{MANAGED_BY_LABEL}={MANAGER_NAME},{MIRROR_LABEL} in ({})",
         names.join(",")
     ));
+    // Those of Mirrors of these names in other namespaces are not ours.
+    let ours = |copy: &&kube::core::PartialObjectMeta<K>| {
+        namespaced_mirror_of(&copy.metadata).is_some_and(|(namespace, _)| namespace == world.prefix)
+    };
     if !names.is_empty() {
         testenv::wait_for("the Mirrors' copies to go", PATIENCE, || async {
             let left = copies.list_metadata(&claimed).await.ok()?;
-            left.items.is_empty().then_some(())
+            (!left.items.iter().any(|copy| ours(&copy))).then_some(())
         })
         .await
         .unwrap_or_else(|e| panic!("{e:#}\n{}", world.controller().log_text()));
