@@ -61,8 +61,10 @@ pub enum Command {
     /// Explains a source (NAMESPACE/NAME): whether this install manages
     /// it, its companion, and each namespace it asks for; a copy: whose it
     /// is and whether it is in sync; a ClusterMirror (clustermirror/NAME):
-    /// its conditions and each namespace it selects; or a namespace
-    /// (--namespace): what it receives and what it refuses. It reads with the caller's kubeconfig
+    /// its conditions and each namespace it selects; a Mirror
+    /// (mirror/NAMESPACE/NAME): the same, and how each namespace consents;
+    /// or a namespace (--namespace): what it receives and what it refuses.
+    /// It reads with the caller's kubeconfig
     /// and rights, and decides with the controller's own rules: give it the
     /// install's flags. Exit code 0 when everything asked for is in place,
     /// 1 when something is not, 2 on bad input.
